@@ -1,0 +1,120 @@
+//! Nonces: fresh ones for the runner, and the server's replay cache.
+//!
+//! The cache only has to remember a nonce while its timestamp is inside the validity
+//! window: once the timestamp is stale the request is refused for that reason alone, so
+//! replaying the nonce later cannot succeed. Memory is therefore bounded by the window
+//! times the request rate, and a hard `capacity` caps it even under a flood: when full,
+//! new nonces are refused (never evicted, since eviction would let a replay through).
+
+use std::collections::{HashMap, VecDeque};
+
+use rand::Rng;
+use rand::distr::Alphanumeric;
+
+/// A fresh random nonce of 16 alphanumeric characters.
+pub fn fresh_nonce() -> String {
+    rand::rng().sample_iter(&Alphanumeric).take(16).map(char::from).collect()
+}
+
+/// What [`ReplayCache::check_and_insert`] decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NonceVerdict {
+    /// First use: recorded.
+    Fresh,
+    /// Seen before within the window.
+    Reused,
+    /// The cache is at capacity; the request must be refused.
+    Full,
+}
+
+/// Remembers `(client id, nonce)` pairs until their timestamp leaves the window.
+#[derive(Debug)]
+pub struct ReplayCache {
+    window_ms: u64,
+    capacity: usize,
+    seen: HashMap<(String, String), u64>,
+    expiries: VecDeque<(u64, (String, String))>,
+}
+
+impl ReplayCache {
+    /// A cache for a `window_ms` validity window holding at most `capacity` nonces.
+    pub fn new(window_ms: u64, capacity: usize) -> ReplayCache {
+        ReplayCache { window_ms, capacity, seen: HashMap::new(), expiries: VecDeque::new() }
+    }
+
+    /// Records a nonce presented with `timestamp_ms` at time `now_ms`, unless it was seen.
+    pub fn check_and_insert(&mut self, client_id: &str, nonce: &str, timestamp_ms: u64, now_ms: u64) -> NonceVerdict {
+        self.prune(now_ms);
+        let key = (client_id.to_owned(), nonce.to_owned());
+        if self.seen.contains_key(&key) {
+            return NonceVerdict::Reused;
+        }
+        if self.seen.len() >= self.capacity {
+            return NonceVerdict::Full;
+        }
+        let expiry = timestamp_ms.saturating_add(self.window_ms).max(now_ms.saturating_add(1));
+        self.seen.insert(key.clone(), expiry);
+        // Expiries arrive nearly in order; a late one only delays pruning of later ones.
+        self.expiries.push_back((expiry, key));
+        NonceVerdict::Fresh
+    }
+
+    /// How many nonces are remembered.
+    pub fn len(&self) -> usize {
+        self.seen.len()
+    }
+
+    /// Whether no nonce is remembered.
+    pub fn is_empty(&self) -> bool {
+        self.seen.is_empty()
+    }
+
+    fn prune(&mut self, now_ms: u64) {
+        while let Some((expiry, _)) = self.expiries.front() {
+            if *expiry > now_ms {
+                break;
+            }
+            if let Some((_, key)) = self.expiries.pop_front() {
+                self.seen.remove(&key);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reused_nonce_is_caught_within_the_window() {
+        let mut cache = ReplayCache::new(60_000, 10);
+        assert_eq!(cache.check_and_insert("c", "n", 1_000, 1_000), NonceVerdict::Fresh);
+        assert_eq!(cache.check_and_insert("c", "n", 1_000, 30_000), NonceVerdict::Reused);
+        assert_eq!(cache.check_and_insert("other", "n", 1_000, 30_000), NonceVerdict::Fresh);
+    }
+
+    #[test]
+    fn memory_is_released_after_the_window() {
+        let mut cache = ReplayCache::new(60_000, 10);
+        cache.check_and_insert("c", "n", 1_000, 1_000);
+        cache.check_and_insert("c", "m", 1_000, 1_000);
+        assert_eq!(cache.len(), 2);
+        cache.check_and_insert("c", "k", 70_000, 70_000);
+        assert_eq!(cache.len(), 1);
+    }
+
+    #[test]
+    fn full_cache_refuses_rather_than_forgets() {
+        let mut cache = ReplayCache::new(60_000, 2);
+        cache.check_and_insert("c", "a", 0, 0);
+        cache.check_and_insert("c", "b", 0, 0);
+        assert_eq!(cache.check_and_insert("c", "c", 0, 0), NonceVerdict::Full);
+        assert_eq!(cache.check_and_insert("c", "a", 0, 0), NonceVerdict::Reused);
+    }
+
+    #[test]
+    fn fresh_nonces_differ() {
+        assert_ne!(fresh_nonce(), fresh_nonce());
+        assert_eq!(fresh_nonce().len(), 16);
+    }
+}

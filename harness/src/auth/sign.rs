@@ -1,0 +1,252 @@
+//! HMAC-SHA256 signing of SPEC.md sections 5.5 and 5.6, and HTTP Basic.
+//!
+//! Two framings exist. `client_signature` (for `public/auth` and WebSocket) signs
+//! `timestamp LF nonce LF data`; the HTTP signed header signs
+//! `timestamp LF nonce LF METHOD LF URI LF body LF`. Both end with the last field followed
+//! by nothing (client) or LF (HTTP), exactly as the spec writes them.
+//!
+//! Framing is unambiguous only if no field but the last can contain LF. The timestamp is
+//! digits; a nonce, a method or a URI containing LF is refused with
+//! [`SignError::LineFeedIn`], so two different inputs can never share a string to sign.
+
+use std::fmt;
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+
+/// The signed-header scheme name SPEC.md uses; deployments may use another one.
+pub const DEFAULT_SCHEME: &str = "svc-hmac-sha256";
+
+/// Why a string to sign could not be built.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SignError {
+    /// A field that is followed by a separator contains LF, which would make the framing
+    /// ambiguous.
+    LineFeedIn(&'static str),
+}
+
+impl fmt::Display for SignError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SignError::LineFeedIn(field) => {
+                write!(f, "{field} contains a line feed, which would make the string to sign ambiguous")
+            }
+        }
+    }
+}
+
+impl std::error::Error for SignError {}
+
+/// Lowercase hex of HMAC-SHA256 of `message` keyed with `secret`.
+pub fn hmac_hex(secret: &[u8], message: &[u8]) -> String {
+    // HMAC accepts keys of any length, so this cannot fail.
+    let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(secret).expect("hmac takes any key length");
+    mac.update(message);
+    hex::encode(mac.finalize().into_bytes())
+}
+
+/// `timestamp LF nonce LF data` (section 5.5): with empty data it still ends with LF.
+pub fn client_string_to_sign(timestamp: u64, nonce: &str, data: &str) -> Result<String, SignError> {
+    if nonce.contains('\n') {
+        return Err(SignError::LineFeedIn("nonce"));
+    }
+    Ok(format!("{timestamp}\n{nonce}\n{data}"))
+}
+
+/// The `client_signature` of section 5.5.
+pub fn client_signature(secret: &str, timestamp: u64, nonce: &str, data: &str) -> Result<String, SignError> {
+    let string_to_sign = client_string_to_sign(timestamp, nonce, data)?;
+    Ok(hmac_hex(secret.as_bytes(), string_to_sign.as_bytes()))
+}
+
+/// Splits a `client_signature` string to sign back into its fields, the inverse of
+/// [`client_string_to_sign`].
+pub fn parse_client_string_to_sign(text: &str) -> Option<(u64, &str, &str)> {
+    let (timestamp, rest) = text.split_once('\n')?;
+    let (nonce, data) = rest.split_once('\n')?;
+    Some((timestamp.parse().ok()?, nonce, data))
+}
+
+/// Request data of section 5.6: upper-case method LF URI (with query) LF body LF.
+pub fn request_data(method: &str, uri: &str, body: &[u8]) -> Result<Vec<u8>, SignError> {
+    if method.contains('\n') {
+        return Err(SignError::LineFeedIn("method"));
+    }
+    if uri.contains('\n') {
+        return Err(SignError::LineFeedIn("uri"));
+    }
+    let mut data = Vec::with_capacity(method.len() + uri.len() + body.len() + 3);
+    data.extend_from_slice(method.to_ascii_uppercase().as_bytes());
+    data.push(b'\n');
+    data.extend_from_slice(uri.as_bytes());
+    data.push(b'\n');
+    data.extend_from_slice(body);
+    data.push(b'\n');
+    Ok(data)
+}
+
+/// The string to sign of section 5.6: timestamp LF nonce LF request data.
+pub fn http_string_to_sign(
+    timestamp: u64,
+    nonce: &str,
+    method: &str,
+    uri: &str,
+    body: &[u8],
+) -> Result<Vec<u8>, SignError> {
+    if nonce.contains('\n') {
+        return Err(SignError::LineFeedIn("nonce"));
+    }
+    let mut text = format!("{timestamp}\n{nonce}\n").into_bytes();
+    text.extend_from_slice(&request_data(method, uri, body)?);
+    Ok(text)
+}
+
+/// The HTTP signature of section 5.6.
+pub fn http_signature(
+    secret: &str,
+    timestamp: u64,
+    nonce: &str,
+    method: &str,
+    uri: &str,
+    body: &[u8],
+) -> Result<String, SignError> {
+    let string_to_sign = http_string_to_sign(timestamp, nonce, method, uri, body)?;
+    Ok(hmac_hex(secret.as_bytes(), &string_to_sign))
+}
+
+/// The fields of `Authorization: <scheme> id=..,ts=..,nonce=..,sig=..`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SignedHeader {
+    /// The scheme name, [`DEFAULT_SCHEME`] unless the deployment uses another.
+    pub scheme: String,
+    /// `id`: the client id.
+    pub client_id: String,
+    /// `ts`: milliseconds since the epoch.
+    pub timestamp: u64,
+    /// `nonce`.
+    pub nonce: String,
+    /// `sig`: lowercase hex HMAC-SHA256.
+    pub signature: String,
+}
+
+/// Why an `Authorization` value is not a well-formed signed header.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HeaderError {
+    /// The value does not start with the expected scheme name.
+    WrongScheme,
+    /// A pair is not `key=value`.
+    NotAPair(String),
+    /// A key other than id, ts, nonce and sig.
+    UnknownKey(String),
+    /// A key appears twice.
+    DuplicateKey(String),
+    /// A required key is absent.
+    MissingKey(&'static str),
+    /// `ts` is not a decimal integer.
+    BadTimestamp(String),
+}
+
+impl fmt::Display for HeaderError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HeaderError::WrongScheme => write!(f, "authorization header does not use the signed scheme"),
+            HeaderError::NotAPair(text) => write!(f, "\"{text}\" is not a key=value pair"),
+            HeaderError::UnknownKey(key) => write!(f, "unknown key \"{key}\" in signed header"),
+            HeaderError::DuplicateKey(key) => write!(f, "key \"{key}\" appears twice in signed header"),
+            HeaderError::MissingKey(key) => write!(f, "signed header has no \"{key}\""),
+            HeaderError::BadTimestamp(text) => write!(f, "ts \"{text}\" is not an integer"),
+        }
+    }
+}
+
+impl std::error::Error for HeaderError {}
+
+impl SignedHeader {
+    /// Signs a request and builds the header fields.
+    pub fn sign(
+        scheme: &str,
+        client_id: &str,
+        secret: &str,
+        timestamp: u64,
+        nonce: &str,
+        method: &str,
+        uri: &str,
+        body: &[u8],
+    ) -> Result<SignedHeader, SignError> {
+        Ok(SignedHeader {
+            scheme: scheme.to_owned(),
+            client_id: client_id.to_owned(),
+            timestamp,
+            nonce: nonce.to_owned(),
+            signature: http_signature(secret, timestamp, nonce, method, uri, body)?,
+        })
+    }
+
+    /// The `Authorization` header value.
+    pub fn to_header_value(&self) -> String {
+        format!(
+            "{} id={},ts={},nonce={},sig={}",
+            self.scheme, self.client_id, self.timestamp, self.nonce, self.signature
+        )
+    }
+
+    /// Parses an `Authorization` value of scheme `scheme` (compared without regard to ASCII
+    /// case). Pairs may come in any order, with or without spaces after the commas.
+    pub fn parse(value: &str, scheme: &str) -> Result<SignedHeader, HeaderError> {
+        let value = value.trim();
+        let (head, rest) = value.split_once(' ').ok_or(HeaderError::WrongScheme)?;
+        if !head.eq_ignore_ascii_case(scheme) {
+            return Err(HeaderError::WrongScheme);
+        }
+        let (mut client_id, mut timestamp, mut nonce, mut signature) = (None, None, None, None);
+        for pair in rest.split(',') {
+            let pair = pair.trim();
+            let (key, field_value) = pair.split_once('=').ok_or_else(|| HeaderError::NotAPair(pair.to_owned()))?;
+            let slot = match key {
+                "id" => &mut client_id,
+                "ts" => &mut timestamp,
+                "nonce" => &mut nonce,
+                "sig" => &mut signature,
+                other => return Err(HeaderError::UnknownKey(other.to_owned())),
+            };
+            if slot.replace(field_value.to_owned()).is_some() {
+                return Err(HeaderError::DuplicateKey(key.to_owned()));
+            }
+        }
+        let timestamp_text = timestamp.ok_or(HeaderError::MissingKey("ts"))?;
+        Ok(SignedHeader {
+            scheme: head.to_owned(),
+            client_id: client_id.ok_or(HeaderError::MissingKey("id"))?,
+            timestamp: timestamp_text.parse().map_err(|_| HeaderError::BadTimestamp(timestamp_text.clone()))?,
+            nonce: nonce.ok_or(HeaderError::MissingKey("nonce"))?,
+            signature: signature.ok_or(HeaderError::MissingKey("sig"))?,
+        })
+    }
+}
+
+/// `Basic <BASE64(client_id:client_secret)>` (section 5.6).
+pub fn basic_header_value(client_id: &str, client_secret: &str) -> String {
+    format!("Basic {}", BASE64.encode(format!("{client_id}:{client_secret}")))
+}
+
+/// The client id and secret of a `Basic` header value, if it is one.
+pub fn parse_basic(value: &str) -> Option<(String, String)> {
+    let (scheme, encoded) = value.trim().split_once(' ')?;
+    if !scheme.eq_ignore_ascii_case("basic") {
+        return None;
+    }
+    let decoded = String::from_utf8(BASE64.decode(encoded.trim()).ok()?).ok()?;
+    let (client_id, client_secret) = decoded.split_once(':')?;
+    Some((client_id.to_owned(), client_secret.to_owned()))
+}
+
+/// Whether two signatures are equal, in time that does not depend on where they differ.
+pub fn signatures_match(expected: &str, presented: &str) -> bool {
+    expected.len() == presented.len()
+        && expected.bytes().zip(presented.bytes()).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,131 @@
+use proptest::prelude::*;
+
+use super::*;
+
+/// The published vector for the HTTP signed scheme.
+#[test]
+fn http_signature_matches_published_vector() {
+    let signature = http_signature(
+        "AMANDASECRECT",
+        1_576_074_319_000,
+        "1iqt2wls",
+        "GET",
+        "/api/v2/private/get_account_summary?currency=BTC",
+        b"",
+    )
+    .unwrap();
+    assert_eq!(signature, "9bfbc51a2bc372d72cc396cf1a213dc78d42eb74cb7dc272351833ad0de276ab");
+}
+
+#[test]
+fn client_string_to_sign_ends_with_line_feed_when_data_is_empty() {
+    assert_eq!(client_string_to_sign(1, "abc", "").unwrap(), "1\nabc\n");
+}
+
+#[test]
+fn client_signature_known_answer() {
+    // Computed independently: printf '1576074319000\n1iqt2wls\n' | openssl dgst -sha256 -hmac AMANDASECRECT
+    let signature = client_signature("AMANDASECRECT", 1_576_074_319_000, "1iqt2wls", "").unwrap();
+    assert_eq!(signature, hmac_hex(b"AMANDASECRECT", b"1576074319000\n1iqt2wls\n"));
+    assert_eq!(signature.len(), 64);
+}
+
+#[test]
+fn request_data_uppercases_method_and_ends_with_line_feed() {
+    assert_eq!(request_data("get", "/a?b=1", b"{}").unwrap(), b"GET\n/a?b=1\n{}\n");
+}
+
+#[test]
+fn line_feed_in_nonce_is_refused() {
+    assert_eq!(client_string_to_sign(1, "a\nb", "c"), Err(SignError::LineFeedIn("nonce")));
+    assert_eq!(http_string_to_sign(1, "a\nb", "GET", "/", b""), Err(SignError::LineFeedIn("nonce")));
+    assert_eq!(http_string_to_sign(1, "a", "GET", "/\n", b""), Err(SignError::LineFeedIn("uri")));
+}
+
+#[test]
+fn header_parses_pairs_in_any_order_with_spaces() {
+    let header = SignedHeader::parse("svc-hmac-sha256 sig=ab, nonce=n1,ts=5 , id=client", DEFAULT_SCHEME).unwrap();
+    assert_eq!(header.client_id, "client");
+    assert_eq!(header.timestamp, 5);
+    assert_eq!(header.nonce, "n1");
+    assert_eq!(header.signature, "ab");
+}
+
+#[test]
+fn header_with_other_scheme_or_missing_key_is_refused() {
+    assert_eq!(SignedHeader::parse("other id=a,ts=1,nonce=n,sig=s", DEFAULT_SCHEME), Err(HeaderError::WrongScheme));
+    assert_eq!(SignedHeader::parse("svc-hmac-sha256 id=a,ts=1,nonce=n", DEFAULT_SCHEME), Err(HeaderError::MissingKey("sig")));
+    assert_eq!(
+        SignedHeader::parse("svc-hmac-sha256 id=a,id=b,ts=1,nonce=n,sig=s", DEFAULT_SCHEME),
+        Err(HeaderError::DuplicateKey("id".to_owned()))
+    );
+}
+
+#[test]
+fn basic_round_trips() {
+    let value = basic_header_value("client", "se:cret");
+    assert_eq!(parse_basic(&value), Some(("client".to_owned(), "se:cret".to_owned())));
+}
+
+fn field() -> impl Strategy<Value = String> {
+    "[A-Za-z0-9._~-]{1,24}"
+}
+
+proptest! {
+    #[test]
+    fn signature_is_64_lowercase_hex(secret in ".{0,40}", timestamp in any::<u64>(), nonce in "[^\n]{0,30}", data in ".{0,60}") {
+        let signature = client_signature(&secret, timestamp, &nonce, &data).unwrap();
+        prop_assert_eq!(signature.len(), 64);
+        prop_assert!(signature.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)));
+    }
+
+    #[test]
+    fn changing_any_byte_changes_the_client_signature(
+        secret in "[ -~]{1,20}", timestamp in 0u64..u64::MAX, nonce in "[ -~]{1,20}", data in "[ -~]{0,40}",
+        which in 0usize..4, position in any::<prop::sample::Index>(), flip in 1u8..=127,
+    ) {
+        let original = client_signature(&secret, timestamp, &nonce, &data).unwrap();
+        let mutate = |text: &str| -> String {
+            if text.is_empty() { return "x".to_owned(); }
+            let mut bytes = text.as_bytes().to_vec();
+            let index = position.index(bytes.len());
+            bytes[index] = (bytes[index] ^ flip) & 0x7f;
+            if bytes[index] == b'\n' || bytes[index] == text.as_bytes()[index] { bytes[index] = if text.as_bytes()[index] == b'a' { b'b' } else { b'a' }; }
+            String::from_utf8(bytes).unwrap()
+        };
+        let changed = match which {
+            0 => client_signature(&mutate(&secret), timestamp, &nonce, &data),
+            1 => client_signature(&secret, timestamp ^ 1, &nonce, &data),
+            2 => client_signature(&secret, timestamp, &mutate(&nonce), &data),
+            _ => client_signature(&secret, timestamp, &nonce, &mutate(&data)),
+        }.unwrap();
+        prop_assert_ne!(original, changed);
+    }
+
+    #[test]
+    fn changing_any_http_input_changes_the_signature(
+        timestamp in any::<u64>(), nonce in field(), uri in "/[a-z/_?=&0-9]{0,40}", body in proptest::collection::vec(any::<u8>(), 0..40),
+    ) {
+        let original = http_signature("secret", timestamp, &nonce, "GET", &uri, &body).unwrap();
+        prop_assert_ne!(&original, &http_signature("secret", timestamp, &nonce, "GET", &format!("{uri}x"), &body).unwrap());
+        prop_assert_ne!(&original, &http_signature("secret", timestamp, &nonce, "POST", &uri, &body).unwrap());
+        let mut longer = body.clone();
+        longer.push(b'\n');
+        prop_assert_ne!(&original, &http_signature("secret", timestamp, &nonce, "GET", &uri, &longer).unwrap());
+        prop_assert_ne!(&original, &http_signature("secrets", timestamp, &nonce, "GET", &uri, &body).unwrap());
+    }
+
+    #[test]
+    fn header_build_then_parse_round_trips(client_id in field(), timestamp in any::<u64>(), nonce in field(), spaces in any::<bool>()) {
+        let header = SignedHeader::sign(DEFAULT_SCHEME, &client_id, "s", timestamp, &nonce, "GET", "/x", b"").unwrap();
+        let mut text = header.to_header_value();
+        if spaces { text = text.replace(',', ", "); }
+        prop_assert_eq!(SignedHeader::parse(&text, DEFAULT_SCHEME).unwrap(), header);
+    }
+
+    #[test]
+    fn client_framing_is_unambiguous(timestamp in any::<u64>(), nonce in "[^\n]{0,20}", data in "(.|\n){0,40}") {
+        let text = client_string_to_sign(timestamp, &nonce, &data).unwrap();
+        prop_assert_eq!(parse_client_string_to_sign(&text), Some((timestamp, nonce.as_str(), data.as_str())));
+    }
+}

@@ -1,0 +1,208 @@
+//! JSON-RPC 2.0 wire types: requests, responses, error objects and the error codes the
+//! harness and the reference server use.
+//!
+//! This module does no I/O. The server side parses untrusted bytes with [`parse_request`],
+//! which never panics and turns every defect into the [`ErrorObject`] the server should
+//! answer with. The client side checks a server's answer with [`validate_response`], which
+//! returns [`EnvelopeViolation`]s (data, not errors) naming the clause each one breaks.
+
+mod validate;
+
+pub use validate::{EnvelopeViolation, validate_response};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+/// The protocol version every request and response carries (SPEC.md section 9).
+pub const VERSION: &str = "2.0";
+
+/// Error codes. SPEC.md gives only 13668; the others are the ones the real service uses,
+/// which the reference server answers with and the harness reports as `info`.
+pub mod code {
+    /// Malformed JSON.
+    pub const PARSE_ERROR: i64 = -32700;
+    /// Valid JSON that is not a request.
+    pub const INVALID_REQUEST: i64 = -32600;
+    /// The method does not exist (or is not shown by SPEC.md).
+    pub const METHOD_NOT_FOUND: i64 = -32601;
+    /// A parameter is missing, of the wrong type or out of range.
+    pub const INVALID_PARAMS: i64 = -32602;
+    /// Wrong credentials, stale timestamp, reused nonce, bad signature.
+    pub const INVALID_CREDENTIALS: i64 = 13004;
+    /// No token, an invalid token, or a token without the needed scope.
+    pub const UNAUTHORIZED: i64 = 13009;
+    /// The second factor is required (SPEC.md section 5.7 and 7).
+    pub const SECURITY_KEY_AUTHORIZATION_ERROR: i64 = 13668;
+    /// A rate limit was exceeded.
+    pub const TOO_MANY_REQUESTS: i64 = 10028;
+    /// A request the server understood but refuses (e.g. logout over HTTP).
+    pub const BAD_REQUEST: i64 = 11050;
+}
+
+/// A JSON-RPC request as the harness sends it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Request {
+    /// Always [`VERSION`] when the harness builds it.
+    pub jsonrpc: String,
+    /// The caller's id; SPEC.md says integer.
+    pub id: u64,
+    /// `public/<name>` or `private/<name>`.
+    pub method: String,
+    /// Method parameters; an empty object when there are none.
+    pub params: Map<String, Value>,
+}
+
+impl Request {
+    /// A well-formed request.
+    pub fn new(id: u64, method: impl Into<String>, params: Map<String, Value>) -> Request {
+        Request { jsonrpc: VERSION.to_owned(), id, method: method.into(), params }
+    }
+
+    /// The request as a JSON value.
+    pub fn to_value(&self) -> Value {
+        json!({ "jsonrpc": self.jsonrpc, "id": self.id, "method": self.method, "params": self.params })
+    }
+}
+
+/// A JSON-RPC error object.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ErrorObject {
+    /// The error code.
+    pub code: i64,
+    /// A short message; the reference server uses the error's name.
+    pub message: String,
+    /// Extra detail, e.g. `{"reason": ..., "param": ...}` for invalid params.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+}
+
+impl ErrorObject {
+    /// An error with no data.
+    pub fn new(code: i64, message: impl Into<String>) -> ErrorObject {
+        ErrorObject { code, message: message.into(), data: None }
+    }
+
+    /// `-32700 parse_error`.
+    pub fn parse_error() -> ErrorObject {
+        ErrorObject::new(code::PARSE_ERROR, "parse_error")
+    }
+
+    /// `-32600 invalid_request` with a reason.
+    pub fn invalid_request(reason: &str) -> ErrorObject {
+        ErrorObject {
+            data: Some(json!({ "reason": reason })),
+            ..ErrorObject::new(code::INVALID_REQUEST, "invalid_request")
+        }
+    }
+
+    /// `-32601 method_not_found`.
+    pub fn method_not_found() -> ErrorObject {
+        ErrorObject::new(code::METHOD_NOT_FOUND, "method_not_found")
+    }
+
+    /// `-32602 invalid_params` naming the parameter and the reason.
+    pub fn invalid_params(param: &str, reason: &str) -> ErrorObject {
+        ErrorObject {
+            data: Some(json!({ "reason": reason, "param": param })),
+            ..ErrorObject::new(code::INVALID_PARAMS, "invalid_params")
+        }
+    }
+
+    /// `13004 invalid_credentials` with a reason.
+    pub fn invalid_credentials(reason: &str) -> ErrorObject {
+        ErrorObject {
+            data: Some(json!({ "reason": reason })),
+            ..ErrorObject::new(code::INVALID_CREDENTIALS, "invalid_credentials")
+        }
+    }
+
+    /// `13009 unauthorized` with a reason.
+    pub fn unauthorized(reason: &str) -> ErrorObject {
+        ErrorObject {
+            data: Some(json!({ "reason": reason })),
+            ..ErrorObject::new(code::UNAUTHORIZED, "unauthorized")
+        }
+    }
+
+    /// `13668 security_key_authorization_error`.
+    pub fn security_key_authorization_error() -> ErrorObject {
+        ErrorObject::new(code::SECURITY_KEY_AUTHORIZATION_ERROR, "security_key_authorization_error")
+    }
+
+    /// `10028 too_many_requests`.
+    pub fn too_many_requests() -> ErrorObject {
+        ErrorObject::new(code::TOO_MANY_REQUESTS, "too_many_requests")
+    }
+
+    /// `11050 bad_request` with a reason.
+    pub fn bad_request(reason: &str) -> ErrorObject {
+        ErrorObject {
+            data: Some(json!({ "reason": reason })),
+            ..ErrorObject::new(code::BAD_REQUEST, "bad_request")
+        }
+    }
+}
+
+/// A request as the server received it: what it could make of untrusted input.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Incoming {
+    /// The id to echo: the request's id when it had a usable one, otherwise `null`.
+    pub id: Value,
+    /// The method name.
+    pub method: String,
+    /// The parameters (an empty object when the request had none).
+    pub params: Map<String, Value>,
+}
+
+/// Parses one JSON-RPC request from untrusted bytes.
+///
+/// On failure it returns the id to echo (`null` when none could be read) and the error the
+/// server should answer with. It never panics, whatever the input.
+pub fn parse_request(bytes: &[u8]) -> Result<Incoming, (Value, ErrorObject)> {
+    let value: Value = match serde_json::from_slice(bytes) {
+        Ok(value) => value,
+        Err(_) => return Err((Value::Null, ErrorObject::parse_error())),
+    };
+    request_from_value(value)
+}
+
+/// Like [`parse_request`], for a request that is already a JSON value.
+pub fn request_from_value(value: Value) -> Result<Incoming, (Value, ErrorObject)> {
+    let Value::Object(mut object) = value else {
+        return Err((Value::Null, ErrorObject::invalid_request("request is not a JSON object")));
+    };
+    let id = match object.remove("id") {
+        Some(id @ (Value::Number(_) | Value::String(_))) => id,
+        Some(Value::Null) | None => Value::Null,
+        Some(_) => return Err((Value::Null, ErrorObject::invalid_request("id is not a number or string"))),
+    };
+    match object.get("jsonrpc") {
+        Some(Value::String(version)) if version == VERSION => {}
+        _ => return Err((id, ErrorObject::invalid_request("jsonrpc must be \"2.0\""))),
+    }
+    let method = match object.remove("method") {
+        Some(Value::String(method)) => method,
+        _ => return Err((id, ErrorObject::invalid_request("method must be a string"))),
+    };
+    let params = match object.remove("params") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(params)) => params,
+        Some(_) => return Err((id, ErrorObject::invalid_params("params", "params must be an object"))),
+    };
+    Ok(Incoming { id, method, params })
+}
+
+/// A success response envelope.
+pub fn success(id: Value, result: Value) -> Value {
+    json!({ "jsonrpc": VERSION, "id": id, "result": result })
+}
+
+/// An error response envelope.
+pub fn failure(id: Value, error: &ErrorObject) -> Value {
+    json!({ "jsonrpc": VERSION, "id": id, "error": error })
+}
+
+/// The error object of a response, if it has a well-formed one.
+pub fn error_of(response: &Value) -> Option<ErrorObject> {
+    serde_json::from_value(response.get("error")?.clone()).ok()
+}

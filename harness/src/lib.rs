@@ -1,0 +1,6 @@
+//! A conformance test harness and fuzzing suite for the derivatives-trading JSON-RPC API
+//! (interface version 2.1.1).
+#![warn(missing_docs)]
+
+pub mod auth;
+pub mod jsonrpc;
