@@ -3,4 +3,6 @@
 #![warn(missing_docs)]
 
 pub mod auth;
+pub mod file_error;
 pub mod jsonrpc;
+pub mod target;

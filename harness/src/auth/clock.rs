@@ -19,7 +19,9 @@ impl Clock {
 
     /// A clock that stands still at `now_ms` until [`Clock::advance`] moves it.
     pub fn manual(now_ms: u64) -> Clock {
-        Clock { manual: Some(Arc::new(AtomicU64::new(now_ms))) }
+        Clock {
+            manual: Some(Arc::new(AtomicU64::new(now_ms))),
+        }
     }
 
     /// Milliseconds since the UNIX epoch.
@@ -28,7 +30,9 @@ impl Clock {
             Some(now) => now.load(Ordering::Relaxed),
             None => SystemTime::now()
                 .duration_since(UNIX_EPOCH)
-                .map_or(0, |elapsed| u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX)),
+                .map_or(0, |elapsed| {
+                    u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX)
+                }),
         }
     }
 

@@ -13,7 +13,11 @@ use rand::distr::Alphanumeric;
 
 /// A fresh random nonce of 16 alphanumeric characters.
 pub fn fresh_nonce() -> String {
-    rand::rng().sample_iter(&Alphanumeric).take(16).map(char::from).collect()
+    rand::rng()
+        .sample_iter(&Alphanumeric)
+        .take(16)
+        .map(char::from)
+        .collect()
 }
 
 /// What [`ReplayCache::check_and_insert`] decided.
@@ -39,11 +43,22 @@ pub struct ReplayCache {
 impl ReplayCache {
     /// A cache for a `window_ms` validity window holding at most `capacity` nonces.
     pub fn new(window_ms: u64, capacity: usize) -> ReplayCache {
-        ReplayCache { window_ms, capacity, seen: HashMap::new(), expiries: VecDeque::new() }
+        ReplayCache {
+            window_ms,
+            capacity,
+            seen: HashMap::new(),
+            expiries: VecDeque::new(),
+        }
     }
 
     /// Records a nonce presented with `timestamp_ms` at time `now_ms`, unless it was seen.
-    pub fn check_and_insert(&mut self, client_id: &str, nonce: &str, timestamp_ms: u64, now_ms: u64) -> NonceVerdict {
+    pub fn check_and_insert(
+        &mut self,
+        client_id: &str,
+        nonce: &str,
+        timestamp_ms: u64,
+        now_ms: u64,
+    ) -> NonceVerdict {
         self.prune(now_ms);
         let key = (client_id.to_owned(), nonce.to_owned());
         if self.seen.contains_key(&key) {
@@ -52,7 +67,9 @@ impl ReplayCache {
         if self.seen.len() >= self.capacity {
             return NonceVerdict::Full;
         }
-        let expiry = timestamp_ms.saturating_add(self.window_ms).max(now_ms.saturating_add(1));
+        let expiry = timestamp_ms
+            .saturating_add(self.window_ms)
+            .max(now_ms.saturating_add(1));
         self.seen.insert(key.clone(), expiry);
         // Expiries arrive nearly in order; a late one only delays pruning of later ones.
         self.expiries.push_back((expiry, key));
@@ -88,9 +105,18 @@ mod tests {
     #[test]
     fn reused_nonce_is_caught_within_the_window() {
         let mut cache = ReplayCache::new(60_000, 10);
-        assert_eq!(cache.check_and_insert("c", "n", 1_000, 1_000), NonceVerdict::Fresh);
-        assert_eq!(cache.check_and_insert("c", "n", 1_000, 30_000), NonceVerdict::Reused);
-        assert_eq!(cache.check_and_insert("other", "n", 1_000, 30_000), NonceVerdict::Fresh);
+        assert_eq!(
+            cache.check_and_insert("c", "n", 1_000, 1_000),
+            NonceVerdict::Fresh
+        );
+        assert_eq!(
+            cache.check_and_insert("c", "n", 1_000, 30_000),
+            NonceVerdict::Reused
+        );
+        assert_eq!(
+            cache.check_and_insert("other", "n", 1_000, 30_000),
+            NonceVerdict::Fresh
+        );
     }
 
     #[test]

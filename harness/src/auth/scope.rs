@@ -102,14 +102,20 @@ impl Scope {
             "read_write" => Access::ReadWrite,
             _ => return false,
         };
-        self.access.get(area).is_some_and(|granted| *granted >= needed)
+        self.access
+            .get(area)
+            .is_some_and(|granted| *granted >= needed)
     }
 
     /// Whether every grant of `self` is also granted by `ceiling`: the rule of
     /// `public/exchange_token` that a scope must not exceed the caller's permissions.
     pub fn within(&self, ceiling: &Scope) -> bool {
         let access_within = self.access.iter().all(|(area, access)| {
-            *access == Access::None || ceiling.access.get(area).is_some_and(|granted| granted >= access)
+            *access == Access::None
+                || ceiling
+                    .access
+                    .get(area)
+                    .is_some_and(|granted| granted >= access)
         });
         access_within && (!self.mainaccount || ceiling.mainaccount)
     }

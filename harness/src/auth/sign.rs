@@ -31,7 +31,10 @@ impl fmt::Display for SignError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             SignError::LineFeedIn(field) => {
-                write!(f, "{field} contains a line feed, which would make the string to sign ambiguous")
+                write!(
+                    f,
+                    "{field} contains a line feed, which would make the string to sign ambiguous"
+                )
             }
         }
     }
@@ -56,7 +59,12 @@ pub fn client_string_to_sign(timestamp: u64, nonce: &str, data: &str) -> Result<
 }
 
 /// The `client_signature` of section 5.5.
-pub fn client_signature(secret: &str, timestamp: u64, nonce: &str, data: &str) -> Result<String, SignError> {
+pub fn client_signature(
+    secret: &str,
+    timestamp: u64,
+    nonce: &str,
+    data: &str,
+) -> Result<String, SignError> {
     let string_to_sign = client_string_to_sign(timestamp, nonce, data)?;
     Ok(hmac_hex(secret.as_bytes(), string_to_sign.as_bytes()))
 }
@@ -151,10 +159,14 @@ pub enum HeaderError {
 impl fmt::Display for HeaderError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            HeaderError::WrongScheme => write!(f, "authorization header does not use the signed scheme"),
+            HeaderError::WrongScheme => {
+                write!(f, "authorization header does not use the signed scheme")
+            }
             HeaderError::NotAPair(text) => write!(f, "\"{text}\" is not a key=value pair"),
             HeaderError::UnknownKey(key) => write!(f, "unknown key \"{key}\" in signed header"),
-            HeaderError::DuplicateKey(key) => write!(f, "key \"{key}\" appears twice in signed header"),
+            HeaderError::DuplicateKey(key) => {
+                write!(f, "key \"{key}\" appears twice in signed header")
+            }
             HeaderError::MissingKey(key) => write!(f, "signed header has no \"{key}\""),
             HeaderError::BadTimestamp(text) => write!(f, "ts \"{text}\" is not an integer"),
         }
@@ -203,7 +215,9 @@ impl SignedHeader {
         let (mut client_id, mut timestamp, mut nonce, mut signature) = (None, None, None, None);
         for pair in rest.split(',') {
             let pair = pair.trim();
-            let (key, field_value) = pair.split_once('=').ok_or_else(|| HeaderError::NotAPair(pair.to_owned()))?;
+            let (key, field_value) = pair
+                .split_once('=')
+                .ok_or_else(|| HeaderError::NotAPair(pair.to_owned()))?;
             let slot = match key {
                 "id" => &mut client_id,
                 "ts" => &mut timestamp,
@@ -219,7 +233,9 @@ impl SignedHeader {
         Ok(SignedHeader {
             scheme: head.to_owned(),
             client_id: client_id.ok_or(HeaderError::MissingKey("id"))?,
-            timestamp: timestamp_text.parse().map_err(|_| HeaderError::BadTimestamp(timestamp_text.clone()))?,
+            timestamp: timestamp_text
+                .parse()
+                .map_err(|_| HeaderError::BadTimestamp(timestamp_text.clone()))?,
             nonce: nonce.ok_or(HeaderError::MissingKey("nonce"))?,
             signature: signature.ok_or(HeaderError::MissingKey("sig"))?,
         })
@@ -228,7 +244,10 @@ impl SignedHeader {
 
 /// `Basic <BASE64(client_id:client_secret)>` (section 5.6).
 pub fn basic_header_value(client_id: &str, client_secret: &str) -> String {
-    format!("Basic {}", BASE64.encode(format!("{client_id}:{client_secret}")))
+    format!(
+        "Basic {}",
+        BASE64.encode(format!("{client_id}:{client_secret}"))
+    )
 }
 
 /// The client id and secret of a `Basic` header value, if it is one.
@@ -245,7 +264,11 @@ pub fn parse_basic(value: &str) -> Option<(String, String)> {
 /// Whether two signatures are equal, in time that does not depend on where they differ.
 pub fn signatures_match(expected: &str, presented: &str) -> bool {
     expected.len() == presented.len()
-        && expected.bytes().zip(presented.bytes()).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0
+        && expected
+            .bytes()
+            .zip(presented.bytes())
+            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+            == 0
 }
 
 #[cfg(test)]

@@ -55,7 +55,12 @@ pub struct Request {
 impl Request {
     /// A well-formed request.
     pub fn new(id: u64, method: impl Into<String>, params: Map<String, Value>) -> Request {
-        Request { jsonrpc: VERSION.to_owned(), id, method: method.into(), params }
+        Request {
+            jsonrpc: VERSION.to_owned(),
+            id,
+            method: method.into(),
+            params,
+        }
     }
 
     /// The request as a JSON value.
@@ -79,7 +84,11 @@ pub struct ErrorObject {
 impl ErrorObject {
     /// An error with no data.
     pub fn new(code: i64, message: impl Into<String>) -> ErrorObject {
-        ErrorObject { code, message: message.into(), data: None }
+        ErrorObject {
+            code,
+            message: message.into(),
+            data: None,
+        }
     }
 
     /// `-32700 parse_error`.
@@ -126,7 +135,10 @@ impl ErrorObject {
 
     /// `13668 security_key_authorization_error`.
     pub fn security_key_authorization_error() -> ErrorObject {
-        ErrorObject::new(code::SECURITY_KEY_AUTHORIZATION_ERROR, "security_key_authorization_error")
+        ErrorObject::new(
+            code::SECURITY_KEY_AUTHORIZATION_ERROR,
+            "security_key_authorization_error",
+        )
     }
 
     /// `10028 too_many_requests`.
@@ -169,12 +181,20 @@ pub fn parse_request(bytes: &[u8]) -> Result<Incoming, (Value, ErrorObject)> {
 /// Like [`parse_request`], for a request that is already a JSON value.
 pub fn request_from_value(value: Value) -> Result<Incoming, (Value, ErrorObject)> {
     let Value::Object(mut object) = value else {
-        return Err((Value::Null, ErrorObject::invalid_request("request is not a JSON object")));
+        return Err((
+            Value::Null,
+            ErrorObject::invalid_request("request is not a JSON object"),
+        ));
     };
     let id = match object.remove("id") {
         Some(id @ (Value::Number(_) | Value::String(_))) => id,
         Some(Value::Null) | None => Value::Null,
-        Some(_) => return Err((Value::Null, ErrorObject::invalid_request("id is not a number or string"))),
+        Some(_) => {
+            return Err((
+                Value::Null,
+                ErrorObject::invalid_request("id is not a number or string"),
+            ));
+        }
     };
     match object.get("jsonrpc") {
         Some(Value::String(version)) if version == VERSION => {}
@@ -187,7 +207,12 @@ pub fn request_from_value(value: Value) -> Result<Incoming, (Value, ErrorObject)
     let params = match object.remove("params") {
         None | Some(Value::Null) => Map::new(),
         Some(Value::Object(params)) => params,
-        Some(_) => return Err((id, ErrorObject::invalid_params("params", "params must be an object"))),
+        Some(_) => {
+            return Err((
+                id,
+                ErrorObject::invalid_params("params", "params must be an object"),
+            ));
+        }
     };
     Ok(Incoming { id, method, params })
 }

@@ -45,7 +45,9 @@ impl EnvelopeViolation {
             EnvelopeViolation::NotAnObject
             | EnvelopeViolation::JsonrpcMissing
             | EnvelopeViolation::JsonrpcWrong(_) => "env.response.jsonrpc",
-            EnvelopeViolation::IdMissing | EnvelopeViolation::IdMismatch { .. } => "env.response.id",
+            EnvelopeViolation::IdMissing | EnvelopeViolation::IdMismatch { .. } => {
+                "env.response.id"
+            }
             EnvelopeViolation::NeitherResultNorError | EnvelopeViolation::BothResultAndError => {
                 "env.response.exclusive"
             }
@@ -66,7 +68,10 @@ impl fmt::Display for EnvelopeViolation {
             }
             EnvelopeViolation::IdMissing => write!(f, "response has no \"id\" member"),
             EnvelopeViolation::IdMismatch { expected, got } => {
-                write!(f, "response id is {got}, expected the request's id {expected}")
+                write!(
+                    f,
+                    "response id is {got}, expected the request's id {expected}"
+                )
             }
             EnvelopeViolation::NeitherResultNorError => {
                 write!(f, "response has neither \"result\" nor \"error\"")
@@ -101,7 +106,10 @@ pub fn validate_response(response: &Value, request_id: Option<u64>) -> Vec<Envel
     match (object.get("id"), request_id) {
         (None, _) => violations.push(EnvelopeViolation::IdMissing),
         (Some(got), Some(expected)) if got.as_u64() != Some(expected) || !got.is_u64() => {
-            violations.push(EnvelopeViolation::IdMismatch { expected, got: got.clone() });
+            violations.push(EnvelopeViolation::IdMismatch {
+                expected,
+                got: got.clone(),
+            });
         }
         _ => {}
     }
@@ -111,7 +119,10 @@ pub fn validate_response(response: &Value, request_id: Option<u64>) -> Vec<Envel
         (None, Some(error)) => match error.as_object() {
             None => violations.push(EnvelopeViolation::ErrorNotObject),
             Some(error) => {
-                if !error.get("code").is_some_and(|code| code.is_i64() || code.is_u64()) {
+                if !error
+                    .get("code")
+                    .is_some_and(|code| code.is_i64() || code.is_u64())
+                {
                     violations.push(EnvelopeViolation::ErrorCodeNotInteger);
                 }
                 if !error.get("message").is_some_and(Value::is_string) {
@@ -146,8 +157,12 @@ mod tests {
 
     #[test]
     fn both_result_and_error_is_flagged() {
-        let response = json!({"jsonrpc": "2.0", "id": 1, "result": 1, "error": {"code": 1, "message": "x"}});
-        assert_eq!(validate_response(&response, Some(1)), vec![EnvelopeViolation::BothResultAndError]);
+        let response =
+            json!({"jsonrpc": "2.0", "id": 1, "result": 1, "error": {"code": 1, "message": "x"}});
+        assert_eq!(
+            validate_response(&response, Some(1)),
+            vec![EnvelopeViolation::BothResultAndError]
+        );
     }
 
     #[test]
@@ -155,7 +170,10 @@ mod tests {
         let response = json!({"jsonrpc": "2.0", "id": 1, "error": {"code": "13004", "message": 5}});
         assert_eq!(
             validate_response(&response, Some(1)),
-            vec![EnvelopeViolation::ErrorCodeNotInteger, EnvelopeViolation::ErrorMessageNotString]
+            vec![
+                EnvelopeViolation::ErrorCodeNotInteger,
+                EnvelopeViolation::ErrorMessageNotString
+            ]
         );
     }
 
@@ -164,12 +182,18 @@ mod tests {
         let response = json!({"result": 1});
         assert_eq!(
             validate_response(&response, Some(1)),
-            vec![EnvelopeViolation::JsonrpcMissing, EnvelopeViolation::IdMissing]
+            vec![
+                EnvelopeViolation::JsonrpcMissing,
+                EnvelopeViolation::IdMissing
+            ]
         );
     }
 
     #[test]
     fn non_object_is_flagged() {
-        assert_eq!(validate_response(&json!([1]), Some(1)), vec![EnvelopeViolation::NotAnObject]);
+        assert_eq!(
+            validate_response(&json!([1]), Some(1)),
+            vec![EnvelopeViolation::NotAnObject]
+        );
     }
 }

@@ -14,7 +14,10 @@ fn http_signature_matches_published_vector() {
         b"",
     )
     .unwrap();
-    assert_eq!(signature, "9bfbc51a2bc372d72cc396cf1a213dc78d42eb74cb7dc272351833ad0de276ab");
+    assert_eq!(
+        signature,
+        "9bfbc51a2bc372d72cc396cf1a213dc78d42eb74cb7dc272351833ad0de276ab"
+    );
 }
 
 #[test]
@@ -26,25 +29,44 @@ fn client_string_to_sign_ends_with_line_feed_when_data_is_empty() {
 fn client_signature_known_answer() {
     // Computed independently: printf '1576074319000\n1iqt2wls\n' | openssl dgst -sha256 -hmac AMANDASECRECT
     let signature = client_signature("AMANDASECRECT", 1_576_074_319_000, "1iqt2wls", "").unwrap();
-    assert_eq!(signature, hmac_hex(b"AMANDASECRECT", b"1576074319000\n1iqt2wls\n"));
+    assert_eq!(
+        signature,
+        hmac_hex(b"AMANDASECRECT", b"1576074319000\n1iqt2wls\n")
+    );
     assert_eq!(signature.len(), 64);
 }
 
 #[test]
 fn request_data_uppercases_method_and_ends_with_line_feed() {
-    assert_eq!(request_data("get", "/a?b=1", b"{}").unwrap(), b"GET\n/a?b=1\n{}\n");
+    assert_eq!(
+        request_data("get", "/a?b=1", b"{}").unwrap(),
+        b"GET\n/a?b=1\n{}\n"
+    );
 }
 
 #[test]
 fn line_feed_in_nonce_is_refused() {
-    assert_eq!(client_string_to_sign(1, "a\nb", "c"), Err(SignError::LineFeedIn("nonce")));
-    assert_eq!(http_string_to_sign(1, "a\nb", "GET", "/", b""), Err(SignError::LineFeedIn("nonce")));
-    assert_eq!(http_string_to_sign(1, "a", "GET", "/\n", b""), Err(SignError::LineFeedIn("uri")));
+    assert_eq!(
+        client_string_to_sign(1, "a\nb", "c"),
+        Err(SignError::LineFeedIn("nonce"))
+    );
+    assert_eq!(
+        http_string_to_sign(1, "a\nb", "GET", "/", b""),
+        Err(SignError::LineFeedIn("nonce"))
+    );
+    assert_eq!(
+        http_string_to_sign(1, "a", "GET", "/\n", b""),
+        Err(SignError::LineFeedIn("uri"))
+    );
 }
 
 #[test]
 fn header_parses_pairs_in_any_order_with_spaces() {
-    let header = SignedHeader::parse("svc-hmac-sha256 sig=ab, nonce=n1,ts=5 , id=client", DEFAULT_SCHEME).unwrap();
+    let header = SignedHeader::parse(
+        "svc-hmac-sha256 sig=ab, nonce=n1,ts=5 , id=client",
+        DEFAULT_SCHEME,
+    )
+    .unwrap();
     assert_eq!(header.client_id, "client");
     assert_eq!(header.timestamp, 5);
     assert_eq!(header.nonce, "n1");
@@ -53,10 +75,19 @@ fn header_parses_pairs_in_any_order_with_spaces() {
 
 #[test]
 fn header_with_other_scheme_or_missing_key_is_refused() {
-    assert_eq!(SignedHeader::parse("other id=a,ts=1,nonce=n,sig=s", DEFAULT_SCHEME), Err(HeaderError::WrongScheme));
-    assert_eq!(SignedHeader::parse("svc-hmac-sha256 id=a,ts=1,nonce=n", DEFAULT_SCHEME), Err(HeaderError::MissingKey("sig")));
     assert_eq!(
-        SignedHeader::parse("svc-hmac-sha256 id=a,id=b,ts=1,nonce=n,sig=s", DEFAULT_SCHEME),
+        SignedHeader::parse("other id=a,ts=1,nonce=n,sig=s", DEFAULT_SCHEME),
+        Err(HeaderError::WrongScheme)
+    );
+    assert_eq!(
+        SignedHeader::parse("svc-hmac-sha256 id=a,ts=1,nonce=n", DEFAULT_SCHEME),
+        Err(HeaderError::MissingKey("sig"))
+    );
+    assert_eq!(
+        SignedHeader::parse(
+            "svc-hmac-sha256 id=a,id=b,ts=1,nonce=n,sig=s",
+            DEFAULT_SCHEME
+        ),
         Err(HeaderError::DuplicateKey("id".to_owned()))
     );
 }
@@ -64,7 +95,10 @@ fn header_with_other_scheme_or_missing_key_is_refused() {
 #[test]
 fn basic_round_trips() {
     let value = basic_header_value("client", "se:cret");
-    assert_eq!(parse_basic(&value), Some(("client".to_owned(), "se:cret".to_owned())));
+    assert_eq!(
+        parse_basic(&value),
+        Some(("client".to_owned(), "se:cret".to_owned()))
+    );
 }
 
 fn field() -> impl Strategy<Value = String> {

@@ -1,0 +1,383 @@
+//! The target file: the one way to describe a server to the harness (URLs, accounts,
+//! fixtures, limits). `harness serve` writes one for the reference server; users write one
+//! for theirs. Secrets may come from environment variables (`client_secret_env`,
+//! `direct_access_key_env`) and are held in [`Secret`], which never prints its value.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::auth::sign::DEFAULT_SCHEME;
+use crate::file_error::{FileError, line_of};
+
+/// A described server.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Target {
+    /// A name for reports.
+    pub name: String,
+    /// `{base_url}`, ending in `/api/v2`.
+    pub base_url: String,
+    /// The WebSocket JSON-RPC URL, if the server has one.
+    pub ws_url: Option<String>,
+    /// `{direct_access_url}`; `lock_portfolio` lives at `{this}/api/v2/private/lock_portfolio`.
+    pub direct_access_url: Option<String>,
+    /// The scheme name of the signed `Authorization` header.
+    pub signature_scheme: String,
+    /// Whether cases that change state may run.
+    pub allow_destructive: bool,
+    /// Accounts by role: `main`, `two_factor`, `sub`, ...
+    pub accounts: BTreeMap<String, Account>,
+    /// Fixture values the cases use.
+    pub fixtures: Fixtures,
+    /// Rate limits the runner respects.
+    pub limits: Limits,
+}
+
+/// One API key.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Account {
+    /// The client id.
+    pub client_id: String,
+    /// The client secret.
+    pub client_secret: Secret,
+}
+
+/// Values of the target's data that cases refer to as `{{fixtures.<name>}}`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Fixtures {
+    /// A subaccount user id of the main account.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subaccount_id: Option<u64>,
+    /// A Direct Access member id that may be deleted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub member_id: Option<u64>,
+    /// An instrument with a position that may be closed and a book summary.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instrument_name: Option<String>,
+    /// A currency with data.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub currency: Option<String>,
+    /// The Direct Access API key (not serialized: see [`Target::to_toml`]).
+    #[serde(skip)]
+    pub direct_access_key: Option<Secret>,
+}
+
+/// Rate limits of the target.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Limits {
+    /// Sustained `private/get_transaction_log` rate (SPEC.md section 8: 1 per second).
+    #[serde(default = "Limits::default_per_second")]
+    pub transaction_log_per_second: f64,
+    /// How many transaction-log requests may go at once before pacing applies.
+    #[serde(default = "Limits::default_burst")]
+    pub transaction_log_burst: u32,
+}
+
+impl Limits {
+    fn default_per_second() -> f64 {
+        1.0
+    }
+    fn default_burst() -> u32 {
+        1
+    }
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            transaction_log_per_second: Limits::default_per_second(),
+            transaction_log_burst: Limits::default_burst(),
+        }
+    }
+}
+
+/// A credential. Its `Debug` and `Display` print `[redacted]`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    /// Wraps a secret value.
+    pub fn new(value: impl Into<String>) -> Secret {
+        Secret(value.into())
+    }
+    /// The value, for signing and sending; never for printing.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("[redacted]")
+    }
+}
+
+impl fmt::Display for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("[redacted]")
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TargetFile {
+    name: String,
+    base_url: String,
+    ws_url: Option<String>,
+    direct_access_url: Option<String>,
+    signature_scheme: Option<String>,
+    #[serde(default)]
+    allow_destructive: bool,
+    #[serde(default)]
+    accounts: BTreeMap<String, toml::Spanned<AccountFile>>,
+    #[serde(default)]
+    fixtures: Option<toml::Spanned<FixturesFile>>,
+    #[serde(default)]
+    limits: Limits,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AccountFile {
+    client_id: String,
+    client_secret: Option<String>,
+    client_secret_env: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FixturesFile {
+    subaccount_id: Option<u64>,
+    member_id: Option<u64>,
+    instrument_name: Option<String>,
+    currency: Option<String>,
+    direct_access_key: Option<String>,
+    direct_access_key_env: Option<String>,
+}
+
+/// Where a secret's value comes from.
+fn resolve_secret(
+    path: &Path,
+    line: usize,
+    what: &str,
+    inline: Option<String>,
+    from_env: Option<String>,
+    lookup_env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Option<Secret>, FileError> {
+    match (inline, from_env) {
+        (Some(_), Some(_)) => Err(FileError::new(
+            path,
+            line,
+            format!("give either {what} or {what}_env, not both"),
+        )),
+        (Some(value), None) => Ok(Some(Secret::new(value))),
+        (None, Some(variable)) => match lookup_env(&variable) {
+            Some(value) if !value.is_empty() => Ok(Some(Secret::new(value))),
+            _ => Err(FileError::new(
+                path,
+                line,
+                format!("environment variable {variable} (for {what}) is not set"),
+            )),
+        },
+        (None, None) => Ok(None),
+    }
+}
+
+impl Target {
+    /// Reads and checks a target file.
+    pub fn load(path: &Path) -> Result<Target, FileError> {
+        let text = std::fs::read_to_string(path).map_err(|error| {
+            FileError::new(path, 0, format!("failed to read target file: {error}"))
+        })?;
+        Target::parse(path, &text, &|name| std::env::var(name).ok())
+    }
+
+    /// Parses target-file text; `lookup_env` resolves `*_env` secrets.
+    pub fn parse(
+        path: &Path,
+        text: &str,
+        lookup_env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Target, FileError> {
+        let file: TargetFile =
+            toml::from_str(text).map_err(|error| FileError::from_toml(path, text, &error))?;
+        let url_line = |key: &str| {
+            text.lines()
+                .position(|line| line.trim_start().starts_with(key))
+                .map_or(0, |index| index + 1)
+        };
+        check_url(
+            path,
+            url_line("base_url"),
+            "base_url",
+            &file.base_url,
+            &["http://", "https://"],
+        )?;
+        if let Some(ws_url) = &file.ws_url {
+            check_url(
+                path,
+                url_line("ws_url"),
+                "ws_url",
+                ws_url,
+                &["ws://", "wss://"],
+            )?;
+        }
+        if let Some(direct) = &file.direct_access_url {
+            check_url(
+                path,
+                url_line("direct_access_url"),
+                "direct_access_url",
+                direct,
+                &["http://", "https://"],
+            )?;
+        }
+        let mut accounts = BTreeMap::new();
+        for (role, spanned) in file.accounts {
+            let line = line_of(text, spanned.span().start);
+            let account = spanned.into_inner();
+            let secret = resolve_secret(
+                path,
+                line,
+                "client_secret",
+                account.client_secret,
+                account.client_secret_env,
+                lookup_env,
+            )?
+            .ok_or_else(|| {
+                FileError::new(
+                    path,
+                    line,
+                    format!("account \"{role}\" needs client_secret or client_secret_env"),
+                )
+            })?;
+            accounts.insert(
+                role,
+                Account {
+                    client_id: account.client_id,
+                    client_secret: secret,
+                },
+            );
+        }
+        let fixtures = match file.fixtures {
+            None => Fixtures::default(),
+            Some(spanned) => {
+                let line = line_of(text, spanned.span().start);
+                let fixtures = spanned.into_inner();
+                Fixtures {
+                    subaccount_id: fixtures.subaccount_id,
+                    member_id: fixtures.member_id,
+                    instrument_name: fixtures.instrument_name,
+                    currency: fixtures.currency,
+                    direct_access_key: resolve_secret(
+                        path,
+                        line,
+                        "direct_access_key",
+                        fixtures.direct_access_key,
+                        fixtures.direct_access_key_env,
+                        lookup_env,
+                    )?,
+                }
+            }
+        };
+        if !(file.limits.transaction_log_per_second > 0.0
+            && file.limits.transaction_log_per_second.is_finite())
+        {
+            return Err(FileError::new(
+                path,
+                url_line("transaction_log_per_second"),
+                "transaction_log_per_second must be a positive number",
+            ));
+        }
+        Ok(Target {
+            name: file.name,
+            base_url: file.base_url.trim_end_matches('/').to_owned(),
+            ws_url: file.ws_url,
+            direct_access_url: file
+                .direct_access_url
+                .map(|url| url.trim_end_matches('/').to_owned()),
+            signature_scheme: file
+                .signature_scheme
+                .unwrap_or_else(|| DEFAULT_SCHEME.to_owned()),
+            allow_destructive: file.allow_destructive,
+            accounts,
+            fixtures,
+            limits: file.limits,
+        })
+    }
+
+    /// The target as a target file. Secrets are written in clear: this is for a server's own
+    /// description of itself (`harness serve`), whose credentials are not secret.
+    pub fn to_toml(&self) -> String {
+        let mut out = String::new();
+        let quote = |text: &str| toml::Value::String(text.to_owned()).to_string();
+        out.push_str(&format!("name = {}\n", quote(&self.name)));
+        out.push_str(&format!("base_url = {}\n", quote(&self.base_url)));
+        if let Some(ws_url) = &self.ws_url {
+            out.push_str(&format!("ws_url = {}\n", quote(ws_url)));
+        }
+        if let Some(direct) = &self.direct_access_url {
+            out.push_str(&format!("direct_access_url = {}\n", quote(direct)));
+        }
+        out.push_str(&format!(
+            "signature_scheme = {}\n",
+            quote(&self.signature_scheme)
+        ));
+        out.push_str(&format!("allow_destructive = {}\n", self.allow_destructive));
+        for (role, account) in &self.accounts {
+            out.push_str(&format!(
+                "\n[accounts.{role}]\nclient_id = {}\nclient_secret = {}\n",
+                quote(&account.client_id),
+                quote(account.client_secret.expose())
+            ));
+        }
+        out.push_str("\n[fixtures]\n");
+        let fixtures = toml::to_string(&self.fixtures).unwrap_or_default();
+        out.push_str(&fixtures);
+        if let Some(key) = &self.fixtures.direct_access_key {
+            out.push_str(&format!("direct_access_key = {}\n", quote(key.expose())));
+        }
+        out.push_str("\n[limits]\n");
+        out.push_str(&toml::to_string(&self.limits).unwrap_or_default());
+        out
+    }
+
+    /// Every secret value the target holds, for redaction.
+    pub fn secrets(&self) -> Vec<String> {
+        let mut secrets: Vec<String> = self
+            .accounts
+            .values()
+            .map(|account| account.client_secret.expose().to_owned())
+            .collect();
+        if let Some(key) = &self.fixtures.direct_access_key {
+            secrets.push(key.expose().to_owned());
+        }
+        secrets
+    }
+}
+
+fn check_url(
+    path: &Path,
+    line: usize,
+    key: &str,
+    url: &str,
+    schemes: &[&str],
+) -> Result<(), FileError> {
+    if schemes
+        .iter()
+        .any(|scheme| url.starts_with(scheme) && url.len() > scheme.len())
+    {
+        Ok(())
+    } else {
+        Err(FileError::new(
+            path,
+            line,
+            format!("{key} \"{url}\" must start with {}", schemes.join(" or ")),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,90 @@
+use std::path::Path;
+
+use super::*;
+
+const GOOD: &str = r#"
+name = "demo"
+base_url = "http://127.0.0.1:9000/api/v2/"
+ws_url = "ws://127.0.0.1:9000/ws/api/v2"
+direct_access_url = "http://127.0.0.1:9000/direct"
+allow_destructive = true
+
+[accounts.main]
+client_id = "main-id"
+client_secret_env = "DEMO_SECRET"
+
+[fixtures]
+currency = "BTC"
+direct_access_key = "da-key"
+
+[limits]
+transaction_log_per_second = 2.0
+transaction_log_burst = 5
+"#;
+
+fn env(name: &str) -> Option<String> {
+    (name == "DEMO_SECRET").then(|| "s3cr3t".to_owned())
+}
+
+#[test]
+fn good_file_loads_with_secret_from_env() {
+    let target = Target::parse(Path::new("t.toml"), GOOD, &env).unwrap();
+    assert_eq!(target.base_url, "http://127.0.0.1:9000/api/v2");
+    assert_eq!(target.signature_scheme, "svc-hmac-sha256");
+    assert_eq!(target.accounts["main"].client_secret.expose(), "s3cr3t");
+    assert_eq!(target.limits.transaction_log_burst, 5);
+    assert_eq!(
+        format!("{:?}", target.accounts["main"])
+            .matches("s3cr3t")
+            .count(),
+        0
+    );
+}
+
+#[test]
+fn to_toml_round_trips() {
+    let target = Target::parse(Path::new("t.toml"), GOOD, &env).unwrap();
+    let again = Target::parse(Path::new("again.toml"), &target.to_toml(), &|_| None).unwrap();
+    assert_eq!(again, target);
+}
+
+#[test]
+fn unknown_key_names_line_and_suggests() {
+    let text = "name = \"x\"\nbase_url = \"http://h/api/v2\"\nallow_destructve = true\n";
+    let error = Target::parse(Path::new("t.toml"), text, &|_| None).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "t.toml:3: unknown field \"allow_destructve\" (did you mean \"allow_destructive\"?)"
+    );
+}
+
+#[test]
+fn missing_env_secret_is_an_error_at_its_account() {
+    let text = "name = \"x\"\nbase_url = \"http://h/api/v2\"\n[accounts.main]\nclient_id = \"a\"\nclient_secret_env = \"NOPE\"\n";
+    let error = Target::parse(Path::new("t.toml"), text, &|_| None).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "t.toml:3: environment variable NOPE (for client_secret) is not set"
+    );
+}
+
+#[test]
+fn bad_url_scheme_is_refused() {
+    let error = Target::parse(
+        Path::new("t.toml"),
+        "name = \"x\"\nbase_url = \"ftp://h\"\n",
+        &|_| None,
+    )
+    .unwrap_err();
+    assert_eq!(error.line, 2);
+    assert!(error.message.contains("must start with http://"), "{error}");
+}
+
+#[test]
+fn wrong_type_names_its_line() {
+    let error = Target::parse(Path::new("t.toml"), "name = \"x\"\nbase_url = 5\n", &|_| {
+        None
+    })
+    .unwrap_err();
+    assert_eq!(error.line, 2, "{error}");
+}
