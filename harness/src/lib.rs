@@ -3,6 +3,8 @@
 #![warn(missing_docs)]
 
 pub mod auth;
+pub mod case;
+pub mod check;
 pub mod file_error;
 pub mod jsonrpc;
 pub mod target;

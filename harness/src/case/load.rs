@@ -1,0 +1,201 @@
+//! Loading case files: TOML parsing with `deny_unknown_fields`, then checks serde cannot
+//! express (one step kind per step, known clauses and schemas, unique ids), every defect
+//! reported as `path:line: message` with a did-you-mean where a name is close to a known one.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::{AuthMode, Case, Outcome, TransportKind};
+use crate::check::{Catalog, SchemaSet};
+use crate::file_error::{FileError, did_you_mean, line_of};
+
+/// Loads every `*.toml` case file under `dir` (recursively, in path order), except the
+/// clause catalog. Clause ids and schema names are checked against `catalog` and `schemas`.
+pub fn discover(
+    dir: &Path,
+    catalog: &Catalog,
+    schemas: &SchemaSet,
+) -> Result<Vec<Case>, FileError> {
+    let mut paths = Vec::new();
+    collect(dir, &mut paths)?;
+    paths.sort();
+    let mut cases = Vec::with_capacity(paths.len());
+    let mut seen: BTreeMap<String, PathBuf> = BTreeMap::new();
+    for path in paths {
+        let case = load_file(&path, catalog, schemas)?;
+        if let Some(first) = seen.insert(case.id.clone(), path.clone()) {
+            return Err(FileError::new(
+                &path,
+                1,
+                format!(
+                    "case id \"{}\" is also used by {}",
+                    case.id,
+                    first.display()
+                ),
+            ));
+        }
+        cases.push(case);
+    }
+    if cases.is_empty() {
+        return Err(FileError::new(dir, 0, "no case files found"));
+    }
+    Ok(cases)
+}
+
+fn collect(dir: &Path, paths: &mut Vec<PathBuf>) -> Result<(), FileError> {
+    let entries = std::fs::read_dir(dir)
+        .map_err(|error| FileError::new(dir, 0, format!("failed to read directory: {error}")))?;
+    for entry in entries {
+        let path = entry
+            .map_err(|error| FileError::new(dir, 0, error.to_string()))?
+            .path();
+        if path.is_dir() {
+            collect(&path, paths)?;
+        } else if path.extension().is_some_and(|ext| ext == "toml")
+            && path.file_name().is_some_and(|name| name != "clauses.toml")
+        {
+            paths.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// Loads one case file.
+pub fn load_file(path: &Path, catalog: &Catalog, schemas: &SchemaSet) -> Result<Case, FileError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|error| FileError::new(path, 0, format!("failed to read case file: {error}")))?;
+    parse_case(path, &text, catalog, schemas)
+}
+
+/// Parses and checks case-file text.
+pub fn parse_case(
+    path: &Path,
+    text: &str,
+    catalog: &Catalog,
+    schemas: &SchemaSet,
+) -> Result<Case, FileError> {
+    let mut case: Case =
+        toml::from_str(text).map_err(|error| FileError::from_toml(path, text, &error))?;
+    case.path = path.to_owned();
+    let step_lines: Vec<usize> = text
+        .lines()
+        .enumerate()
+        .filter(|(_, line)| line.trim_start().starts_with("[[step]]"))
+        .map(|(index, _)| index + 1)
+        .collect();
+    for (index, step) in case.steps.iter_mut().enumerate() {
+        step.line = step_lines.get(index).copied().unwrap_or(1);
+    }
+    let at = |needle: &str| text.find(needle).map_or(1, |offset| line_of(text, offset));
+    if case.id.trim().is_empty() {
+        return Err(FileError::new(path, at("id"), "case id is empty"));
+    }
+    if case.steps.is_empty() {
+        return Err(FileError::new(path, 1, "case has no [[step]]"));
+    }
+    if case.transports.is_empty() {
+        return Err(FileError::new(
+            path,
+            at("transports"),
+            "transports is empty",
+        ));
+    }
+    if case.clauses.is_empty() {
+        return Err(FileError::new(path, at("clauses"), "case checks no clause"));
+    }
+    let mut all_clauses: Vec<&String> = case.clauses.iter().collect();
+    for step in &case.steps {
+        all_clauses.extend(step.clauses.iter().flatten());
+        all_clauses.extend(
+            step.expect
+                .matchers
+                .iter()
+                .flat_map(|matcher| matcher.clauses.iter().flatten()),
+        );
+    }
+    for clause in all_clauses {
+        if catalog.get(clause).is_none() {
+            let hint = did_you_mean(clause, catalog.ids())
+                .map(|known| format!(" (did you mean \"{known}\"?)"))
+                .unwrap_or_default();
+            return Err(FileError::new(
+                path,
+                at(&format!("\"{clause}\"")),
+                format!("unknown clause \"{clause}\"{hint}"),
+            ));
+        }
+    }
+    for step in &case.steps {
+        check_step(path, step, &case.transports, schemas)?;
+    }
+    Ok(case)
+}
+
+fn check_step(
+    path: &Path,
+    step: &super::Step,
+    transports: &[TransportKind],
+    schemas: &SchemaSet,
+) -> Result<(), FileError> {
+    let error = |message: String| Err(FileError::new(path, step.line, message));
+    let kinds = [
+        step.call.is_some(),
+        step.raw.is_some(),
+        step.walk.is_some(),
+        step.probe.is_some(),
+    ];
+    if kinds.iter().filter(|&&present| present).count() != 1 {
+        return error("a step has exactly one of call, raw, walk or probe".to_owned());
+    }
+    if step.raw.is_some() && transports.contains(&TransportKind::HttpQuery) {
+        return error("a raw step cannot run over http-query; list the transports".to_owned());
+    }
+    if let Some(name) = &step.expect.schema
+        && !schemas.contains(name)
+    {
+        let hint = did_you_mean(name, schemas.names())
+            .map(|known| format!(" (did you mean \"{known}\"?)"))
+            .unwrap_or_default();
+        return error(format!("unknown schema \"{name}\"{hint}"));
+    }
+    if step.expect.outcome != Outcome::Error
+        && (step.expect.error_code.is_some() || step.expect.error_message.is_some())
+    {
+        return error("error_code and error_message need outcome = \"error\"".to_owned());
+    }
+    let auth = &step.auth;
+    let http_only = matches!(
+        auth.mode,
+        AuthMode::Basic | AuthMode::Signed | AuthMode::ApiKey
+    );
+    if http_only && transports.contains(&TransportKind::Ws) {
+        return error(
+            format!(
+                "auth mode {:?} needs an HTTP transport; list the transports",
+                auth.mode
+            )
+            .to_lowercase(),
+        );
+    }
+    let signature_fields =
+        auth.timestamp_offset_ms != 0 || auth.nonce.is_some() || auth.uppercase_hex;
+    if signature_fields && !matches!(auth.mode, AuthMode::ClientSignature | AuthMode::Signed) {
+        return error("timestamp_offset_ms, nonce and uppercase_hex apply to client_signature and signed auth only".to_owned());
+    }
+    if (auth.data.is_some() || auth.no_trailing_lf) && auth.mode != AuthMode::ClientSignature {
+        return error("data and no_trailing_lf apply to client_signature auth only".to_owned());
+    }
+    if auth.sign_uri.is_some() && auth.mode != AuthMode::Signed {
+        return error("sign_uri applies to signed auth only".to_owned());
+    }
+    if (auth.token.is_some() || auth.scope.is_some()) && auth.mode != AuthMode::Bearer {
+        return error("token and scope apply to bearer auth only".to_owned());
+    }
+    if step.call.is_none() && auth.mode != AuthMode::None && auth.mode != AuthMode::Bearer {
+        return error("walk, probe and raw steps authenticate with bearer or none".to_owned());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

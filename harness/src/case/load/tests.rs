@@ -1,0 +1,111 @@
+use std::path::Path;
+
+use super::*;
+
+fn catalog() -> Catalog {
+    Catalog::parse(
+        Path::new("clauses.toml"),
+        r#"
+[[clause]]
+id = "auth.client_signature.window"
+section = "5.5"
+level = "must"
+side = "server"
+text = "t"
+"#,
+    )
+    .unwrap()
+}
+
+fn schemas() -> SchemaSet {
+    SchemaSet::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../cases/schemas")).unwrap()
+}
+
+const GOOD: &str = r#"
+id = "auth.stale"
+title = "a stale timestamp is rejected"
+clauses = ["auth.client_signature.window"]
+
+[[step]]
+call = "public/auth"
+auth = { mode = "client_signature", timestamp_offset_ms = -61000 }
+expect = { outcome = "error" }
+"#;
+
+#[test]
+fn good_case_loads_with_step_lines() {
+    let case = parse_case(Path::new("c.toml"), GOOD, &catalog(), &schemas()).unwrap();
+    assert_eq!(case.steps[0].line, 6);
+    assert_eq!(case.transports.len(), 3);
+}
+
+#[test]
+fn misspelt_key_gets_line_and_suggestion() {
+    let text = GOOD.replace("expect =", "expct =");
+    let error = parse_case(Path::new("c.toml"), &text, &catalog(), &schemas()).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "c.toml:9: unknown field \"expct\" (did you mean \"expect\"?)"
+    );
+}
+
+#[test]
+fn unknown_clause_gets_suggestion() {
+    let text = GOOD.replace(
+        "auth.client_signature.window\"]",
+        "auth.client_signature.windw\"]",
+    );
+    let error = parse_case(Path::new("c.toml"), &text, &catalog(), &schemas()).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "c.toml:4: unknown clause \"auth.client_signature.windw\" (did you mean \"auth.client_signature.window\"?)"
+    );
+}
+
+#[test]
+fn unknown_auth_mode_gets_suggestion() {
+    let text = GOOD.replace("client_signature\"", "client_signatur\"");
+    let error = parse_case(Path::new("c.toml"), &text, &catalog(), &schemas()).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("did you mean \"client_signature\""),
+        "{error}"
+    );
+}
+
+#[test]
+fn step_with_two_kinds_is_refused() {
+    let text = GOOD.replace(
+        "call = \"public/auth\"",
+        "call = \"public/auth\"\nraw = \"{}\"",
+    );
+    let error = parse_case(Path::new("c.toml"), &text, &catalog(), &schemas()).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "c.toml:6: a step has exactly one of call, raw, walk or probe"
+    );
+}
+
+#[test]
+fn basic_auth_over_websocket_is_refused() {
+    let text = GOOD.replace(
+        "mode = \"client_signature\", timestamp_offset_ms = -61000",
+        "mode = \"basic\"",
+    );
+    let error = parse_case(Path::new("c.toml"), &text, &catalog(), &schemas()).unwrap_err();
+    assert!(error.message.contains("needs an http transport"), "{error}");
+}
+
+#[test]
+fn garbage_is_an_error_not_a_panic() {
+    for text in [
+        "",
+        "[[step]",
+        "id = 5",
+        "\u{0}\u{1}",
+        "step = 3\nid='x'\ntitle='t'\nclauses=[]",
+    ] {
+        assert!(parse_case(Path::new("c.toml"), text, &catalog(), &schemas()).is_err());
+    }
+}

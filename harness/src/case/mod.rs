@@ -1,0 +1,313 @@
+//! The case-file model: one behaviour per file, in TOML, under `cases/<area>/`.
+//!
+//! A [`Case`] names the clauses it checks, the transports it applies to, what it needs
+//! from the target file, and its [`Step`]s. A step is one of: a `call` (a method with
+//! params, an [`Auth`] mode, an [`Expect`] and captures), a `raw` message, a pagination
+//! [`Walk`], or a rate-limit [`Probe`]. String values may hold templates such as
+//! `{{fixtures.currency}}`, `{{capture_name}}`, `{{now_ms - 61000}}` or `{{nonce}}`.
+//! The loader in [`load`] turns defects into `path:line: message` errors.
+
+mod load;
+
+pub use load::{discover, load_file, parse_case};
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::PathBuf;
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use crate::check::Matcher;
+
+/// How a case reaches the server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
+pub enum TransportKind {
+    /// HTTP GET with parameters in the query string.
+    #[serde(rename = "http-query")]
+    HttpQuery,
+    /// HTTP GET with a JSON-RPC request body.
+    #[serde(rename = "http-body")]
+    HttpBody,
+    /// JSON-RPC over WebSocket.
+    #[serde(rename = "ws")]
+    Ws,
+    /// The Direct Access REST interface.
+    #[serde(rename = "rest")]
+    Rest,
+}
+
+impl TransportKind {
+    /// Every transport, in report order.
+    pub const ALL: [TransportKind; 4] = [
+        TransportKind::HttpQuery,
+        TransportKind::HttpBody,
+        TransportKind::Ws,
+        TransportKind::Rest,
+    ];
+
+    /// The JSON-RPC transports a case applies to when it does not say.
+    pub const DEFAULT: [TransportKind; 3] = [
+        TransportKind::HttpQuery,
+        TransportKind::HttpBody,
+        TransportKind::Ws,
+    ];
+
+    /// The name used in case files, reports and `--transport`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TransportKind::HttpQuery => "http-query",
+            TransportKind::HttpBody => "http-body",
+            TransportKind::Ws => "ws",
+            TransportKind::Rest => "rest",
+        }
+    }
+
+    /// Parses a name as written on the command line.
+    pub fn from_name(name: &str) -> Option<TransportKind> {
+        TransportKind::ALL
+            .into_iter()
+            .find(|kind| kind.as_str() == name)
+    }
+
+    /// Whether the transport is HTTP (query, body or REST).
+    pub fn is_http(self) -> bool {
+        self != TransportKind::Ws
+    }
+}
+
+impl fmt::Display for TransportKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One case file.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Case {
+    /// Stable id, e.g. `auth.client_signature.stale_timestamp`.
+    pub id: String,
+    /// One line on what behaviour the case checks.
+    pub title: String,
+    /// The catalog clauses the case checks.
+    pub clauses: Vec<String>,
+    /// The transports the case runs over.
+    #[serde(default = "default_transports")]
+    pub transports: Vec<TransportKind>,
+    /// What the case needs from the target file.
+    #[serde(default)]
+    pub needs: Needs,
+    /// The case changes state others may see: it runs alone, after the parallel cases.
+    #[serde(default)]
+    pub serial: bool,
+    /// The steps, in order.
+    #[serde(rename = "step")]
+    pub steps: Vec<Step>,
+    /// The file the case came from (set by the loader).
+    #[serde(skip)]
+    pub path: PathBuf,
+}
+
+fn default_transports() -> Vec<TransportKind> {
+    TransportKind::DEFAULT.to_vec()
+}
+
+/// Requirements on the target; a case whose needs are unmet is skipped with the reason.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Needs {
+    /// Account roles from `[accounts.*]`.
+    #[serde(default)]
+    pub accounts: Vec<String>,
+    /// Fixture names from `[fixtures]`.
+    #[serde(default)]
+    pub fixtures: Vec<String>,
+    /// The case changes server state: it runs only when `allow_destructive = true`.
+    #[serde(default)]
+    pub destructive: bool,
+}
+
+/// One step of a case.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Step {
+    /// The method to call.
+    pub call: Option<String>,
+    /// A raw message sent as the body (HTTP) or text frame (WebSocket).
+    pub raw: Option<String>,
+    /// A pagination walk.
+    pub walk: Option<Walk>,
+    /// A rate-limit probe.
+    pub probe: Option<Probe>,
+    /// Parameters of the call (templates allowed).
+    #[serde(default)]
+    pub params: Map<String, Value>,
+    /// How the call authenticates.
+    #[serde(default)]
+    pub auth: Auth,
+    /// What the answer must be.
+    #[serde(default)]
+    pub expect: Expect,
+    /// Values to keep for later steps: name -> path in the response.
+    #[serde(default)]
+    pub capture: BTreeMap<String, String>,
+    /// Clauses this step checks, when they are narrower than the case's.
+    pub clauses: Option<Vec<String>>,
+    /// Line of the step in its file (set by the loader).
+    #[serde(skip)]
+    pub line: usize,
+}
+
+/// How a step authenticates.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Auth {
+    /// The mechanism.
+    #[serde(default)]
+    pub mode: AuthMode,
+    /// Account role whose credentials are used (default `main`).
+    pub account: Option<String>,
+    /// `bearer`: a token (template) instead of logging in as `account`.
+    pub token: Option<String>,
+    /// `bearer` login: the scope to request.
+    pub scope: Option<String>,
+    /// Sign or log in with a wrong secret.
+    #[serde(default)]
+    pub wrong_secret: bool,
+    /// Signatures: milliseconds added to the current time.
+    #[serde(default)]
+    pub timestamp_offset_ms: i64,
+    /// Signatures: the nonce; `"reuse"` reuses the nonce of the previous signed step.
+    pub nonce: Option<String>,
+    /// `client_signature`: the data field.
+    pub data: Option<String>,
+    /// `client_signature`: drop the LF after the nonce when data is empty.
+    #[serde(default)]
+    pub no_trailing_lf: bool,
+    /// Signatures: send the hex upper-case.
+    #[serde(default)]
+    pub uppercase_hex: bool,
+    /// `signed`: sign this URI instead of the one requested.
+    pub sign_uri: Option<String>,
+}
+
+/// Authentication mechanisms.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AuthMode {
+    /// No credentials.
+    #[default]
+    None,
+    /// A bearer token: header on HTTP, `params.access_token` on WebSocket.
+    Bearer,
+    /// `public/auth` params for `client_credentials`.
+    ClientCredentials,
+    /// `public/auth` params for `client_signature`.
+    ClientSignature,
+    /// `Authorization: Basic`.
+    Basic,
+    /// `Authorization: <scheme> id=..,ts=..,nonce=..,sig=..`.
+    Signed,
+    /// The Direct Access API key as bearer (`fixtures.direct_access_key`).
+    ApiKey,
+}
+
+/// What the answer of a call must be.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Expect {
+    /// `result` (default), `error`, or `any`.
+    #[serde(default)]
+    pub outcome: Outcome,
+    /// An error code SPEC.md gives (only 13668 today).
+    pub error_code: Option<i64>,
+    /// The error name SPEC.md gives with that code.
+    pub error_message: Option<String>,
+    /// Result schema name; default: the method's schema when one exists.
+    pub schema: Option<String>,
+    /// Skip the default result schema.
+    #[serde(default)]
+    pub no_schema: bool,
+    /// HTTP status of the answer (HTTP transports only).
+    pub http_status: Option<u16>,
+    /// Matchers on paths of the response envelope.
+    #[serde(default, rename = "match")]
+    pub matchers: Vec<Matcher>,
+}
+
+/// The kind of answer a step requires.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    /// A `result`.
+    #[default]
+    Result,
+    /// An `error`.
+    Error,
+    /// Either; only the envelope and matchers are checked.
+    Any,
+}
+
+/// A pagination walk: follow the cursor to the end and check the pages.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Walk {
+    /// The method.
+    pub call: String,
+    /// Parameters besides count and cursor (templates allowed).
+    #[serde(default)]
+    pub params: Map<String, Value>,
+    /// The result member holding the entries (`logs`, `entries`).
+    pub items: String,
+    /// The result member and parameter carrying the cursor (`continuation`).
+    #[serde(default = "Walk::default_cursor")]
+    pub cursor: String,
+    /// Page size of the walk.
+    pub count: u32,
+    /// Page size of a second walk whose entries must be exactly the same.
+    pub compare_count: Option<u32>,
+    /// The entry member that identifies an entry (default: the whole entry).
+    pub key: Option<String>,
+    /// The entry member holding its timestamp, checked against the window params.
+    pub timestamp: Option<String>,
+    /// Stop and fail after this many pages.
+    #[serde(default = "Walk::default_max_pages")]
+    pub max_pages: u32,
+}
+
+impl Walk {
+    fn default_cursor() -> String {
+        "continuation".to_owned()
+    }
+    fn default_max_pages() -> u32 {
+        200
+    }
+}
+
+/// A rate-limit probe: send requests without pacing until the server refuses one.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Probe {
+    /// The method.
+    pub call: String,
+    /// Its parameters.
+    #[serde(default)]
+    pub params: Map<String, Value>,
+    /// Requests beyond the target's declared burst before concluding there is no limit.
+    #[serde(default = "Probe::default_margin")]
+    pub margin: u32,
+}
+
+impl Probe {
+    fn default_margin() -> u32 {
+        5
+    }
+}
+
+impl Case {
+    /// The clauses a step checks: its own, or the case's.
+    pub fn step_clauses<'a>(&'a self, step: &'a Step) -> &'a [String] {
+        step.clauses.as_deref().unwrap_or(&self.clauses)
+    }
+}

@@ -1,0 +1,336 @@
+//! Matchers on JSON paths, as case files write them: `result.logs[*].type`,
+//! `result.token_type`, `error.code`. A path with `[*]` applies the matcher to every
+//! element; a path that leads nowhere yields `None`, which only `exists = false` accepts.
+
+use serde::Deserialize;
+use serde_json::Value;
+
+/// One expectation on the value(s) at a path of the response envelope.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Matcher {
+    /// Dotted path from the envelope root, with `[n]` and `[*]` for arrays.
+    pub path: String,
+    /// The value equals this.
+    pub equals: Option<Value>,
+    /// The value differs from this.
+    pub not_equals: Option<Value>,
+    /// The value is one of these.
+    pub one_of: Option<Vec<Value>>,
+    /// The JSON type: string, integer, number, boolean, null, array or object.
+    #[serde(rename = "type")]
+    pub json_type: Option<String>,
+    /// Whether the path leads to a value (`false`: it must not).
+    pub exists: Option<bool>,
+    /// Exact length of an array or string.
+    pub len: Option<usize>,
+    /// Minimum length of an array or string.
+    pub len_min: Option<usize>,
+    /// Maximum length of an array or string.
+    pub len_max: Option<usize>,
+    /// Minimum of a number.
+    pub min: Option<f64>,
+    /// Maximum of a number.
+    pub max: Option<f64>,
+    /// A substring of a string value, or a word of a space-separated one.
+    pub contains: Option<String>,
+    /// The clauses this matcher checks, when they differ from the step's.
+    pub clauses: Option<Vec<String>>,
+}
+
+/// The values at a path: each concrete path with the value found there (`None` if absent).
+pub fn lookup<'a>(root: &'a Value, path: &str) -> Vec<(String, Option<&'a Value>)> {
+    let mut current: Vec<(String, Option<&Value>)> = vec![(String::new(), Some(root))];
+    for segment in segments(path) {
+        let mut next = Vec::new();
+        for (at, value) in current {
+            match (&segment, value) {
+                (Segment::Key(key), Some(Value::Object(object))) => {
+                    next.push((join(&at, key), object.get(key.as_str())))
+                }
+                (Segment::Index(index), Some(Value::Array(items))) => {
+                    next.push((format!("{at}[{index}]"), items.get(*index)))
+                }
+                (Segment::All, Some(Value::Array(items))) => {
+                    next.extend(
+                        items
+                            .iter()
+                            .enumerate()
+                            .map(|(index, item)| (format!("{at}[{index}]"), Some(item))),
+                    );
+                }
+                (Segment::Key(key), _) => next.push((join(&at, key), None)),
+                (Segment::Index(index), _) => next.push((format!("{at}[{index}]"), None)),
+                (Segment::All, _) => next.push((format!("{at}[*]"), None)),
+            }
+        }
+        current = next;
+    }
+    current
+}
+
+enum Segment {
+    Key(String),
+    Index(usize),
+    All,
+}
+
+fn segments(path: &str) -> Vec<Segment> {
+    let mut out = Vec::new();
+    for part in path.split('.').filter(|part| !part.is_empty()) {
+        let (name, mut brackets) = part
+            .split_once('[')
+            .map_or((part, ""), |(name, rest)| (name, rest));
+        if !name.is_empty() {
+            out.push(Segment::Key(name.to_owned()));
+        }
+        while let Some((inside, rest)) = brackets.split_once(']') {
+            out.push(match inside {
+                "*" => Segment::All,
+                number => number
+                    .parse()
+                    .map_or_else(|_| Segment::Key(number.to_owned()), Segment::Index),
+            });
+            brackets = rest.strip_prefix('[').unwrap_or(rest);
+        }
+    }
+    out
+}
+
+fn join(at: &str, key: &str) -> String {
+    if at.is_empty() {
+        key.to_owned()
+    } else {
+        format!("{at}.{key}")
+    }
+}
+
+/// The JSON type name of a value, distinguishing integers from other numbers.
+pub fn type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(number) if number.is_i64() || number.is_u64() => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+impl Matcher {
+    /// Checks the matcher against a response; each returned string is one mismatch.
+    pub fn check(&self, root: &Value) -> Vec<String> {
+        let found = lookup(root, &self.path);
+        let mut mismatches = Vec::new();
+        for (at, value) in &found {
+            match (value, self.exists) {
+                (None, Some(false)) => continue,
+                (Some(value), Some(false)) => {
+                    mismatches.push(format!("{at} is {} but must be absent", short(value)));
+                    continue;
+                }
+                (None, _) => {
+                    mismatches.push(format!("{at} is absent"));
+                    continue;
+                }
+                (Some(_), _) => {}
+            }
+            let Some(value) = value else { continue };
+            if let Some(problem) = self.check_value(value) {
+                mismatches.push(format!("{at} {problem}"));
+            }
+        }
+        mismatches
+    }
+
+    fn check_value(&self, value: &Value) -> Option<String> {
+        if let Some(expected) = &self.equals
+            && !loosely_equal(value, expected)
+        {
+            return Some(format!("is {}, expected {}", short(value), short(expected)));
+        }
+        if let Some(unexpected) = &self.not_equals
+            && loosely_equal(value, unexpected)
+        {
+            return Some(format!("is {}, expected anything else", short(value)));
+        }
+        if let Some(allowed) = &self.one_of
+            && !allowed
+                .iter()
+                .any(|candidate| loosely_equal(value, candidate))
+        {
+            let list: Vec<String> = allowed.iter().map(short).collect();
+            return Some(format!(
+                "is {}, expected one of {}",
+                short(value),
+                list.join(", ")
+            ));
+        }
+        if let Some(expected) = &self.json_type {
+            let actual = type_name(value);
+            let fits = actual == expected || (expected == "number" && actual == "integer");
+            if !fits {
+                return Some(format!("is of type {actual}, expected {expected}"));
+            }
+        }
+        let length = match value {
+            Value::Array(items) => Some(items.len()),
+            Value::String(text) => Some(text.chars().count()),
+            _ => None,
+        };
+        if self.len.is_some() || self.len_min.is_some() || self.len_max.is_some() {
+            let Some(length) = length else {
+                return Some(format!("is {}, which has no length", short(value)));
+            };
+            if let Some(expected) = self.len.filter(|expected| length != *expected) {
+                return Some(format!("has length {length}, expected {expected}"));
+            }
+            if let Some(minimum) = self.len_min.filter(|minimum| length < *minimum) {
+                return Some(format!("has length {length}, expected at least {minimum}"));
+            }
+            if let Some(maximum) = self.len_max.filter(|maximum| length > *maximum) {
+                return Some(format!("has length {length}, expected at most {maximum}"));
+            }
+        }
+        if self.min.is_some() || self.max.is_some() {
+            let Some(number) = value.as_f64() else {
+                return Some(format!("is {}, expected a number", short(value)));
+            };
+            if let Some(minimum) = self.min.filter(|minimum| number < *minimum) {
+                return Some(format!("is {number}, expected at least {minimum}"));
+            }
+            if let Some(maximum) = self.max.filter(|maximum| number > *maximum) {
+                return Some(format!("is {number}, expected at most {maximum}"));
+            }
+        }
+        if let Some(needle) = &self.contains {
+            let Some(text) = value.as_str() else {
+                return Some(format!(
+                    "is {}, expected a string containing \"{needle}\"",
+                    short(value)
+                ));
+            };
+            if !text.contains(needle.as_str()) {
+                return Some(format!(
+                    "is \"{text}\", expected it to contain \"{needle}\""
+                ));
+            }
+        }
+        None
+    }
+}
+
+/// Equality where integers and floats of the same value are equal.
+fn loosely_equal(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x == y || x.as_f64() == y.as_f64(),
+        _ => a == b,
+    }
+}
+
+/// A value shortened for a message.
+pub fn short(value: &Value) -> String {
+    let text = value.to_string();
+    if text.len() > 80 {
+        let cut = (0..=77)
+            .rev()
+            .find(|&index| text.is_char_boundary(index))
+            .unwrap_or(0);
+        format!("{}...", &text[..cut])
+    } else {
+        text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn matcher(path: &str) -> Matcher {
+        Matcher {
+            path: path.to_owned(),
+            ..Matcher::default()
+        }
+    }
+
+    #[test]
+    fn wildcard_applies_to_every_element() {
+        let root = json!({"result": {"logs": [{"type": "trade"}, {"type": 5}]}});
+        let check = Matcher {
+            json_type: Some("string".to_owned()),
+            ..matcher("result.logs[*].type")
+        };
+        assert_eq!(
+            check.check(&root),
+            vec!["result.logs[1].type is of type integer, expected string"]
+        );
+    }
+
+    #[test]
+    fn absent_path_fails_unless_absence_expected() {
+        let root = json!({"result": {}});
+        assert_eq!(matcher("result.x").check(&root), vec!["result.x is absent"]);
+        assert!(
+            Matcher {
+                exists: Some(false),
+                ..matcher("result.x")
+            }
+            .check(&root)
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn equals_treats_1_and_1_0_alike() {
+        let root = json!({"a": 1.0});
+        assert!(
+            Matcher {
+                equals: Some(json!(1)),
+                ..matcher("a")
+            }
+            .check(&root)
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn length_and_bounds() {
+        let root = json!({"a": [1, 2, 3], "n": 7});
+        assert_eq!(
+            Matcher {
+                len_max: Some(2),
+                ..matcher("a")
+            }
+            .check(&root),
+            vec!["a has length 3, expected at most 2"]
+        );
+        assert_eq!(
+            Matcher {
+                max: Some(5.0),
+                ..matcher("n")
+            }
+            .check(&root),
+            vec!["n is 7, expected at most 5"]
+        );
+        assert!(
+            Matcher {
+                len: Some(3),
+                ..matcher("a")
+            }
+            .check(&root)
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn index_segments() {
+        let root = json!({"a": [[1, 2], [3]]});
+        assert_eq!(
+            lookup(&root, "a[0][1]"),
+            vec![("a[0][1]".to_owned(), Some(&json!(2)))]
+        );
+    }
+}
