@@ -7,4 +7,6 @@ pub mod case;
 pub mod check;
 pub mod file_error;
 pub mod jsonrpc;
+pub mod run;
 pub mod target;
+pub mod transport;

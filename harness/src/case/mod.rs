@@ -21,7 +21,9 @@ use serde_json::{Map, Value};
 use crate::check::Matcher;
 
 /// How a case reaches the server.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize, serde::Serialize,
+)]
 pub enum TransportKind {
     /// HTTP GET with parameters in the query string.
     #[serde(rename = "http-query")]

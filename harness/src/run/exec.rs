@@ -1,0 +1,769 @@
+//! One execution: a case's steps over one transport, turning each answer into findings.
+//!
+//! The checks applied to every answer, whatever the case says: the envelope
+//! ([`crate::jsonrpc::validate_response`]) and, for a success over HTTP, status 200. Then
+//! the step's own expectations: outcome, error code, result schema, matchers, captures.
+//! The first step with a failing finding ends the execution, since later steps usually
+//! build on its answer.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use serde_json::{Map, Value};
+
+use super::template::{self, Scope};
+use super::{CaseResult, Shared};
+use crate::auth::clock::Clock;
+use crate::auth::nonce::fresh_nonce;
+use crate::auth::sign;
+use crate::case::{AuthMode, Case, Outcome, Step, TransportKind};
+use crate::check::{Finding, Level, Verdict};
+use crate::jsonrpc::{self, validate_response};
+use crate::transport::{
+    Authorization, Exchange, Outgoing, SignedPlan, TransportErrorKind, WsSession,
+};
+
+/// Why an execution stops early.
+pub(crate) enum Stop {
+    /// A failing finding was recorded.
+    Failed,
+    /// The harness could not go on (unreachable target, broken template).
+    Error(String),
+}
+
+/// The state of one execution.
+pub(crate) struct Execution<'a> {
+    pub(crate) shared: &'a Shared,
+    pub(crate) case: &'a Case,
+    pub(crate) transport: TransportKind,
+    ws: Option<WsSession>,
+    next_id: u64,
+    captures: BTreeMap<String, Value>,
+    tokens: BTreeMap<(String, String), String>,
+    last_nonce: Option<String>,
+    clock: Clock,
+    pub(crate) findings: Vec<Finding>,
+    pub(crate) notes: Vec<String>,
+    pub(crate) exchanges: Vec<Exchange>,
+}
+
+/// Runs one case over one transport.
+pub(crate) async fn execute(shared: &Shared, case: &Case, transport: TransportKind) -> CaseResult {
+    let started = Instant::now();
+    if let Some(reason) = skip_reason(shared, case, transport) {
+        return finish(
+            case,
+            transport,
+            Verdict::Skip,
+            reason,
+            Vec::new(),
+            Vec::new(),
+            Vec::new(),
+            started,
+        );
+    }
+    let mut execution = Execution {
+        shared,
+        case,
+        transport,
+        ws: None,
+        next_id: 1,
+        captures: BTreeMap::new(),
+        tokens: BTreeMap::new(),
+        last_nonce: None,
+        clock: Clock::system(),
+        findings: Vec::new(),
+        notes: Vec::new(),
+        exchanges: Vec::new(),
+    };
+    let mut error = None;
+    for step in &case.steps {
+        match execution.step(step).await {
+            Ok(()) => {}
+            Err(Stop::Failed) => break,
+            Err(Stop::Error(message)) => {
+                error = Some(message);
+                break;
+            }
+        }
+    }
+    if let Some(ws) = execution.ws.take() {
+        ws.close().await;
+    }
+    let Execution {
+        findings,
+        notes,
+        exchanges,
+        ..
+    } = execution;
+    if let Some(message) = error {
+        return error_result(case, transport, message, exchanges, started);
+    }
+    let verdict = findings
+        .iter()
+        .map(|finding| finding.verdict)
+        .max()
+        .unwrap_or(Verdict::Pass);
+    let message = findings
+        .first()
+        .map(|finding| finding.message.clone())
+        .unwrap_or_else(|| notes.join("; "));
+    finish(
+        case, transport, verdict, message, findings, notes, exchanges, started,
+    )
+}
+
+/// A result for an execution the harness could not carry out.
+pub(crate) fn error_result(
+    case: &Case,
+    transport: TransportKind,
+    message: String,
+    exchanges: Vec<Exchange>,
+    started: Instant,
+) -> CaseResult {
+    finish(
+        case,
+        transport,
+        Verdict::Error,
+        message,
+        Vec::new(),
+        Vec::new(),
+        exchanges,
+        started,
+    )
+}
+
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one constructor for every kind of result"
+)]
+fn finish(
+    case: &Case,
+    transport: TransportKind,
+    verdict: Verdict,
+    message: String,
+    findings: Vec<Finding>,
+    notes: Vec<String>,
+    exchanges: Vec<Exchange>,
+    started: Instant,
+) -> CaseResult {
+    let mut clauses: Vec<String> = findings
+        .iter()
+        .filter(|finding| finding.verdict == verdict)
+        .flat_map(|finding| finding.clauses.iter().cloned())
+        .collect();
+    clauses.dedup();
+    if clauses.is_empty() {
+        clauses = case.clauses.clone();
+    }
+    CaseResult {
+        case: case.id.clone(),
+        title: case.title.clone(),
+        path: case.path.display().to_string(),
+        transport,
+        verdict,
+        clauses,
+        message,
+        findings,
+        notes,
+        exchanges,
+        duration_ms: started.elapsed().as_secs_f64() * 1000.0,
+    }
+}
+
+fn skip_reason(shared: &Shared, case: &Case, transport: TransportKind) -> Option<String> {
+    let target = &shared.target;
+    if case.needs.destructive && !target.allow_destructive {
+        return Some(
+            "changes server state; the target file does not set allow_destructive = true"
+                .to_owned(),
+        );
+    }
+    if transport == TransportKind::Ws && target.ws_url.is_none() {
+        return Some("the target file has no ws_url".to_owned());
+    }
+    if transport == TransportKind::Rest && target.direct_access_url.is_none() {
+        return Some("the target file has no direct_access_url".to_owned());
+    }
+    if let Some(role) = case
+        .needs
+        .accounts
+        .iter()
+        .find(|role| !target.accounts.contains_key(*role))
+    {
+        return Some(format!("the target file has no [accounts.{role}]"));
+    }
+    let fixtures = &target.fixtures;
+    let missing_fixture = case.needs.fixtures.iter().find(|name| match name.as_str() {
+        "subaccount_id" => fixtures.subaccount_id.is_none(),
+        "member_id" => fixtures.member_id.is_none(),
+        "instrument_name" => fixtures.instrument_name.is_none(),
+        "currency" => fixtures.currency.is_none(),
+        "direct_access_key" => fixtures.direct_access_key.is_none(),
+        _ => true,
+    });
+    missing_fixture.map(|name| format!("the target file has no fixtures.{name}"))
+}
+
+impl Scope for Execution<'_> {
+    fn value_of(&self, name: &str) -> Option<Value> {
+        if let Some(value) = self.captures.get(name) {
+            return Some(value.clone());
+        }
+        let target = &self.shared.target;
+        let fixtures = &target.fixtures;
+        match name {
+            "now_ms" => return Some(Value::from(self.clock.now_ms())),
+            "nonce" => return Some(Value::from(fresh_nonce())),
+            "fixtures.subaccount_id" => return fixtures.subaccount_id.map(Value::from),
+            "fixtures.member_id" => return fixtures.member_id.map(Value::from),
+            "fixtures.instrument_name" => return fixtures.instrument_name.clone().map(Value::from),
+            "fixtures.currency" => return fixtures.currency.clone().map(Value::from),
+            "limits.transaction_log_burst" => {
+                return Some(Value::from(target.limits.transaction_log_burst));
+            }
+            _ => {}
+        }
+        let role = name.strip_prefix("account.")?.strip_suffix(".client_id")?;
+        target
+            .accounts
+            .get(role)
+            .map(|account| Value::from(account.client_id.clone()))
+    }
+}
+
+impl Execution<'_> {
+    /// The finding verdict for these clauses: fail if any is `must`, else info.
+    pub(crate) fn finding(&self, clauses: &[String], message: String) -> Finding {
+        let must = clauses
+            .iter()
+            .any(|clause| self.shared.catalog.level(clause) == Level::Must);
+        Finding::new(
+            if must { Verdict::Fail } else { Verdict::Info },
+            clauses.to_vec(),
+            message,
+        )
+    }
+
+    pub(crate) fn record(&mut self, clauses: &[String], message: String) {
+        let finding = self.finding(clauses, message);
+        self.findings.push(finding);
+    }
+
+    fn failing(&self) -> bool {
+        self.findings
+            .iter()
+            .any(|finding| finding.verdict == Verdict::Fail)
+    }
+
+    async fn step(&mut self, step: &Step) -> Result<(), Stop> {
+        if let Some(walk) = &step.walk {
+            return self.walk(step, walk).await;
+        }
+        if let Some(probe) = &step.probe {
+            return self.probe(step, probe).await;
+        }
+        let method = step.call.clone().unwrap_or_default();
+        let outgoing = self.prepare(step, &method).await?;
+        let exchange = self.send(&outgoing).await?;
+        let clauses = self.case.step_clauses(step).to_vec();
+        let response = self.check_answer(&exchange, &clauses, step)?;
+        if self.failing() {
+            return Err(Stop::Failed);
+        }
+        self.capture(step, &response, &clauses)
+    }
+
+    /// Builds the request of a `call` or `raw` step: templates, then authentication.
+    async fn prepare(&mut self, step: &Step, method: &str) -> Result<Outgoing, Stop> {
+        let mut params = template::resolve_map(&step.params, self).map_err(Stop::Error)?;
+        let raw = match &step.raw {
+            Some(raw) => Some(template::resolve_string(raw, self).map_err(Stop::Error)?),
+            None => None,
+        };
+        let authorization = self.authenticate(step, &mut params).await?;
+        Ok(Outgoing {
+            method: method.to_owned(),
+            params,
+            raw,
+            authorization,
+        })
+    }
+
+    fn account(&self, role: Option<&str>) -> Result<(String, String), Stop> {
+        let role = role.unwrap_or("main");
+        let account = self
+            .shared
+            .target
+            .accounts
+            .get(role)
+            .ok_or_else(|| Stop::Error(format!("the target file has no [accounts.{role}]")))?;
+        Ok((
+            account.client_id.clone(),
+            account.client_secret.expose().to_owned(),
+        ))
+    }
+
+    fn timestamp(&self, offset_ms: i64) -> u64 {
+        self.clock.now_ms().saturating_add_signed(offset_ms)
+    }
+
+    fn nonce(&mut self, requested: Option<&str>) -> Result<String, Stop> {
+        let nonce = match requested {
+            Some("reuse") => self.last_nonce.clone().ok_or_else(|| {
+                Stop::Error("nonce = \"reuse\" with no earlier signed step".to_owned())
+            })?,
+            Some(literal) => template::resolve_string(literal, self).map_err(Stop::Error)?,
+            None => fresh_nonce(),
+        };
+        self.last_nonce = Some(nonce.clone());
+        Ok(nonce)
+    }
+
+    /// Applies a step's auth mode to its params, or returns the header to send.
+    async fn authenticate(
+        &mut self,
+        step: &Step,
+        params: &mut Map<String, Value>,
+    ) -> Result<Option<Authorization>, Stop> {
+        let auth = &step.auth;
+        match auth.mode {
+            AuthMode::None => Ok(None),
+            AuthMode::Bearer => {
+                let token = match &auth.token {
+                    Some(token) => template::resolve_string(token, self).map_err(Stop::Error)?,
+                    None => {
+                        self.login(auth.account.as_deref(), auth.scope.as_deref())
+                            .await?
+                    }
+                };
+                Ok(self.bearer(token, params))
+            }
+            AuthMode::ClientCredentials => {
+                let (client_id, secret) = self.account(auth.account.as_deref())?;
+                let secret = if auth.wrong_secret {
+                    format!("{secret}-wrong")
+                } else {
+                    secret
+                };
+                params
+                    .entry("grant_type")
+                    .or_insert_with(|| Value::from("client_credentials"));
+                params
+                    .entry("client_id")
+                    .or_insert_with(|| Value::from(client_id));
+                params
+                    .entry("client_secret")
+                    .or_insert_with(|| Value::from(secret));
+                Ok(None)
+            }
+            AuthMode::ClientSignature => {
+                let (client_id, secret) = self.account(auth.account.as_deref())?;
+                let secret = if auth.wrong_secret {
+                    format!("{secret}-wrong")
+                } else {
+                    secret
+                };
+                let timestamp = self.timestamp(auth.timestamp_offset_ms);
+                let nonce = self.nonce(auth.nonce.as_deref())?;
+                let data = match &auth.data {
+                    Some(data) => template::resolve_string(data, self).map_err(Stop::Error)?,
+                    None => String::new(),
+                };
+                let mut signature = if auth.no_trailing_lf && data.is_empty() {
+                    sign::hmac_hex(
+                        secret.as_bytes(),
+                        format!("{timestamp}\n{nonce}").as_bytes(),
+                    )
+                } else {
+                    sign::client_signature(&secret, timestamp, &nonce, &data)
+                        .map_err(|error| Stop::Error(error.to_string()))?
+                };
+                if auth.uppercase_hex {
+                    signature = signature.to_ascii_uppercase();
+                }
+                params
+                    .entry("grant_type")
+                    .or_insert_with(|| Value::from("client_signature"));
+                params.insert("client_id".to_owned(), Value::from(client_id));
+                params.insert("timestamp".to_owned(), Value::from(timestamp));
+                params.insert("nonce".to_owned(), Value::from(nonce));
+                params.insert("signature".to_owned(), Value::from(signature));
+                if auth.data.is_some() {
+                    params.insert("data".to_owned(), Value::from(data));
+                }
+                Ok(None)
+            }
+            AuthMode::Basic => {
+                let (client_id, secret) = self.account(auth.account.as_deref())?;
+                let secret = if auth.wrong_secret {
+                    format!("{secret}-wrong")
+                } else {
+                    secret
+                };
+                Ok(Some(Authorization::Value(sign::basic_header_value(
+                    &client_id, &secret,
+                ))))
+            }
+            AuthMode::Signed => {
+                let (client_id, secret) = self.account(auth.account.as_deref())?;
+                let secret = if auth.wrong_secret {
+                    format!("{secret}-wrong")
+                } else {
+                    secret
+                };
+                let sign_uri = match &auth.sign_uri {
+                    Some(uri) => Some(template::resolve_string(uri, self).map_err(Stop::Error)?),
+                    None => None,
+                };
+                Ok(Some(Authorization::Signed(SignedPlan {
+                    scheme: self.shared.target.signature_scheme.clone(),
+                    client_id,
+                    secret,
+                    timestamp: self.timestamp(auth.timestamp_offset_ms),
+                    nonce: self.nonce(auth.nonce.as_deref())?,
+                    sign_uri,
+                    uppercase_hex: auth.uppercase_hex,
+                })))
+            }
+            AuthMode::ApiKey => {
+                let key = self
+                    .shared
+                    .target
+                    .fixtures
+                    .direct_access_key
+                    .as_ref()
+                    .map(|key| key.expose().to_owned());
+                let key = key.ok_or_else(|| {
+                    Stop::Error("the target file has no fixtures.direct_access_key".to_owned())
+                })?;
+                let key = if auth.wrong_secret {
+                    format!("{key}-wrong")
+                } else {
+                    key
+                };
+                Ok(Some(Authorization::Value(format!("Bearer {key}"))))
+            }
+        }
+    }
+
+    /// Places a bearer token where SPEC.md section 5.2 says: header on HTTP, params on WebSocket.
+    pub(crate) fn bearer(
+        &self,
+        token: String,
+        params: &mut Map<String, Value>,
+    ) -> Option<Authorization> {
+        if self.transport == TransportKind::Ws {
+            params.insert("access_token".to_owned(), Value::from(token));
+            None
+        } else {
+            Some(Authorization::Value(format!("Bearer {token}")))
+        }
+    }
+
+    /// Obtains (once per execution) a token for an account with `client_credentials`, over
+    /// the execution's own transport.
+    pub(crate) async fn login(
+        &mut self,
+        role: Option<&str>,
+        scope: Option<&str>,
+    ) -> Result<String, Stop> {
+        let key = (
+            role.unwrap_or("main").to_owned(),
+            scope.unwrap_or_default().to_owned(),
+        );
+        if let Some(token) = self.tokens.get(&key) {
+            return Ok(token.clone());
+        }
+        let (client_id, secret) = self.account(role)?;
+        let mut params = Map::new();
+        params.insert("grant_type".to_owned(), Value::from("client_credentials"));
+        params.insert("client_id".to_owned(), Value::from(client_id));
+        params.insert("client_secret".to_owned(), Value::from(secret));
+        if let Some(scope) = scope {
+            params.insert("scope".to_owned(), Value::from(scope));
+        }
+        let outgoing = Outgoing {
+            method: "public/auth".to_owned(),
+            params,
+            raw: None,
+            authorization: None,
+        };
+        let exchange = self.send(&outgoing).await?;
+        let clauses = vec!["auth.client_credentials.accepted".to_owned()];
+        let token = exchange
+            .response
+            .as_ref()
+            .and_then(|received| received.json.as_ref())
+            .and_then(|json| json.pointer("/result/access_token"))
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        match token {
+            Some(token) => {
+                self.tokens.insert(key, token.clone());
+                Ok(token)
+            }
+            None => {
+                let body = exchange
+                    .response
+                    .as_ref()
+                    .map(|received| received.body.clone())
+                    .unwrap_or_default();
+                self.record(
+                    &clauses,
+                    format!(
+                        "logging in with client_credentials gave no access_token: {}",
+                        crate::check::short(&Value::from(body))
+                    ),
+                );
+                Err(Stop::Failed)
+            }
+        }
+    }
+
+    /// Sends over the execution's transport, recording the exchange. A target that cannot be
+    /// reached is a harness error; one that times out, closes or floods is a finding.
+    pub(crate) async fn send(&mut self, outgoing: &Outgoing) -> Result<Exchange, Stop> {
+        let id = self.next_id;
+        self.next_id += 1;
+        let target = &self.shared.target;
+        let exchange = match self.transport {
+            TransportKind::HttpQuery | TransportKind::HttpBody => {
+                self.shared
+                    .http
+                    .call(self.transport, &target.base_url, id, outgoing)
+                    .await
+            }
+            TransportKind::Rest => {
+                let base = format!(
+                    "{}/api/v2",
+                    target.direct_access_url.as_deref().unwrap_or_default()
+                );
+                self.shared
+                    .http
+                    .call(self.transport, &base, id, outgoing)
+                    .await
+            }
+            TransportKind::Ws => {
+                if self.ws.is_none() {
+                    let url = target.ws_url.clone().unwrap_or_default();
+                    match WsSession::connect(&url, self.shared.limits).await {
+                        Ok(session) => self.ws = Some(session),
+                        Err(error) => return Err(Stop::Error(error.message)),
+                    }
+                }
+                let Some(ws) = self.ws.as_mut() else {
+                    return Err(Stop::Error("no WebSocket session".to_owned()));
+                };
+                ws.call(id, outgoing).await
+            }
+        };
+        if let Some(json) = exchange
+            .response
+            .as_ref()
+            .and_then(|received| received.json.as_ref())
+        {
+            self.shared.redactor.learn(json);
+        }
+        let failure = exchange.failure.clone();
+        self.exchanges.push(exchange.clone());
+        match failure {
+            None => Ok(exchange),
+            Some(failure)
+                if failure.kind == TransportErrorKind::Connect
+                    || failure.kind == TransportErrorKind::Request =>
+            {
+                Err(Stop::Error(failure.message))
+            }
+            Some(failure) => {
+                let clause = if self.transport == TransportKind::Ws {
+                    "transport.ws"
+                } else {
+                    "http.status.success"
+                };
+                let clauses = vec![clause.to_owned(), "env.response.result".to_owned()];
+                self.record(
+                    &clauses,
+                    format!("no answer to {}: {}", outgoing.method, failure.message),
+                );
+                Err(Stop::Failed)
+            }
+        }
+    }
+
+    /// The checks every answer gets, then the step's expectations. Returns the parsed
+    /// response for captures.
+    fn check_answer(
+        &mut self,
+        exchange: &Exchange,
+        clauses: &[String],
+        step: &Step,
+    ) -> Result<Value, Stop> {
+        let received = exchange.response.clone().unwrap_or_default();
+        let Some(response) = received.json.clone() else {
+            let body = crate::check::short(&Value::from(received.body.clone()));
+            self.record(
+                &["env.response.jsonrpc".to_owned()],
+                format!("answer is not JSON: {body}"),
+            );
+            return Err(Stop::Failed);
+        };
+        for violation in validate_response(&response, exchange.request.id) {
+            self.record(&[violation.clause().to_owned()], violation.to_string());
+        }
+        let expect = &step.expect;
+        let error = jsonrpc::error_of(&response);
+        let has_result = response.get("result").is_some();
+        match (expect.outcome, has_result, &error) {
+            (Outcome::Result, false, Some(error)) => {
+                self.record(
+                    clauses,
+                    format!(
+                        "expected a result, got error {} {}{}",
+                        error.code,
+                        error.message,
+                        reason_of(error)
+                    ),
+                );
+            }
+            (Outcome::Result, false, None) => {
+                self.record(
+                    clauses,
+                    "expected a result, got neither result nor a well-formed error".to_owned(),
+                );
+            }
+            (Outcome::Error, true, None) => {
+                self.record(
+                    clauses,
+                    format!(
+                        "expected an error, got result {}",
+                        crate::check::short(&response["result"])
+                    ),
+                );
+            }
+            (Outcome::Error, _, Some(error)) => {
+                if let Some(code) = expect.error_code.filter(|code| *code != error.code) {
+                    self.record(
+                        clauses,
+                        format!(
+                            "expected error code {code}, got {} {}",
+                            error.code, error.message
+                        ),
+                    );
+                } else if let Some(message) = expect
+                    .error_message
+                    .as_ref()
+                    .filter(|message| **message != error.message)
+                {
+                    self.record(
+                        clauses,
+                        format!(
+                            "expected error \"{message}\", got \"{}\" (code {})",
+                            error.message, error.code
+                        ),
+                    );
+                } else if expect.error_code.is_none() {
+                    self.notes.push(format!(
+                        "rejected with {} {} (SPEC.md gives no code)",
+                        error.code, error.message
+                    ));
+                }
+            }
+            _ => {}
+        }
+        if let Some(status) = received.status {
+            if let Some(expected) = expect.http_status.filter(|expected| *expected != status) {
+                self.record(
+                    clauses,
+                    format!("expected HTTP status {expected}, got {status}"),
+                );
+            } else if has_result && error.is_none() && status != 200 {
+                self.record(
+                    &["http.status.success".to_owned()],
+                    format!("a successful call was answered with HTTP status {status}, not 200"),
+                );
+            }
+        }
+        if expect.outcome == Outcome::Result && has_result && !expect.no_schema {
+            let method = step.call.clone().unwrap_or_default();
+            let schema = expect
+                .schema
+                .clone()
+                .or_else(|| self.shared.schemas.for_method(&method));
+            if let Some(schema) = schema
+                && let Some(violations) = self.shared.schemas.validate(&schema, &response["result"])
+            {
+                for violation in violations.iter().take(5) {
+                    self.record(
+                        clauses,
+                        format!("result does not match {schema}: {violation}"),
+                    );
+                }
+            }
+        }
+        for matcher in &expect.matchers {
+            let resolved = self.resolve_matcher(matcher)?;
+            let matcher_clauses = matcher.clauses.clone().unwrap_or_else(|| clauses.to_vec());
+            for mismatch in resolved.check(&response) {
+                self.record(&matcher_clauses, mismatch);
+            }
+        }
+        Ok(response)
+    }
+
+    fn resolve_matcher(
+        &self,
+        matcher: &crate::check::Matcher,
+    ) -> Result<crate::check::Matcher, Stop> {
+        let mut resolved = matcher.clone();
+        let resolve = |value: &Option<Value>| {
+            value
+                .as_ref()
+                .map(|value| template::resolve(value, self))
+                .transpose()
+        };
+        resolved.equals = resolve(&matcher.equals).map_err(Stop::Error)?;
+        resolved.not_equals = resolve(&matcher.not_equals).map_err(Stop::Error)?;
+        if let Some(options) = &matcher.one_of {
+            resolved.one_of = Some(
+                options
+                    .iter()
+                    .map(|value| template::resolve(value, self))
+                    .collect::<Result<_, _>>()
+                    .map_err(Stop::Error)?,
+            );
+        }
+        if let Some(needle) = &matcher.contains {
+            resolved.contains = Some(template::resolve_string(needle, self).map_err(Stop::Error)?);
+        }
+        Ok(resolved)
+    }
+
+    fn capture(&mut self, step: &Step, response: &Value, clauses: &[String]) -> Result<(), Stop> {
+        for (name, path) in &step.capture {
+            let found = crate::check::lookup(response, path);
+            match found.first() {
+                Some((_, Some(value))) => {
+                    self.captures.insert(name.clone(), (*value).clone());
+                }
+                _ => {
+                    self.record(clauses, format!("cannot capture {name}: {path} is absent"));
+                    return Err(Stop::Failed);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn reason_of(error: &jsonrpc::ErrorObject) -> String {
+    match error
+        .data
+        .as_ref()
+        .and_then(|data| data.get("reason"))
+        .and_then(Value::as_str)
+    {
+        Some(reason) => format!(" ({reason})"),
+        None => String::new(),
+    }
+}

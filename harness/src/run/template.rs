@@ -1,0 +1,154 @@
+//! Template resolution in case-file values: `{{name}}`, `{{name + 1}}`, `{{name - 61000}}`.
+//!
+//! A string that is exactly one template becomes the referenced value with its JSON type
+//! (so `"{{fixtures.subaccount_id}}"` is an integer); templates inside longer strings are
+//! interpolated as text. Names: captures of earlier steps, `fixtures.<name>`,
+//! `account.<role>.client_id`, `limits.<name>`, `now_ms`, and `nonce` (fresh each time).
+
+use serde_json::{Map, Value};
+
+/// Looks a template name up; `None` when it has no value.
+pub(crate) trait Scope {
+    fn value_of(&self, name: &str) -> Option<Value>;
+}
+
+/// Resolves every template in a JSON value.
+pub(crate) fn resolve(value: &Value, scope: &dyn Scope) -> Result<Value, String> {
+    Ok(match value {
+        Value::String(text) => resolve_text(text, scope)?,
+        Value::Array(items) => Value::Array(
+            items
+                .iter()
+                .map(|item| resolve(item, scope))
+                .collect::<Result<_, _>>()?,
+        ),
+        Value::Object(object) => Value::Object(resolve_map(object, scope)?),
+        other => other.clone(),
+    })
+}
+
+/// Resolves every template in a parameter map.
+pub(crate) fn resolve_map(
+    object: &Map<String, Value>,
+    scope: &dyn Scope,
+) -> Result<Map<String, Value>, String> {
+    object
+        .iter()
+        .map(|(key, value)| Ok((key.clone(), resolve(value, scope)?)))
+        .collect()
+}
+
+/// Resolves a string to a text (templates interpolated).
+pub(crate) fn resolve_string(text: &str, scope: &dyn Scope) -> Result<String, String> {
+    match resolve_text(text, scope)? {
+        Value::String(text) => Ok(text),
+        other => Ok(other.to_string()),
+    }
+}
+
+fn resolve_text(text: &str, scope: &dyn Scope) -> Result<Value, String> {
+    let trimmed = text.trim();
+    if let Some(inner) = trimmed
+        .strip_prefix("{{")
+        .and_then(|rest| rest.strip_suffix("}}"))
+        && !inner.contains("{{")
+    {
+        return evaluate(inner.trim(), scope);
+    }
+    if !text.contains("{{") {
+        return Ok(Value::String(text.to_owned()));
+    }
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("{{") {
+        out.push_str(&rest[..start]);
+        let Some(end) = rest[start..].find("}}") else {
+            return Err(format!("unclosed template in \"{text}\""));
+        };
+        let value = evaluate(rest[start + 2..start + end].trim(), scope)?;
+        match value {
+            Value::String(inner) => out.push_str(&inner),
+            other => out.push_str(&other.to_string()),
+        }
+        rest = &rest[start + end + 2..];
+    }
+    out.push_str(rest);
+    Ok(Value::String(out))
+}
+
+fn evaluate(expression: &str, scope: &dyn Scope) -> Result<Value, String> {
+    let (name, offset) = match expression.split_once(['+', '-']) {
+        Some((name, amount)) => {
+            let amount: i64 = amount
+                .trim()
+                .parse()
+                .map_err(|_| format!("\"{expression}\" is not name + integer"))?;
+            let negative = expression[name.len()..].starts_with('-');
+            (name.trim(), Some(if negative { -amount } else { amount }))
+        }
+        None => (expression, None),
+    };
+    let value = scope
+        .value_of(name)
+        .ok_or_else(|| format!("template {{{{{name}}}}} has no value"))?;
+    match offset {
+        None => Ok(value),
+        Some(offset) => {
+            let base = value
+                .as_i64()
+                .ok_or_else(|| format!("template {{{{{name}}}}} is {value}, not an integer"))?;
+            Ok(Value::from(base.saturating_add(offset)))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    struct Fixed;
+    impl Scope for Fixed {
+        fn value_of(&self, name: &str) -> Option<Value> {
+            match name {
+                "fixtures.subaccount_id" => Some(json!(7)),
+                "now_ms" => Some(json!(1000)),
+                "token" => Some(json!("abc")),
+                _ => None,
+            }
+        }
+    }
+
+    #[test]
+    fn whole_template_keeps_type() {
+        assert_eq!(
+            resolve(&json!("{{fixtures.subaccount_id}}"), &Fixed).unwrap(),
+            json!(7)
+        );
+    }
+
+    #[test]
+    fn arithmetic() {
+        assert_eq!(
+            resolve(&json!("{{now_ms - 61000}}"), &Fixed).unwrap(),
+            json!(-60000)
+        );
+        assert_eq!(
+            resolve(&json!("{{ now_ms + 1 }}"), &Fixed).unwrap(),
+            json!(1001)
+        );
+    }
+
+    #[test]
+    fn interpolation_and_missing() {
+        assert_eq!(
+            resolve(&json!("Bearer {{token}}!"), &Fixed).unwrap(),
+            json!("Bearer abc!")
+        );
+        assert_eq!(
+            resolve(&json!("{{nope}}"), &Fixed).unwrap_err(),
+            "template {{nope}} has no value"
+        );
+    }
+}

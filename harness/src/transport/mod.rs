@@ -1,0 +1,186 @@
+//! Client transports that speak the [`crate::jsonrpc`] types to a target: HTTP GET with a
+//! query string or a JSON-RPC body (reqwest), JSON-RPC over WebSocket (tokio-tungstenite),
+//! and the Direct Access REST call.
+//!
+//! Every call is bounded: a per-request timeout, a cap on the response size, and on
+//! WebSocket a cap on how many unrelated frames (pings, notifications) are skipped while
+//! waiting for the answer. Each call returns an [`Exchange`]: what was sent and what came
+//! back, the raw material of verdicts and reports.
+
+mod http;
+mod ws;
+
+pub use http::HttpClient;
+pub use ws::WsSession;
+
+use std::fmt;
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::case::TransportKind;
+
+/// Limits every call obeys.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// How long one request may take, connecting included.
+    pub request_timeout: Duration,
+    /// The largest response body or message accepted.
+    pub max_response_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            request_timeout: Duration::from_secs(5),
+            max_response_bytes: 8 * 1024 * 1024,
+        }
+    }
+}
+
+/// What to send.
+#[derive(Clone, Debug, Default)]
+pub struct Outgoing {
+    /// The method, e.g. `public/auth`.
+    pub method: String,
+    /// The parameters.
+    pub params: Map<String, Value>,
+    /// A raw body or text frame sent instead of a built request.
+    pub raw: Option<String>,
+    /// The `Authorization` header (HTTP only).
+    pub authorization: Option<Authorization>,
+}
+
+/// An `Authorization` header to send.
+#[derive(Clone, Debug)]
+pub enum Authorization {
+    /// A header value used as is (`Bearer ...`, `Basic ...`).
+    Value(String),
+    /// A signed header, computed over the request actually sent.
+    Signed(SignedPlan),
+}
+
+/// What a signed `Authorization` header is made of.
+#[derive(Clone, Debug)]
+pub struct SignedPlan {
+    /// Scheme name.
+    pub scheme: String,
+    /// Client id.
+    pub client_id: String,
+    /// Secret used for the HMAC.
+    pub secret: String,
+    /// `ts`.
+    pub timestamp: u64,
+    /// `nonce`.
+    pub nonce: String,
+    /// Sign this URI instead of the one sent.
+    pub sign_uri: Option<String>,
+    /// Send the signature in upper-case hex.
+    pub uppercase_hex: bool,
+}
+
+/// A request as it went on the wire.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct SentRequest {
+    /// `GET`, or `WS` for a WebSocket frame.
+    pub method: String,
+    /// The full URL.
+    pub url: String,
+    /// Headers the harness set.
+    pub headers: Vec<(String, String)>,
+    /// The body or frame, if any.
+    pub body: Option<String>,
+    /// The JSON-RPC id sent, if the request had one.
+    pub id: Option<u64>,
+}
+
+/// An answer as it came off the wire.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Received {
+    /// HTTP status (none on WebSocket).
+    pub status: Option<u16>,
+    /// The body or frame as text (invalid UTF-8 replaced).
+    pub body: String,
+    /// The body parsed as JSON, when it is JSON.
+    #[serde(skip)]
+    pub json: Option<Value>,
+}
+
+/// One request and its answer, or what went wrong instead.
+#[derive(Clone, Debug, Serialize)]
+pub struct Exchange {
+    /// The transport used.
+    pub transport: TransportKind,
+    /// What was sent.
+    pub request: SentRequest,
+    /// What came back.
+    pub response: Option<Received>,
+    /// Why there is no answer.
+    pub failure: Option<TransportError>,
+    /// Milliseconds from sending to the answer.
+    pub elapsed_ms: f64,
+}
+
+/// Why a call produced no answer.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TransportError {
+    /// The kind of failure.
+    pub kind: TransportErrorKind,
+    /// What happened.
+    pub message: String,
+}
+
+/// Kinds of transport failure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TransportErrorKind {
+    /// The target could not be reached at all: a harness error, not a verdict.
+    Connect,
+    /// No answer within the request timeout.
+    Timeout,
+    /// The connection closed before an answer.
+    Closed,
+    /// The answer exceeded the size cap.
+    TooLarge,
+    /// The harness could not build the request (e.g. a bad URL).
+    Request,
+}
+
+impl TransportError {
+    pub(crate) fn new(kind: TransportErrorKind, message: impl Into<String>) -> TransportError {
+        TransportError {
+            kind,
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for TransportError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for TransportError {}
+
+impl Received {
+    pub(crate) fn from_bytes(status: Option<u16>, bytes: &[u8]) -> Received {
+        Received {
+            status,
+            body: String::from_utf8_lossy(bytes).into_owned(),
+            json: serde_json::from_slice(bytes).ok(),
+        }
+    }
+}
+
+/// A query-string value for a JSON parameter value.
+pub fn query_value(value: &Value) -> Option<String> {
+    match value {
+        Value::Null => None,
+        Value::String(text) => Some(text.clone()),
+        Value::Bool(flag) => Some(flag.to_string()),
+        Value::Number(number) => Some(number.to_string()),
+        other => Some(other.to_string()),
+    }
+}

@@ -1,0 +1,180 @@
+//! WebSocket transport: one connection per session, one request in flight at a time from
+//! the runner's side.
+//!
+//! While waiting for an answer the session skips frames that are not answers: pings
+//! (tungstenite answers them), and notifications (a `method` and no `id`, which SPEC.md
+//! section 6 says a server pushes after a subscription). A frame that looks like an answer
+//! but carries another id is taken as the answer, so the envelope check reports the wrong
+//! id instead of the run waiting for a timeout. Skipped frames are capped in number.
+
+use std::time::{Duration, Instant};
+
+use futures_util::{SinkExt, StreamExt};
+use serde_json::Value;
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+
+use super::{
+    Exchange, Limits, Outgoing, Received, SentRequest, TransportError, TransportErrorKind,
+};
+use crate::case::TransportKind;
+use crate::jsonrpc::Request;
+
+/// How many non-answer frames a call skips before giving up.
+const MAX_SKIPPED_FRAMES: usize = 10_000;
+
+/// One WebSocket connection.
+#[derive(Debug)]
+pub struct WsSession {
+    url: String,
+    stream: WebSocketStream<MaybeTlsStream<TcpStream>>,
+    limits: Limits,
+    /// Notifications seen while waiting for answers.
+    pub notifications: usize,
+}
+
+impl WsSession {
+    /// Connects, within the request timeout.
+    pub async fn connect(url: &str, limits: Limits) -> Result<WsSession, TransportError> {
+        let config = WebSocketConfig::default()
+            .max_message_size(Some(limits.max_response_bytes))
+            .max_frame_size(Some(limits.max_response_bytes));
+        let connecting = tokio_tungstenite::connect_async_with_config(url, Some(config), true);
+        match tokio::time::timeout(limits.request_timeout, connecting).await {
+            Ok(Ok((stream, _))) => Ok(WsSession {
+                url: url.to_owned(),
+                stream,
+                limits,
+                notifications: 0,
+            }),
+            Ok(Err(error)) => Err(TransportError::new(
+                TransportErrorKind::Connect,
+                format!("failed to connect to {url}: {error}"),
+            )),
+            Err(_) => Err(TransportError::new(
+                TransportErrorKind::Connect,
+                format!("failed to connect to {url}: no handshake within the timeout"),
+            )),
+        }
+    }
+
+    /// Sends one request (or raw frame) and waits for its answer.
+    pub async fn call(&mut self, id: u64, outgoing: &Outgoing) -> Exchange {
+        let text = outgoing.raw.clone().unwrap_or_else(|| {
+            Request::new(id, &outgoing.method, outgoing.params.clone())
+                .to_value()
+                .to_string()
+        });
+        let request = SentRequest {
+            method: "WS".to_owned(),
+            url: self.url.clone(),
+            headers: Vec::new(),
+            body: Some(text.clone()),
+            id: outgoing.raw.is_none().then_some(id),
+        };
+        let started = Instant::now();
+        let deadline = started + self.limits.request_timeout;
+        let outcome =
+            match tokio::time::timeout_at(deadline.into(), self.stream.send(Message::text(text)))
+                .await
+            {
+                Ok(Ok(())) => self.answer(deadline).await,
+                Ok(Err(error)) => Err(TransportError::new(
+                    TransportErrorKind::Closed,
+                    format!("failed to send on {}: {error}", self.url),
+                )),
+                Err(_) => Err(TransportError::new(
+                    TransportErrorKind::Timeout,
+                    format!("sending on {} timed out", self.url),
+                )),
+            };
+        let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
+        match outcome {
+            Ok(received) => Exchange {
+                transport: TransportKind::Ws,
+                request,
+                response: Some(received),
+                failure: None,
+                elapsed_ms,
+            },
+            Err(failure) => Exchange {
+                transport: TransportKind::Ws,
+                request,
+                response: None,
+                failure: Some(failure),
+                elapsed_ms,
+            },
+        }
+    }
+
+    async fn answer(&mut self, deadline: Instant) -> Result<Received, TransportError> {
+        for _ in 0..MAX_SKIPPED_FRAMES {
+            let frame = match tokio::time::timeout_at(deadline.into(), self.stream.next()).await {
+                Err(_) => {
+                    return Err(TransportError::new(
+                        TransportErrorKind::Timeout,
+                        format!(
+                            "no answer on {} within {:?}",
+                            self.url, self.limits.request_timeout
+                        ),
+                    ));
+                }
+                Ok(None) => {
+                    return Err(TransportError::new(
+                        TransportErrorKind::Closed,
+                        format!("{} closed the connection before answering", self.url),
+                    ));
+                }
+                Ok(Some(Err(error))) => {
+                    let kind =
+                        if matches!(error, tokio_tungstenite::tungstenite::Error::Capacity(_)) {
+                            TransportErrorKind::TooLarge
+                        } else {
+                            TransportErrorKind::Closed
+                        };
+                    return Err(TransportError::new(kind, format!("{}: {error}", self.url)));
+                }
+                Ok(Some(Ok(frame))) => frame,
+            };
+            let bytes = match frame {
+                Message::Text(text) => text.as_bytes().to_vec(),
+                Message::Binary(bytes) => bytes.to_vec(),
+                Message::Close(_) => {
+                    return Err(TransportError::new(
+                        TransportErrorKind::Closed,
+                        format!("{} sent close before answering", self.url),
+                    ));
+                }
+                Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => continue,
+            };
+            let received = Received::from_bytes(None, &bytes);
+            if received.json.as_ref().is_some_and(is_notification) {
+                self.notifications += 1;
+                continue;
+            }
+            return Ok(received);
+        }
+        Err(TransportError::new(
+            TransportErrorKind::Timeout,
+            format!(
+                "{} sent {MAX_SKIPPED_FRAMES} frames without an answer",
+                self.url
+            ),
+        ))
+    }
+
+    /// Closes the connection politely (bounded by the request timeout).
+    pub async fn close(mut self) {
+        let _ = tokio::time::timeout(Duration::from_millis(500), self.stream.close(None)).await;
+    }
+}
+
+/// A server-pushed notification: a `method`, and no `id`, `result` or `error`.
+fn is_notification(value: &Value) -> bool {
+    value.get("method").is_some()
+        && value.get("id").is_none()
+        && value.get("result").is_none()
+        && value.get("error").is_none()
+}
