@@ -526,6 +526,16 @@ impl Execution<'_> {
     pub(crate) async fn send(&mut self, outgoing: &Outgoing) -> Result<Exchange, Stop> {
         let id = self.next_id;
         self.next_id += 1;
+        // Secrets the request carries (signatures, client secrets, tokens, header values)
+        // are registered before anything can be written.
+        self.shared
+            .redactor
+            .learn(&Value::Object(outgoing.params.clone()));
+        if let Some(Authorization::Value(value)) = &outgoing.authorization
+            && let Some((_, credential)) = value.split_once(' ')
+        {
+            self.shared.redactor.add(credential.trim());
+        }
         let target = &self.shared.target;
         let exchange = match self.transport {
             TransportKind::HttpQuery | TransportKind::HttpBody => {
@@ -564,6 +574,13 @@ impl Execution<'_> {
             .and_then(|received| received.json.as_ref())
         {
             self.shared.redactor.learn(json);
+        }
+        for (name, value) in &exchange.request.headers {
+            if name == "Authorization"
+                && let Some((_, credential)) = value.split_once(' ')
+            {
+                self.shared.redactor.add(credential.trim());
+            }
         }
         let failure = exchange.failure.clone();
         self.exchanges.push(exchange.clone());

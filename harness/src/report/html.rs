@@ -1,0 +1,195 @@
+//! `report.html`: one self-contained page (inline CSS, no scripts, no external assets):
+//! the summary, a matrix of clauses by transport coloured by verdict, and each result that
+//! is not a pass with its clause, exchange and reproduction command.
+
+use std::fmt::Write;
+
+use super::{Context, Summary, failures_first, reproduction};
+use crate::case::TransportKind;
+use crate::check::Verdict;
+
+const STYLE: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse;margin:1em 0}\
+td,th{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top}th{background:#f4f4f4}\
+.pass{background:#c8efc8}.fail{background:#f6b8b8}.warn{background:#fbe3a6}.info{background:#cfe3fb}.skip{background:#eee}\
+.error{background:#e3b8f6}pre{background:#f7f7f7;padding:8px;overflow-x:auto;white-space:pre-wrap;word-break:break-all}\
+.figure{display:inline-block;margin-right:1.5em;font-size:1.3em}";
+
+/// Escapes text for HTML.
+pub fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\'', "&#39;")
+}
+
+/// Renders `report.html`.
+pub fn render_html(context: &Context<'_>, summary: &Summary) -> String {
+    let report = context.report;
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Conformance report: {}</title><style>{STYLE}</style></head><body>",
+        escape(&report.target)
+    );
+    let _ = write!(
+        out,
+        "<h1>Conformance report: {}</h1>",
+        escape(&report.target)
+    );
+    let _ = write!(
+        out,
+        "<p>SPEC.md interface 2.1.1 &middot; harness {} &middot; {:.2} s</p>",
+        env!("CARGO_PKG_VERSION"),
+        report.duration.as_secs_f64()
+    );
+    let _ = write!(out, "<section id=\"summary\">");
+    for verdict in Verdict::ALL {
+        let _ = write!(
+            out,
+            "<span class=\"figure {0}\" data-verdict=\"{0}\">{0}: <b>{1}</b></span>",
+            verdict.as_str(),
+            summary.count(verdict)
+        );
+    }
+    let _ = write!(
+        out,
+        "<p id=\"coverage\">Coverage: <b>{}</b> of <b>{}</b> server <code>must</code> clauses checked.</p></section>",
+        summary.must_covered, summary.must_total
+    );
+    if let Some(extra) = &context.extra_html {
+        out.push_str(extra);
+    }
+    let _ = write!(
+        out,
+        "<h2>Clauses by transport</h2><table id=\"matrix\"><tr><th>clause</th><th>section</th><th>statement</th>"
+    );
+    for transport in TransportKind::ALL {
+        let _ = write!(out, "<th>{transport}</th>");
+    }
+    out.push_str("</tr>");
+    for clause in context.catalog.iter() {
+        let Some(row) = summary.matrix.get(&clause.id) else {
+            continue;
+        };
+        let _ = write!(
+            out,
+            "<tr class=\"clause\" data-clause=\"{0}\"><td><code>{0}</code></td><td>{1}</td><td>{2}</td>",
+            escape(&clause.id),
+            escape(&clause.section),
+            escape(&clause.text)
+        );
+        for transport in TransportKind::ALL {
+            match row.get(&transport) {
+                Some(verdict) => {
+                    let _ = write!(out, "<td class=\"{0}\">{0}</td>", verdict.as_str());
+                }
+                None => out.push_str("<td></td>"),
+            }
+        }
+        out.push_str("</tr>");
+    }
+    out.push_str("</table>");
+    if !summary.uncovered.is_empty() {
+        let _ = write!(
+            out,
+            "<p>Not checked by any executed case: {}</p>",
+            escape(&summary.uncovered.join(", "))
+        );
+    }
+    out.push_str("<h2>Results other than pass</h2>");
+    let mut any = false;
+    for result in failures_first(report)
+        .into_iter()
+        .filter(|result| result.verdict != Verdict::Pass)
+    {
+        any = true;
+        let _ = write!(
+            out,
+            "<details class=\"result {0}\"{1}><summary><b>{2}</b> <code>{3}</code> [{4}] &mdash; {5}</summary>",
+            result.verdict.as_str(),
+            if result.verdict == Verdict::Fail {
+                " open"
+            } else {
+                ""
+            },
+            result.verdict.as_str().to_uppercase(),
+            escape(&result.case),
+            result.transport,
+            escape(&report.redactor.text(&result.message))
+        );
+        let _ = write!(
+            out,
+            "<p>{}<br>Clauses: <code>{}</code></p>",
+            escape(&result.title),
+            escape(&result.clauses.join(", "))
+        );
+        if !result.findings.is_empty() {
+            out.push_str("<ul>");
+            for finding in &result.findings {
+                let _ = write!(
+                    out,
+                    "<li>{} [{}]: {}</li>",
+                    finding.verdict,
+                    escape(&finding.clauses.join(", ")),
+                    escape(&report.redactor.text(&finding.message))
+                );
+            }
+            out.push_str("</ul>");
+        }
+        if let Some(exchange) = result.exchanges.last() {
+            let request = report.redactor.text(&format!(
+                "{} {}\n{}{}",
+                exchange.request.method,
+                exchange.request.url,
+                exchange
+                    .request
+                    .headers
+                    .iter()
+                    .map(|(name, value)| format!("{name}: {value}\n"))
+                    .collect::<String>(),
+                exchange.request.body.clone().unwrap_or_default()
+            ));
+            let response = match (&exchange.response, &exchange.failure) {
+                (Some(received), _) => {
+                    let status = received
+                        .status
+                        .map(|status| format!("HTTP {status}\n"))
+                        .unwrap_or_default();
+                    let body = received.json.as_ref().map_or_else(
+                        || received.body.chars().take(4096).collect(),
+                        |json| {
+                            serde_json::to_string_pretty(&report.redactor.json(json))
+                                .unwrap_or_default()
+                        },
+                    );
+                    format!("{status}{body}")
+                }
+                (None, Some(failure)) => failure.message.clone(),
+                (None, None) => String::new(),
+            };
+            let _ = write!(
+                out,
+                "<p>Request</p><pre>{}</pre><p>Response</p><pre>{}</pre>",
+                escape(&request),
+                escape(&report.redactor.text(&response))
+            );
+        }
+        if matches!(
+            result.verdict,
+            Verdict::Fail | Verdict::Warn | Verdict::Error
+        ) {
+            let _ = write!(
+                out,
+                "<p>Reproduce</p><pre>{}</pre>",
+                escape(&reproduction(context, result).join("\n"))
+            );
+        }
+        out.push_str("</details>");
+    }
+    if !any {
+        out.push_str("<p>Every executed case passed.</p>");
+    }
+    out.push_str("</body></html>\n");
+    report.redactor.text(&out)
+}

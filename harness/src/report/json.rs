@@ -1,0 +1,65 @@
+//! `report.json`: the machine-readable result, redacted.
+
+use serde_json::{Value, json};
+
+use super::{Context, Summary, reproduction};
+use crate::check::Verdict;
+
+/// Renders `report.json`.
+pub fn render_json(context: &Context<'_>, summary: &Summary) -> String {
+    let redactor = &context.report.redactor;
+    let results: Vec<Value> = context
+        .report
+        .results
+        .iter()
+        .map(|result| {
+            let exchanges: Vec<Value> = result
+                .exchanges
+                .iter()
+                .map(|exchange| redactor.json(&serde_json::to_value(exchange).unwrap_or(Value::Null)))
+                .collect();
+            let mut entry = json!({
+                "case": result.case,
+                "title": result.title,
+                "path": result.path,
+                "transport": result.transport,
+                "verdict": result.verdict,
+                "clauses": result.clauses,
+                "message": redactor.text(&result.message),
+                "findings": redactor.json(&serde_json::to_value(&result.findings).unwrap_or(Value::Null)),
+                "notes": result.notes.iter().map(|note| redactor.text(note)).collect::<Vec<_>>(),
+                "duration_ms": (result.duration_ms * 1000.0).round() / 1000.0,
+                "exchanges": exchanges,
+            });
+            if matches!(result.verdict, Verdict::Fail | Verdict::Warn | Verdict::Error) {
+                entry["reproduce"] = json!(reproduction(context, result));
+            }
+            entry
+        })
+        .collect();
+    let summary_counts: serde_json::Map<String, Value> = Verdict::ALL
+        .iter()
+        .map(|verdict| {
+            (
+                verdict.as_str().to_owned(),
+                Value::from(summary.count(*verdict)),
+            )
+        })
+        .collect();
+    let report = json!({
+        "target": context.report.target,
+        "harness_version": env!("CARGO_PKG_VERSION"),
+        "spec_version": "2.1.1",
+        "duration_ms": (context.report.duration.as_secs_f64() * 1000.0).round(),
+        "summary": summary_counts,
+        "results": results,
+        "coverage": {
+            "must_total": summary.must_total,
+            "must_covered": summary.must_covered,
+            "uncovered": summary.uncovered,
+        },
+    });
+    let mut text = serde_json::to_string_pretty(&report).unwrap_or_default();
+    text.push('\n');
+    redactor.text(&text)
+}

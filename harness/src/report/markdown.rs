@@ -1,0 +1,84 @@
+//! `report.md`: the summary, then failures first with their findings and reproduction.
+
+use std::fmt::Write;
+
+use super::{Context, Summary, failures_first, reproduction};
+use crate::check::Verdict;
+
+/// Renders `report.md`.
+pub fn render_markdown(context: &Context<'_>, summary: &Summary) -> String {
+    let report = context.report;
+    let mut out = String::new();
+    let _ = writeln!(out, "# Conformance report: {}\n", report.target);
+    let _ = writeln!(
+        out,
+        "SPEC.md interface 2.1.1, harness {}, {:.2} s.\n",
+        env!("CARGO_PKG_VERSION"),
+        report.duration.as_secs_f64()
+    );
+    let _ = writeln!(
+        out,
+        "| pass | fail | warn | info | skip | error |\n|---|---|---|---|---|---|"
+    );
+    let _ = writeln!(
+        out,
+        "| {} | {} | {} | {} | {} | {} |\n",
+        summary.count(Verdict::Pass),
+        summary.count(Verdict::Fail),
+        summary.count(Verdict::Warn),
+        summary.count(Verdict::Info),
+        summary.count(Verdict::Skip),
+        summary.count(Verdict::Error)
+    );
+    let _ = writeln!(
+        out,
+        "Coverage: {} of {} server `must` clauses checked.",
+        summary.must_covered, summary.must_total
+    );
+    if !summary.uncovered.is_empty() {
+        let _ = writeln!(out, "Not checked: {}.", summary.uncovered.join(", "));
+    }
+    let noteworthy: Vec<_> = failures_first(report)
+        .into_iter()
+        .filter(|result| result.verdict != Verdict::Pass)
+        .collect();
+    if !noteworthy.is_empty() {
+        let _ = writeln!(out, "\n## Results other than pass\n");
+    }
+    for result in noteworthy {
+        let _ = writeln!(
+            out,
+            "### {} `{}` [{}]\n",
+            result.verdict.as_str().to_uppercase(),
+            result.case,
+            result.transport
+        );
+        let _ = writeln!(
+            out,
+            "{}  \nClauses: {}  \n{}\n",
+            result.title,
+            result.clauses.join(", "),
+            result.message
+        );
+        for finding in result.findings.iter().skip(1) {
+            let _ = writeln!(
+                out,
+                "- {} [{}]: {}",
+                finding.verdict,
+                finding.clauses.join(", "),
+                finding.message
+            );
+        }
+        if matches!(
+            result.verdict,
+            Verdict::Fail | Verdict::Warn | Verdict::Error
+        ) {
+            let _ = writeln!(
+                out,
+                "\n```sh\n{}\n```\n",
+                reproduction(context, result).join("\n")
+            );
+        }
+    }
+    report.redactor.text(&out)
+}

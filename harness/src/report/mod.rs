@@ -1,0 +1,151 @@
+//! Reports of a run: `report.json` (machine-readable), `junit.xml` (CI), `report.md`
+//! (failures first) and `report.html` (one self-contained page), plus the terminal
+//! summary. Every writer consumes the same [`Summary`] and redacts through the run's
+//! [`crate::check::Redactor`], so no format can show a secret another one hides.
+
+mod html;
+mod json;
+mod junit;
+mod markdown;
+mod repro;
+
+pub use html::{escape, render_html};
+pub use json::render_json;
+pub use junit::render_junit;
+pub use markdown::render_markdown;
+pub use repro::{reproduction, shell_quote, wire_command};
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use crate::case::TransportKind;
+use crate::check::{Catalog, Level, Side, Verdict};
+use crate::run::{CaseResult, RunReport};
+
+/// Counts and coverage of a run, computed once for every format.
+#[derive(Clone, Debug)]
+pub struct Summary {
+    /// Results per verdict.
+    pub counts: BTreeMap<Verdict, usize>,
+    /// Server-side `must` clauses in the catalog.
+    pub must_total: usize,
+    /// Those checked by at least one executed case.
+    pub must_covered: usize,
+    /// Those not checked, in catalog order.
+    pub uncovered: Vec<String>,
+    /// Verdict per (clause, transport): the worst of the results that check the clause.
+    pub matrix: BTreeMap<String, BTreeMap<TransportKind, Verdict>>,
+}
+
+/// What a report needs besides the results.
+#[derive(Clone, Debug)]
+pub struct Context<'a> {
+    /// The run.
+    pub report: &'a RunReport,
+    /// The catalog.
+    pub catalog: &'a Catalog,
+    /// The command to rerun one case, e.g. `harness run --target t.toml`.
+    pub rerun: String,
+    /// Extra HTML section (the fault matrix of `harness selftest`), already escaped.
+    pub extra_html: Option<String>,
+}
+
+impl Summary {
+    /// Summarizes a run against the catalog.
+    pub fn new(report: &RunReport, catalog: &Catalog) -> Summary {
+        let mut counts: BTreeMap<Verdict, usize> =
+            Verdict::ALL.iter().map(|verdict| (*verdict, 0)).collect();
+        let mut matrix: BTreeMap<String, BTreeMap<TransportKind, Verdict>> = BTreeMap::new();
+        let mut covered = BTreeSet::new();
+        for result in &report.results {
+            *counts.entry(result.verdict).or_default() += 1;
+            let executed = !matches!(result.verdict, Verdict::Skip | Verdict::Error);
+            for clause in case_clauses(result) {
+                if executed {
+                    covered.insert(clause.clone());
+                }
+                let cell = matrix
+                    .entry(clause.clone())
+                    .or_default()
+                    .entry(result.transport)
+                    .or_insert(result.verdict);
+                *cell = worst(*cell, result.verdict);
+            }
+        }
+        let must: Vec<&str> = catalog
+            .iter()
+            .filter(|clause| clause.level == Level::Must && clause.side == Side::Server)
+            .map(|clause| clause.id.as_str())
+            .collect();
+        let uncovered: Vec<String> = must
+            .iter()
+            .filter(|id| !covered.contains(**id))
+            .map(|id| (*id).to_owned())
+            .collect();
+        Summary {
+            counts,
+            must_total: must.len(),
+            must_covered: must.len() - uncovered.len(),
+            uncovered,
+            matrix,
+        }
+    }
+
+    /// Results with this verdict.
+    pub fn count(&self, verdict: Verdict) -> usize {
+        self.counts.get(&verdict).copied().unwrap_or(0)
+    }
+}
+
+/// Skip and error are less telling than a pass, a pass less than a failure.
+fn worst(a: Verdict, b: Verdict) -> Verdict {
+    let rank = |verdict: Verdict| match verdict {
+        Verdict::Skip => 0,
+        Verdict::Pass => 1,
+        Verdict::Info => 2,
+        Verdict::Warn => 3,
+        Verdict::Error => 4,
+        Verdict::Fail => 5,
+    };
+    if rank(a) >= rank(b) { a } else { b }
+}
+
+/// The clauses a result speaks for: its failing clauses and every clause of its case.
+fn case_clauses(result: &CaseResult) -> BTreeSet<&String> {
+    let mut clauses: BTreeSet<&String> = result.clauses.iter().collect();
+    clauses.extend(result.findings.iter().flat_map(|finding| &finding.clauses));
+    clauses
+}
+
+/// Writes the four report files into `dir` and returns their paths.
+pub fn write_all(dir: &Path, context: &Context<'_>) -> std::io::Result<Vec<std::path::PathBuf>> {
+    std::fs::create_dir_all(dir)?;
+    let summary = Summary::new(context.report, context.catalog);
+    let files = [
+        ("report.json", render_json(context, &summary)),
+        ("junit.xml", render_junit(context, &summary)),
+        ("report.md", render_markdown(context, &summary)),
+        ("report.html", render_html(context, &summary)),
+    ];
+    let mut paths = Vec::new();
+    for (name, text) in files {
+        let path = dir.join(name);
+        std::fs::write(&path, text)?;
+        paths.push(path);
+    }
+    Ok(paths)
+}
+
+/// Results in report order: failures and errors first, then warnings, info, skips, passes.
+pub fn failures_first(report: &RunReport) -> Vec<&CaseResult> {
+    let mut results: Vec<&CaseResult> = report.results.iter().collect();
+    results.sort_by_key(|result| match result.verdict {
+        Verdict::Fail => 0,
+        Verdict::Error => 1,
+        Verdict::Warn => 2,
+        Verdict::Info => 3,
+        Verdict::Skip => 4,
+        Verdict::Pass => 5,
+    });
+    results
+}
