@@ -109,3 +109,12 @@ fn garbage_is_an_error_not_a_panic() {
         assert!(parse_case(Path::new("c.toml"), text, &catalog(), &schemas()).is_err());
     }
 }
+
+/// The committed corpus loads: every case file parses and names known clauses and schemas.
+#[test]
+fn committed_corpus_loads() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cases");
+    let catalog = Catalog::load(&root.join("clauses.toml")).unwrap();
+    let cases = discover(&root, &catalog, &schemas()).unwrap_or_else(|error| panic!("{error}"));
+    assert!(!cases.is_empty());
+}
