@@ -9,5 +9,6 @@ pub mod file_error;
 pub mod jsonrpc;
 pub mod report;
 pub mod run;
+pub mod serve;
 pub mod target;
 pub mod transport;

@@ -1,0 +1,235 @@
+//! Account management methods: `private/toggle_subaccount_login` (SPEC.md 4.5),
+//! `private/get_transaction_log` (4.8), `private/delete_member` (4.11) and the Direct
+//! Access `lock_portfolio` (4.13).
+//!
+//! The transaction log pages newest first (timestamp descending, then id descending). The
+//! continuation is the id of the first entry of the next page, found by looking one entry
+//! ahead, so a cursor is handed out only when a non-empty page follows; `null` marks the
+//! end. Because ids grow with timestamps, "entries at or below the cursor id" is exactly
+//! the rest of the walk, and no entry is skipped or repeated between pages.
+
+use serde_json::{Value, json};
+
+use super::ServerState;
+use super::call::Ctx;
+use super::fault::Fault;
+use super::ledger::LogEntry;
+use super::state::lock;
+use crate::auth::sign;
+use crate::jsonrpc::ErrorObject;
+
+/// Currencies of `private/get_transaction_log` (SPEC.md 4.8), a longer list than the
+/// other methods take.
+const TRANSACTION_LOG_CURRENCIES: &[&str] = &[
+    "BTC", "ETH", "STETH", "ETHW", "USDC", "USDT", "EURR", "SOL", "XRP", "USYC", "PAXG", "BNB",
+    "USDE",
+];
+
+/// `private/toggle_subaccount_login`.
+pub(crate) fn toggle_subaccount_login(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
+    ctx.require("account:read_write")?;
+    let sid = ctx.params.required_int("sid")?;
+    let login = ctx.params.required_str("state")?;
+    if !ctx.fault(Fault::ToggleStateAny) && login != "enable" && login != "disable" {
+        return Err(ErrorObject::invalid_params(
+            "state",
+            "must be one of enable, disable",
+        ));
+    }
+    let caller = ctx.caller_user()?;
+    // The second factor is checked before the subaccount: the refusal must not depend on
+    // whether the 2FA account happens to own the sid it was given.
+    if caller.two_factor && !ctx.fault(Fault::TwoFactorMissing) {
+        return Err(if ctx.fault(Fault::TwoFactorWrongCode) {
+            ErrorObject::unauthorized("second factor required")
+        } else {
+            ErrorObject::security_key_authorization_error()
+        });
+    }
+    let sid = u64::try_from(sid)
+        .ok()
+        .filter(|sid| ctx.state.is_subaccount_of(*sid, caller.user_id))
+        .ok_or_else(|| ErrorObject::invalid_params("sid", "not a subaccount of the caller"))?;
+    if login == "disable" {
+        lock(&ctx.state.disabled_logins).insert(sid);
+        if !ctx.fault(Fault::DisableKeepsSessions) {
+            lock(&ctx.state.tokens).revoke_user(sid);
+        }
+    } else {
+        lock(&ctx.state.disabled_logins).remove(&sid);
+    }
+    Ok(if ctx.fault(Fault::ToggleResultTrue) {
+        Value::Bool(true)
+    } else {
+        Value::String("ok".to_owned())
+    })
+}
+
+/// `private/delete_member`.
+pub(crate) fn delete_member(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
+    ctx.require("account:read_write")?;
+    if !ctx.fault(Fault::DeleteMemberNoMainaccount) {
+        ctx.require("mainaccount")?;
+    }
+    let member_id = ctx.params.required_int("member_id")?;
+    let zero_allowed = ctx.fault(Fault::MemberIdZero) && member_id == 0;
+    if member_id < 1 && !zero_allowed {
+        return Err(ErrorObject::invalid_params("member_id", "must be >= 1"));
+    }
+    // Members and Direct Access belong to the main account the caller is part of.
+    let owner_id = ctx.caller_user()?.main_id;
+    let direct_access = ctx
+        .state
+        .user(owner_id)
+        .is_some_and(|owner| owner.direct_access);
+    if !direct_access {
+        return Err(ErrorObject::bad_request(
+            "direct access trading is not enabled for the account",
+        ));
+    }
+    let mut members = lock(&ctx.state.members);
+    let position = members
+        .iter()
+        .position(|member| i64::try_from(member.member_id).ok() == Some(member_id));
+    match position {
+        Some(index) if !ctx.fault(Fault::DeleteMemberKept) => {
+            members.remove(index);
+        }
+        Some(_) => {}
+        None if zero_allowed => {}
+        None => return Err(ErrorObject::invalid_params("member_id", "unknown member")),
+    }
+    let remaining: Vec<Value> = members
+        .iter()
+        .map(|member| member.to_json(owner_id))
+        .collect();
+    let allowed = if ctx.fault(Fault::DeleteMemberFlagString) {
+        json!("true")
+    } else {
+        json!(true)
+    };
+    Ok(json!({ "members": remaining, "is_direct_access_allowed": allowed }))
+}
+
+/// `private/get_transaction_log`.
+pub(crate) fn get_transaction_log(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
+    ctx.require("account:read")?;
+    let params = &ctx.params;
+    let currency = params.one_of(
+        "currency",
+        TRANSACTION_LOG_CURRENCIES,
+        ctx.fault(Fault::TxlogCurrencyAny),
+    )?;
+    let min_count = if ctx.fault(Fault::TxlogCount0) { 0 } else { 1 };
+    let max_count = if ctx.fault(Fault::TxlogCount251) {
+        251
+    } else {
+        250
+    };
+    let default_count = if ctx.fault(Fault::TxlogDefault50) {
+        50
+    } else {
+        100
+    };
+    let mut count = params.count("count", min_count, max_count, default_count)?;
+    if count == 0 {
+        count = default_count;
+    }
+    let start = non_negative(params.int("start_timestamp"), "start_timestamp")?.unwrap_or(0);
+    let end = non_negative(params.int("end_timestamp"), "end_timestamp")?
+        .unwrap_or_else(|| ctx.state.now_ms());
+    let cursor = non_negative(params.int("continuation"), "continuation")?;
+    let caller = ctx.caller()?.user_id;
+    let user_id = match non_negative(params.int("subaccount_id"), "subaccount_id")? {
+        Some(_) if ctx.fault(Fault::TxlogSubaccountIgnored) => caller,
+        Some(sub) if ctx.state.is_subaccount_of(sub, caller) => sub,
+        Some(_) => {
+            return Err(ErrorObject::invalid_params(
+                "subaccount_id",
+                "not a subaccount of the caller",
+            ));
+        }
+        None => caller,
+    };
+    let matching = |entry: &&LogEntry| {
+        entry.user_id == user_id
+            && currency.is_none_or(|code| entry.currency == code)
+            && (start..=end).contains(&entry.timestamp)
+    };
+    let page_len =
+        usize::try_from(count).unwrap_or(1) + usize::from(ctx.fault(Fault::TxlogPageExceedsCount));
+    let log = &ctx.state.ledger.log;
+    let mut walk: Vec<&LogEntry> = log
+        .iter()
+        .rev()
+        .filter(|entry| cursor.is_none_or(|cursor| entry.id <= cursor))
+        .filter(matching)
+        .take(page_len + 1)
+        .collect();
+    let next = (walk.len() > page_len).then(|| walk[page_len].id);
+    walk.truncate(page_len);
+    let continuation = match next {
+        Some(_) if ctx.fault(Fault::TxlogPagesOverlap) => walk.last().map(|entry| entry.id),
+        Some(id) => Some(id),
+        None if ctx.fault(Fault::TxlogContinuationZero) => Some(0),
+        None if ctx.fault(Fault::TxlogEndless) => {
+            Some(log.iter().rev().find(matching).map_or(0, |entry| entry.id))
+        }
+        None => None,
+    };
+    let mut logs: Vec<Value> = walk.iter().map(|entry| entry.body.clone()).collect();
+    if ctx.fault(Fault::TxlogOutsideWindow)
+        && let Some(Value::Object(first)) = logs.first_mut()
+    {
+        first.insert("timestamp".to_owned(), json!(end.saturating_add(1)));
+    }
+    if ctx.fault(Fault::TxlogMissingBalance) {
+        for entry in &mut logs {
+            if let Value::Object(object) = entry {
+                object.remove("balance");
+            }
+        }
+    }
+    Ok(json!({ "logs": logs, "continuation": continuation }))
+}
+
+fn non_negative(value: Option<i64>, name: &str) -> Result<Option<u64>, ErrorObject> {
+    value
+        .map(|value| {
+            u64::try_from(value).map_err(|_| ErrorObject::invalid_params(name, "must be >= 0"))
+        })
+        .transpose()
+}
+
+impl ServerState {
+    /// The Direct Access `lock_portfolio` (SPEC.md 4.13): the bearer value must be the
+    /// Direct Access API key; it takes no parameters and returns `ok`.
+    pub(crate) fn lock_portfolio(
+        &self,
+        authorization: Option<&str>,
+        has_params: bool,
+    ) -> Result<Value, ErrorObject> {
+        let presented = authorization.and_then(|value| {
+            let (scheme, key) = value.trim().split_once(' ')?;
+            scheme.eq_ignore_ascii_case("bearer").then(|| key.trim())
+        });
+        let key_ok =
+            presented.is_some_and(|key| sign::signatures_match(&self.direct_access_key, key));
+        if !key_ok && !self.fault(Fault::LockNoKey) {
+            return Err(ErrorObject::unauthorized(
+                "a valid direct access api key is required",
+            ));
+        }
+        if has_params {
+            return Err(ErrorObject::invalid_params(
+                "params",
+                "lock_portfolio takes no parameters",
+            ));
+        }
+        Ok(if self.fault(Fault::LockResultTrue) {
+            Value::Bool(true)
+        } else {
+            Value::String("ok".to_owned())
+        })
+    }
+}

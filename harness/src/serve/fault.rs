@@ -1,0 +1,347 @@
+//! Fault switches: each one makes the reference server break exactly one rule of SPEC.md,
+//! so that the harness can prove its checks catch that departure.
+//!
+//! The server behaves correctly when no fault is on. A fault is tested at the point of
+//! behaviour with [`FaultSet::has`], a bit test, so the correct path pays nothing for the
+//! machinery. Every fault names the catalog clauses (`cases/clauses.toml`) whose check
+//! should turn red when it is on.
+
+/// Declares [`Fault`] with its kebab-case name, description and clauses in one table, so
+/// the four can never drift apart.
+macro_rules! faults {
+    ($($variant:ident => $name:literal, $description:literal, [$($clause:literal),+ $(,)?];)+) => {
+        /// A named way for the reference server to break one rule.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Fault {
+            $(
+                #[doc = $description]
+                $variant,
+            )+
+        }
+
+        impl Fault {
+            /// Every fault, in declaration order.
+            pub const ALL: &'static [Fault] = &[$(Fault::$variant),+];
+
+            /// The kebab-case name used by `harness run --fault NAME`.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Fault::$variant => $name,)+
+                }
+            }
+
+            /// One line saying which rule the fault breaks and how.
+            pub fn description(self) -> &'static str {
+                match self {
+                    $(Fault::$variant => $description,)+
+                }
+            }
+
+            /// The catalog clause ids whose check should catch this fault.
+            pub fn clauses(self) -> &'static [&'static str] {
+                match self {
+                    $(Fault::$variant => &[$($clause),+],)+
+                }
+            }
+        }
+    };
+}
+
+faults! {
+    EnvelopeNoJsonrpc => "envelope-no-jsonrpc",
+        "responses omit the jsonrpc member",
+        ["env.response.jsonrpc"];
+    EnvelopeIdAsString => "envelope-id-as-string",
+        "response ids echo the request id as a string",
+        ["env.response.id"];
+    EnvelopeIdOffByOne => "envelope-id-off-by-one",
+        "response ids echo the request id plus one",
+        ["env.response.id"];
+    EnvelopeResultAndError => "envelope-result-and-error",
+        "success responses also carry an error member",
+        ["env.response.exclusive"];
+    HttpQueryIgnored => "http-query-ignored",
+        "http query parameters are ignored",
+        ["transport.http.query"];
+    HttpBodyIgnored => "http-body-ignored",
+        "the json-rpc body of an http get is ignored",
+        ["transport.http.body"];
+    WsWrongIds => "ws-wrong-ids",
+        "websocket answers carry the id of the connection's previous request",
+        ["transport.ws", "env.response.id"];
+    HttpStatus201 => "http-status-201",
+        "successful http calls are answered with status 201 instead of 200",
+        ["http.status.success"];
+    PublicRequiresToken => "public-requires-token",
+        "public methods other than public/auth demand a token",
+        ["auth.public.no_credentials"];
+    PrivateWithoutToken => "private-without-token",
+        "private methods run as the main account when no token is given",
+        ["auth.private.requires_token"];
+    GrantTypeAny => "grant-type-any",
+        "an unknown grant_type is treated as client_credentials",
+        ["auth.grant_type.enum"];
+    CredentialsAnySecret => "credentials-any-secret",
+        "client_credentials accepts any client_secret",
+        ["auth.client_credentials.wrong_secret"];
+    TokenTypeMac => "token-type-mac",
+        "token sets carry token_type mac instead of bearer",
+        ["auth.token_set.shape"];
+    SigWindowWide => "sig-window-wide",
+        "client_signature timestamps stay valid for 10 minutes instead of 60 s",
+        ["auth.client_signature.window"];
+    SigNonceReuse => "sig-nonce-reuse",
+        "a reused client_signature nonce is accepted",
+        ["auth.client_signature.nonce_single_use"];
+    SigNoTrailingLf => "sig-no-trailing-lf",
+        "the client_signature string to sign drops the lf after the nonce when data is empty",
+        ["auth.client_signature.framing", "auth.client_signature.accepted"];
+    SigUppercaseHex => "sig-uppercase-hex",
+        "client_signature must be given in uppercase hex instead of lowercase",
+        ["auth.client_signature.hex_lower"];
+    SigUnchecked => "sig-unchecked",
+        "client_signature is accepted whatever the signature",
+        ["auth.client_signature.wrong_key"];
+    SignedWindowWide => "signed-window-wide",
+        "signed-header timestamps stay valid for 10 minutes instead of 60 s",
+        ["auth.signed.window"];
+    SignedNonceReuse => "signed-nonce-reuse",
+        "a reused signed-header nonce is accepted",
+        ["auth.signed.nonce_single_use"];
+    SignedUriWithoutQuery => "signed-uri-without-query",
+        "signed-header request data uses the path without the query string",
+        ["auth.signed.request_data", "auth.signed.accepted"];
+    SignedUnchecked => "signed-unchecked",
+        "a signed header is accepted whatever the signature",
+        ["auth.signed.wrong_key"];
+    BasicAnySecret => "basic-any-secret",
+        "basic authorization accepts any client secret",
+        ["auth.basic.wrong_secret"];
+    BearerHeaderIgnored => "bearer-header-ignored",
+        "the http authorization bearer token is not accepted (13009)",
+        ["auth.http.bearer"];
+    WsAccessTokenIgnored => "ws-access-token-ignored",
+        "params.access_token on websocket is not accepted",
+        ["auth.ws.access_token"];
+    WsSessionForgotten => "ws-session-forgotten",
+        "a websocket connection does not remember its session token",
+        ["auth.ws.session_memory"];
+    RefreshKeepsOldToken => "refresh-keeps-old-token",
+        "refreshing a connection-scoped token leaves the previous access token working",
+        ["auth.refresh.connection_invalidates"];
+    RefreshSameToken => "refresh-same-token",
+        "refresh returns the same refresh token instead of a new one",
+        ["auth.refresh.rotates"];
+    RefreshSessionChanged => "refresh-session-changed",
+        "refreshing a session-scoped token returns another session name",
+        ["auth.refresh.session_kept"];
+    ExchangeTokenBroken => "exchange-token-broken",
+        "public/exchange_token always answers with an error",
+        ["auth.exchange_token.accepted"];
+    ExchangeScopeEscalation => "exchange-scope-escalation",
+        "public/exchange_token grants a scope wider than the caller's",
+        ["auth.exchange_token.scope_bound"];
+    ForkTokenBroken => "fork-token-broken",
+        "public/fork_token always answers with an error",
+        ["auth.fork_token.accepted"];
+    ForkConnectionAllowed => "fork-connection-allowed",
+        "public/fork_token forks connection-only tokens",
+        ["auth.fork_token.connection_refused"];
+    LogoutOverHttp => "logout-over-http",
+        "private/logout succeeds over http instead of being websocket only",
+        ["auth.logout.ws_only"];
+    LogoutNoop => "logout-noop",
+        "private/logout answers ok but leaves the tokens working",
+        ["auth.logout.invalidates"];
+    ScopeNotEnforced => "scope-not-enforced",
+        "private methods run whatever scope the token has",
+        [
+            "m.toggle_subaccount_login.scope",
+            "m.get_mmp_status.scope",
+            "m.get_trigger_order_history.scope",
+            "m.get_transaction_log.scope",
+            "m.delete_member.scope",
+            "auth.scope.enforced",
+        ];
+    TwoFactorMissing => "two-factor-missing",
+        "toggle_subaccount_login succeeds on a 2fa account without the second factor",
+        ["auth.two_factor.13668"];
+    TwoFactorWrongCode => "two-factor-wrong-code",
+        "a missing second factor is answered with 13009 instead of 13668",
+        ["auth.two_factor.13668"];
+    ToggleStateAny => "toggle-state-any",
+        "toggle_subaccount_login accepts any state, not only enable or disable",
+        ["m.toggle_subaccount_login.params"];
+    ToggleResultTrue => "toggle-result-true",
+        "toggle_subaccount_login returns true instead of \"ok\"",
+        ["m.toggle_subaccount_login.result"];
+    MmpIndexAny => "mmp-index-any",
+        "get_mmp_status accepts any index_name",
+        ["m.get_mmp_status.index_name"];
+    MmpGroupWithoutIndex => "mmp-group-without-index",
+        "get_mmp_status accepts mmp_group without index_name",
+        ["m.get_mmp_status.mmp_group_requires_index"];
+    MmpEmptyGroupRejected => "mmp-empty-group-rejected",
+        "get_mmp_status rejects an empty mmp_group",
+        ["m.get_mmp_status.empty_group"];
+    MmpFrozenString => "mmp-frozen-string",
+        "get_mmp_status returns frozen_until as a string",
+        ["m.get_mmp_status.result"];
+    TriggerCurrencyAny => "trigger-currency-any",
+        "get_trigger_order_history accepts any currency",
+        ["m.get_trigger_order_history.currency"];
+    TriggerCount1001 => "trigger-count-1001",
+        "get_trigger_order_history accepts count 1001",
+        ["m.get_trigger_order_history.count"];
+    TriggerDefault10 => "trigger-default-10",
+        "get_trigger_order_history count defaults to 10 instead of 20",
+        ["m.get_trigger_order_history.count_default"];
+    TriggerIndexValue => "trigger-index-value",
+        "one trigger order history entry has trigger \"index\"",
+        ["m.get_trigger_order_history.result"];
+    TriggerPagesOverlap => "trigger-pages-overlap",
+        "the next trigger history page repeats the last entry of the previous one",
+        ["m.get_trigger_order_history.continuation"];
+    TxlogCurrencyAny => "txlog-currency-any",
+        "get_transaction_log accepts any currency",
+        ["m.get_transaction_log.currency"];
+    TxlogCount251 => "txlog-count-251",
+        "get_transaction_log accepts count 251",
+        ["m.get_transaction_log.count"];
+    TxlogCount0 => "txlog-count-0",
+        "get_transaction_log accepts count 0",
+        ["m.get_transaction_log.count"];
+    TxlogDefault50 => "txlog-default-50",
+        "get_transaction_log count defaults to 50 instead of 100",
+        ["m.get_transaction_log.count_default"];
+    TxlogPageExceedsCount => "txlog-page-exceeds-count",
+        "a transaction log page holds count + 1 entries",
+        ["m.get_transaction_log.count"];
+    TxlogOutsideWindow => "txlog-outside-window",
+        "one transaction log entry lies 1 ms outside the requested window",
+        ["m.get_transaction_log.window"];
+    TxlogContinuationZero => "txlog-continuation-zero",
+        "the last transaction log page has continuation 0 instead of null",
+        ["m.get_transaction_log.continuation"];
+    TxlogPagesOverlap => "txlog-pages-overlap",
+        "the next transaction log page repeats the last entry of the previous one",
+        ["m.get_transaction_log.continuation"];
+    TxlogEndless => "txlog-endless",
+        "transaction log continuation is never null: the last page points back to the first",
+        ["m.get_transaction_log.continuation"];
+    TxlogMissingBalance => "txlog-missing-balance",
+        "transaction log entries lack balance",
+        ["m.get_transaction_log.result"];
+    TxlogSubaccountIgnored => "txlog-subaccount-ignored",
+        "get_transaction_log ignores subaccount_id and returns the caller's own entries",
+        ["m.get_transaction_log.subaccount"];
+    CurrencyDecimalsString => "currency-decimals-string",
+        "get_currencies returns decimals as a string",
+        ["m.get_currencies.result"];
+    VolatilityCurrencyAny => "volatility-currency-any",
+        "get_historical_volatility accepts any currency",
+        ["m.get_historical_volatility.currency"];
+    VolatilityFloatTimestamp => "volatility-float-timestamp",
+        "historical volatility timestamps are floats instead of integers",
+        ["m.get_historical_volatility.result"];
+    MemberIdZero => "member-id-zero",
+        "delete_member accepts member_id 0",
+        ["m.delete_member.member_id"];
+    DeleteMemberNoMainaccount => "delete-member-no-mainaccount",
+        "delete_member does not require the mainaccount scope",
+        ["m.delete_member.scope"];
+    DeleteMemberFlagString => "delete-member-flag-string",
+        "delete_member returns is_direct_access_allowed as a string",
+        ["m.delete_member.result"];
+    DeleteMemberKept => "delete-member-kept",
+        "delete_member lists the deleted member among the remaining ones",
+        ["m.delete_member.result"];
+    CloseTypeAny => "close-type-any",
+        "close_position accepts any type, not only limit or market",
+        ["m.close_position.type"];
+    CloseOrderMissing => "close-order-missing",
+        "close_position results lack the order",
+        ["m.close_position.result"];
+    LockNoKey => "lock-no-key",
+        "lock_portfolio succeeds without a valid direct access key",
+        ["m.lock_portfolio.bearer"];
+    LockResultTrue => "lock-result-true",
+        "lock_portfolio returns true instead of \"ok\"",
+        ["m.lock_portfolio.result"];
+    BookSummaryMissingMark => "book-summary-missing-mark",
+        "book summary entries lack mark_price",
+        ["m.get_book_summary_by_instrument.result"];
+    BookSummaryWrongInstrument => "book-summary-wrong-instrument",
+        "get_book_summary_by_instrument answers with another instrument's summary",
+        ["m.get_book_summary_by_instrument.instrument"];
+    MmpBlockRfqIgnored => "mmp-block-rfq-ignored",
+        "get_mmp_status ignores block_rfq and returns the order/quote statuses",
+        ["m.get_mmp_status.block_rfq"];
+    TriggerInstrumentIgnored => "trigger-instrument-ignored",
+        "get_trigger_order_history ignores the instrument_name filter",
+        ["m.get_trigger_order_history.instrument_filter"];
+    DisableKeepsSessions => "disable-keeps-sessions",
+        "disabling a subaccount's login leaves its sessions working",
+        ["m.toggle_subaccount_login.disable_ends_sessions"];
+    TokenNeverExpires => "token-never-expires",
+        "access tokens keep working after expires_in seconds",
+        ["auth.token.expires"];
+}
+
+impl Fault {
+    /// The fault with this kebab-case name, if any.
+    pub fn from_name(name: &str) -> Option<Fault> {
+        Fault::ALL
+            .iter()
+            .copied()
+            .find(|fault| fault.name() == name)
+    }
+
+    fn bit(self) -> u128 {
+        // Fewer than 128 faults exist; the unit test below keeps it that way.
+        1u128 << (self as u32)
+    }
+}
+
+/// A set of faults as a bitset: testing one costs a shift and an AND.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct FaultSet(u128);
+
+impl FaultSet {
+    pub(crate) fn new(faults: &[Fault]) -> FaultSet {
+        FaultSet(faults.iter().fold(0, |bits, fault| bits | fault.bit()))
+    }
+
+    pub(crate) fn has(self, fault: Fault) -> bool {
+        self.0 & fault.bit() != 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_are_unique() {
+        assert!(Fault::ALL.len() < 128);
+        for fault in Fault::ALL {
+            assert_eq!(Fault::from_name(fault.name()), Some(*fault));
+            assert!(!fault.description().is_empty());
+            assert!(!fault.clauses().is_empty());
+        }
+        let mut names: Vec<&str> = Fault::ALL.iter().map(|fault| fault.name()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), Fault::ALL.len());
+        assert_eq!(Fault::from_name("no-such-fault"), None);
+    }
+
+    #[test]
+    fn set_holds_exactly_its_members() {
+        let set = FaultSet::new(&[Fault::LockNoKey, Fault::EnvelopeNoJsonrpc]);
+        assert!(set.has(Fault::LockNoKey));
+        assert!(set.has(Fault::EnvelopeNoJsonrpc));
+        assert!(!set.has(Fault::LockResultTrue));
+        assert!(!FaultSet::default().has(Fault::LockNoKey));
+    }
+}

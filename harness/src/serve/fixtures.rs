@@ -1,0 +1,226 @@
+//! The reference server's market catalog: currencies, instruments, Direct Access members,
+//! MMP statuses and volatility series. Everything is fixed or drawn from a seeded
+//! generator, so every start serves the same data and snapshots stay stable.
+//!
+//! The account histories (transaction log, trigger orders) live in [`super::ledger`].
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use serde_json::{Value, json};
+
+/// The instant the fixture data is built around (2024-01-01T00:00:00Z): histories run
+/// forward from here, so any clock later than mid-2024 sees all of them in the past.
+pub(crate) const FIXTURE_EPOCH_MS: u64 = 1_704_067_200_000;
+
+/// The instrument whose position `close_position` closes by default and whose book summary
+/// the target advertises.
+pub(crate) const DEFAULT_INSTRUMENT: &str = "BTC-PERPETUAL";
+
+/// The member id the target advertises as deletable.
+pub(crate) const FIXTURE_MEMBER_ID: u64 = 2;
+
+/// One tradable instrument.
+#[derive(Clone, Debug)]
+pub(crate) struct Instrument {
+    pub(crate) name: &'static str,
+    pub(crate) base_currency: &'static str,
+    pub(crate) quote_currency: &'static str,
+    pub(crate) underlying_index: &'static str,
+    pub(crate) mark_price: f64,
+    pub(crate) index_price: f64,
+    pub(crate) creation_timestamp: u64,
+}
+
+/// The instruments the server knows: two perpetuals, a dated future and an option.
+pub(crate) fn instruments() -> Vec<Instrument> {
+    let instrument = |name, base_currency, underlying_index, mark_price, index_price| Instrument {
+        name,
+        base_currency,
+        quote_currency: "USD",
+        underlying_index,
+        mark_price,
+        index_price,
+        creation_timestamp: FIXTURE_EPOCH_MS - 86_400_000 * 200,
+    };
+    vec![
+        instrument("BTC-PERPETUAL", "BTC", "index_price", 64_250.5, 64_231.2),
+        instrument("ETH-PERPETUAL", "ETH", "index_price", 3_412.25, 3_410.9),
+        instrument("BTC-27JUN25", "BTC", "BTC-27JUN25", 65_120.0, 64_231.2),
+        instrument(
+            "BTC-27JUN25-70000-C",
+            "BTC",
+            "BTC-27JUN25",
+            0.0415,
+            64_231.2,
+        ),
+    ]
+}
+
+/// The currency entries of SPEC.md section 2.5.
+pub(crate) fn currencies() -> Vec<Value> {
+    let entry =
+        |code: &str, long: &str, coin_type: &str, decimals: u32, fee: f64, network: &str| {
+            json!({
+                "currency": code,
+                "currency_long": long,
+                "coin_type": coin_type,
+                "decimals": decimals,
+                "min_confirmations": if coin_type == "BITCOIN" { 1 } else { 12 },
+                "withdrawal_fee": fee,
+                "min_withdrawal_fee": fee / 2.0,
+                "withdrawal_priorities": if code == "BTC" {
+                    json!([{"name": "low", "value": 0.0}, {"name": "high", "value": 0.5}])
+                } else {
+                    json!([])
+                },
+                "network_currency": network,
+                "network_fee": fee / 4.0,
+            })
+        };
+    vec![
+        entry("BTC", "Bitcoin", "BITCOIN", 8, 0.0001, "BTC"),
+        entry("ETH", "Ethereum", "ETHER", 8, 0.0016, "ETH"),
+        entry("USDC", "USD Coin", "ETHER", 6, 1.0, "ETH"),
+        entry("USDT", "Tether USD", "ETHER", 6, 1.0, "ETH"),
+        entry("EURR", "StablR Euro", "ETHER", 6, 1.0, "ETH"),
+    ]
+}
+
+/// The book summary entry of SPEC.md section 2.8 for an instrument.
+pub(crate) fn book_summary(instrument: &Instrument) -> Value {
+    let mark = instrument.mark_price;
+    let spread = (mark * 0.0002).max(0.0001);
+    json!({
+        "instrument_name": instrument.name,
+        "base_currency": instrument.base_currency,
+        "quote_currency": instrument.quote_currency,
+        "volume": 12_345.6,
+        "underlying_price": instrument.index_price,
+        "underlying_index": instrument.underlying_index,
+        "price_change": -1.25,
+        "open_interest": 987_654.0,
+        "mid_price": mark,
+        "mark_price": mark,
+        "low": mark * 0.97,
+        "high": mark * 1.02,
+        "last": mark,
+        "bid_price": mark - spread,
+        "ask_price": mark + spread,
+        "interest_rate": 0.0,
+        "creation_timestamp": instrument.creation_timestamp,
+    })
+}
+
+/// Currencies `public/get_historical_volatility` serves (SPEC.md section 4.10).
+pub(crate) const VOLATILITY_CURRENCIES: &[&str] = &["BTC", "ETH", "USDC", "USDT", "EURR"];
+
+/// Hourly volatility points of a currency over two days: `[integer ms, number]` pairs.
+pub(crate) fn volatility(currency: &str) -> Vec<(u64, f64)> {
+    let seed = currency.bytes().fold(7u64, |hash, byte| {
+        hash.wrapping_mul(31).wrapping_add(u64::from(byte))
+    });
+    let mut rng = StdRng::seed_from_u64(seed);
+    let base = match currency {
+        "BTC" => 48.0,
+        "ETH" => 61.0,
+        _ => 4.0,
+    };
+    (0..48u64)
+        .map(|hour| {
+            let wobble: f64 = rng.random_range(-3.0..3.0);
+            (FIXTURE_EPOCH_MS + hour * 3_600_000, round(base + wobble, 4))
+        })
+        .collect()
+}
+
+/// One MMP status of SPEC.md section 2.4, held by the main account.
+#[derive(Clone, Debug)]
+pub(crate) struct MmpStatus {
+    pub(crate) index_name: &'static str,
+    pub(crate) frozen_until: u64,
+    pub(crate) mmp_group: Option<&'static str>,
+    pub(crate) block_rfq: bool,
+}
+
+/// Triggered MMP statuses: one frozen until manual reset, one from a Mass Quote group and
+/// one of Block RFQ.
+pub(crate) fn mmp_statuses() -> Vec<MmpStatus> {
+    vec![
+        MmpStatus {
+            index_name: "btc_usd",
+            frozen_until: 0,
+            mmp_group: None,
+            block_rfq: false,
+        },
+        MmpStatus {
+            index_name: "eth_usdc",
+            frozen_until: FIXTURE_EPOCH_MS + 86_400_000 * 800,
+            mmp_group: Some("mq_alpha"),
+            block_rfq: false,
+        },
+        MmpStatus {
+            index_name: "btc_usdc",
+            frozen_until: FIXTURE_EPOCH_MS + 86_400_000 * 800,
+            mmp_group: None,
+            block_rfq: true,
+        },
+    ]
+}
+
+/// A Direct Access member (SPEC.md section 2.6). The spec does not name the record's
+/// fields; these names are the reference server's own.
+#[derive(Clone, Debug)]
+pub(crate) struct Member {
+    pub(crate) member_id: u64,
+    pub(crate) name: &'static str,
+    pub(crate) active: bool,
+    pub(crate) account_ids: Vec<u64>,
+    pub(crate) last_modified: u64,
+}
+
+impl Member {
+    /// The record as the main account sees it, with owner and account list.
+    pub(crate) fn to_json(&self, owner_id: u64) -> Value {
+        json!({
+            "member_id": self.member_id,
+            "name": self.name,
+            "active": self.active,
+            "owner_id": owner_id,
+            "account_ids": self.account_ids,
+            "last_modification_timestamp": self.last_modified,
+        })
+    }
+}
+
+/// The main account's members.
+pub(crate) fn members(main_id: u64, sub_id: u64) -> Vec<Member> {
+    vec![
+        Member {
+            member_id: 1,
+            name: "desk-alpha",
+            active: true,
+            account_ids: vec![main_id],
+            last_modified: FIXTURE_EPOCH_MS,
+        },
+        Member {
+            member_id: FIXTURE_MEMBER_ID,
+            name: "desk-beta",
+            active: true,
+            account_ids: vec![main_id, sub_id],
+            last_modified: FIXTURE_EPOCH_MS + 3_600_000,
+        },
+        Member {
+            member_id: 3,
+            name: "desk-gamma (inactive)",
+            active: false,
+            account_ids: vec![sub_id],
+            last_modified: FIXTURE_EPOCH_MS + 7_200_000,
+        },
+    ]
+}
+
+/// Rounds to `places` decimals so generated numbers read like prices, not float noise.
+pub(crate) fn round(value: f64, places: i32) -> f64 {
+    let scale = 10f64.powi(places);
+    (value * scale).round() / scale
+}

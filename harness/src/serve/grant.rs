@@ -1,0 +1,247 @@
+//! Token issuing and ending: `public/auth` with its three grant types (SPEC.md 4.1, 5.3,
+//! 5.5), `public/exchange_token` (4.2), `public/fork_token` (4.3) and `private/logout`
+//! (4.4).
+//!
+//! The spec names no parameters for `fork_token`; the reference server takes
+//! `refresh_token` and `session_name`. Refreshing a connection-scoped token ends the
+//! previous pair (section 5.3); refreshing a session-scoped one rotates the refresh token
+//! but lets the old access token live out its time, since the session itself goes on.
+
+use serde_json::Value;
+
+use super::call::Ctx;
+use super::fault::Fault;
+use super::state::{User, lock};
+use super::tokens::{Issued, bound_scope, grant_scope};
+use crate::auth::scope::Scope;
+use crate::auth::sign;
+use crate::jsonrpc::ErrorObject;
+
+/// `public/auth`.
+pub(crate) fn auth(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
+    let grant_type = ctx.params.required_str("grant_type")?;
+    let issued = match grant_type {
+        "client_credentials" => client_credentials(ctx)?,
+        "client_signature" => client_signature(ctx)?,
+        "refresh_token" => refresh(ctx)?,
+        _ if ctx.fault(Fault::GrantTypeAny) => client_credentials(ctx)?,
+        _ => {
+            return Err(ErrorObject::invalid_params(
+                "grant_type",
+                "must be one of client_credentials, client_signature, refresh_token",
+            ));
+        }
+    };
+    Ok(finish(ctx, &issued))
+}
+
+/// `public/exchange_token`: a token for the caller's main account or one of its
+/// subaccounts, with the caller's permissions or a narrower requested scope.
+pub(crate) fn exchange_token(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
+    if ctx.fault(Fault::ExchangeTokenBroken) {
+        return Err(ErrorObject::bad_request("token exchange is unavailable"));
+    }
+    let refresh_token = ctx.params.required_str("refresh_token")?;
+    let subject_id = ctx.params.required_int("subject_id")?;
+    let state = ctx.state;
+    let record = state
+        .tokens_refresh(refresh_token)
+        .ok_or_else(|| ErrorObject::unauthorized("invalid or expired refresh token"))?;
+    let caller = state
+        .user(record.user_id)
+        .ok_or_else(|| ErrorObject::unauthorized("unknown user"))?;
+    let subject = u64::try_from(subject_id)
+        .ok()
+        .filter(|id| *id == caller.main_id || state.is_subaccount_of(*id, caller.main_id))
+        .and_then(|id| state.user(id))
+        .ok_or_else(|| {
+            ErrorObject::invalid_params(
+                "subject_id",
+                "must be the main account or one of its subaccounts",
+            )
+        })?;
+    let scope = match ctx.params.str("scope") {
+        None => record.scope.clone(),
+        Some(_) if ctx.fault(Fault::ExchangeScopeEscalation) => {
+            grant_scope(ctx.params.str("scope"), &subject.maximum)
+        }
+        Some(requested) => {
+            if !Scope::parse(requested).within(&record.scope) {
+                return Err(ErrorObject::unauthorized(
+                    "requested scope exceeds the caller's permissions",
+                ));
+            }
+            grant_scope(Some(requested), &record.scope)
+        }
+    };
+    let issued = issue(ctx, subject, bound_scope(&scope, &subject.maximum))?;
+    Ok(finish(ctx, &issued))
+}
+
+/// `public/fork_token`: a new named session with the same scope as a session token.
+pub(crate) fn fork_token(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
+    if ctx.fault(Fault::ForkTokenBroken) {
+        return Err(ErrorObject::bad_request("token forking is unavailable"));
+    }
+    let refresh_token = ctx.params.required_str("refresh_token")?;
+    let session_name = ctx.params.required_str("session_name")?;
+    if session_name.is_empty() || session_name.contains(char::is_whitespace) {
+        return Err(ErrorObject::invalid_params(
+            "session_name",
+            "must be a non-empty name without spaces",
+        ));
+    }
+    let state = ctx.state;
+    let record = state
+        .tokens_refresh(refresh_token)
+        .ok_or_else(|| ErrorObject::unauthorized("invalid or expired refresh token"))?;
+    if record.scope.session.is_none() && !ctx.fault(Fault::ForkConnectionAllowed) {
+        return Err(ErrorObject::unauthorized(
+            "connection-scoped tokens cannot be forked",
+        ));
+    }
+    let user = state
+        .user(record.user_id)
+        .ok_or_else(|| ErrorObject::unauthorized("unknown user"))?;
+    let mut scope = record.scope;
+    scope.session = Some(session_name.to_owned());
+    scope.connection = false;
+    let issued = issue(ctx, user, scope)?;
+    Ok(finish(ctx, &issued))
+}
+
+/// `private/logout`: ends the access token and its refresh token.
+pub(crate) fn logout(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
+    let access_token = ctx.caller()?.access_token.clone();
+    if let Some(token) = access_token {
+        if !ctx.fault(Fault::LogoutNoop) {
+            let mut tokens = lock(&ctx.state.tokens);
+            let refresh = tokens
+                .access(&token, 0, true)
+                .map(|record| record.refresh_token.clone());
+            tokens.revoke_access(&token);
+            if let Some(refresh) = refresh {
+                tokens.revoke_refresh(&refresh);
+            }
+        }
+        if let Some(connection) = ctx.connection.as_deref_mut()
+            && connection.session_token.as_deref() == Some(token.as_str())
+            && !ctx.state.fault(Fault::LogoutNoop)
+        {
+            connection.session_token = None;
+        }
+    }
+    Ok(Value::String("ok".to_owned()))
+}
+
+fn client_credentials(ctx: &Ctx<'_>) -> Result<Issued, ErrorObject> {
+    let client_id = ctx.params.required_str("client_id")?;
+    let client_secret = ctx.params.required_str("client_secret")?;
+    let user = ctx
+        .state
+        .user_by_client(client_id)
+        .ok_or_else(|| ErrorObject::invalid_credentials("unknown client id"))?;
+    if !sign::signatures_match(user.client_secret.expose(), client_secret)
+        && !ctx.fault(Fault::CredentialsAnySecret)
+    {
+        return Err(ErrorObject::invalid_credentials("wrong client secret"));
+    }
+    issue(
+        ctx,
+        user,
+        grant_scope(ctx.params.str("scope"), &user.maximum),
+    )
+}
+
+fn client_signature(ctx: &Ctx<'_>) -> Result<Issued, ErrorObject> {
+    let client_id = ctx.params.required_str("client_id")?;
+    let timestamp = u64::try_from(ctx.params.required_int("timestamp")?)
+        .map_err(|_| ErrorObject::invalid_params("timestamp", "must not be negative"))?;
+    let signature = ctx.params.required_str("signature")?;
+    let nonce = ctx.params.str("nonce").unwrap_or_default();
+    let data = ctx.params.str("data").unwrap_or_default();
+    let user = ctx
+        .state
+        .user_by_client(client_id)
+        .ok_or_else(|| ErrorObject::invalid_credentials("unknown client id"))?;
+    ctx.state
+        .check_timestamp(timestamp, ctx.fault(Fault::SigWindowWide))?;
+    let string_to_sign = if ctx.fault(Fault::SigNoTrailingLf) && data.is_empty() {
+        format!("{timestamp}\n{nonce}")
+    } else {
+        sign::client_string_to_sign(timestamp, nonce, data)
+            .map_err(|error| ErrorObject::invalid_credentials(&error.to_string()))?
+    };
+    let mut expected = sign::hmac_hex(
+        user.client_secret.expose().as_bytes(),
+        string_to_sign.as_bytes(),
+    );
+    if ctx.fault(Fault::SigUppercaseHex) {
+        expected = expected.to_ascii_uppercase();
+    }
+    if !ctx.fault(Fault::SigUnchecked) && !sign::signatures_match(&expected, signature) {
+        return Err(ErrorObject::invalid_credentials("signature does not match"));
+    }
+    if !ctx.fault(Fault::SigNonceReuse) {
+        // Without a nonce the signed timestamp is what makes the request unique, so the
+        // exact request cannot be replayed while a fresh one still goes through.
+        let replay_key = if nonce.is_empty() {
+            format!("\u{0}ts:{timestamp}")
+        } else {
+            nonce.to_owned()
+        };
+        ctx.state.use_nonce(client_id, &replay_key, timestamp)?;
+    }
+    issue(
+        ctx,
+        user,
+        grant_scope(ctx.params.str("scope"), &user.maximum),
+    )
+}
+
+fn refresh(ctx: &Ctx<'_>) -> Result<Issued, ErrorObject> {
+    let refresh_token = ctx.params.required_str("refresh_token")?;
+    let now_ms = ctx.state.now_ms();
+    // One lock for lookup, issue and revocation, so two concurrent refreshes with the same
+    // token cannot both succeed.
+    let mut tokens = lock(&ctx.state.tokens);
+    let record = tokens
+        .refresh(refresh_token, now_ms)
+        .cloned()
+        .ok_or_else(|| ErrorObject::unauthorized("invalid or expired refresh token"))?;
+    let mut scope = record.scope.clone();
+    if let (Some(name), true) = (&scope.session, ctx.fault(Fault::RefreshSessionChanged)) {
+        scope.session = Some(format!("{name}-refreshed"));
+    }
+    let mut issued = tokens
+        .issue(record.user_id, scope, now_ms)
+        .ok_or_else(ErrorObject::too_many_requests)?;
+    if ctx.fault(Fault::RefreshSameToken) {
+        tokens.keep_refresh(&mut issued, refresh_token);
+    } else {
+        tokens.revoke_refresh(refresh_token);
+    }
+    if record.scope.session.is_none() && !ctx.fault(Fault::RefreshKeepsOldToken) {
+        tokens.revoke_access(&record.access_token);
+    }
+    Ok(issued)
+}
+
+/// Issues a token pair for `user`.
+fn issue(ctx: &Ctx<'_>, user: &User, scope: Scope) -> Result<Issued, ErrorObject> {
+    let now_ms = ctx.state.now_ms();
+    lock(&ctx.state.tokens)
+        .issue(user.user_id, scope, now_ms)
+        .ok_or_else(ErrorObject::too_many_requests)
+}
+
+/// The token set, remembered by a WebSocket connection when session-scoped.
+fn finish(ctx: &mut Ctx<'_>, issued: &Issued) -> Value {
+    ctx.remember(issued);
+    let token_type = if ctx.fault(Fault::TokenTypeMac) {
+        "mac"
+    } else {
+        "bearer"
+    };
+    issued.token_set(token_type)
+}

@@ -1,0 +1,220 @@
+//! The HTTP side: JSON-RPC over `GET /api/v2/<method>`, the Direct Access
+//! `lock_portfolio`, and a 404 envelope for everything else.
+//!
+//! Parameters come from the query string or from a JSON-RPC body sent with the GET
+//! (SPEC.md section 1); when both are present the body wins. A body over the size limit is
+//! answered with an error envelope instead of a dropped connection: the rest of it is read
+//! and discarded up to a hard cap, because a server that stops reading mid-upload makes
+//! many clients report a broken pipe instead of the answer.
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, Method, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{any, get};
+use futures_util::StreamExt;
+use serde_json::{Map, Value};
+
+use super::ServerState;
+use super::call::{self, Transport};
+use super::fault::Fault;
+use super::params::Origin;
+use super::principal::HttpAuth;
+use crate::jsonrpc::{self, ErrorObject, code};
+
+/// How much of an oversized body is read and thrown away before the answer goes out.
+const DRAIN_FACTOR: usize = 16;
+
+/// The routes of the reference server.
+pub(crate) fn router(state: Arc<ServerState>) -> Router {
+    Router::new()
+        .route("/ws/api/v2", get(super::ws::upgrade))
+        .route("/direct/api/v2/private/lock_portfolio", any(direct))
+        .route("/api/v2/{*method}", any(jsonrpc_get))
+        .fallback(not_found)
+        .with_state(state)
+}
+
+/// What became of the request body.
+enum BodyRead {
+    Complete(Bytes),
+    TooLarge,
+    Broken,
+}
+
+async fn read_body(body: Body, limit: usize) -> BodyRead {
+    let drain_cap = limit.saturating_mul(DRAIN_FACTOR).max(1 << 20);
+    let mut stream = body.into_data_stream();
+    let mut collected: Vec<u8> = Vec::new();
+    let mut total = 0usize;
+    while let Some(chunk) = stream.next().await {
+        let Ok(chunk) = chunk else {
+            return BodyRead::Broken;
+        };
+        total = total.saturating_add(chunk.len());
+        if total > drain_cap {
+            break;
+        }
+        if total <= limit {
+            collected.extend_from_slice(&chunk);
+        }
+    }
+    if total > limit {
+        BodyRead::TooLarge
+    } else {
+        BodyRead::Complete(Bytes::from(collected))
+    }
+}
+
+fn authorization(headers: &HeaderMap) -> Option<&str> {
+    // A header that is not visible ASCII is kept as an empty value, so it is refused as an
+    // unsupported scheme rather than ignored as if absent.
+    headers
+        .get(header::AUTHORIZATION)
+        .map(|value| value.to_str().unwrap_or(""))
+}
+
+fn status_for(state: &ServerState, outcome: &Result<Value, ErrorObject>) -> StatusCode {
+    match outcome {
+        Ok(_) if state.fault(Fault::HttpStatus201) => StatusCode::CREATED,
+        Ok(_) => StatusCode::OK,
+        Err(error) if error.code == code::TOO_MANY_REQUESTS => StatusCode::TOO_MANY_REQUESTS,
+        Err(_) => StatusCode::BAD_REQUEST,
+    }
+}
+
+fn reply(
+    state: &ServerState,
+    status: StatusCode,
+    id: Value,
+    outcome: Result<Value, ErrorObject>,
+) -> Response {
+    let envelope = state.envelope(id, outcome);
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        envelope.to_string(),
+    )
+        .into_response()
+}
+
+async fn jsonrpc_get(State(state): State<Arc<ServerState>>, request: Request) -> Response {
+    if request.method() != Method::GET {
+        return not_found_response(&state);
+    }
+    let (parts, body) = request.into_parts();
+    let path = parts.uri.path();
+    let method_name = path.strip_prefix("/api/v2/").unwrap_or_default().to_owned();
+    let uri = parts
+        .uri
+        .path_and_query()
+        .map_or(path, |path_and_query| path_and_query.as_str());
+    let body = match read_body(body, state.max_body_bytes).await {
+        BodyRead::Complete(bytes) => bytes,
+        BodyRead::TooLarge => {
+            let error = ErrorObject::invalid_request("request body exceeds the size limit");
+            return reply(&state, StatusCode::BAD_REQUEST, Value::Null, Err(error));
+        }
+        BodyRead::Broken => {
+            let error = ErrorObject::invalid_request("request body could not be read");
+            return reply(&state, StatusCode::BAD_REQUEST, Value::Null, Err(error));
+        }
+    };
+    let (id, params, origin) = if !body.is_empty() && !state.fault(Fault::HttpBodyIgnored) {
+        match jsonrpc::parse_request(&body) {
+            Err((id, error)) => return reply(&state, StatusCode::BAD_REQUEST, id, Err(error)),
+            Ok(incoming) if incoming.method != method_name => {
+                let error = ErrorObject::invalid_request("body method differs from the path");
+                return reply(&state, StatusCode::BAD_REQUEST, incoming.id, Err(error));
+            }
+            Ok(incoming) => (incoming.id, incoming.params, Origin::Json),
+        }
+    } else {
+        let query = parts
+            .uri
+            .query()
+            .filter(|_| !state.fault(Fault::HttpQueryIgnored))
+            .unwrap_or_default();
+        match query_params(query) {
+            Ok(params) => (Value::Null, params, Origin::Query),
+            Err(error) => return reply(&state, StatusCode::BAD_REQUEST, Value::Null, Err(error)),
+        }
+    };
+    let http = HttpAuth {
+        authorization: authorization(&parts.headers),
+        method: parts.method.as_str(),
+        uri,
+        path,
+        body: &body,
+    };
+    let outcome = call::call(&state, Transport::Http(http), &method_name, params, origin);
+    let status = status_for(&state, &outcome);
+    reply(&state, status, id, outcome)
+}
+
+/// Query-string parameters as strings; a repeated name is refused, since which of the
+/// values was meant cannot be known.
+fn query_params(query: &str) -> Result<Map<String, Value>, ErrorObject> {
+    let mut params = Map::new();
+    for (name, value) in form_urlencoded::parse(query.as_bytes()) {
+        let name = name.into_owned();
+        if params.contains_key(&name) {
+            return Err(ErrorObject::invalid_params(&name, "parameter given twice"));
+        }
+        params.insert(name, Value::String(value.into_owned()));
+    }
+    Ok(params)
+}
+
+async fn direct(State(state): State<Arc<ServerState>>, request: Request) -> Response {
+    if request.method() != Method::GET {
+        return not_found_response(&state);
+    }
+    let (parts, body) = request.into_parts();
+    let body = match read_body(body, state.max_body_bytes).await {
+        BodyRead::Complete(bytes) => bytes,
+        BodyRead::TooLarge | BodyRead::Broken => {
+            let error = ErrorObject::invalid_request("request body could not be accepted");
+            return reply(&state, StatusCode::BAD_REQUEST, Value::Null, Err(error));
+        }
+    };
+    let mut id = Value::Null;
+    let mut has_params = parts.uri.query().is_some_and(|query| !query.is_empty());
+    if !body.is_empty() {
+        match jsonrpc::parse_request(&body) {
+            Err((body_id, error)) => {
+                return reply(&state, StatusCode::BAD_REQUEST, body_id, Err(error));
+            }
+            Ok(incoming) if incoming.method != "private/lock_portfolio" => {
+                let error = ErrorObject::invalid_request("body method differs from the path");
+                return reply(&state, StatusCode::BAD_REQUEST, incoming.id, Err(error));
+            }
+            Ok(incoming) => {
+                id = incoming.id;
+                has_params |= !incoming.params.is_empty();
+            }
+        }
+    }
+    let outcome = state.lock_portfolio(authorization(&parts.headers), has_params);
+    let status = match &outcome {
+        Err(error) if error.code == code::UNAUTHORIZED => StatusCode::UNAUTHORIZED,
+        other => status_for(&state, other),
+    };
+    reply(&state, status, id, outcome)
+}
+
+async fn not_found(State(state): State<Arc<ServerState>>) -> Response {
+    not_found_response(&state)
+}
+
+fn not_found_response(state: &ServerState) -> Response {
+    reply(
+        state,
+        StatusCode::NOT_FOUND,
+        Value::Null,
+        Err(ErrorObject::method_not_found()),
+    )
+}

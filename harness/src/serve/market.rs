@@ -1,0 +1,74 @@
+//! Public market data: `public/get_currencies` (SPEC.md 4.9),
+//! `public/get_historical_volatility` (4.10) and `public/get_book_summary_by_instrument`
+//! (4.14). They need no credentials and read only fixed fixture data.
+
+use serde_json::{Value, json};
+
+use super::call::Ctx;
+use super::fault::Fault;
+use super::fixtures::{self, VOLATILITY_CURRENCIES};
+use crate::jsonrpc::ErrorObject;
+
+/// `public/get_currencies`.
+pub(crate) fn get_currencies(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
+    let mut currencies = fixtures::currencies();
+    if ctx.fault(Fault::CurrencyDecimalsString) {
+        for currency in &mut currencies {
+            if let Some(object) = currency.as_object_mut()
+                && let Some(decimals) = object.get("decimals").cloned()
+            {
+                object.insert("decimals".to_owned(), json!(decimals.to_string()));
+            }
+        }
+    }
+    Ok(Value::Array(currencies))
+}
+
+/// `public/get_historical_volatility`. The currency defaults to BTC: section 4.10 does not
+/// say it is required.
+pub(crate) fn get_historical_volatility(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
+    let currency = ctx
+        .params
+        .one_of(
+            "currency",
+            VOLATILITY_CURRENCIES,
+            ctx.fault(Fault::VolatilityCurrencyAny),
+        )?
+        .unwrap_or("BTC");
+    let float_timestamps = ctx.fault(Fault::VolatilityFloatTimestamp);
+    let points: Vec<Value> = fixtures::volatility(currency)
+        .into_iter()
+        .map(|(timestamp, volatility)| {
+            if float_timestamps {
+                // A whole float would still pass as an integer in JSON Schema, so the
+                // fault adds a fraction that no integer can have.
+                json!([timestamp as f64 + 0.5, volatility])
+            } else {
+                json!([timestamp, volatility])
+            }
+        })
+        .collect();
+    Ok(Value::Array(points))
+}
+
+/// `public/get_book_summary_by_instrument`: an array holding the one instrument's summary.
+pub(crate) fn get_book_summary_by_instrument(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
+    let name = ctx.params.required_str("instrument_name")?;
+    let instruments = &ctx.state.instruments;
+    let position = instruments
+        .iter()
+        .position(|instrument| instrument.name == name)
+        .ok_or_else(|| ErrorObject::invalid_params("instrument_name", "unknown instrument"))?;
+    let position = if ctx.fault(Fault::BookSummaryWrongInstrument) {
+        (position + 1) % instruments.len()
+    } else {
+        position
+    };
+    let mut summary = fixtures::book_summary(&instruments[position]);
+    if ctx.fault(Fault::BookSummaryMissingMark)
+        && let Some(object) = summary.as_object_mut()
+    {
+        object.remove("mark_price");
+    }
+    Ok(json!([summary]))
+}

@@ -1,0 +1,163 @@
+//! The reference server: an in-process implementation of the API of SPEC.md over real
+//! sockets, used to check the harness's own checks and to judge clients.
+//!
+//! [`start`] binds a listener and serves three interfaces with axum: HTTP GET JSON-RPC under
+//! `/api/v2/<method>`, WebSocket JSON-RPC at `/ws/api/v2`, and the Direct Access REST
+//! operation under `/direct/api/v2/private/lock_portfolio`. [`Running::target`] describes
+//! the running server as a [`Target`], with freshly generated secrets.
+//!
+//! With no [`Fault`] switched on the server follows every clause of the catalog; each fault
+//! breaks exactly one rule, so a harness run against it must report that clause as failed.
+//! [`ServerState::dispatch_message`] is the transport-free core: one WebSocket-style
+//! message in, one JSON-RPC envelope out, never a panic; the fuzz targets and the client
+//! judge call it directly.
+//!
+//! The files beside this one: `http.rs` and `ws.rs` speak the transports, `call.rs`
+//! routes a request through authentication, parameters and the method, `principal.rs`
+//! decides who is calling, `grant.rs` issues tokens, `account.rs`, `trading.rs` and
+//! `market.rs` hold the methods of SPEC.md section 4, `fixtures.rs` and `ledger.rs` the
+//! data, `tokens.rs`, `rate.rs` and `params.rs` the bookkeeping, `fault.rs` the switches.
+
+mod account;
+mod call;
+mod fault;
+mod fixtures;
+mod grant;
+mod http;
+mod ledger;
+mod market;
+mod params;
+mod principal;
+mod rate;
+mod state;
+mod tokens;
+mod trading;
+mod ws;
+
+use std::collections::HashSet;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+use crate::auth::clock::Clock;
+use crate::auth::nonce::ReplayCache;
+use crate::target::{Limits, Target};
+
+pub use fault::Fault;
+
+/// How to run the reference server.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Where to listen; port 0 picks a free port.
+    pub listen: SocketAddr,
+    /// Fault switches; empty for a conforming server.
+    pub faults: Vec<Fault>,
+    /// The `private/get_transaction_log` rate limit enforced and advertised.
+    pub limits: Limits,
+    /// The only clock the server reads.
+    pub clock: Clock,
+    /// The largest HTTP body or WebSocket message answered normally; larger ones get an
+    /// error envelope.
+    pub max_body_bytes: usize,
+}
+
+impl Config {
+    /// 127.0.0.1 on a free port, no faults, 1 transaction-log request per second with a
+    /// burst of 20, the system clock and a 64 KiB body limit.
+    pub fn loopback() -> Config {
+        Config {
+            listen: SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
+            faults: Vec::new(),
+            limits: Limits {
+                transaction_log_per_second: 1.0,
+                transaction_log_burst: 20,
+            },
+            clock: Clock::system(),
+            max_body_bytes: 64 * 1024,
+        }
+    }
+}
+
+/// A server started by [`start`].
+#[derive(Debug)]
+pub struct Running {
+    /// The address it listens on.
+    pub addr: SocketAddr,
+    state: Arc<ServerState>,
+    shutdown: oneshot::Sender<()>,
+    task: JoinHandle<()>,
+}
+
+impl Running {
+    /// The target description of this server: URLs, accounts, fixtures and limits.
+    pub fn target(&self) -> Target {
+        self.state.target(self.addr)
+    }
+
+    /// Stops accepting connections and waits for the server task to end.
+    pub async fn shutdown(self) {
+        // The receiver is gone only if the server already stopped, which is what we want.
+        let _ = self.shutdown.send(());
+        let _ = self.task.await;
+    }
+
+    /// The server's state, shared with its request handlers.
+    pub fn state(&self) -> Arc<ServerState> {
+        Arc::clone(&self.state)
+    }
+}
+
+/// Binds `config.listen` and serves on the current tokio runtime; returns at once.
+pub async fn start(config: Config) -> std::io::Result<Running> {
+    let listener = tokio::net::TcpListener::bind(config.listen).await?;
+    let addr = listener.local_addr()?;
+    let state = Arc::new(ServerState::new(&config));
+    let (shutdown, stopped) = oneshot::channel::<()>();
+    let app = http::router(Arc::clone(&state));
+    let task = tokio::spawn(async move {
+        let graceful = axum::serve(listener, app).with_graceful_shutdown(async move {
+            let _ = stopped.await;
+        });
+        // A serve error means the listener failed; there is nobody to report it to but the
+        // clients, who see the connection refused.
+        let _ = graceful.await;
+    });
+    Ok(Running {
+        addr,
+        state,
+        shutdown,
+        task,
+    })
+}
+
+/// Everything the server knows and remembers. All mutable state sits behind mutexes, each
+/// held only for a short synchronous step, so the type is `Send + Sync` and handlers never
+/// hold a lock across an await.
+#[derive(Debug)]
+pub struct ServerState {
+    faults: fault::FaultSet,
+    clock: Clock,
+    limits: Limits,
+    max_body_bytes: usize,
+    users: Vec<state::User>,
+    direct_access_key: String,
+    instruments: Vec<fixtures::Instrument>,
+    ledger: ledger::Ledger,
+    tokens: Mutex<tokens::TokenStore>,
+    nonces: Mutex<ReplayCache>,
+    rate: Mutex<rate::RateLimiter>,
+    members: Mutex<Vec<fixtures::Member>>,
+    disabled_logins: Mutex<HashSet<u64>>,
+}
+
+/// What one WebSocket connection remembers between its requests.
+#[derive(Debug, Default)]
+pub struct Connection {
+    /// The session-scoped access token this connection authenticated with (SPEC.md 5.2).
+    session_token: Option<String>,
+    /// The id of the previous request, which only the `ws-wrong-ids` fault uses.
+    previous_id: Value,
+}

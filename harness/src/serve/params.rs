@@ -1,0 +1,254 @@
+//! Method parameters: each method declares its parameters and their types, and every
+//! request is checked against that list before the method runs.
+//!
+//! Over HTTP with a query string every value arrives as a string and is coerced to the
+//! declared type; a JSON-RPC body or a WebSocket message must carry the declared JSON type
+//! itself. Unknown parameters are refused, so a misspelt parameter is never silently
+//! dropped. A JSON `null` counts as an omitted parameter: clients commonly send it for
+//! "not given", and no parameter of SPEC.md section 4 gives `null` a meaning of its own.
+
+use serde_json::{Map, Value};
+
+use crate::jsonrpc::ErrorObject;
+
+/// The JSON type a parameter is declared with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Str,
+    Int,
+    Num,
+    Bool,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Str => "string",
+            Kind::Int => "integer",
+            Kind::Num => "number",
+            Kind::Bool => "boolean",
+        }
+    }
+}
+
+/// One declared parameter.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Spec {
+    pub(crate) name: &'static str,
+    pub(crate) kind: Kind,
+}
+
+/// Shorthand for a declared parameter in the method table.
+pub(crate) const fn spec(name: &'static str, kind: Kind) -> Spec {
+    Spec { name, kind }
+}
+
+/// Where the parameter values came from, which decides how strictly they are typed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Origin {
+    /// An HTTP query string: every value is a string to coerce.
+    Query,
+    /// A JSON-RPC body or WebSocket message: values carry their JSON type.
+    Json,
+}
+
+/// Parameters that passed the declared list: each present value has its declared type.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Params {
+    values: Map<String, Value>,
+}
+
+impl Params {
+    /// Checks raw parameters against the declared list.
+    pub(crate) fn check(
+        raw: Map<String, Value>,
+        specs: &[Spec],
+        origin: Origin,
+    ) -> Result<Params, ErrorObject> {
+        let mut values = Map::new();
+        for (name, value) in raw {
+            let Some(spec) = specs.iter().find(|spec| spec.name == name) else {
+                return Err(ErrorObject::invalid_params(&name, "unknown parameter"));
+            };
+            if value.is_null() {
+                continue;
+            }
+            let typed = match (origin, value) {
+                (Origin::Query, Value::String(text)) => coerce(&text, spec.kind),
+                (_, value) => typed_json(value, spec.kind),
+            };
+            match typed {
+                Some(typed) => {
+                    values.insert(name, typed);
+                }
+                None => {
+                    return Err(ErrorObject::invalid_params(
+                        spec.name,
+                        &format!("must be of type {}", spec.kind.name()),
+                    ));
+                }
+            }
+        }
+        Ok(Params { values })
+    }
+
+    /// A string parameter, if given.
+    pub(crate) fn str(&self, name: &str) -> Option<&str> {
+        self.values.get(name).and_then(Value::as_str)
+    }
+
+    /// An integer parameter, if given.
+    pub(crate) fn int(&self, name: &str) -> Option<i64> {
+        self.values.get(name).and_then(Value::as_i64)
+    }
+
+    /// A number parameter, if given.
+    pub(crate) fn num(&self, name: &str) -> Option<f64> {
+        self.values.get(name).and_then(Value::as_f64)
+    }
+
+    /// A boolean parameter, if given.
+    pub(crate) fn bool(&self, name: &str) -> Option<bool> {
+        self.values.get(name).and_then(Value::as_bool)
+    }
+
+    /// A string parameter the method cannot do without.
+    pub(crate) fn required_str(&self, name: &str) -> Result<&str, ErrorObject> {
+        self.str(name)
+            .ok_or_else(|| ErrorObject::invalid_params(name, "missing required parameter"))
+    }
+
+    /// An integer parameter the method cannot do without.
+    pub(crate) fn required_int(&self, name: &str) -> Result<i64, ErrorObject> {
+        self.int(name)
+            .ok_or_else(|| ErrorObject::invalid_params(name, "missing required parameter"))
+    }
+
+    /// A string parameter restricted to `allowed`, unless `any` lets every value through
+    /// (the fault switches that widen an enumeration).
+    pub(crate) fn one_of(
+        &self,
+        name: &str,
+        allowed: &[&str],
+        any: bool,
+    ) -> Result<Option<&str>, ErrorObject> {
+        match self.str(name) {
+            Some(value) if !any && !allowed.contains(&value) => Err(ErrorObject::invalid_params(
+                name,
+                &format!("must be one of {}", allowed.join(", ")),
+            )),
+            other => Ok(other),
+        }
+    }
+
+    /// An integer parameter within `min..=max`, or `default` when omitted.
+    pub(crate) fn count(
+        &self,
+        name: &str,
+        min: i64,
+        max: i64,
+        default: i64,
+    ) -> Result<i64, ErrorObject> {
+        match self.int(name) {
+            None => Ok(default),
+            Some(value) if (min..=max).contains(&value) => Ok(value),
+            Some(_) => Err(ErrorObject::invalid_params(
+                name,
+                &format!("must be between {min} and {max}"),
+            )),
+        }
+    }
+}
+
+/// Coerces a query-string value to the declared type.
+fn coerce(text: &str, kind: Kind) -> Option<Value> {
+    match kind {
+        Kind::Str => Some(Value::String(text.to_owned())),
+        Kind::Int => text.parse::<i64>().ok().map(Value::from),
+        Kind::Num => text
+            .parse::<f64>()
+            .ok()
+            .filter(|number| number.is_finite())
+            .map(Value::from),
+        Kind::Bool => match text {
+            "true" => Some(Value::Bool(true)),
+            "false" => Some(Value::Bool(false)),
+            _ => None,
+        },
+    }
+}
+
+/// Accepts a JSON value only if it already has the declared type.
+fn typed_json(value: Value, kind: Kind) -> Option<Value> {
+    let fits = match kind {
+        Kind::Str => value.is_string(),
+        // An integer that does not fit i64 is refused rather than wrapped.
+        Kind::Int => value.is_i64(),
+        Kind::Num => value.is_number(),
+        Kind::Bool => value.is_boolean(),
+    };
+    fits.then_some(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    const SPECS: &[Spec] = &[
+        spec("count", Kind::Int),
+        spec("price", Kind::Num),
+        spec("flag", Kind::Bool),
+        spec("name", Kind::Str),
+    ];
+
+    fn raw(value: Value) -> Map<String, Value> {
+        value.as_object().cloned().unwrap_or_default()
+    }
+
+    #[test]
+    fn query_strings_are_coerced() {
+        let params = Params::check(
+            raw(json!({"count": "7", "price": "1.5", "flag": "true", "name": "x"})),
+            SPECS,
+            Origin::Query,
+        )
+        .unwrap();
+        assert_eq!(params.int("count"), Some(7));
+        assert_eq!(params.num("price"), Some(1.5));
+        assert_eq!(params.bool("flag"), Some(true));
+        assert_eq!(params.str("name"), Some("x"));
+    }
+
+    #[test]
+    fn uncoercible_and_mistyped_values_are_refused() {
+        for (value, origin) in [
+            (json!({"count": "seven"}), Origin::Query),
+            (json!({"flag": "yes"}), Origin::Query),
+            (json!({"count": "7"}), Origin::Json),
+            (json!({"count": 7.5}), Origin::Json),
+            (json!({"name": 3}), Origin::Json),
+        ] {
+            let error = Params::check(raw(value), SPECS, origin).unwrap_err();
+            assert_eq!(error.code, crate::jsonrpc::code::INVALID_PARAMS);
+        }
+    }
+
+    #[test]
+    fn unknown_parameter_is_named() {
+        let error =
+            Params::check(raw(json!({"access_token": "t"})), SPECS, Origin::Query).unwrap_err();
+        assert_eq!(
+            error.data,
+            Some(json!({"reason": "unknown parameter", "param": "access_token"}))
+        );
+    }
+
+    #[test]
+    fn null_counts_as_omitted() {
+        let params = Params::check(raw(json!({"count": null})), SPECS, Origin::Json).unwrap();
+        assert_eq!(params.int("count"), None);
+        assert_eq!(params.count("count", 1, 250, 100).unwrap(), 100);
+    }
+}

@@ -1,0 +1,247 @@
+//! Building the server state (users, secrets, fixtures), describing it as a [`Target`],
+//! and the transport-free entry point [`ServerState::dispatch_message`].
+//!
+//! Three users exist: `main` (full rights including `mainaccount`, 2FA off), `two_factor`
+//! (a second main account with 2FA on) and `sub` (a subaccount of `main`). Client ids are
+//! fixed so logs read well; secrets and the Direct Access key are random per start.
+
+use std::collections::{BTreeMap, HashSet};
+use std::net::SocketAddr;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use rand::Rng;
+use rand::distr::Alphanumeric;
+use serde_json::Value;
+
+use super::call::{self, Transport};
+use super::fault::{Fault, FaultSet};
+use super::fixtures::{self, DEFAULT_INSTRUMENT, FIXTURE_MEMBER_ID};
+use super::ledger::{Holder, Ledger};
+use super::params::Origin;
+use super::rate::RateLimiter;
+use super::tokens::{RefreshRecord, TokenStore};
+use super::{Config, Connection, ServerState};
+use crate::auth::SIGNATURE_WINDOW_MS;
+use crate::auth::nonce::ReplayCache;
+use crate::auth::scope::Scope;
+use crate::auth::sign::DEFAULT_SCHEME;
+use crate::jsonrpc::{self, ErrorObject};
+use crate::target::{Account, Fixtures, Secret, Target};
+
+/// Nonces remembered at most. At the 60 s window this allows over 16,000 signed requests a
+/// second before the cache refuses new ones, far beyond what a test run sends.
+const NONCE_CAPACITY: usize = 1_000_000;
+
+/// User id of the main account.
+pub(crate) const MAIN_ID: u64 = 100_001;
+/// User id of the 2FA main account.
+pub(crate) const TWO_FACTOR_ID: u64 = 100_002;
+/// User id of the main account's subaccount.
+pub(crate) const SUB_ID: u64 = 100_011;
+
+/// One user and its API key.
+#[derive(Debug)]
+pub(crate) struct User {
+    pub(crate) role: &'static str,
+    pub(crate) client_id: &'static str,
+    pub(crate) client_secret: Secret,
+    pub(crate) user_id: u64,
+    /// The widest scope a token of this user may carry.
+    pub(crate) maximum: Scope,
+    pub(crate) two_factor: bool,
+    /// The main account this user belongs to (itself for a main account).
+    pub(crate) main_id: u64,
+    /// Whether Direct Access trading is enabled (SPEC.md section 4.11).
+    pub(crate) direct_access: bool,
+}
+
+impl User {
+    pub(crate) fn is_subaccount(&self) -> bool {
+        self.main_id != self.user_id
+    }
+}
+
+/// Locks a mutex, carrying on after a panic elsewhere: every critical section leaves its
+/// data consistent at each step, so a poisoned lock holds nothing half-written.
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn random_secret(length: usize) -> String {
+    rand::rng()
+        .sample_iter(&Alphanumeric)
+        .take(length)
+        .map(char::from)
+        .collect()
+}
+
+impl ServerState {
+    /// Fresh state for `config`: new secrets, the fixed fixture data, no tokens.
+    pub fn new(config: &Config) -> ServerState {
+        let full = "account:read_write trade:read_write wallet:read_write block_rfq:read_write";
+        let user = |role, client_id, user_id, main_id, two_factor| User {
+            role,
+            client_id,
+            client_secret: Secret::new(random_secret(24)),
+            user_id,
+            maximum: Scope::parse(&if main_id == user_id {
+                format!("{full} mainaccount")
+            } else {
+                full.to_owned()
+            }),
+            two_factor,
+            main_id,
+            direct_access: user_id == MAIN_ID,
+        };
+        let users = vec![
+            user("main", "ref-main", MAIN_ID, MAIN_ID, false),
+            user("two_factor", "ref-2fa", TWO_FACTOR_ID, TWO_FACTOR_ID, true),
+            user("sub", "ref-sub", SUB_ID, MAIN_ID, false),
+        ];
+        let ledger = Ledger::generate(
+            &Holder {
+                user_id: MAIN_ID,
+                username: "ref_main",
+            },
+            &Holder {
+                user_id: SUB_ID,
+                username: "ref_sub",
+            },
+        );
+        ServerState {
+            faults: FaultSet::new(&config.faults),
+            clock: config.clock.clone(),
+            limits: config.limits.clone(),
+            max_body_bytes: config.max_body_bytes,
+            users,
+            direct_access_key: format!("da-{}", random_secret(24)),
+            instruments: fixtures::instruments(),
+            ledger,
+            tokens: Mutex::new(TokenStore::default()),
+            nonces: Mutex::new(ReplayCache::new(SIGNATURE_WINDOW_MS, NONCE_CAPACITY)),
+            rate: Mutex::new(RateLimiter::new(&config.limits)),
+            members: Mutex::new(fixtures::members(MAIN_ID, SUB_ID)),
+            disabled_logins: Mutex::new(HashSet::new()),
+        }
+    }
+
+    /// One WebSocket-style JSON-RPC message in, one response envelope out. Never panics,
+    /// whatever the bytes.
+    pub fn dispatch_message(&self, connection: &mut Connection, bytes: &[u8]) -> Value {
+        if bytes.len() > self.max_body_bytes {
+            let error = ErrorObject::invalid_request("message exceeds the size limit");
+            return self.envelope(Value::Null, Err(error));
+        }
+        let incoming = match jsonrpc::parse_request(bytes) {
+            Ok(incoming) => incoming,
+            Err((id, error)) => return self.envelope(id, Err(error)),
+        };
+        let mut id = incoming.id;
+        if self.fault(Fault::WsWrongIds) {
+            id = std::mem::replace(&mut connection.previous_id, id);
+        }
+        let outcome = call::call(
+            self,
+            Transport::Ws(connection),
+            &incoming.method,
+            incoming.params,
+            Origin::Json,
+        );
+        self.envelope(id, outcome)
+    }
+
+    /// The response envelope, distorted by whichever envelope fault is on.
+    pub(crate) fn envelope(&self, id: Value, outcome: Result<Value, ErrorObject>) -> Value {
+        let id = match (&id, id.as_u64()) {
+            (_, Some(number)) if self.fault(Fault::EnvelopeIdOffByOne) => {
+                Value::from(number.wrapping_add(1))
+            }
+            (Value::Number(number), _) if self.fault(Fault::EnvelopeIdAsString) => {
+                Value::String(number.to_string())
+            }
+            _ => id,
+        };
+        let success = outcome.is_ok();
+        let mut envelope = match outcome {
+            Ok(result) => jsonrpc::success(id, result),
+            Err(error) => jsonrpc::failure(id, &error),
+        };
+        if let Some(object) = envelope.as_object_mut() {
+            if self.fault(Fault::EnvelopeNoJsonrpc) {
+                object.remove("jsonrpc");
+            }
+            if success && self.fault(Fault::EnvelopeResultAndError) {
+                let error = ErrorObject::new(0, "no_error");
+                object.insert("error".to_owned(), serde_json::json!(error));
+            }
+        }
+        envelope
+    }
+
+    /// The target description of a server listening on `addr`.
+    pub(crate) fn target(&self, addr: SocketAddr) -> Target {
+        let origin = format!("http://{addr}");
+        let accounts: BTreeMap<String, Account> = self
+            .users
+            .iter()
+            .map(|user| {
+                (
+                    user.role.to_owned(),
+                    Account {
+                        client_id: user.client_id.to_owned(),
+                        client_secret: user.client_secret.clone(),
+                    },
+                )
+            })
+            .collect();
+        Target {
+            name: "reference".to_owned(),
+            base_url: format!("{origin}/api/v2"),
+            ws_url: Some(format!("ws://{addr}/ws/api/v2")),
+            direct_access_url: Some(format!("{origin}/direct")),
+            signature_scheme: DEFAULT_SCHEME.to_owned(),
+            allow_destructive: true,
+            accounts,
+            fixtures: Fixtures {
+                subaccount_id: Some(SUB_ID),
+                member_id: Some(FIXTURE_MEMBER_ID),
+                instrument_name: Some(DEFAULT_INSTRUMENT.to_owned()),
+                currency: Some("BTC".to_owned()),
+                direct_access_key: Some(Secret::new(self.direct_access_key.clone())),
+            },
+            limits: self.limits.clone(),
+        }
+    }
+
+    /// Whether a fault switch is on.
+    pub(crate) fn fault(&self, fault: Fault) -> bool {
+        self.faults.has(fault)
+    }
+
+    /// Milliseconds since the epoch, from the configured clock.
+    pub(crate) fn now_ms(&self) -> u64 {
+        self.clock.now_ms()
+    }
+
+    /// The user with this client id.
+    pub(crate) fn user_by_client(&self, client_id: &str) -> Option<&User> {
+        self.users.iter().find(|user| user.client_id == client_id)
+    }
+
+    /// The user with this user id.
+    pub(crate) fn user(&self, user_id: u64) -> Option<&User> {
+        self.users.iter().find(|user| user.user_id == user_id)
+    }
+
+    /// A copy of a live refresh token's record.
+    pub(crate) fn tokens_refresh(&self, token: &str) -> Option<RefreshRecord> {
+        let now_ms = self.now_ms();
+        lock(&self.tokens).refresh(token, now_ms).cloned()
+    }
+
+    /// Whether `sub_id` is a subaccount of `main_id`.
+    pub(crate) fn is_subaccount_of(&self, sub_id: u64, main_id: u64) -> bool {
+        self.user(sub_id)
+            .is_some_and(|user| user.is_subaccount() && user.main_id == main_id)
+    }
+}

@@ -1,0 +1,75 @@
+//! The WebSocket side: `GET /ws/api/v2` upgrades to a JSON-RPC connection where each text
+//! or binary message is one request.
+//!
+//! Requests on one connection run concurrently: each message becomes its own task, and the
+//! answers go back through one writer in whatever order they finish, each carrying its own
+//! id. A per-connection semaphore bounds the requests in flight, so a client that floods
+//! without reading is slowed down by backpressure instead of growing the server's memory.
+
+use std::sync::{Arc, Mutex};
+
+use axum::extract::State;
+use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
+use axum::response::Response;
+use futures_util::{SinkExt, StreamExt};
+use tokio::sync::{Semaphore, mpsc};
+
+use super::state::lock;
+use super::{Connection, ServerState};
+
+/// Requests of one connection in flight at once.
+const IN_FLIGHT: usize = 64;
+
+/// Upgrades the connection. Frames a little over the body limit are still read so they
+/// can be answered with an error envelope; far larger ones close the connection.
+pub(crate) async fn upgrade(
+    State(state): State<Arc<ServerState>>,
+    upgrade: WebSocketUpgrade,
+) -> Response {
+    let frame_limit = state.max_body_bytes.saturating_mul(4).max(1 << 20);
+    upgrade
+        .max_message_size(frame_limit)
+        .max_frame_size(frame_limit)
+        .on_upgrade(move |socket| serve_socket(state, socket))
+}
+
+async fn serve_socket(state: Arc<ServerState>, socket: WebSocket) {
+    let (mut sink, mut stream) = socket.split();
+    let (answers, mut outbox) = mpsc::channel::<String>(IN_FLIGHT);
+    let writer = tokio::spawn(async move {
+        while let Some(text) = outbox.recv().await {
+            if sink.send(Message::Text(text.into())).await.is_err() {
+                break;
+            }
+        }
+    });
+    let connection = Arc::new(Mutex::new(Connection::default()));
+    let in_flight = Arc::new(Semaphore::new(IN_FLIGHT));
+    while let Some(Ok(message)) = stream.next().await {
+        let bytes = match message {
+            Message::Text(text) => axum::body::Bytes::from(text),
+            Message::Binary(bytes) => bytes,
+            // axum answers pings itself; pongs need nothing.
+            Message::Ping(_) | Message::Pong(_) => continue,
+            Message::Close(_) => break,
+        };
+        let Ok(permit) = Arc::clone(&in_flight).acquire_owned().await else {
+            break;
+        };
+        let state = Arc::clone(&state);
+        let connection = Arc::clone(&connection);
+        let answers = answers.clone();
+        tokio::spawn(async move {
+            // The lock is held only for the synchronous dispatch, never across an await.
+            let response = {
+                let mut connection = lock(&connection);
+                state.dispatch_message(&mut connection, &bytes)
+            };
+            // A closed writer means the client went away; the answer has nowhere to go.
+            let _ = answers.send(response.to_string()).await;
+            drop(permit);
+        });
+    }
+    drop(answers);
+    let _ = writer.await;
+}
