@@ -9,6 +9,7 @@ pub mod file_error;
 pub mod jsonrpc;
 pub mod report;
 pub mod run;
+pub mod selftest;
 pub mod serve;
 pub mod target;
 pub mod transport;

@@ -1,1 +1,110 @@
-fn main() {}
+//! Every case file as its own test, once per transport, against the embedded reference
+//! server on a loopback port (real HTTP and WebSocket). Works under `cargo test` and
+//! `cargo nextest`; filter and list as usual (`cargo test --test cases -- auth.`).
+//!
+//! Parallel cases share one server. A `serial` case changes state other cases could see,
+//! so it gets a fresh server of its own.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use harness::case::{self, Case, TransportKind};
+use harness::check::{Catalog, SchemaSet, Verdict};
+use harness::run::{self, CaseResult};
+use harness::serve;
+use libtest_mimic::{Arguments, Failed, Trial};
+
+struct Fixture {
+    runtime: tokio::runtime::Runtime,
+    shared: harness::target::Target,
+    catalog: Arc<Catalog>,
+    schemas: Arc<SchemaSet>,
+}
+
+fn config(fixture: &Fixture, target: harness::target::Target) -> run::Config {
+    run::Config {
+        target,
+        cases: Vec::new(),
+        catalog: fixture.catalog.clone(),
+        schemas: fixture.schemas.clone(),
+        transports: None,
+        filter: None,
+        concurrency: 1,
+        limits: harness::transport::Limits::default(),
+        run_timeout: Duration::from_secs(60),
+    }
+}
+
+fn check(fixture: &Fixture, case: &Case, transport: TransportKind) -> Result<(), Failed> {
+    let result: CaseResult = fixture.runtime.block_on(async {
+        if case.serial {
+            let running = serve::start(serve::Config::loopback())
+                .await
+                .map_err(|error| error.to_string())?;
+            let result = run::run_one(&config(fixture, running.target()), case, transport)
+                .await
+                .map_err(|error| error.to_string());
+            running.shutdown().await;
+            result
+        } else {
+            run::run_one(&config(fixture, fixture.shared.clone()), case, transport)
+                .await
+                .map_err(|error| error.to_string())
+        }
+    })?;
+    match result.verdict {
+        Verdict::Pass | Verdict::Info => Ok(()),
+        verdict => {
+            let findings: Vec<String> = result
+                .findings
+                .iter()
+                .map(|finding| {
+                    format!(
+                        "  {} [{}]: {}",
+                        finding.verdict,
+                        finding.clauses.join(", "),
+                        finding.message
+                    )
+                })
+                .collect();
+            Err(format!("{verdict}: {}\n{}", result.message, findings.join("\n")).into())
+        }
+    }
+}
+
+fn main() -> std::process::ExitCode {
+    let args = Arguments::from_args();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cases");
+    let catalog = Catalog::load(&root.join("clauses.toml")).expect("clause catalog loads");
+    let schemas = SchemaSet::load(&root.join("schemas")).expect("schemas load");
+    let cases = case::discover(&root, &catalog, &schemas).unwrap_or_else(|error| panic!("{error}"));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    let running = runtime
+        .block_on(serve::start(serve::Config::loopback()))
+        .expect("reference server starts");
+    let fixture = Arc::new(Fixture {
+        shared: running.target(),
+        runtime,
+        catalog: Arc::new(catalog),
+        schemas: Arc::new(schemas),
+    });
+    let mut trials = Vec::new();
+    for case in cases {
+        let case = Arc::new(case);
+        for &transport in &case.transports {
+            let (fixture, case) = (fixture.clone(), case.clone());
+            trials.push(Trial::test(
+                format!("{} [{transport}]", case.id),
+                move || check(&fixture, &case, transport),
+            ));
+        }
+    }
+    let conclusion = libtest_mimic::run(&args, trials);
+    drop(running);
+    conclusion.exit_code()
+}

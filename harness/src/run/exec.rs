@@ -263,7 +263,15 @@ impl Execution<'_> {
         if let Some(probe) = &step.probe {
             return self.probe(step, probe).await;
         }
-        let method = step.call.clone().unwrap_or_default();
+        // A raw step's HTTP path is the method its text names, when it names one.
+        let method = step.call.clone().unwrap_or_else(|| {
+            let raw: Option<Value> = step
+                .raw
+                .as_deref()
+                .and_then(|raw| serde_json::from_str(raw).ok());
+            raw.and_then(|raw| raw.get("method").and_then(Value::as_str).map(str::to_owned))
+                .unwrap_or_default()
+        });
         let outgoing = self.prepare(step, &method).await?;
         let exchange = self.send(&outgoing).await?;
         let clauses = self.case.step_clauses(step).to_vec();

@@ -66,14 +66,18 @@ pub struct Config {
 
 impl Config {
     /// 127.0.0.1 on a free port, no faults, 1 transaction-log request per second with a
-    /// burst of 20, the system clock and a 64 KiB body limit.
+    /// burst of 100 per token, the system clock and a 64 KiB body limit.
+    ///
+    /// The sustained rate is SPEC.md's; the burst is the reference's own choice, large
+    /// enough that a pagination walk with a small page size is not paced, so a full run
+    /// takes seconds (the target file says the same burst, and the runner honours it).
     pub fn loopback() -> Config {
         Config {
             listen: SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
             faults: Vec::new(),
             limits: Limits {
                 transaction_log_per_second: 1.0,
-                transaction_log_burst: 20,
+                transaction_log_burst: 100,
             },
             clock: Clock::system(),
             max_body_bytes: 64 * 1024,

@@ -1,0 +1,99 @@
+//! The command line (binary only): argument parsing with clap, one file per subcommand,
+//! and the exit codes. Only this module knows about clap and exit codes.
+
+mod faults;
+mod run;
+mod serve;
+
+use std::fmt;
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+/// Exit codes, documented once (README.md repeats them).
+pub(crate) mod exit {
+    /// Every check passed.
+    pub(crate) const PASS: u8 = 0;
+    /// A check failed.
+    pub(crate) const FAIL: u8 = 1;
+    /// Bad arguments, or a broken case or target file.
+    pub(crate) const USAGE: u8 = 2;
+    /// The harness could not do its job (target unreachable, I/O error, nothing ran).
+    pub(crate) const HARNESS: u8 = 3;
+}
+
+/// Conformance test harness and fuzzing suite for the derivatives-trading JSON-RPC API
+/// (interface 2.1.1).
+#[derive(Debug, Parser)]
+#[command(name = "harness", version, about)]
+pub(crate) struct Args {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the conformance cases against a target (default: the embedded reference server).
+    Run(run::RunArgs),
+    /// Serve the reference API on a loopback port and print its target file.
+    Serve(serve::ServeArgs),
+    /// List the reference server's fault switches.
+    Faults,
+}
+
+/// An error with the exit code it maps to.
+#[derive(Debug)]
+pub(crate) struct CliError {
+    pub(crate) exit_code: u8,
+    pub(crate) inner: Box<dyn std::error::Error + Send + Sync>,
+}
+
+impl CliError {
+    pub(crate) fn usage(error: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> CliError {
+        CliError {
+            exit_code: exit::USAGE,
+            inner: error.into(),
+        }
+    }
+    pub(crate) fn harness(error: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> CliError {
+        CliError {
+            exit_code: exit::HARNESS,
+            inner: error.into(),
+        }
+    }
+}
+
+impl fmt::Display for CliError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.inner)
+    }
+}
+
+/// Runs a parsed command line.
+pub(crate) fn run(args: Args) -> Result<u8, CliError> {
+    match args.command {
+        Command::Run(run_args) => run::run(run_args),
+        Command::Serve(serve_args) => serve::serve(serve_args),
+        Command::Faults => faults::list(),
+    }
+}
+
+/// The `cases/` directory: `--cases`, else `./cases`, else the one beside the crate.
+pub(crate) fn cases_dir(explicit: Option<PathBuf>) -> PathBuf {
+    explicit.unwrap_or_else(|| {
+        let local = PathBuf::from("cases");
+        if local.join("clauses.toml").exists() {
+            local
+        } else {
+            PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../cases"))
+        }
+    })
+}
+
+/// A multi-threaded tokio runtime.
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(CliError::harness)
+}

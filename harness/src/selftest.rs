@@ -1,0 +1,256 @@
+//! The self-proof: the suite must pass the clean reference server and catch every seeded
+//! fault, each by a failing case that cites a clause the fault breaks. The result is the
+//! [`FaultMatrix`]: fault -> cases that caught it, the mutation score, and which `must`
+//! clauses no fault can make fail.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::case::Case;
+use crate::check::{Catalog, Level, SchemaSet, Side, Verdict};
+use crate::run::{self, RunError, RunReport};
+use crate::serve::{self, Fault};
+
+/// What the self-test needs.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// The case corpus.
+    pub cases: Vec<Case>,
+    /// The clause catalog.
+    pub catalog: Arc<Catalog>,
+    /// Result schemas.
+    pub schemas: Arc<SchemaSet>,
+    /// Executions at once within one run.
+    pub concurrency: usize,
+    /// Only these faults (all when empty).
+    pub faults: Vec<Fault>,
+}
+
+/// One fault's row of the matrix.
+#[derive(Clone, Debug)]
+pub struct FaultRow {
+    /// The fault.
+    pub fault: Fault,
+    /// Failing (case, transport, failing clauses).
+    pub caught_by: Vec<(String, String, Vec<String>)>,
+    /// Whether some failing case cites a clause the fault breaks.
+    pub cites_its_clause: bool,
+    /// Wall time of the run.
+    pub duration: Duration,
+}
+
+impl FaultRow {
+    /// Caught, by a case citing one of the fault's clauses.
+    pub fn killed(&self) -> bool {
+        !self.caught_by.is_empty() && self.cites_its_clause
+    }
+}
+
+/// The whole matrix.
+#[derive(Clone, Debug)]
+pub struct FaultMatrix {
+    /// The run against the clean server.
+    pub clean: RunReport,
+    /// One row per fault.
+    pub rows: Vec<FaultRow>,
+    /// Server `must` clauses that no fault made fail.
+    pub unkillable: Vec<String>,
+    /// Wall time of everything.
+    pub duration: Duration,
+}
+
+impl FaultMatrix {
+    /// Faults killed over faults run, in percent.
+    pub fn mutation_score(&self) -> f64 {
+        if self.rows.is_empty() {
+            return 0.0;
+        }
+        let killed = self.rows.iter().filter(|row| row.killed()).count();
+        100.0 * killed as f64 / self.rows.len() as f64
+    }
+
+    /// Whether the clean run failed anywhere.
+    pub fn clean_failures(&self) -> Vec<String> {
+        self.clean
+            .results
+            .iter()
+            .filter(|result| {
+                matches!(
+                    result.verdict,
+                    Verdict::Fail | Verdict::Error | Verdict::Warn
+                )
+            })
+            .map(|result| format!("{} [{}]: {}", result.case, result.transport, result.message))
+            .collect()
+    }
+
+    /// The matrix as text, one fault per line.
+    pub fn to_text(&self) -> String {
+        let mut out = String::new();
+        for row in &self.rows {
+            let mark = if row.killed() {
+                "caught"
+            } else if row.caught_by.is_empty() {
+                "MISSED"
+            } else {
+                "WRONG CLAUSE"
+            };
+            let cases: BTreeSet<&str> = row
+                .caught_by
+                .iter()
+                .map(|(case, _, _)| case.as_str())
+                .collect();
+            let _ = writeln!(
+                out,
+                "{:32} {:12} {}",
+                row.fault.name(),
+                mark,
+                cases.into_iter().collect::<Vec<_>>().join(", ")
+            );
+        }
+        let _ = writeln!(
+            out,
+            "mutation score {:.1}% ({} of {} faults caught); clean run: {} failures; unkillable must clauses: {}",
+            self.mutation_score(),
+            self.rows.iter().filter(|row| row.killed()).count(),
+            self.rows.len(),
+            self.clean_failures().len(),
+            if self.unkillable.is_empty() {
+                "none".to_owned()
+            } else {
+                self.unkillable.join(", ")
+            }
+        );
+        out
+    }
+
+    /// The matrix as an HTML section (escaped), for `report.html`.
+    pub fn to_html(&self) -> String {
+        let escape = crate::report::escape;
+        let mut out = String::from("<h2>Fault matrix</h2>");
+        let _ = write!(
+            out,
+            "<p id=\"mutation-score\">Mutation score: <b>{:.1}%</b>; unkillable must clauses: {}</p>",
+            self.mutation_score(),
+            self.unkillable.len()
+        );
+        out.push_str("<table id=\"faults\"><tr><th>fault</th><th>breaks</th><th>verdict</th><th>caught by</th></tr>");
+        for row in &self.rows {
+            let class = if row.killed() { "pass" } else { "fail" };
+            let cases: BTreeSet<String> = row
+                .caught_by
+                .iter()
+                .map(|(case, transport, _)| format!("{case} [{transport}]"))
+                .collect();
+            let _ = write!(
+                out,
+                "<tr><td><code>{}</code><br>{}</td><td><code>{}</code></td><td class=\"{class}\">{}</td><td>{}</td></tr>",
+                escape(row.fault.name()),
+                escape(row.fault.description()),
+                escape(&row.fault.clauses().join(", ")),
+                if row.killed() { "caught" } else { "missed" },
+                escape(&cases.into_iter().collect::<Vec<_>>().join(", "))
+            );
+        }
+        out.push_str("</table>");
+        out
+    }
+}
+
+async fn run_against(config: &Config, faults: Vec<Fault>) -> Result<RunReport, RunError> {
+    let mut server_config = serve::Config::loopback();
+    server_config.faults = faults;
+    let running = serve::start(server_config).await.map_err(|error| {
+        RunError::Client(crate::transport::TransportError {
+            kind: crate::transport::TransportErrorKind::Connect,
+            message: error.to_string(),
+        })
+    })?;
+    let run_config = run::Config {
+        target: running.target(),
+        cases: config.cases.clone(),
+        catalog: config.catalog.clone(),
+        schemas: config.schemas.clone(),
+        transports: None,
+        filter: None,
+        concurrency: config.concurrency,
+        limits: crate::transport::Limits {
+            request_timeout: Duration::from_secs(3),
+            ..Default::default()
+        },
+        run_timeout: Duration::from_secs(120),
+    };
+    let report = run::run(run_config, |_| {}).await;
+    running.shutdown().await;
+    report
+}
+
+/// Runs the clean server and every fault, one reference server each.
+pub async fn fault_matrix(
+    config: &Config,
+    mut on_row: impl FnMut(&FaultRow),
+) -> Result<FaultMatrix, RunError> {
+    let started = Instant::now();
+    let clean = run_against(config, Vec::new()).await?;
+    let faults: Vec<Fault> = if config.faults.is_empty() {
+        Fault::ALL.to_vec()
+    } else {
+        config.faults.clone()
+    };
+    let mut rows = Vec::new();
+    let mut killed_clauses: BTreeMap<String, Vec<Fault>> = BTreeMap::new();
+    for fault in faults {
+        let fault_started = Instant::now();
+        let report = run_against(config, vec![fault]).await?;
+        let mut caught_by = Vec::new();
+        let mut cites_its_clause = false;
+        for result in report
+            .results
+            .iter()
+            .filter(|result| result.verdict == Verdict::Fail)
+        {
+            let failing: Vec<String> = result
+                .findings
+                .iter()
+                .filter(|finding| finding.verdict == Verdict::Fail)
+                .flat_map(|finding| finding.clauses.iter().cloned())
+                .collect();
+            if failing
+                .iter()
+                .any(|clause| fault.clauses().contains(&clause.as_str()))
+            {
+                cites_its_clause = true;
+            }
+            for clause in &failing {
+                killed_clauses
+                    .entry(clause.clone())
+                    .or_default()
+                    .push(fault);
+            }
+            caught_by.push((result.case.clone(), result.transport.to_string(), failing));
+        }
+        let row = FaultRow {
+            fault,
+            caught_by,
+            cites_its_clause,
+            duration: fault_started.elapsed(),
+        };
+        on_row(&row);
+        rows.push(row);
+    }
+    let unkillable = config
+        .catalog
+        .iter()
+        .filter(|clause| clause.level == Level::Must && clause.side == Side::Server)
+        .filter(|clause| !killed_clauses.contains_key(&clause.id))
+        .map(|clause| clause.id.clone())
+        .collect();
+    Ok(FaultMatrix {
+        clean,
+        rows,
+        unkillable,
+        duration: started.elapsed(),
+    })
+}
