@@ -1,5 +1,5 @@
 //! The path of one request through the server, the same for every transport: find the
-//! method, settle who is calling, check the parameters, apply the rate limit, run.
+//! method, check the parameters, settle who is calling, apply the rate limit, run.
 //!
 //! The method table below is the list of SPEC.md section 4; any other name is
 //! `-32601 method_not_found`. Each entry declares its parameters (see [`super::params`]);
@@ -227,6 +227,24 @@ pub(crate) fn call(
     }
     let needs_caller =
         method.private || (state.fault(Fault::PublicRequiresToken) && method.name != "public/auth");
+    // On WebSocket the token travels among the parameters and is taken out before they are
+    // checked; over HTTP it has no place there, so `access_token` is an unknown parameter.
+    let presented = match &transport {
+        Transport::Ws(_) => match raw.remove("access_token") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(token)) => Some(token),
+            Some(_) => {
+                return Err(ErrorObject::invalid_params(
+                    "access_token",
+                    "must be of type string",
+                ));
+            }
+        },
+        Transport::Http(_) => None,
+    };
+    // Parameters are checked before credentials, so a token misplaced in the query string
+    // is named as such instead of being reported as missing.
+    let params = Params::check(raw, method.params, origin)?;
     let (principal, connection) = match transport {
         Transport::Http(http) => {
             let principal = if needs_caller {
@@ -240,21 +258,10 @@ pub(crate) fn call(
             (principal, None)
         }
         Transport::Ws(connection) => {
-            let presented = match raw.remove("access_token") {
-                None | Some(Value::Null) => None,
-                Some(Value::String(token)) => Some(token),
-                Some(_) => {
-                    return Err(ErrorObject::invalid_params(
-                        "access_token",
-                        "must be of type string",
-                    ));
-                }
-            };
             let principal = ws_principal(state, connection, presented, needs_caller)?;
             (principal, Some(connection))
         }
     };
-    let params = Params::check(raw, method.params, origin)?;
     if method.name == "private/get_transaction_log"
         && let Some(principal) = &principal
     {
