@@ -84,6 +84,9 @@ faults! {
     CredentialsAnySecret => "credentials-any-secret",
         "client_credentials accepts any client_secret",
         ["auth.client_credentials.wrong_secret"];
+    CredentialsSecretOptional => "credentials-secret-optional",
+        "client_credentials without client_secret is accepted",
+        ["auth.grant_type.required_params"];
     TokenTypeMac => "token-type-mac",
         "token sets carry token_type mac instead of bearer",
         ["auth.token_set.shape"];

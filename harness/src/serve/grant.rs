@@ -136,14 +136,18 @@ pub(crate) fn logout(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
 
 fn client_credentials(ctx: &Ctx<'_>) -> Result<Issued, ErrorObject> {
     let client_id = ctx.params.required_str("client_id")?;
-    let client_secret = ctx.params.required_str("client_secret")?;
+    let secret_optional = ctx.fault(Fault::CredentialsSecretOptional);
+    let client_secret = match ctx.params.str("client_secret") {
+        None if secret_optional => None,
+        _ => Some(ctx.params.required_str("client_secret")?),
+    };
     let user = ctx
         .state
         .user_by_client(client_id)
         .ok_or_else(|| ErrorObject::invalid_credentials("unknown client id"))?;
-    if !sign::signatures_match(user.client_secret.expose(), client_secret)
-        && !ctx.fault(Fault::CredentialsAnySecret)
-    {
+    let secret_ok = client_secret
+        .is_none_or(|secret| sign::signatures_match(user.client_secret.expose(), secret));
+    if !secret_ok && !ctx.fault(Fault::CredentialsAnySecret) {
         return Err(ErrorObject::invalid_credentials("wrong client secret"));
     }
     issue(
@@ -211,7 +215,8 @@ fn refresh(ctx: &Ctx<'_>) -> Result<Issued, ErrorObject> {
         .ok_or_else(|| ErrorObject::unauthorized("invalid or expired refresh token"))?;
     let mut scope = record.scope.clone();
     if let (Some(name), true) = (&scope.session, ctx.fault(Fault::RefreshSessionChanged)) {
-        scope.session = Some(format!("{name}-refreshed"));
+        // A prefix, so the new name does not even contain the old one.
+        scope.session = Some(format!("refreshed-{name}"));
     }
     let mut issued = tokens
         .issue(record.user_id, scope, now_ms)
