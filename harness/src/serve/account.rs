@@ -213,8 +213,8 @@ impl ServerState {
             let (scheme, key) = value.trim().split_once(' ')?;
             scheme.eq_ignore_ascii_case("bearer").then(|| key.trim())
         });
-        let key_ok =
-            presented.is_some_and(|key| sign::signatures_match(&self.direct_access_key, key));
+        let key_ok = presented
+            .is_some_and(|key| sign::signatures_match(self.direct_access_key.expose(), key));
         if !key_ok && !self.fault(Fault::LockNoKey) {
             return Err(ErrorObject::unauthorized(
                 "a valid direct access api key is required",

@@ -147,7 +147,7 @@ pub struct ServerState {
     limits: Limits,
     max_body_bytes: usize,
     users: Vec<state::User>,
-    direct_access_key: String,
+    direct_access_key: crate::target::Secret,
     instruments: Vec<fixtures::Instrument>,
     ledger: ledger::Ledger,
     tokens: Mutex<tokens::TokenStore>,

@@ -114,7 +114,7 @@ impl ServerState {
             limits: config.limits.clone(),
             max_body_bytes: config.max_body_bytes,
             users,
-            direct_access_key: format!("da-{}", random_secret(24)),
+            direct_access_key: Secret::new(format!("da-{}", random_secret(24))),
             instruments: fixtures::instruments(),
             ledger,
             tokens: Mutex::new(TokenStore::default()),
@@ -207,7 +207,7 @@ impl ServerState {
                 member_id: Some(FIXTURE_MEMBER_ID),
                 instrument_name: Some(DEFAULT_INSTRUMENT.to_owned()),
                 currency: Some("BTC".to_owned()),
-                direct_access_key: Some(Secret::new(self.direct_access_key.clone())),
+                direct_access_key: Some(self.direct_access_key.clone()),
             },
             limits: self.limits.clone(),
         }

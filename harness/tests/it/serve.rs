@@ -1145,3 +1145,70 @@ fn every_fault_names_catalog_clauses() {
         }
     }
 }
+
+#[tokio::test]
+async fn whole_history_validates_and_covers_every_type() {
+    let server = start(&[]).await;
+    let main = server.bearer("main").await;
+    let sub_id = server.target.fixtures.subaccount_id.expect("subaccount");
+    let walk = |query: String| {
+        let server = &server;
+        let main = main.clone();
+        async move {
+            let mut entries: Vec<Value> = Vec::new();
+            let mut cursor = String::new();
+            for _ in 0..20 {
+                let answer = server
+                    .get(
+                        "private/get_transaction_log",
+                        &format!("count=250{query}{cursor}"),
+                        Some(&main),
+                    )
+                    .await;
+                let page = assert_ok("method.private.get_transaction_log.json", answer);
+                entries.extend(page["logs"].as_array().expect("logs").iter().cloned());
+                match page["continuation"].as_u64() {
+                    Some(next) => cursor = format!("&continuation={next}"),
+                    None => break,
+                }
+            }
+            entries
+        }
+    };
+    let main_log = walk(String::new()).await;
+    assert!(main_log.len() >= 600, "{}", main_log.len());
+    let types: HashSet<&str> = main_log
+        .iter()
+        .filter_map(|entry| entry["type"].as_str())
+        .collect();
+    for kind in [
+        "trade",
+        "deposit",
+        "withdrawal",
+        "settlement",
+        "delivery",
+        "transfer",
+        "swap",
+        "correction",
+        "expiry",
+        "staking_reward",
+    ] {
+        assert!(types.contains(kind), "{kind} missing");
+    }
+    let currencies: HashSet<&str> = main_log
+        .iter()
+        .filter_map(|entry| entry["currency"].as_str())
+        .collect();
+    assert!(currencies.len() >= 6, "{currencies:?}");
+    let sub_log = walk(format!("&subaccount_id={sub_id}")).await;
+    assert!(
+        sub_log.len() >= 40 && sub_log.len() < 100,
+        "{}",
+        sub_log.len()
+    );
+    assert!(
+        sub_log
+            .iter()
+            .all(|entry| entry["user_id"] == json!(sub_id))
+    );
+}
