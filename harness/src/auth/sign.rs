@@ -177,6 +177,10 @@ impl std::error::Error for HeaderError {}
 
 impl SignedHeader {
     /// Signs a request and builds the header fields.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the spec's fields, in the spec's order"
+    )]
     pub fn sign(
         scheme: &str,
         client_id: &str,

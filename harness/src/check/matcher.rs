@@ -46,10 +46,10 @@ pub fn lookup<'a>(root: &'a Value, path: &str) -> Vec<(String, Option<&'a Value>
         for (at, value) in current {
             match (&segment, value) {
                 (Segment::Key(key), Some(Value::Object(object))) => {
-                    next.push((join(&at, key), object.get(key.as_str())))
+                    next.push((join(&at, key), object.get(key.as_str())));
                 }
                 (Segment::Index(index), Some(Value::Array(items))) => {
-                    next.push((format!("{at}[{index}]"), items.get(*index)))
+                    next.push((format!("{at}[{index}]"), items.get(*index)));
                 }
                 (Segment::All, Some(Value::Array(items))) => {
                     next.extend(

@@ -3,6 +3,7 @@
 
 mod faults;
 mod run;
+mod selftest;
 mod serve;
 
 use std::fmt;
@@ -39,6 +40,8 @@ enum Command {
     Serve(serve::ServeArgs),
     /// List the reference server's fault switches.
     Faults,
+    /// Prove every check can fail: run the suite against each seeded fault.
+    Selftest(selftest::SelftestArgs),
 }
 
 /// An error with the exit code it maps to.
@@ -75,6 +78,7 @@ pub(crate) fn run(args: Args) -> Result<u8, CliError> {
         Command::Run(run_args) => run::run(run_args),
         Command::Serve(serve_args) => serve::serve(serve_args),
         Command::Faults => faults::list(),
+        Command::Selftest(selftest_args) => selftest::selftest(selftest_args),
     }
 }
 

@@ -92,10 +92,9 @@ pub(crate) fn delete_member(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
         .iter()
         .position(|member| i64::try_from(member.member_id).ok() == Some(member_id));
     match position {
-        Some(index) if !ctx.fault(Fault::DeleteMemberKept) => {
+        Some(index) => {
             members.remove(index);
         }
-        Some(_) => {}
         None if zero_allowed => {}
         None => return Err(ErrorObject::invalid_params("member_id", "unknown member")),
     }

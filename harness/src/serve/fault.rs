@@ -256,9 +256,6 @@ faults! {
     DeleteMemberFlagString => "delete-member-flag-string",
         "delete_member returns is_direct_access_allowed as a string",
         ["m.delete_member.result"];
-    DeleteMemberKept => "delete-member-kept",
-        "delete_member lists the deleted member among the remaining ones",
-        ["m.delete_member.result"];
     CloseTypeAny => "close-type-any",
         "close_position accepts any type, not only limit or market",
         ["m.close_position.type"];
@@ -286,9 +283,6 @@ faults! {
     DisableKeepsSessions => "disable-keeps-sessions",
         "disabling a subaccount's login leaves its sessions working",
         ["m.toggle_subaccount_login.disable_ends_sessions"];
-    TokenNeverExpires => "token-never-expires",
-        "access tokens keep working after expires_in seconds",
-        ["auth.token.expires"];
 }
 
 impl Fault {

@@ -117,7 +117,7 @@ pub(crate) fn logout(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
         if !ctx.fault(Fault::LogoutNoop) {
             let mut tokens = lock(&ctx.state.tokens);
             let refresh = tokens
-                .access(&token, 0, true)
+                .access(&token, 0)
                 .map(|record| record.refresh_token.clone());
             tokens.revoke_access(&token);
             if let Some(refresh) = refresh {

@@ -51,7 +51,7 @@ impl ServerState {
         let now_ms = self.now_ms();
         let tokens = lock(&self.tokens);
         let record = tokens
-            .access(token, now_ms, self.fault(Fault::TokenNeverExpires))
+            .access(token, now_ms)
             .ok_or_else(|| ErrorObject::unauthorized("invalid, expired or revoked access token"))?;
         Ok(Principal {
             user_id: record.user_id,

@@ -116,17 +116,11 @@ impl TokenStore {
         })
     }
 
-    /// The live access token's record; expired ones count as absent unless
-    /// `ignore_expiry` (the `token-never-expires` fault).
-    pub(crate) fn access(
-        &self,
-        token: &str,
-        now_ms: u64,
-        ignore_expiry: bool,
-    ) -> Option<&AccessRecord> {
+    /// The live access token's record; expired ones count as absent.
+    pub(crate) fn access(&self, token: &str, now_ms: u64) -> Option<&AccessRecord> {
         self.access
             .get(token)
-            .filter(|record| ignore_expiry || record.expires_at_ms > now_ms)
+            .filter(|record| record.expires_at_ms > now_ms)
     }
 
     /// The live refresh token's record.
@@ -258,8 +252,8 @@ mod tests {
     fn refresh_of_revoked_pair_fails() {
         let mut store = TokenStore::default();
         let issued = store.issue(1, grant_scope(None, &maximum()), 0).unwrap();
-        assert!(store.access(&issued.access_token, 1, false).is_some());
-        assert!(store.access(&issued.access_token, 900_001, false).is_none());
+        assert!(store.access(&issued.access_token, 1).is_some());
+        assert!(store.access(&issued.access_token, 900_001).is_none());
         store.revoke_user(1);
         assert!(store.refresh(&issued.refresh_token, 1).is_none());
     }

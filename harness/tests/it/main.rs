@@ -1,3 +1,5 @@
 //! The one integration test binary: one module per feature.
 
+mod cli;
+mod faults;
 mod serve;

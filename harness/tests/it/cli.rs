@@ -1,0 +1,226 @@
+//! The `harness` binary end to end: exit codes, `path:line` errors, reports that agree with
+//! each other, and no secret in any output.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn harness() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_harness"))
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("harness-it-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn run(args: &[&str]) -> Output {
+    harness()
+        .args(args)
+        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join(".."))
+        .output()
+        .unwrap()
+}
+
+fn text(output: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+#[test]
+fn clean_reference_run_exits_zero_and_reports_agree() {
+    let out = temp_dir("clean");
+    let output = run(&["run", "--quiet", "--out", out.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    let pass = report["summary"]["pass"].as_u64().unwrap();
+    assert!(pass > 100, "{pass} passes");
+    assert_eq!(report["summary"]["fail"], 0);
+    assert_eq!(report["summary"]["error"], 0);
+    assert_eq!(
+        report["coverage"]["must_covered"],
+        report["coverage"]["must_total"]
+    );
+    let junit = std::fs::read_to_string(out.join("junit.xml")).unwrap();
+    assert_eq!(
+        junit.matches("<testcase ").count(),
+        report["results"].as_array().unwrap().len()
+    );
+    let markdown = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(markdown.contains(&format!("| {pass} | 0 |")), "{markdown}");
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains(&format!("pass: <b>{pass}</b>")));
+}
+
+#[test]
+fn seeded_fault_fails_with_clause_and_reproduction_in_every_format() {
+    let out = temp_dir("fault");
+    let output = run(&[
+        "run",
+        "--quiet",
+        "--fault",
+        "sig-nonce-reuse",
+        "--filter",
+        "auth.client_signature",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output));
+    let stdout = text(&output);
+    assert!(
+        stdout.contains("auth.client_signature.nonce_single_use"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("reproduce: harness run --fault sig-nonce-reuse --filter 'auth.client_signature_nonce_reuse'"), "{stdout}");
+    for file in ["report.json", "junit.xml", "report.md", "report.html"] {
+        let body = std::fs::read_to_string(out.join(file)).unwrap();
+        assert!(body.contains("auth.client_signature_nonce_reuse"), "{file}");
+        assert!(
+            body.contains("auth.client_signature.nonce_single_use"),
+            "{file}"
+        );
+        assert!(
+            body.contains("--filter"),
+            "{file} has no reproduction command"
+        );
+    }
+}
+
+#[test]
+fn broken_case_file_is_a_usage_error_with_path_and_line() {
+    let cases = temp_dir("broken-cases");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cases");
+    std::fs::copy(root.join("clauses.toml"), cases.join("clauses.toml")).unwrap();
+    let schemas = cases.join("schemas");
+    std::fs::create_dir_all(&schemas).unwrap();
+    for entry in std::fs::read_dir(root.join("schemas")).unwrap() {
+        let path = entry.unwrap().path();
+        std::fs::copy(&path, schemas.join(path.file_name().unwrap())).unwrap();
+    }
+    std::fs::write(
+        cases.join("bad.toml"),
+        "id = \"x\"\ntitle = \"t\"\nclauses = [\"envelope.success\"]\n\n[[step]]\ncall = \"public/get_currencies\"\nexpct = {}\n",
+    )
+    .unwrap();
+    let output = run(&["run", "--quiet", "--cases", cases.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("bad.toml:7: unknown field \"expct\" (did you mean \"expect\"?)"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn broken_target_file_is_a_usage_error_with_path_and_line() {
+    let dir = temp_dir("broken-target");
+    let target = dir.join("target.toml");
+    std::fs::write(
+        &target,
+        "name = \"x\"\nbase_url = \"http://127.0.0.1:1/api/v2\"\nws_ulr = \"ws://x\"\n",
+    )
+    .unwrap();
+    let output = run(&["run", "--quiet", "--target", target.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+    assert!(
+        String::from_utf8_lossy(&output.stderr)
+            .contains("target.toml:3: unknown field \"ws_ulr\" (did you mean \"ws_url\"?)")
+    );
+}
+
+#[test]
+fn unreachable_target_is_a_harness_error() {
+    let dir = temp_dir("unreachable");
+    let target = dir.join("target.toml");
+    // Port 9 (discard) on loopback: nothing listens there in a test environment.
+    std::fs::write(&target, "name = \"nowhere\"\nbase_url = \"http://127.0.0.1:9/api/v2\"\nws_url = \"ws://127.0.0.1:9/ws/api/v2\"\n[accounts.main]\nclient_id = \"a\"\nclient_secret = \"b\"\n").unwrap();
+    let output = run(&[
+        "run",
+        "--quiet",
+        "--timeout-ms",
+        "500",
+        "--target",
+        target.to_str().unwrap(),
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(3), "{}", text(&output));
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("target unreachable"),
+        "{}",
+        text(&output)
+    );
+}
+
+#[test]
+fn filter_matching_nothing_is_a_usage_error() {
+    let output = run(&["run", "--quiet", "--filter", "no-such-case-anywhere"]);
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+}
+
+#[test]
+fn plain_http_to_another_host_is_refused_without_the_flag() {
+    let dir = temp_dir("plain");
+    let target = dir.join("target.toml");
+    std::fs::write(&target, "name = \"remote\"\nbase_url = \"http://192.0.2.1/api/v2\"\n[accounts.main]\nclient_id = \"a\"\nclient_secret = \"b\"\n").unwrap();
+    let output = run(&["run", "--quiet", "--target", target.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("--allow-plain-http"));
+}
+
+#[test]
+fn destructive_cases_are_skipped_unless_allowed() {
+    let dir = temp_dir("destructive");
+    let mut server = harness()
+        .args(["serve", "--listen", "127.0.0.1:0", "--target-out"])
+        .arg(dir.join("t.toml"))
+        .spawn()
+        .unwrap();
+    let target = dir.join("t.toml");
+    for _ in 0..100 {
+        if std::fs::read_to_string(&target).is_ok_and(|text| text.contains("[limits]")) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let text_target = std::fs::read_to_string(&target)
+        .unwrap()
+        .replace("allow_destructive = true", "allow_destructive = false");
+    std::fs::write(&target, text_target).unwrap();
+    let output = run(&[
+        "run",
+        "--quiet",
+        "--filter",
+        "m.close_position",
+        "--target",
+        target.to_str().unwrap(),
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    server.kill().unwrap();
+    let _ = server.wait();
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).unwrap()).unwrap();
+    let results = report["results"].as_array().unwrap();
+    let destructive: Vec<&serde_json::Value> = results
+        .iter()
+        .filter(|result| result["case"] != "m.close_position.type_outside")
+        .collect();
+    assert!(!destructive.is_empty());
+    for result in destructive {
+        assert_eq!(result["verdict"], "skip", "{result}");
+        assert!(
+            result["message"]
+                .as_str()
+                .unwrap()
+                .contains("allow_destructive")
+        );
+    }
+    // Only skips and non-destructive passes: nothing failed.
+    assert_ne!(output.status.code(), Some(1), "{}", text(&output));
+}
