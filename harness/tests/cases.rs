@@ -4,13 +4,19 @@
 //!
 //! Parallel cases share one server. A `serial` case changes state other cases could see,
 //! so it gets a fresh server of its own.
+//!
+//! Each passing execution's responses are also an insta snapshot in `snapshots/`
+//! (volatile values replaced, see `harness::report::snapshot_of`): review changes with
+//! `cargo insta review`; CI fails on unreviewed drift.
 
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use harness::auth::clock::Clock;
 use harness::case::{self, Case, TransportKind};
 use harness::check::{Catalog, SchemaSet, Verdict};
+use harness::report;
 use harness::run::{self, CaseResult};
 use harness::serve;
 use libtest_mimic::{Arguments, Failed, Trial};
@@ -54,7 +60,19 @@ fn check(fixture: &Fixture, case: &Case, transport: TransportKind) -> Result<(),
         }
     })?;
     match result.verdict {
-        Verdict::Pass | Verdict::Info => Ok(()),
+        Verdict::Pass | Verdict::Info => {
+            let redactor = harness::check::Redactor::new(fixture.shared.secrets());
+            let snapshot = report::snapshot_of(&result, &redactor, Clock::system().now_ms());
+            let mut settings = insta::Settings::clone_current();
+            settings.set_snapshot_path(Path::new(env!("CARGO_MANIFEST_DIR")).join("../snapshots"));
+            settings.set_prepend_module_to_snapshot(false);
+            settings.set_omit_expression(true);
+            let name = report::snapshot_name(&result);
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                settings.bind(|| insta::assert_json_snapshot!(name.as_str(), snapshot));
+            }))
+            .map_err(|_| Failed::from(format!("snapshot {name} differs from snapshots/{name}.snap: review with `cargo insta review`")))
+        }
         verdict => {
             let findings: Vec<String> = result
                 .findings

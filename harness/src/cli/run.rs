@@ -50,6 +50,9 @@ pub(crate) struct RunArgs {
     /// Send credentials over plain HTTP to a non-loopback address.
     #[arg(long)]
     allow_plain_http: bool,
+    /// Also write each execution's responses as reviewable insta snapshots into DIR.
+    #[arg(long, value_name = "DIR")]
+    snapshots: Option<PathBuf>,
     /// Do not draw a progress bar.
     #[arg(long)]
     quiet: bool,
@@ -197,6 +200,24 @@ pub(crate) fn run(args: RunArgs) -> Result<u8, CliError> {
             args.out.display()
         ))
     })?;
+    if let Some(dir) = &args.snapshots {
+        let now_ms = harness::auth::clock::Clock::system().now_ms();
+        let stats = report::write_snapshots(dir, &report.results, &report.redactor, now_ms)
+            .map_err(|error| {
+                CliError::harness(format!(
+                    "failed to write snapshots to {}: {error}",
+                    dir.display()
+                ))
+            })?;
+        eprintln!(
+            "snapshots in {}: {} new, {} changed (review the .snap.new files with `cargo insta review --workspace-root {}`), {} unchanged",
+            dir.display(),
+            stats.new,
+            stats.changed,
+            dir.display(),
+            stats.unchanged
+        );
+    }
     print_summary(&report, &Summary::new(&report, &corpus.catalog), &context);
     eprintln!(
         "reports: {}",

@@ -8,12 +8,14 @@ mod json;
 mod junit;
 mod markdown;
 mod repro;
+mod snapshot;
 
 pub use html::{escape, render_html};
 pub use json::render_json;
 pub use junit::render_junit;
 pub use markdown::render_markdown;
 pub use repro::{reproduction, shell_quote, wire_command};
+pub use snapshot::{SnapshotStats, normalize, snapshot_name, snapshot_of, write_snapshots};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
