@@ -2,6 +2,7 @@
 //! and the exit codes. Only this module knows about clap and exit codes.
 
 mod faults;
+mod lint_response;
 mod run;
 mod selftest;
 mod serve;
@@ -40,6 +41,8 @@ enum Command {
     Serve(serve::ServeArgs),
     /// List the reference server's fault switches.
     Faults,
+    /// Check a captured response against a method's result schema.
+    LintResponse(lint_response::LintResponseArgs),
     /// Prove every check can fail: run the suite against each seeded fault.
     Selftest(selftest::SelftestArgs),
 }
@@ -78,6 +81,7 @@ pub(crate) fn run(args: Args) -> Result<u8, CliError> {
         Command::Run(run_args) => run::run(run_args),
         Command::Serve(serve_args) => serve::serve(serve_args),
         Command::Faults => faults::list(),
+        Command::LintResponse(lint_args) => lint_response::lint_response(lint_args),
         Command::Selftest(selftest_args) => selftest::selftest(selftest_args),
     }
 }

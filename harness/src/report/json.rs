@@ -25,6 +25,7 @@ pub fn render_json(context: &Context<'_>, summary: &Summary) -> String {
                 "transport": result.transport,
                 "verdict": result.verdict,
                 "clauses": result.clauses,
+                "checks": result.checks,
                 "message": redactor.text(&result.message),
                 "findings": redactor.json(&serde_json::to_value(&result.findings).unwrap_or(Value::Null)),
                 "notes": result.notes.iter().map(|note| redactor.text(note)).collect::<Vec<_>>(),

@@ -62,16 +62,23 @@ impl Summary {
         for result in &report.results {
             *counts.entry(result.verdict).or_default() += 1;
             let executed = !matches!(result.verdict, Verdict::Skip | Verdict::Error);
-            for clause in case_clauses(result) {
+            let concerned = case_clauses(result);
+            for clause in result.checks.iter().chain(concerned.iter().copied()) {
                 if executed {
                     covered.insert(clause.clone());
                 }
+                // A failing case stopped early: it vouches only for the clauses it failed.
+                let verdict = if result.verdict == Verdict::Fail && !concerned.contains(clause) {
+                    Verdict::Skip
+                } else {
+                    result.verdict
+                };
                 let cell = matrix
                     .entry(clause.clone())
                     .or_default()
                     .entry(result.transport)
-                    .or_insert(result.verdict);
-                *cell = worst(*cell, result.verdict);
+                    .or_insert(verdict);
+                *cell = worst(*cell, verdict);
             }
         }
         let must: Vec<&str> = catalog

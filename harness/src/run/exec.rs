@@ -163,6 +163,7 @@ fn finish(
         transport,
         verdict,
         clauses,
+        checks: case.clauses.clone(),
         message,
         findings,
         notes,

@@ -72,6 +72,8 @@ pub struct CaseResult {
     pub verdict: Verdict,
     /// The clauses concerned: those of the failing findings, else the case's.
     pub clauses: Vec<String>,
+    /// Every clause the case checks (coverage counts these).
+    pub checks: Vec<String>,
     /// One line: the first finding, the skip reason, or notes.
     pub message: String,
     /// Every finding.

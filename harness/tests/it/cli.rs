@@ -224,3 +224,47 @@ fn destructive_cases_are_skipped_unless_allowed() {
     // Only skips and non-destructive passes: nothing failed.
     assert_ne!(output.status.code(), Some(1), "{}", text(&output));
 }
+
+#[test]
+fn lint_response_names_path_and_clause_and_exits_by_conformance() {
+    let dir = temp_dir("lint");
+    let bad = dir.join("bad.json");
+    std::fs::write(
+        &bad,
+        r#"{"jsonrpc":"2.0","id":1,"result":{"logs":[{"id":"x"}],"continuation":0.5}}"#,
+    )
+    .unwrap();
+    let output = run(&[
+        "lint-response",
+        "private/get_transaction_log",
+        bad.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("/continuation: [m.get_transaction_log.result]"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("/logs/0/id: [m.get_transaction_log.result]"),
+        "{stdout}"
+    );
+    let good = dir.join("good.json");
+    std::fs::write(&good, r#"[[1700000000000, 42.5], [1700000360000, 43.0]]"#).unwrap();
+    let output = run(&[
+        "lint-response",
+        "public/get_historical_volatility",
+        good.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let output = run(&[
+        "lint-response",
+        "public/get_historical_volatilty",
+        good.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+    assert!(
+        String::from_utf8_lossy(&output.stderr)
+            .contains("did you mean \"public/get_historical_volatility\"")
+    );
+}
