@@ -2,4 +2,5 @@
 
 mod cli;
 mod faults;
+mod hostile;
 mod serve;

@@ -1,0 +1,524 @@
+//! The harness against hostile targets: for each way a server can misbehave on the wire
+//! (silence, slowness, endless or oversized answers, bytes that are not UTF-8, JSON or
+//! HTTP, wrong or duplicate ids, notifications and pings between answers, connections cut
+//! mid-answer, error statuses), a run ends within its timeouts, within its size caps, and
+//! with today's verdict asserted: FAIL naming a clause, PASS for what SPEC.md tolerates,
+//! or a harness error where the target cannot be spoken to at all.
+
+mod server;
+
+use std::future::Future;
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use harness::case::{self, Case, TransportKind};
+use harness::check::{Catalog, SchemaSet, Verdict};
+use harness::run::{self, RunError, RunReport};
+use harness::transport::Limits;
+use server::{Behaviour, Hostile};
+
+use TransportKind::{HttpBody, HttpQuery, Ws};
+
+/// A run that has not ended by then is a hang, and fails the test instead of stalling it.
+const HANG: Duration = Duration::from_secs(30);
+
+/// The request timeout of runs whose server never answers: short, so the suite is quick.
+const SHORT: Duration = Duration::from_millis(400);
+
+/// The response cap of these runs: small, so an oversized answer costs little to send.
+const CAP: usize = 1024 * 1024;
+
+async fn with_timeout<F: Future>(future: F) -> F::Output {
+    tokio::time::timeout(HANG, future)
+        .await
+        .expect("the run did not end: the harness hung")
+}
+
+struct Corpus {
+    cases: Vec<Case>,
+    catalog: Arc<Catalog>,
+    schemas: Arc<SchemaSet>,
+}
+
+fn corpus() -> &'static Corpus {
+    static CORPUS: OnceLock<Corpus> = OnceLock::new();
+    CORPUS.get_or_init(|| {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cases");
+        let catalog = Catalog::load(&root.join("clauses.toml")).unwrap();
+        let schemas = SchemaSet::load(&root.join("schemas")).unwrap();
+        let cases = case::discover(&root, &catalog, &schemas).unwrap();
+        Corpus {
+            cases,
+            catalog: Arc::new(catalog),
+            schemas: Arc::new(schemas),
+        }
+    })
+}
+
+/// What to run against a hostile server.
+struct Plan<'a> {
+    /// Case ids; empty for the whole corpus.
+    ids: &'a [&'a str],
+    transports: &'a [TransportKind],
+    request_timeout: Duration,
+    run_timeout: Duration,
+}
+
+impl Plan<'_> {
+    fn new<'a>(ids: &'a [&'a str], transports: &'a [TransportKind]) -> Plan<'a> {
+        Plan {
+            ids,
+            transports,
+            request_timeout: SHORT,
+            run_timeout: Duration::from_secs(20),
+        }
+    }
+}
+
+async fn run_plan(behaviour: Behaviour, plan: Plan<'_>) -> Result<RunReport, RunError> {
+    let hostile = Hostile::start(behaviour).await;
+    let corpus = corpus();
+    let cases = corpus
+        .cases
+        .iter()
+        .filter(|case| plan.ids.is_empty() || plan.ids.contains(&case.id.as_str()))
+        .cloned()
+        .collect();
+    let config = run::Config {
+        target: hostile.target(),
+        cases,
+        catalog: corpus.catalog.clone(),
+        schemas: corpus.schemas.clone(),
+        transports: Some(plan.transports.to_vec()),
+        filter: None,
+        concurrency: 16,
+        limits: Limits {
+            request_timeout: plan.request_timeout,
+            max_response_bytes: CAP,
+        },
+        run_timeout: plan.run_timeout,
+    };
+    let outcome = with_timeout(run::run(config, |_| {})).await;
+    hostile.stop().await;
+    outcome
+}
+
+async fn run_cases(behaviour: Behaviour, ids: &[&str], transports: &[TransportKind]) -> RunReport {
+    run_plan(behaviour, Plan::new(ids, transports))
+        .await
+        .expect("the run is carried out")
+}
+
+/// Every result has `verdict`, cites `clause` and says `message` (all when empty).
+fn assert_every(report: &RunReport, verdict: Verdict, clause: &str, message: &str) {
+    assert!(!report.results.is_empty());
+    let mut wrong = Vec::new();
+    for result in &report.results {
+        if (
+            result.verdict,
+            result
+                .clauses
+                .iter()
+                .any(|c| c == clause || clause.is_empty()),
+            result.message.contains(message),
+        ) != (verdict, true, true)
+        {
+            wrong.push(format!(
+                "{} [{}]: {:?} {:?} {}",
+                result.case, result.transport, result.verdict, result.clauses, result.message
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// The whole WebSocket suite ran and nothing failed: each result passed, or holds only
+/// informational findings (the rate probe's burst can outlast the refill when every answer
+/// is delayed by what the server sends before it).
+fn assert_tolerated(report: &RunReport) {
+    assert!(report.results.len() > 50);
+    for result in &report.results {
+        assert!(
+            matches!(result.verdict, Verdict::Pass | Verdict::Info),
+            "{} [{}]: {:?} {}",
+            result.case,
+            result.transport,
+            result.verdict,
+            result.message
+        );
+    }
+}
+
+/// A WebSocket call fed frames that are never the answer fails on `transport.ws`, after the
+/// skipped-frame cap or the request timeout, whichever comes first.
+fn assert_gave_up(report: &RunReport) {
+    assert_every(
+        report,
+        Verdict::Fail,
+        "transport.ws",
+        "no answer to public/get_currencies",
+    );
+    for result in &report.results {
+        assert!(
+            result.message.contains("frames without an answer")
+                || result.message.contains("within 400ms"),
+            "{}",
+            result.message
+        );
+    }
+}
+
+const SUCCESS: &[&str] = &["envelope.success"];
+const ALL: &[TransportKind] = &[HttpQuery, HttpBody, Ws];
+const HTTP: &[TransportKind] = &[HttpQuery, HttpBody];
+
+/// The results over these transports.
+fn over<'a>(
+    report: &'a RunReport,
+    transports: &'a [TransportKind],
+) -> impl Iterator<Item = &'a run::CaseResult> {
+    report
+        .results
+        .iter()
+        .filter(|result| transports.contains(&result.transport))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn silent_server_fails_each_request_at_its_timeout() {
+    let report = run_cases(Behaviour::Silent, SUCCESS, ALL).await;
+    assert_every(
+        &report,
+        Verdict::Fail,
+        "env.response.result",
+        "no answer to public/get_currencies",
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn slow_answer_within_the_timeout_passes() {
+    let plan = Plan {
+        request_timeout: Duration::from_secs(10),
+        ..Plan::new(SUCCESS, ALL)
+    };
+    let report = run_plan(Behaviour::Slow(Duration::from_millis(50)), plan)
+        .await
+        .unwrap();
+    assert_every(&report, Verdict::Pass, "", "");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn slow_answer_past_the_timeout_fails() {
+    let report = run_cases(Behaviour::Slow(Duration::from_secs(5)), SUCCESS, ALL).await;
+    assert_every(
+        &report,
+        Verdict::Fail,
+        "env.response.result",
+        "no answer to public/get_currencies",
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn endless_answer_is_cut_at_the_size_cap() {
+    let report = run_cases(Behaviour::Endless, SUCCESS, ALL).await;
+    assert_every(&report, Verdict::Fail, "env.response.result", "no answer");
+    for result in over(&report, HTTP) {
+        assert!(
+            result
+                .message
+                .contains("response body exceeds 1048576 bytes"),
+            "{}",
+            result.message
+        );
+    }
+    for result in over(&report, &[Ws]) {
+        assert!(
+            result.message.contains("Message too long"),
+            "{}",
+            result.message
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn oversized_answer_is_refused_at_the_size_cap() {
+    let report = run_cases(Behaviour::Oversized(4 * CAP), SUCCESS, ALL).await;
+    assert_every(&report, Verdict::Fail, "env.response.result", "no answer");
+    for result in over(&report, HTTP) {
+        assert!(
+            result
+                .message
+                .contains("response body exceeds 1048576 bytes"),
+            "{}",
+            result.message
+        );
+    }
+    for result in over(&report, &[Ws]) {
+        assert!(
+            result
+                .message
+                .contains("Message too long: 4194304 > 1048576"),
+            "{}",
+            result.message
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn large_answer_under_the_cap_passes_and_is_kept_whole() {
+    let report = run_cases(Behaviour::Padded(CAP / 2), SUCCESS, ALL).await;
+    assert_every(&report, Verdict::Pass, "", "");
+    // FIXME: every result keeps its answers whole, so a target answering near the size cap
+    // makes a run hold (and its report.json write) that much per exchange.
+    for result in &report.results {
+        let kept = &result.exchanges[0].response.as_ref().unwrap().body;
+        assert!(kept.len() > CAP / 2, "{} bytes kept", kept.len());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn invalid_utf8_fails_as_not_json_or_a_broken_frame() {
+    let report = run_cases(Behaviour::InvalidUtf8, SUCCESS, ALL).await;
+    assert_every(&report, Verdict::Fail, "", "");
+    for result in over(&report, HTTP) {
+        assert_eq!(result.clauses, ["env.response.jsonrpc"]);
+        assert!(
+            result.message.starts_with("answer is not JSON"),
+            "{}",
+            result.message
+        );
+    }
+    // A text frame must be UTF-8 (RFC 6455), so tungstenite refuses the frame itself.
+    for result in over(&report, &[Ws]) {
+        assert!(result.clauses.iter().any(|clause| clause == "transport.ws"));
+        assert!(result.message.contains("UTF-8"), "{}", result.message);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn non_json_answer_fails_the_jsonrpc_clause() {
+    let report = run_cases(Behaviour::NotJson, SUCCESS, ALL).await;
+    assert_every(
+        &report,
+        Verdict::Fail,
+        "env.response.jsonrpc",
+        "answer is not JSON",
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn wrong_id_fails_wherever_the_request_carried_one() {
+    let report = run_cases(Behaviour::WrongId, SUCCESS, ALL).await;
+    for result in over(&report, &[HttpBody, Ws]) {
+        assert_eq!(result.verdict, Verdict::Fail);
+        assert_eq!(result.clauses, ["env.response.id"]);
+        assert_eq!(
+            result.message,
+            "response id is 2, expected the request's id 1"
+        );
+    }
+    // A query-string request has no id, so there is nothing for the answer to echo.
+    for result in over(&report, &[HttpQuery]) {
+        assert_eq!(result.verdict, Verdict::Pass, "{}", result.message);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn duplicate_answer_is_taken_as_the_next_answer_and_fails_its_id() {
+    let report = run_cases(
+        Behaviour::DuplicateAnswer,
+        &["transport.ws_messages"],
+        &[Ws],
+    )
+    .await;
+    assert_every(
+        &report,
+        Verdict::Fail,
+        "env.response.id",
+        "response id is 1, expected the request's id 2",
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn notifications_between_answers_are_tolerated_by_the_whole_suite() {
+    let report = run_cases(Behaviour::Notifications(3), &[], &[Ws]).await;
+    assert_tolerated(&report);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn notifications_without_an_answer_fail_after_the_frame_cap() {
+    let report = run_cases(Behaviour::NotificationFlood, SUCCESS, &[Ws]).await;
+    assert_gave_up(&report);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn pings_between_answers_are_tolerated_by_the_whole_suite() {
+    let report = run_cases(Behaviour::Pings(20), &[], &[Ws]).await;
+    assert_tolerated(&report);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ping_flood_without_an_answer_fails_after_the_frame_cap() {
+    let report = run_cases(Behaviour::PingFlood, SUCCESS, &[Ws]).await;
+    assert_gave_up(&report);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn connection_closed_mid_answer_fails() {
+    let report = run_cases(Behaviour::CloseMidAnswer, SUCCESS, ALL).await;
+    assert_every(&report, Verdict::Fail, "env.response.result", "no answer");
+    for result in over(&report, HTTP) {
+        assert!(
+            result.message.contains("response body broke off"),
+            "{}",
+            result.message
+        );
+    }
+    for result in over(&report, &[Ws]) {
+        assert!(
+            result.message.contains("without closing handshake"),
+            "{}",
+            result.message
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn close_frame_instead_of_an_answer_fails() {
+    let report = run_cases(Behaviour::CloseFrame, SUCCESS, &[Ws]).await;
+    assert_every(
+        &report,
+        Verdict::Fail,
+        "transport.ws",
+        "sent close before answering",
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn status_500_with_a_good_envelope_fails_the_status_clause() {
+    let report = run_cases(Behaviour::Status(500), SUCCESS, HTTP).await;
+    assert_every(
+        &report,
+        Verdict::Fail,
+        "http.status.success",
+        "a successful call was answered with HTTP status 500, not 200",
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn status_500_with_a_text_page_fails_the_jsonrpc_clause() {
+    let report = run_cases(Behaviour::ServerError, SUCCESS, HTTP).await;
+    assert_every(
+        &report,
+        Verdict::Fail,
+        "env.response.jsonrpc",
+        "answer is not JSON: \"Internal Server Error\"",
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn status_404_with_an_error_envelope_fails_the_case() {
+    let report = run_cases(Behaviour::NotFound, SUCCESS, HTTP).await;
+    assert_every(
+        &report,
+        Verdict::Fail,
+        "http.status.success",
+        "expected a result, got error -32601 Method not found",
+    );
+    // FIXME: two findings citing the case's clauses list each clause twice.
+    for result in &report.results {
+        assert_eq!(result.clauses.len(), 10, "{:?}", result.clauses);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bytes_that_are_not_http_fail() {
+    let report = run_cases(Behaviour::NotHttp, SUCCESS, HTTP).await;
+    assert_every(
+        &report,
+        Verdict::Fail,
+        "http.status.success",
+        "invalid HTTP version",
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn refused_websocket_upgrade_is_a_harness_error() {
+    let report = run_cases(Behaviour::RefuseUpgrade, SUCCESS, &[Ws]).await;
+    assert_every(&report, Verdict::Error, "", "HTTP error: 500");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn unanswered_websocket_upgrade_is_a_harness_error() {
+    let report = run_cases(Behaviour::NoHandshake, SUCCESS, &[Ws]).await;
+    assert_every(
+        &report,
+        Verdict::Error,
+        "",
+        "no handshake within the timeout",
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn whole_run_timeout_ends_a_run_against_a_silent_target() {
+    let plan = Plan {
+        request_timeout: Duration::from_secs(1),
+        run_timeout: Duration::from_secs(2),
+        ..Plan::new(&[], ALL)
+    };
+    let report = run_plan(Behaviour::Silent, plan).await.unwrap();
+    assert!(report.results.len() > 200);
+    let mut cut_short = 0;
+    for result in &report.results {
+        match result.verdict {
+            Verdict::Fail => assert!(result.message.contains("no answer"), "{}", result.message),
+            Verdict::Error => {
+                assert!(
+                    result.message.contains("run timeout expired"),
+                    "{}",
+                    result.message
+                );
+                cut_short += 1;
+            }
+            Verdict::Skip => {}
+            other => panic!("{} [{}]: {other:?}", result.case, result.transport),
+        }
+    }
+    assert!(cut_short > 100, "{cut_short} executions cut short");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn binary_ends_with_a_failure_against_a_hostile_target() {
+    let hostile = Hostile::start(Behaviour::NotJson).await;
+    let dir = std::env::temp_dir().join(format!("harness-it-hostile-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let target = dir.join("target.toml");
+    std::fs::write(&target, hostile.target().to_toml()).unwrap();
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_harness"));
+    command
+        .args([
+            "run",
+            "--quiet",
+            "--filter",
+            "envelope.success",
+            "--timeout-ms",
+            "400",
+        ])
+        .args(["--run-timeout-s", "5", "--target"])
+        .arg(&target)
+        .arg("--out")
+        .arg(&dir)
+        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join(".."));
+    let output = with_timeout(tokio::task::spawn_blocking(move || command.output()))
+        .await
+        .unwrap()
+        .unwrap();
+    hostile.stop().await;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("{env.response.jsonrpc}: answer is not JSON"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("0 passed, 3 failed"), "{stdout}");
+}
