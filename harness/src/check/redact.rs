@@ -79,6 +79,15 @@ impl Redactor {
         }
     }
 
+    /// Registers the secret members of a parameter map (signatures, secrets, tokens).
+    pub fn learn_members(&self, members: &serde_json::Map<String, Value>) {
+        for (key, member) in members {
+            if let (true, Some(text)) = (SECRET_MEMBERS.contains(&key.as_str()), member.as_str()) {
+                self.add(text);
+            }
+        }
+    }
+
     /// Replaces every known secret in a text.
     pub fn text(&self, text: &str) -> String {
         let values = self

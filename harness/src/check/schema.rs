@@ -149,6 +149,10 @@ impl SchemaSet {
     /// Validates an instance; `None` when no schema has that name.
     pub fn validate(&self, name: &str, instance: &Value) -> Option<Vec<SchemaViolation>> {
         let validator = self.validators.get(name)?;
+        // The common case, a valid instance, takes the fast path without collecting errors.
+        if validator.is_valid(instance) {
+            return Some(Vec::new());
+        }
         Some(
             validator
                 .iter_errors(instance)

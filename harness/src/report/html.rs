@@ -156,13 +156,11 @@ pub fn render_html(context: &Context<'_>, summary: &Summary) -> String {
                         .status
                         .map(|status| format!("HTTP {status}\n"))
                         .unwrap_or_default();
-                    let body = received.json.as_ref().map_or_else(
-                        || received.body.chars().take(4096).collect(),
-                        |json| {
-                            serde_json::to_string_pretty(&report.redactor.json(json))
-                                .unwrap_or_default()
-                        },
-                    );
+                    let body = match serde_json::from_str::<serde_json::Value>(&received.body) {
+                        Ok(json) => serde_json::to_string_pretty(&report.redactor.json(&json))
+                            .unwrap_or_default(),
+                        Err(_) => received.body.chars().take(4096).collect(),
+                    };
                     format!("{status}{body}")
                 }
                 (None, Some(failure)) => failure.message.clone(),

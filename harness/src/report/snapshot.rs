@@ -42,9 +42,9 @@ pub fn snapshot_of(result: &CaseResult, redactor: &Redactor, now_ms: u64) -> Val
         .iter()
         .map(|exchange| {
             let answer = match (&exchange.response, &exchange.failure) {
-                (Some(received), _) => match &received.json {
-                    Some(json) => normalize(&redactor.json(json), now_ms),
-                    None => Value::from(redactor.text(&received.body)),
+                (Some(received), _) => match serde_json::from_str::<Value>(&received.body) {
+                    Ok(json) => normalize(&redactor.json(&json), now_ms),
+                    Err(_) => Value::from(redactor.text(&received.body)),
                 },
                 (None, Some(failure)) => {
                     json!({ "transport_failure": format!("{:?}", failure.kind) })
@@ -171,11 +171,11 @@ mod tests {
 
     #[test]
     fn volatile_members_and_times_near_now_are_replaced() {
-        let value =
-            json!({"result": {"access_token": "abc", "timestamp": 1_000_500, "old": 5, "usIn": 1}});
+        let now_ms = 1_795_000_000_000u64;
+        let value = json!({"result": {"access_token": "abc", "timestamp": now_ms + 500, "old": 1_704_067_200_000u64, "usIn": 1}});
         assert_eq!(
-            normalize(&value, 1_000_000),
-            json!({"result": {"access_token": "[access_token]", "timestamp": "[now]", "old": 5, "usIn": "[usIn]"}})
+            normalize(&value, now_ms),
+            json!({"result": {"access_token": "[access_token]", "timestamp": "[now]", "old": 1_704_067_200_000u64, "usIn": "[usIn]"}})
         );
     }
 }

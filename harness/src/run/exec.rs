@@ -20,8 +20,30 @@ use crate::case::{AuthMode, Case, Outcome, Step, TransportKind};
 use crate::check::{Finding, Level, Verdict};
 use crate::jsonrpc::{self, validate_response};
 use crate::transport::{
-    Authorization, Exchange, Outgoing, SignedPlan, TransportErrorKind, WsSession,
+    Authorization, Exchange, Outgoing, RECORDED_BODY_BYTES, SignedPlan, TransportErrorKind,
+    WsSession,
 };
+
+/// Answer bytes one execution keeps in full across its exchanges; past this, each further
+/// answer is kept only as its first [`RECORDED_TAIL_BYTES`]. The reference server's largest
+/// execution (a transaction-log walk) keeps about 200 KB; the bound is for a hostile target
+/// that answers a 200-page walk with pages near the size cap.
+const RECORDED_BYTES_PER_EXECUTION: usize = 1024 * 1024;
+
+/// What is kept of each answer once an execution's budget is spent.
+const RECORDED_TAIL_BYTES: usize = 1024;
+
+/// What `send` hands back: the parsed answer (moved out of the recorded exchange).
+pub(crate) struct Answer {
+    /// The answer parsed as JSON, when it is JSON.
+    pub(crate) json: Option<Value>,
+    /// HTTP status (none on WebSocket).
+    pub(crate) status: Option<u16>,
+    /// The raw text, kept only when it is not JSON.
+    pub(crate) body: String,
+    /// The JSON-RPC id the request carried.
+    pub(crate) request_id: Option<u64>,
+}
 
 /// Why an execution stops early.
 pub(crate) enum Stop {
@@ -45,6 +67,8 @@ pub(crate) struct Execution<'a> {
     pub(crate) findings: Vec<Finding>,
     pub(crate) notes: Vec<String>,
     pub(crate) exchanges: Vec<Exchange>,
+    /// Answer bytes kept in `exchanges` so far.
+    recorded_bytes: usize,
 }
 
 /// Runs one case over one transport.
@@ -75,6 +99,7 @@ pub(crate) async fn execute(shared: &Shared, case: &Case, transport: TransportKi
         findings: Vec::new(),
         notes: Vec::new(),
         exchanges: Vec::new(),
+        recorded_bytes: 0,
     };
     let mut error = None;
     for step in &case.steps {
@@ -152,7 +177,9 @@ fn finish(
         .filter(|finding| finding.verdict == verdict)
         .flat_map(|finding| finding.clauses.iter().cloned())
         .collect();
-    clauses.dedup();
+    // Several findings often cite the same clauses; each is listed once, in first-seen order.
+    let mut seen = std::collections::HashSet::new();
+    clauses.retain(|clause| seen.insert(clause.clone()));
     if clauses.is_empty() {
         clauses = case.clauses.clone();
     }
@@ -274,9 +301,9 @@ impl Execution<'_> {
                 .unwrap_or_default()
         });
         let outgoing = self.prepare(step, &method).await?;
-        let exchange = self.send(&outgoing).await?;
+        let answer = self.send(&outgoing).await?;
         let clauses = self.case.step_clauses(step).to_vec();
-        let response = self.check_answer(&exchange, &clauses, step)?;
+        let response = self.check_answer(answer, &clauses, step)?;
         if self.failing() {
             return Err(Stop::Failed);
         }
@@ -498,12 +525,11 @@ impl Execution<'_> {
             raw: None,
             authorization: None,
         };
-        let exchange = self.send(&outgoing).await?;
+        let answer = self.send(&outgoing).await?;
         let clauses = vec!["auth.client_credentials.accepted".to_owned()];
-        let token = exchange
-            .response
+        let token = answer
+            .json
             .as_ref()
-            .and_then(|received| received.json.as_ref())
             .and_then(|json| json.pointer("/result/access_token"))
             .and_then(Value::as_str)
             .map(str::to_owned);
@@ -513,11 +539,7 @@ impl Execution<'_> {
                 Ok(token)
             }
             None => {
-                let body = exchange
-                    .response
-                    .as_ref()
-                    .map(|received| received.body.clone())
-                    .unwrap_or_default();
+                let body = answer.json.as_ref().map_or(answer.body, Value::to_string);
                 self.record(
                     &clauses,
                     format!(
@@ -532,21 +554,19 @@ impl Execution<'_> {
 
     /// Sends over the execution's transport, recording the exchange. A target that cannot be
     /// reached is a harness error; one that times out, closes or floods is a finding.
-    pub(crate) async fn send(&mut self, outgoing: &Outgoing) -> Result<Exchange, Stop> {
+    pub(crate) async fn send(&mut self, outgoing: &Outgoing) -> Result<Answer, Stop> {
         let id = self.next_id;
         self.next_id += 1;
         // Secrets the request carries (signatures, client secrets, tokens, header values)
         // are registered before anything can be written.
-        self.shared
-            .redactor
-            .learn(&Value::Object(outgoing.params.clone()));
+        self.shared.redactor.learn_members(&outgoing.params);
         if let Some(Authorization::Value(value)) = &outgoing.authorization
             && let Some((_, credential)) = value.split_once(' ')
         {
             self.shared.redactor.add(credential.trim());
         }
         let target = &self.shared.target;
-        let exchange = match self.transport {
+        let mut exchange = match self.transport {
             TransportKind::HttpQuery | TransportKind::HttpBody => {
                 self.shared
                     .http
@@ -577,11 +597,10 @@ impl Execution<'_> {
                 ws.call(id, outgoing).await
             }
         };
-        if let Some(json) = exchange
-            .response
-            .as_ref()
-            .and_then(|received| received.json.as_ref())
-        {
+        // The parsed answer moves to the caller; the recorded exchange keeps the text, so
+        // no response is copied on the hot path.
+        let json = exchange.response.as_mut().and_then(|received| received.json.take());
+        if let Some(json) = &json {
             self.shared.redactor.learn(json);
         }
         for (name, value) in &exchange.request.headers {
@@ -592,9 +611,18 @@ impl Execution<'_> {
             }
         }
         let failure = exchange.failure.clone();
-        self.exchanges.push(exchange.clone());
+        let answer = Answer {
+            status: exchange.response.as_ref().and_then(|received| received.status),
+            body: match (&json, &exchange.response) {
+                (None, Some(received)) => received.body.clone(),
+                _ => String::new(),
+            },
+            json,
+            request_id: exchange.request.id,
+        };
+        self.keep(exchange);
         match failure {
-            None => Ok(exchange),
+            None => Ok(answer),
             Some(failure)
                 if failure.kind == TransportErrorKind::Connect
                     || failure.kind == TransportErrorKind::Request =>
@@ -617,24 +645,31 @@ impl Execution<'_> {
         }
     }
 
+    /// Records an exchange within the execution's budget of kept answer bytes.
+    fn keep(&mut self, exchange: Exchange) {
+        let cap = RECORDED_BYTES_PER_EXECUTION
+            .saturating_sub(self.recorded_bytes)
+            .clamp(RECORDED_TAIL_BYTES, RECORDED_BODY_BYTES);
+        let recorded = exchange.for_record(cap);
+        self.recorded_bytes += recorded
+            .response
+            .as_ref()
+            .map_or(0, |received| received.body.len());
+        self.exchanges.push(recorded);
+    }
+
     /// The checks every answer gets, then the step's expectations. Returns the parsed
     /// response for captures.
-    fn check_answer(
-        &mut self,
-        exchange: &Exchange,
-        clauses: &[String],
-        step: &Step,
-    ) -> Result<Value, Stop> {
-        let received = exchange.response.clone().unwrap_or_default();
-        let Some(response) = received.json.clone() else {
-            let body = crate::check::short(&Value::from(received.body.clone()));
+    fn check_answer(&mut self, answer: Answer, clauses: &[String], step: &Step) -> Result<Value, Stop> {
+        let Some(response) = answer.json else {
+            let body = crate::check::short(&Value::from(answer.body));
             self.record(
                 &["env.response.jsonrpc".to_owned()],
                 format!("answer is not JSON: {body}"),
             );
             return Err(Stop::Failed);
         };
-        for violation in validate_response(&response, exchange.request.id) {
+        for violation in validate_response(&response, answer.request_id) {
             self.record(&[violation.clause().to_owned()], violation.to_string());
         }
         let expect = &step.expect;
@@ -697,7 +732,7 @@ impl Execution<'_> {
             }
             _ => {}
         }
-        if let Some(status) = received.status {
+        if let Some(status) = answer.status {
             if let Some(expected) = expect.http_status.filter(|expected| *expected != status) {
                 self.record(
                     clauses,

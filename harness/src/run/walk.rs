@@ -119,19 +119,15 @@ impl Execution<'_> {
                 raw: None,
                 authorization,
             };
-            let exchange = self.send(&outgoing).await?;
-            let Some(response) = exchange
-                .response
-                .as_ref()
-                .and_then(|received| received.json.clone())
-            else {
+            let answer = self.send(&outgoing).await?;
+            let Some(response) = answer.json else {
                 self.record(
                     &["env.response.jsonrpc".to_owned()],
                     format!("page {page_number} is not JSON"),
                 );
                 return Err(Stop::Failed);
             };
-            for violation in validate_response(&response, exchange.request.id) {
+            for violation in validate_response(&response, answer.request_id) {
                 self.record(&[violation.clause().to_owned()], violation.to_string());
             }
             let all = self.case.step_clauses(step).to_vec();
@@ -270,24 +266,12 @@ impl Execution<'_> {
                 raw: None,
                 authorization,
             };
-            let exchange = self.send(&outgoing).await?;
-            // Keep the report readable: only the first and the deciding exchanges stay.
-            if sent > 2 {
-                let last = self.exchanges.pop();
-                if let Some(last) = last.filter(|last| {
-                    last.response
-                        .as_ref()
-                        .and_then(|r| r.json.as_ref())
-                        .is_some_and(|json| json.get("error").is_some())
-                }) {
-                    self.exchanges.push(last);
-                }
+            let answer = self.send(&outgoing).await?;
+            let refused = answer.json.as_ref().and_then(jsonrpc::error_of);
+            // Keep the report readable: only the first two and the deciding exchange stay.
+            if sent > 2 && refused.is_none() {
+                self.exchanges.pop();
             }
-            let refused = exchange
-                .response
-                .as_ref()
-                .and_then(|received| received.json.as_ref())
-                .and_then(jsonrpc::error_of);
             if let Some(error) = refused {
                 self.notes.push(format!(
                     "refused request {sent} of a burst with {} {}",

@@ -164,6 +164,36 @@ impl fmt::Display for TransportError {
 
 impl std::error::Error for TransportError {}
 
+/// The most of one answer body [`Exchange::for_record`] keeps: well above the
+/// largest answer of the reference server (a 250-entry transaction-log page is about
+/// 100 KB), so only a hostile or broken target's answers are cut.
+pub const RECORDED_BODY_BYTES: usize = 256 * 1024;
+
+impl Exchange {
+    /// The exchange as results and reports keep it: an answer body over `cap` bytes is cut at a
+    /// character boundary, marked as cut, and its parsed JSON dropped. Checks see the whole
+    /// answer; only what outlives the step is bounded, so a run against a target that sends
+    /// huge answers holds at most `cap` bytes per exchange instead of the size cap of
+    /// [`Limits`].
+    pub fn for_record(mut self, cap: usize) -> Exchange {
+        if let Some(received) = self.response.as_mut()
+            && received.body.len() > cap
+        {
+            let total = received.body.len();
+            let mut end = cap;
+            while !received.body.is_char_boundary(end) {
+                end -= 1;
+            }
+            received.body.truncate(end);
+            received
+                .body
+                .push_str(&format!(" [cut: {total} bytes in all]"));
+            received.json = None;
+        }
+        self
+    }
+}
+
 impl Received {
     pub(crate) fn from_bytes(status: Option<u16>, bytes: &[u8]) -> Received {
         Received {
@@ -182,5 +212,37 @@ pub fn query_value(value: &Value) -> Option<String> {
         Value::Bool(flag) => Some(flag.to_string()),
         Value::Number(number) => Some(number.to_string()),
         other => Some(other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn exchange(body: &str) -> Exchange {
+        Exchange {
+            transport: TransportKind::Ws,
+            request: SentRequest::default(),
+            response: Some(Received::from_bytes(None, body.as_bytes())),
+            failure: None,
+            elapsed_ms: 0.0,
+        }
+    }
+
+    #[test]
+    fn recorded_copy_cuts_a_long_answer_at_a_character_boundary() {
+        let long = format!("\"{}\"", "é".repeat(100));
+        let recorded = exchange(&long).for_record(10);
+        let received = recorded.response.unwrap();
+        assert_eq!(received.body, "\"éééé [cut: 202 bytes in all]");
+        assert!(received.json.is_none());
+    }
+
+    #[test]
+    fn recorded_copy_keeps_a_short_answer_whole() {
+        let recorded = exchange("{\"result\": 1}").for_record(1024);
+        let received = recorded.response.unwrap();
+        assert_eq!(received.body, "{\"result\": 1}");
+        assert!(received.json.is_some());
     }
 }

@@ -1,0 +1,224 @@
+//! End-to-end throughput on loopback, in one run (figures for BENCHMARKS.md):
+//!
+//! 1. raw: the reference server's rate for `public/get_currencies` with a minimal client
+//!    (HTTP keep-alive and WebSocket; 1 and 8 connections), one request in flight each;
+//! 2. runner: the rate the harness's own runner reaches against the same server at the
+//!    same concurrency (templates, envelope and schema checks, recording included), and
+//!    its ratio to the raw rate;
+//! 3. suite: the full case corpus's wall time and case executions per second.
+//!
+//! `cargo run --release --example bench -- [--seconds S] [--suite-runs N]`
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use futures_util::{SinkExt, StreamExt};
+use harness::case::{self, TransportKind};
+use harness::check::{Catalog, SchemaSet, Verdict};
+use harness::run;
+use harness::serve;
+use tokio_tungstenite::tungstenite::Message;
+
+struct Corpus {
+    catalog: Arc<Catalog>,
+    schemas: Arc<SchemaSet>,
+    cases: Vec<case::Case>,
+}
+
+fn corpus() -> Corpus {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cases");
+    let catalog = Catalog::load(&dir.join("clauses.toml")).expect("catalog loads");
+    let schemas = SchemaSet::load(&dir.join("schemas")).expect("schemas load");
+    let cases = case::discover(&dir, &catalog, &schemas).expect("corpus loads");
+    Corpus {
+        catalog: Arc::new(catalog),
+        schemas: Arc::new(schemas),
+        cases,
+    }
+}
+
+async fn raw_http(base_url: &str, connections: usize, seconds: f64) -> f64 {
+    let count = Arc::new(AtomicU64::new(0));
+    let deadline = Instant::now() + Duration::from_secs_f64(seconds);
+    let mut tasks = Vec::new();
+    for _ in 0..connections {
+        let (count, url) = (count.clone(), format!("{base_url}/public/get_currencies"));
+        tasks.push(tokio::spawn(async move {
+            let client = reqwest::Client::builder()
+                .pool_max_idle_per_host(1)
+                .build()
+                .expect("client");
+            while Instant::now() < deadline {
+                let response = client.get(&url).send().await.expect("request");
+                let _ = response.bytes().await.expect("body");
+                count.fetch_add(1, Ordering::Relaxed);
+            }
+        }));
+    }
+    for task in tasks {
+        task.await.expect("task");
+    }
+    count.load(Ordering::Relaxed) as f64 / seconds
+}
+
+async fn raw_ws(ws_url: &str, connections: usize, seconds: f64) -> f64 {
+    let count = Arc::new(AtomicU64::new(0));
+    let deadline = Instant::now() + Duration::from_secs_f64(seconds);
+    let mut tasks = Vec::new();
+    for _ in 0..connections {
+        let (count, url) = (count.clone(), ws_url.to_owned());
+        tasks.push(tokio::spawn(async move {
+            let (mut stream, _) = tokio_tungstenite::connect_async(url.as_str()).await.expect("connect");
+            let mut id = 0u64;
+            while Instant::now() < deadline {
+                id += 1;
+                let request = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"public/get_currencies","params":{{}}}}"#);
+                stream.send(Message::text(request)).await.expect("send");
+                loop {
+                    if let Some(Ok(Message::Text(_))) = stream.next().await {
+                        break;
+                    }
+                }
+                count.fetch_add(1, Ordering::Relaxed);
+            }
+        }));
+    }
+    for task in tasks {
+        task.await.expect("task");
+    }
+    count.load(Ordering::Relaxed) as f64 / seconds
+}
+
+/// The runner against the server: `connections` cases at once, each a long sequence of
+/// `public/get_currencies` calls over one transport.
+async fn runner(
+    corpus: &Corpus,
+    target: &harness::target::Target,
+    transport: TransportKind,
+    connections: usize,
+    seconds: f64,
+    raw_rate: f64,
+) -> f64 {
+    // Size the work to take about `seconds` at the raw rate, then time it.
+    let steps_per_case = 100usize;
+    let total_requests = (raw_rate * seconds).max(1_000.0) as usize;
+    let n_cases = (total_requests / steps_per_case).max(connections);
+    let steps = "[[step]]\ncall = \"public/get_currencies\"\n".repeat(steps_per_case);
+    let cases: Vec<case::Case> = (0..n_cases)
+        .map(|index| {
+            let text = format!(
+                "id = \"bench.{index}\"\ntitle = \"throughput\"\nclauses = [\"env.response.id\"]\ntransports = [\"{transport}\"]\n{steps}"
+            );
+            case::parse_case(Path::new("bench.toml"), &text, &corpus.catalog, &corpus.schemas).expect("bench case parses")
+        })
+        .collect();
+    let config = run::Config {
+        target: target.clone(),
+        cases,
+        catalog: corpus.catalog.clone(),
+        schemas: corpus.schemas.clone(),
+        transports: None,
+        filter: None,
+        concurrency: connections,
+        limits: harness::transport::Limits::default(),
+        run_timeout: Duration::from_secs(600),
+    };
+    let started = Instant::now();
+    let report = run::run(config, |_| {}).await.expect("runner runs");
+    let elapsed = started.elapsed().as_secs_f64();
+    assert_eq!(
+        report.count(Verdict::Pass),
+        n_cases,
+        "every bench case passes"
+    );
+    (n_cases * steps_per_case) as f64 / elapsed
+}
+
+fn arg(name: &str, default: f64) -> f64 {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|arg| arg == name)
+        .and_then(|index| args.get(index + 1))
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(default)
+}
+
+#[tokio::main]
+async fn main() {
+    let seconds = arg("--seconds", 3.0);
+    let suite_runs = arg("--suite-runs", 5.0) as usize;
+    let corpus = corpus();
+    let running = serve::start(serve::Config::loopback())
+        .await
+        .expect("reference server starts");
+    let target = running.target();
+    println!(
+        "machine: {} cores; {seconds} s per measurement",
+        std::thread::available_parallelism().map_or(0, |n| n.get())
+    );
+    println!(
+        "{:10} {:>5} {:>12} {:>12} {:>7}",
+        "transport", "conns", "raw req/s", "runner req/s", "ratio"
+    );
+    for (transport, kind) in [
+        ("http", TransportKind::HttpQuery),
+        ("ws", TransportKind::Ws),
+    ] {
+        for connections in [1usize, 8] {
+            let raw = if transport == "http" {
+                raw_http(&target.base_url, connections, seconds).await
+            } else {
+                raw_ws(
+                    target.ws_url.as_deref().expect("ws url"),
+                    connections,
+                    seconds,
+                )
+                .await
+            };
+            let runner_rate = runner(&corpus, &target, kind, connections, seconds, raw).await;
+            println!(
+                "{transport:10} {connections:>5} {raw:>12.0} {runner_rate:>12.0} {:>6.0}%",
+                100.0 * runner_rate / raw
+            );
+        }
+    }
+    let mut walls = Vec::new();
+    let mut executions = 0;
+    for _ in 0..suite_runs {
+        let suite_server = serve::start(serve::Config::loopback())
+            .await
+            .expect("reference server starts");
+        let config = run::Config {
+            target: suite_server.target(),
+            cases: corpus.cases.clone(),
+            catalog: corpus.catalog.clone(),
+            schemas: corpus.schemas.clone(),
+            transports: None,
+            filter: None,
+            concurrency: 16,
+            limits: harness::transport::Limits::default(),
+            run_timeout: Duration::from_secs(600),
+        };
+        let started = Instant::now();
+        let report = run::run(config, |_| {}).await.expect("suite runs");
+        walls.push(started.elapsed().as_secs_f64());
+        executions = report.results.len();
+        assert_eq!(
+            report.count(Verdict::Fail),
+            0,
+            "the suite passes the reference"
+        );
+        suite_server.shutdown().await;
+    }
+    walls.sort_by(f64::total_cmp);
+    let median = walls[walls.len() / 2];
+    println!(
+        "suite: {executions} case executions; wall time median {median:.3} s (min {:.3}, max {:.3}) over {suite_runs} runs; {:.0} executions/s",
+        walls[0],
+        walls[walls.len() - 1],
+        executions as f64 / median
+    );
+    running.shutdown().await;
+}
