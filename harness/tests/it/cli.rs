@@ -268,3 +268,27 @@ fn lint_response_names_path_and_clause_and_exits_by_conformance() {
             .contains("did you mean \"public/get_historical_volatility\"")
     );
 }
+
+/// The same suite, unchanged, against a server in another process described only by its
+/// target file: what a server team does in CI.
+#[test]
+fn full_suite_passes_against_an_external_server_through_its_target_file() {
+    let dir = temp_dir("external");
+    let target = dir.join("target.toml");
+    let mut server = harness().args(["serve", "--listen", "127.0.0.1:0", "--target-out"]).arg(&target).spawn().unwrap();
+    for _ in 0..200 {
+        if std::fs::read_to_string(&target).is_ok_and(|text| text.contains("[limits]")) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    let output = run(&["run", "--quiet", "--target", target.to_str().unwrap(), "--out", dir.to_str().unwrap()]);
+    server.kill().unwrap();
+    let _ = server.wait();
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).unwrap()).unwrap();
+    assert_eq!(report["target"], "reference");
+    assert_eq!(report["summary"]["fail"], 0);
+    assert_eq!(report["summary"]["skip"], 0);
+    assert!(report["summary"]["pass"].as_u64().unwrap() > 100);
+}
