@@ -33,18 +33,6 @@ const RECORDED_BYTES_PER_EXECUTION: usize = 1024 * 1024;
 /// What is kept of each answer once an execution's budget is spent.
 const RECORDED_TAIL_BYTES: usize = 1024;
 
-/// What `send` hands back: the parsed answer (moved out of the recorded exchange).
-pub(crate) struct Answer {
-    /// The answer parsed as JSON, when it is JSON.
-    pub(crate) json: Option<Value>,
-    /// HTTP status (none on WebSocket).
-    pub(crate) status: Option<u16>,
-    /// The raw text, kept only when it is not JSON.
-    pub(crate) body: String,
-    /// The JSON-RPC id the request carried.
-    pub(crate) request_id: Option<u64>,
-}
-
 /// Why an execution stops early.
 pub(crate) enum Stop {
     /// A failing finding was recorded.
@@ -301,9 +289,9 @@ impl Execution<'_> {
                 .unwrap_or_default()
         });
         let outgoing = self.prepare(step, &method).await?;
-        let answer = self.send(&outgoing).await?;
+        let exchange = self.send(&outgoing).await?;
         let clauses = self.case.step_clauses(step).to_vec();
-        let response = self.check_answer(answer, &clauses, step)?;
+        let response = self.check_answer(&exchange, &clauses, step)?;
         if self.failing() {
             return Err(Stop::Failed);
         }
@@ -525,11 +513,12 @@ impl Execution<'_> {
             raw: None,
             authorization: None,
         };
-        let answer = self.send(&outgoing).await?;
+        let exchange = self.send(&outgoing).await?;
         let clauses = vec!["auth.client_credentials.accepted".to_owned()];
-        let token = answer
-            .json
+        let token = exchange
+            .response
             .as_ref()
+            .and_then(|received| received.json.as_ref())
             .and_then(|json| json.pointer("/result/access_token"))
             .and_then(Value::as_str)
             .map(str::to_owned);
@@ -539,7 +528,11 @@ impl Execution<'_> {
                 Ok(token)
             }
             None => {
-                let body = answer.json.as_ref().map_or(answer.body, Value::to_string);
+                let body = exchange
+                    .response
+                    .as_ref()
+                    .map(|received| received.body.clone())
+                    .unwrap_or_default();
                 self.record(
                     &clauses,
                     format!(
@@ -554,19 +547,21 @@ impl Execution<'_> {
 
     /// Sends over the execution's transport, recording the exchange. A target that cannot be
     /// reached is a harness error; one that times out, closes or floods is a finding.
-    pub(crate) async fn send(&mut self, outgoing: &Outgoing) -> Result<Answer, Stop> {
+    pub(crate) async fn send(&mut self, outgoing: &Outgoing) -> Result<Exchange, Stop> {
         let id = self.next_id;
         self.next_id += 1;
         // Secrets the request carries (signatures, client secrets, tokens, header values)
         // are registered before anything can be written.
-        self.shared.redactor.learn_members(&outgoing.params);
+        self.shared
+            .redactor
+            .learn(&Value::Object(outgoing.params.clone()));
         if let Some(Authorization::Value(value)) = &outgoing.authorization
             && let Some((_, credential)) = value.split_once(' ')
         {
             self.shared.redactor.add(credential.trim());
         }
         let target = &self.shared.target;
-        let mut exchange = match self.transport {
+        let exchange = match self.transport {
             TransportKind::HttpQuery | TransportKind::HttpBody => {
                 self.shared
                     .http
@@ -597,10 +592,11 @@ impl Execution<'_> {
                 ws.call(id, outgoing).await
             }
         };
-        // The parsed answer moves to the caller; the recorded exchange keeps the text, so
-        // no response is copied on the hot path.
-        let json = exchange.response.as_mut().and_then(|received| received.json.take());
-        if let Some(json) = &json {
+        if let Some(json) = exchange
+            .response
+            .as_ref()
+            .and_then(|received| received.json.as_ref())
+        {
             self.shared.redactor.learn(json);
         }
         for (name, value) in &exchange.request.headers {
@@ -611,18 +607,9 @@ impl Execution<'_> {
             }
         }
         let failure = exchange.failure.clone();
-        let answer = Answer {
-            status: exchange.response.as_ref().and_then(|received| received.status),
-            body: match (&json, &exchange.response) {
-                (None, Some(received)) => received.body.clone(),
-                _ => String::new(),
-            },
-            json,
-            request_id: exchange.request.id,
-        };
-        self.keep(exchange);
+        self.keep(exchange.clone());
         match failure {
-            None => Ok(answer),
+            None => Ok(exchange),
             Some(failure)
                 if failure.kind == TransportErrorKind::Connect
                     || failure.kind == TransportErrorKind::Request =>
@@ -660,16 +647,22 @@ impl Execution<'_> {
 
     /// The checks every answer gets, then the step's expectations. Returns the parsed
     /// response for captures.
-    fn check_answer(&mut self, answer: Answer, clauses: &[String], step: &Step) -> Result<Value, Stop> {
-        let Some(response) = answer.json else {
-            let body = crate::check::short(&Value::from(answer.body));
+    fn check_answer(
+        &mut self,
+        exchange: &Exchange,
+        clauses: &[String],
+        step: &Step,
+    ) -> Result<Value, Stop> {
+        let received = exchange.response.clone().unwrap_or_default();
+        let Some(response) = received.json.clone() else {
+            let body = crate::check::short(&Value::from(received.body.clone()));
             self.record(
                 &["env.response.jsonrpc".to_owned()],
                 format!("answer is not JSON: {body}"),
             );
             return Err(Stop::Failed);
         };
-        for violation in validate_response(&response, answer.request_id) {
+        for violation in validate_response(&response, exchange.request.id) {
             self.record(&[violation.clause().to_owned()], violation.to_string());
         }
         let expect = &step.expect;
@@ -732,7 +725,7 @@ impl Execution<'_> {
             }
             _ => {}
         }
-        if let Some(status) = answer.status {
+        if let Some(status) = received.status {
             if let Some(expected) = expect.http_status.filter(|expected| *expected != status) {
                 self.record(
                     clauses,
