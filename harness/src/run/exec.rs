@@ -33,6 +33,18 @@ const RECORDED_BYTES_PER_EXECUTION: usize = 1024 * 1024;
 /// What is kept of each answer once an execution's budget is spent.
 const RECORDED_TAIL_BYTES: usize = 1024;
 
+/// What `send` hands back: the parsed answer (moved out of the recorded exchange).
+pub(crate) struct Answer {
+    /// The answer parsed as JSON, when it is JSON.
+    pub(crate) json: Option<Value>,
+    /// HTTP status (none on WebSocket).
+    pub(crate) status: Option<u16>,
+    /// The raw text, kept only when it is not JSON.
+    pub(crate) body: String,
+    /// The JSON-RPC id the request carried.
+    pub(crate) request_id: Option<u64>,
+}
+
 /// Why an execution stops early.
 pub(crate) enum Stop {
     /// A failing finding was recorded.
@@ -289,9 +301,9 @@ impl Execution<'_> {
                 .unwrap_or_default()
         });
         let outgoing = self.prepare(step, &method).await?;
-        let exchange = self.send(&outgoing).await?;
+        let answer = self.send(&outgoing).await?;
         let clauses = self.case.step_clauses(step).to_vec();
-        let response = self.check_answer(&exchange, &clauses, step)?;
+        let response = self.check_answer(answer, &clauses, step)?;
         if self.failing() {
             return Err(Stop::Failed);
         }
@@ -513,12 +525,11 @@ impl Execution<'_> {
             raw: None,
             authorization: None,
         };
-        let exchange = self.send(&outgoing).await?;
+        let answer = self.send(&outgoing).await?;
         let clauses = vec!["auth.client_credentials.accepted".to_owned()];
-        let token = exchange
-            .response
+        let token = answer
+            .json
             .as_ref()
-            .and_then(|received| received.json.as_ref())
             .and_then(|json| json.pointer("/result/access_token"))
             .and_then(Value::as_str)
             .map(str::to_owned);
@@ -528,11 +539,7 @@ impl Execution<'_> {
                 Ok(token)
             }
             None => {
-                let body = exchange
-                    .response
-                    .as_ref()
-                    .map(|received| received.body.clone())
-                    .unwrap_or_default();
+                let body = answer.json.as_ref().map_or(answer.body, Value::to_string);
                 self.record(
                     &clauses,
                     format!(
@@ -547,21 +554,19 @@ impl Execution<'_> {
 
     /// Sends over the execution's transport, recording the exchange. A target that cannot be
     /// reached is a harness error; one that times out, closes or floods is a finding.
-    pub(crate) async fn send(&mut self, outgoing: &Outgoing) -> Result<Exchange, Stop> {
+    pub(crate) async fn send(&mut self, outgoing: &Outgoing) -> Result<Answer, Stop> {
         let id = self.next_id;
         self.next_id += 1;
         // Secrets the request carries (signatures, client secrets, tokens, header values)
         // are registered before anything can be written.
-        self.shared
-            .redactor
-            .learn(&Value::Object(outgoing.params.clone()));
+        self.shared.redactor.learn_members(&outgoing.params);
         if let Some(Authorization::Value(value)) = &outgoing.authorization
             && let Some((_, credential)) = value.split_once(' ')
         {
             self.shared.redactor.add(credential.trim());
         }
         let target = &self.shared.target;
-        let exchange = match self.transport {
+        let mut exchange = match self.transport {
             TransportKind::HttpQuery | TransportKind::HttpBody => {
                 self.shared
                     .http
@@ -592,11 +597,10 @@ impl Execution<'_> {
                 ws.call(id, outgoing).await
             }
         };
-        if let Some(json) = exchange
-            .response
-            .as_ref()
-            .and_then(|received| received.json.as_ref())
-        {
+        // The parsed answer moves to the caller; the recorded exchange keeps the text, so
+        // no response is copied on the hot path.
+        let json = exchange.response.as_mut().and_then(|received| received.json.take());
+        if let Some(json) = &json {
             self.shared.redactor.learn(json);
         }
         for (name, value) in &exchange.request.headers {
@@ -607,9 +611,18 @@ impl Execution<'_> {
             }
         }
         let failure = exchange.failure.clone();
-        self.keep(exchange.clone());
+        let answer = Answer {
+            status: exchange.response.as_ref().and_then(|received| received.status),
+            body: match (&json, &exchange.response) {
+                (None, Some(received)) => received.body.clone(),
+                _ => String::new(),
+            },
+            json,
+            request_id: exchange.request.id,
+        };
+        self.keep(exchange);
         match failure {
-            None => Ok(exchange),
+            None => Ok(answer),
             Some(failure)
                 if failure.kind == TransportErrorKind::Connect
                     || failure.kind == TransportErrorKind::Request =>
@@ -647,22 +660,16 @@ impl Execution<'_> {
 
     /// The checks every answer gets, then the step's expectations. Returns the parsed
     /// response for captures.
-    fn check_answer(
-        &mut self,
-        exchange: &Exchange,
-        clauses: &[String],
-        step: &Step,
-    ) -> Result<Value, Stop> {
-        let received = exchange.response.clone().unwrap_or_default();
-        let Some(response) = received.json.clone() else {
-            let body = crate::check::short(&Value::from(received.body.clone()));
+    fn check_answer(&mut self, answer: Answer, clauses: &[String], step: &Step) -> Result<Value, Stop> {
+        let Some(response) = answer.json else {
+            let body = crate::check::short(&Value::from(answer.body));
             self.record(
                 &["env.response.jsonrpc".to_owned()],
                 format!("answer is not JSON: {body}"),
             );
             return Err(Stop::Failed);
         };
-        for violation in validate_response(&response, exchange.request.id) {
+        for violation in validate_response(&response, answer.request_id) {
             self.record(&[violation.clause().to_owned()], violation.to_string());
         }
         let expect = &step.expect;
@@ -725,7 +732,7 @@ impl Execution<'_> {
             }
             _ => {}
         }
-        if let Some(status) = received.status {
+        if let Some(status) = answer.status {
             if let Some(expected) = expect.http_status.filter(|expected| *expected != status) {
                 self.record(
                     clauses,
