@@ -28,6 +28,16 @@ fn signing(c: &mut Criterion) {
             )
         });
     });
+    group.bench_function("client_signature_prepared_key", |b| {
+        let signer = sign::Signer::new("AMANDASECRECT");
+        b.iter(|| {
+            signer.client_signature(
+                black_box(1_576_074_319_000),
+                black_box("1iqt2wls"),
+                black_box(""),
+            )
+        });
+    });
     group.bench_function("http_signature", |b| {
         b.iter(|| {
             sign::http_signature(

@@ -163,3 +163,50 @@ proptest! {
         prop_assert_eq!(parse_client_string_to_sign(&text), Some((timestamp, nonce.as_str(), data.as_str())));
     }
 }
+
+/// Strings of any characters, LF and commas included, which the fuzz properties must
+/// handle whatever they hold.
+fn any_text() -> impl Strategy<Value = String> {
+    "(.|\n|,| |=){0,24}"
+}
+
+proptest! {
+    #[test]
+    fn string_to_sign_property_holds(
+        timestamp in any::<u64>(), nonce in any_text(), data in any_text(), method in "(GET|get|[a-zA-Z\n]{0,6})",
+        uri in any_text(), body in proptest::collection::vec(any::<u8>(), 0..40),
+    ) {
+        let input = SignInput { timestamp, nonce, data, method, uri, body };
+        prop_assert_eq!(string_to_sign_roundtrip(&input), Ok(()));
+    }
+
+    #[test]
+    fn client_signature_property_holds(
+        secret in "(.){0,80}", timestamp in any::<u64>(), nonce in any_text(), data in any_text(),
+        tamper_at in any::<u8>(), tamper_by in any::<u8>(),
+    ) {
+        let input = SignatureInput { secret, timestamp, nonce, data, tamper_at, tamper_by };
+        prop_assert_eq!(client_signature_verifies(&input), Ok(()));
+    }
+
+    #[test]
+    fn parsed_header_builds_back_to_itself(text in "(svc-hmac-sha256 |Bearer )?((id|ts|nonce|sig|x)=[a-z0-9 =]{0,6},? ?){0,5}") {
+        prop_assert_eq!(signed_header_roundtrip(&text), Ok(()));
+    }
+
+    #[test]
+    fn representable_header_parses_back(client_id in any_text(), timestamp in any::<u64>(), nonce in any_text(), signature in any_text()) {
+        let header = SignedHeader { scheme: DEFAULT_SCHEME.to_owned(), client_id, timestamp, nonce, signature };
+        if header_is_representable(&header) {
+            prop_assert_eq!(SignedHeader::parse(&header.to_header_value(), DEFAULT_SCHEME), Ok(header));
+        }
+    }
+}
+
+proptest! {
+    #[test]
+    fn prepared_signer_equals_one_shot_signing(secret in ".{0,40}", timestamp in any::<u64>(), nonce in "[^\n]{0,30}", data in ".{0,60}") {
+        let signer = Signer::new(&secret);
+        prop_assert_eq!(signer.client_signature(timestamp, &nonce, &data).unwrap(), client_signature(&secret, timestamp, &nonce, &data).unwrap());
+    }
+}
