@@ -112,6 +112,31 @@ fn main() -> std::process::ExitCode {
         schemas: Arc::new(schemas),
     });
     let mut trials = Vec::new();
+    // Every snapshot file belongs to a (case, transport) of the corpus: a renamed or deleted
+    // case must take its snapshot with it. (cargo-insta's own unreferenced check does not
+    // look outside the package, and `snapshots/` sits at the workspace root.)
+    let expected: std::collections::BTreeSet<String> = cases
+        .iter()
+        .flat_map(|case| {
+            case.transports
+                .iter()
+                .map(move |transport| format!("{}__{transport}.snap", case.id))
+        })
+        .collect();
+    trials.push(Trial::test("snapshots_have_no_orphans", move || {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../snapshots");
+        let mut orphans: Vec<String> = std::fs::read_dir(&dir)
+            .map_err(|error| format!("failed to read {}: {error}", dir.display()))?
+            .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
+            .filter(|name| name.ends_with(".snap") && !expected.contains(name))
+            .collect();
+        orphans.sort();
+        if orphans.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("snapshots without a case: {}", orphans.join(", ")).into())
+        }
+    }));
     for case in cases {
         let case = Arc::new(case);
         for &transport in &case.transports {
