@@ -5,11 +5,19 @@
 //! replaying the nonce later cannot succeed. Memory is therefore bounded by the window
 //! times the request rate, and a hard `capacity` caps it even under a flood: when full,
 //! new nonces are refused (never evicted, since eviction would let a replay through).
+//!
+//! Each `(client id, nonce)` pair is remembered as its SHA-256 digest, so an entry costs
+//! the same few dozen bytes whatever the client sends: SPEC.md gives the nonce no length,
+//! and a client sending 64 KiB nonces must not make the capacity a gigabyte budget.
 
 use std::collections::{HashMap, VecDeque};
 
 use rand::Rng;
 use rand::distr::Alphanumeric;
+use sha2::{Digest, Sha256};
+
+/// What the cache remembers of a `(client id, nonce)` pair.
+type Key = [u8; 32];
 
 /// A fresh random nonce of 16 alphanumeric characters.
 pub fn fresh_nonce() -> String {
@@ -36,8 +44,8 @@ pub enum NonceVerdict {
 pub struct ReplayCache {
     window_ms: u64,
     capacity: usize,
-    seen: HashMap<(String, String), u64>,
-    expiries: VecDeque<(u64, (String, String))>,
+    seen: HashMap<Key, u64>,
+    expiries: VecDeque<(u64, Key)>,
 }
 
 impl ReplayCache {
@@ -60,7 +68,7 @@ impl ReplayCache {
         now_ms: u64,
     ) -> NonceVerdict {
         self.prune(now_ms);
-        let key = (client_id.to_owned(), nonce.to_owned());
+        let key = key_of(client_id, nonce);
         if self.seen.contains_key(&key) {
             return NonceVerdict::Reused;
         }
@@ -70,7 +78,7 @@ impl ReplayCache {
         let expiry = timestamp_ms
             .saturating_add(self.window_ms)
             .max(now_ms.saturating_add(1));
-        self.seen.insert(key.clone(), expiry);
+        self.seen.insert(key, expiry);
         // Expiries arrive nearly in order; a late one only delays pruning of later ones.
         self.expiries.push_back((expiry, key));
         NonceVerdict::Fresh
@@ -96,6 +104,16 @@ impl ReplayCache {
             }
         }
     }
+}
+
+/// The digest of a pair. The client id is length-prefixed, so no id and nonce split of
+/// the same bytes (`ab` + `c`, `a` + `bc`) share a key.
+fn key_of(client_id: &str, nonce: &str) -> Key {
+    let mut hasher = Sha256::new();
+    hasher.update((client_id.len() as u64).to_be_bytes());
+    hasher.update(client_id.as_bytes());
+    hasher.update(nonce.as_bytes());
+    hasher.finalize().into()
 }
 
 #[cfg(test)]
@@ -136,6 +154,17 @@ mod tests {
         cache.check_and_insert("c", "b", 0, 0);
         assert_eq!(cache.check_and_insert("c", "c", 0, 0), NonceVerdict::Full);
         assert_eq!(cache.check_and_insert("c", "a", 0, 0), NonceVerdict::Reused);
+    }
+
+    #[test]
+    fn pairs_that_join_to_the_same_text_are_different_nonces() {
+        let mut cache = ReplayCache::new(60_000, 10);
+        assert_eq!(cache.check_and_insert("ab", "c", 0, 0), NonceVerdict::Fresh);
+        assert_eq!(cache.check_and_insert("a", "bc", 0, 0), NonceVerdict::Fresh);
+        assert_eq!(
+            cache.check_and_insert("a", "bc", 0, 0),
+            NonceVerdict::Reused
+        );
     }
 
     #[test]

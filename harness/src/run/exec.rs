@@ -724,10 +724,12 @@ impl Execution<'_> {
                         ),
                     );
                 } else if expect.error_code.is_none() {
-                    self.notes.push(format!(
-                        "rejected with {} {} (SPEC.md gives no code)",
-                        error.code, error.message
-                    ));
+                    // SPEC.md gives no code for this refusal: what the target chose is
+                    // reported on the info clause, never judged.
+                    self.record(
+                        &["error.unspecified_codes".to_owned()],
+                        format!("rejected with {} {} (SPEC.md gives no code)", error.code, error.message),
+                    );
                 }
             }
             _ => {}

@@ -233,6 +233,13 @@ impl ServerState {
         self.users.iter().find(|user| user.user_id == user_id)
     }
 
+    /// Every access and refresh token the server still remembers issuing (the latest
+    /// 10,000 pairs of each user, revoked ones included), so a test can check that none of
+    /// them reaches a report, a log or the terminal.
+    pub fn issued_tokens(&self) -> Vec<String> {
+        lock(&self.tokens).issued_tokens()
+    }
+
     /// A copy of a live refresh token's record.
     pub(crate) fn tokens_refresh(&self, token: &str) -> Option<RefreshRecord> {
         let now_ms = self.now_ms();

@@ -3,10 +3,11 @@
 //!
 //! Every access token and refresh token is an independent record, so revoking one (logout,
 //! a connection-scoped refresh, a disabled subaccount) never needs to walk a chain. The
-//! store is bounded: expired records are pruned when it grows, and past a hard cap new
-//! tokens are refused rather than letting a flood of `public/auth` calls exhaust memory.
+//! store is bounded: each user holds at most [`PER_USER`] pairs (one more ends the oldest),
+//! expired records are pruned when it grows, and past a hard cap new tokens are refused
+//! rather than letting a flood of `public/auth` calls exhaust memory.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 use rand::Rng;
 use rand::distr::Alphanumeric;
@@ -25,6 +26,13 @@ const PRUNE_AT: usize = 100_000;
 
 /// Records kept at most; a `public/auth` flood past this is refused with 10028.
 const CAPACITY: usize = 1_000_000;
+
+/// Token pairs one user holds at most; issuing one more ends the user's oldest pair. A full
+/// conformance run issues a few hundred per account; a client that logs in on every
+/// request in a load test stays at about 7 MB per account instead of growing for the
+/// 15 minutes its tokens live. Ending the oldest rather than refusing the newest keeps the
+/// flooding client (and everyone else on the account) able to log in.
+pub(crate) const PER_USER: usize = 10_000;
 
 /// What an access token stands for.
 #[derive(Clone, Debug)]
@@ -76,6 +84,9 @@ impl Issued {
 pub(crate) struct TokenStore {
     access: HashMap<String, AccessRecord>,
     refresh: HashMap<String, RefreshRecord>,
+    /// Each user's pairs (access, refresh) in the order issued, live or revoked, at most
+    /// [`PER_USER`] each.
+    issued: HashMap<u64, VecDeque<(String, String)>>,
 }
 
 impl TokenStore {
@@ -108,6 +119,14 @@ impl TokenStore {
                 expires_at_ms: now_ms.saturating_add(REFRESH_LIFETIME_MS),
             },
         );
+        let issued = self.issued.entry(user_id).or_default();
+        issued.push_back((access_token.clone(), refresh_token.clone()));
+        if issued.len() > PER_USER
+            && let Some((oldest_access, oldest_refresh)) = issued.pop_front()
+        {
+            self.access.remove(&oldest_access);
+            self.refresh.remove(&oldest_refresh);
+        }
         Some(Issued {
             access_token,
             refresh_token,
@@ -157,6 +176,16 @@ impl TokenStore {
     pub(crate) fn revoke_user(&mut self, user_id: u64) {
         self.access.retain(|_, record| record.user_id != user_id);
         self.refresh.retain(|_, record| record.user_id != user_id);
+    }
+
+    /// Every token of the pairs each user holds (live, expired or revoked): what tests
+    /// search reports for, since a revoked token must not leak either.
+    pub(crate) fn issued_tokens(&self) -> Vec<String> {
+        self.issued
+            .values()
+            .flatten()
+            .flat_map(|(access, refresh)| [access.clone(), refresh.clone()])
+            .collect()
     }
 
     fn prune(&mut self, now_ms: u64) {
@@ -256,5 +285,23 @@ mod tests {
         assert!(store.access(&issued.access_token, 900_001).is_none());
         store.revoke_user(1);
         assert!(store.refresh(&issued.refresh_token, 1).is_none());
+    }
+
+    #[test]
+    fn a_user_past_the_cap_loses_the_oldest_pair_only() {
+        let mut store = TokenStore::default();
+        let first = store.issue(1, grant_scope(None, &maximum()), 0).unwrap();
+        let other = store.issue(2, grant_scope(None, &maximum()), 0).unwrap();
+        for _ in 1..PER_USER {
+            store.issue(1, grant_scope(None, &maximum()), 0).unwrap();
+        }
+        assert!(store.access(&first.access_token, 1).is_some());
+        let newest = store.issue(1, grant_scope(None, &maximum()), 0).unwrap();
+        assert!(store.access(&first.access_token, 1).is_none());
+        assert!(store.refresh(&first.refresh_token, 1).is_none());
+        assert!(store.access(&newest.access_token, 1).is_some());
+        assert!(store.access(&other.access_token, 1).is_some());
+        assert_eq!(store.access.len(), PER_USER + 1);
+        assert_eq!(store.issued_tokens().len(), 2 * (PER_USER + 1));
     }
 }
