@@ -89,6 +89,27 @@ fn seeded_fault_fails_with_clause_and_reproduction_in_every_format() {
             "{file} has no reproduction command"
         );
     }
+    // The reproduction command, run as printed, reproduces the failure.
+    let line = stdout
+        .lines()
+        .find_map(|line| line.trim().strip_prefix("reproduce: harness "))
+        .unwrap();
+    let args: Vec<String> = line
+        .split_whitespace()
+        .map(|word| word.trim_matches('\'').to_owned())
+        .collect();
+    let again = harness()
+        .args(&args)
+        .args(["--quiet", "--out", out.join("again").to_str().unwrap()])
+        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join(".."))
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(1), "{}", text(&again));
+    assert!(
+        text(&again).contains("FAIL  auth.client_signature_nonce_reuse"),
+        "{}",
+        text(&again)
+    );
 }
 
 #[test]
@@ -275,18 +296,30 @@ fn lint_response_names_path_and_clause_and_exits_by_conformance() {
 fn full_suite_passes_against_an_external_server_through_its_target_file() {
     let dir = temp_dir("external");
     let target = dir.join("target.toml");
-    let mut server = harness().args(["serve", "--listen", "127.0.0.1:0", "--target-out"]).arg(&target).spawn().unwrap();
+    let mut server = harness()
+        .args(["serve", "--listen", "127.0.0.1:0", "--target-out"])
+        .arg(&target)
+        .spawn()
+        .unwrap();
     for _ in 0..200 {
         if std::fs::read_to_string(&target).is_ok_and(|text| text.contains("[limits]")) {
             break;
         }
         std::thread::sleep(std::time::Duration::from_millis(25));
     }
-    let output = run(&["run", "--quiet", "--target", target.to_str().unwrap(), "--out", dir.to_str().unwrap()]);
+    let output = run(&[
+        "run",
+        "--quiet",
+        "--target",
+        target.to_str().unwrap(),
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
     server.kill().unwrap();
     let _ = server.wait();
     assert_eq!(output.status.code(), Some(0), "{}", text(&output));
-    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).unwrap()).unwrap();
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).unwrap()).unwrap();
     assert_eq!(report["target"], "reference");
     assert_eq!(report["summary"]["fail"], 0);
     assert_eq!(report["summary"]["skip"], 0);
