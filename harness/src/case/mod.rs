@@ -312,4 +312,43 @@ impl Case {
     pub fn step_clauses<'a>(&'a self, step: &'a Step) -> &'a [String] {
         step.clauses.as_deref().unwrap_or(&self.clauses)
     }
+
+    /// Every method the steps call: a `call`, a walk's or probe's `call`, and the `method`
+    /// a raw step's text names.
+    pub fn methods(&self) -> Vec<String> {
+        let mut methods = Vec::new();
+        for step in &self.steps {
+            let raw_method = step
+                .raw
+                .as_deref()
+                .and_then(|raw| serde_json::from_str::<Value>(raw).ok())
+                .and_then(|raw| raw.get("method").and_then(Value::as_str).map(str::to_owned));
+            methods.extend(step.call.clone());
+            methods.extend(step.walk.as_ref().map(|walk| walk.call.clone()));
+            methods.extend(step.probe.as_ref().map(|probe| probe.call.clone()));
+            methods.extend(raw_method);
+        }
+        methods
+    }
+
+    /// The first method of [`STATE_CHANGING_METHODS`] the case calls, if any.
+    pub fn state_changing_method(&self) -> Option<String> {
+        self.methods()
+            .into_iter()
+            .find(|method| STATE_CHANGING_METHODS.contains(&method.as_str()))
+    }
 }
+
+/// Methods whose effect outlives the call and reaches beyond the request's own token
+/// (SPEC.md 4.4 logout, 4.5 disabling a login ends sessions, 4.11 deleting a member, 4.12
+/// closing a position, 4.13 locking a portfolio). Against a real account they are what a
+/// user did not ask a test run to do, so a case calling one must set
+/// `needs.destructive = true`, and the runner skips it on a target that does not set
+/// `allow_destructive = true` even when the case forgot to.
+pub const STATE_CHANGING_METHODS: &[&str] = &[
+    "private/logout",
+    "private/toggle_subaccount_login",
+    "private/delete_member",
+    "private/close_position",
+    "private/lock_portfolio",
+];

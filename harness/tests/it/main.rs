@@ -3,4 +3,5 @@
 mod cli;
 mod faults;
 mod hostile;
+mod safety;
 mod serve;
