@@ -207,6 +207,14 @@ fn skip_reason(shared: &Shared, case: &Case, transport: TransportKind) -> Option
                 .to_owned(),
         );
     }
+    // A case that calls such a method without saying so is held back all the same.
+    if let Some(method) = case.state_changing_method()
+        && !target.allow_destructive
+    {
+        return Some(format!(
+            "calls {method}, which changes server state; the target file does not set allow_destructive = true"
+        ));
+    }
     if transport == TransportKind::Ws && target.ws_url.is_none() {
         return Some("the target file has no ws_url".to_owned());
     }
