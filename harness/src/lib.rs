@@ -7,6 +7,7 @@ pub mod case;
 pub mod check;
 pub mod file_error;
 pub mod jsonrpc;
+pub mod judge;
 pub mod report;
 pub mod run;
 pub mod selftest;

@@ -2,6 +2,7 @@
 //! and the exit codes. Only this module knows about clap and exit codes.
 
 mod faults;
+mod judge;
 mod lint_response;
 mod run;
 mod selftest;
@@ -45,6 +46,9 @@ enum Command {
     LintResponse(lint_response::LintResponseArgs),
     /// Prove every check can fail: run the suite against each seeded fault.
     Selftest(selftest::SelftestArgs),
+    /// Judge a client: serve the reference API, record every request, report the client
+    /// clauses it broke.
+    Judge(judge::JudgeArgs),
 }
 
 /// An error with the exit code it maps to.
@@ -83,6 +87,7 @@ pub(crate) fn run(args: Args) -> Result<u8, CliError> {
         Command::Faults => faults::list(),
         Command::LintResponse(lint_args) => lint_response::lint_response(lint_args),
         Command::Selftest(selftest_args) => selftest::selftest(selftest_args),
+        Command::Judge(judge_args) => judge::judge(judge_args),
     }
 }
 

@@ -155,8 +155,11 @@ pub(crate) fn get_transaction_log(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObjec
             && currency.is_none_or(|code| entry.currency == code)
             && (start..=end).contains(&entry.timestamp)
     };
-    let page_len =
-        usize::try_from(count).unwrap_or(1) + usize::from(ctx.fault(Fault::TxlogPageExceedsCount));
+    let page_len = ctx
+        .state
+        .knobs()
+        .page_len(usize::try_from(count).unwrap_or(1))
+        + usize::from(ctx.fault(Fault::TxlogPageExceedsCount));
     let log = &ctx.state.ledger.log;
     let mut walk: Vec<&LogEntry> = log
         .iter()
@@ -177,6 +180,7 @@ pub(crate) fn get_transaction_log(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObjec
         None => None,
     };
     let mut logs: Vec<Value> = walk.iter().map(|entry| entry.body.clone()).collect();
+    ctx.state.knobs().decorate_log(&mut logs);
     if ctx.fault(Fault::TxlogOutsideWindow)
         && let Some(Value::Object(first)) = logs.first_mut()
     {

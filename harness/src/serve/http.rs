@@ -6,23 +6,29 @@
 //! answered with an error envelope instead of a dropped connection: the rest of it is read
 //! and discarded up to a hard cap, because a server that stops reading mid-upload makes
 //! many clients report a broken pipe instead of the answer.
+//!
+//! With an [`Observer`](super::Observer) configured, every request (whatever its path or
+//! method) is shown to it once its body is read, and may be refused by it; every answer is
+//! shown to it before it goes out.
 
 use std::sync::Arc;
 
 use axum::Router;
 use axum::body::{Body, Bytes};
-use axum::extract::{Request, State};
+use axum::extract::{ConnectInfo, Request, State};
+use axum::http::request::Parts;
 use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
 use futures_util::StreamExt;
 use serde_json::{Map, Value};
 
-use super::ServerState;
 use super::call::{self, Transport};
 use super::fault::Fault;
+use super::observe::{RawAnswer, RawRequest, Wire};
 use super::params::Origin;
 use super::principal::HttpAuth;
+use super::{ServerState, observe};
 use crate::jsonrpc::{self, ErrorObject, code};
 
 /// How much of an oversized body is read and thrown away before the answer goes out.
@@ -86,13 +92,19 @@ fn status_for(state: &ServerState, outcome: &Result<Value, ErrorObject>) -> Stat
     }
 }
 
+/// A status and the envelope to send with it.
+type Answer = (StatusCode, Value);
+
 fn reply(
     state: &ServerState,
     status: StatusCode,
     id: Value,
     outcome: Result<Value, ErrorObject>,
-) -> Response {
-    let envelope = state.envelope(id, outcome);
+) -> Answer {
+    (status, state.envelope(id, outcome))
+}
+
+fn respond((status, envelope): Answer) -> Response {
     (
         status,
         [(header::CONTENT_TYPE, "application/json")],
@@ -101,34 +113,91 @@ fn reply(
         .into_response()
 }
 
-async fn jsonrpc_get(State(state): State<Arc<ServerState>>, request: Request) -> Response {
-    if request.method() != Method::GET {
-        return not_found_response(&state);
-    }
+/// Reads the body of a GET (other methods are answered without reading it), shows the
+/// request to the observer, answers it unless the observer refused it, and shows the answer.
+async fn observed(
+    state: &ServerState,
+    request: Request,
+    answer: fn(&ServerState, &Parts, BodyRead) -> Answer,
+) -> Response {
     let (parts, body) = request.into_parts();
+    let read = if parts.method == Method::GET {
+        read_body(body, state.max_body_bytes).await
+    } else {
+        BodyRead::Complete(Bytes::new())
+    };
+    let Some(observer) = &state.observer else {
+        return respond(answer(state, &parts, read));
+    };
+    let body = match &read {
+        BodyRead::Complete(bytes) => bytes.clone(),
+        BodyRead::TooLarge | BodyRead::Broken => Bytes::new(),
+    };
+    let connection = parts
+        .extensions
+        .get::<ConnectInfo<std::net::SocketAddr>>()
+        .map_or_else(|| "http".to_owned(), |ConnectInfo(peer)| peer.to_string());
+    let raw = RawRequest {
+        seq: state.next_seq(),
+        wire: Wire::Http,
+        connection,
+        at_ms: state.now_ms(),
+        method: parts.method.as_str().to_owned(),
+        uri: parts
+            .uri
+            .path_and_query()
+            .map_or_else(|| parts.uri.path().to_owned(), |pq| pq.as_str().to_owned()),
+        headers: observe::header_list(&parts.headers),
+        body,
+    };
+    let answered = match observer.request(&raw) {
+        Some(error) => {
+            let id =
+                jsonrpc::parse_request(&raw.body).map_or_else(|(id, _)| id, |incoming| incoming.id);
+            reply(state, StatusCode::BAD_REQUEST, id, Err(error))
+        }
+        None => answer(state, &parts, read),
+    };
+    observer.answer(&RawAnswer {
+        seq: raw.seq,
+        at_ms: state.now_ms(),
+        status: Some(answered.0.as_u16()),
+        body: answered.1.clone(),
+    });
+    respond(answered)
+}
+
+async fn jsonrpc_get(State(state): State<Arc<ServerState>>, request: Request) -> Response {
+    observed(&state, request, answer_jsonrpc).await
+}
+
+fn answer_jsonrpc(state: &ServerState, parts: &Parts, read: BodyRead) -> Answer {
+    if parts.method != Method::GET {
+        return not_found_answer(state);
+    }
     let path = parts.uri.path();
     let method_name = path.strip_prefix("/api/v2/").unwrap_or_default().to_owned();
     let uri = parts
         .uri
         .path_and_query()
         .map_or(path, |path_and_query| path_and_query.as_str());
-    let body = match read_body(body, state.max_body_bytes).await {
+    let body = match read {
         BodyRead::Complete(bytes) => bytes,
         BodyRead::TooLarge => {
             let error = ErrorObject::invalid_request("request body exceeds the size limit");
-            return reply(&state, StatusCode::BAD_REQUEST, Value::Null, Err(error));
+            return reply(state, StatusCode::BAD_REQUEST, Value::Null, Err(error));
         }
         BodyRead::Broken => {
             let error = ErrorObject::invalid_request("request body could not be read");
-            return reply(&state, StatusCode::BAD_REQUEST, Value::Null, Err(error));
+            return reply(state, StatusCode::BAD_REQUEST, Value::Null, Err(error));
         }
     };
     let (id, params, origin) = if !body.is_empty() && !state.fault(Fault::HttpBodyIgnored) {
         match jsonrpc::parse_request(&body) {
-            Err((id, error)) => return reply(&state, StatusCode::BAD_REQUEST, id, Err(error)),
+            Err((id, error)) => return reply(state, StatusCode::BAD_REQUEST, id, Err(error)),
             Ok(incoming) if incoming.method != method_name => {
                 let error = ErrorObject::invalid_request("body method differs from the path");
-                return reply(&state, StatusCode::BAD_REQUEST, incoming.id, Err(error));
+                return reply(state, StatusCode::BAD_REQUEST, incoming.id, Err(error));
             }
             Ok(incoming) => (incoming.id, incoming.params, Origin::Json),
         }
@@ -140,7 +209,7 @@ async fn jsonrpc_get(State(state): State<Arc<ServerState>>, request: Request) ->
             .unwrap_or_default();
         match query_params(query) {
             Ok(params) => (Value::Null, params, Origin::Query),
-            Err(error) => return reply(&state, StatusCode::BAD_REQUEST, Value::Null, Err(error)),
+            Err(error) => return reply(state, StatusCode::BAD_REQUEST, Value::Null, Err(error)),
         }
     };
     let http = HttpAuth {
@@ -150,9 +219,9 @@ async fn jsonrpc_get(State(state): State<Arc<ServerState>>, request: Request) ->
         path,
         body: &body,
     };
-    let outcome = call::call(&state, Transport::Http(http), &method_name, params, origin);
-    let status = status_for(&state, &outcome);
-    reply(&state, status, id, outcome)
+    let outcome = call::call(state, Transport::Http(http), &method_name, params, origin);
+    let status = status_for(state, &outcome);
+    reply(state, status, id, outcome)
 }
 
 /// Query-string parameters as strings; a repeated name is refused, since which of the
@@ -170,15 +239,18 @@ fn query_params(query: &str) -> Result<Map<String, Value>, ErrorObject> {
 }
 
 async fn direct(State(state): State<Arc<ServerState>>, request: Request) -> Response {
-    if request.method() != Method::GET {
-        return not_found_response(&state);
+    observed(&state, request, answer_direct).await
+}
+
+fn answer_direct(state: &ServerState, parts: &Parts, read: BodyRead) -> Answer {
+    if parts.method != Method::GET {
+        return not_found_answer(state);
     }
-    let (parts, body) = request.into_parts();
-    let body = match read_body(body, state.max_body_bytes).await {
+    let body = match read {
         BodyRead::Complete(bytes) => bytes,
         BodyRead::TooLarge | BodyRead::Broken => {
             let error = ErrorObject::invalid_request("request body could not be accepted");
-            return reply(&state, StatusCode::BAD_REQUEST, Value::Null, Err(error));
+            return reply(state, StatusCode::BAD_REQUEST, Value::Null, Err(error));
         }
     };
     let mut id = Value::Null;
@@ -186,11 +258,11 @@ async fn direct(State(state): State<Arc<ServerState>>, request: Request) -> Resp
     if !body.is_empty() {
         match jsonrpc::parse_request(&body) {
             Err((body_id, error)) => {
-                return reply(&state, StatusCode::BAD_REQUEST, body_id, Err(error));
+                return reply(state, StatusCode::BAD_REQUEST, body_id, Err(error));
             }
             Ok(incoming) if incoming.method != "private/lock_portfolio" => {
                 let error = ErrorObject::invalid_request("body method differs from the path");
-                return reply(&state, StatusCode::BAD_REQUEST, incoming.id, Err(error));
+                return reply(state, StatusCode::BAD_REQUEST, incoming.id, Err(error));
             }
             Ok(incoming) => {
                 id = incoming.id;
@@ -201,16 +273,16 @@ async fn direct(State(state): State<Arc<ServerState>>, request: Request) -> Resp
     let outcome = state.lock_portfolio(authorization(&parts.headers), has_params);
     let status = match &outcome {
         Err(error) if error.code == code::UNAUTHORIZED => StatusCode::UNAUTHORIZED,
-        other => status_for(&state, other),
+        other => status_for(state, other),
     };
-    reply(&state, status, id, outcome)
+    reply(state, status, id, outcome)
 }
 
-async fn not_found(State(state): State<Arc<ServerState>>) -> Response {
-    not_found_response(&state)
+async fn not_found(State(state): State<Arc<ServerState>>, request: Request) -> Response {
+    observed(&state, request, |state, _, _| not_found_answer(state)).await
 }
 
-fn not_found_response(state: &ServerState) -> Response {
+fn not_found_answer(state: &ServerState) -> Answer {
     reply(
         state,
         StatusCode::NOT_FOUND,

@@ -26,6 +26,7 @@ mod grant;
 mod http;
 mod ledger;
 mod market;
+mod observe;
 mod params;
 mod principal;
 mod rate;
@@ -36,6 +37,7 @@ mod ws;
 
 use std::collections::HashSet;
 use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
@@ -47,6 +49,7 @@ use crate::auth::nonce::ReplayCache;
 use crate::target::{Limits, Target};
 
 pub use fault::Fault;
+pub use observe::{Knobs, Observer, RawAnswer, RawRequest, Wire};
 
 /// How to run the reference server.
 #[derive(Clone, Debug)]
@@ -62,6 +65,13 @@ pub struct Config {
     /// The largest HTTP body or WebSocket message answered normally; larger ones get an
     /// error envelope.
     pub max_body_bytes: usize,
+    /// The scheme name of the signed `Authorization` header the server accepts and its
+    /// target file advertises.
+    pub signature_scheme: String,
+    /// What the server serves beyond its faults (the client judge's scenarios).
+    pub knobs: Knobs,
+    /// Sees every request and answer (the client judge's recorder).
+    pub observer: Option<Arc<dyn Observer>>,
 }
 
 impl Config {
@@ -81,6 +91,9 @@ impl Config {
             },
             clock: Clock::system(),
             max_body_bytes: 64 * 1024,
+            signature_scheme: crate::auth::sign::DEFAULT_SCHEME.to_owned(),
+            knobs: Knobs::default(),
+            observer: None,
         }
     }
 }
@@ -120,7 +133,8 @@ pub async fn start(config: Config) -> std::io::Result<Running> {
     let addr = listener.local_addr()?;
     let state = Arc::new(ServerState::new(&config));
     let (shutdown, stopped) = oneshot::channel::<()>();
-    let app = http::router(Arc::clone(&state));
+    // The peer address tells HTTP connections apart for the observer.
+    let app = http::router(Arc::clone(&state)).into_make_service_with_connect_info::<SocketAddr>();
     let task = tokio::spawn(async move {
         let graceful = axum::serve(listener, app).with_graceful_shutdown(async move {
             let _ = stopped.await;
@@ -155,6 +169,13 @@ pub struct ServerState {
     rate: Mutex<rate::RateLimiter>,
     members: Mutex<Vec<fixtures::Member>>,
     disabled_logins: Mutex<HashSet<u64>>,
+    signature_scheme: String,
+    knobs: Knobs,
+    observer: Option<Arc<dyn Observer>>,
+    /// Numbers requests for the observer.
+    next_seq: AtomicU64,
+    /// Numbers WebSocket connections for the observer.
+    next_connection: AtomicU64,
 }
 
 /// What one WebSocket connection remembers between its requests.

@@ -9,7 +9,7 @@
 
 use crate::auth::nonce::NonceVerdict;
 use crate::auth::scope::Scope;
-use crate::auth::sign::{self, DEFAULT_SCHEME, SignedHeader};
+use crate::auth::sign::{self, SignedHeader};
 use crate::jsonrpc::ErrorObject;
 
 use super::ServerState;
@@ -80,7 +80,7 @@ impl ServerState {
         if scheme.eq_ignore_ascii_case("basic") {
             return self.principal_from_basic(value).map(Some);
         }
-        if scheme.eq_ignore_ascii_case(DEFAULT_SCHEME) {
+        if scheme.eq_ignore_ascii_case(&self.signature_scheme) {
             return self.principal_from_signed(value, http).map(Some);
         }
         Err(ErrorObject::unauthorized(
@@ -113,7 +113,7 @@ impl ServerState {
         value: &str,
         http: &HttpAuth<'_>,
     ) -> Result<Principal, ErrorObject> {
-        let header = SignedHeader::parse(value, DEFAULT_SCHEME)
+        let header = SignedHeader::parse(value, &self.signature_scheme)
             .map_err(|error| ErrorObject::invalid_credentials(&error.to_string()))?;
         let user = self
             .user_by_client(&header.client_id)

@@ -7,6 +7,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::net::SocketAddr;
+use std::sync::atomic::AtomicU64;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use rand::Rng;
@@ -24,7 +25,6 @@ use super::{Config, Connection, ServerState};
 use crate::auth::SIGNATURE_WINDOW_MS;
 use crate::auth::nonce::ReplayCache;
 use crate::auth::scope::Scope;
-use crate::auth::sign::DEFAULT_SCHEME;
 use crate::jsonrpc::{self, ErrorObject};
 use crate::target::{Account, Fixtures, Secret, Target};
 
@@ -94,7 +94,13 @@ impl ServerState {
             direct_access: user_id == MAIN_ID,
         };
         let users = vec![
-            user("main", "ref-main", MAIN_ID, MAIN_ID, false),
+            user(
+                "main",
+                "ref-main",
+                MAIN_ID,
+                MAIN_ID,
+                config.knobs.two_factor_main,
+            ),
             user("two_factor", "ref-2fa", TWO_FACTOR_ID, TWO_FACTOR_ID, true),
             user("sub", "ref-sub", SUB_ID, MAIN_ID, false),
         ];
@@ -117,11 +123,16 @@ impl ServerState {
             direct_access_key: Secret::new(format!("da-{}", random_secret(24))),
             instruments: fixtures::instruments(),
             ledger,
-            tokens: Mutex::new(TokenStore::default()),
+            tokens: Mutex::new(TokenStore::with_lifetime_cap(config.knobs.token_lifetime_s)),
             nonces: Mutex::new(ReplayCache::new(SIGNATURE_WINDOW_MS, NONCE_CAPACITY)),
             rate: Mutex::new(RateLimiter::new(&config.limits)),
             members: Mutex::new(fixtures::members(MAIN_ID, SUB_ID)),
             disabled_logins: Mutex::new(HashSet::new()),
+            signature_scheme: config.signature_scheme.clone(),
+            knobs: config.knobs.clone(),
+            observer: config.observer.clone(),
+            next_seq: AtomicU64::new(1),
+            next_connection: AtomicU64::new(1),
         }
     }
 
@@ -199,7 +210,7 @@ impl ServerState {
             base_url: format!("{origin}/api/v2"),
             ws_url: Some(format!("ws://{addr}/ws/api/v2")),
             direct_access_url: Some(format!("{origin}/direct")),
-            signature_scheme: DEFAULT_SCHEME.to_owned(),
+            signature_scheme: self.signature_scheme.clone(),
             allow_destructive: true,
             accounts,
             fixtures: Fixtures {

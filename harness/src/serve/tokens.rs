@@ -87,9 +87,19 @@ pub(crate) struct TokenStore {
     /// Each user's pairs (access, refresh) in the order issued, live or revoked, at most
     /// [`PER_USER`] each.
     issued: HashMap<u64, VecDeque<(String, String)>>,
+    /// The longest lifetime a token gets, in seconds (the token-expiry scenario).
+    lifetime_cap: Option<u64>,
 }
 
 impl TokenStore {
+    /// A store whose tokens live at most `lifetime_cap` seconds.
+    pub(crate) fn with_lifetime_cap(lifetime_cap: Option<u64>) -> TokenStore {
+        TokenStore {
+            lifetime_cap,
+            ..TokenStore::default()
+        }
+    }
+
     /// Issues an access and refresh token; `None` when the store is full.
     pub(crate) fn issue(&mut self, user_id: u64, scope: Scope, now_ms: u64) -> Option<Issued> {
         if self.access.len() + self.refresh.len() >= PRUNE_AT {
@@ -98,7 +108,10 @@ impl TokenStore {
         if self.access.len() + self.refresh.len() >= CAPACITY {
             return None;
         }
-        let expires_in = scope.expires.unwrap_or(DEFAULT_EXPIRES_IN);
+        let expires_in = scope
+            .expires
+            .unwrap_or(DEFAULT_EXPIRES_IN)
+            .min(self.lifetime_cap.unwrap_or(u64::MAX));
         let access_token = random_token("at");
         let refresh_token = random_token("rt");
         self.access.insert(

@@ -145,7 +145,10 @@ pub(crate) fn get_trigger_order_history(ctx: &mut Ctx<'_>) -> Result<Value, Erro
                 ErrorObject::invalid_params("continuation", "not a continuation of this method")
             })?,
     };
-    let page_len = usize::try_from(count).unwrap_or(1);
+    let page_len = ctx
+        .state
+        .knobs()
+        .page_len(usize::try_from(count).unwrap_or(1));
     let mut page: Vec<(usize, &Value)> = entries
         .iter()
         .enumerate()

@@ -5,17 +5,22 @@
 //! answers go back through one writer in whatever order they finish, each carrying its own
 //! id. A per-connection semaphore bounds the requests in flight, so a client that floods
 //! without reading is slowed down by backpressure instead of growing the server's memory.
+//!
+//! An [`Observer`](super::Observer) sees each message as it is read (in arrival order,
+//! with the handshake's URI and headers), may refuse it, and sees each answer.
 
 use std::sync::{Arc, Mutex};
 
 use axum::extract::State;
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
+use axum::http::{HeaderMap, Uri};
 use axum::response::Response;
 use futures_util::{SinkExt, StreamExt};
 use tokio::sync::{Semaphore, mpsc};
 
+use super::observe::{RawAnswer, RawRequest, Wire};
 use super::state::lock;
-use super::{Connection, ServerState};
+use super::{Connection, ServerState, observe};
 
 /// Requests of one connection in flight at once.
 const IN_FLIGHT: usize = 64;
@@ -24,16 +29,32 @@ const IN_FLIGHT: usize = 64;
 /// can be answered with an error envelope; far larger ones close the connection.
 pub(crate) async fn upgrade(
     State(state): State<Arc<ServerState>>,
+    uri: Uri,
+    headers: HeaderMap,
     upgrade: WebSocketUpgrade,
 ) -> Response {
     let frame_limit = state.max_body_bytes.saturating_mul(4).max(1 << 20);
+    let handshake = Handshake {
+        connection: state.next_ws_connection(),
+        uri: uri
+            .path_and_query()
+            .map_or_else(|| uri.path().to_owned(), |pq| pq.as_str().to_owned()),
+        headers: observe::header_list(&headers),
+    };
     upgrade
         .max_message_size(frame_limit)
         .max_frame_size(frame_limit)
-        .on_upgrade(move |socket| serve_socket(state, socket))
+        .on_upgrade(move |socket| serve_socket(state, socket, handshake))
 }
 
-async fn serve_socket(state: Arc<ServerState>, socket: WebSocket) {
+/// What the observer is told about the connection a message came on.
+struct Handshake {
+    connection: String,
+    uri: String,
+    headers: Vec<(String, String)>,
+}
+
+async fn serve_socket(state: Arc<ServerState>, socket: WebSocket, handshake: Handshake) {
     let (mut sink, mut stream) = socket.split();
     let (answers, mut outbox) = mpsc::channel::<String>(IN_FLIGHT);
     let writer = tokio::spawn(async move {
@@ -56,15 +77,44 @@ async fn serve_socket(state: Arc<ServerState>, socket: WebSocket) {
         let Ok(permit) = Arc::clone(&in_flight).acquire_owned().await else {
             break;
         };
+        // Observed here, in arrival order, before the message runs concurrently.
+        let observed = state.observer.as_ref().map(|observer| {
+            let raw = RawRequest {
+                seq: state.next_seq(),
+                wire: Wire::Ws,
+                connection: handshake.connection.clone(),
+                at_ms: state.now_ms(),
+                method: "WS".to_owned(),
+                uri: handshake.uri.clone(),
+                headers: handshake.headers.clone(),
+                body: bytes.clone(),
+            };
+            (raw.seq, observer.request(&raw))
+        });
         let state = Arc::clone(&state);
         let connection = Arc::clone(&connection);
         let answers = answers.clone();
         tokio::spawn(async move {
             // The lock is held only for the synchronous dispatch, never across an await.
-            let response = {
-                let mut connection = lock(&connection);
-                state.dispatch_message(&mut connection, &bytes)
+            let response = match &observed {
+                Some((_, Some(error))) => {
+                    let id = crate::jsonrpc::parse_request(&bytes)
+                        .map_or_else(|(id, _)| id, |incoming| incoming.id);
+                    state.envelope(id, Err(error.clone()))
+                }
+                _ => {
+                    let mut connection = lock(&connection);
+                    state.dispatch_message(&mut connection, &bytes)
+                }
             };
+            if let (Some(observer), Some((seq, _))) = (&state.observer, &observed) {
+                observer.answer(&RawAnswer {
+                    seq: *seq,
+                    at_ms: state.now_ms(),
+                    status: None,
+                    body: response.clone(),
+                });
+            }
             // A closed writer means the client went away; the answer has nowhere to go.
             let _ = answers.send(response.to_string()).await;
             drop(permit);

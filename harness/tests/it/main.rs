@@ -3,5 +3,6 @@
 mod cli;
 mod faults;
 mod hostile;
+mod judge;
 mod safety;
 mod serve;

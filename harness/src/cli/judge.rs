@@ -1,0 +1,229 @@
+//! `harness judge`: the reference API as the server a client talks to; every request is
+//! recorded and judged against the client-side clauses, and the session ends in the same
+//! reports as `harness run`.
+//!
+//! The session lasts until `--for` seconds pass, `--requests` requests are answered, or
+//! Ctrl-C (or SIGTERM) arrives, whichever comes first. A session that saw no request exits
+//! 3 and writes no report: a pass for a client that never called would be a lie.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use clap::Args;
+use harness::case::TransportKind;
+use harness::check::{Catalog, Level, Side, Verdict};
+use harness::judge::{self, Judged, Scenario};
+use harness::report::{self, Context, Summary};
+use harness::target::Limits;
+
+use super::{CliError, cases_dir, exit, runtime};
+
+#[derive(Debug, Args)]
+pub(crate) struct JudgeArgs {
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:8710")]
+    listen: SocketAddr,
+    /// What the server serves: default, short-pages, unknown-types, two-factor,
+    /// token-expiry; `list` prints them.
+    #[arg(long, default_value = "default", value_name = "NAME")]
+    scenario: String,
+    /// Print the scenarios and exit.
+    #[arg(long)]
+    list_scenarios: bool,
+    /// End the session after this many seconds.
+    #[arg(long = "for", value_name = "SECONDS", conflicts_with = "requests")]
+    for_seconds: Option<u64>,
+    /// End the session once this many requests have been answered.
+    #[arg(long, value_name = "N")]
+    requests: Option<usize>,
+    /// Directory for report.json, junit.xml, report.md and report.html.
+    #[arg(long, value_name = "DIR", default_value = "reports/judge")]
+    out: PathBuf,
+    /// Write the target file here instead of printing it.
+    #[arg(long, value_name = "FILE")]
+    target_out: Option<PathBuf>,
+    /// Scheme name of the signed Authorization header (e.g. deri-hmac-sha256).
+    #[arg(long, value_name = "NAME", default_value = harness::auth::sign::DEFAULT_SCHEME)]
+    signature_scheme: String,
+    /// Transaction-log burst the server allows and the target file advertises.
+    #[arg(long, default_value_t = 100)]
+    burst: u32,
+    /// Only report clauses whose id contains this text.
+    #[arg(long, value_name = "PATTERN")]
+    filter: Option<String>,
+    /// Only report these transports: http-query, http-body, ws, rest (repeatable).
+    #[arg(long = "transport", value_name = "NAME", value_parser = parse_transport)]
+    transports: Vec<TransportKind>,
+    /// Case directory holding clauses.toml (default: ./cases).
+    #[arg(long, value_name = "DIR")]
+    cases: Option<PathBuf>,
+}
+
+fn parse_transport(name: &str) -> Result<TransportKind, String> {
+    TransportKind::from_name(name).ok_or_else(|| {
+        format!("unknown transport \"{name}\" (expected http-query, http-body, ws or rest)")
+    })
+}
+
+fn parse_scenario(name: &str) -> Result<Scenario, CliError> {
+    Scenario::from_name(name).ok_or_else(|| {
+        let hint = harness::file_error::did_you_mean(name, Scenario::ALL.iter().map(|s| s.name()))
+            .map(|known| format!(" (did you mean \"{known}\"?)"))
+            .unwrap_or_default();
+        CliError::usage(format!(
+            "unknown scenario \"{name}\"{hint}; `harness judge --scenario list` lists them"
+        ))
+    })
+}
+
+pub(crate) fn judge(args: JudgeArgs) -> Result<u8, CliError> {
+    if args.list_scenarios || args.scenario == "list" {
+        for scenario in Scenario::ALL {
+            println!("{:14} {}", scenario.name(), scenario.description());
+        }
+        return Ok(exit::PASS);
+    }
+    let scenario = parse_scenario(&args.scenario)?;
+    let catalog_path = cases_dir(args.cases.clone()).join("clauses.toml");
+    let catalog = Catalog::load(&catalog_path).map_err(CliError::usage)?;
+    runtime()?.block_on(async {
+        let config = judge::Config {
+            listen: args.listen,
+            scenario,
+            limits: Limits {
+                transaction_log_burst: args.burst,
+                ..judge::Config::loopback().limits
+            },
+            signature_scheme: args.signature_scheme.clone(),
+            ..judge::Config::loopback()
+        };
+        let running = judge::start(config).await.map_err(|error| {
+            CliError::harness(format!("failed to listen on {}: {error}", args.listen))
+        })?;
+        let target_text = running.target().to_toml();
+        match &args.target_out {
+            Some(path) => std::fs::write(path, &target_text).map_err(|error| {
+                CliError::harness(format!("failed to write {}: {error}", path.display()))
+            })?,
+            None => print!("{target_text}"),
+        }
+        eprintln!(
+            "client judge ({}) on http://{}; point your client at base_url {} or ws_url {}",
+            scenario.name(),
+            running.addr,
+            running.target().base_url,
+            running.target().ws_url.as_deref().unwrap_or_default()
+        );
+        let started = Instant::now();
+        let recorder = running.recorder().clone();
+        let wanted = args.requests.unwrap_or(usize::MAX);
+        let deadline = async {
+            match args.for_seconds {
+                Some(seconds) => tokio::time::sleep(Duration::from_secs(seconds)).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            () = recorder.wait_for_answers(wanted) => {}
+            () = deadline => {}
+            () = stop_signal() => {}
+        }
+        let target = running.target().clone();
+        let knowledge = running.knowledge();
+        let records = running.stop().await;
+        if records.is_empty() {
+            return Err(CliError::harness(format!(
+                "no request arrived in {:.0} s: nothing to judge (point a client at {})",
+                started.elapsed().as_secs_f64(),
+                target.base_url
+            )));
+        }
+        let tally = judge::assess(&records, &knowledge);
+        let judged = Judged {
+            records: &records,
+            tally: &tally,
+            catalog: &catalog,
+            target: &target,
+            redactor: recorder.redactor(),
+            duration: started.elapsed(),
+            filter: args.filter.as_deref(),
+            transports: (!args.transports.is_empty()).then_some(args.transports.as_slice()),
+        };
+        let run_report = judge::to_run_report(&judged);
+        let context = Context {
+            report: &run_report,
+            catalog: &catalog,
+            rerun: format!("harness judge --scenario {}", scenario.name()),
+            extra_html: None,
+        };
+        let paths = report::write_all(&args.out, &context).map_err(|error| {
+            CliError::harness(format!(
+                "failed to write reports to {}: {error}",
+                args.out.display()
+            ))
+        })?;
+        let summary = Summary::new(&run_report, &catalog);
+        for result in report::failures_first(&run_report)
+            .into_iter()
+            .filter(|result| matches!(result.verdict, Verdict::Fail | Verdict::Warn))
+        {
+            println!(
+                "{:5} {} [{}]: {}",
+                result.verdict.as_str().to_uppercase(),
+                result.case,
+                result.transport,
+                run_report.redactor.text(&result.message)
+            );
+        }
+        let counts: Vec<String> = Verdict::ALL
+            .iter()
+            .map(|verdict| format!("{} {verdict}", summary.count(*verdict)))
+            .collect();
+        println!(
+            "{}: {} requests ({} not kept), {}",
+            run_report.target,
+            records.len(),
+            recorder.dropped(),
+            counts.join(", ")
+        );
+        eprintln!(
+            "reports: {}",
+            paths
+                .iter()
+                .map(|path| path.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        let broke_a_must = run_report.results.iter().any(|result| {
+            result.verdict == Verdict::Fail
+                && catalog.get(&result.case).is_some_and(|clause| {
+                    clause.level == Level::Must && clause.side == Side::Client
+                })
+        });
+        Ok(if broke_a_must { exit::FAIL } else { exit::PASS })
+    })
+}
+
+/// Resolves on Ctrl-C, or on SIGTERM where there is one.
+async fn stop_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut terminate) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = terminate.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}

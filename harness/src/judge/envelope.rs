@@ -1,0 +1,223 @@
+//! The request envelope (SPEC.md section 1): `jsonrpc` "2.0", an integer `id` unique among
+//! the connection's requests in flight, a string `method` named `public/<name>` or
+//! `private/<name>`, and an object `params` (an empty one when there are none).
+//!
+//! Only JSON-RPC bodies and WebSocket messages have an envelope; a query-string request
+//! carries its method in the path and has nothing here to judge.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use super::Tally;
+use super::record::{Call, Record};
+use crate::case::TransportKind;
+use crate::check::short;
+
+/// Checks the envelope of one request.
+pub(crate) fn check_envelope(record: &Record, call: &Call, tally: &mut Tally) {
+    let transport = record.transport;
+    if transport == TransportKind::HttpQuery
+        || (transport == TransportKind::Rest && record.body.is_empty())
+    {
+        return;
+    }
+    let seq = Some(record.seq);
+    let Some(envelope) = &call.envelope else {
+        let reason = call.unparsable.as_deref().unwrap_or("not json");
+        tally.fail(
+            "client.env.jsonrpc",
+            transport,
+            seq,
+            format!("the request is not a json-rpc object: {reason}"),
+        );
+        return;
+    };
+    let Some(object) = envelope.as_object() else {
+        tally.fail(
+            "client.env.jsonrpc",
+            transport,
+            seq,
+            format!("the request is a json {}, not an object", kind(envelope)),
+        );
+        return;
+    };
+    match object.get("jsonrpc") {
+        Some(Value::String(version)) if version == "2.0" => {
+            tally.pass("client.env.jsonrpc", transport);
+        }
+        Some(other) => tally.fail(
+            "client.env.jsonrpc",
+            transport,
+            seq,
+            format!("jsonrpc is {}, not \"2.0\"", short(other)),
+        ),
+        None => tally.fail("client.env.jsonrpc", transport, seq, "jsonrpc is missing"),
+    }
+    match object.get("id") {
+        Some(Value::Number(number)) if number.is_i64() || number.is_u64() => {
+            tally.pass("client.env.id", transport);
+        }
+        Some(other) => tally.fail(
+            "client.env.id",
+            transport,
+            seq,
+            format!("id is {} {}, not an integer", kind(other), short(other)),
+        ),
+        None => tally.fail("client.env.id", transport, seq, "id is missing"),
+    }
+    match object.get("method") {
+        Some(Value::String(method)) if is_method_name(method) => {
+            tally.pass("client.env.method", transport);
+        }
+        Some(Value::String(method)) => tally.fail(
+            "client.env.method",
+            transport,
+            seq,
+            format!("method \"{method}\" is not named public/<name> or private/<name>"),
+        ),
+        Some(other) => tally.fail(
+            "client.env.method",
+            transport,
+            seq,
+            format!("method is {} {}, not a string", kind(other), short(other)),
+        ),
+        None => tally.fail("client.env.method", transport, seq, "method is missing"),
+    }
+    match object.get("params") {
+        Some(Value::Object(_)) => tally.pass("client.env.params", transport),
+        Some(other) => tally.fail(
+            "client.env.params",
+            transport,
+            seq,
+            format!("params is {} {}, not an object", kind(other), short(other)),
+        ),
+        None => tally.fail(
+            "client.env.params",
+            transport,
+            seq,
+            "params is missing: a call without parameters sends {}",
+        ),
+    }
+}
+
+/// `public/<name>` or `private/<name>` with a non-empty name.
+fn is_method_name(method: &str) -> bool {
+    method
+        .strip_prefix("public/")
+        .or_else(|| method.strip_prefix("private/"))
+        .is_some_and(|name| !name.is_empty() && !name.contains(char::is_whitespace))
+}
+
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Flags an integer id sent on a connection while an earlier request with the same id was
+/// still unanswered there. Over HTTP/1.1 a connection carries one request at a time, so
+/// this only bites on WebSocket (or a pipelining HTTP client).
+pub(crate) fn check_ids_in_flight(records: &[Record], tally: &mut Tally) {
+    // For each (connection, id): the answer event of the latest request with that id.
+    let mut in_flight: HashMap<(&str, String), (u64, Option<u64>)> = HashMap::new();
+    for record in records {
+        let Some(id) = record
+            .call()
+            .envelope
+            .and_then(|envelope| envelope.get("id").cloned())
+            .filter(Value::is_number)
+        else {
+            continue;
+        };
+        let key = (record.connection.as_str(), id.to_string());
+        if let Some((earlier, answered)) = in_flight.get(&key)
+            && answered.is_none_or(|answered| answered > record.event)
+        {
+            tally.fail(
+                "client.env.id",
+                record.transport,
+                Some(record.seq),
+                format!("id {id} reused while request #{earlier} with the same id was still in flight on {}", record.connection),
+            );
+        }
+        let answered = record.answer.as_ref().map(|answer| answer.event);
+        in_flight.insert(key, (record.seq, answered));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::judge::record::Answer;
+
+    fn message(seq: u64, body: &str, answered_at_event: Option<u64>) -> Record {
+        Record {
+            seq,
+            event: seq * 10,
+            transport: TransportKind::Ws,
+            connection: "ws#1".to_owned(),
+            at_ms: 0,
+            http_method: "WS".to_owned(),
+            uri: "/ws/api/v2".to_owned(),
+            headers: Vec::new(),
+            body: body.as_bytes().to_vec(),
+            answer: answered_at_event.map(|event| Answer {
+                at_ms: 0,
+                event,
+                status: None,
+                body: Value::Null,
+                refused: false,
+            }),
+        }
+    }
+
+    fn judged(body: &str) -> Vec<String> {
+        let record = message(1, body, Some(11));
+        let mut tally = Tally::default();
+        check_envelope(&record, &record.call(), &mut tally);
+        tally.describe()
+    }
+
+    #[test]
+    fn a_well_formed_request_passes_every_envelope_clause() {
+        let findings =
+            judged(r#"{"jsonrpc":"2.0","id":7,"method":"public/get_currencies","params":{}}"#);
+        assert_eq!(findings, Vec::<String>::new());
+    }
+
+    #[test]
+    fn string_id_array_params_and_bare_method_are_each_named() {
+        let findings =
+            judged(r#"{"jsonrpc":"2.0","id":"7","method":"get_currencies","params":[]}"#);
+        assert_eq!(findings.len(), 3, "{findings:?}");
+        assert!(findings[0].contains("client.env.id") && findings[0].contains("a string"));
+        assert!(findings[1].contains("client.env.method"));
+        assert!(findings[2].contains("client.env.params") && findings[2].contains("an array"));
+    }
+
+    #[test]
+    fn missing_params_and_wrong_version_fail() {
+        let findings = judged(r#"{"jsonrpc":"1.0","id":1,"method":"public/get_currencies"}"#);
+        assert!(findings.iter().any(|f| f.contains("client.env.jsonrpc")));
+        assert!(findings.iter().any(|f| f.contains("params is missing")));
+    }
+
+    #[test]
+    fn an_id_reused_before_its_answer_is_caught_and_after_it_is_not() {
+        let body = r#"{"jsonrpc":"2.0","id":5,"method":"public/get_currencies","params":{}}"#;
+        let overlapping = [message(1, body, Some(25)), message(2, body, Some(30))];
+        let mut tally = Tally::default();
+        check_ids_in_flight(&overlapping, &mut tally);
+        assert_eq!(tally.failed_clauses(), vec!["client.env.id"]);
+        let sequential = [message(1, body, Some(15)), message(2, body, Some(30))];
+        let mut tally = Tally::default();
+        check_ids_in_flight(&sequential, &mut tally);
+        assert_eq!(tally.failed_clauses(), Vec::<&str>::new());
+    }
+}

@@ -1,0 +1,201 @@
+//! The client judge: the reference server as the server a client (an SDK, a trading bot)
+//! talks to, recording every request and judging it against the client-side clauses of the
+//! catalog (`side = "client"` in `cases/clauses.toml`).
+//!
+//! [`start`] serves the reference API with a [`Recorder`] as its
+//! [`Observer`](crate::serve::Observer). Each request is checked as it arrives; one that
+//! breaks a rule of a single request (envelope, token placement, a signature, a count) is
+//! refused with the error the reference server uses for that kind of defect, so the client
+//! sees realistic behaviour. When the session ends, [`assess`] judges the whole recording
+//! again, adding what only a sequence shows (nonce reuse, ids in flight, pagination, pacing,
+//! tolerance of unknown log types), into a [`Tally`]; [`to_run_report`] turns it into the
+//! same report as `harness run`, one result per client clause and transport seen.
+//!
+//! Every check here is a pure function over recorded requests, so each can be tested
+//! without sockets. A signature that does not verify is diagnosed: the known wrong framings
+//! are tried and the one that matches is named in the finding.
+
+mod envelope;
+mod pace;
+mod paging;
+mod placement;
+mod record;
+mod results;
+mod scenario;
+mod sessions;
+mod signature;
+mod signed;
+mod tally;
+
+pub use record::{Answer, Call, Record, Recorder};
+pub use results::{Judged, to_run_report};
+pub use scenario::Scenario;
+pub use tally::{Cell, Noted, Tally};
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use crate::auth::clock::Clock;
+use crate::serve;
+use crate::target::{Limits, Target};
+
+use sessions::Sessions;
+
+/// How to run the judge.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Where to listen; port 0 picks a free port.
+    pub listen: SocketAddr,
+    /// What the server serves (see [`Scenario`]).
+    pub scenario: Scenario,
+    /// The transaction-log rate the server enforces, the target file advertises and the
+    /// judge holds clients to.
+    pub limits: Limits,
+    /// The scheme name of the signed `Authorization` header (e.g. `deri-hmac-sha256`).
+    pub signature_scheme: String,
+    /// The server's and the judge's clock.
+    pub clock: Clock,
+    /// Requests kept at most; later ones are answered but not recorded.
+    pub max_records: usize,
+}
+
+impl Config {
+    /// Loopback on a free port, the default scenario, the reference server's limits.
+    pub fn loopback() -> Config {
+        let server = serve::Config::loopback();
+        Config {
+            listen: server.listen,
+            scenario: Scenario::Default,
+            limits: server.limits,
+            signature_scheme: server.signature_scheme,
+            clock: server.clock,
+            max_records: 200_000,
+        }
+    }
+}
+
+/// What the judge knows besides the traffic: whose secret is what, and the limits.
+#[derive(Clone, Debug)]
+pub struct Knowledge {
+    /// Client secrets by client id.
+    pub secrets: BTreeMap<String, String>,
+    /// The signed header's scheme name.
+    pub signature_scheme: String,
+    /// The advertised transaction-log rate.
+    pub limits: Limits,
+}
+
+impl Knowledge {
+    /// What a target file tells about its accounts and limits.
+    pub fn from_target(target: &Target) -> Knowledge {
+        Knowledge {
+            secrets: target
+                .accounts
+                .values()
+                .map(|account| {
+                    (
+                        account.client_id.clone(),
+                        account.client_secret.expose().to_owned(),
+                    )
+                })
+                .collect(),
+            signature_scheme: target.signature_scheme.clone(),
+            limits: target.limits.clone(),
+        }
+    }
+}
+
+/// A running judge.
+#[derive(Debug)]
+pub struct Judge {
+    /// The address it listens on.
+    pub addr: SocketAddr,
+    server: serve::Running,
+    recorder: Arc<Recorder>,
+    target: Target,
+}
+
+/// Starts the reference server with a recorder on the current tokio runtime.
+pub async fn start(config: Config) -> std::io::Result<Judge> {
+    let mut server = serve::Config::loopback();
+    server.listen = config.listen;
+    server.limits = config.limits.clone();
+    server.signature_scheme = config.signature_scheme.clone();
+    server.clock = config.clock.clone();
+    server.knobs = config.scenario.knobs();
+    // The server's secrets are random per start, so the recorder learns them once the
+    // server is up; until then no client can have sent a request.
+    let recorder = Arc::new(Recorder::new(config.max_records));
+    server.observer = Some(recorder.clone());
+    let running = serve::start(server).await?;
+    let mut target = running.target();
+    target.name = format!("client judge ({})", config.scenario.name());
+    recorder.set_knowledge(Knowledge::from_target(&target), target.secrets());
+    Ok(Judge {
+        addr: running.addr,
+        server: running,
+        recorder,
+        target,
+    })
+}
+
+impl Judge {
+    /// The target file a client needs: URLs, credentials, fixtures and limits.
+    pub fn target(&self) -> &Target {
+        &self.target
+    }
+
+    /// What the judge knows about the accounts and limits.
+    pub fn knowledge(&self) -> Knowledge {
+        Knowledge::from_target(&self.target)
+    }
+
+    /// The recorder, for waiting on traffic and reading records while running.
+    pub fn recorder(&self) -> &Arc<Recorder> {
+        &self.recorder
+    }
+
+    /// Stops the server and returns every recorded request in arrival order.
+    pub async fn stop(self) -> Vec<Record> {
+        self.server.shutdown().await;
+        self.recorder.records()
+    }
+}
+
+/// Judges a whole recording against every client clause.
+pub fn assess(records: &[Record], knowledge: &Knowledge) -> Tally {
+    let mut tally = Tally::default();
+    let mut sessions = Sessions::default();
+    let mut nonces = signature::NonceBook::default();
+    let mut callers = Vec::with_capacity(records.len());
+    for record in records {
+        let call = record.call();
+        check_request(record, &call, knowledge, &sessions, &mut tally);
+        nonces.check(record, &call, knowledge, &mut tally);
+        callers.push(sessions.caller(record, &call, &knowledge.signature_scheme));
+        sessions.learn(record, &call);
+    }
+    envelope::check_ids_in_flight(records, &mut tally);
+    paging::check_pagination(records, &callers, &mut tally);
+    paging::check_log_type_tolerance(records, &callers, &mut tally);
+    pace::check_transaction_log_rate(records, &callers, &knowledge.limits, &mut tally);
+    tally
+}
+
+/// The checks one request needs nothing else for (besides the tokens issued before it):
+/// also what decides whether the live judge refuses it.
+pub(crate) fn check_request(
+    record: &Record,
+    call: &Call,
+    knowledge: &Knowledge,
+    sessions: &Sessions,
+    tally: &mut Tally,
+) {
+    envelope::check_envelope(record, call, tally);
+    placement::check_placement(record, call, sessions, knowledge, tally);
+    placement::check_required_params(record, call, tally);
+    paging::check_count(record, call, tally);
+    signature::check_client_signature(record, call, knowledge, tally);
+    signed::check_signed_header(record, knowledge, tally);
+}

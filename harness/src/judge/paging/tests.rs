@@ -1,0 +1,144 @@
+use serde_json::json;
+
+use super::*;
+use crate::case::TransportKind;
+use crate::judge::record::Answer;
+
+/// A transaction-log page request over WebSocket, answered with `len` entries (ids from
+/// `first_id`) and `next` as continuation.
+fn page(
+    seq: u64,
+    at_ms: u64,
+    count: u64,
+    continuation: Option<u64>,
+    len: u64,
+    next: Option<u64>,
+) -> Record {
+    let mut params = json!({"currency": "BTC", "count": count});
+    if let Some(continuation) = continuation {
+        params["continuation"] = json!(continuation);
+    }
+    let body = json!({"jsonrpc": "2.0", "id": seq, "method": "private/get_transaction_log", "params": params});
+    let logs: Vec<Value> = (0..len)
+        .map(|index| json!({"id": seq * 100 + index, "type": "trade"}))
+        .collect();
+    Record {
+        seq,
+        event: seq * 2,
+        transport: TransportKind::Ws,
+        connection: "ws#1".to_owned(),
+        at_ms,
+        http_method: "WS".to_owned(),
+        uri: "/ws/api/v2".to_owned(),
+        headers: Vec::new(),
+        body: body.to_string().into_bytes(),
+        answer: Some(Answer {
+            at_ms,
+            event: seq * 2 + 1,
+            status: None,
+            body: json!({"jsonrpc": "2.0", "id": seq, "result": {"logs": logs, "continuation": next}}),
+            refused: false,
+        }),
+    }
+}
+
+fn judged(records: &[Record]) -> Vec<String> {
+    let callers: Vec<Caller> = records
+        .iter()
+        .map(|_| Caller {
+            key: "session#0".to_owned(),
+            client: Some("c".to_owned()),
+        })
+        .collect();
+    let mut tally = Tally::default();
+    check_pagination(records, &callers, &mut tally);
+    check_log_type_tolerance(records, &callers, &mut tally);
+    tally.describe()
+}
+
+#[test]
+fn a_walk_followed_to_the_end_passes() {
+    let walk = [
+        page(1, 0, 5, None, 5, Some(77)),
+        page(2, 10, 5, Some(77), 5, Some(66)),
+        page(3, 20, 5, Some(66), 2, None),
+    ];
+    assert_eq!(judged(&walk), Vec::<String>::new());
+}
+
+#[test]
+fn one_full_page_read_alone_is_allowed() {
+    assert_eq!(
+        judged(&[page(1, 0, 5, None, 5, Some(77))]),
+        Vec::<String>::new()
+    );
+}
+
+#[test]
+fn restarting_from_the_first_page_is_caught() {
+    let findings = judged(&[
+        page(1, 0, 5, None, 5, Some(77)),
+        page(2, 10, 5, None, 5, Some(77)),
+    ]);
+    assert!(
+        findings[0].contains("restarted from the first page"),
+        "{findings:?}"
+    );
+}
+
+#[test]
+fn stopping_after_a_short_page_is_caught() {
+    let findings = judged(&[page(1, 0, 100, None, 5, Some(77))]);
+    assert!(
+        findings[0].contains("a short page does not mark the end"),
+        "{findings:?}"
+    );
+}
+
+#[test]
+fn stopping_mid_walk_is_caught() {
+    let findings = judged(&[
+        page(1, 0, 5, None, 5, Some(77)),
+        page(2, 10, 5, Some(77), 5, Some(66)),
+    ]);
+    assert!(
+        findings[0].contains("stopped after 1 followed pages"),
+        "{findings:?}"
+    );
+}
+
+#[test]
+fn a_continuation_of_another_type_or_value_is_caught() {
+    let mut as_string = page(2, 10, 5, None, 5, None);
+    as_string.body = json!({"jsonrpc": "2.0", "id": 2, "method": "private/get_transaction_log", "params": {"currency": "BTC", "count": 5, "continuation": "77"}}).to_string().into_bytes();
+    let findings = judged(&[page(1, 0, 5, None, 5, Some(77)), as_string]);
+    assert!(findings[0].contains("with its json type"), "{findings:?}");
+    let findings = judged(&[
+        page(1, 0, 5, None, 5, Some(77)),
+        page(2, 10, 5, Some(78), 5, None),
+    ]);
+    assert!(findings[0].contains("sent continuation 78"), "{findings:?}");
+}
+
+#[test]
+fn going_silent_after_unknown_types_is_caught_and_carrying_on_is_not() {
+    let mut first = page(1, 0, 5, None, 5, Some(77));
+    first.answer.as_mut().unwrap().body["result"]["logs"][0]["type"] = json!("airdrop");
+    let findings = judged(std::slice::from_ref(&first));
+    assert!(
+        findings
+            .iter()
+            .any(|f| f.contains("client.log_type.tolerant") && f.contains("airdrop")),
+        "{findings:?}"
+    );
+    let findings = judged(&[first, page(2, 10, 5, Some(77), 2, None)]);
+    assert_eq!(findings, Vec::<String>::new());
+}
+
+#[test]
+fn count_outside_its_bounds_fails() {
+    let record = page(1, 0, 251, None, 0, None);
+    let mut tally = Tally::default();
+    check_count(&record, &record.call(), &mut tally);
+    assert_eq!(tally.failed_clauses(), vec!["client.count.bounds"]);
+}

@@ -1,0 +1,115 @@
+//! Scenarios: what the judge's server serves to provoke the bugs clients commonly have.
+//! Each one sets [`Knobs`] of the reference server; the default sets none.
+
+use crate::serve::Knobs;
+
+/// A named way for the judge's server to behave.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scenario {
+    /// The reference server as it is.
+    Default,
+    /// Pages shorter than `count`, the walk still ending with a null continuation.
+    ShortPages,
+    /// Transaction-log types SPEC.md does not list, and members it does not describe.
+    UnknownTypes,
+    /// Two-factor confirmation on the `main` account: 13668 where SPEC.md 5.7 says.
+    TwoFactor,
+    /// Access tokens expire after a few seconds, forcing a refresh.
+    TokenExpiry,
+}
+
+/// Entries per page under [`Scenario::ShortPages`].
+const SHORT_PAGE: usize = 5;
+
+/// Token lifetime under [`Scenario::TokenExpiry`], in seconds: long enough for a login
+/// and a few calls, short enough that any session of a minute meets it.
+const SHORT_LIFETIME_S: u64 = 5;
+
+impl Scenario {
+    /// Every scenario, in the order `--scenario list` prints them.
+    pub const ALL: [Scenario; 5] = [
+        Scenario::Default,
+        Scenario::ShortPages,
+        Scenario::UnknownTypes,
+        Scenario::TwoFactor,
+        Scenario::TokenExpiry,
+    ];
+
+    /// The name `--scenario` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Scenario::Default => "default",
+            Scenario::ShortPages => "short-pages",
+            Scenario::UnknownTypes => "unknown-types",
+            Scenario::TwoFactor => "two-factor",
+            Scenario::TokenExpiry => "token-expiry",
+        }
+    }
+
+    /// One line saying what the server does differently.
+    pub fn description(self) -> &'static str {
+        match self {
+            Scenario::Default => "the reference server as it is",
+            Scenario::ShortPages => {
+                "pages of at most 5 entries whatever count asks, ending with continuation null: catches clients that stop at the first short page"
+            }
+            Scenario::UnknownTypes => {
+                "every third transaction-log entry has a type SPEC.md does not list, and every entry has members it does not describe"
+            }
+            Scenario::TwoFactor => {
+                "the main account has two-factor confirmation on: private/toggle_subaccount_login answers 13668"
+            }
+            Scenario::TokenExpiry => {
+                "access tokens expire after 5 seconds (expires_in says so), forcing a refresh"
+            }
+        }
+    }
+
+    /// The scenario with this name.
+    pub fn from_name(name: &str) -> Option<Scenario> {
+        Scenario::ALL
+            .into_iter()
+            .find(|scenario| scenario.name() == name)
+    }
+
+    /// The server knobs that make the scenario.
+    pub fn knobs(self) -> Knobs {
+        let default = Knobs::default();
+        match self {
+            Scenario::Default => default,
+            Scenario::ShortPages => Knobs {
+                page_limit: Some(SHORT_PAGE),
+                ..default
+            },
+            Scenario::UnknownTypes => Knobs {
+                unknown_log_types: true,
+                ..default
+            },
+            Scenario::TwoFactor => Knobs {
+                two_factor_main: true,
+                ..default
+            },
+            Scenario::TokenExpiry => Knobs {
+                token_lifetime_s: Some(SHORT_LIFETIME_S),
+                ..default
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_only_default_changes_nothing() {
+        for scenario in Scenario::ALL {
+            assert_eq!(Scenario::from_name(scenario.name()), Some(scenario));
+            assert_eq!(
+                scenario.knobs() == Knobs::default(),
+                scenario == Scenario::Default
+            );
+        }
+        assert_eq!(Scenario::from_name("short_pages"), None);
+    }
+}
