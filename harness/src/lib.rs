@@ -6,6 +6,7 @@ pub mod auth;
 pub mod case;
 pub mod check;
 pub mod file_error;
+pub mod fuzz;
 pub mod jsonrpc;
 pub mod judge;
 pub mod report;

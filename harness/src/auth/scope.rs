@@ -147,6 +147,31 @@ impl fmt::Display for Scope {
     }
 }
 
+/// Fuzz and proptest property `scope_parse_stable`: parsing never panics; displaying a
+/// parsed scope and parsing it again gives the same scope; every scope is within itself; and
+/// `read_write` on an area grants `read` on it.
+pub fn scope_parse_stable(text: &str) -> Result<(), String> {
+    let scope = Scope::parse(text);
+    let shown = scope.to_string();
+    let again = Scope::parse(&shown);
+    if again != scope {
+        return Err(format!(
+            "{text:?} parsed as {scope:?}, shown as {shown:?}, parsed again as {again:?}"
+        ));
+    }
+    if !scope.within(&scope) {
+        return Err(format!("{shown:?} is not within itself"));
+    }
+    for (area, access) in &scope.access {
+        if *access == Access::ReadWrite && !scope.grants(&format!("{area}:read")) {
+            return Err(format!(
+                "{shown:?} grants {area}:read_write but not {area}:read"
+            ));
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
@@ -187,6 +212,11 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn scope_property_holds(text in "(connection|mainaccount|session:[a-z]{0,3}|expires:[+0-9a]{0,3}|ip:[0-9.]{0,4}|[a-z_]{0,6}:(read|read_write|none|x)?|:| |\t|\u{a0}){0,8}") {
+            prop_assert_eq!(scope_parse_stable(&text), Ok(()));
+        }
+
         #[test]
         fn display_then_parse_is_stable(text in "[a-z_:0-9 .]{0,60}") {
             let once = Scope::parse(&text);

@@ -8,8 +8,10 @@
 //! The loader in [`load`] turns defects into `path:line: message` errors.
 
 mod load;
+mod property;
 
 pub use load::{discover, load_file, parse_case};
+pub use property::case_parse_no_panic;
 
 use std::collections::BTreeMap;
 use std::fmt;

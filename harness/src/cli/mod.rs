@@ -2,6 +2,7 @@
 //! and the exit codes. Only this module knows about clap and exit codes.
 
 mod faults;
+mod fuzz;
 mod judge;
 mod lint_response;
 mod run;
@@ -46,6 +47,8 @@ enum Command {
     LintResponse(lint_response::LintResponseArgs),
     /// Prove every check can fail: run the suite against each seeded fault.
     Selftest(selftest::SelftestArgs),
+    /// Fuzz a target with generated valid and invalid requests; findings become case files.
+    Fuzz(fuzz::FuzzArgs),
     /// Judge a client: serve the reference API, record every request, report the client
     /// clauses it broke.
     Judge(judge::JudgeArgs),
@@ -87,6 +90,7 @@ pub(crate) fn run(args: Args) -> Result<u8, CliError> {
         Command::Faults => faults::list(),
         Command::LintResponse(lint_args) => lint_response::lint_response(lint_args),
         Command::Selftest(selftest_args) => selftest::selftest(selftest_args),
+        Command::Fuzz(fuzz_args) => fuzz::fuzz(fuzz_args),
         Command::Judge(judge_args) => judge::judge(judge_args),
     }
 }

@@ -239,3 +239,98 @@ pub fn failure(id: Value, error: &ErrorObject) -> Value {
 pub fn error_of(response: &Value) -> Option<ErrorObject> {
     serde_json::from_value(response.get("error")?.clone()).ok()
 }
+
+/// Fuzz and proptest property `envelope_parse_answers`: for any bytes, [`parse_request`]
+/// returns without panicking; the answer a server builds from its outcome passes
+/// [`validate_response`] and echoes the request's id whenever the request had a usable one;
+/// and a parsed request, serialised again, parses to the same request.
+///
+/// Returns a description of the first broken rule.
+pub fn envelope_parse_answers(bytes: &[u8]) -> Result<(), String> {
+    let outcome = parse_request(bytes);
+    let (id, answer) = match &outcome {
+        Ok(incoming) => (
+            incoming.id.clone(),
+            success(incoming.id.clone(), Value::Null),
+        ),
+        Err((id, error)) => (id.clone(), failure(id.clone(), error)),
+    };
+    let violations = validate_response(&answer, id.as_u64());
+    if let Some(violation) = violations.first() {
+        return Err(format!(
+            "answer {answer} is not a valid envelope: {violation}"
+        ));
+    }
+    if let Ok(Value::Object(object)) = serde_json::from_slice::<Value>(bytes)
+        && let Some(sent @ (Value::Number(_) | Value::String(_))) = object.get("id")
+        && *sent != id
+    {
+        return Err(format!("request id {sent} was answered with id {id}"));
+    }
+    if let Ok(incoming) = outcome {
+        let again = json!({
+            "jsonrpc": VERSION,
+            "id": incoming.id,
+            "method": incoming.method,
+            "params": incoming.params,
+        });
+        let reparsed = request_from_value(again);
+        if reparsed.as_ref() != Ok(&incoming) {
+            return Err(format!("{incoming:?} parsed again as {reparsed:?}"));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// JSON-RPC-shaped text: objects with the envelope's members holding values of every
+    /// type, which raw bytes reach only rarely.
+    fn request_text() -> impl Strategy<Value = String> {
+        let value = prop_oneof![
+            Just("null".to_owned()),
+            any::<i64>().prop_map(|n| n.to_string()),
+            any::<u64>().prop_map(|n| n.to_string()),
+            any::<f64>().prop_map(|n| format!("{n:?}")),
+            "[a-z/0-9\"\\\\]{0,12}".prop_map(|s| format!("{s:?}")),
+            Just("{}".to_owned()),
+            Just("[]".to_owned()),
+            Just("true".to_owned()),
+        ];
+        let member = (
+            prop_oneof![
+                Just("jsonrpc"),
+                Just("id"),
+                Just("method"),
+                Just("params"),
+                Just("x")
+            ],
+            value,
+        )
+            .prop_map(|(key, value)| format!("\"{key}\":{value}"));
+        prop::collection::vec(member, 0..6).prop_map(|members| format!("{{{}}}", members.join(",")))
+    }
+
+    #[test]
+    fn request_with_integer_id_is_answered_with_that_id() {
+        let bytes = br#"{"jsonrpc":"2.0","id":42,"method":"public/get_currencies"}"#;
+        assert_eq!(envelope_parse_answers(bytes), Ok(()));
+        assert_eq!(parse_request(bytes).unwrap().id, json!(42));
+    }
+
+    proptest! {
+        #[test]
+        fn any_bytes_get_a_valid_answer(bytes in prop::collection::vec(any::<u8>(), 0..200)) {
+            prop_assert_eq!(envelope_parse_answers(&bytes), Ok(()));
+        }
+
+        #[test]
+        fn envelope_shaped_text_gets_a_valid_answer(text in request_text()) {
+            prop_assert_eq!(envelope_parse_answers(text.as_bytes()), Ok(()));
+        }
+    }
+}

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use super::ServerState;
 use super::call::Ctx;
 use super::fault::Fault;
-use super::ledger::LogEntry;
+use super::ledger::{LogQuery, log_page};
 use super::state::lock;
 use crate::auth::sign;
 use crate::jsonrpc::ErrorObject;
@@ -150,10 +150,11 @@ pub(crate) fn get_transaction_log(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObjec
         }
         None => caller,
     };
-    let matching = |entry: &&LogEntry| {
-        entry.user_id == user_id
-            && currency.is_none_or(|code| entry.currency == code)
-            && (start..=end).contains(&entry.timestamp)
+    let query = LogQuery {
+        user_id,
+        currency,
+        start,
+        end,
     };
     let page_len = ctx
         .state
@@ -161,22 +162,17 @@ pub(crate) fn get_transaction_log(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObjec
         .page_len(usize::try_from(count).unwrap_or(1))
         + usize::from(ctx.fault(Fault::TxlogPageExceedsCount));
     let log = &ctx.state.ledger.log;
-    let mut walk: Vec<&LogEntry> = log
-        .iter()
-        .rev()
-        .filter(|entry| cursor.is_none_or(|cursor| entry.id <= cursor))
-        .filter(matching)
-        .take(page_len + 1)
-        .collect();
-    let next = (walk.len() > page_len).then(|| walk[page_len].id);
-    walk.truncate(page_len);
+    let (walk, next) = log_page(log, &query, cursor, page_len);
     let continuation = match next {
         Some(_) if ctx.fault(Fault::TxlogPagesOverlap) => walk.last().map(|entry| entry.id),
         Some(id) => Some(id),
         None if ctx.fault(Fault::TxlogContinuationZero) => Some(0),
-        None if ctx.fault(Fault::TxlogEndless) => {
-            Some(log.iter().rev().find(matching).map_or(0, |entry| entry.id))
-        }
+        None if ctx.fault(Fault::TxlogEndless) => Some(
+            log.iter()
+                .rev()
+                .find(|entry| query.matches(entry))
+                .map_or(0, |entry| entry.id),
+        ),
         None => None,
     };
     let mut logs: Vec<Value> = walk.iter().map(|entry| entry.body.clone()).collect();

@@ -206,6 +206,19 @@ const METHODS: &[Method] = &[
     ),
 ];
 
+/// The declared parameters of a method of the table; `None` for an unknown method.
+pub(crate) fn declared_params(method_name: &str) -> Option<&'static [Spec]> {
+    METHODS
+        .iter()
+        .find(|method| method.name == method_name)
+        .map(|method| method.params)
+}
+
+/// The methods of the table, in order.
+pub(crate) fn method_names() -> impl Iterator<Item = &'static str> {
+    METHODS.iter().map(|method| method.name)
+}
+
 /// Runs one request and returns its result or error.
 pub(crate) fn call(
     state: &ServerState,

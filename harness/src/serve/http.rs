@@ -226,7 +226,7 @@ fn answer_jsonrpc(state: &ServerState, parts: &Parts, read: BodyRead) -> Answer 
 
 /// Query-string parameters as strings; a repeated name is refused, since which of the
 /// values was meant cannot be known.
-fn query_params(query: &str) -> Result<Map<String, Value>, ErrorObject> {
+pub(crate) fn query_params(query: &str) -> Result<Map<String, Value>, ErrorObject> {
     let mut params = Map::new();
     for (name, value) in form_urlencoded::parse(query.as_bytes()) {
         let name = name.into_owned();

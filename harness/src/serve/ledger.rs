@@ -65,6 +65,49 @@ pub(crate) struct Ledger {
     pub(crate) triggers: Vec<TriggerEntry>,
 }
 
+/// Which transaction log entries a request asks for (SPEC.md 4.8).
+#[derive(Clone, Debug)]
+pub(crate) struct LogQuery<'a> {
+    pub(crate) user_id: u64,
+    pub(crate) currency: Option<&'a str>,
+    /// The window, both ends included.
+    pub(crate) start: u64,
+    pub(crate) end: u64,
+}
+
+impl LogQuery<'_> {
+    pub(crate) fn matches(&self, entry: &LogEntry) -> bool {
+        entry.user_id == self.user_id
+            && self.currency.is_none_or(|code| entry.currency == code)
+            && (self.start..=self.end).contains(&entry.timestamp)
+    }
+}
+
+/// One page of the log, newest first: up to `page_len` matching entries at or below the
+/// `cursor` id, and the id of the next page's first entry, found by looking one entry ahead,
+/// so a cursor is handed out only when a non-empty page follows.
+///
+/// `log` must be ascending by id with timestamps that never decrease, as
+/// [`Ledger::generate`] makes it: then "at or below the cursor id" is exactly the rest of
+/// the walk.
+pub(crate) fn log_page<'a>(
+    log: &'a [LogEntry],
+    query: &LogQuery<'_>,
+    cursor: Option<u64>,
+    page_len: usize,
+) -> (Vec<&'a LogEntry>, Option<u64>) {
+    let mut page: Vec<&LogEntry> = log
+        .iter()
+        .rev()
+        .filter(|entry| cursor.is_none_or(|cursor| entry.id <= cursor))
+        .filter(|entry| query.matches(entry))
+        .take(page_len.saturating_add(1))
+        .collect();
+    let next = (page.len() > page_len).then(|| page[page_len].id);
+    page.truncate(page_len);
+    (page, next)
+}
+
 /// A user whose history is generated.
 pub(crate) struct Holder<'a> {
     pub(crate) user_id: u64,
@@ -411,3 +454,6 @@ fn trigger_history(rng: &mut StdRng) -> Vec<TriggerEntry> {
     entries.sort_by_key(|entry| std::cmp::Reverse(entry.0));
     entries.into_iter().map(|(_, entry)| entry).collect()
 }
+
+#[cfg(test)]
+mod tests;

@@ -29,6 +29,7 @@ mod market;
 mod observe;
 mod params;
 mod principal;
+mod property;
 mod rate;
 mod state;
 mod tokens;
@@ -50,6 +51,8 @@ use crate::target::{Limits, Target};
 
 pub use fault::Fault;
 pub use observe::{Knobs, Observer, RawAnswer, RawRequest, Wire};
+pub use params::{QueryInput, QueryValue, params_from_query, query_params_coerce};
+pub use property::dispatch_envelope;
 
 /// How to run the reference server.
 #[derive(Clone, Debug)]

@@ -12,6 +12,10 @@ use serde::{Deserialize, Serialize};
 use crate::auth::sign::DEFAULT_SCHEME;
 use crate::file_error::{FileError, line_of};
 
+mod property;
+
+pub use property::target_parse_roundtrip;
+
 /// A described server.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Target {
@@ -327,6 +331,13 @@ impl Target {
         ));
         out.push_str(&format!("allow_destructive = {}\n", self.allow_destructive));
         for (role, account) in &self.accounts {
+            // A role that is not a bare key (a space, a dot, a quote) is written quoted, or
+            // it would name another table or none.
+            let bare = !role.is_empty()
+                && role
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+            let role = if bare { role.clone() } else { quote(role) };
             out.push_str(&format!(
                 "\n[accounts.{role}]\nclient_id = {}\nclient_secret = {}\n",
                 quote(&account.client_id),

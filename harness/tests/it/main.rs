@@ -2,6 +2,7 @@
 
 mod cli;
 mod faults;
+mod fuzz;
 mod hostile;
 mod judge;
 mod safety;

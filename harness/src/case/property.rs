@@ -1,0 +1,108 @@
+//! The fuzz property of the case-file loader, shared by the cargo-fuzz target
+//! `case_parse_no_panic` and the proptest test below: any text either loads as a case that
+//! keeps the loader's promises or is refused with a `path:line` inside the file.
+
+use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
+
+use super::parse_case;
+use crate::check::{Catalog, SchemaSet};
+
+/// The path the property's texts are reported under.
+const FUZZ_PATH: &str = "fuzz.toml";
+
+/// Fuzz and proptest property `case_parse_no_panic`: [`parse_case`] never panics; a case it
+/// accepts has an id, clauses, transports and steps, each step of exactly one kind at a line
+/// of the file; a refusal names the file and a line no further than its end.
+///
+/// The clause catalog and schemas are this repository's `cases/`.
+pub fn case_parse_no_panic(bytes: &[u8]) -> Result<(), String> {
+    static CORPUS: LazyLock<Result<(Catalog, SchemaSet), String>> = LazyLock::new(|| {
+        let root = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../cases"));
+        let catalog = Catalog::load(&root.join("clauses.toml")).map_err(|e| e.to_string())?;
+        let schemas = SchemaSet::load(&root.join("schemas")).map_err(|e| e.to_string())?;
+        Ok((catalog, schemas))
+    });
+    let (catalog, schemas) = CORPUS.as_ref().map_err(Clone::clone)?;
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return Ok(());
+    };
+    let path = Path::new(FUZZ_PATH);
+    let last_line = text.lines().count().max(1) + 1;
+    match parse_case(path, text, catalog, schemas) {
+        Ok(case) => {
+            if case.id.trim().is_empty() || case.clauses.is_empty() || case.transports.is_empty() {
+                return Err(format!(
+                    "accepted a case without id, clauses or transports: {case:?}"
+                ));
+            }
+            if case.steps.is_empty() {
+                return Err("accepted a case without steps".to_owned());
+            }
+            for step in &case.steps {
+                let kinds = [
+                    step.call.is_some(),
+                    step.raw.is_some(),
+                    step.walk.is_some(),
+                    step.probe.is_some(),
+                ];
+                if kinds.iter().filter(|present| **present).count() != 1 {
+                    return Err(format!("accepted a step of {kinds:?} kinds"));
+                }
+                if step.line == 0 || step.line > last_line {
+                    return Err(format!("step placed at line {} of {last_line}", step.line));
+                }
+            }
+        }
+        Err(error) => {
+            if error.path != path || error.line > last_line || error.message.is_empty() {
+                return Err(format!("refusal {error:?} does not point into the file"));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// Lines of case files: real keys and tables with values of every TOML type.
+    fn case_text() -> impl Strategy<Value = String> {
+        let line = prop_oneof![
+            Just("id = \"x.y\"".to_owned()),
+            Just("title = \"t\"".to_owned()),
+            Just("clauses = [\"env.response.id\"]".to_owned()),
+            Just("transports = [\"ws\", \"http-query\"]".to_owned()),
+            Just("[[step]]".to_owned()),
+            Just("call = \"public/get_currencies\"".to_owned()),
+            Just("raw = \"{\"".to_owned()),
+            Just("auth = { mode = \"signed\", nonce = \"reuse\" }".to_owned()),
+            Just("expect = { outcome = \"error\", error_code = 13668 }".to_owned()),
+            Just("[step.walk]".to_owned()),
+            Just("items = \"logs\"".to_owned()),
+            Just("count = 5".to_owned()),
+            "[a-z_]{1,6} = (1|\"\"|\\[\\]|\\{\\})".prop_map(|line| line),
+            "[\\[\\]{}=\"\\n]{0,4}".prop_map(|line| line),
+        ];
+        prop::collection::vec(line, 0..14).prop_map(|lines| lines.join("\n"))
+    }
+
+    #[test]
+    fn every_committed_case_holds_the_property() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cases/envelope");
+        for entry in std::fs::read_dir(root).unwrap() {
+            let text = std::fs::read(entry.unwrap().path()).unwrap();
+            assert_eq!(case_parse_no_panic(&text), Ok(()));
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn case_like_text_loads_or_is_refused_with_a_line(text in case_text()) {
+            prop_assert_eq!(case_parse_no_panic(text.as_bytes()), Ok(()));
+        }
+    }
+}

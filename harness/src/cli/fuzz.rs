@@ -1,0 +1,156 @@
+//! `harness fuzz`: generated valid and invalid requests against a target (default: the
+//! embedded reference server, with `--fault` like `harness run`), findings shrunk and
+//! written as ready-to-run case files.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Args;
+use harness::case::TransportKind;
+use harness::check::SchemaSet;
+use harness::fuzz::{self, Config, FuzzError};
+use harness::serve;
+use harness::target::Target;
+
+use super::run::check_plain_http;
+use super::{CliError, cases_dir, exit, runtime, serve::parse_faults};
+
+#[derive(Debug, Args)]
+pub(crate) struct FuzzArgs {
+    /// Target file describing the server (default: start the reference server in-process).
+    #[arg(long, value_name = "FILE")]
+    target: Option<PathBuf>,
+    /// Generated requests to send.
+    #[arg(long, default_value_t = 1_000)]
+    requests: usize,
+    /// Seed of the generator (default: a random one, printed so the run can be repeated).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Directory for fuzz.json and a case file per finding.
+    #[arg(long, value_name = "DIR", default_value = "reports/fuzz")]
+    out: PathBuf,
+    /// Requests in flight at once.
+    #[arg(long, default_value_t = 32)]
+    concurrency: usize,
+    /// Inject a fault into the reference server (see `harness faults`); not with --target.
+    #[arg(long = "fault", value_name = "NAME")]
+    faults: Vec<String>,
+    /// Only these transports: http-query, http-body, ws, rest (repeatable).
+    #[arg(long = "transport", value_name = "NAME", value_parser = parse_transport)]
+    transports: Vec<TransportKind>,
+    /// Case directory holding schemas/ (default: ./cases).
+    #[arg(long, value_name = "DIR")]
+    cases: Option<PathBuf>,
+    /// Per-request timeout in milliseconds.
+    #[arg(long, default_value_t = 5_000)]
+    timeout_ms: u64,
+    /// Send credentials over plain HTTP to a non-loopback address.
+    #[arg(long)]
+    allow_plain_http: bool,
+}
+
+fn parse_transport(name: &str) -> Result<TransportKind, String> {
+    TransportKind::from_name(name).ok_or_else(|| {
+        format!("unknown transport \"{name}\" (expected http-query, http-body, ws or rest)")
+    })
+}
+
+pub(crate) fn fuzz(args: FuzzArgs) -> Result<u8, CliError> {
+    let faults = parse_faults(&args.faults)?;
+    if args.target.is_some() && !faults.is_empty() {
+        return Err(CliError::usage(
+            "--fault applies to the embedded reference server, not to --target",
+        ));
+    }
+    let schemas_dir = cases_dir(args.cases.clone()).join("schemas");
+    let schemas = Arc::new(SchemaSet::load(&schemas_dir).map_err(CliError::usage)?);
+    let external = match &args.target {
+        Some(path) => {
+            let target = Target::load(path).map_err(CliError::usage)?;
+            check_plain_http(&target, args.allow_plain_http)?;
+            Some(target)
+        }
+        None => None,
+    };
+    let seed = args.seed.unwrap_or_else(rand::random);
+    let mut config = Config::new(seed, args.requests);
+    config.concurrency = args.concurrency.max(1);
+    config.limits.request_timeout = Duration::from_millis(args.timeout_ms);
+    config.out = Some(args.out.clone());
+    if !args.transports.is_empty() {
+        config.transports = args.transports.clone();
+    }
+    let mut rerun = format!("harness fuzz --seed {seed} --requests {}", args.requests);
+    if let Some(path) = &args.target {
+        rerun.push_str(&format!(" --target {}", path.display()));
+    }
+    for fault in &args.faults {
+        rerun.push_str(&format!(" --fault {fault}"));
+    }
+    eprintln!("fuzz: seed {seed} ({rerun})");
+    let report = runtime()?.block_on(async {
+        let (target, reference) = match external {
+            Some(target) => (target, None),
+            None => {
+                let mut reference = serve::Config::loopback();
+                reference.faults = faults;
+                let running = serve::start(reference).await.map_err(|error| {
+                    CliError::harness(format!("failed to start the reference server: {error}"))
+                })?;
+                (running.target(), Some(running))
+            }
+        };
+        let report = fuzz::run(target, schemas, &config).await;
+        if let Some(running) = reference {
+            running.shutdown().await;
+        }
+        report.map_err(|error| match error {
+            FuzzError::Target(_) => CliError::usage(error),
+            _ => CliError::harness(error),
+        })
+    })?;
+    let json = serde_json::to_string_pretty(&report).unwrap_or_default();
+    let report_path = args.out.join("fuzz.json");
+    std::fs::write(&report_path, json).map_err(|error| {
+        CliError::harness(format!(
+            "failed to write {}: {error}",
+            report_path.display()
+        ))
+    })?;
+    println!(
+        "fuzz: {} requests in {:.2} s ({:.0}/s): {} expected a result, {} an error, {} either; {} rate-limited; {} shrink requests",
+        report.sent,
+        report.elapsed.as_secs_f64(),
+        report.requests_per_second(),
+        report.expected_result,
+        report.expected_error,
+        report.expected_any,
+        report.rate_limited,
+        report.shrink_requests,
+    );
+    for finding in &report.findings {
+        println!(
+            "FAIL {} ({} {}, {} requests): {}",
+            finding.clause,
+            finding.shrunk.transport,
+            finding.shrunk.method,
+            finding.occurrences,
+            finding.message
+        );
+        if let Some(path) = &finding.case_file {
+            println!("  case file: {}", path.display());
+        }
+    }
+    println!(
+        "fuzz: {} findings ({} failed requests); report {}; rerun: {rerun}",
+        report.findings.len(),
+        report.failed_requests,
+        report_path.display()
+    );
+    Ok(if report.findings.is_empty() {
+        exit::PASS
+    } else {
+        exit::FAIL
+    })
+}

@@ -1,0 +1,487 @@
+//! Request generation: a valid request for a method of [`rules::METHODS`], then, for most
+//! requests, one defect. Everything is drawn from one `StdRng` seeded with the run's seed,
+//! so the same seed and target give the same requests.
+
+use rand::rngs::StdRng;
+use rand::seq::IndexedRandom;
+use rand::{Rng, SeedableRng};
+use serde_json::{Map, Value, json};
+
+use super::rules::{self, Check, Fixture, Kind, LOCK_PORTFOLIO, MethodRule};
+use super::{Auth, FuzzRequest, SecretPlan};
+use crate::case::TransportKind;
+use crate::target::Target;
+
+/// Strings that break parsers, encoders and comparisons.
+const ODD_STRINGS: &[&str] = &[
+    "",
+    " ",
+    "BTC ",
+    "btc",
+    "BTC\u{0}",
+    "\u{202e}BTC",
+    "💥",
+    "\"'\\\n\t",
+    "%00%ff",
+    "../../etc/passwd",
+    "null",
+    "1e309",
+    "{{fixtures.currency}}",
+];
+
+/// Scopes a narrower token is requested with.
+const NARROW_SCOPES: &[&str] = &[
+    "trade:read",
+    "account:read",
+    "account:read_write",
+    "wallet:read",
+    "account:read_write trade:read",
+];
+
+/// Generates `count` requests for `target` over `transports` from `seed`.
+pub fn generate(
+    seed: u64,
+    count: usize,
+    target: &Target,
+    transports: &[TransportKind],
+) -> Vec<FuzzRequest> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let jsonrpc: Vec<TransportKind> = transports
+        .iter()
+        .copied()
+        .filter(|kind| *kind != TransportKind::Rest)
+        .filter(|kind| *kind != TransportKind::Ws || target.ws_url.is_some())
+        .collect();
+    let rest = transports.contains(&TransportKind::Rest)
+        && target.direct_access_url.is_some()
+        && target.fixtures.direct_access_key.is_some();
+    if jsonrpc.is_empty() {
+        return Vec::new();
+    }
+    let generator = Generator { target };
+    (0..count)
+        .map(|_| {
+            if rest && rng.random_ratio(1, 40) {
+                return generator.lock_portfolio(&mut rng);
+            }
+            let transport = *jsonrpc
+                .choose(&mut rng)
+                .unwrap_or(&TransportKind::HttpQuery);
+            let rule = rules::METHODS
+                .choose(&mut rng)
+                .unwrap_or(&rules::METHODS[0]);
+            let mut request = generator.valid(&mut rng, rule, transport);
+            if rng.random_bool(0.6) {
+                generator.mutate(&mut rng, rule, &mut request);
+            }
+            request
+        })
+        .collect()
+}
+
+struct Generator<'a> {
+    target: &'a Target,
+}
+
+impl Generator<'_> {
+    fn has_account(&self, role: &str) -> bool {
+        self.target.accounts.contains_key(role)
+    }
+
+    fn lock_portfolio(&self, rng: &mut StdRng) -> FuzzRequest {
+        let (auth, why) = match rng.random_range(0..4) {
+            0 => (Auth::None, "no direct access key"),
+            1 => (Auth::ApiKey { right: false }, "a wrong direct access key"),
+            _ => (Auth::ApiKey { right: true }, "valid"),
+        };
+        FuzzRequest {
+            transport: TransportKind::Rest,
+            method: LOCK_PORTFOLIO.to_owned(),
+            params: Map::new(),
+            auth,
+            raw: None,
+            why: why.to_owned(),
+        }
+    }
+
+    /// A request the oracle should accept (or, for state-changing methods, not refuse on
+    /// the spec's grounds).
+    fn valid(&self, rng: &mut StdRng, rule: &MethodRule, transport: TransportKind) -> FuzzRequest {
+        let mut params = Map::new();
+        for spec in rule.params {
+            if !rule.required.contains(&spec.name) && !rng.random_bool(0.5) {
+                continue;
+            }
+            if let Some(value) = self.valid_value(rng, rule.name, spec.name, spec.kind, spec.check)
+            {
+                params.insert(spec.name.to_owned(), value);
+            }
+        }
+        let mut auth = if rule.private {
+            Auth::Bearer {
+                account: "main".to_owned(),
+                scope: None,
+            }
+        } else {
+            Auth::None
+        };
+        let mut transport = transport;
+        match rule.name {
+            "public/auth" => {
+                params.clear();
+                auth = self.login_params(rng, &mut params);
+            }
+            "public/exchange_token" => {
+                params.remove("refresh_token");
+                params.remove("scope");
+                auth = Auth::RefreshOf {
+                    account: "main".to_owned(),
+                    scope: None,
+                };
+            }
+            // Logout is WebSocket only: half the time it is sent over HTTP regardless.
+            "private/logout" if rng.random_bool(0.5) => transport = TransportKind::Ws,
+            "private/get_mmp_status" if !params.contains_key("index_name") => {
+                params.remove("mmp_group");
+            }
+            _ => {}
+        }
+        if transport == TransportKind::Ws && self.target.ws_url.is_none() {
+            transport = TransportKind::HttpBody;
+        }
+        if rule.private && transport.is_http() && rule.name != "private/logout" {
+            auth = match rng.random_range(0..10) {
+                0 => Auth::Basic {
+                    account: "main".to_owned(),
+                    wrong_secret: false,
+                },
+                1 => Auth::Signed {
+                    account: "main".to_owned(),
+                    wrong_secret: false,
+                    offset_ms: 0,
+                    replay: false,
+                },
+                _ => auth,
+            };
+        }
+        FuzzRequest {
+            transport,
+            method: rule.name.to_owned(),
+            params,
+            auth,
+            raw: None,
+            why: "valid".to_owned(),
+        }
+    }
+
+    fn login_params(&self, rng: &mut StdRng, params: &mut Map<String, Value>) -> Auth {
+        let client_id = self
+            .target
+            .accounts
+            .get("main")
+            .map_or_else(String::new, |account| account.client_id.clone());
+        if rng.random_bool(0.3) {
+            params.insert("scope".to_owned(), json!(NARROW_SCOPES.choose(rng)));
+        }
+        match rng.random_range(0..3) {
+            0 => {
+                params.insert("grant_type".to_owned(), json!("client_credentials"));
+                params.insert("client_id".to_owned(), json!(client_id));
+                Auth::ClientCredentials {
+                    account: "main".to_owned(),
+                    secret: SecretPlan::Right,
+                }
+            }
+            1 => {
+                params.insert("grant_type".to_owned(), json!("client_signature"));
+                params.insert("client_id".to_owned(), json!(client_id));
+                if rng.random_bool(0.5) {
+                    params.insert("data".to_owned(), json!(random_text(rng, 12)));
+                }
+                Auth::ClientSignature {
+                    account: "main".to_owned(),
+                    wrong_secret: false,
+                    offset_ms: 0,
+                    uppercase: false,
+                    replay: false,
+                }
+            }
+            _ => {
+                params.insert("grant_type".to_owned(), json!("refresh_token"));
+                Auth::RefreshOf {
+                    account: "main".to_owned(),
+                    scope: None,
+                }
+            }
+        }
+    }
+
+    fn valid_value(
+        &self,
+        rng: &mut StdRng,
+        method: &str,
+        name: &str,
+        kind: Kind,
+        check: Check,
+    ) -> Option<Value> {
+        let fixtures = &self.target.fixtures;
+        Some(match (check, kind) {
+            _ if name == "member_id" => match fixtures.member_id {
+                Some(member) if rng.random_bool(0.5) => json!(member),
+                _ => json!(rng.random_range(1..50)),
+            },
+            (Check::OneOf(values), _) if name == "state" => json!(values.first()),
+            (Check::OneOf(values), _) => json!(values.choose(rng)),
+            (Check::Range(min, max), _) if max == i64::MAX => {
+                json!(rng.random_range(min.max(0)..4_102_444_800_000))
+            }
+            (Check::Range(min, max), _) => match rng.random_range(0..4) {
+                0 => json!(min),
+                1 => json!(max),
+                _ => json!(rng.random_range(min..=max.min(300))),
+            },
+            (Check::Fixture(Fixture::Instrument), _) => json!(fixtures.instrument_name.clone()?),
+            (Check::Fixture(Fixture::Subaccount), _) => json!(fixtures.subaccount_id?),
+            (Check::Free, Kind::Bool) => json!(rng.random_bool(0.5)),
+            (Check::Free, Kind::Num) => json!(f64::from(rng.random_range(1..100_000u32)) / 2.0),
+            (Check::Free, Kind::Int) => json!(rng.random_range(0..1_000_000i64)),
+            (Check::Free, Kind::Str) => match (method, name) {
+                (_, "instrument_name") => json!(
+                    fixtures
+                        .instrument_name
+                        .clone()
+                        .unwrap_or_else(|| "BTC-PERPETUAL".to_owned())
+                ),
+                (_, "mmp_group") => json!(if rng.random_bool(0.5) { "" } else { "default" }),
+                _ => json!(random_text(rng, 10)),
+            },
+        })
+    }
+
+    /// One defect: a value, a type, a parameter, the credentials or the envelope.
+    fn mutate(&self, rng: &mut StdRng, rule: &MethodRule, request: &mut FuzzRequest) {
+        // Parameters the sender fills in are not the generator's to break.
+        let sender_filled = [
+            "client_secret",
+            "timestamp",
+            "signature",
+            "nonce",
+            "refresh_token",
+        ];
+        let params: Vec<&rules::ParamRule> = rule
+            .params
+            .iter()
+            .filter(|spec| !sender_filled.contains(&spec.name))
+            .collect();
+        // Values just outside a list or range are where servers most often slip, so they
+        // get three shares of ten; the other defects one each, credentials two.
+        let choice = match rng.random_range(0..10) {
+            0..=2 => 0,
+            other => other - 2,
+        };
+        match (choice, params.choose(rng)) {
+            (0, Some(spec)) => {
+                let value = match spec.check {
+                    Check::OneOf(_) => json!(ODD_STRINGS.choose(rng)),
+                    Check::Range(min, max) => match rng.random_range(0..6) {
+                        0 | 1 => json!(min.saturating_sub(1)),
+                        2 | 3 => json!(max.saturating_add(1)),
+                        4 => json!(i64::MIN),
+                        _ => json!(u64::MAX),
+                    },
+                    _ => json!(random_text(rng, 40)),
+                };
+                request.why = format!("{} = {value}", spec.name);
+                request.params.insert(spec.name.to_owned(), value);
+            }
+            (1, Some(spec)) => {
+                let value = match (spec.kind, rng.random_range(0..4)) {
+                    (_, 0) => json!({"a": 1}),
+                    (_, 1) => json!([1, 2]),
+                    (Kind::Str, _) => json!(rng.random_range(-5..5)),
+                    (Kind::Bool, _) => json!("yes"),
+                    (Kind::Int, 2) => json!(1.5),
+                    _ => json!("abc"),
+                };
+                request.why = format!("{} of the wrong type: {value}", spec.name);
+                request.params.insert(spec.name.to_owned(), value);
+            }
+            (2, _) if !request.params.is_empty() => {
+                let names: Vec<String> = request.params.keys().cloned().collect();
+                if let Some(name) = names.choose(rng) {
+                    request.params.remove(name);
+                    request.why = format!("{name} missing");
+                }
+            }
+            (3, _) => {
+                request
+                    .params
+                    .insert("fuzz_extra".to_owned(), json!(random_text(rng, 8)));
+                request.why = "an unknown extra parameter".to_owned();
+            }
+            (4, Some(spec)) if spec.kind == Kind::Str => {
+                let value = if rng.random_bool(0.5) {
+                    "x".repeat(rng.random_range(100..4_000))
+                } else {
+                    (*ODD_STRINGS.choose(rng).unwrap_or(&"")).to_owned()
+                };
+                request.why = format!("{} = an odd string of {} bytes", spec.name, value.len());
+                request.params.insert(spec.name.to_owned(), json!(value));
+            }
+            (5, _) if request.transport != TransportKind::HttpQuery => {
+                self.break_envelope(rng, request);
+            }
+            _ => self.break_auth(rng, rule, request),
+        }
+    }
+
+    fn break_envelope(&self, rng: &mut StdRng, request: &mut FuzzRequest) {
+        let method = &request.method;
+        let (raw, why) = match rng.random_range(0..5) {
+            0 => ("{\"jsonrpc\":\"2.0\",".to_owned(), "a truncated body"),
+            1 => (
+                format!(r#"{{"jsonrpc":"1.0","id":%ID%,"method":"{method}","params":{{}}}}"#),
+                "jsonrpc 1.0",
+            ),
+            2 => (
+                format!(r#"{{"jsonrpc":"2.0","id":%ID%,"method":"{method}","params":[1]}}"#),
+                "params an array",
+            ),
+            3 => (
+                r#"{"jsonrpc":"2.0","id":%ID%,"method":7}"#.to_owned(),
+                "method a number",
+            ),
+            _ => ("[]".to_owned(), "an empty batch"),
+        };
+        request.raw = Some(raw);
+        request.why = why.to_owned();
+    }
+
+    fn break_auth(&self, rng: &mut StdRng, rule: &MethodRule, request: &mut FuzzRequest) {
+        let http = request.transport.is_http();
+        let main = || "main".to_owned();
+        let (auth, why) = match (rule.name, rng.random_range(0..8)) {
+            ("public/auth", _) => {
+                let grant = request
+                    .params
+                    .get("grant_type")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                match (grant, rng.random_range(0..5)) {
+                    ("client_credentials", 0) => (
+                        Auth::ClientCredentials {
+                            account: main(),
+                            secret: SecretPlan::Omitted,
+                        },
+                        "client_secret omitted",
+                    ),
+                    ("client_credentials", _) => (
+                        Auth::ClientCredentials {
+                            account: main(),
+                            secret: SecretPlan::Wrong,
+                        },
+                        "a wrong client_secret",
+                    ),
+                    ("client_signature", n) => {
+                        let (wrong_secret, offset_ms, uppercase, replay) = match n {
+                            0 => (true, 0, false, false),
+                            1 => (false, -90_000, false, false),
+                            2 => (false, 90_000, false, false),
+                            3 => (false, 0, true, false),
+                            _ => (false, 0, false, true),
+                        };
+                        (
+                            Auth::ClientSignature {
+                                account: main(),
+                                wrong_secret,
+                                offset_ms,
+                                uppercase,
+                                replay,
+                            },
+                            "a bad client_signature",
+                        )
+                    }
+                    _ => {
+                        request
+                            .params
+                            .insert("grant_type".to_owned(), json!(ODD_STRINGS.choose(rng)));
+                        (request.auth.clone(), "an unknown grant_type")
+                    }
+                }
+            }
+            ("public/exchange_token", n) => {
+                let scope = NARROW_SCOPES.choose(rng).map(|scope| (*scope).to_owned());
+                if n < 4 {
+                    request.params.insert(
+                        "scope".to_owned(),
+                        json!("account:read_write trade:read_write"),
+                    );
+                    (
+                        Auth::RefreshOf {
+                            account: main(),
+                            scope,
+                        },
+                        "a scope wider than the caller's",
+                    )
+                } else {
+                    request
+                        .params
+                        .insert("refresh_token".to_owned(), json!("never-issued"));
+                    (Auth::None, "a refresh token that was never issued")
+                }
+            }
+            (_, 0) => (Auth::None, "no credentials"),
+            (_, 1) => (Auth::BogusToken, "a token that was never issued"),
+            (_, 2) if self.has_account("two_factor") => (
+                Auth::Bearer {
+                    account: "two_factor".to_owned(),
+                    scope: None,
+                },
+                "the 2fa account",
+            ),
+            (_, 3) if http => (
+                Auth::Basic {
+                    account: main(),
+                    wrong_secret: true,
+                },
+                "basic with a wrong secret",
+            ),
+            (_, 4) if http => {
+                let (wrong_secret, offset_ms, replay) = match rng.random_range(0..4) {
+                    0 => (true, 0, false),
+                    1 => (false, -90_000, false),
+                    2 => (false, 90_000, false),
+                    _ => (false, 0, true),
+                };
+                (
+                    Auth::Signed {
+                        account: main(),
+                        wrong_secret,
+                        offset_ms,
+                        replay,
+                    },
+                    "a bad signed header",
+                )
+            }
+            _ => {
+                let scope = NARROW_SCOPES.choose(rng).map(|scope| (*scope).to_owned());
+                (
+                    Auth::Bearer {
+                        account: main(),
+                        scope,
+                    },
+                    "a token of a narrower scope",
+                )
+            }
+        };
+        request.auth = auth;
+        request.why = why.to_owned();
+    }
+}
+
+fn random_text(rng: &mut StdRng, max: usize) -> String {
+    let length = rng.random_range(0..=max);
+    (0..length)
+        .map(|_| char::from(rng.random_range(b'a'..=b'z')))
+        .collect()
+}

@@ -1,0 +1,289 @@
+//! Judging one answer against the oracle's expectation: the envelope first, then result or
+//! error as expected, then for a result the HTTP status, the schema and the rules of
+//! SPEC.md section 4 an answer shows directly (page sizes, windows and filters echoed).
+
+use serde_json::Value;
+
+use super::FuzzRequest;
+use super::rules::Expectation;
+use super::send::Sent;
+use crate::check::{Redactor, SchemaSet, short};
+use crate::jsonrpc::{self, code};
+use crate::transport::TransportErrorKind;
+
+/// A broken rule.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Failure {
+    pub(crate) clause: String,
+    pub(crate) message: String,
+}
+
+/// The verdict on one answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Judgement {
+    Pass,
+    /// A valid request refused with `too_many_requests`: the server protecting itself.
+    RateLimited,
+    Fail(Failure),
+}
+
+fn fail(clause: &str, message: String) -> Judgement {
+    Judgement::Fail(Failure {
+        clause: clause.to_owned(),
+        message,
+    })
+}
+
+/// Judges the answer `sent` got.
+pub(crate) fn judge(
+    request: &FuzzRequest,
+    expectation: &Expectation,
+    sent: &Sent,
+    schemas: &SchemaSet,
+    redactor: &Redactor,
+) -> Judgement {
+    let transport_clause = match request.transport {
+        crate::case::TransportKind::HttpQuery => "transport.http.query",
+        crate::case::TransportKind::HttpBody => "transport.http.body",
+        crate::case::TransportKind::Ws => "transport.ws",
+        crate::case::TransportKind::Rest => "m.lock_portfolio.result",
+    };
+    let exchange = &sent.exchange;
+    if let Some(failure) = &exchange.failure {
+        let what = match failure.kind {
+            TransportErrorKind::Timeout => "no answer within the timeout",
+            TransportErrorKind::Closed => "the connection was dropped",
+            TransportErrorKind::TooLarge => "the answer exceeded the size cap",
+            TransportErrorKind::Connect => "the server could not be reached",
+            TransportErrorKind::Request => "the request could not be built",
+        };
+        return fail(
+            transport_clause,
+            format!("{what}: {}", redactor.text(&failure.message)),
+        );
+    }
+    let Some(received) = &exchange.response else {
+        return fail(transport_clause, "no answer".to_owned());
+    };
+    let Some(answer) = &received.json else {
+        let body: String = received.body.chars().take(120).collect();
+        return fail(
+            "env.response.jsonrpc",
+            format!("the answer is not JSON: {}", redactor.text(&body)),
+        );
+    };
+    if let Some(violation) = jsonrpc::validate_response(answer, sent.sent_id).first() {
+        return fail(violation.clause(), violation.to_string());
+    }
+    let shown = || short(&redactor.json(answer));
+    match (expectation, answer.get("result"), jsonrpc::error_of(answer)) {
+        (Expectation::Result(_), _, Some(error)) if error.code == code::TOO_MANY_REQUESTS => {
+            return Judgement::RateLimited;
+        }
+        (Expectation::Result(clause), _, Some(error)) => {
+            return fail(
+                refusal_clause(request, clause, &error),
+                format!(
+                    "a valid request was refused with {} {}",
+                    error.code, error.message
+                ),
+            );
+        }
+        (Expectation::Error { clause, why, .. }, Some(_), _) => {
+            return fail(
+                clause,
+                format!("{why}, yet answered with a result: {}", shown()),
+            );
+        }
+        (
+            Expectation::Error {
+                clause,
+                code: Some(wanted),
+                why,
+            },
+            None,
+            Some(error),
+        ) if error.code != *wanted => {
+            return fail(
+                clause,
+                format!(
+                    "{why}: answered with code {} instead of {wanted}",
+                    error.code
+                ),
+            );
+        }
+        _ => {}
+    }
+    let Some(result) = answer.get("result") else {
+        return Judgement::Pass;
+    };
+    if request.transport.is_http() && received.status != Some(200) {
+        return fail(
+            "http.status.success",
+            format!("a result came with http status {:?}", received.status),
+        );
+    }
+    let method = request.method.as_str();
+    if let Some(schema) = schemas.for_method(method)
+        && let Some(violations) = schemas.validate(&schema, result)
+        && let Some(violation) = violations.first()
+    {
+        let clause = match method {
+            "public/auth" | "public/exchange_token" => "auth.token_set.shape".to_owned(),
+            _ => format!("m.{}.result", method.rsplit('/').next().unwrap_or(method)),
+        };
+        return fail(
+            &clause,
+            format!("the result breaks its schema at {violation}"),
+        );
+    }
+    match echoed_rules(request, result) {
+        Some((clause, message)) => fail(clause, message),
+        None => Judgement::Pass,
+    }
+}
+
+/// The clause a refusal of a valid request breaks: the parameter's when the error names one
+/// (`data.param`), the credential's when it is a credentials error, else the method's.
+fn refusal_clause<'a>(
+    request: &FuzzRequest,
+    accepted: &'a str,
+    error: &crate::jsonrpc::ErrorObject,
+) -> &'a str {
+    let named = error
+        .data
+        .as_ref()
+        .and_then(|data| data.get("param"))
+        .and_then(Value::as_str);
+    let rule = super::rules::method(&request.method);
+    match (named, rule) {
+        (Some("mmp_group"), _) if str_param(request, "mmp_group") == Some("") => {
+            "m.get_mmp_status.empty_group"
+        }
+        (Some(name), Some(rule)) => rule
+            .params
+            .iter()
+            .find(|spec| spec.name == name)
+            .map_or(accepted, |spec| spec.clause),
+        _ if error.code == code::UNAUTHORIZED || error.code == code::INVALID_CREDENTIALS => {
+            accepted
+        }
+        (_, Some(rule)) if !accepted.starts_with("auth.client") => rule.clause,
+        _ => accepted,
+    }
+}
+
+/// An integer parameter as sent, whether as a JSON number or as query text.
+fn int_param(request: &FuzzRequest, name: &str) -> Option<i64> {
+    match request.params.get(name)? {
+        Value::Number(number) => number.as_i64(),
+        Value::String(text) => text.parse().ok(),
+        _ => None,
+    }
+}
+
+fn str_param<'a>(request: &'a FuzzRequest, name: &str) -> Option<&'a str> {
+    request.params.get(name).and_then(Value::as_str)
+}
+
+fn entries<'a>(result: &'a Value, member: &str) -> &'a [Value] {
+    result
+        .get(member)
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}
+
+/// Rules a result shows directly: at most `count` entries (or the default), entries inside
+/// the window, and filters that come back echoed.
+fn echoed_rules(request: &FuzzRequest, result: &Value) -> Option<(&'static str, String)> {
+    let field = |entry: &Value, name: &str| entry.get(name).cloned().unwrap_or(Value::Null);
+    match request.method.as_str() {
+        "private/get_transaction_log" => {
+            let logs = entries(result, "logs");
+            let count = int_param(request, "count").unwrap_or(100);
+            if logs.len() as i64 > count {
+                return Some((
+                    "m.get_transaction_log.count",
+                    format!("{} entries for count {count}", logs.len()),
+                ));
+            }
+            let start = int_param(request, "start_timestamp");
+            let end = int_param(request, "end_timestamp");
+            for entry in logs {
+                let timestamp = entry.get("timestamp").and_then(Value::as_i64);
+                let outside = timestamp
+                    .is_some_and(|t| start.is_some_and(|s| t < s) || end.is_some_and(|e| t > e));
+                if outside {
+                    return Some((
+                        "m.get_transaction_log.window",
+                        format!("entry at {timestamp:?} outside {start:?}..={end:?}"),
+                    ));
+                }
+                if let Some(sub) = int_param(request, "subaccount_id")
+                    && field(entry, "user_id").as_i64() != Some(sub)
+                {
+                    return Some((
+                        "m.get_transaction_log.subaccount",
+                        format!(
+                            "entry of user {} for subaccount_id {sub}",
+                            field(entry, "user_id")
+                        ),
+                    ));
+                }
+            }
+        }
+        "private/get_trigger_order_history" => {
+            let list = entries(result, "entries");
+            let count = int_param(request, "count").unwrap_or(20);
+            if list.len() as i64 > count {
+                return Some((
+                    "m.get_trigger_order_history.count",
+                    format!("{} entries for count {count}", list.len()),
+                ));
+            }
+            if let Some(name) = str_param(request, "instrument_name")
+                && let Some(entry) = list
+                    .iter()
+                    .find(|entry| field(entry, "instrument_name") != name)
+            {
+                return Some((
+                    "m.get_trigger_order_history.instrument_filter",
+                    format!(
+                        "entry of {} for filter {name}",
+                        field(entry, "instrument_name")
+                    ),
+                ));
+            }
+        }
+        "public/get_book_summary_by_instrument" => {
+            let name = str_param(request, "instrument_name")?;
+            let list = result.as_array()?;
+            if let Some(entry) = list
+                .iter()
+                .find(|entry| field(entry, "instrument_name") != name)
+            {
+                return Some((
+                    "m.get_book_summary_by_instrument.instrument",
+                    format!("summary of {} for {name}", field(entry, "instrument_name")),
+                ));
+            }
+        }
+        "private/get_mmp_status" => {
+            let list = result.as_array()?;
+            let block_rfq = matches!(request.params.get("block_rfq"), Some(Value::Bool(true)))
+                || str_param(request, "block_rfq") == Some("true");
+            if block_rfq
+                && list
+                    .iter()
+                    .any(|entry| field(entry, "block_rfq") != Value::Bool(true))
+            {
+                return Some((
+                    "m.get_mmp_status.block_rfq",
+                    "block_rfq true answered with order/quote statuses".to_owned(),
+                ));
+            }
+        }
+        _ => {}
+    }
+    None
+}

@@ -1,0 +1,258 @@
+//! Fuzzing: `harness fuzz` against a live server, and the cargo-fuzz entry points of the
+//! library's properties ([`target`]).
+//!
+//! A run generates requests from the parameter rules of SPEC.md section 4 ([`generate`]):
+//! valid ones, and ones with a single defect (a value outside a list or range, a wrong type,
+//! a missing or extra parameter, a long or odd string, missing or bad credentials, a bad or
+//! replayed signature, a broken envelope), over HTTP query, HTTP body and WebSocket. The
+//! oracle ([`rules::expect`]) says what a conforming server must answer; every answer must
+//! be a valid envelope echoing the id, valid input must get a result matching its schema,
+//! invalid input an error, no request may go unanswered, and the server must still answer
+//! a health call at the end. Each distinct failure is shrunk to a minimal request
+//! ([`shrink`]) and written as a case file the conformance runner loads.
+//!
+//! The same seed gives the same requests: generation draws from one seeded `StdRng` before
+//! anything is sent. Nonces and timestamps, made at send time, are not part of a request.
+
+mod case_file;
+mod generate;
+mod judge;
+pub mod rules;
+mod run;
+mod send;
+mod shrink;
+#[cfg(any(test, feature = "arbitrary"))]
+pub mod target;
+
+pub use case_file::case_file;
+pub use generate::generate;
+pub use run::run;
+
+use std::fmt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::case::TransportKind;
+
+/// How to fuzz.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Seeds the generator; the same seed gives the same requests.
+    pub seed: u64,
+    /// Requests to generate and send (the health calls and logins come on top).
+    pub requests: usize,
+    /// Requests in flight at once.
+    pub concurrency: usize,
+    /// Transports to use (`rest` only carries `lock_portfolio`).
+    pub transports: Vec<TransportKind>,
+    /// Per-request limits.
+    pub limits: crate::transport::Limits,
+    /// Distinct failures shrunk and written as case files at most.
+    pub max_findings: usize,
+    /// Requests the shrinker may send per finding.
+    pub shrink_budget: usize,
+    /// Where case files of findings are written; `None` writes nothing.
+    pub out: Option<PathBuf>,
+}
+
+impl Config {
+    /// `requests` requests from `seed` over the three JSON-RPC transports and REST.
+    pub fn new(seed: u64, requests: usize) -> Config {
+        Config {
+            seed,
+            requests,
+            concurrency: 32,
+            transports: TransportKind::ALL.to_vec(),
+            limits: crate::transport::Limits::default(),
+            max_findings: 20,
+            shrink_budget: 200,
+            out: None,
+        }
+    }
+}
+
+/// One generated request.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FuzzRequest {
+    /// The transport it goes over.
+    pub transport: TransportKind,
+    /// The method (`private/lock_portfolio` for the REST call).
+    pub method: String,
+    /// The parameters; the sender adds what must be fresh (secrets, nonces, timestamps).
+    pub params: Map<String, Value>,
+    /// The credentials.
+    pub auth: Auth,
+    /// A raw body or frame sent instead of the built request (HTTP body and WebSocket).
+    pub raw: Option<String>,
+    /// What the generator did, for the report.
+    pub why: String,
+}
+
+/// How a request authenticates.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Auth {
+    /// No credentials.
+    None,
+    /// An access token of `account` from `client_credentials`, with an optional scope.
+    Bearer {
+        /// Account role of the target file.
+        account: String,
+        /// The scope requested at login.
+        scope: Option<String>,
+    },
+    /// An access token that was never issued.
+    BogusToken,
+    /// `Authorization: Basic` (HTTP only).
+    Basic {
+        /// Account role.
+        account: String,
+        /// Send a wrong secret.
+        wrong_secret: bool,
+    },
+    /// The signed `Authorization` header of SPEC.md 5.6 (HTTP only).
+    Signed {
+        /// Account role.
+        account: String,
+        /// Sign with a wrong secret.
+        wrong_secret: bool,
+        /// Milliseconds added to the current time.
+        offset_ms: i64,
+        /// Send the request twice with the same nonce; the second is judged.
+        replay: bool,
+    },
+    /// `public/auth` with `client_credentials`: the sender adds `client_secret`.
+    ClientCredentials {
+        /// Account role.
+        account: String,
+        /// Which secret to send.
+        secret: SecretPlan,
+    },
+    /// `public/auth` with `client_signature`: the sender adds timestamp, nonce, signature.
+    ClientSignature {
+        /// Account role.
+        account: String,
+        /// Sign with a wrong secret.
+        wrong_secret: bool,
+        /// Milliseconds added to the current time.
+        offset_ms: i64,
+        /// Send the signature in upper-case hex.
+        uppercase: bool,
+        /// Send the request twice with the same nonce; the second is judged.
+        replay: bool,
+    },
+    /// A fresh login's refresh token as `params.refresh_token`.
+    RefreshOf {
+        /// Account role.
+        account: String,
+        /// The scope requested at that login.
+        scope: Option<String>,
+    },
+    /// The Direct Access key as bearer (REST), or a wrong one.
+    ApiKey {
+        /// Whether the key is the target's.
+        right: bool,
+    },
+}
+
+/// Which `client_secret` a `client_credentials` login sends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SecretPlan {
+    /// The account's secret.
+    Right,
+    /// Another one.
+    Wrong,
+    /// None at all.
+    Omitted,
+}
+
+/// One distinct failure, shrunk.
+#[derive(Clone, Debug, Serialize)]
+pub struct FuzzFinding {
+    /// The catalog clause broken.
+    pub clause: String,
+    /// What was observed (redacted).
+    pub message: String,
+    /// Index of the first request that failed this way.
+    pub first_index: usize,
+    /// Requests that failed this way.
+    pub occurrences: usize,
+    /// The request as generated.
+    pub request: FuzzRequest,
+    /// The smallest request found that still fails the same way.
+    pub shrunk: FuzzRequest,
+    /// The case file written for it.
+    pub case_file: Option<PathBuf>,
+}
+
+/// What a run found.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct FuzzReport {
+    /// The seed.
+    pub seed: u64,
+    /// Generated requests sent.
+    pub sent: usize,
+    /// Of those, requests the oracle expected a result for.
+    pub expected_result: usize,
+    /// Requests it expected an error for.
+    pub expected_error: usize,
+    /// Requests where either was fine.
+    pub expected_any: usize,
+    /// Valid requests refused with `too_many_requests`, not counted as findings.
+    pub rate_limited: usize,
+    /// Requests sent by the shrinker.
+    pub shrink_requests: usize,
+    /// Distinct failures, shrunk.
+    pub findings: Vec<FuzzFinding>,
+    /// Failed requests in all, before grouping.
+    pub failed_requests: usize,
+    /// Wall time of the generated requests (logins included, shrinking excluded).
+    #[serde(skip)]
+    pub elapsed: Duration,
+}
+
+impl FuzzReport {
+    /// Generated requests per second.
+    pub fn requests_per_second(&self) -> f64 {
+        self.sent as f64 / self.elapsed.as_secs_f64().max(1e-9)
+    }
+}
+
+/// Why the fuzzer could not do its job.
+#[derive(Debug)]
+pub enum FuzzError {
+    /// The target did not answer the first health call at all.
+    Unreachable(String),
+    /// The target file lacks something the fuzzer needs.
+    Target(String),
+    /// A case file could not be written.
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+}
+
+impl fmt::Display for FuzzError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FuzzError::Unreachable(message) => write!(f, "target unreachable: {message}"),
+            FuzzError::Target(message) => write!(f, "target file: {message}"),
+            FuzzError::Write { path, .. } => write!(f, "failed to write {}", path.display()),
+        }
+    }
+}
+
+impl std::error::Error for FuzzError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            FuzzError::Write { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,837 @@
+//! The parameter rules of SPEC.md section 4 and the oracle built on them: given a request,
+//! what a conforming server must answer (a result, an error, or either).
+//!
+//! The oracle says "error" only where the spec leaves no room: a value outside a listed
+//! enumeration or range, a type no coercion can fix, a missing required parameter, missing
+//! or bad credentials, a scope the method states and the token lacks. Where the spec is
+//! silent (unknown extra parameters, a string where an integer is declared, an unknown
+//! instrument, a state changed by an earlier request) it says "either", and only the
+//! envelope and, for a result, the schema are checked.
+
+use serde_json::{Map, Value};
+
+use super::{Auth, FuzzRequest, SecretPlan};
+use crate::auth::scope::Scope;
+use crate::case::TransportKind;
+use crate::jsonrpc::code;
+
+/// The JSON type a parameter is declared with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Str,
+    Int,
+    Num,
+    Bool,
+}
+
+/// What values a parameter takes.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Check {
+    /// One of these strings.
+    OneOf(&'static [&'static str]),
+    /// An integer in this inclusive range.
+    Range(i64, i64),
+    /// A target fixture: its value is valid, another one may not exist (either).
+    Fixture(Fixture),
+    /// Any value of the declared type.
+    Free,
+}
+
+/// Target fixtures a parameter may name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Fixture {
+    Instrument,
+    Subaccount,
+}
+
+/// One declared parameter.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ParamRule {
+    pub(crate) name: &'static str,
+    pub(crate) kind: Kind,
+    pub(crate) check: Check,
+    /// The clause a bad value of this parameter breaks.
+    pub(crate) clause: &'static str,
+}
+
+/// One method of section 4.
+#[derive(Debug)]
+pub(crate) struct MethodRule {
+    pub(crate) name: &'static str,
+    pub(crate) private: bool,
+    /// Scope requirements (section 5.4); all must be granted.
+    pub(crate) scope: &'static [&'static str],
+    pub(crate) params: &'static [ParamRule],
+    /// Parameters the spec marks required.
+    pub(crate) required: &'static [&'static str],
+    /// The clause a valid request's result (or a refusal of it) concerns.
+    pub(crate) clause: &'static str,
+    /// Changes server state, so a repeat may be refused: valid requests expect either.
+    pub(crate) destructive: bool,
+}
+
+const fn param(name: &'static str, kind: Kind, check: Check, clause: &'static str) -> ParamRule {
+    ParamRule {
+        name,
+        kind,
+        check,
+        clause,
+    }
+}
+
+pub(crate) const TRANSACTION_LOG_CURRENCIES: &[&str] = &[
+    "BTC", "ETH", "STETH", "ETHW", "USDC", "USDT", "EURR", "SOL", "XRP", "USYC", "PAXG", "BNB",
+    "USDE",
+];
+pub(crate) const CURRENCIES: &[&str] = &["BTC", "ETH", "USDC", "USDT", "EURR"];
+pub(crate) const INDEX_NAMES: &[&str] = &[
+    "btc_usd",
+    "eth_usd",
+    "btc_usdc",
+    "eth_usdc",
+    "ada_usdc",
+    "algo_usdc",
+    "avax_usdc",
+    "bch_usdc",
+    "bnb_usdc",
+    "doge_usdc",
+    "dot_usdc",
+    "hype_usdc",
+    "link_usdc",
+    "ltc_usdc",
+    "near_usdc",
+    "paxg_usdc",
+    "shib_usdc",
+    "sol_usdc",
+    "ton_usdc",
+    "trx_usdc",
+    "trump_usdc",
+    "uni_usdc",
+    "xrp_usdc",
+    "usde_usdc",
+    "buidl_usdc",
+    "btcdvol_usdc",
+    "ethdvol_usdc",
+    "btc_usdt",
+    "eth_usdt",
+    "all",
+];
+pub(crate) const GRANT_TYPES: &[&str] =
+    &["client_credentials", "client_signature", "refresh_token"];
+
+use Check::{Fixture as Fix, Free, OneOf, Range};
+use Kind::{Bool, Int, Num, Str};
+
+/// The methods of SPEC.md section 4 the fuzzer calls over JSON-RPC. `public/fork_token` is
+/// absent: the spec shows none of its parameter names.
+pub(crate) const METHODS: &[MethodRule] = &[
+    MethodRule {
+        name: "public/auth",
+        private: false,
+        scope: &[],
+        params: &[
+            param(
+                "grant_type",
+                Str,
+                OneOf(GRANT_TYPES),
+                "auth.grant_type.enum",
+            ),
+            param("client_id", Str, Free, "auth.grant_type.required_params"),
+            param(
+                "client_secret",
+                Str,
+                Free,
+                "auth.client_credentials.wrong_secret",
+            ),
+            param(
+                "refresh_token",
+                Str,
+                Free,
+                "auth.grant_type.required_params",
+            ),
+            param("timestamp", Int, Free, "auth.client_signature.window"),
+            param("signature", Str, Free, "auth.client_signature.wrong_key"),
+            param("nonce", Str, Free, "auth.client_signature.nonce_single_use"),
+            param("data", Str, Free, "auth.client_signature.framing"),
+            param("scope", Str, Free, "auth.token_set.shape"),
+        ],
+        required: &["grant_type"],
+        clause: "auth.client_credentials.accepted",
+        destructive: false,
+    },
+    MethodRule {
+        name: "public/exchange_token",
+        private: false,
+        scope: &[],
+        params: &[
+            param("refresh_token", Str, Free, "auth.exchange_token.accepted"),
+            param(
+                "subject_id",
+                Int,
+                Fix(Fixture::Subaccount),
+                "auth.exchange_token.accepted",
+            ),
+            param("scope", Str, Free, "auth.exchange_token.scope_bound"),
+        ],
+        required: &["refresh_token", "subject_id"],
+        clause: "auth.exchange_token.accepted",
+        destructive: false,
+    },
+    MethodRule {
+        name: "private/logout",
+        private: true,
+        scope: &[],
+        params: &[],
+        required: &[],
+        clause: "auth.logout.ws_only",
+        destructive: true,
+    },
+    MethodRule {
+        name: "private/toggle_subaccount_login",
+        private: true,
+        scope: &["account:read_write"],
+        params: &[
+            param(
+                "sid",
+                Int,
+                Fix(Fixture::Subaccount),
+                "m.toggle_subaccount_login.params",
+            ),
+            param(
+                "state",
+                Str,
+                OneOf(&["enable", "disable"]),
+                "m.toggle_subaccount_login.params",
+            ),
+        ],
+        required: &["sid", "state"],
+        clause: "m.toggle_subaccount_login.result",
+        destructive: false,
+    },
+    MethodRule {
+        name: "private/get_mmp_status",
+        private: true,
+        scope: &["trade:read"],
+        params: &[
+            param(
+                "index_name",
+                Str,
+                OneOf(INDEX_NAMES),
+                "m.get_mmp_status.index_name",
+            ),
+            param(
+                "mmp_group",
+                Str,
+                Free,
+                "m.get_mmp_status.mmp_group_requires_index",
+            ),
+            param("block_rfq", Bool, Free, "m.get_mmp_status.block_rfq"),
+        ],
+        required: &[],
+        clause: "m.get_mmp_status.result",
+        destructive: false,
+    },
+    MethodRule {
+        name: "private/get_trigger_order_history",
+        private: true,
+        scope: &["trade:read"],
+        params: &[
+            param(
+                "currency",
+                Str,
+                OneOf(CURRENCIES),
+                "m.get_trigger_order_history.currency",
+            ),
+            param(
+                "instrument_name",
+                Str,
+                Free,
+                "m.get_trigger_order_history.instrument_filter",
+            ),
+            param(
+                "count",
+                Int,
+                Range(1, 1000),
+                "m.get_trigger_order_history.count",
+            ),
+        ],
+        required: &[],
+        clause: "m.get_trigger_order_history.result",
+        destructive: false,
+    },
+    MethodRule {
+        name: "private/get_transaction_log",
+        private: true,
+        scope: &["account:read"],
+        params: &[
+            param(
+                "currency",
+                Str,
+                OneOf(TRANSACTION_LOG_CURRENCIES),
+                "m.get_transaction_log.currency",
+            ),
+            param(
+                "start_timestamp",
+                Int,
+                Range(0, i64::MAX),
+                "m.get_transaction_log.window",
+            ),
+            param(
+                "end_timestamp",
+                Int,
+                Range(0, i64::MAX),
+                "m.get_transaction_log.window",
+            ),
+            param("count", Int, Range(1, 250), "m.get_transaction_log.count"),
+            param(
+                "subaccount_id",
+                Int,
+                Fix(Fixture::Subaccount),
+                "m.get_transaction_log.subaccount",
+            ),
+        ],
+        required: &[],
+        clause: "m.get_transaction_log.result",
+        destructive: false,
+    },
+    MethodRule {
+        name: "public/get_currencies",
+        private: false,
+        scope: &[],
+        params: &[],
+        required: &[],
+        clause: "m.get_currencies.result",
+        destructive: false,
+    },
+    MethodRule {
+        name: "public/get_historical_volatility",
+        private: false,
+        scope: &[],
+        params: &[param(
+            "currency",
+            Str,
+            OneOf(CURRENCIES),
+            "m.get_historical_volatility.currency",
+        )],
+        required: &[],
+        clause: "m.get_historical_volatility.result",
+        destructive: false,
+    },
+    MethodRule {
+        name: "private/delete_member",
+        private: true,
+        scope: &["account:read_write", "mainaccount"],
+        params: &[param(
+            "member_id",
+            Int,
+            Range(1, i64::MAX),
+            "m.delete_member.member_id",
+        )],
+        required: &["member_id"],
+        clause: "m.delete_member.result",
+        destructive: true,
+    },
+    MethodRule {
+        name: "private/close_position",
+        private: true,
+        scope: &[],
+        params: &[
+            param(
+                "instrument_name",
+                Str,
+                Fix(Fixture::Instrument),
+                "m.close_position.result",
+            ),
+            param(
+                "type",
+                Str,
+                OneOf(&["limit", "market"]),
+                "m.close_position.type",
+            ),
+            param("price", Num, Free, "m.close_position.result"),
+        ],
+        required: &[],
+        clause: "m.close_position.result",
+        destructive: false,
+    },
+    MethodRule {
+        name: "public/get_book_summary_by_instrument",
+        private: false,
+        scope: &[],
+        params: &[param(
+            "instrument_name",
+            Str,
+            Fix(Fixture::Instrument),
+            "m.get_book_summary_by_instrument.instrument",
+        )],
+        required: &["instrument_name"],
+        clause: "m.get_book_summary_by_instrument.result",
+        destructive: false,
+    },
+];
+
+/// The Direct Access `lock_portfolio` (REST only).
+pub(crate) const LOCK_PORTFOLIO: &str = "private/lock_portfolio";
+
+/// The method rule of a name.
+pub(crate) fn method(name: &str) -> Option<&'static MethodRule> {
+    METHODS.iter().find(|rule| rule.name == name)
+}
+
+/// What a conforming server must answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Expectation {
+    /// A result; a refusal breaks the clause.
+    Result(&'static str),
+    /// An error (with this code, where the spec gives one); a result breaks the clause.
+    Error {
+        /// The clause a result breaks.
+        clause: &'static str,
+        /// The code SPEC.md requires, if any.
+        code: Option<i64>,
+        /// Why the request must be refused.
+        why: String,
+    },
+    /// Either; only the envelope and a result's schema are checked.
+    Any,
+}
+
+/// What the oracle knows beyond the request: the fixtures and the scope a token was granted.
+#[derive(Clone, Debug, Default)]
+pub struct Knowledge {
+    /// `fixtures.instrument_name`.
+    pub instrument: Option<String>,
+    /// `fixtures.subaccount_id`.
+    pub subaccount: Option<u64>,
+    /// The scope granted to the token the request carries (bearer), if known.
+    pub granted: Option<Scope>,
+    /// The client id of the account the request's credentials belong to.
+    pub client_id: Option<String>,
+    /// The account role the request's credentials belong to.
+    pub account: Option<String>,
+}
+
+fn error(clause: &'static str, why: impl Into<String>) -> Expectation {
+    Expectation::Error {
+        clause,
+        code: None,
+        why: why.into(),
+    }
+}
+
+/// The oracle: what `request` must get.
+pub fn expect(request: &FuzzRequest, knowledge: &Knowledge) -> Expectation {
+    if request.raw.is_some() {
+        return error("env.response.exclusive", "the body is not a valid request");
+    }
+    if request.method == LOCK_PORTFOLIO {
+        return match (&request.auth, request.params.is_empty()) {
+            (Auth::ApiKey { right: true }, true) => Expectation::Result("m.lock_portfolio.result"),
+            (Auth::ApiKey { right: true }, false) => Expectation::Any,
+            _ => error("m.lock_portfolio.bearer", "no valid direct access key"),
+        };
+    }
+    let Some(rule) = method(&request.method) else {
+        return error("error.unspecified_codes", "the method does not exist");
+    };
+    if let Some(refusal) = auth_refusal(request, rule, knowledge) {
+        return refusal;
+    }
+    let query = request.transport == TransportKind::HttpQuery;
+    let mut certain = !rule.destructive;
+    for (name, value) in &request.params {
+        let Some(spec) = rule.params.iter().find(|spec| spec.name == name) else {
+            // Unknown parameters: the spec does not say they are refused.
+            certain &= name == "access_token" && request.transport == TransportKind::Ws;
+            continue;
+        };
+        match judge_value(spec, value, query, knowledge) {
+            Judged::Valid => {}
+            Judged::Unsure => certain = false,
+            Judged::Invalid(why) => return error(spec.clause, format!("{name} {why}")),
+        }
+    }
+    let has = |name: &str| {
+        request
+            .params
+            .get(name)
+            .is_some_and(|value| !value.is_null())
+    };
+    for name in rule.required {
+        if !has(name) {
+            let clause = rule
+                .params
+                .iter()
+                .find(|spec| spec.name == *name)
+                .map_or(rule.clause, |spec| spec.clause);
+            return error(clause, format!("required {name} is missing"));
+        }
+    }
+    if let Some(refusal) = method_refusal(request, rule, knowledge) {
+        return refusal;
+    }
+    if matches!(request.auth, Auth::BogusToken) {
+        // A public method with a bad token: the spec does not say whether it is refused.
+        certain = false;
+    }
+    if certain {
+        Expectation::Result(accepted_clause(request, rule))
+    } else {
+        Expectation::Any
+    }
+}
+
+enum Judged {
+    Valid,
+    Unsure,
+    Invalid(String),
+}
+
+fn judge_value(spec: &ParamRule, value: &Value, query: bool, knowledge: &Knowledge) -> Judged {
+    if value.is_null() {
+        return Judged::Unsure;
+    }
+    // Over a query string every value is text: what matters is whether it coerces.
+    let coerced: Option<Value> = match (spec.kind, value) {
+        (Kind::Str, Value::String(_)) => Some(value.clone()),
+        // Over a query string even an object arrives as text.
+        (Kind::Str, _) if query => Some(Value::String(
+            crate::transport::query_value(value).unwrap_or_default(),
+        )),
+        (Kind::Int, Value::Number(number)) if number.is_i64() => Some(value.clone()),
+        (Kind::Int, Value::Number(number)) if number.is_u64() => {
+            return Judged::Invalid("is beyond any range".to_owned());
+        }
+        (Kind::Num, Value::Number(_)) => Some(value.clone()),
+        (Kind::Bool, Value::Bool(_)) => Some(value.clone()),
+        (Kind::Int | Kind::Num | Kind::Bool, Value::String(text)) => {
+            let parsed = match spec.kind {
+                Kind::Int => text.parse::<i64>().ok().map(Value::from),
+                Kind::Num => text
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|n| n.is_finite())
+                    .map(Value::from),
+                _ => matches!(text.as_str(), "true" | "false").then(|| Value::Bool(text == "true")),
+            };
+            match parsed {
+                // A JSON string holding a number: a lenient server may take it.
+                Some(_) if !query => return Judged::Unsure,
+                Some(parsed) => Some(parsed),
+                None => None,
+            }
+        }
+        _ => None,
+    };
+    let Some(value) = coerced else {
+        return Judged::Invalid(format!("is not of type {:?}", spec.kind).to_lowercase());
+    };
+    match spec.check {
+        Check::OneOf(allowed) => match value.as_str() {
+            Some(text) if allowed.contains(&text) => Judged::Valid,
+            _ => Judged::Invalid(format!("{value} is not one of the listed values")),
+        },
+        Check::Range(min, max) => match value.as_i64() {
+            Some(number) if (min..=max).contains(&number) => Judged::Valid,
+            _ => Judged::Invalid(format!("{value} is outside {min}..={max}")),
+        },
+        Check::Fixture(Fixture::Instrument) => {
+            if knowledge.instrument.as_deref() == value.as_str() {
+                Judged::Valid
+            } else {
+                Judged::Unsure
+            }
+        }
+        // The fixture subaccount belongs to the main account.
+        Check::Fixture(Fixture::Subaccount) => {
+            let main = knowledge
+                .account
+                .as_deref()
+                .is_none_or(|account| account == "main");
+            if main && knowledge.subaccount.is_some() && knowledge.subaccount == value.as_u64() {
+                Judged::Valid
+            } else {
+                Judged::Unsure
+            }
+        }
+        Check::Free => Judged::Valid,
+    }
+}
+
+/// Credentials the method cannot run with.
+fn auth_refusal(
+    request: &FuzzRequest,
+    rule: &MethodRule,
+    knowledge: &Knowledge,
+) -> Option<Expectation> {
+    let http = request.transport.is_http();
+    if !rule.private {
+        // Public methods need no credentials; whether bad ones are refused is not said.
+        let defective = matches!(
+            request.auth,
+            Auth::Basic {
+                wrong_secret: true,
+                ..
+            } | Auth::Signed { .. }
+                | Auth::BogusToken
+        );
+        return defective.then_some(Expectation::Any);
+    }
+    match &request.auth {
+        Auth::Basic {
+            wrong_secret: true, ..
+        } => {
+            return Some(error(
+                "auth.basic.wrong_secret",
+                "basic authorization with a wrong secret",
+            ));
+        }
+        Auth::Signed {
+            wrong_secret: true, ..
+        } => {
+            return Some(error(
+                "auth.signed.wrong_key",
+                "signed header with a wrong secret",
+            ));
+        }
+        Auth::Signed { offset_ms, .. } if offset_ms.abs() > 60_000 => {
+            return Some(error(
+                "auth.signed.window",
+                format!("signed header timestamp {offset_ms} ms away"),
+            ));
+        }
+        Auth::Signed { replay: true, .. } => {
+            return Some(error(
+                "auth.signed.nonce_single_use",
+                "signed header nonce used twice",
+            ));
+        }
+        Auth::BogusToken => {
+            return Some(error(
+                "auth.private.requires_token",
+                "an access token that was never issued",
+            ));
+        }
+        _ => {}
+    }
+    if rule.private
+        && matches!(
+            request.auth,
+            Auth::None
+                | Auth::ClientCredentials { .. }
+                | Auth::ClientSignature { .. }
+                | Auth::RefreshOf { .. }
+        )
+    {
+        return Some(error(
+            "auth.private.requires_token",
+            "a private method without credentials",
+        ));
+    }
+    if rule.name == "private/logout" && http {
+        return Some(error("auth.logout.ws_only", "private/logout over http"));
+    }
+    let narrowed = knowledge.granted.as_ref().is_some_and(|granted| {
+        [
+            "account:read_write",
+            "trade:read_write",
+            "wallet:read_write",
+            "mainaccount",
+        ]
+        .iter()
+        .any(|full| !granted.grants(full))
+    });
+    if rule.private && rule.scope.is_empty() && narrowed {
+        // The spec shows no scope for this method: a narrower token may or may not do.
+        return Some(Expectation::Any);
+    }
+    if rule.private
+        && let Some(granted) = &knowledge.granted
+        && let Some(missing) = rule.scope.iter().find(|needed| !granted.grants(needed))
+    {
+        let clause = match rule.name {
+            "private/delete_member" => "m.delete_member.scope",
+            "private/get_transaction_log" => "m.get_transaction_log.scope",
+            "private/get_trigger_order_history" => "m.get_trigger_order_history.scope",
+            "private/get_mmp_status" => "m.get_mmp_status.scope",
+            "private/toggle_subaccount_login" => "m.toggle_subaccount_login.scope",
+            _ => "auth.scope.enforced",
+        };
+        return Some(error(clause, format!("the token lacks {missing}")));
+    }
+    None
+}
+
+/// Rules between parameters, and per-method refusals the table cannot express.
+fn method_refusal(
+    request: &FuzzRequest,
+    rule: &MethodRule,
+    knowledge: &Knowledge,
+) -> Option<Expectation> {
+    let params: &Map<String, Value> = &request.params;
+    let query = request.transport == TransportKind::HttpQuery;
+    // Over a query string every value is text, whatever its JSON type was.
+    let owned = |name: &str| match params.get(name) {
+        Some(Value::String(text)) => Some(text.clone()),
+        Some(value) if query => crate::transport::query_value(value),
+        _ => None,
+    };
+    let mmp_group = owned("mmp_group");
+    let index_name = owned("index_name");
+    let requested_scope = owned("scope");
+    let text = |name: &str| match name {
+        "mmp_group" => mmp_group.as_deref(),
+        "index_name" => index_name.as_deref(),
+        "scope" => requested_scope.as_deref(),
+        _ => params.get(name).and_then(Value::as_str),
+    };
+    match rule.name {
+        "private/get_mmp_status" => {
+            if text("mmp_group").is_some_and(|group| !group.is_empty())
+                && text("index_name").is_none()
+            {
+                return Some(error(
+                    "m.get_mmp_status.mmp_group_requires_index",
+                    "mmp_group without index_name",
+                ));
+            }
+            let block_rfq = params
+                .get("block_rfq")
+                .is_some_and(|flag| flag == &Value::Bool(true) || flag == "true");
+            if block_rfq
+                && let Some(granted) = &knowledge.granted
+                && !granted.grants("block_rfq:read")
+            {
+                return Some(error(
+                    "m.get_mmp_status.scope",
+                    "block_rfq without block_rfq:read",
+                ));
+            }
+        }
+        "private/toggle_subaccount_login" => {
+            if matches!(&request.auth, Auth::Bearer { account, .. } if account == "two_factor") {
+                return Some(Expectation::Error {
+                    clause: "auth.two_factor.13668",
+                    code: Some(code::SECURITY_KEY_AUTHORIZATION_ERROR),
+                    why: "a 2fa account without the second factor".to_owned(),
+                });
+            }
+        }
+        "public/auth" => return auth_params_refusal(request, knowledge),
+        "public/exchange_token" => {
+            if let (Some(granted), Some(requested)) = (&knowledge.granted, text("scope"))
+                && !Scope::parse(requested).within(granted)
+            {
+                return Some(error(
+                    "auth.exchange_token.scope_bound",
+                    "a scope wider than the caller's",
+                ));
+            }
+            if !matches!(request.auth, Auth::RefreshOf { .. }) {
+                return Some(error(
+                    "auth.exchange_token.accepted",
+                    "a refresh token that was never issued",
+                ));
+            }
+        }
+        _ => {}
+    }
+    None
+}
+
+fn auth_params_refusal(request: &FuzzRequest, knowledge: &Knowledge) -> Option<Expectation> {
+    let grant = request.params.get("grant_type").and_then(Value::as_str);
+    let planned = match &request.auth {
+        Auth::ClientCredentials { .. } => Some("client_credentials"),
+        Auth::ClientSignature { .. } => Some("client_signature"),
+        Auth::RefreshOf { .. } => Some("refresh_token"),
+        _ => None,
+    };
+    if planned.is_some() && planned != grant {
+        return Some(error(
+            "auth.grant_type.required_params",
+            "the grant type's parameters are missing",
+        ));
+    }
+    let client_id = request.params.get("client_id").and_then(Value::as_str);
+    if matches!(planned, Some("client_credentials" | "client_signature"))
+        && client_id != knowledge.client_id.as_deref()
+    {
+        return Some(error(
+            "auth.grant_type.required_params",
+            "client_id is missing or not the key's",
+        ));
+    }
+    match (&request.auth, grant) {
+        (
+            Auth::ClientCredentials {
+                secret: SecretPlan::Wrong,
+                ..
+            },
+            _,
+        ) => Some(error(
+            "auth.client_credentials.wrong_secret",
+            "client_credentials with a wrong secret",
+        )),
+        (
+            Auth::ClientCredentials {
+                secret: SecretPlan::Omitted,
+                ..
+            },
+            _,
+        ) => Some(error(
+            "auth.grant_type.required_params",
+            "client_credentials without client_secret",
+        )),
+        (
+            Auth::ClientSignature {
+                wrong_secret: true, ..
+            },
+            _,
+        ) => Some(error(
+            "auth.client_signature.wrong_key",
+            "client_signature with a wrong secret",
+        )),
+        (
+            Auth::ClientSignature {
+                uppercase: true, ..
+            },
+            _,
+        ) => Some(error(
+            "auth.client_signature.hex_lower",
+            "client_signature in upper-case hex",
+        )),
+        (Auth::ClientSignature { offset_ms, .. }, _) if offset_ms.abs() > 60_000 => Some(error(
+            "auth.client_signature.window",
+            format!("client_signature timestamp {offset_ms} ms away"),
+        )),
+        (Auth::ClientSignature { replay: true, .. }, _) => Some(error(
+            "auth.client_signature.nonce_single_use",
+            "client_signature nonce used twice",
+        )),
+        (Auth::RefreshOf { .. }, Some("refresh_token")) => None,
+        (Auth::None | Auth::BogusToken, Some("refresh_token")) => Some(error(
+            "auth.grant_type.required_params",
+            "a refresh token that was never issued",
+        )),
+        (Auth::None | Auth::BogusToken, Some(_)) => Some(error(
+            "auth.grant_type.required_params",
+            "no credentials for the grant type",
+        )),
+        _ => None,
+    }
+}
+
+/// The clause a refusal of a valid request breaks: the credential's, else the method's.
+fn accepted_clause(request: &FuzzRequest, rule: &MethodRule) -> &'static str {
+    match &request.auth {
+        Auth::ClientSignature { .. } => "auth.client_signature.accepted",
+        Auth::ClientCredentials { .. } => "auth.client_credentials.accepted",
+        Auth::Basic { .. } => "auth.basic.accepted",
+        Auth::Signed { .. } => "auth.signed.accepted",
+        Auth::Bearer { .. } if request.transport == TransportKind::Ws => "auth.ws.access_token",
+        Auth::Bearer { .. } => "auth.http.bearer",
+        Auth::None if !rule.private => "auth.public.no_credentials",
+        _ => rule.clause,
+    }
+}

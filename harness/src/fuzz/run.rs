@@ -1,0 +1,311 @@
+//! The fuzz run: a first health call, the generated requests sent by `concurrency` workers
+//! (each with its own WebSocket session), a health call per transport at the end, then the
+//! distinct failures shrunk and written as case files.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
+
+use serde_json::Map;
+
+use super::judge::{self, Failure, Judgement};
+use super::rules::{self, Expectation};
+use super::send::Sender;
+use super::{
+    Auth, Config, FuzzError, FuzzFinding, FuzzReport, FuzzRequest, case_file, generate, shrink,
+};
+use crate::case::TransportKind;
+use crate::check::{Redactor, SchemaSet};
+use crate::target::Target;
+
+/// A failed request: as generated, its expectation, what broke, and its index.
+type Failed = (FuzzRequest, Expectation, Failure, usize);
+
+/// One request's verdict.
+#[derive(Clone, Debug)]
+struct Outcome {
+    expectation: Expectation,
+    judgement: Judgement,
+}
+
+/// Fuzzes `target`; findings are data in the report, errors mean the run could not happen.
+pub async fn run(
+    target: Target,
+    schemas: Arc<SchemaSet>,
+    config: &Config,
+) -> Result<FuzzReport, FuzzError> {
+    let redactor = Arc::new(Redactor::new(target.secrets()));
+    let sender = Arc::new(
+        Sender::new(target.clone(), config.limits)
+            .map_err(|error| FuzzError::Target(error.to_string()))?,
+    );
+    let health = health_request(TransportKind::HttpQuery);
+    let mut ws = None;
+    match sender.send(&health, 0, &mut ws).await {
+        Ok(sent) if sent.exchange.response.is_some() => {}
+        Ok(sent) => {
+            let message = sent
+                .exchange
+                .failure
+                .map_or_else(|| "no answer".to_owned(), |failure| failure.message);
+            return Err(FuzzError::Unreachable(redactor.text(&message)));
+        }
+        Err(_) => {
+            return Err(FuzzError::Unreachable(
+                "the health call could not be sent".to_owned(),
+            ));
+        }
+    }
+    let requests = Arc::new(generate(
+        config.seed,
+        config.requests,
+        &target,
+        &config.transports,
+    ));
+    let outcomes: Arc<Mutex<Vec<Option<Outcome>>>> =
+        Arc::new(Mutex::new(vec![None; requests.len()]));
+    let next = Arc::new(AtomicUsize::new(0));
+    let started = Instant::now();
+    let mut workers = Vec::new();
+    for _ in 0..config.concurrency.max(1) {
+        let (sender, schemas, redactor) = (
+            Arc::clone(&sender),
+            Arc::clone(&schemas),
+            Arc::clone(&redactor),
+        );
+        let (requests, outcomes, next) = (
+            Arc::clone(&requests),
+            Arc::clone(&outcomes),
+            Arc::clone(&next),
+        );
+        workers.push(tokio::spawn(async move {
+            let mut ws = None;
+            loop {
+                let index = next.fetch_add(1, Ordering::Relaxed);
+                let Some(request) = requests.get(index) else {
+                    break;
+                };
+                let outcome = execute(
+                    &sender,
+                    &schemas,
+                    &redactor,
+                    request,
+                    index as u64 + 1,
+                    &mut ws,
+                )
+                .await;
+                outcomes.lock().unwrap_or_else(PoisonError::into_inner)[index] = Some(outcome);
+            }
+            if let Some(session) = ws {
+                session.close().await;
+            }
+        }));
+    }
+    for worker in workers {
+        // A worker panicking is our bug; its requests stay unjudged and are reported below.
+        let _ = worker.await;
+    }
+    let elapsed = started.elapsed();
+    let outcomes: Vec<Option<Outcome>> =
+        std::mem::take(&mut *outcomes.lock().unwrap_or_else(PoisonError::into_inner));
+    let mut report = FuzzReport {
+        seed: config.seed,
+        sent: outcomes.iter().flatten().count(),
+        elapsed,
+        ..FuzzReport::default()
+    };
+    let mut failed: Vec<Failed> = Vec::new();
+    for (index, outcome) in outcomes.into_iter().enumerate() {
+        let Some(outcome) = outcome else {
+            continue;
+        };
+        match outcome.expectation {
+            Expectation::Result(_) => report.expected_result += 1,
+            Expectation::Error { .. } => report.expected_error += 1,
+            Expectation::Any => report.expected_any += 1,
+        }
+        match outcome.judgement {
+            Judgement::Pass => {}
+            Judgement::RateLimited => report.rate_limited += 1,
+            Judgement::Fail(failure) => {
+                failed.push((requests[index].clone(), outcome.expectation, failure, index));
+            }
+        }
+    }
+    for transport in &config.transports {
+        if *transport == TransportKind::Rest
+            || (*transport == TransportKind::Ws && target.ws_url.is_none())
+        {
+            continue;
+        }
+        let request = health_request(*transport);
+        let outcome = execute(
+            &sender,
+            &schemas,
+            &redactor,
+            &request,
+            u64::MAX >> 12,
+            &mut ws,
+        )
+        .await;
+        if let Judgement::Fail(mut failure) = outcome.judgement {
+            failure.message = format!("the server did not stay up: {}", failure.message);
+            failed.push((request, outcome.expectation, failure, requests.len()));
+        }
+    }
+    if let Some(session) = ws {
+        session.close().await;
+    }
+    report.failed_requests = failed.len();
+    report.findings = findings(
+        &sender,
+        &schemas,
+        &redactor,
+        config,
+        failed,
+        &mut report.shrink_requests,
+    )
+    .await?;
+    Ok(report)
+}
+
+async fn execute(
+    sender: &Sender,
+    schemas: &SchemaSet,
+    redactor: &Redactor,
+    request: &FuzzRequest,
+    id: u64,
+    ws: &mut Option<crate::transport::WsSession>,
+) -> Outcome {
+    match sender.send(request, id, ws).await {
+        Ok(sent) => {
+            let as_sent = FuzzRequest {
+                params: sent.params.clone(),
+                ..request.clone()
+            };
+            let expectation = rules::expect(&as_sent, &sent.knowledge);
+            let judgement = judge::judge(request, &expectation, &sent, schemas, redactor);
+            Outcome {
+                expectation,
+                judgement,
+            }
+        }
+        Err(setup) => {
+            let seen = setup.exchange.response.map_or_else(
+                || {
+                    setup
+                        .exchange
+                        .failure
+                        .map(|failure| failure.message)
+                        .unwrap_or_default()
+                },
+                |received| received.body.chars().take(160).collect(),
+            );
+            Outcome {
+                expectation: Expectation::Result("auth.client_credentials.accepted"),
+                judgement: Judgement::Fail(Failure {
+                    clause: "auth.client_credentials.accepted".to_owned(),
+                    message: format!(
+                        "the login this request needs failed: {}",
+                        redactor.text(&seen)
+                    ),
+                }),
+            }
+        }
+    }
+}
+
+/// Groups failures by clause and method, then shrinks and writes the first of each group.
+async fn findings(
+    sender: &Sender,
+    schemas: &SchemaSet,
+    redactor: &Redactor,
+    config: &Config,
+    failed: Vec<Failed>,
+    shrink_requests: &mut usize,
+) -> Result<Vec<FuzzFinding>, FuzzError> {
+    // The first failure of each clause and method, with how many requests failed that way.
+    let mut groups: BTreeMap<(String, String), (Failed, usize)> = BTreeMap::new();
+    for failed in failed {
+        let key = (failed.2.clause.clone(), failed.0.method.clone());
+        groups
+            .entry(key)
+            .and_modify(|group| group.1 += 1)
+            .or_insert((failed, 1));
+    }
+    let mut groups: Vec<(Failed, usize)> = groups.into_values().collect();
+    groups.sort_by_key(|group| group.0.3);
+    let mut findings = Vec::new();
+    if let Some(dir) = &config.out {
+        std::fs::create_dir_all(dir).map_err(|source| FuzzError::Write {
+            path: dir.clone(),
+            source,
+        })?;
+    }
+    for ((request, expectation, failure, first_index), occurrences) in
+        groups.into_iter().take(config.max_findings)
+    {
+        let (shrunk, sent) = shrink::shrink(
+            sender,
+            schemas,
+            redactor,
+            &request,
+            &failure,
+            config.shrink_budget,
+        )
+        .await;
+        *shrink_requests += sent;
+        let shrunk_expectation = expect_offline(&shrunk, &expectation);
+        let mut case_path = None;
+        if let Some(dir) = &config.out {
+            let id = format!("fuzz.s{}.r{first_index}", config.seed);
+            let text = case_file(
+                &id,
+                &shrunk,
+                &shrunk_expectation,
+                &failure.clause,
+                &failure.message,
+                &sender.target,
+            );
+            let path = dir.join(format!("{id}.toml"));
+            std::fs::write(&path, text).map_err(|source| FuzzError::Write {
+                path: path.clone(),
+                source,
+            })?;
+            case_path = Some(path);
+        }
+        findings.push(FuzzFinding {
+            clause: failure.clause,
+            message: failure.message,
+            first_index,
+            occurrences,
+            request,
+            shrunk,
+            case_file: case_path,
+        });
+    }
+    Ok(findings)
+}
+
+/// The oracle's expectation of a shrunk request without sending it: the granted scope is
+/// taken from the original judgement when the credentials did not change.
+fn expect_offline(shrunk: &FuzzRequest, original: &Expectation) -> Expectation {
+    let knowledge = rules::Knowledge::default();
+    match rules::expect(shrunk, &knowledge) {
+        Expectation::Result(_) if matches!(original, Expectation::Error { .. }) => original.clone(),
+        other => other,
+    }
+}
+
+/// `public/get_currencies`, which every server answers with a result.
+fn health_request(transport: TransportKind) -> FuzzRequest {
+    FuzzRequest {
+        transport,
+        method: "public/get_currencies".to_owned(),
+        params: Map::new(),
+        auth: Auth::None,
+        raw: None,
+        why: "the health call".to_owned(),
+    }
+}
