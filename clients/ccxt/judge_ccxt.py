@@ -2,7 +2,8 @@
 
 The REST side uses ccxt's own request signing (the `deri-hmac-sha256` signed header,
 SPEC.md 5.6) through its implicit API methods and a unified method; the WebSocket side uses
-ccxt.pro's `authenticate` (a `client_signature` `public/auth`, SPEC.md 5.5). Transaction
+ccxt.pro's `authenticate` (a `client_signature` `public/auth`, SPEC.md 5.5), and ccxt's
+asyncio client makes five private calls at once. Transaction
 log and trigger history are walked the way a ccxt user has to for these endpoints: ccxt has
 no pager for them, so the caller hands the continuation back.
 
@@ -14,6 +15,7 @@ import sys
 import tomllib
 
 import ccxt
+import ccxt.async_support
 import ccxt.pro
 
 
@@ -59,6 +61,26 @@ def rest(target, log):
     call(log, "private/toggle_subaccount_login", exchange.private_get_toggle_subaccount_login, {"sid": sub, "state": "enable"})
 
 
+async def concurrent(target, log):
+    """Five private calls at once from ccxt's asyncio client, as a bot fetching several
+    things in parallel does (rate limiting off, as many bots run it)."""
+    main = target["accounts"]["main"]
+    exchange = ccxt.async_support.deribit(
+        {"apiKey": main["client_id"], "secret": main["client_secret"], "enableRateLimit": False}
+    )
+    exchange.urls["api"] = {"rest": target["base_url"].removesuffix("/api/v2")}
+    try:
+        calls = [exchange.private_get_get_mmp_status({"index_name": "btc_usd"}) for _ in range(5)]
+        outcomes = await asyncio.gather(*calls, return_exceptions=True)
+        for number, outcome in enumerate(outcomes, 1):
+            if isinstance(outcome, Exception):
+                log.append(f"error concurrent private/get_mmp_status {number}: {type(outcome).__name__}: {str(outcome)[:160]}")
+            else:
+                log.append(f"ok    concurrent private/get_mmp_status {number}")
+    finally:
+        await exchange.close()
+
+
 async def ws(target, log):
     main = target["accounts"]["main"]
     exchange = ccxt.pro.deribit({"apiKey": main["client_id"], "secret": main["client_secret"]})
@@ -81,6 +103,7 @@ def main():
         target = tomllib.load(file)
     log = []
     rest(target, log)
+    asyncio.run(concurrent(target, log))
     asyncio.run(ws(target, log))
     print(f"ccxt {ccxt.__version__} against {target['base_url']}")
     print("\n".join(log))

@@ -5,6 +5,7 @@
 #
 #   clients/ccxt/run.sh                      # default scenario, reports in reports/ccxt
 #   SCENARIO=short-pages clients/ccxt/run.sh
+#   HARNESS=target/debug/harness clients/ccxt/run.sh   # use a harness binary already built
 #
 # Exit code: the judge's (0 clean, 1 a must clause broken, 3 no request arrived).
 set -euo pipefail
@@ -16,11 +17,15 @@ venv=${VENV:-$here/.venv}
 
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
 "$venv/bin/pip" install -q -r "$here/requirements.txt"
-cargo build --release -q --bin harness
+harness=${HARNESS:-}
+if [ -z "$harness" ]; then
+    cargo build --release -q --bin harness
+    harness=target/release/harness
+fi
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-./target/release/harness judge --listen 127.0.0.1:0 --scenario "$scenario" \
+"$harness" judge --listen 127.0.0.1:0 --scenario "$scenario" \
     --signature-scheme deri-hmac-sha256 --target-out "$work/target.toml" \
     --out "$out" --for 600 > "$work/judge.out" &
 judge=$!

@@ -138,9 +138,10 @@ fn result(
         .filter(|noted| noted.verdict == Verdict::Info)
         .map(|noted| noted.message.clone())
         .collect();
-    let mut offending: Vec<u64> = noted
+    // Failures first: they are what the reader came for.
+    let mut offending: Vec<u64> = [Verdict::Fail, Verdict::Warn]
         .iter()
-        .filter(|noted| noted.verdict != Verdict::Info)
+        .flat_map(|verdict| noted.iter().filter(move |noted| noted.verdict == *verdict))
         .filter_map(|noted| noted.seq)
         .collect();
     offending.dedup();

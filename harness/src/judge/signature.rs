@@ -6,7 +6,7 @@
 //! before the nonce, CRLF, the timestamp in seconds, ...) and the key mistakes (the
 //! secret's hex or base64 taken as bytes), and names the one that matches.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -279,6 +279,8 @@ pub(crate) fn check_client_signature(
 #[derive(Debug, Default)]
 pub(crate) struct NonceBook {
     seen: HashMap<(String, String), u64>,
+    /// Clients already warned about timestamp nonces, per clause: once says it all.
+    warned: HashSet<(String, &'static str)>,
 }
 
 impl NonceBook {
@@ -325,10 +327,19 @@ impl NonceBook {
                 clause,
                 transport,
                 seq,
-                format!("nonce \"{nonce}\" was already used by request #{first}"),
+                format!(
+                    "nonce \"{nonce}\" was already used by request #{first}{}",
+                    if timestamp.is_some_and(|timestamp| timestamp.to_string() == nonce) {
+                        ": the nonce is the millisecond timestamp, so requests signed in the same millisecond share it"
+                    } else {
+                        ""
+                    }
+                ),
             ),
             None => {
-                if timestamp.is_some_and(|timestamp| timestamp.to_string() == nonce) {
+                if timestamp.is_some_and(|timestamp| timestamp.to_string() == nonce)
+                    && self.warned.insert((client_id.clone(), clause))
+                {
                     tally.warn(clause, transport, seq, "the nonce is the millisecond timestamp: two requests signed in the same millisecond would reuse it");
                 } else {
                     tally.pass(clause, transport);

@@ -10,8 +10,12 @@ use std::collections::BTreeMap;
 use crate::case::TransportKind;
 use crate::check::Verdict;
 
-/// Findings kept per (clause, transport); further ones are only counted.
+/// Failures kept per (clause, transport); further ones are only counted.
 const KEPT_PER_CELL: usize = 20;
+
+/// Warnings and notes kept per (clause, transport): a repeated one says nothing new, and
+/// must not crowd out the failures.
+const KEPT_ADVISORIES: usize = 3;
 
 /// One observation against a clause: a failure, a warning or a note.
 #[derive(Clone, Debug, PartialEq)]
@@ -29,7 +33,8 @@ pub struct Noted {
 pub struct Cell {
     /// Requests (or sequences) that held.
     pub passes: usize,
-    /// Failures, warnings and notes, in the order seen, at most [`KEPT_PER_CELL`].
+    /// Failures (at most [`KEPT_PER_CELL`]), warnings and notes (at most
+    /// [`KEPT_ADVISORIES`] each), in the order seen.
     pub noted: Vec<Noted>,
     /// Failures beyond those kept.
     pub more_failures: usize,
@@ -116,7 +121,17 @@ impl Tally {
         message: String,
     ) {
         let cell = self.cell(clause, transport);
-        if cell.noted.len() < KEPT_PER_CELL {
+        let kept = cell
+            .noted
+            .iter()
+            .filter(|noted| noted.verdict == verdict)
+            .count();
+        let cap = if verdict == Verdict::Fail {
+            KEPT_PER_CELL
+        } else {
+            KEPT_ADVISORIES
+        };
+        if kept < cap {
             cell.noted.push(Noted {
                 verdict,
                 message,
@@ -206,6 +221,30 @@ mod tests {
             Some(Verdict::Fail)
         );
         assert_eq!(tally.failed_clauses(), vec!["client.env.id"]);
+    }
+
+    #[test]
+    fn warnings_do_not_crowd_out_failures() {
+        let mut tally = Tally::default();
+        for seq in 0..30 {
+            tally.warn(
+                "client.sig.nonce_unique",
+                TransportKind::Ws,
+                Some(seq),
+                "ts nonce",
+            );
+        }
+        tally.fail(
+            "client.sig.nonce_unique",
+            TransportKind::Ws,
+            Some(31),
+            "reused",
+        );
+        let cell = tally
+            .get("client.sig.nonce_unique", TransportKind::Ws)
+            .unwrap();
+        assert_eq!(cell.noted.len(), KEPT_ADVISORIES + 1);
+        assert_eq!(cell.verdict(), Some(Verdict::Fail));
     }
 
     #[test]
