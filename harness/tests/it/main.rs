@@ -5,5 +5,6 @@ mod faults;
 mod fuzz;
 mod hostile;
 mod judge;
+mod load;
 mod safety;
 mod serve;
