@@ -261,7 +261,11 @@ pub fn envelope_parse_answers(bytes: &[u8]) -> Result<(), String> {
             "answer {answer} is not a valid envelope: {violation}"
         ));
     }
-    if let Ok(Value::Object(object)) = serde_json::from_slice::<Value>(bytes)
+    // A parsed request's id is the one it carried; only a refused one needs a second look,
+    // and only when the bytes were JSON at all.
+    if let Err((_, error)) = &outcome
+        && error.code != code::PARSE_ERROR
+        && let Ok(Value::Object(object)) = serde_json::from_slice::<Value>(bytes)
         && let Some(sent @ (Value::Number(_) | Value::String(_))) = object.get("id")
         && *sent != id
     {

@@ -376,16 +376,21 @@ fn check_url(
     url: &str,
     schemes: &[&str],
 ) -> Result<(), FileError> {
-    if schemes
-        .iter()
-        .any(|scheme| url.starts_with(scheme) && url.len() > scheme.len())
-    {
+    // A host must follow the scheme: "http:///" would be trimmed to "http:" on loading.
+    let has_host = |scheme: &&str| {
+        url.strip_prefix(*scheme)
+            .is_some_and(|rest| !rest.is_empty() && !rest.starts_with('/'))
+    };
+    if schemes.iter().any(has_host) {
         Ok(())
     } else {
         Err(FileError::new(
             path,
             line,
-            format!("{key} \"{url}\" must start with {}", schemes.join(" or ")),
+            format!(
+                "{key} \"{url}\" must start with {} and a host",
+                schemes.join(" or ")
+            ),
         ))
     }
 }

@@ -216,3 +216,32 @@ fn same_seed_gives_the_same_requests() {
         );
     }
 }
+
+#[test]
+fn unreachable_target_is_a_harness_error() {
+    let dir = temp_dir("unreachable");
+    let target = dir.join("target.toml");
+    // Port 9 (discard) on loopback: nothing listens there in a test environment.
+    std::fs::write(
+        &target,
+        "name = \"gone\"\nbase_url = \"http://127.0.0.1:9/api/v2\"\n\n[accounts.main]\nclient_id = \"x\"\nclient_secret = \"y\"\n",
+    )
+    .unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_harness"))
+        .args([
+            "fuzz",
+            "--requests",
+            "10",
+            "--timeout-ms",
+            "2000",
+            "--target",
+        ])
+        .arg(&target)
+        .arg("--out")
+        .arg(dir.join("out"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(3), "{text}");
+    assert!(text.contains("unreachable"), "{text}");
+}

@@ -68,7 +68,7 @@ fn every_target_has_a_fuzz_target_file() {
         let file = fuzz_dir().join(format!("fuzz_targets/{name}.rs"));
         let text = std::fs::read_to_string(&file).unwrap();
         assert!(
-            text.contains(&format!("check(\"{name}\"")),
+            text.contains(&format!("harness::fuzz::target::{name}(data)")),
             "{}",
             file.display()
         );
@@ -76,7 +76,13 @@ fn every_target_has_a_fuzz_target_file() {
 }
 
 #[test]
-fn broken_property_panics_with_its_name() {
-    let caught = std::panic::catch_unwind(|| check("no_such_target", b""));
-    assert!(caught.is_err());
+fn fixed_crash_holds_and_unknown_target_is_none() {
+    // Not UTF-8 and not a target file: refused, which the property accepts.
+    target_parse_roundtrip(b"\xff");
+    let crash = std::fs::read(
+        fuzz_dir().join("regressions/target_parse_roundtrip/base-url-only-slashes.toml"),
+    )
+    .unwrap();
+    assert_eq!(run("target_parse_roundtrip", &crash), Some(Ok(())));
+    assert_eq!(run("no_such_target", b""), None);
 }
