@@ -77,6 +77,7 @@ pub fn to_run_report(judged: &Judged<'_>) -> RunReport {
         results,
         duration: judged.duration,
         redactor: judged.redactor.clone(),
+        side: crate::check::Side::Client,
     }
 }
 

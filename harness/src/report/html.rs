@@ -54,8 +54,10 @@ pub fn render_html(context: &Context<'_>, summary: &Summary) -> String {
     }
     let _ = write!(
         out,
-        "<p id=\"coverage\">Coverage: <b>{}</b> of <b>{}</b> server <code>must</code> clauses checked.</p></section>",
-        summary.must_covered, summary.must_total
+        "<p id=\"coverage\">Coverage: <b>{}</b> of <b>{}</b> {} <code>must</code> clauses checked.</p></section>",
+        summary.must_covered,
+        summary.must_total,
+        super::side_name(report.side)
     );
     if let Some(extra) = &context.extra_html {
         out.push_str(extra);

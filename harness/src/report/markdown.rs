@@ -32,8 +32,10 @@ pub fn render_markdown(context: &Context<'_>, summary: &Summary) -> String {
     );
     let _ = writeln!(
         out,
-        "Coverage: {} of {} server `must` clauses checked.",
-        summary.must_covered, summary.must_total
+        "Coverage: {} of {} {} `must` clauses checked.",
+        summary.must_covered,
+        summary.must_total,
+        super::side_name(report.side)
     );
     if !summary.uncovered.is_empty() {
         let _ = writeln!(out, "Not checked: {}.", summary.uncovered.join(", "));

@@ -24,12 +24,20 @@ use crate::case::TransportKind;
 use crate::check::{Catalog, Level, Side, Verdict};
 use crate::run::{CaseResult, RunReport};
 
+/// The word for the side a run judges, as reports print it.
+pub fn side_name(side: Side) -> &'static str {
+    match side {
+        Side::Server => "server",
+        Side::Client => "client",
+    }
+}
+
 /// Counts and coverage of a run, computed once for every format.
 #[derive(Clone, Debug)]
 pub struct Summary {
     /// Results per verdict.
     pub counts: BTreeMap<Verdict, usize>,
-    /// Server-side `must` clauses in the catalog.
+    /// `must` clauses of the judged side in the catalog.
     pub must_total: usize,
     /// Those checked by at least one executed case.
     pub must_covered: usize,
@@ -83,7 +91,7 @@ impl Summary {
         }
         let must: Vec<&str> = catalog
             .iter()
-            .filter(|clause| clause.level == Level::Must && clause.side == Side::Server)
+            .filter(|clause| clause.level == Level::Must && clause.side == report.side)
             .map(|clause| clause.id.as_str())
             .collect();
         let uncovered: Vec<String> = must

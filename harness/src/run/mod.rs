@@ -18,7 +18,7 @@ use serde::Serialize;
 use tokio::sync::Semaphore;
 
 use crate::case::{Case, TransportKind};
-use crate::check::{Catalog, Finding, Redactor, SchemaSet, Verdict};
+use crate::check::{Catalog, Finding, Redactor, SchemaSet, Side, Verdict};
 use crate::target::Target;
 use crate::transport::{self, Exchange, HttpClient, TransportError};
 
@@ -97,6 +97,8 @@ pub struct RunReport {
     pub duration: Duration,
     /// Knows every secret of the target and every token seen.
     pub redactor: Redactor,
+    /// Which side the run judges: the server (`harness run`) or a client (`harness judge`).
+    pub side: Side,
 }
 
 impl RunReport {
@@ -247,6 +249,7 @@ pub async fn run(
         results,
         duration: started.elapsed(),
         redactor,
+        side: Side::Server,
     })
 }
 
