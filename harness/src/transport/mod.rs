@@ -184,10 +184,9 @@ impl Exchange {
             while !received.body.is_char_boundary(end) {
                 end -= 1;
             }
-            received.body.truncate(end);
-            received
-                .body
-                .push_str(&format!(" [cut: {total} bytes in all]"));
+            // A new string, not `truncate`: a truncated string keeps its whole allocation, so
+            // every kept answer would still hold the megabytes it was cut from.
+            received.body = format!("{} [cut: {total} bytes in all]", &received.body[..end]);
             received.json = None;
         }
         self
@@ -236,6 +235,17 @@ mod tests {
         let received = recorded.response.unwrap();
         assert_eq!(received.body, "\"éééé [cut: 202 bytes in all]");
         assert!(received.json.is_none());
+    }
+
+    #[test]
+    fn recorded_copy_of_a_long_answer_frees_what_it_cut() {
+        let recorded = exchange(&"a".repeat(1 << 20)).for_record(1024);
+        let body = recorded.response.unwrap().body;
+        assert!(
+            body.capacity() <= 4 * 1024,
+            "{} bytes still held",
+            body.capacity()
+        );
     }
 
     #[test]
