@@ -219,6 +219,27 @@ async fn slow_answer_past_the_timeout_fails() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn answer_trickled_past_the_timeout_fails() {
+    let report = run_cases(Behaviour::Trickle, SUCCESS, ALL).await;
+    assert_every(
+        &report,
+        Verdict::Fail,
+        "env.response.result",
+        "no answer to public/get_currencies",
+    );
+    for result in over(&report, HTTP) {
+        assert!(result.message.contains("timed out"), "{}", result.message);
+    }
+    for result in over(&report, &[Ws]) {
+        assert!(
+            result.message.contains("within 400ms"),
+            "{}",
+            result.message
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn endless_answer_is_cut_at_the_size_cap() {
     let report = run_cases(Behaviour::Endless, SUCCESS, ALL).await;
     assert_every(&report, Verdict::Fail, "env.response.result", "no answer");

@@ -20,6 +20,9 @@ use tokio::task::JoinSet;
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::Message;
 
+/// The pause between the bytes of a trickled answer.
+const TRICKLE: Duration = Duration::from_millis(50);
+
 /// How the hostile server answers.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Behaviour {
@@ -27,6 +30,8 @@ pub(crate) enum Behaviour {
     Silent,
     /// Answers correctly, this long after the request.
     Slow(Duration),
+    /// Starts a correct answer at once, then sends it one byte every 50 ms.
+    Trickle,
     /// An HTTP body (chunked) or WebSocket message (continuation frames) that never ends.
     Endless,
     /// An answer of this many bytes, sent as fast as the client reads.
@@ -206,6 +211,16 @@ async fn serve_http(mut stream: TcpStream, behaviour: Behaviour, origin: String)
                 tokio::time::sleep(delay).await;
                 [head(status, json, body.len()), body].concat()
             }
+            Behaviour::Trickle => {
+                let answer = [head(status, json, body.len()), body].concat();
+                for byte in answer {
+                    if stream.write_all(&[byte]).await.is_err() {
+                        return;
+                    }
+                    tokio::time::sleep(TRICKLE).await;
+                }
+                continue;
+            }
             Behaviour::Endless => {
                 let opening = b"{\"jsonrpc\": \"2.0\", \"id\": 1, \"result\": \"".to_vec();
                 let chunked = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
@@ -336,6 +351,15 @@ async fn misbehave_ws(client: &mut Ws, behaviour: Behaviour, answer: String) -> 
         Behaviour::Slow(delay) => {
             tokio::time::sleep(delay).await;
             client.send(Message::text(answer)).await.map_err(gone)
+        }
+        Behaviour::Trickle => {
+            let body = answer.as_bytes();
+            raw_frame(client, &[], body.len()).await?;
+            for byte in body {
+                client.get_mut().write_all(&[*byte]).await.map_err(gone)?;
+                tokio::time::sleep(TRICKLE).await;
+            }
+            Ok(())
         }
         Behaviour::Endless => {
             let payload = vec![b'a'; 16 * 1024];
