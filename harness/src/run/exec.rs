@@ -607,7 +607,10 @@ impl Execution<'_> {
         };
         // The parsed answer moves to the caller; the recorded exchange keeps the text, so
         // no response is copied on the hot path.
-        let json = exchange.response.as_mut().and_then(|received| received.json.take());
+        let json = exchange
+            .response
+            .as_mut()
+            .and_then(|received| received.json.take());
         if let Some(json) = &json {
             self.shared.redactor.learn(json);
         }
@@ -620,7 +623,10 @@ impl Execution<'_> {
         }
         let failure = exchange.failure.clone();
         let answer = Answer {
-            status: exchange.response.as_ref().and_then(|received| received.status),
+            status: exchange
+                .response
+                .as_ref()
+                .and_then(|received| received.status),
             body: match (&json, &exchange.response) {
                 (None, Some(received)) => received.body.clone(),
                 _ => String::new(),
@@ -668,7 +674,12 @@ impl Execution<'_> {
 
     /// The checks every answer gets, then the step's expectations. Returns the parsed
     /// response for captures.
-    fn check_answer(&mut self, answer: Answer, clauses: &[String], step: &Step) -> Result<Value, Stop> {
+    fn check_answer(
+        &mut self,
+        answer: Answer,
+        clauses: &[String],
+        step: &Step,
+    ) -> Result<Value, Stop> {
         let Some(response) = answer.json else {
             let body = crate::check::short(&Value::from(answer.body));
             self.record(
@@ -736,7 +747,10 @@ impl Execution<'_> {
                     // reported on the info clause, never judged.
                     self.record(
                         &["error.unspecified_codes".to_owned()],
-                        format!("rejected with {} {} (SPEC.md gives no code)", error.code, error.message),
+                        format!(
+                            "rejected with {} {} (SPEC.md gives no code)",
+                            error.code, error.message
+                        ),
                     );
                 }
             }
