@@ -115,6 +115,33 @@ fn step(
     expect: &str,
 ) -> String {
     let mut out = String::from("\n[[step]]\n");
+    if request.walk {
+        // Keys before the [step.walk] header belong to the step, after it to the walk.
+        if let Some(auth) = auth {
+            out.push_str(&format!("auth = {auth}\n"));
+        }
+        let mut params = params.clone();
+        let count = params
+            .remove("count")
+            .and_then(|count| count.as_u64())
+            .unwrap_or(20);
+        let items = if request.method == "private/get_trigger_order_history" {
+            "entries"
+        } else {
+            "logs"
+        };
+        out.push_str(&format!(
+            "[step.walk]\ncall = {}\n",
+            toml::Value::String(request.method.clone())
+        ));
+        if !params.is_empty() {
+            out.push_str(&format!("params = {}\n", inline_table(&params)));
+        }
+        out.push_str(&format!(
+            "items = \"{items}\"\ncount = {count}\nmax_pages = 400\n"
+        ));
+        return out;
+    }
     match &request.raw {
         Some(raw) => out.push_str(&format!(
             "raw = {}\n",

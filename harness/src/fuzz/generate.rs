@@ -8,6 +8,7 @@ use rand::{Rng, SeedableRng};
 use serde_json::{Map, Value, json};
 
 use super::rules::{self, Check, Fixture, Kind, LOCK_PORTFOLIO, MethodRule};
+use super::walk::PAGED;
 use super::{Auth, FuzzRequest, SecretPlan};
 use crate::case::TransportKind;
 use crate::target::Target;
@@ -71,6 +72,15 @@ pub fn generate(
                 .choose(&mut rng)
                 .unwrap_or(&rules::METHODS[0]);
             let mut request = generator.valid(&mut rng, rule, transport);
+            if PAGED.contains(&rule.name) && rng.random_ratio(1, 10) {
+                // A walk: small pages from the first to the last, nothing broken on purpose.
+                request
+                    .params
+                    .insert("count".to_owned(), json!(rng.random_range(3..60)));
+                request.walk = true;
+                request.why = "a pagination walk".to_owned();
+                return request;
+            }
             if rng.random_bool(0.6) {
                 generator.mutate(&mut rng, rule, &mut request);
             }
@@ -101,6 +111,7 @@ impl Generator<'_> {
             auth,
             raw: None,
             why: why.to_owned(),
+            walk: false,
         }
     }
 
@@ -171,6 +182,7 @@ impl Generator<'_> {
             auth,
             raw: None,
             why: "valid".to_owned(),
+            walk: false,
         }
     }
 
@@ -279,10 +291,31 @@ impl Generator<'_> {
             0..=2 => 0,
             other => other - 2,
         };
-        match (choice, params.choose(rng)) {
+        // Credentials are what public/auth is about: half its defects are there.
+        if rule.name == "public/auth" && rng.random_bool(0.5) {
+            self.break_auth(rng, rule, request);
+            return;
+        }
+        // A value outside a list or range needs a parameter that has one.
+        let bounded: Vec<&rules::ParamRule> = params
+            .iter()
+            .copied()
+            .filter(|spec| matches!(spec.check, Check::OneOf(_) | Check::Range(..)))
+            .collect();
+        let spec = if choice == 0 && !bounded.is_empty() {
+            bounded.choose(rng).copied()
+        } else {
+            params.choose(rng).copied()
+        };
+        match (choice, spec) {
             (0, Some(spec)) => {
                 let value = match spec.check {
                     Check::OneOf(_) => json!(ODD_STRINGS.choose(rng)),
+                    // Past i64::MAX there is nothing but the type's own edge.
+                    Check::Range(min, i64::MAX) => match rng.random_range(0..3) {
+                        0 | 1 => json!(min.saturating_sub(1)),
+                        _ => json!(u64::MAX),
+                    },
                     Check::Range(min, max) => match rng.random_range(0..6) {
                         0 | 1 => json!(min.saturating_sub(1)),
                         2 | 3 => json!(max.saturating_add(1)),

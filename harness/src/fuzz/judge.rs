@@ -77,7 +77,12 @@ pub(crate) fn judge(
     }
     let shown = || short(&redactor.json(answer));
     match (expectation, answer.get("result"), jsonrpc::error_of(answer)) {
-        (Expectation::Result(_), _, Some(error)) if error.code == code::TOO_MANY_REQUESTS => {
+        // SPEC.md section 8 limits the transaction log alone; any other method refusing a
+        // valid request as rate-limited is a finding like any other refusal.
+        (Expectation::Result(_), _, Some(error))
+            if error.code == code::TOO_MANY_REQUESTS
+                && request.method == "private/get_transaction_log" =>
+        {
             return Judgement::RateLimited;
         }
         (Expectation::Result(clause), _, Some(error)) => {

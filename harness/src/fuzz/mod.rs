@@ -4,12 +4,13 @@
 //! A run generates requests from the parameter rules of SPEC.md section 4 ([`generate`]):
 //! valid ones, and ones with a single defect (a value outside a list or range, a wrong type,
 //! a missing or extra parameter, a long or odd string, missing or bad credentials, a bad or
-//! replayed signature, a broken envelope), over HTTP query, HTTP body and WebSocket. The
+//! replayed signature, a broken envelope), over HTTP query, HTTP body and WebSocket, and
+//! pagination walks that follow `continuation` to the last page (`walk.rs`). The
 //! oracle ([`rules::expect`]) says what a conforming server must answer; every answer must
 //! be a valid envelope echoing the id, valid input must get a result matching its schema,
 //! invalid input an error, no request may go unanswered, and the server must still answer
 //! a health call at the end. Each distinct failure is shrunk to a minimal request
-//! ([`shrink`]) and written as a case file the conformance runner loads.
+//! (`shrink.rs`) and written as a case file the conformance runner loads.
 //!
 //! The same seed gives the same requests: generation draws from one seeded `StdRng` before
 //! anything is sent. Nonces and timestamps, made at send time, are not part of a request.
@@ -23,6 +24,7 @@ mod send;
 mod shrink;
 #[cfg(any(test, feature = "arbitrary"))]
 pub mod target;
+mod walk;
 
 pub use case_file::case_file;
 pub use generate::generate;
@@ -89,6 +91,8 @@ pub struct FuzzRequest {
     pub raw: Option<String>,
     /// What the generator did, for the report.
     pub why: String,
+    /// Follow `continuation` from the first page to the last instead of sending once.
+    pub walk: bool,
 }
 
 /// How a request authenticates.

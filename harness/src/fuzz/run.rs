@@ -12,6 +12,7 @@ use serde_json::Map;
 use super::judge::{self, Failure, Judgement};
 use super::rules::{self, Expectation};
 use super::send::Sender;
+use super::walk;
 use super::{
     Auth, Config, FuzzError, FuzzFinding, FuzzReport, FuzzRequest, case_file, generate, shrink,
 };
@@ -24,9 +25,9 @@ type Failed = (FuzzRequest, Expectation, Failure, usize);
 
 /// One request's verdict.
 #[derive(Clone, Debug)]
-struct Outcome {
-    expectation: Expectation,
-    judgement: Judgement,
+pub(crate) struct Outcome {
+    pub(crate) expectation: Expectation,
+    pub(crate) judgement: Judgement,
 }
 
 /// Fuzzes `target`; findings are data in the report, errors mean the run could not happen.
@@ -170,7 +171,8 @@ pub async fn run(
     Ok(report)
 }
 
-async fn execute(
+/// Sends one generated request (or walks it) and judges the answer.
+pub(crate) async fn execute(
     sender: &Sender,
     schemas: &SchemaSet,
     redactor: &Redactor,
@@ -178,6 +180,13 @@ async fn execute(
     id: u64,
     ws: &mut Option<crate::transport::WsSession>,
 ) -> Outcome {
+    if request.walk {
+        let (expectation, judgement) = walk::walk(sender, schemas, redactor, request, id, ws).await;
+        return Outcome {
+            expectation,
+            judgement,
+        };
+    }
     match sender.send(request, id, ws).await {
         Ok(sent) => {
             let as_sent = FuzzRequest {
@@ -307,5 +316,6 @@ fn health_request(transport: TransportKind) -> FuzzRequest {
         auth: Auth::None,
         raw: None,
         why: "the health call".to_owned(),
+        walk: false,
     }
 }

@@ -8,8 +8,8 @@
 
 use serde_json::{Value, json};
 
-use super::judge::{self, Failure, Judgement};
-use super::rules;
+use super::judge::{Failure, Judgement};
+use super::run::execute;
 use super::send::Sender;
 use super::{Auth, FuzzRequest};
 use crate::check::{Redactor, SchemaSet};
@@ -36,15 +36,9 @@ pub(crate) async fn shrink(
             }
             sent += 1;
             let id = SHRINK_ID_BASE + sent as u64;
-            let Ok(outcome) = sender.send(&candidate, id, &mut ws).await else {
-                continue;
-            };
-            let as_sent = FuzzRequest {
-                params: outcome.params.clone(),
-                ..candidate.clone()
-            };
-            let expectation = rules::expect(&as_sent, &outcome.knowledge);
-            let judgement = judge::judge(&candidate, &expectation, &outcome, schemas, redactor);
+            let judgement = execute(sender, schemas, redactor, &candidate, id, &mut ws)
+                .await
+                .judgement;
             if matches!(&judgement, Judgement::Fail(again) if again.clause == failure.clause) {
                 best = candidate;
                 continue 'improve;
@@ -138,6 +132,7 @@ mod tests {
             },
             raw: None,
             why: String::new(),
+            walk: false,
         };
         let size = |request: &FuzzRequest| serde_json::to_string(&request.params).unwrap().len();
         for candidate in candidates(&request) {

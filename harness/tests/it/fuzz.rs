@@ -88,6 +88,7 @@ fn faulted_references_are_found_with_a_clause_the_fault_breaks() {
         Fault::HttpStatus201,
         Fault::SigNonceReuse,
         Fault::ScopeNotEnforced,
+        Fault::TxlogPagesOverlap,
     ] {
         let out = temp_dir(fault.name());
         let report = fuzz_reference(&[fault], 1, 3_000, Some(out.clone()));

@@ -1,0 +1,111 @@
+//! Pagination walks: a valid request to a paged method, followed by its `continuation`
+//! from the first page to the last. Each page is judged like any answer; the walk adds the
+//! rules of SPEC.md 4.7 and 4.8 that only a sequence shows: a continuation leads to a
+//! further, non-empty page (the transaction log's is `null` when there is none), no entry
+//! comes twice, and the walk ends.
+
+use std::collections::HashSet;
+
+use serde_json::Value;
+
+use super::FuzzRequest;
+use super::judge::{self, Failure, Judgement};
+use super::rules::{self, Expectation};
+use super::send::Sender;
+use crate::check::{Redactor, SchemaSet, short};
+use crate::transport::WsSession;
+
+/// The paged methods.
+pub(crate) const PAGED: &[&str] = &[
+    "private/get_transaction_log",
+    "private/get_trigger_order_history",
+];
+
+/// Pages followed at most: the reference server's histories end well before this at the
+/// smallest page size the generator uses.
+const MAX_PAGES: usize = 400;
+
+/// Walks `request` and judges the whole walk.
+pub(crate) async fn walk(
+    sender: &Sender,
+    schemas: &SchemaSet,
+    redactor: &Redactor,
+    request: &FuzzRequest,
+    id: u64,
+    ws: &mut Option<WsSession>,
+) -> (Expectation, Judgement) {
+    let (items, clause) = match request.method.as_str() {
+        "private/get_trigger_order_history" => {
+            ("entries", "m.get_trigger_order_history.continuation")
+        }
+        _ => ("logs", "m.get_transaction_log.continuation"),
+    };
+    let accepted = rules::method(&request.method).map_or(clause, |rule| rule.clause);
+    let expectation = Expectation::Result(accepted);
+    let fail = |message: String| {
+        Judgement::Fail(Failure {
+            clause: clause.to_owned(),
+            message,
+        })
+    };
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut cursor: Option<Value> = None;
+    for page in 0..MAX_PAGES {
+        let mut page_request = FuzzRequest {
+            walk: false,
+            ..request.clone()
+        };
+        if let Some(cursor) = &cursor {
+            page_request
+                .params
+                .insert("continuation".to_owned(), cursor.clone());
+        }
+        let Ok(sent) = sender.send(&page_request, id, ws).await else {
+            return (
+                expectation,
+                fail("the login a page needs failed".to_owned()),
+            );
+        };
+        match judge::judge(&page_request, &expectation, &sent, schemas, redactor) {
+            Judgement::Pass => {}
+            other => return (expectation, other),
+        }
+        let result = sent
+            .exchange
+            .response
+            .as_ref()
+            .and_then(|received| received.json.as_ref())
+            .and_then(|answer| answer.get("result"))
+            .cloned()
+            .unwrap_or(Value::Null);
+        let entries = result
+            .get(items)
+            .and_then(Value::as_array)
+            .map_or(&[][..], Vec::as_slice);
+        if let Some(cursor) = &cursor
+            && entries.is_empty()
+        {
+            return (
+                expectation,
+                fail(format!("continuation {cursor} led to an empty page {page}")),
+            );
+        }
+        for entry in entries {
+            if !seen.insert(entry.to_string()) {
+                let shown = short(&redactor.json(entry));
+                return (
+                    expectation,
+                    fail(format!("page {page} repeats an entry: {shown}")),
+                );
+            }
+        }
+        match result.get("continuation") {
+            None | Some(Value::Null) => return (expectation, Judgement::Pass),
+            Some(next) => cursor = Some(next.clone()),
+        }
+    }
+    (
+        expectation,
+        fail(format!("no last page after {MAX_PAGES} pages")),
+    )
+}
