@@ -45,6 +45,9 @@ pub(crate) struct FuzzArgs {
     /// Per-request timeout in milliseconds.
     #[arg(long, default_value_t = 5_000)]
     timeout_ms: u64,
+    /// Wall time in seconds for the requests, and again for shrinking.
+    #[arg(long, default_value_t = 600)]
+    run_timeout_s: u64,
     /// Send credentials over plain HTTP to a non-loopback address.
     #[arg(long)]
     allow_plain_http: bool,
@@ -77,6 +80,7 @@ pub(crate) fn fuzz(args: FuzzArgs) -> Result<u8, CliError> {
     let mut config = Config::new(seed, args.requests);
     config.concurrency = args.concurrency.max(1);
     config.limits.request_timeout = Duration::from_millis(args.timeout_ms);
+    config.run_timeout = Duration::from_secs(args.run_timeout_s);
     config.out = Some(args.out.clone());
     if !args.transports.is_empty() {
         config.transports = args.transports.clone();
@@ -129,6 +133,9 @@ pub(crate) fn fuzz(args: FuzzArgs) -> Result<u8, CliError> {
         report.rate_limited,
         report.shrink_requests,
     );
+    if report.timed_out {
+        println!("fuzz: the run timeout stopped the run before every request was sent");
+    }
     for finding in &report.findings {
         println!(
             "FAIL {} ({} {}, {} requests): {}",

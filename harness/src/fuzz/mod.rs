@@ -56,6 +56,9 @@ pub struct Config {
     pub max_findings: usize,
     /// Requests the shrinker may send per finding.
     pub shrink_budget: usize,
+    /// Wall time for the generated requests and for shrinking each; past it no new request
+    /// starts, so a server that makes every request time out cannot stall the run.
+    pub run_timeout: Duration,
     /// Where case files of findings are written; `None` writes nothing.
     pub out: Option<PathBuf>,
 }
@@ -71,6 +74,7 @@ impl Config {
             limits: crate::transport::Limits::default(),
             max_findings: 20,
             shrink_budget: 200,
+            run_timeout: Duration::from_secs(600),
             out: None,
         }
     }
@@ -214,6 +218,8 @@ pub struct FuzzReport {
     pub findings: Vec<FuzzFinding>,
     /// Failed requests in all, before grouping.
     pub failed_requests: usize,
+    /// The run timeout stopped the run before every generated request was sent.
+    pub timed_out: bool,
     /// Wall time of the generated requests (logins included, shrinking excluded).
     #[serde(skip)]
     pub elapsed: Duration,

@@ -68,6 +68,7 @@ pub async fn run(
         Arc::new(Mutex::new(vec![None; requests.len()]));
     let next = Arc::new(AtomicUsize::new(0));
     let started = Instant::now();
+    let deadline = started + config.run_timeout;
     let mut workers = Vec::new();
     for _ in 0..config.concurrency.max(1) {
         let (sender, schemas, redactor) = (
@@ -83,6 +84,9 @@ pub async fn run(
         workers.push(tokio::spawn(async move {
             let mut ws = None;
             loop {
+                if Instant::now() > deadline {
+                    break;
+                }
                 let index = next.fetch_add(1, Ordering::Relaxed);
                 let Some(request) = requests.get(index) else {
                     break;
@@ -113,6 +117,7 @@ pub async fn run(
     let mut report = FuzzReport {
         seed: config.seed,
         sent: outcomes.iter().flatten().count(),
+        timed_out: outcomes.iter().any(Option::is_none),
         elapsed,
         ..FuzzReport::default()
     };
@@ -245,6 +250,8 @@ async fn findings(
     }
     let mut groups: Vec<(Failed, usize)> = groups.into_values().collect();
     groups.sort_by_key(|group| group.0.3);
+    // All shrinking together gets one more run timeout.
+    let shrink_deadline = Instant::now() + config.run_timeout;
     let mut findings = Vec::new();
     if let Some(dir) = &config.out {
         std::fs::create_dir_all(dir).map_err(|source| FuzzError::Write {
@@ -262,6 +269,7 @@ async fn findings(
             &request,
             &failure,
             config.shrink_budget,
+            shrink_deadline.saturating_duration_since(Instant::now()),
         )
         .await;
         *shrink_requests += sent;

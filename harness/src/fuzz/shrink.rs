@@ -6,6 +6,8 @@
 //! The oracle judges each variant afresh, so removing a required parameter is kept only if
 //! the server then still breaks the same clause for the new reason.
 
+use std::time::{Duration, Instant};
+
 use serde_json::{Value, json};
 
 use super::judge::{Failure, Judgement};
@@ -25,13 +27,15 @@ pub(crate) async fn shrink(
     request: &FuzzRequest,
     failure: &Failure,
     budget: usize,
+    run_timeout: Duration,
 ) -> (FuzzRequest, usize) {
+    let deadline = Instant::now() + run_timeout;
     let mut best = request.clone();
     let mut sent = 0usize;
     let mut ws = None;
     'improve: loop {
         for candidate in candidates(&best) {
-            if sent >= budget {
+            if sent >= budget || Instant::now() > deadline {
                 break 'improve;
             }
             sent += 1;
