@@ -70,7 +70,7 @@ async fn raw_ws(ws_url: &str, connections: usize, seconds: f64) -> f64 {
     for _ in 0..connections {
         let (count, url) = (count.clone(), ws_url.to_owned());
         tasks.push(tokio::spawn(async move {
-            let (mut stream, _) = tokio_tungstenite::connect_async(url.as_str()).await.expect("connect");
+            let (mut stream, _) = tokio_tungstenite::connect_async_with_config(url.as_str(), None, true).await.expect("connect");
             let mut id = 0u64;
             while Instant::now() < deadline {
                 id += 1;
