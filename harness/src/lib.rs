@@ -13,5 +13,6 @@ pub mod report;
 pub mod run;
 pub mod selftest;
 pub mod serve;
+pub mod spec;
 pub mod target;
 pub mod transport;

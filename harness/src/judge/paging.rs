@@ -8,6 +8,7 @@
 //! abandoned after following some pages or after a page shorter than `count` (the classic
 //! "short page means the end" bug), or a continuation other than the one served.
 
+use crate::spec::LISTED_LOG_TYPES;
 use std::collections::{BTreeMap, HashMap};
 
 use serde_json::Value;
@@ -26,19 +27,6 @@ const PAGED: &[(&str, &str, i64, i64, i64)] = &[
 /// A first-page request this soon after a page that promised more is a restart, not a new
 /// read: a poller refreshing the newest page waits longer than that.
 const RESTART_WINDOW_MS: u64 = 10_000;
-
-/// Transaction-log types SPEC.md 2.3 lists; anything else is one section 9 says may appear.
-const LISTED_LOG_TYPES: &[&str] = &[
-    "trade",
-    "deposit",
-    "withdrawal",
-    "settlement",
-    "delivery",
-    "transfer",
-    "swap",
-    "correction",
-    "expiry",
-];
 
 fn paged(call: &Call) -> Option<&'static (&'static str, &'static str, i64, i64, i64)> {
     PAGED.iter().find(|(method, ..)| call.is(method))

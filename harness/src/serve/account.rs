@@ -8,6 +8,7 @@
 //! end. Because ids grow with timestamps, "entries at or below the cursor id" is exactly
 //! the rest of the walk, and no entry is skipped or repeated between pages.
 
+use crate::spec::TRANSACTION_LOG_CURRENCIES;
 use serde_json::{Value, json};
 
 use super::ServerState;
@@ -17,13 +18,6 @@ use super::ledger::{LogQuery, log_page};
 use super::state::lock;
 use crate::auth::sign;
 use crate::jsonrpc::ErrorObject;
-
-/// Currencies of `private/get_transaction_log` (SPEC.md 4.8), a longer list than the
-/// other methods take.
-const TRANSACTION_LOG_CURRENCIES: &[&str] = &[
-    "BTC", "ETH", "STETH", "ETHW", "USDC", "USDT", "EURR", "SOL", "XRP", "USYC", "PAXG", "BNB",
-    "USDE",
-];
 
 /// `private/toggle_subaccount_login`.
 pub(crate) fn toggle_subaccount_login(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {

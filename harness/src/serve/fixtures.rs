@@ -111,8 +111,7 @@ pub(crate) fn book_summary(instrument: &Instrument) -> Value {
     })
 }
 
-/// Currencies `public/get_historical_volatility` serves (SPEC.md section 4.10).
-pub(crate) const VOLATILITY_CURRENCIES: &[&str] = &["BTC", "ETH", "USDC", "USDT", "EURR"];
+pub(crate) use crate::spec::HISTORY_CURRENCIES as VOLATILITY_CURRENCIES;
 
 /// Hourly volatility points of a currency over two days: `[integer ms, number]` pairs.
 pub(crate) fn volatility(currency: &str) -> Vec<(u64, f64)> {

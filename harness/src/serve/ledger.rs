@@ -14,6 +14,7 @@ use rand::{Rng, SeedableRng};
 use serde_json::{Value, json};
 
 use super::fixtures::{FIXTURE_EPOCH_MS, round};
+use crate::spec::LISTED_LOG_TYPES;
 
 /// Log entries of the main account.
 const MAIN_LOG_ENTRIES: usize = 640;
@@ -24,19 +25,16 @@ const TRIGGER_ENTRIES: usize = 96;
 /// How far the histories reach past [`FIXTURE_EPOCH_MS`]: 180 days.
 const HISTORY_SPAN_MS: u64 = 180 * 86_400_000;
 
-/// The listed types of section 2.3, then one the spec does not list.
-const LOG_TYPES: &[&str] = &[
-    "trade",
-    "deposit",
-    "withdrawal",
-    "settlement",
-    "delivery",
-    "transfer",
-    "swap",
-    "correction",
-    "expiry",
-    "staking_reward",
-];
+/// A type section 2.3 does not list; section 9 says such types appear at any time.
+const UNLISTED_LOG_TYPE: &str = "staking_reward";
+
+/// The `index`-th of the listed types, then the unlisted one, cyclically.
+fn log_type(index: usize) -> &'static str {
+    LISTED_LOG_TYPES
+        .get(index % (LISTED_LOG_TYPES.len() + 1))
+        .copied()
+        .unwrap_or(UNLISTED_LOG_TYPE)
+}
 
 /// One transaction log entry with the fields the server filters on pulled out.
 #[derive(Clone, Debug)]
@@ -173,8 +171,8 @@ fn draft_log(
     let mut previous = FIXTURE_EPOCH_MS;
     for index in 0..count {
         // Every type appears at least once early on; after that trades dominate.
-        let kind = if index < LOG_TYPES.len() || rng.random_bool(0.5) {
-            LOG_TYPES[index % LOG_TYPES.len()]
+        let kind = if index <= LISTED_LOG_TYPES.len() || rng.random_bool(0.5) {
+            log_type(index)
         } else {
             "trade"
         };

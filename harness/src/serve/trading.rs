@@ -6,6 +6,7 @@
 //! the reference server omits `continuation` there rather than inventing a sentinel value.
 //! `close_position` is stateless: every call closes the same fixture position.
 
+use crate::spec::{HISTORY_CURRENCIES as TRIGGER_CURRENCIES, INDEX_NAMES};
 use serde_json::{Value, json};
 
 use super::call::Ctx;
@@ -13,43 +14,6 @@ use super::fault::Fault;
 use super::fixtures::{DEFAULT_INSTRUMENT, round};
 use super::state::MAIN_ID;
 use crate::jsonrpc::ErrorObject;
-
-/// `index_name` values a request may carry (SPEC.md 4.6).
-const INDEX_NAMES: &[&str] = &[
-    "btc_usd",
-    "eth_usd",
-    "btc_usdc",
-    "eth_usdc",
-    "ada_usdc",
-    "algo_usdc",
-    "avax_usdc",
-    "bch_usdc",
-    "bnb_usdc",
-    "doge_usdc",
-    "dot_usdc",
-    "hype_usdc",
-    "link_usdc",
-    "ltc_usdc",
-    "near_usdc",
-    "paxg_usdc",
-    "shib_usdc",
-    "sol_usdc",
-    "ton_usdc",
-    "trx_usdc",
-    "trump_usdc",
-    "uni_usdc",
-    "xrp_usdc",
-    "usde_usdc",
-    "buidl_usdc",
-    "btcdvol_usdc",
-    "ethdvol_usdc",
-    "btc_usdt",
-    "eth_usdt",
-    "all",
-];
-
-/// Currencies of `private/get_trigger_order_history` (SPEC.md 4.7).
-const TRIGGER_CURRENCIES: &[&str] = &["BTC", "ETH", "USDC", "USDT", "EURR"];
 
 /// Marks a trigger history continuation, so a value from elsewhere is recognised as such.
 const CONTINUATION_PREFIX: &str = "toh1-";

@@ -3,6 +3,9 @@
 //! and the clause each rule belongs to.
 
 use super::{Check, Fixture, Kind, MethodRule, ParamRule};
+use crate::spec::{
+    GRANT_TYPES, HISTORY_CURRENCIES as CURRENCIES, INDEX_NAMES, TRANSACTION_LOG_CURRENCIES,
+};
 
 const fn param(name: &'static str, kind: Kind, check: Check, clause: &'static str) -> ParamRule {
     ParamRule {
@@ -12,45 +15,6 @@ const fn param(name: &'static str, kind: Kind, check: Check, clause: &'static st
         clause,
     }
 }
-
-const TRANSACTION_LOG_CURRENCIES: &[&str] = &[
-    "BTC", "ETH", "STETH", "ETHW", "USDC", "USDT", "EURR", "SOL", "XRP", "USYC", "PAXG", "BNB",
-    "USDE",
-];
-const CURRENCIES: &[&str] = &["BTC", "ETH", "USDC", "USDT", "EURR"];
-const INDEX_NAMES: &[&str] = &[
-    "btc_usd",
-    "eth_usd",
-    "btc_usdc",
-    "eth_usdc",
-    "ada_usdc",
-    "algo_usdc",
-    "avax_usdc",
-    "bch_usdc",
-    "bnb_usdc",
-    "doge_usdc",
-    "dot_usdc",
-    "hype_usdc",
-    "link_usdc",
-    "ltc_usdc",
-    "near_usdc",
-    "paxg_usdc",
-    "shib_usdc",
-    "sol_usdc",
-    "ton_usdc",
-    "trx_usdc",
-    "trump_usdc",
-    "uni_usdc",
-    "xrp_usdc",
-    "usde_usdc",
-    "buidl_usdc",
-    "btcdvol_usdc",
-    "ethdvol_usdc",
-    "btc_usdt",
-    "eth_usdt",
-    "all",
-];
-const GRANT_TYPES: &[&str] = &["client_credentials", "client_signature", "refresh_token"];
 
 use Check::{Fixture as Fix, Free, OneOf, Range};
 use Kind::{Bool, Int, Num, Str};

@@ -1,0 +1,63 @@
+//! The enumerations SPEC.md states, written once: the reference server enforces them, the
+//! fuzzer's oracle draws from them, and the judge compares against them. A value added to
+//! the spec is added here and nowhere else.
+
+/// `index_name` values a `private/get_mmp_status` request may carry (section 4.6).
+pub const INDEX_NAMES: &[&str] = &[
+    "btc_usd",
+    "eth_usd",
+    "btc_usdc",
+    "eth_usdc",
+    "ada_usdc",
+    "algo_usdc",
+    "avax_usdc",
+    "bch_usdc",
+    "bnb_usdc",
+    "doge_usdc",
+    "dot_usdc",
+    "hype_usdc",
+    "link_usdc",
+    "ltc_usdc",
+    "near_usdc",
+    "paxg_usdc",
+    "shib_usdc",
+    "sol_usdc",
+    "ton_usdc",
+    "trx_usdc",
+    "trump_usdc",
+    "uni_usdc",
+    "xrp_usdc",
+    "usde_usdc",
+    "buidl_usdc",
+    "btcdvol_usdc",
+    "ethdvol_usdc",
+    "btc_usdt",
+    "eth_usdt",
+    "all",
+];
+
+/// `currency` values of `private/get_transaction_log` (section 4.8).
+pub const TRANSACTION_LOG_CURRENCIES: &[&str] = &[
+    "BTC", "ETH", "STETH", "ETHW", "USDC", "USDT", "EURR", "SOL", "XRP", "USYC", "PAXG", "BNB",
+    "USDE",
+];
+
+/// `currency` values of `private/get_trigger_order_history` and
+/// `public/get_historical_volatility` (sections 4.7 and 4.10).
+pub const HISTORY_CURRENCIES: &[&str] = &["BTC", "ETH", "USDC", "USDT", "EURR"];
+
+/// `grant_type` values of `public/auth` (section 4.1).
+pub const GRANT_TYPES: &[&str] = &["client_credentials", "client_signature", "refresh_token"];
+
+/// Transaction-log `type` values section 2.3 lists; section 9 says others may appear.
+pub const LISTED_LOG_TYPES: &[&str] = &[
+    "trade",
+    "deposit",
+    "withdrawal",
+    "settlement",
+    "delivery",
+    "transfer",
+    "swap",
+    "correction",
+    "expiry",
+];
