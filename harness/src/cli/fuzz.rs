@@ -10,11 +10,9 @@ use clap::Args;
 use harness::case::TransportKind;
 use harness::check::SchemaSet;
 use harness::fuzz::{self, Config, FuzzError};
-use harness::serve;
-use harness::target::Target;
 
-use super::run::check_plain_http;
-use super::{CliError, cases_dir, exit, runtime, serve::parse_faults};
+use super::target::TargetChoice;
+use super::{CliError, cases_dir, exit, runtime};
 
 #[derive(Debug, Args)]
 pub(crate) struct FuzzArgs {
@@ -60,22 +58,10 @@ fn parse_transport(name: &str) -> Result<TransportKind, String> {
 }
 
 pub(crate) fn fuzz(args: FuzzArgs) -> Result<u8, CliError> {
-    let faults = parse_faults(&args.faults)?;
-    if args.target.is_some() && !faults.is_empty() {
-        return Err(CliError::usage(
-            "--fault applies to the embedded reference server, not to --target",
-        ));
-    }
+    let choice =
+        TargetChoice::from_args(args.target.as_deref(), &args.faults, args.allow_plain_http)?;
     let schemas_dir = cases_dir(args.cases.clone()).join("schemas");
     let schemas = Arc::new(SchemaSet::load(&schemas_dir).map_err(CliError::usage)?);
-    let external = match &args.target {
-        Some(path) => {
-            let target = Target::load(path).map_err(CliError::usage)?;
-            check_plain_http(&target, args.allow_plain_http)?;
-            Some(target)
-        }
-        None => None,
-    };
     let seed = args.seed.unwrap_or_else(rand::random);
     let mut config = Config::new(seed, args.requests);
     config.concurrency = args.concurrency.max(1);
@@ -85,26 +71,14 @@ pub(crate) fn fuzz(args: FuzzArgs) -> Result<u8, CliError> {
     if !args.transports.is_empty() {
         config.transports = args.transports.clone();
     }
-    let mut rerun = format!("harness fuzz --seed {seed} --requests {}", args.requests);
-    if let Some(path) = &args.target {
-        rerun.push_str(&format!(" --target {}", path.display()));
-    }
-    for fault in &args.faults {
-        rerun.push_str(&format!(" --fault {fault}"));
-    }
+    let rerun = format!(
+        "harness fuzz --seed {seed} --requests {}{}",
+        args.requests,
+        choice.flags()
+    );
     eprintln!("fuzz: seed {seed} ({rerun})");
     let report = runtime()?.block_on(async {
-        let (target, reference) = match external {
-            Some(target) => (target, None),
-            None => {
-                let mut reference = serve::Config::loopback();
-                reference.faults = faults;
-                let running = serve::start(reference).await.map_err(|error| {
-                    CliError::harness(format!("failed to start the reference server: {error}"))
-                })?;
-                (running.target(), Some(running))
-            }
-        };
+        let (target, reference) = choice.start().await?;
         let report = fuzz::run(target, schemas, &config).await;
         if let Some(running) = reference {
             running.shutdown().await;

@@ -8,6 +8,7 @@ mod lint_response;
 mod run;
 mod selftest;
 mod serve;
+mod target;
 
 use std::fmt;
 use std::path::PathBuf;

@@ -2,7 +2,6 @@
 //! embedded reference server started in-process on a loopback port.
 
 use std::io::IsTerminal;
-use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,11 +11,10 @@ use harness::case::{self, TransportKind};
 use harness::check::{Catalog, SchemaSet, Verdict};
 use harness::report::{self, Context, Summary};
 use harness::run::{self, Event, RunError, RunReport};
-use harness::serve;
-use harness::target::Target;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use super::{CliError, cases_dir, exit, runtime, serve::parse_faults};
+use super::target::TargetChoice;
+use super::{CliError, cases_dir, exit, runtime};
 
 #[derive(Debug, Args)]
 pub(crate) struct RunArgs {
@@ -83,76 +81,14 @@ pub(crate) fn load_corpus(dir: &Path) -> Result<Corpus, CliError> {
     })
 }
 
-/// Refuses to send credentials in clear text to another machine unless asked to.
-pub(crate) fn check_plain_http(target: &Target, allowed: bool) -> Result<(), CliError> {
-    let urls = [
-        Some(&target.base_url),
-        target.ws_url.as_ref(),
-        target.direct_access_url.as_ref(),
-    ];
-    for url in urls.into_iter().flatten() {
-        let plain = url.starts_with("http://") || url.starts_with("ws://");
-        let host = url
-            .split_once("://")
-            .map_or("", |(_, rest)| rest)
-            .split(['/', '?'])
-            .next()
-            .unwrap_or("");
-        let host = host.rsplit_once(':').map_or(host, |(name, port)| {
-            if port.chars().all(|c| c.is_ascii_digit()) {
-                name
-            } else {
-                host
-            }
-        });
-        let host = host.trim_start_matches('[').trim_end_matches(']');
-        let loopback =
-            host == "localhost" || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback());
-        if plain && !loopback && !allowed {
-            return Err(CliError::usage(format!(
-                "{url} is plain text to a non-loopback host; credentials would travel unencrypted (pass --allow-plain-http to do it anyway)"
-            )));
-        }
-    }
-    Ok(())
-}
-
 pub(crate) fn run(args: RunArgs) -> Result<u8, CliError> {
     let corpus = load_corpus(&cases_dir(args.cases.clone()))?;
-    let faults = parse_faults(&args.faults)?;
-    if args.target.is_some() && !faults.is_empty() {
-        return Err(CliError::usage(
-            "--fault applies to the embedded reference server, not to --target",
-        ));
-    }
-    let external = match &args.target {
-        Some(path) => {
-            let target = Target::load(path).map_err(CliError::usage)?;
-            check_plain_http(&target, args.allow_plain_http)?;
-            Some(target)
-        }
-        None => None,
-    };
-    let mut rerun = String::from("harness run");
-    if let Some(path) = &args.target {
-        rerun.push_str(&format!(" --target {}", path.display()));
-    }
-    for fault in &args.faults {
-        rerun.push_str(&format!(" --fault {fault}"));
-    }
+    let choice =
+        TargetChoice::from_args(args.target.as_deref(), &args.faults, args.allow_plain_http)?;
+    let rerun = format!("harness run{}", choice.flags());
     let runtime = runtime()?;
     let report = runtime.block_on(async {
-        let (target, reference) = match external {
-            Some(target) => (target, None),
-            None => {
-                let mut config = serve::Config::loopback();
-                config.faults = faults;
-                let running = serve::start(config).await.map_err(|error| {
-                    CliError::harness(format!("failed to start the reference server: {error}"))
-                })?;
-                (running.target(), Some(running))
-            }
-        };
+        let (target, reference) = choice.start().await?;
         let config = run::Config {
             target,
             cases: corpus.cases,

@@ -1,0 +1,108 @@
+//! Where a command's target comes from: a target file (refused when it would send
+//! credentials in clear text to another machine), or the embedded reference server
+//! started in-process, optionally with seeded faults. Shared by `run` and `fuzz`.
+
+use std::net::IpAddr;
+use std::path::Path;
+
+use harness::serve::{self, Fault};
+use harness::target::Target;
+
+use super::CliError;
+use super::serve::parse_faults;
+
+/// The target a command was asked for, not yet started.
+pub(crate) struct TargetChoice {
+    external: Option<Target>,
+    faults: Vec<Fault>,
+    flags: String,
+}
+
+impl TargetChoice {
+    /// Reads `--target FILE` or prepares the reference server with `--fault NAME`s.
+    pub(crate) fn from_args(
+        target: Option<&Path>,
+        fault_names: &[String],
+        allow_plain_http: bool,
+    ) -> Result<TargetChoice, CliError> {
+        let faults = parse_faults(fault_names)?;
+        if target.is_some() && !faults.is_empty() {
+            return Err(CliError::usage(
+                "--fault applies to the embedded reference server, not to --target",
+            ));
+        }
+        let mut flags = String::new();
+        let external = match target {
+            Some(path) => {
+                let target = Target::load(path).map_err(CliError::usage)?;
+                check_plain_http(&target, allow_plain_http)?;
+                flags.push_str(&format!(" --target {}", path.display()));
+                Some(target)
+            }
+            None => None,
+        };
+        for fault in fault_names {
+            flags.push_str(&format!(" --fault {fault}"));
+        }
+        Ok(TargetChoice {
+            external,
+            faults,
+            flags,
+        })
+    }
+
+    /// The flags that choose this target again, for reproduction commands.
+    pub(crate) fn flags(&self) -> &str {
+        &self.flags
+    }
+
+    /// The target, starting the reference server when no target file was given; the
+    /// caller shuts the returned server down when done.
+    pub(crate) async fn start(self) -> Result<(Target, Option<serve::Running>), CliError> {
+        match self.external {
+            Some(target) => Ok((target, None)),
+            None => {
+                let mut config = serve::Config::loopback();
+                config.faults = self.faults;
+                let running = serve::start(config).await.map_err(|error| {
+                    CliError::harness(format!("failed to start the reference server: {error}"))
+                })?;
+                Ok((running.target(), Some(running)))
+            }
+        }
+    }
+}
+
+/// Refuses to send credentials in clear text to another machine unless asked to.
+pub(crate) fn check_plain_http(target: &Target, allowed: bool) -> Result<(), CliError> {
+    let urls = [
+        Some(&target.base_url),
+        target.ws_url.as_ref(),
+        target.direct_access_url.as_ref(),
+    ];
+    for url in urls.into_iter().flatten() {
+        let plain = url.starts_with("http://") || url.starts_with("ws://");
+        let host = url
+            .split_once("://")
+            .map_or("", |(_, rest)| rest)
+            .split(['/', '?'])
+            .next()
+            .unwrap_or("");
+        let host = host.rsplit_once(':').map_or(host, |(name, port)| {
+            if port.chars().all(|c| c.is_ascii_digit()) {
+                name
+            } else {
+                host
+            }
+        });
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        let loopback =
+            host == "localhost" || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback());
+        if plain && !loopback && !allowed {
+            return Err(CliError::usage(format!(
+                "{url} is plain text to a non-loopback host; credentials would travel unencrypted (pass --allow-plain-http to do it anyway)"
+            )));
+        }
+    }
+    Ok(())
+}
