@@ -23,6 +23,22 @@ fn run(args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// `harness serve` in its own process, once it has written its target file.
+fn spawn_reference(target: &Path) -> std::process::Child {
+    let server = harness()
+        .args(["serve", "--listen", "127.0.0.1:0", "--target-out"])
+        .arg(target)
+        .spawn()
+        .unwrap();
+    for _ in 0..400 {
+        if std::fs::read_to_string(target).is_ok_and(|text| text.contains("[limits]")) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    server
+}
+
 fn text(output: &Output) -> String {
     format!(
         "{}{}",
@@ -197,18 +213,8 @@ fn plain_http_to_another_host_is_refused_without_the_flag() {
 #[test]
 fn destructive_cases_are_skipped_unless_allowed() {
     let dir = temp_dir("destructive");
-    let mut server = harness()
-        .args(["serve", "--listen", "127.0.0.1:0", "--target-out"])
-        .arg(dir.join("t.toml"))
-        .spawn()
-        .unwrap();
     let target = dir.join("t.toml");
-    for _ in 0..100 {
-        if std::fs::read_to_string(&target).is_ok_and(|text| text.contains("[limits]")) {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    let mut server = spawn_reference(&target);
     let text_target = std::fs::read_to_string(&target)
         .unwrap()
         .replace("allow_destructive = true", "allow_destructive = false");
@@ -296,17 +302,7 @@ fn lint_response_names_path_and_clause_and_exits_by_conformance() {
 fn full_suite_passes_against_an_external_server_through_its_target_file() {
     let dir = temp_dir("external");
     let target = dir.join("target.toml");
-    let mut server = harness()
-        .args(["serve", "--listen", "127.0.0.1:0", "--target-out"])
-        .arg(&target)
-        .spawn()
-        .unwrap();
-    for _ in 0..200 {
-        if std::fs::read_to_string(&target).is_ok_and(|text| text.contains("[limits]")) {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(25));
-    }
+    let mut server = spawn_reference(&target);
     let output = run(&[
         "run",
         "--quiet",

@@ -228,17 +228,7 @@ async fn misbehave(bug: Bug, target: &Target) {
                     None,
                 )
                 .await;
-                let listed = [
-                    "trade",
-                    "deposit",
-                    "withdrawal",
-                    "settlement",
-                    "delivery",
-                    "transfer",
-                    "swap",
-                    "correction",
-                    "expiry",
-                ];
+                let listed = harness::spec::LISTED_LOG_TYPES;
                 let logs = page["result"]["logs"].as_array().unwrap().clone();
                 if logs
                     .iter()
