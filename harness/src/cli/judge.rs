@@ -157,12 +157,7 @@ pub(crate) fn judge(args: JudgeArgs) -> Result<u8, CliError> {
             rerun: format!("harness judge --scenario {}", scenario.name()),
             extra_html: None,
         };
-        let paths = report::write_all(&args.out, &context).map_err(|error| {
-            CliError::harness(format!(
-                "failed to write reports to {}: {error}",
-                args.out.display()
-            ))
-        })?;
+        let paths = super::write_reports(&args.out, &context)?;
         let summary = Summary::new(&run_report, &catalog);
         for result in report::failures_first(&run_report)
             .into_iter()

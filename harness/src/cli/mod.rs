@@ -115,3 +115,16 @@ pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
         .build()
         .map_err(CliError::harness)
 }
+
+/// Writes the four report files, mapping failure to a harness error naming the directory.
+pub(crate) fn write_reports(
+    dir: &std::path::Path,
+    context: &harness::report::Context<'_>,
+) -> Result<Vec<PathBuf>, CliError> {
+    harness::report::write_all(dir, context).map_err(|error| {
+        CliError::harness(format!(
+            "failed to write reports to {}: {error}",
+            dir.display()
+        ))
+    })
+}

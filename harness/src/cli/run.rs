@@ -130,12 +130,7 @@ pub(crate) fn run(args: RunArgs) -> Result<u8, CliError> {
         rerun,
         extra_html: None,
     };
-    let paths = report::write_all(&args.out, &context).map_err(|error| {
-        CliError::harness(format!(
-            "failed to write reports to {}: {error}",
-            args.out.display()
-        ))
-    })?;
+    let paths = super::write_reports(&args.out, &context)?;
     if let Some(dir) = &args.snapshots {
         let now_ms = harness::auth::clock::Clock::system().now_ms();
         let stats = report::write_snapshots(dir, &report.results, &report.redactor, now_ms)

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use harness::report::{self, Context};
+use harness::report::Context;
 use harness::selftest::{self, FaultRow};
 
 use super::run::load_corpus;
@@ -60,12 +60,7 @@ pub(crate) fn selftest(args: SelftestArgs) -> Result<u8, CliError> {
         rerun: "harness run".to_owned(),
         extra_html: Some(matrix.to_html()),
     };
-    report::write_all(&args.out, &context).map_err(|error| {
-        CliError::harness(format!(
-            "failed to write reports to {}: {error}",
-            args.out.display()
-        ))
-    })?;
+    super::write_reports(&args.out, &context)?;
     let clean_failures = matrix.clean_failures();
     for failure in &clean_failures {
         println!("clean server: {failure}");

@@ -15,14 +15,8 @@ use crate::auth::scope::Scope;
 use crate::case::TransportKind;
 use crate::jsonrpc::code;
 
-/// The JSON type a parameter is declared with.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Kind {
-    Str,
-    Int,
-    Num,
-    Bool,
-}
+/// The JSON type a parameter is declared with: the reference server's declaration type.
+pub(crate) use crate::serve::ParamKind as Kind;
 
 /// What values a parameter takes.
 #[derive(Clone, Copy, Debug)]

@@ -28,6 +28,8 @@ mod ledger;
 mod market;
 mod observe;
 mod params;
+
+pub(crate) use params::Kind as ParamKind;
 mod principal;
 mod property;
 mod rate;
