@@ -1,3 +1,3 @@
 #![no_main]
-// The property lives in the library; see harness::fuzz::target.
-libfuzzer_sys::fuzz_target!(|data: &[u8]| harness::fuzz::target::envelope_parse_answers(data));
+// The property lives in the library; see harness::fuzz::properties.
+libfuzzer_sys::fuzz_target!(|data: &[u8]| harness::fuzz::properties::envelope_parse_answers(data));

@@ -95,7 +95,7 @@ async fn raw_ws(ws_url: &str, connections: usize, seconds: f64) -> f64 {
 /// `public/get_currencies` calls over one transport.
 async fn runner(
     corpus: &Corpus,
-    target: &harness::target::Target,
+    target: &harness::target_file::Target,
     transport: TransportKind,
     connections: usize,
     seconds: f64,
@@ -122,7 +122,7 @@ async fn runner(
         transports: None,
         filter: None,
         concurrency: connections,
-        limits: harness::transport::Limits::default(),
+        limits: harness::transport::RequestLimits::default(),
         run_timeout: Duration::from_secs(600),
     };
     let started = Instant::now();
@@ -198,7 +198,7 @@ async fn main() {
             transports: None,
             filter: None,
             concurrency: 16,
-            limits: harness::transport::Limits::default(),
+            limits: harness::transport::RequestLimits::default(),
             run_timeout: Duration::from_secs(600),
         };
         let started = Instant::now();

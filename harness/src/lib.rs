@@ -14,5 +14,5 @@ pub mod run;
 pub mod selftest;
 pub mod serve;
 pub mod spec;
-pub mod target;
+pub mod target_file;
 pub mod transport;

@@ -176,7 +176,7 @@ async fn run_against(config: &Config, faults: Vec<Fault>) -> Result<RunReport, R
         transports: None,
         filter: None,
         concurrency: config.concurrency,
-        limits: crate::transport::Limits {
+        limits: crate::transport::RequestLimits {
             request_timeout: Duration::from_secs(3),
             ..Default::default()
         },

@@ -23,12 +23,12 @@ use libtest_mimic::{Arguments, Failed, Trial};
 
 struct Fixture {
     runtime: tokio::runtime::Runtime,
-    shared: harness::target::Target,
+    shared: harness::target_file::Target,
     catalog: Arc<Catalog>,
     schemas: Arc<SchemaSet>,
 }
 
-fn config(fixture: &Fixture, target: harness::target::Target) -> run::Config {
+fn config(fixture: &Fixture, target: harness::target_file::Target) -> run::Config {
     run::Config {
         target,
         cases: Vec::new(),
@@ -37,7 +37,7 @@ fn config(fixture: &Fixture, target: harness::target::Target) -> run::Config {
         transports: None,
         filter: None,
         concurrency: 1,
-        limits: harness::transport::Limits::default(),
+        limits: harness::transport::RequestLimits::default(),
         run_timeout: Duration::from_secs(60),
     }
 }

@@ -18,26 +18,31 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-/// The outcome of one case over one transport.
+/// The outcome of one case over one transport, or of one clause over one transport.
+///
+/// The variants are declared in the one severity order of the harness, least telling first:
+/// a skip says nothing, a pass less than a finding, and a broken `must` clause more than a
+/// run the harness could not carry out. `Ord` follows it; [`Verdict::worst`] folds by it,
+/// and every report, the judge and the fuzzer use it (nowhere else ranks verdicts).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {
+    /// Not run, always with a reason.
+    Skip,
     /// Every check held.
     Pass,
     /// Only informational findings (a clause of level `info`, an advisory).
     Info,
     /// A check at level `warn` did not hold.
     Warn,
-    /// Not run, always with a reason.
-    Skip,
-    /// A `must` clause was broken.
-    Fail,
     /// The harness could not run the case (unreachable target, broken case).
     Error,
+    /// A `must` clause was broken.
+    Fail,
 }
 
 impl Verdict {
-    /// All verdicts in report order.
+    /// All verdicts in report order (the order counts are printed in).
     pub const ALL: [Verdict; 6] = [
         Verdict::Pass,
         Verdict::Fail,
@@ -46,6 +51,11 @@ impl Verdict {
         Verdict::Skip,
         Verdict::Error,
     ];
+
+    /// The more severe of two verdicts.
+    pub fn worst(self, other: Verdict) -> Verdict {
+        self.max(other)
+    }
 
     /// The lowercase name used in every report.
     pub fn as_str(self) -> &'static str {
@@ -57,6 +67,11 @@ impl Verdict {
             Verdict::Fail => "fail",
             Verdict::Error => "error",
         }
+    }
+
+    /// Whether the verdict breaks a gate: a failed check or a run that did not happen.
+    pub fn is_failure(self) -> bool {
+        matches!(self, Verdict::Fail | Verdict::Error)
     }
 }
 
@@ -85,5 +100,30 @@ impl Finding {
             clauses,
             message: message.into(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Verdict;
+
+    #[test]
+    fn severity_order_is_skip_pass_info_warn_error_fail() {
+        let mut verdicts = Verdict::ALL.to_vec();
+        verdicts.sort();
+        assert_eq!(
+            verdicts,
+            [
+                Verdict::Skip,
+                Verdict::Pass,
+                Verdict::Info,
+                Verdict::Warn,
+                Verdict::Error,
+                Verdict::Fail
+            ]
+        );
+        assert_eq!(Verdict::Pass.worst(Verdict::Skip), Verdict::Pass);
+        assert_eq!(Verdict::Error.worst(Verdict::Fail), Verdict::Fail);
+        assert_eq!(Verdict::Info.worst(Verdict::Pass), Verdict::Info);
     }
 }

@@ -15,7 +15,7 @@ use harness::case::TransportKind;
 use harness::check::{Catalog, Level, Side, Verdict};
 use harness::judge::{self, Judged, Scenario};
 use harness::report::{self, Context, Summary};
-use harness::target::Limits;
+use harness::target_file::RateLimits;
 
 use super::{CliError, cases_dir, exit, runtime};
 
@@ -91,7 +91,7 @@ pub(crate) fn judge(args: JudgeArgs) -> Result<u8, CliError> {
         let config = judge::Config {
             listen: args.listen,
             scenario,
-            limits: Limits {
+            limits: RateLimits {
                 transaction_log_burst: args.burst,
                 ..judge::Config::loopback().limits
             },

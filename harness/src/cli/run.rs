@@ -97,7 +97,7 @@ pub(crate) fn run(args: RunArgs) -> Result<u8, CliError> {
             transports: (!args.transports.is_empty()).then(|| args.transports.clone()),
             filter: args.filter.clone(),
             concurrency: args.concurrency,
-            limits: harness::transport::Limits {
+            limits: harness::transport::RequestLimits {
                 request_timeout: Duration::from_millis(args.timeout_ms),
                 ..Default::default()
             },

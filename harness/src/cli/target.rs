@@ -6,7 +6,7 @@ use std::net::IpAddr;
 use std::path::Path;
 
 use harness::serve::{self, Fault};
-use harness::target::Target;
+use harness::target_file::Target;
 
 use super::CliError;
 use super::serve::parse_faults;

@@ -8,8 +8,8 @@ use serde_json::{Map, Value};
 
 use super::rules::{self, Expectation};
 use super::send::account_of;
-use super::{Auth, FuzzRequest, SecretPlan};
-use crate::target::Target;
+use super::{FuzzRequest, RequestAuth, SecretPlan};
+use crate::target_file::Target;
 
 /// The case file of a finding judged with `expectation`: `id` must be unique in the
 /// directory it goes to.
@@ -49,7 +49,7 @@ pub fn case_file(
         out.push_str("serial = true\n");
     }
     let mut params = request.params.clone();
-    if let Auth::RefreshOf { account, scope } = &request.auth {
+    if let RequestAuth::RefreshOf { account, scope } = &request.auth {
         out.push_str("\n[[step]]\ncall = \"public/auth\"\n");
         if let Some(scope) = scope {
             out.push_str(&format!("params = {{ scope = {} }}\n", quote(scope)));
@@ -64,7 +64,8 @@ pub fn case_file(
         params.insert("refresh_token".to_owned(), Value::from("{{refresh}}"));
     }
     if let (
-        Auth::ClientCredentials { account, .. } | Auth::ClientSignature { account, .. },
+        RequestAuth::ClientCredentials { account, .. }
+        | RequestAuth::ClientSignature { account, .. },
         Some(client_id),
     ) = (
         &request.auth,
@@ -82,7 +83,8 @@ pub fn case_file(
     let auth = auth_table(&request.auth, &quote);
     let replay = matches!(
         request.auth,
-        Auth::Signed { replay: true, .. } | Auth::ClientSignature { replay: true, .. }
+        RequestAuth::Signed { replay: true, .. }
+            | RequestAuth::ClientSignature { replay: true, .. }
     );
     if replay {
         out.push_str(&step(
@@ -196,14 +198,14 @@ fn toml_value(value: &Value) -> String {
     }
 }
 
-fn auth_table(auth: &Auth, quote: &dyn Fn(&str) -> String) -> Option<String> {
+fn auth_table(auth: &RequestAuth, quote: &dyn Fn(&str) -> String) -> Option<String> {
     Some(match auth {
-        Auth::None | Auth::RefreshOf { .. } => return None,
-        Auth::ClientCredentials {
+        RequestAuth::None | RequestAuth::RefreshOf { .. } => return None,
+        RequestAuth::ClientCredentials {
             secret: SecretPlan::Omitted,
             ..
         } => return None,
-        Auth::Bearer { account, scope } => match scope {
+        RequestAuth::Bearer { account, scope } => match scope {
             Some(scope) => format!(
                 "{{ mode = \"bearer\", account = {}, scope = {} }}",
                 quote(account),
@@ -211,15 +213,17 @@ fn auth_table(auth: &Auth, quote: &dyn Fn(&str) -> String) -> Option<String> {
             ),
             None => format!("{{ mode = \"bearer\", account = {} }}", quote(account)),
         },
-        Auth::BogusToken => "{ mode = \"bearer\", token = \"never-issued-token\" }".to_owned(),
-        Auth::Basic {
+        RequestAuth::BogusToken => {
+            "{ mode = \"bearer\", token = \"never-issued-token\" }".to_owned()
+        }
+        RequestAuth::Basic {
             account,
             wrong_secret,
         } => format!(
             "{{ mode = \"basic\", account = {}, wrong_secret = {wrong_secret} }}",
             quote(account)
         ),
-        Auth::Signed {
+        RequestAuth::Signed {
             account,
             wrong_secret,
             offset_ms,
@@ -228,12 +232,12 @@ fn auth_table(auth: &Auth, quote: &dyn Fn(&str) -> String) -> Option<String> {
             "{{ mode = \"signed\", account = {}, wrong_secret = {wrong_secret}, timestamp_offset_ms = {offset_ms} }}",
             quote(account)
         ),
-        Auth::ClientCredentials { account, secret } => format!(
+        RequestAuth::ClientCredentials { account, secret } => format!(
             "{{ mode = \"client_credentials\", account = {}, wrong_secret = {} }}",
             quote(account),
             *secret == SecretPlan::Wrong
         ),
-        Auth::ClientSignature {
+        RequestAuth::ClientSignature {
             account,
             wrong_secret,
             offset_ms,
@@ -243,8 +247,8 @@ fn auth_table(auth: &Auth, quote: &dyn Fn(&str) -> String) -> Option<String> {
             "{{ mode = \"client_signature\", account = {}, wrong_secret = {wrong_secret}, timestamp_offset_ms = {offset_ms}, uppercase_hex = {uppercase} }}",
             quote(account)
         ),
-        Auth::ApiKey { right: true } => "{ mode = \"api_key\" }".to_owned(),
-        Auth::ApiKey { right: false } => {
+        RequestAuth::ApiKey { right: true } => "{ mode = \"api_key\" }".to_owned(),
+        RequestAuth::ApiKey { right: false } => {
             "{ mode = \"bearer\", token = \"wrong-direct-access-key\" }".to_owned()
         }
     })
@@ -277,7 +281,7 @@ fn expect_table(expectation: &Expectation, clause: &str, request: &FuzzRequest) 
     }
 }
 
-/// The matcher that shows a broken echoed rule (see `judge::echoed_rules`).
+/// The matcher that shows a broken echoed rule (see `assess::echoed_rules`).
 fn echo_matcher(clause: &str, request: &FuzzRequest) -> Option<String> {
     let param = |name: &str| request.params.get(name).map(toml_value);
     Some(match clause {

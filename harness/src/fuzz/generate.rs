@@ -9,9 +9,9 @@ use serde_json::{Map, Value, json};
 
 use super::rules::{self, Check, Fixture, Kind, LOCK_PORTFOLIO, MethodRule};
 use super::walk::PAGED;
-use super::{Auth, FuzzRequest, SecretPlan};
+use super::{FuzzRequest, RequestAuth, SecretPlan};
 use crate::case::TransportKind;
-use crate::target::Target;
+use crate::target_file::Target;
 
 /// Strings that break parsers, encoders and comparisons.
 const ODD_STRINGS: &[&str] = &[
@@ -100,9 +100,12 @@ impl Generator<'_> {
 
     fn lock_portfolio(&self, rng: &mut StdRng) -> FuzzRequest {
         let (auth, why) = match rng.random_range(0..4) {
-            0 => (Auth::None, "no direct access key"),
-            1 => (Auth::ApiKey { right: false }, "a wrong direct access key"),
-            _ => (Auth::ApiKey { right: true }, "valid"),
+            0 => (RequestAuth::None, "no direct access key"),
+            1 => (
+                RequestAuth::ApiKey { right: false },
+                "a wrong direct access key",
+            ),
+            _ => (RequestAuth::ApiKey { right: true }, "valid"),
         };
         FuzzRequest {
             transport: TransportKind::Rest,
@@ -129,12 +132,12 @@ impl Generator<'_> {
             }
         }
         let mut auth = if rule.private {
-            Auth::Bearer {
+            RequestAuth::Bearer {
                 account: "main".to_owned(),
                 scope: None,
             }
         } else {
-            Auth::None
+            RequestAuth::None
         };
         let mut transport = transport;
         match rule.name {
@@ -145,7 +148,7 @@ impl Generator<'_> {
             "public/exchange_token" => {
                 params.remove("refresh_token");
                 params.remove("scope");
-                auth = Auth::RefreshOf {
+                auth = RequestAuth::RefreshOf {
                     account: "main".to_owned(),
                     scope: None,
                 };
@@ -162,11 +165,11 @@ impl Generator<'_> {
         }
         if rule.private && transport.is_http() && rule.name != "private/logout" {
             auth = match rng.random_range(0..10) {
-                0 => Auth::Basic {
+                0 => RequestAuth::Basic {
                     account: "main".to_owned(),
                     wrong_secret: false,
                 },
-                1 => Auth::Signed {
+                1 => RequestAuth::Signed {
                     account: "main".to_owned(),
                     wrong_secret: false,
                     offset_ms: 0,
@@ -186,7 +189,7 @@ impl Generator<'_> {
         }
     }
 
-    fn login_params(&self, rng: &mut StdRng, params: &mut Map<String, Value>) -> Auth {
+    fn login_params(&self, rng: &mut StdRng, params: &mut Map<String, Value>) -> RequestAuth {
         let client_id = self
             .target
             .accounts
@@ -199,7 +202,7 @@ impl Generator<'_> {
             0 => {
                 params.insert("grant_type".to_owned(), json!("client_credentials"));
                 params.insert("client_id".to_owned(), json!(client_id));
-                Auth::ClientCredentials {
+                RequestAuth::ClientCredentials {
                     account: "main".to_owned(),
                     secret: SecretPlan::Right,
                 }
@@ -210,7 +213,7 @@ impl Generator<'_> {
                 if rng.random_bool(0.5) {
                     params.insert("data".to_owned(), json!(random_text(rng, 12)));
                 }
-                Auth::ClientSignature {
+                RequestAuth::ClientSignature {
                     account: "main".to_owned(),
                     wrong_secret: false,
                     offset_ms: 0,
@@ -220,7 +223,7 @@ impl Generator<'_> {
             }
             _ => {
                 params.insert("grant_type".to_owned(), json!("refresh_token"));
-                Auth::RefreshOf {
+                RequestAuth::RefreshOf {
                     account: "main".to_owned(),
                     scope: None,
                 }
@@ -402,14 +405,14 @@ impl Generator<'_> {
                     .unwrap_or_default();
                 match (grant, rng.random_range(0..5)) {
                     ("client_credentials", 0) => (
-                        Auth::ClientCredentials {
+                        RequestAuth::ClientCredentials {
                             account: main(),
                             secret: SecretPlan::Omitted,
                         },
                         "client_secret omitted",
                     ),
                     ("client_credentials", _) => (
-                        Auth::ClientCredentials {
+                        RequestAuth::ClientCredentials {
                             account: main(),
                             secret: SecretPlan::Wrong,
                         },
@@ -424,7 +427,7 @@ impl Generator<'_> {
                             _ => (false, 0, false, true),
                         };
                         (
-                            Auth::ClientSignature {
+                            RequestAuth::ClientSignature {
                                 account: main(),
                                 wrong_secret,
                                 offset_ms,
@@ -450,7 +453,7 @@ impl Generator<'_> {
                         json!("account:read_write trade:read_write"),
                     );
                     (
-                        Auth::RefreshOf {
+                        RequestAuth::RefreshOf {
                             account: main(),
                             scope,
                         },
@@ -460,20 +463,20 @@ impl Generator<'_> {
                     request
                         .params
                         .insert("refresh_token".to_owned(), json!("never-issued"));
-                    (Auth::None, "a refresh token that was never issued")
+                    (RequestAuth::None, "a refresh token that was never issued")
                 }
             }
-            (_, 0) => (Auth::None, "no credentials"),
-            (_, 1) => (Auth::BogusToken, "a token that was never issued"),
+            (_, 0) => (RequestAuth::None, "no credentials"),
+            (_, 1) => (RequestAuth::BogusToken, "a token that was never issued"),
             (_, 2) if self.has_account("two_factor") => (
-                Auth::Bearer {
+                RequestAuth::Bearer {
                     account: "two_factor".to_owned(),
                     scope: None,
                 },
                 "the 2fa account",
             ),
             (_, 3) if http => (
-                Auth::Basic {
+                RequestAuth::Basic {
                     account: main(),
                     wrong_secret: true,
                 },
@@ -487,7 +490,7 @@ impl Generator<'_> {
                     _ => (false, 0, true),
                 };
                 (
-                    Auth::Signed {
+                    RequestAuth::Signed {
                         account: main(),
                         wrong_secret,
                         offset_ms,
@@ -499,7 +502,7 @@ impl Generator<'_> {
             _ => {
                 let scope = NARROW_SCOPES.choose(rng).map(|scope| (*scope).to_owned());
                 (
-                    Auth::Bearer {
+                    RequestAuth::Bearer {
                         account: main(),
                         scope,
                     },

@@ -15,15 +15,15 @@
 //! The same seed gives the same requests: generation draws from one seeded `StdRng` before
 //! anything is sent. Nonces and timestamps, made at send time, are not part of a request.
 
+mod assess;
 mod case_file;
 mod generate;
-mod judge;
+#[cfg(any(test, feature = "arbitrary"))]
+pub mod properties;
 pub mod rules;
 mod run;
 mod send;
 mod shrink;
-#[cfg(any(test, feature = "arbitrary"))]
-pub mod target;
 mod walk;
 
 pub use case_file::case_file;
@@ -51,7 +51,7 @@ pub struct Config {
     /// Transports to use (`rest` only carries `lock_portfolio`).
     pub transports: Vec<TransportKind>,
     /// Per-request limits.
-    pub limits: crate::transport::Limits,
+    pub limits: crate::transport::RequestLimits,
     /// Distinct failures shrunk and written as case files at most.
     pub max_findings: usize,
     /// Requests the shrinker may send per finding.
@@ -71,7 +71,7 @@ impl Config {
             requests,
             concurrency: 32,
             transports: TransportKind::ALL.to_vec(),
-            limits: crate::transport::Limits::default(),
+            limits: crate::transport::RequestLimits::default(),
             max_findings: 20,
             shrink_budget: 200,
             run_timeout: Duration::from_secs(600),
@@ -90,7 +90,7 @@ pub struct FuzzRequest {
     /// The parameters; the sender adds what must be fresh (secrets, nonces, timestamps).
     pub params: Map<String, Value>,
     /// The credentials.
-    pub auth: Auth,
+    pub auth: RequestAuth,
     /// A raw body or frame sent instead of the built request (HTTP body and WebSocket).
     pub raw: Option<String>,
     /// What the generator did, for the report.
@@ -102,7 +102,7 @@ pub struct FuzzRequest {
 /// How a request authenticates.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Auth {
+pub enum RequestAuth {
     /// No credentials.
     None,
     /// An access token of `account` from `client_credentials`, with an optional scope.

@@ -10,7 +10,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{Auth, FuzzRequest, SecretPlan};
+use super::{FuzzRequest, RequestAuth, SecretPlan};
 use crate::auth::scope::Scope;
 use crate::case::TransportKind;
 use crate::jsonrpc::code;
@@ -124,8 +124,10 @@ pub fn expect(request: &FuzzRequest, knowledge: &Knowledge) -> Expectation {
     }
     if request.method == LOCK_PORTFOLIO {
         return match (&request.auth, request.params.is_empty()) {
-            (Auth::ApiKey { right: true }, true) => Expectation::Result("m.lock_portfolio.result"),
-            (Auth::ApiKey { right: true }, false) => Expectation::Any,
+            (RequestAuth::ApiKey { right: true }, true) => {
+                Expectation::Result("m.lock_portfolio.result")
+            }
+            (RequestAuth::ApiKey { right: true }, false) => Expectation::Any,
             _ => error("m.lock_portfolio.bearer", "no valid direct access key"),
         };
     }
@@ -168,7 +170,7 @@ pub fn expect(request: &FuzzRequest, knowledge: &Knowledge) -> Expectation {
     if let Some(refusal) = method_refusal(request, rule, knowledge) {
         return refusal;
     }
-    if matches!(request.auth, Auth::BogusToken) {
+    if matches!(request.auth, RequestAuth::BogusToken) {
         // A public method with a bad token: the spec does not say whether it is refused.
         certain = false;
     }
@@ -267,16 +269,16 @@ fn auth_refusal(
         // Public methods need no credentials; whether bad ones are refused is not said.
         let defective = matches!(
             request.auth,
-            Auth::Basic {
+            RequestAuth::Basic {
                 wrong_secret: true,
                 ..
-            } | Auth::Signed { .. }
-                | Auth::BogusToken
+            } | RequestAuth::Signed { .. }
+                | RequestAuth::BogusToken
         );
         return defective.then_some(Expectation::Any);
     }
     match &request.auth {
-        Auth::Basic {
+        RequestAuth::Basic {
             wrong_secret: true, ..
         } => {
             return Some(error(
@@ -284,7 +286,7 @@ fn auth_refusal(
                 "basic authorization with a wrong secret",
             ));
         }
-        Auth::Signed {
+        RequestAuth::Signed {
             wrong_secret: true, ..
         } => {
             return Some(error(
@@ -292,19 +294,19 @@ fn auth_refusal(
                 "signed header with a wrong secret",
             ));
         }
-        Auth::Signed { offset_ms, .. } if offset_ms.abs() > 60_000 => {
+        RequestAuth::Signed { offset_ms, .. } if offset_ms.abs() > 60_000 => {
             return Some(error(
                 "auth.signed.window",
                 format!("signed header timestamp {offset_ms} ms away"),
             ));
         }
-        Auth::Signed { replay: true, .. } => {
+        RequestAuth::Signed { replay: true, .. } => {
             return Some(error(
                 "auth.signed.nonce_single_use",
                 "signed header nonce used twice",
             ));
         }
-        Auth::BogusToken => {
+        RequestAuth::BogusToken => {
             return Some(error(
                 "auth.private.requires_token",
                 "an access token that was never issued",
@@ -315,10 +317,10 @@ fn auth_refusal(
     if rule.private
         && matches!(
             request.auth,
-            Auth::None
-                | Auth::ClientCredentials { .. }
-                | Auth::ClientSignature { .. }
-                | Auth::RefreshOf { .. }
+            RequestAuth::None
+                | RequestAuth::ClientCredentials { .. }
+                | RequestAuth::ClientSignature { .. }
+                | RequestAuth::RefreshOf { .. }
         )
     {
         return Some(error(
@@ -407,7 +409,8 @@ fn method_refusal(
             }
         }
         "private/toggle_subaccount_login" => {
-            if matches!(&request.auth, Auth::Bearer { account, .. } if account == "two_factor") {
+            if matches!(&request.auth, RequestAuth::Bearer { account, .. } if account == "two_factor")
+            {
                 return Some(Expectation::Error {
                     clause: "auth.two_factor.13668",
                     code: Some(code::SECURITY_KEY_AUTHORIZATION_ERROR),
@@ -425,7 +428,7 @@ fn method_refusal(
                     "a scope wider than the caller's",
                 ));
             }
-            if !matches!(request.auth, Auth::RefreshOf { .. }) {
+            if !matches!(request.auth, RequestAuth::RefreshOf { .. }) {
                 return Some(error(
                     "auth.exchange_token.accepted",
                     "a refresh token that was never issued",
@@ -440,9 +443,9 @@ fn method_refusal(
 fn auth_params_refusal(request: &FuzzRequest, knowledge: &Knowledge) -> Option<Expectation> {
     let grant = request.params.get("grant_type").and_then(Value::as_str);
     let planned = match &request.auth {
-        Auth::ClientCredentials { .. } => Some("client_credentials"),
-        Auth::ClientSignature { .. } => Some("client_signature"),
-        Auth::RefreshOf { .. } => Some("refresh_token"),
+        RequestAuth::ClientCredentials { .. } => Some("client_credentials"),
+        RequestAuth::ClientSignature { .. } => Some("client_signature"),
+        RequestAuth::RefreshOf { .. } => Some("refresh_token"),
         _ => None,
     };
     if planned.is_some() && planned != grant {
@@ -462,7 +465,7 @@ fn auth_params_refusal(request: &FuzzRequest, knowledge: &Knowledge) -> Option<E
     }
     match (&request.auth, grant) {
         (
-            Auth::ClientCredentials {
+            RequestAuth::ClientCredentials {
                 secret: SecretPlan::Wrong,
                 ..
             },
@@ -472,7 +475,7 @@ fn auth_params_refusal(request: &FuzzRequest, knowledge: &Knowledge) -> Option<E
             "client_credentials with a wrong secret",
         )),
         (
-            Auth::ClientCredentials {
+            RequestAuth::ClientCredentials {
                 secret: SecretPlan::Omitted,
                 ..
             },
@@ -482,7 +485,7 @@ fn auth_params_refusal(request: &FuzzRequest, knowledge: &Knowledge) -> Option<E
             "client_credentials without client_secret",
         )),
         (
-            Auth::ClientSignature {
+            RequestAuth::ClientSignature {
                 wrong_secret: true, ..
             },
             _,
@@ -491,7 +494,7 @@ fn auth_params_refusal(request: &FuzzRequest, knowledge: &Knowledge) -> Option<E
             "client_signature with a wrong secret",
         )),
         (
-            Auth::ClientSignature {
+            RequestAuth::ClientSignature {
                 uppercase: true, ..
             },
             _,
@@ -499,20 +502,22 @@ fn auth_params_refusal(request: &FuzzRequest, knowledge: &Knowledge) -> Option<E
             "auth.client_signature.hex_lower",
             "client_signature in upper-case hex",
         )),
-        (Auth::ClientSignature { offset_ms, .. }, _) if offset_ms.abs() > 60_000 => Some(error(
-            "auth.client_signature.window",
-            format!("client_signature timestamp {offset_ms} ms away"),
-        )),
-        (Auth::ClientSignature { replay: true, .. }, _) => Some(error(
+        (RequestAuth::ClientSignature { offset_ms, .. }, _) if offset_ms.abs() > 60_000 => {
+            Some(error(
+                "auth.client_signature.window",
+                format!("client_signature timestamp {offset_ms} ms away"),
+            ))
+        }
+        (RequestAuth::ClientSignature { replay: true, .. }, _) => Some(error(
             "auth.client_signature.nonce_single_use",
             "client_signature nonce used twice",
         )),
-        (Auth::RefreshOf { .. }, Some("refresh_token")) => None,
-        (Auth::None | Auth::BogusToken, Some("refresh_token")) => Some(error(
+        (RequestAuth::RefreshOf { .. }, Some("refresh_token")) => None,
+        (RequestAuth::None | RequestAuth::BogusToken, Some("refresh_token")) => Some(error(
             "auth.grant_type.required_params",
             "a refresh token that was never issued",
         )),
-        (Auth::None | Auth::BogusToken, Some(_)) => Some(error(
+        (RequestAuth::None | RequestAuth::BogusToken, Some(_)) => Some(error(
             "auth.grant_type.required_params",
             "no credentials for the grant type",
         )),
@@ -523,13 +528,15 @@ fn auth_params_refusal(request: &FuzzRequest, knowledge: &Knowledge) -> Option<E
 /// The clause a refusal of a valid request breaks: the credential's, else the method's.
 fn accepted_clause(request: &FuzzRequest, rule: &MethodRule) -> &'static str {
     match &request.auth {
-        Auth::ClientSignature { .. } => "auth.client_signature.accepted",
-        Auth::ClientCredentials { .. } => "auth.client_credentials.accepted",
-        Auth::Basic { .. } => "auth.basic.accepted",
-        Auth::Signed { .. } => "auth.signed.accepted",
-        Auth::Bearer { .. } if request.transport == TransportKind::Ws => "auth.ws.access_token",
-        Auth::Bearer { .. } => "auth.http.bearer",
-        Auth::None if !rule.private => "auth.public.no_credentials",
+        RequestAuth::ClientSignature { .. } => "auth.client_signature.accepted",
+        RequestAuth::ClientCredentials { .. } => "auth.client_credentials.accepted",
+        RequestAuth::Basic { .. } => "auth.basic.accepted",
+        RequestAuth::Signed { .. } => "auth.signed.accepted",
+        RequestAuth::Bearer { .. } if request.transport == TransportKind::Ws => {
+            "auth.ws.access_token"
+        }
+        RequestAuth::Bearer { .. } => "auth.http.bearer",
+        RequestAuth::None if !rule.private => "auth.public.no_credentials",
         _ => rule.clause,
     }
 }

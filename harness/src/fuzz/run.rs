@@ -9,16 +9,17 @@ use std::time::Instant;
 
 use serde_json::Map;
 
-use super::judge::{self, Failure, Judgement};
+use super::assess::{self, Failure, Judgement};
 use super::rules::{self, Expectation};
 use super::send::Sender;
 use super::walk;
 use super::{
-    Auth, Config, FuzzError, FuzzFinding, FuzzReport, FuzzRequest, case_file, generate, shrink,
+    Config, FuzzError, FuzzFinding, FuzzReport, FuzzRequest, RequestAuth, case_file, generate,
+    shrink,
 };
 use crate::case::TransportKind;
 use crate::check::{Redactor, SchemaSet};
-use crate::target::Target;
+use crate::target_file::Target;
 
 /// A failed request: as generated, its expectation, what broke, and its index.
 type Failed = (FuzzRequest, Expectation, Failure, usize);
@@ -199,7 +200,7 @@ pub(crate) async fn execute(
                 ..request.clone()
             };
             let expectation = rules::expect(&as_sent, &sent.knowledge);
-            let judgement = judge::judge(request, &expectation, &sent, schemas, redactor);
+            let judgement = assess::assess(request, &expectation, &sent, schemas, redactor);
             Outcome {
                 expectation,
                 judgement,
@@ -321,7 +322,7 @@ fn health_request(transport: TransportKind) -> FuzzRequest {
         transport,
         method: "public/get_currencies".to_owned(),
         params: Map::new(),
-        auth: Auth::None,
+        auth: RequestAuth::None,
         raw: None,
         why: "the health call".to_owned(),
         walk: false,

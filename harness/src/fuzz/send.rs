@@ -9,15 +9,16 @@ use std::sync::{Mutex, PoisonError};
 use serde_json::{Map, Value, json};
 
 use super::rules::{Knowledge, LOCK_PORTFOLIO};
-use super::{Auth, FuzzRequest, SecretPlan};
+use super::{FuzzRequest, RequestAuth, SecretPlan};
 use crate::auth::clock::Clock;
 use crate::auth::nonce::fresh_nonce;
 use crate::auth::scope::Scope;
 use crate::auth::sign;
 use crate::case::TransportKind;
-use crate::target::Target;
+use crate::target_file::Target;
 use crate::transport::{
-    Authorization, Exchange, HttpClient, Limits, Outgoing, SignedPlan, TransportError, WsSession,
+    Authorization, Exchange, HttpClient, Outgoing, RequestLimits, SignedPlan, TransportError,
+    WsSession,
 };
 
 /// A token from a login, and how often it has been used for the transaction log.
@@ -53,13 +54,13 @@ pub(crate) struct SetupFailure {
 pub(crate) struct Sender {
     pub(crate) target: Target,
     http: HttpClient,
-    limits: Limits,
+    limits: RequestLimits,
     clock: Clock,
     tokens: Mutex<HashMap<(String, Option<String>), Token>>,
 }
 
 impl Sender {
-    pub(crate) fn new(target: Target, limits: Limits) -> Result<Sender, TransportError> {
+    pub(crate) fn new(target: Target, limits: RequestLimits) -> Result<Sender, TransportError> {
         Ok(Sender {
             http: HttpClient::new(limits)?,
             target,
@@ -176,8 +177,8 @@ impl Sender {
         let for_log = request.method == "private/get_transaction_log";
         let now = self.clock.now_ms();
         match &request.auth {
-            Auth::None => {}
-            Auth::Bearer { account, scope } => {
+            RequestAuth::None => {}
+            RequestAuth::Bearer { account, scope } => {
                 // Logging out ends the token, so logout gets one of its own.
                 let token = if request.method == "private/logout" {
                     self.login(account, scope.as_deref()).await?
@@ -191,7 +192,7 @@ impl Sender {
                     authorization = Some(Authorization::Value(format!("Bearer {}", token.access)));
                 }
             }
-            Auth::BogusToken => {
+            RequestAuth::BogusToken => {
                 if request.transport == TransportKind::Ws {
                     params.insert("access_token".to_owned(), json!("never-issued-token"));
                 } else {
@@ -199,7 +200,7 @@ impl Sender {
                         Some(Authorization::Value("Bearer never-issued-token".to_owned()));
                 }
             }
-            Auth::Basic {
+            RequestAuth::Basic {
                 account,
                 wrong_secret,
             } => {
@@ -213,7 +214,7 @@ impl Sender {
                     &secret,
                 )));
             }
-            Auth::Signed {
+            RequestAuth::Signed {
                 account,
                 wrong_secret,
                 offset_ms,
@@ -234,7 +235,7 @@ impl Sender {
                     uppercase_hex: false,
                 }));
             }
-            Auth::ClientCredentials { account, secret } => {
+            RequestAuth::ClientCredentials { account, secret } => {
                 knowledge.client_id = Some(self.client_id(account));
                 match secret {
                     SecretPlan::Right => {
@@ -246,7 +247,7 @@ impl Sender {
                     SecretPlan::Omitted => None,
                 };
             }
-            Auth::ClientSignature {
+            RequestAuth::ClientSignature {
                 account,
                 wrong_secret,
                 offset_ms,
@@ -279,12 +280,12 @@ impl Sender {
                 params.insert("nonce".to_owned(), json!(nonce));
                 params.insert("signature".to_owned(), json!(signature));
             }
-            Auth::RefreshOf { account, scope } => {
+            RequestAuth::RefreshOf { account, scope } => {
                 let token = self.login(account, scope.as_deref()).await?;
                 knowledge.granted = Some(token.granted.clone());
                 params.insert("refresh_token".to_owned(), json!(token.refresh));
             }
-            Auth::ApiKey { right } => {
+            RequestAuth::ApiKey { right } => {
                 let key = match (&self.target.fixtures.direct_access_key, right) {
                     (Some(key), true) => key.expose().to_owned(),
                     _ => "wrong-direct-access-key".to_owned(),
@@ -375,14 +376,14 @@ impl Sender {
 }
 
 /// The account role of a request's credentials.
-pub(crate) fn account_of(auth: &Auth) -> Option<&str> {
+pub(crate) fn account_of(auth: &RequestAuth) -> Option<&str> {
     match auth {
-        Auth::Bearer { account, .. }
-        | Auth::Basic { account, .. }
-        | Auth::Signed { account, .. }
-        | Auth::ClientCredentials { account, .. }
-        | Auth::ClientSignature { account, .. }
-        | Auth::RefreshOf { account, .. } => Some(account),
+        RequestAuth::Bearer { account, .. }
+        | RequestAuth::Basic { account, .. }
+        | RequestAuth::Signed { account, .. }
+        | RequestAuth::ClientCredentials { account, .. }
+        | RequestAuth::ClientSignature { account, .. }
+        | RequestAuth::RefreshOf { account, .. } => Some(account),
         _ => None,
     }
 }

@@ -10,10 +10,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::judge::{Failure, Judgement};
+use super::assess::{Failure, Judgement};
 use super::run::execute;
 use super::send::Sender;
-use super::{Auth, FuzzRequest};
+use super::{FuzzRequest, RequestAuth};
 use crate::check::{Redactor, SchemaSet};
 
 /// Ids of shrink requests start here, far from the generated requests' ids.
@@ -60,14 +60,16 @@ pub(crate) async fn shrink(
 fn candidates(request: &FuzzRequest) -> Vec<FuzzRequest> {
     let mut out = Vec::new();
     let simpler_auth = match &request.auth {
-        Auth::Basic { account, .. } | Auth::Signed { account, .. } => Some(Auth::Bearer {
-            account: account.clone(),
-            scope: None,
-        }),
-        Auth::Bearer {
+        RequestAuth::Basic { account, .. } | RequestAuth::Signed { account, .. } => {
+            Some(RequestAuth::Bearer {
+                account: account.clone(),
+                scope: None,
+            })
+        }
+        RequestAuth::Bearer {
             account,
             scope: Some(_),
-        } => Some(Auth::Bearer {
+        } => Some(RequestAuth::Bearer {
             account: account.clone(),
             scope: None,
         }),
@@ -128,7 +130,7 @@ mod tests {
             transport: TransportKind::HttpBody,
             method: "private/get_transaction_log".to_owned(),
             params,
-            auth: Auth::Signed {
+            auth: RequestAuth::Signed {
                 account: "main".to_owned(),
                 wrong_secret: false,
                 offset_ms: 0,
@@ -145,7 +147,7 @@ mod tests {
         assert!(
             candidates(&request)
                 .iter()
-                .any(|c| matches!(c.auth, Auth::Bearer { .. }))
+                .any(|c| matches!(c.auth, RequestAuth::Bearer { .. }))
         );
     }
 }

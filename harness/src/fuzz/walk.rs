@@ -9,7 +9,7 @@ use std::collections::HashSet;
 use serde_json::Value;
 
 use super::FuzzRequest;
-use super::judge::{self, Failure, Judgement};
+use super::assess::{self, Failure, Judgement};
 use super::rules::{self, Expectation};
 use super::send::Sender;
 use crate::check::{Redactor, SchemaSet, short};
@@ -66,7 +66,7 @@ pub(crate) async fn walk(
                 fail("the login a page needs failed".to_owned()),
             );
         };
-        match judge::judge(&page_request, &expectation, &sent, schemas, redactor) {
+        match assess::assess(&page_request, &expectation, &sent, schemas, redactor) {
             Judgement::Pass => {}
             other => return (expectation, other),
         }

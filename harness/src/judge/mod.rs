@@ -38,7 +38,7 @@ use std::sync::Arc;
 
 use crate::auth::clock::Clock;
 use crate::serve;
-use crate::target::{Limits, Target};
+use crate::target_file::{RateLimits, Target};
 
 use sessions::Sessions;
 
@@ -51,7 +51,7 @@ pub struct Config {
     pub scenario: Scenario,
     /// The transaction-log rate the server enforces, the target file advertises and the
     /// judge holds clients to.
-    pub limits: Limits,
+    pub limits: RateLimits,
     /// The scheme name of the signed `Authorization` header (e.g. `deri-hmac-sha256`).
     pub signature_scheme: String,
     /// The server's and the judge's clock.
@@ -83,7 +83,7 @@ pub struct Knowledge {
     /// The signed header's scheme name.
     pub signature_scheme: String,
     /// The advertised transaction-log rate.
-    pub limits: Limits,
+    pub limits: RateLimits,
 }
 
 impl Knowledge {

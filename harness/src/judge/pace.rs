@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use super::Tally;
 use super::record::Record;
 use super::sessions::Caller;
-use crate::target::Limits;
+use crate::target_file::RateLimits;
 
 /// Slack for the time between a client's pacer deciding and the request arriving.
 const JITTER_MS: f64 = 250.0;
@@ -30,7 +30,7 @@ struct Bucket {
 pub(crate) fn check_transaction_log_rate(
     records: &[Record],
     callers: &[Caller],
-    limits: &Limits,
+    limits: &RateLimits,
     tally: &mut Tally,
 ) {
     let clause = "client.rate.transaction_log";
@@ -114,7 +114,7 @@ mod tests {
             };
             records.len()
         ];
-        let limits = Limits {
+        let limits = RateLimits {
             transaction_log_per_second: 1.0,
             transaction_log_burst: burst,
         };

@@ -165,13 +165,13 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::target::Limits;
+    use crate::target_file::RateLimits;
 
     fn knowledge() -> Knowledge {
         Knowledge {
             secrets: BTreeMap::from([("c".to_owned(), "s3cret-value".to_owned())]),
             signature_scheme: "svc-hmac-sha256".to_owned(),
-            limits: Limits::default(),
+            limits: RateLimits::default(),
         }
     }
 

@@ -11,7 +11,7 @@ use super::{Noted, Tally};
 use crate::case::TransportKind;
 use crate::check::{Catalog, Finding, Level, Redactor, Side, Verdict};
 use crate::run::{CaseResult, RunReport};
-use crate::target::Target;
+use crate::target_file::Target;
 use crate::transport::{Exchange, Received, SentRequest};
 
 /// Offending requests shown per result.

@@ -148,7 +148,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::target::Limits;
+    use crate::target_file::RateLimits;
 
     const NOW: u64 = 1_750_000_000_000;
 
@@ -156,7 +156,7 @@ mod tests {
         Knowledge {
             secrets: BTreeMap::from([("c".to_owned(), "s3cret-value".to_owned())]),
             signature_scheme: "deri-hmac-sha256".to_owned(),
-            limits: Limits::default(),
+            limits: RateLimits::default(),
         }
     }
 

@@ -41,20 +41,19 @@ pub struct Cell {
 }
 
 impl Cell {
-    /// The worst verdict of the cell: fail, warn, pass, info; `None` when nothing was seen.
+    /// The verdict of the cell: the most severe of its failures, warnings and passes (by
+    /// [`Verdict::worst`]); notes count only when nothing else was seen. `None` when the
+    /// cell is empty.
     pub fn verdict(&self) -> Option<Verdict> {
-        let has = |verdict| self.noted.iter().any(|noted| noted.verdict == verdict);
-        if has(Verdict::Fail) || self.more_failures > 0 {
-            Some(Verdict::Fail)
-        } else if has(Verdict::Warn) {
-            Some(Verdict::Warn)
-        } else if self.passes > 0 {
-            Some(Verdict::Pass)
-        } else if has(Verdict::Info) {
-            Some(Verdict::Info)
-        } else {
-            None
-        }
+        let judged = self
+            .noted
+            .iter()
+            .map(|noted| noted.verdict)
+            .filter(|verdict| *verdict != Verdict::Info)
+            .chain((self.passes > 0).then_some(Verdict::Pass))
+            .chain((self.more_failures > 0).then_some(Verdict::Fail))
+            .max();
+        judged.or_else(|| (!self.noted.is_empty()).then_some(Verdict::Info))
     }
 
     /// Failures seen, kept or not.

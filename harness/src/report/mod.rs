@@ -86,7 +86,7 @@ impl Summary {
                     .or_default()
                     .entry(result.transport)
                     .or_insert(verdict);
-                *cell = worst(*cell, verdict);
+                *cell = cell.worst(verdict);
             }
         }
         let must: Vec<&str> = catalog
@@ -112,19 +112,6 @@ impl Summary {
     pub fn count(&self, verdict: Verdict) -> usize {
         self.counts.get(&verdict).copied().unwrap_or(0)
     }
-}
-
-/// Skip and error are less telling than a pass, a pass less than a failure.
-fn worst(a: Verdict, b: Verdict) -> Verdict {
-    let rank = |verdict: Verdict| match verdict {
-        Verdict::Skip => 0,
-        Verdict::Pass => 1,
-        Verdict::Info => 2,
-        Verdict::Warn => 3,
-        Verdict::Error => 4,
-        Verdict::Fail => 5,
-    };
-    if rank(a) >= rank(b) { a } else { b }
 }
 
 /// The clauses a result speaks for: its failing clauses and every clause of its case.
@@ -153,16 +140,9 @@ pub fn write_all(dir: &Path, context: &Context<'_>) -> std::io::Result<Vec<std::
     Ok(paths)
 }
 
-/// Results in report order: failures and errors first, then warnings, info, skips, passes.
+/// Results in report order: most severe first (failures, errors, warnings, info, passes, skips).
 pub fn failures_first(report: &RunReport) -> Vec<&CaseResult> {
     let mut results: Vec<&CaseResult> = report.results.iter().collect();
-    results.sort_by_key(|result| match result.verdict {
-        Verdict::Fail => 0,
-        Verdict::Error => 1,
-        Verdict::Warn => 2,
-        Verdict::Info => 3,
-        Verdict::Skip => 4,
-        Verdict::Pass => 5,
-    });
+    results.sort_by_key(|result| std::cmp::Reverse(result.verdict));
     results
 }

@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use serde_json::{Map, Value};
 
-use super::template::{self, Scope};
+use super::template::{self, Bindings};
 use super::{CaseResult, Shared};
 use crate::auth::clock::Clock;
 use crate::auth::nonce::fresh_nonce;
@@ -24,7 +24,7 @@ use crate::transport::{
     WsSession,
 };
 
-/// Answer bytes one execution keeps in full across its exchanges; past this, each further
+/// ParsedAnswer bytes one execution keeps in full across its exchanges; past this, each further
 /// answer is kept only as its first [`RECORDED_TAIL_BYTES`]. The reference server's largest
 /// execution (a transaction-log walk) keeps about 200 KB; the bound is for a hostile target
 /// that answers a 200-page walk with pages near the size cap.
@@ -34,7 +34,7 @@ const RECORDED_BYTES_PER_EXECUTION: usize = 1024 * 1024;
 const RECORDED_TAIL_BYTES: usize = 1024;
 
 /// What `send` hands back: the parsed answer (moved out of the recorded exchange).
-pub(crate) struct Answer {
+pub(crate) struct ParsedAnswer {
     /// The answer parsed as JSON, when it is JSON.
     pub(crate) json: Option<Value>,
     /// HTTP status (none on WebSocket).
@@ -67,7 +67,7 @@ pub(crate) struct Execution<'a> {
     pub(crate) findings: Vec<Finding>,
     pub(crate) notes: Vec<String>,
     pub(crate) exchanges: Vec<Exchange>,
-    /// Answer bytes kept in `exchanges` so far.
+    /// ParsedAnswer bytes kept in `exchanges` so far.
     recorded_bytes: usize,
 }
 
@@ -241,7 +241,7 @@ fn skip_reason(shared: &Shared, case: &Case, transport: TransportKind) -> Option
     missing_fixture.map(|name| format!("the target file has no fixtures.{name}"))
 }
 
-impl Scope for Execution<'_> {
+impl Bindings for Execution<'_> {
     fn value_of(&self, name: &str) -> Option<Value> {
         if let Some(value) = self.captures.get(name) {
             return Some(value.clone());
@@ -562,7 +562,7 @@ impl Execution<'_> {
 
     /// Sends over the execution's transport, recording the exchange. A target that cannot be
     /// reached is a harness error; one that times out, closes or floods is a finding.
-    pub(crate) async fn send(&mut self, outgoing: &Outgoing) -> Result<Answer, Stop> {
+    pub(crate) async fn send(&mut self, outgoing: &Outgoing) -> Result<ParsedAnswer, Stop> {
         let id = self.next_id;
         self.next_id += 1;
         // Secrets the request carries (signatures, client secrets, tokens, header values)
@@ -622,7 +622,7 @@ impl Execution<'_> {
             }
         }
         let failure = exchange.failure.clone();
-        let answer = Answer {
+        let answer = ParsedAnswer {
             status: exchange
                 .response
                 .as_ref()
@@ -676,7 +676,7 @@ impl Execution<'_> {
     /// response for captures.
     fn check_answer(
         &mut self,
-        answer: Answer,
+        answer: ParsedAnswer,
         clauses: &[String],
         step: &Step,
     ) -> Result<Value, Stop> {

@@ -19,7 +19,7 @@ use tokio::sync::Semaphore;
 
 use crate::case::{Case, TransportKind};
 use crate::check::{Catalog, Finding, Redactor, SchemaSet, Side, Verdict};
-use crate::target::Target;
+use crate::target_file::Target;
 use crate::transport::{self, Exchange, HttpClient, TransportError};
 
 /// How to run.
@@ -40,7 +40,7 @@ pub struct Config {
     /// Executions at once.
     pub concurrency: usize,
     /// Per-request limits.
-    pub limits: transport::Limits,
+    pub limits: transport::RequestLimits,
     /// The whole run's limit.
     pub run_timeout: Duration,
 }
@@ -148,7 +148,7 @@ pub(crate) struct Shared {
     pub(crate) catalog: Arc<Catalog>,
     pub(crate) schemas: Arc<SchemaSet>,
     pub(crate) http: HttpClient,
-    pub(crate) limits: transport::Limits,
+    pub(crate) limits: transport::RequestLimits,
     pub(crate) pacer: pace::Pacer,
     pub(crate) redactor: Redactor,
 }

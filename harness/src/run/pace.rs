@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use crate::target::Limits;
+use crate::target_file::RateLimits;
 
 /// The methods the target file's `[limits]` pace.
 pub(crate) const PACED_METHODS: &[&str] = &["private/get_transaction_log"];
@@ -27,7 +27,7 @@ pub(crate) struct Pacer {
 }
 
 impl Pacer {
-    pub(crate) fn new(limits: &Limits) -> Pacer {
+    pub(crate) fn new(limits: &RateLimits) -> Pacer {
         Pacer {
             per_second: limits.transaction_log_per_second,
             burst: f64::from(limits.transaction_log_burst.max(1)),

@@ -8,21 +8,21 @@
 use serde_json::{Map, Value};
 
 /// Looks a template name up; `None` when it has no value.
-pub(crate) trait Scope {
+pub(crate) trait Bindings {
     fn value_of(&self, name: &str) -> Option<Value>;
 }
 
 /// Resolves every template in a JSON value.
-pub(crate) fn resolve(value: &Value, scope: &dyn Scope) -> Result<Value, String> {
+pub(crate) fn resolve(value: &Value, bindings: &dyn Bindings) -> Result<Value, String> {
     Ok(match value {
-        Value::String(text) => resolve_text(text, scope)?,
+        Value::String(text) => resolve_text(text, bindings)?,
         Value::Array(items) => Value::Array(
             items
                 .iter()
-                .map(|item| resolve(item, scope))
+                .map(|item| resolve(item, bindings))
                 .collect::<Result<_, _>>()?,
         ),
-        Value::Object(object) => Value::Object(resolve_map(object, scope)?),
+        Value::Object(object) => Value::Object(resolve_map(object, bindings)?),
         other => other.clone(),
     })
 }
@@ -30,30 +30,30 @@ pub(crate) fn resolve(value: &Value, scope: &dyn Scope) -> Result<Value, String>
 /// Resolves every template in a parameter map.
 pub(crate) fn resolve_map(
     object: &Map<String, Value>,
-    scope: &dyn Scope,
+    bindings: &dyn Bindings,
 ) -> Result<Map<String, Value>, String> {
     object
         .iter()
-        .map(|(key, value)| Ok((key.clone(), resolve(value, scope)?)))
+        .map(|(key, value)| Ok((key.clone(), resolve(value, bindings)?)))
         .collect()
 }
 
 /// Resolves a string to a text (templates interpolated).
-pub(crate) fn resolve_string(text: &str, scope: &dyn Scope) -> Result<String, String> {
-    match resolve_text(text, scope)? {
+pub(crate) fn resolve_string(text: &str, bindings: &dyn Bindings) -> Result<String, String> {
+    match resolve_text(text, bindings)? {
         Value::String(text) => Ok(text),
         other => Ok(other.to_string()),
     }
 }
 
-fn resolve_text(text: &str, scope: &dyn Scope) -> Result<Value, String> {
+fn resolve_text(text: &str, bindings: &dyn Bindings) -> Result<Value, String> {
     let trimmed = text.trim();
     if let Some(inner) = trimmed
         .strip_prefix("{{")
         .and_then(|rest| rest.strip_suffix("}}"))
         && !inner.contains("{{")
     {
-        return evaluate(inner.trim(), scope);
+        return evaluate(inner.trim(), bindings);
     }
     if !text.contains("{{") {
         return Ok(Value::String(text.to_owned()));
@@ -65,7 +65,7 @@ fn resolve_text(text: &str, scope: &dyn Scope) -> Result<Value, String> {
         let Some(end) = rest[start..].find("}}") else {
             return Err(format!("unclosed template in \"{text}\""));
         };
-        let value = evaluate(rest[start + 2..start + end].trim(), scope)?;
+        let value = evaluate(rest[start + 2..start + end].trim(), bindings)?;
         match value {
             Value::String(inner) => out.push_str(&inner),
             other => out.push_str(&other.to_string()),
@@ -76,7 +76,7 @@ fn resolve_text(text: &str, scope: &dyn Scope) -> Result<Value, String> {
     Ok(Value::String(out))
 }
 
-fn evaluate(expression: &str, scope: &dyn Scope) -> Result<Value, String> {
+fn evaluate(expression: &str, bindings: &dyn Bindings) -> Result<Value, String> {
     let (name, offset) = match expression.split_once(['+', '-']) {
         Some((name, amount)) => {
             let amount: i64 = amount
@@ -88,7 +88,7 @@ fn evaluate(expression: &str, scope: &dyn Scope) -> Result<Value, String> {
         }
         None => (expression, None),
     };
-    let value = scope
+    let value = bindings
         .value_of(name)
         .ok_or_else(|| format!("template {{{{{name}}}}} has no value"))?;
     match offset {
@@ -109,7 +109,7 @@ mod tests {
     use super::*;
 
     struct Fixed;
-    impl Scope for Fixed {
+    impl Bindings for Fixed {
         fn value_of(&self, name: &str) -> Option<Value> {
             match name {
                 "fixtures.subaccount_id" => Some(json!(7)),

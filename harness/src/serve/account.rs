@@ -12,7 +12,7 @@ use crate::spec::TRANSACTION_LOG_CURRENCIES;
 use serde_json::{Value, json};
 
 use super::ServerState;
-use super::call::Ctx;
+use super::ctx::Ctx;
 use super::fault::Fault;
 use super::ledger::{LogQuery, log_page};
 use super::state::lock;

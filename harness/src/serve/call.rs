@@ -8,73 +8,12 @@
 
 use serde_json::{Map, Value};
 
+use super::ctx::{Ctx, Transport};
 use super::fault::Fault;
 use super::params::{Kind, Origin, Params, Spec, spec};
-use super::principal::{HttpAuth, Principal};
-use super::state::User;
-use super::tokens::Issued;
+use super::principal::Principal;
 use super::{Connection, ServerState, account, grant, market, trading};
 use crate::jsonrpc::ErrorObject;
-
-/// How the request arrived, with what authentication needs from that transport.
-pub(crate) enum Transport<'a> {
-    Http(HttpAuth<'a>),
-    Ws(&'a mut Connection),
-}
-
-/// Everything a method body sees.
-pub(crate) struct Ctx<'a> {
-    pub(crate) state: &'a ServerState,
-    pub(crate) params: Params,
-    pub(crate) principal: Option<Principal>,
-    /// The WebSocket connection; `None` over HTTP.
-    pub(crate) connection: Option<&'a mut Connection>,
-}
-
-impl Ctx<'_> {
-    /// The authenticated caller; private methods always have one.
-    pub(crate) fn caller(&self) -> Result<&Principal, ErrorObject> {
-        self.principal
-            .as_ref()
-            .ok_or_else(|| ErrorObject::unauthorized("missing access token"))
-    }
-
-    /// The calling user's record.
-    pub(crate) fn caller_user(&self) -> Result<&User, ErrorObject> {
-        let user_id = self.caller()?.user_id;
-        self.state
-            .user(user_id)
-            .ok_or_else(|| ErrorObject::unauthorized("unknown user"))
-    }
-
-    /// Refuses the call unless the caller's scope grants `requirement` (SPEC.md 5.4).
-    pub(crate) fn require(&self, requirement: &str) -> Result<(), ErrorObject> {
-        if self.state.fault(Fault::ScopeNotEnforced) || self.caller()?.scope.grants(requirement) {
-            Ok(())
-        } else {
-            Err(ErrorObject::unauthorized(&format!(
-                "scope {requirement} required"
-            )))
-        }
-    }
-
-    /// Whether a fault switch is on.
-    pub(crate) fn fault(&self, fault: Fault) -> bool {
-        self.state.fault(fault)
-    }
-
-    /// On WebSocket, remembers a newly issued session-scoped token for the connection's
-    /// later requests (SPEC.md 5.2); connection-scoped tokens are not remembered.
-    pub(crate) fn remember(&mut self, issued: &Issued) {
-        let forget = self.state.fault(Fault::WsSessionForgotten);
-        if let Some(connection) = self.connection.as_deref_mut()
-            && issued.scope.session.is_some()
-            && !forget
-        {
-            connection.session_token = Some(issued.access_token.clone());
-        }
-    }
-}
 
 type Run = fn(&mut Ctx<'_>) -> Result<Value, ErrorObject>;
 

@@ -9,7 +9,7 @@
 
 use serde_json::Value;
 
-use super::call::Ctx;
+use super::ctx::Ctx;
 use super::fault::Fault;
 use super::state::{User, lock};
 use super::tokens::{Issued, bound_scope, grant_scope};

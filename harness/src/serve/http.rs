@@ -23,7 +23,8 @@ use axum::routing::{any, get};
 use futures_util::StreamExt;
 use serde_json::{Map, Value};
 
-use super::call::{self, Transport};
+use super::call;
+use super::ctx::Transport;
 use super::fault::Fault;
 use super::observe::{RawAnswer, RawRequest, Wire};
 use super::params::Origin;

@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use super::call::Ctx;
+use super::ctx::Ctx;
 use super::fault::Fault;
 use super::fixtures::{self, VOLATILITY_CURRENCIES};
 use crate::jsonrpc::ErrorObject;

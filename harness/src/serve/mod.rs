@@ -20,6 +20,7 @@
 
 mod account;
 mod call;
+mod ctx;
 mod fault;
 mod fixtures;
 mod grant;
@@ -49,7 +50,7 @@ use tokio::task::JoinHandle;
 
 use crate::auth::clock::Clock;
 use crate::auth::nonce::ReplayCache;
-use crate::target::{Limits, Target};
+use crate::target_file::{RateLimits, Target};
 
 pub use fault::Fault;
 pub use observe::{Knobs, Observer, RawAnswer, RawRequest, Wire};
@@ -64,7 +65,7 @@ pub struct Config {
     /// Fault switches; empty for a conforming server.
     pub faults: Vec<Fault>,
     /// The `private/get_transaction_log` rate limit enforced and advertised.
-    pub limits: Limits,
+    pub limits: RateLimits,
     /// The only clock the server reads.
     pub clock: Clock,
     /// The largest HTTP body or WebSocket message answered normally; larger ones get an
@@ -90,7 +91,7 @@ impl Config {
         Config {
             listen: SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
             faults: Vec::new(),
-            limits: Limits {
+            limits: RateLimits {
                 transaction_log_per_second: 1.0,
                 transaction_log_burst: 100,
             },
@@ -163,10 +164,10 @@ pub async fn start(config: Config) -> std::io::Result<Running> {
 pub struct ServerState {
     faults: fault::FaultSet,
     clock: Clock,
-    limits: Limits,
+    limits: RateLimits,
     max_body_bytes: usize,
     users: Vec<state::User>,
-    direct_access_key: crate::target::Secret,
+    direct_access_key: crate::target_file::Secret,
     instruments: Vec<fixtures::Instrument>,
     ledger: ledger::Ledger,
     tokens: Mutex<tokens::TokenStore>,

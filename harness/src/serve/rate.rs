@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 
-use crate::target::Limits;
+use crate::target_file::RateLimits;
 
 /// Buckets kept before full ones are forgotten: a full bucket is the same as a new one.
 const PRUNE_AT: usize = 10_000;
@@ -27,7 +27,7 @@ pub(crate) struct RateLimiter {
 }
 
 impl RateLimiter {
-    pub(crate) fn new(limits: &Limits) -> RateLimiter {
+    pub(crate) fn new(limits: &RateLimits) -> RateLimiter {
         RateLimiter {
             per_ms: limits.transaction_log_per_second.max(0.0) / 1_000.0,
             // A burst of 0 would refuse everything; one request is always allowed.
@@ -72,7 +72,7 @@ mod tests {
 
     #[test]
     fn burst_then_refill_at_the_rate() {
-        let mut limiter = RateLimiter::new(&Limits {
+        let mut limiter = RateLimiter::new(&RateLimits {
             transaction_log_per_second: 1.0,
             transaction_log_burst: 2,
         });

@@ -14,7 +14,8 @@ use rand::Rng;
 use rand::distr::Alphanumeric;
 use serde_json::Value;
 
-use super::call::{self, Transport};
+use super::call;
+use super::ctx::Transport;
 use super::fault::{Fault, FaultSet};
 use super::fixtures::{self, DEFAULT_INSTRUMENT, FIXTURE_MEMBER_ID};
 use super::ledger::{Holder, Ledger};
@@ -26,7 +27,7 @@ use crate::auth::SIGNATURE_WINDOW_MS;
 use crate::auth::nonce::ReplayCache;
 use crate::auth::scope::Scope;
 use crate::jsonrpc::{self, ErrorObject};
-use crate::target::{Account, Fixtures, Secret, Target};
+use crate::target_file::{Account, Fixtures, Secret, Target};
 
 /// Nonces remembered at most. At the 60 s window this allows over 16,000 signed requests a
 /// second before the cache refuses new ones, far beyond what a test run sends.

@@ -9,7 +9,7 @@
 use crate::spec::{HISTORY_CURRENCIES as TRIGGER_CURRENCIES, INDEX_NAMES};
 use serde_json::{Value, json};
 
-use super::call::Ctx;
+use super::ctx::Ctx;
 use super::fault::Fault;
 use super::fixtures::{DEFAULT_INSTRUMENT, round};
 use super::state::MAIN_ID;

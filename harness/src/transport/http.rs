@@ -6,7 +6,7 @@ use std::time::Instant;
 use reqwest::header::{AUTHORIZATION, CONTENT_TYPE};
 
 use super::{
-    Authorization, Exchange, Limits, Outgoing, Received, SentRequest, TransportError,
+    Authorization, Exchange, Outgoing, Received, RequestLimits, SentRequest, TransportError,
     TransportErrorKind,
 };
 use crate::auth::sign::SignedHeader;
@@ -17,12 +17,12 @@ use crate::jsonrpc::Request;
 #[derive(Clone, Debug)]
 pub struct HttpClient {
     client: reqwest::Client,
-    limits: Limits,
+    limits: RequestLimits,
 }
 
 impl HttpClient {
     /// A client with these limits.
-    pub fn new(limits: Limits) -> Result<HttpClient, TransportError> {
+    pub fn new(limits: RequestLimits) -> Result<HttpClient, TransportError> {
         let client = reqwest::Client::builder()
             .timeout(limits.request_timeout)
             .connect_timeout(limits.request_timeout)

@@ -21,18 +21,18 @@ use serde_json::{Map, Value};
 
 use crate::case::TransportKind;
 
-/// Limits every call obeys.
+/// RequestLimits every call obeys.
 #[derive(Clone, Copy, Debug)]
-pub struct Limits {
+pub struct RequestLimits {
     /// How long one request may take, connecting included.
     pub request_timeout: Duration,
     /// The largest response body or message accepted.
     pub max_response_bytes: usize,
 }
 
-impl Default for Limits {
-    fn default() -> Limits {
-        Limits {
+impl Default for RequestLimits {
+    fn default() -> RequestLimits {
+        RequestLimits {
             request_timeout: Duration::from_secs(5),
             max_response_bytes: 8 * 1024 * 1024,
         }
@@ -174,7 +174,7 @@ impl Exchange {
     /// character boundary, marked as cut, and its parsed JSON dropped. Checks see the whole
     /// answer; only what outlives the step is bounded, so a run against a target that sends
     /// huge answers holds at most `cap` bytes per exchange instead of the size cap of
-    /// [`Limits`].
+    /// [`RequestLimits`].
     pub fn for_record(mut self, cap: usize) -> Exchange {
         if let Some(received) = self.response.as_mut()
             && received.body.len() > cap

@@ -17,7 +17,7 @@ use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 use super::{
-    Exchange, Limits, Outgoing, Received, SentRequest, TransportError, TransportErrorKind,
+    Exchange, Outgoing, Received, RequestLimits, SentRequest, TransportError, TransportErrorKind,
 };
 use crate::case::TransportKind;
 use crate::jsonrpc::Request;
@@ -30,14 +30,14 @@ const MAX_SKIPPED_FRAMES: usize = 10_000;
 pub struct WsSession {
     url: String,
     stream: WebSocketStream<MaybeTlsStream<TcpStream>>,
-    limits: Limits,
+    limits: RequestLimits,
     /// Notifications seen while waiting for answers.
     pub notifications: usize,
 }
 
 impl WsSession {
     /// Connects, within the request timeout.
-    pub async fn connect(url: &str, limits: Limits) -> Result<WsSession, TransportError> {
+    pub async fn connect(url: &str, limits: RequestLimits) -> Result<WsSession, TransportError> {
         let config = WebSocketConfig::default()
             .max_message_size(Some(limits.max_response_bytes))
             .max_frame_size(Some(limits.max_response_bytes));

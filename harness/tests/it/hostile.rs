@@ -15,7 +15,7 @@ use std::time::Duration;
 use harness::case::{self, Case, TransportKind};
 use harness::check::{Catalog, SchemaSet, Verdict};
 use harness::run::{self, RunError, RunReport};
-use harness::transport::{Limits, RECORDED_BODY_BYTES};
+use harness::transport::{RECORDED_BODY_BYTES, RequestLimits};
 use server::{Behaviour, Hostile};
 
 use TransportKind::{HttpBody, HttpQuery, Ws};
@@ -93,7 +93,7 @@ async fn run_plan(behaviour: Behaviour, plan: Plan<'_>) -> Result<RunReport, Run
         transports: Some(plan.transports.to_vec()),
         filter: None,
         concurrency: 16,
-        limits: Limits {
+        limits: RequestLimits {
             request_timeout: plan.request_timeout,
             max_response_bytes: CAP,
         },

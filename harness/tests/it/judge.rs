@@ -14,7 +14,7 @@ use harness::case::{self, Case, Outcome};
 use harness::check::{Catalog, SchemaSet, Verdict};
 use harness::judge::{self, Judge, Scenario, Tally};
 use harness::run;
-use harness::target::Target;
+use harness::target_file::Target;
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
 
@@ -204,7 +204,7 @@ fn the_harness_runner_is_a_client_the_judge_finds_nothing_against() {
             transports: None,
             filter: None,
             concurrency: 8,
-            limits: harness::transport::Limits::default(),
+            limits: harness::transport::RequestLimits::default(),
             run_timeout: Duration::from_secs(300),
         };
         let report = with_timeout(run::run(config, |_| {}))

@@ -178,7 +178,7 @@ async fn flood_of_bad_input_is_answered_and_the_suite_still_passes() {
         transports: None,
         filter: None,
         concurrency: 16,
-        limits: harness::transport::Limits::default(),
+        limits: harness::transport::RequestLimits::default(),
         run_timeout: WAIT,
     };
     let report = with_timeout(run::run(config, |_| {})).await.unwrap();

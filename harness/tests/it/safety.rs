@@ -12,7 +12,7 @@ use harness::case::{self, STATE_CHANGING_METHODS, TransportKind};
 use harness::check::{Catalog, SchemaSet, Verdict};
 use harness::run;
 use harness::serve::{self, Fault};
-use harness::target::Target;
+use harness::target_file::Target;
 
 const WAIT: Duration = Duration::from_secs(120);
 
@@ -111,7 +111,7 @@ async fn a_state_changing_case_that_does_not_say_so_is_skipped_all_the_same() {
             transports: None,
             filter: None,
             concurrency: 1,
-            limits: harness::transport::Limits::default(),
+            limits: harness::transport::RequestLimits::default(),
             run_timeout: WAIT,
         };
         for (case, transport, method) in [

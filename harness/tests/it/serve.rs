@@ -12,7 +12,7 @@ use harness::auth::clock::Clock;
 use harness::auth::nonce::fresh_nonce;
 use harness::auth::sign::{self, DEFAULT_SCHEME, SignedHeader};
 use harness::serve::{self, Config, Connection, Fault, Running, ServerState};
-use harness::target::{Limits, Target};
+use harness::target_file::{RateLimits, Target};
 use serde_json::{Value, json};
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::Message;
@@ -42,7 +42,7 @@ async fn start(faults: &[Fault]) -> Server {
     let mut config = Config::loopback();
     config.faults = faults.to_vec();
     // Walks of the transaction log send dozens of requests; the 1/s limit has its own test.
-    config.limits = Limits {
+    config.limits = RateLimits {
         transaction_log_per_second: 1_000.0,
         transaction_log_burst: 1_000,
     };
@@ -1044,7 +1044,7 @@ async fn transaction_log_rate_limit_refuses_then_refills() {
     let clock = Clock::manual(1_735_689_600_000);
     let mut config = Config::loopback();
     config.clock = clock.clone();
-    config.limits = Limits {
+    config.limits = RateLimits {
         transaction_log_per_second: 1.0,
         transaction_log_burst: 2,
     };

@@ -2,7 +2,7 @@ use std::collections::BTreeMap;
 
 use super::*;
 use crate::case::TransportKind;
-use crate::target::Limits;
+use crate::target_file::RateLimits;
 
 const NOW: u64 = 1_750_000_000_000;
 const SECRET: &str = "s3cret-value";
@@ -11,7 +11,7 @@ fn knowledge() -> Knowledge {
     Knowledge {
         secrets: BTreeMap::from([("c".to_owned(), SECRET.to_owned())]),
         signature_scheme: "svc-hmac-sha256".to_owned(),
-        limits: Limits::default(),
+        limits: RateLimits::default(),
     }
 }
 

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
 use harness::serve;
-use harness::target::Target;
+use harness::target_file::Target;
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};

@@ -36,7 +36,7 @@ pub struct Target {
     /// Fixture values the cases use.
     pub fixtures: Fixtures,
     /// Rate limits the runner respects.
-    pub limits: Limits,
+    pub limits: RateLimits,
 }
 
 /// One API key.
@@ -72,16 +72,16 @@ pub struct Fixtures {
 /// Rate limits of the target.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Limits {
+pub struct RateLimits {
     /// Sustained `private/get_transaction_log` rate (SPEC.md section 8: 1 per second).
-    #[serde(default = "Limits::default_per_second")]
+    #[serde(default = "RateLimits::default_per_second")]
     pub transaction_log_per_second: f64,
     /// How many transaction-log requests may go at once before pacing applies.
-    #[serde(default = "Limits::default_burst")]
+    #[serde(default = "RateLimits::default_burst")]
     pub transaction_log_burst: u32,
 }
 
-impl Limits {
+impl RateLimits {
     fn default_per_second() -> f64 {
         1.0
     }
@@ -90,11 +90,11 @@ impl Limits {
     }
 }
 
-impl Default for Limits {
-    fn default() -> Limits {
-        Limits {
-            transaction_log_per_second: Limits::default_per_second(),
-            transaction_log_burst: Limits::default_burst(),
+impl Default for RateLimits {
+    fn default() -> RateLimits {
+        RateLimits {
+            transaction_log_per_second: RateLimits::default_per_second(),
+            transaction_log_burst: RateLimits::default_burst(),
         }
     }
 }
@@ -141,7 +141,7 @@ struct TargetFile {
     #[serde(default)]
     fixtures: Option<toml::Spanned<FixturesFile>>,
     #[serde(default)]
-    limits: Limits,
+    limits: RateLimits,
 }
 
 #[derive(Deserialize)]

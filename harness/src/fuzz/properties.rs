@@ -9,7 +9,7 @@
 use arbitrary::{Arbitrary, Unstructured};
 
 use crate::auth::{scope, sign};
-use crate::{case, jsonrpc, serve, target};
+use crate::{case, jsonrpc, serve, target_file};
 
 /// A property over raw fuzzer bytes.
 pub type Property = fn(&[u8]) -> Result<(), String>;
@@ -53,7 +53,7 @@ targets! {
     };
     scope_parse_stable => |data| text(data).map_or(Ok(()), scope::scope_parse_stable);
     case_parse_no_panic => case::case_parse_no_panic;
-    target_parse_roundtrip => target::target_parse_roundtrip;
+    target_parse_roundtrip => target_file::target_parse_roundtrip;
     dispatch_envelope => serve::dispatch_envelope;
 }
 

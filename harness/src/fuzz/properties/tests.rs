@@ -68,7 +68,7 @@ fn every_target_has_a_fuzz_target_file() {
         let file = fuzz_dir().join(format!("fuzz_targets/{name}.rs"));
         let text = std::fs::read_to_string(&file).unwrap();
         assert!(
-            text.contains(&format!("harness::fuzz::target::{name}(data)")),
+            text.contains(&format!("harness::fuzz::properties::{name}(data)")),
             "{}",
             file.display()
         );

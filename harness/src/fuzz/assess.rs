@@ -35,7 +35,7 @@ fn fail(clause: &str, message: String) -> Judgement {
 }
 
 /// Judges the answer `sent` got.
-pub(crate) fn judge(
+pub(crate) fn assess(
     request: &FuzzRequest,
     expectation: &Expectation,
     sent: &Sent,
