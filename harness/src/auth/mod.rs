@@ -12,5 +12,4 @@ pub mod nonce;
 pub mod scope;
 pub mod sign;
 
-/// How long a signature timestamp stays valid (SPEC.md sections 5.5, 5.6 and 8).
-pub const SIGNATURE_WINDOW_MS: u64 = 60_000;
+pub use crate::spec::SIGNATURE_WINDOW_MS;

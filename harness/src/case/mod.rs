@@ -333,24 +333,11 @@ impl Case {
         methods
     }
 
-    /// The first method of [`STATE_CHANGING_METHODS`] the case calls, if any.
+    /// The first state-changing method (see [`crate::spec::Method::state_changing`]) the case
+    /// calls, if any.
     pub fn state_changing_method(&self) -> Option<String> {
         self.methods()
             .into_iter()
-            .find(|method| STATE_CHANGING_METHODS.contains(&method.as_str()))
+            .find(|method| crate::spec::is_state_changing(method))
     }
 }
-
-/// Methods whose effect outlives the call and reaches beyond the request's own token
-/// (SPEC.md 4.4 logout, 4.5 disabling a login ends sessions, 4.11 deleting a member, 4.12
-/// closing a position, 4.13 locking a portfolio). Against a real account they are what a
-/// user did not ask a test run to do, so a case calling one must set
-/// `needs.destructive = true`, and the runner skips it on a target that does not set
-/// `allow_destructive = true` even when the case forgot to.
-pub const STATE_CHANGING_METHODS: &[&str] = &[
-    "private/logout",
-    "private/toggle_subaccount_login",
-    "private/delete_member",
-    "private/close_position",
-    "private/lock_portfolio",
-];

@@ -40,7 +40,7 @@ pub fn case_file(
         quote(request.transport.as_str())
     ));
     let account = account_of(&request.auth);
-    let destructive = rules::method(&request.method).is_some_and(|rule| rule.destructive);
+    let destructive = rules::method(&request.method).is_some_and(|rule| rule.state_changing);
     out.push_str(&format!(
         "needs = {{ accounts = [{}], destructive = {destructive} }}\n",
         account.map(quote).unwrap_or_default()

@@ -7,10 +7,10 @@ use rand::seq::IndexedRandom;
 use rand::{Rng, SeedableRng};
 use serde_json::{Map, Value, json};
 
-use super::rules::{self, Check, Fixture, Kind, LOCK_PORTFOLIO, MethodRule};
-use super::walk::PAGED;
+use super::rules::{self, Fixture, Kind, LOCK_PORTFOLIO, Method, Values};
 use super::{FuzzRequest, RequestAuth, SecretPlan};
 use crate::case::TransportKind;
+use crate::spec::Required;
 use crate::target_file::Target;
 
 /// Strings that break parsers, encoders and comparisons.
@@ -72,11 +72,17 @@ pub fn generate(
                 .choose(&mut rng)
                 .unwrap_or(&rules::METHODS[0]);
             let mut request = generator.valid(&mut rng, rule, transport);
-            if PAGED.contains(&rule.name) && rng.random_ratio(1, 10) {
-                // A walk: small pages from the first to the last, nothing broken on purpose.
+            if rule.paging.is_some() && rng.random_ratio(1, 10) {
+                // A walk: small pages from the first to the last, nothing broken on purpose,
+                // over the whole history when the method takes a time window.
                 request
                     .params
-                    .insert("count".to_owned(), json!(rng.random_range(3..60)));
+                    .insert("count".to_owned(), json!(rng.random_range(2..30)));
+                for (name, value) in [("start_timestamp", 0), ("end_timestamp", WINDOW_END_MS)] {
+                    if let Some(bound) = request.params.get_mut(name) {
+                        *bound = json!(value);
+                    }
+                }
                 request.walk = true;
                 request.why = "a pagination walk".to_owned();
                 return request;
@@ -88,6 +94,9 @@ pub fn generate(
         })
         .collect()
 }
+
+/// The end of a walk's time window: 2100-01-01, after every entry a history can hold.
+const WINDOW_END_MS: i64 = 4_102_444_800_000;
 
 struct Generator<'a> {
     target: &'a Target,
@@ -120,13 +129,21 @@ impl Generator<'_> {
 
     /// A request the oracle should accept (or, for state-changing methods, not refuse on
     /// the spec's grounds).
-    fn valid(&self, rng: &mut StdRng, rule: &MethodRule, transport: TransportKind) -> FuzzRequest {
+    fn valid(&self, rng: &mut StdRng, rule: &Method, transport: TransportKind) -> FuzzRequest {
         let mut params = Map::new();
         for spec in rule.params {
-            if !rule.required.contains(&spec.name) && !rng.random_bool(0.5) {
+            // Tokens come from earlier answers (walks follow them). A valid request carries
+            // every parameter whose required flag SPEC.md does not show, since a server may
+            // require it; leaving one out is a defect the mutations try, judged "either".
+            let keep = match spec.required {
+                _ if matches!(spec.values, Values::Token) => false,
+                Required::Yes | Required::NotShown => true,
+                Required::No | Required::When(_) => rng.random_bool(0.5),
+            };
+            if !keep {
                 continue;
             }
-            if let Some(value) = self.valid_value(rng, rule.name, spec.name, spec.kind, spec.check)
+            if let Some(value) = self.valid_value(rng, rule.name, spec.name, spec.kind, spec.values)
             {
                 params.insert(spec.name.to_owned(), value);
             }
@@ -237,30 +254,32 @@ impl Generator<'_> {
         method: &str,
         name: &str,
         kind: Kind,
-        check: Check,
+        values: Values,
     ) -> Option<Value> {
         let fixtures = &self.target.fixtures;
-        Some(match (check, kind) {
+        Some(match (values, kind) {
             _ if name == "member_id" => match fixtures.member_id {
                 Some(member) if rng.random_bool(0.5) => json!(member),
                 _ => json!(rng.random_range(1..50)),
             },
-            (Check::OneOf(values), _) if name == "state" => json!(values.first()),
-            (Check::OneOf(values), _) => json!(values.choose(rng)),
-            (Check::Range(min, max), _) if max == i64::MAX => {
-                json!(rng.random_range(min.max(0)..4_102_444_800_000))
+            (Values::OneOf(values), _) if name == "state" => json!(values.first()),
+            (Values::OneOf(values), _) => json!(values.choose(rng)),
+            (Values::Range(min, max), _) if max == i64::MAX => {
+                json!(rng.random_range(min.max(0)..WINDOW_END_MS))
             }
-            (Check::Range(min, max), _) => match rng.random_range(0..4) {
+            (Values::Range(min, max), _) => match rng.random_range(0..4) {
                 0 => json!(min),
                 1 => json!(max),
                 _ => json!(rng.random_range(min..=max.min(300))),
             },
-            (Check::Fixture(Fixture::Instrument), _) => json!(fixtures.instrument_name.clone()?),
-            (Check::Fixture(Fixture::Subaccount), _) => json!(fixtures.subaccount_id?),
-            (Check::Free, Kind::Bool) => json!(rng.random_bool(0.5)),
-            (Check::Free, Kind::Num) => json!(f64::from(rng.random_range(1..100_000u32)) / 2.0),
-            (Check::Free, Kind::Int) => json!(rng.random_range(0..1_000_000i64)),
-            (Check::Free, Kind::Str) => match (method, name) {
+            (Values::Fixture(Fixture::Instrument), _) => json!(fixtures.instrument_name.clone()?),
+            (Values::Fixture(Fixture::Subaccount), _) => json!(fixtures.subaccount_id?),
+            (Values::Fixture(Fixture::Member), _) => json!(fixtures.member_id?),
+            (Values::Token, _) => return None,
+            (Values::Free, Kind::Bool) => json!(rng.random_bool(0.5)),
+            (Values::Free, Kind::Num) => json!(f64::from(rng.random_range(1..100_000u32)) / 2.0),
+            (Values::Free, Kind::Int) => json!(rng.random_range(0..1_000_000i64)),
+            (Values::Free, Kind::Str) => match (method, name) {
                 (_, "instrument_name") => json!(
                     fixtures
                         .instrument_name
@@ -274,7 +293,7 @@ impl Generator<'_> {
     }
 
     /// One defect: a value, a type, a parameter, the credentials or the envelope.
-    fn mutate(&self, rng: &mut StdRng, rule: &MethodRule, request: &mut FuzzRequest) {
+    fn mutate(&self, rng: &mut StdRng, rule: &Method, request: &mut FuzzRequest) {
         // Parameters the sender fills in are not the generator's to break.
         let sender_filled = [
             "client_secret",
@@ -283,7 +302,7 @@ impl Generator<'_> {
             "nonce",
             "refresh_token",
         ];
-        let params: Vec<&rules::ParamRule> = rule
+        let params: Vec<&rules::Param> = rule
             .params
             .iter()
             .filter(|spec| !sender_filled.contains(&spec.name))
@@ -300,10 +319,10 @@ impl Generator<'_> {
             return;
         }
         // A value outside a list or range needs a parameter that has one.
-        let bounded: Vec<&rules::ParamRule> = params
+        let bounded: Vec<&rules::Param> = params
             .iter()
             .copied()
-            .filter(|spec| matches!(spec.check, Check::OneOf(_) | Check::Range(..)))
+            .filter(|spec| matches!(spec.values, Values::OneOf(_) | Values::Range(..)))
             .collect();
         let spec = if choice == 0 && !bounded.is_empty() {
             bounded.choose(rng).copied()
@@ -312,14 +331,14 @@ impl Generator<'_> {
         };
         match (choice, spec) {
             (0, Some(spec)) => {
-                let value = match spec.check {
-                    Check::OneOf(_) => json!(ODD_STRINGS.choose(rng)),
+                let value = match spec.values {
+                    Values::OneOf(_) => json!(ODD_STRINGS.choose(rng)),
                     // Past i64::MAX there is nothing but the type's own edge.
-                    Check::Range(min, i64::MAX) => match rng.random_range(0..3) {
+                    Values::Range(min, i64::MAX) => match rng.random_range(0..3) {
                         0 | 1 => json!(min.saturating_sub(1)),
                         _ => json!(u64::MAX),
                     },
-                    Check::Range(min, max) => match rng.random_range(0..6) {
+                    Values::Range(min, max) => match rng.random_range(0..6) {
                         0 | 1 => json!(min.saturating_sub(1)),
                         2 | 3 => json!(max.saturating_add(1)),
                         4 => json!(i64::MIN),
@@ -393,7 +412,7 @@ impl Generator<'_> {
         request.why = why.to_owned();
     }
 
-    fn break_auth(&self, rng: &mut StdRng, rule: &MethodRule, request: &mut FuzzRequest) {
+    fn break_auth(&self, rng: &mut StdRng, rule: &Method, request: &mut FuzzRequest) {
         let http = request.transport.is_http();
         let main = || "main".to_owned();
         let (auth, why) = match (rule.name, rng.random_range(0..8)) {

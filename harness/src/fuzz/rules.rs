@@ -15,65 +15,26 @@ use crate::auth::scope::Scope;
 use crate::case::TransportKind;
 use crate::jsonrpc::code;
 
-/// The JSON type a parameter is declared with: the reference server's declaration type.
-pub(crate) use crate::serve::ParamKind as Kind;
-
-/// What values a parameter takes.
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum Check {
-    /// One of these strings.
-    OneOf(&'static [&'static str]),
-    /// An integer in this inclusive range.
-    Range(i64, i64),
-    /// A target fixture: its value is valid, another one may not exist (either).
-    Fixture(Fixture),
-    /// Any value of the declared type.
-    Free,
-}
-
-/// Target fixtures a parameter may name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Fixture {
-    Instrument,
-    Subaccount,
-}
-
-/// One declared parameter.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct ParamRule {
-    pub(crate) name: &'static str,
-    pub(crate) kind: Kind,
-    pub(crate) check: Check,
-    /// The clause a bad value of this parameter breaks.
-    pub(crate) clause: &'static str,
-}
-
-/// One method of section 4.
-#[derive(Debug)]
-pub(crate) struct MethodRule {
-    pub(crate) name: &'static str,
-    pub(crate) private: bool,
-    /// Scope requirements (section 5.4); all must be granted.
-    pub(crate) scope: &'static [&'static str],
-    pub(crate) params: &'static [ParamRule],
-    /// Parameters the spec marks required.
-    pub(crate) required: &'static [&'static str],
-    /// The clause a valid request's result (or a refusal of it) concerns.
-    pub(crate) clause: &'static str,
-    /// Changes server state, so a repeat may be refused: valid requests expect either.
-    pub(crate) destructive: bool,
-}
-
-mod methods;
-
-pub(crate) use methods::METHODS;
+pub(crate) use crate::spec::{Fixture, Kind, Method, Param, Values};
 
 /// The Direct Access `lock_portfolio` (REST only).
 pub(crate) const LOCK_PORTFOLIO: &str = "private/lock_portfolio";
 
-/// The method rule of a name.
-pub(crate) fn method(name: &str) -> Option<&'static MethodRule> {
-    METHODS.iter().find(|rule| rule.name == name)
+/// The methods the fuzzer calls over JSON-RPC: those of the spec table whose parameter
+/// names SPEC.md shows (so not `public/fork_token`) and that are not Direct Access REST.
+pub(crate) static METHODS: std::sync::LazyLock<Vec<&'static Method>> =
+    std::sync::LazyLock::new(|| {
+        crate::spec::METHODS
+            .iter()
+            .filter(|method| {
+                method.params_shown && method.interface != crate::spec::Interface::DirectAccess
+            })
+            .collect()
+    });
+
+/// The method of a name, if the fuzzer calls it.
+pub(crate) fn method(name: &str) -> Option<&'static Method> {
+    METHODS.iter().copied().find(|rule| rule.name == name)
 }
 
 /// What a conforming server must answer.
@@ -138,7 +99,7 @@ pub fn expect(request: &FuzzRequest, knowledge: &Knowledge) -> Expectation {
         return refusal;
     }
     let query = request.transport == TransportKind::HttpQuery;
-    let mut certain = !rule.destructive;
+    let mut certain = !rule.state_changing;
     for (name, value) in &request.params {
         let Some(spec) = rule.params.iter().find(|spec| spec.name == name) else {
             // Unknown parameters: the spec does not say they are refused.
@@ -157,12 +118,23 @@ pub fn expect(request: &FuzzRequest, knowledge: &Knowledge) -> Expectation {
             .get(name)
             .is_some_and(|value| !value.is_null())
     };
-    for name in rule.required {
+    for param in rule.params {
+        if param.required == crate::spec::Required::NotShown && !has(param.name) {
+            // SPEC.md does not say whether it may be left out: either answer is legal.
+            certain = false;
+        }
+    }
+    for name in rule
+        .params
+        .iter()
+        .filter(|param| param.required == crate::spec::Required::Yes)
+        .map(|param| param.name)
+    {
         if !has(name) {
             let clause = rule
                 .params
                 .iter()
-                .find(|spec| spec.name == *name)
+                .find(|spec| spec.name == name)
                 .map_or(rule.clause, |spec| spec.clause);
             return error(clause, format!("required {name} is missing"));
         }
@@ -187,7 +159,7 @@ enum Judged {
     Invalid(String),
 }
 
-fn judge_value(spec: &ParamRule, value: &Value, query: bool, knowledge: &Knowledge) -> Judged {
+fn judge_value(spec: &Param, value: &Value, query: bool, knowledge: &Knowledge) -> Judged {
     if value.is_null() {
         return Judged::Unsure;
     }
@@ -226,16 +198,16 @@ fn judge_value(spec: &ParamRule, value: &Value, query: bool, knowledge: &Knowled
     let Some(value) = coerced else {
         return Judged::Invalid(format!("is not of type {:?}", spec.kind).to_lowercase());
     };
-    match spec.check {
-        Check::OneOf(allowed) => match value.as_str() {
+    match spec.values {
+        Values::OneOf(allowed) => match value.as_str() {
             Some(text) if allowed.contains(&text) => Judged::Valid,
             _ => Judged::Invalid(format!("{value} is not one of the listed values")),
         },
-        Check::Range(min, max) => match value.as_i64() {
+        Values::Range(min, max) => match value.as_i64() {
             Some(number) if (min..=max).contains(&number) => Judged::Valid,
             _ => Judged::Invalid(format!("{value} is outside {min}..={max}")),
         },
-        Check::Fixture(Fixture::Instrument) => {
+        Values::Fixture(Fixture::Instrument) => {
             if knowledge.instrument.as_deref() == value.as_str() {
                 Judged::Valid
             } else {
@@ -243,7 +215,7 @@ fn judge_value(spec: &ParamRule, value: &Value, query: bool, knowledge: &Knowled
             }
         }
         // The fixture subaccount belongs to the main account.
-        Check::Fixture(Fixture::Subaccount) => {
+        Values::Fixture(Fixture::Subaccount) => {
             let main = knowledge
                 .account
                 .as_deref()
@@ -254,14 +226,16 @@ fn judge_value(spec: &ParamRule, value: &Value, query: bool, knowledge: &Knowled
                 Judged::Unsure
             }
         }
-        Check::Free => Judged::Valid,
+        // A member or a continuation the target did not hand out may or may not exist.
+        Values::Fixture(Fixture::Member) | Values::Token => Judged::Unsure,
+        Values::Free => Judged::Valid,
     }
 }
 
 /// Credentials the method cannot run with.
 fn auth_refusal(
     request: &FuzzRequest,
-    rule: &MethodRule,
+    rule: &Method,
     knowledge: &Knowledge,
 ) -> Option<Expectation> {
     let http = request.transport.is_http();
@@ -294,7 +268,9 @@ fn auth_refusal(
                 "signed header with a wrong secret",
             ));
         }
-        RequestAuth::Signed { offset_ms, .. } if offset_ms.abs() > 60_000 => {
+        RequestAuth::Signed { offset_ms, .. }
+            if offset_ms.unsigned_abs() > crate::spec::SIGNATURE_WINDOW_MS =>
+        {
             return Some(error(
                 "auth.signed.window",
                 format!("signed header timestamp {offset_ms} ms away"),
@@ -365,7 +341,7 @@ fn auth_refusal(
 /// Rules between parameters, and per-method refusals the table cannot express.
 fn method_refusal(
     request: &FuzzRequest,
-    rule: &MethodRule,
+    rule: &Method,
     knowledge: &Knowledge,
 ) -> Option<Expectation> {
     let params: &Map<String, Value> = &request.params;
@@ -502,7 +478,9 @@ fn auth_params_refusal(request: &FuzzRequest, knowledge: &Knowledge) -> Option<E
             "auth.client_signature.hex_lower",
             "client_signature in upper-case hex",
         )),
-        (RequestAuth::ClientSignature { offset_ms, .. }, _) if offset_ms.abs() > 60_000 => {
+        (RequestAuth::ClientSignature { offset_ms, .. }, _)
+            if offset_ms.unsigned_abs() > crate::spec::SIGNATURE_WINDOW_MS =>
+        {
             Some(error(
                 "auth.client_signature.window",
                 format!("client_signature timestamp {offset_ms} ms away"),
@@ -526,7 +504,7 @@ fn auth_params_refusal(request: &FuzzRequest, knowledge: &Knowledge) -> Option<E
 }
 
 /// The clause a refusal of a valid request breaks: the credential's, else the method's.
-fn accepted_clause(request: &FuzzRequest, rule: &MethodRule) -> &'static str {
+fn accepted_clause(request: &FuzzRequest, rule: &Method) -> &'static str {
     match &request.auth {
         RequestAuth::ClientSignature { .. } => "auth.client_signature.accepted",
         RequestAuth::ClientCredentials { .. } => "auth.client_credentials.accepted",

@@ -15,12 +15,6 @@ use super::send::Sender;
 use crate::check::{Redactor, SchemaSet, short};
 use crate::transport::WsSession;
 
-/// The paged methods.
-pub(crate) const PAGED: &[&str] = &[
-    "private/get_transaction_log",
-    "private/get_trigger_order_history",
-];
-
 /// Pages followed at most: the reference server's histories end well before this at the
 /// smallest page size the generator uses.
 const MAX_PAGES: usize = 400;
@@ -34,13 +28,12 @@ pub(crate) async fn walk(
     id: u64,
     ws: &mut Option<WsSession>,
 ) -> (Expectation, Judgement) {
-    let (items, clause) = match request.method.as_str() {
-        "private/get_trigger_order_history" => {
-            ("entries", "m.get_trigger_order_history.continuation")
-        }
-        _ => ("logs", "m.get_transaction_log.continuation"),
-    };
-    let accepted = rules::method(&request.method).map_or(clause, |rule| rule.clause);
+    let rule = rules::method(&request.method);
+    let paging = rule.and_then(|rule| rule.paging);
+    let (items, clause) = paging.map_or(("logs", "m.get_transaction_log.continuation"), |paging| {
+        (paging.items, paging.clause)
+    });
+    let accepted = rule.map_or(clause, |rule| rule.clause);
     let expectation = Expectation::Result(accepted);
     let fail = |message: String| {
         Judgement::Fail(Failure {

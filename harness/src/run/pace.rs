@@ -11,9 +11,6 @@ use std::time::{Duration, Instant};
 
 use crate::target_file::RateLimits;
 
-/// The methods the target file's `[limits]` pace.
-pub(crate) const PACED_METHODS: &[&str] = &["private/get_transaction_log"];
-
 struct Bucket {
     tokens: f64,
     updated: Instant,

@@ -14,7 +14,6 @@ use std::collections::HashSet;
 use serde_json::{Map, Value};
 
 use super::exec::{Execution, Stop};
-use super::pace::PACED_METHODS;
 use super::template;
 use crate::case::{AuthMode, Probe, Step, Walk};
 use crate::check::short;
@@ -110,7 +109,7 @@ impl Execution<'_> {
                 params.insert(walk.cursor.clone(), cursor.clone());
             }
             let (authorization, credential) = self.walk_auth(step, &mut params).await?;
-            if PACED_METHODS.contains(&walk.call.as_str()) {
+            if crate::spec::is_paced(&walk.call) {
                 self.shared.pacer.wait(&credential).await;
             }
             let outgoing = Outgoing {

@@ -8,7 +8,6 @@
 //! end. Because ids grow with timestamps, "entries at or below the cursor id" is exactly
 //! the rest of the walk, and no entry is skipped or repeated between pages.
 
-use crate::spec::TRANSACTION_LOG_CURRENCIES;
 use serde_json::{Value, json};
 
 use super::ServerState;
@@ -107,23 +106,20 @@ pub(crate) fn delete_member(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
 /// `private/get_transaction_log`.
 pub(crate) fn get_transaction_log(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
     ctx.require("account:read")?;
-    let params = &ctx.params;
-    let currency = params.one_of(
-        "currency",
-        TRANSACTION_LOG_CURRENCIES,
-        ctx.fault(Fault::TxlogCurrencyAny),
-    )?;
-    let min_count = if ctx.fault(Fault::TxlogCount0) { 0 } else { 1 };
-    let max_count = if ctx.fault(Fault::TxlogCount251) {
-        251
+    let currency = ctx.listed("currency", ctx.fault(Fault::TxlogCurrencyAny))?;
+    let (min, max, default) = ctx.count_bounds();
+    let min_count = if ctx.fault(Fault::TxlogCount0) {
+        0
     } else {
-        250
+        min
     };
+    let max_count = max + i64::from(ctx.fault(Fault::TxlogCount251));
     let default_count = if ctx.fault(Fault::TxlogDefault50) {
-        50
+        default / 2
     } else {
-        100
+        default
     };
+    let params = &ctx.params;
     let mut count = params.count("count", min_count, max_count, default_count)?;
     if count == 0 {
         count = default_count;

@@ -1,161 +1,118 @@
 //! The path of one request through the server, the same for every transport: find the
 //! method, check the parameters, settle who is calling, apply the rate limit, run.
 //!
-//! The method table below is the list of SPEC.md section 4; any other name is
-//! `-32601 method_not_found`. Each entry declares its parameters (see [`super::params`]);
-//! the method body then applies the rules the declaration cannot express (enumerations,
-//! ranges, requirements between parameters, scope).
+//! The methods are those of the spec table ([`crate::spec::METHODS`]), each with its handler;
+//! any other name is `-32601 method_not_found`. Parameters are checked against the table's
+//! declaration (see [`super::params`]); the handler then applies the rules a declaration
+//! cannot express (enumerations, ranges, requirements between parameters, scope), reading
+//! the listed values and bounds from the same table.
 
 use serde_json::{Map, Value};
 
 use super::ctx::{Ctx, Transport};
 use super::fault::Fault;
-use super::params::{Kind, Origin, Params, Spec, spec};
+use std::sync::LazyLock;
+
+use super::params::{Declared, Origin, Params, declared};
 use super::principal::Principal;
 use super::{Connection, ServerState, account, grant, market, trading};
 use crate::jsonrpc::ErrorObject;
+use crate::spec::{self, Kind};
 
 type Run = fn(&mut Ctx<'_>) -> Result<Value, ErrorObject>;
 
+/// A method of the spec table served over JSON-RPC, with its handler.
 struct Method {
-    name: &'static str,
-    private: bool,
-    params: &'static [Spec],
+    spec: &'static spec::Method,
+    /// Every parameter accepted: the spec's and the server's own choices for names the spec
+    /// does not show.
+    params: Vec<Declared>,
     run: Run,
 }
 
-const fn method(name: &'static str, private: bool, params: &'static [Spec], run: Run) -> Method {
-    Method {
-        name,
-        private,
-        params,
-        run,
-    }
-}
-
-const S: Kind = Kind::Str;
-const I: Kind = Kind::Int;
-
-/// The methods of SPEC.md section 4 reachable over JSON-RPC.
-const METHODS: &[Method] = &[
-    method(
-        "public/auth",
-        false,
-        &[
-            spec("grant_type", S),
-            spec("client_id", S),
-            spec("client_secret", S),
-            spec("refresh_token", S),
-            spec("timestamp", I),
-            spec("signature", S),
-            spec("nonce", S),
-            spec("data", S),
-            spec("scope", S),
-            // Section 4.1 says the result copies an input `state`; it is accepted and,
-            // since the result field's name is not shown, not echoed.
-            spec("state", S),
-        ],
-        grant::auth,
-    ),
-    method(
-        "public/exchange_token",
-        false,
-        &[
-            spec("refresh_token", S),
-            spec("subject_id", I),
-            spec("scope", S),
-        ],
-        grant::exchange_token,
-    ),
-    method(
+/// The reference server's handler for each JSON-RPC method of [`spec::METHODS`], with the
+/// parameters it accepts beyond those SPEC.md names: `public/auth` takes the `state` whose
+/// copy section 4.1 describes, and `public/fork_token`'s parameter names are "not shown"
+/// (section 4.3), so the server picks its own (the target file names them).
+const HANDLERS: &[(&str, Run, &[Declared])] = &[
+    ("public/auth", grant::auth, &[declared("state", Kind::Str)]),
+    ("public/exchange_token", grant::exchange_token, &[]),
+    (
         "public/fork_token",
-        false,
-        &[spec("refresh_token", S), spec("session_name", S)],
         grant::fork_token,
+        &[
+            declared("refresh_token", Kind::Str),
+            declared("session_name", Kind::Str),
+        ],
     ),
-    method("private/logout", true, &[], grant::logout),
-    method(
+    ("private/logout", grant::logout, &[]),
+    (
         "private/toggle_subaccount_login",
-        true,
-        &[spec("sid", I), spec("state", S)],
         account::toggle_subaccount_login,
+        &[],
     ),
-    method(
-        "private/get_mmp_status",
-        true,
-        &[
-            spec("index_name", S),
-            spec("mmp_group", S),
-            spec("block_rfq", Kind::Bool),
-        ],
-        trading::get_mmp_status,
-    ),
-    method(
+    ("private/get_mmp_status", trading::get_mmp_status, &[]),
+    (
         "private/get_trigger_order_history",
-        true,
-        &[
-            spec("currency", S),
-            spec("instrument_name", S),
-            spec("count", I),
-            spec("continuation", S),
-        ],
         trading::get_trigger_order_history,
+        &[],
     ),
-    method(
+    (
         "private/get_transaction_log",
-        true,
-        &[
-            spec("currency", S),
-            spec("start_timestamp", I),
-            spec("end_timestamp", I),
-            spec("count", I),
-            spec("subaccount_id", I),
-            spec("continuation", I),
-        ],
         account::get_transaction_log,
+        &[],
     ),
-    method("public/get_currencies", false, &[], market::get_currencies),
-    method(
+    ("public/get_currencies", market::get_currencies, &[]),
+    (
         "public/get_historical_volatility",
-        false,
-        &[spec("currency", S)],
         market::get_historical_volatility,
+        &[],
     ),
-    method(
-        "private/delete_member",
-        true,
-        &[spec("member_id", I)],
-        account::delete_member,
-    ),
-    method(
-        "private/close_position",
-        true,
-        &[
-            spec("instrument_name", S),
-            spec("type", S),
-            spec("price", Kind::Num),
-        ],
-        trading::close_position,
-    ),
-    method(
+    ("private/delete_member", account::delete_member, &[]),
+    ("private/close_position", trading::close_position, &[]),
+    (
         "public/get_book_summary_by_instrument",
-        false,
-        &[spec("instrument_name", S)],
         market::get_book_summary_by_instrument,
+        &[],
     ),
 ];
 
-/// The declared parameters of a method of the table; `None` for an unknown method.
-pub(crate) fn declared_params(method_name: &str) -> Option<&'static [Spec]> {
+/// The served methods, built once from the spec table and [`HANDLERS`].
+static METHODS: LazyLock<Vec<Method>> = LazyLock::new(|| {
+    spec::METHODS
+        .iter()
+        .filter(|method| method.interface != spec::Interface::DirectAccess)
+        .filter_map(|method| {
+            let (_, run, extra) = HANDLERS.iter().find(|(name, ..)| *name == method.name)?;
+            let params = method
+                .params
+                .iter()
+                .map(|param| declared(param.name, param.kind))
+                .chain(extra.iter().copied())
+                .collect();
+            Some(Method {
+                spec: method,
+                params,
+                run: *run,
+            })
+        })
+        .collect()
+});
+
+fn served(method_name: &str) -> Option<&'static Method> {
     METHODS
         .iter()
-        .find(|method| method.name == method_name)
-        .map(|method| method.params)
+        .find(|method| method.spec.name == method_name)
 }
 
-/// The methods of the table, in order.
+/// The declared parameters of a served method; `None` for an unknown method.
+pub(crate) fn declared_params(method_name: &str) -> Option<&'static [Declared]> {
+    served(method_name).map(|method| method.params.as_slice())
+}
+
+/// The served methods, in the spec's order.
 pub(crate) fn method_names() -> impl Iterator<Item = &'static str> {
-    METHODS.iter().map(|method| method.name)
+    METHODS.iter().map(|method| method.spec.name)
 }
 
 /// Runs one request and returns its result or error.
@@ -166,19 +123,19 @@ pub(crate) fn call(
     mut raw: Map<String, Value>,
     origin: Origin,
 ) -> Result<Value, ErrorObject> {
-    let Some(method) = METHODS.iter().find(|method| method.name == method_name) else {
+    let Some(method) = served(method_name) else {
         return Err(ErrorObject::method_not_found());
     };
     // Logout is refused over HTTP before anything else: which credentials came with it
     // does not matter (SPEC.md 4.4).
-    if method.name == "private/logout"
+    if method.spec.interface == spec::Interface::WsOnly
         && matches!(transport, Transport::Http(_))
         && !state.fault(Fault::LogoutOverHttp)
     {
         return Err(ErrorObject::bad_request("private/logout is websocket only"));
     }
-    let needs_caller =
-        method.private || (state.fault(Fault::PublicRequiresToken) && method.name != "public/auth");
+    let needs_caller = method.spec.private
+        || (state.fault(Fault::PublicRequiresToken) && method.spec.name != "public/auth");
     // On WebSocket the token travels among the parameters and is taken out before they are
     // checked; over HTTP it has no place there, so `access_token` is an unknown parameter.
     let presented = match &transport {
@@ -196,7 +153,7 @@ pub(crate) fn call(
     };
     // Parameters are checked before credentials, so a token misplaced in the query string
     // is named as such instead of being reported as missing.
-    let params = Params::check(raw, method.params, origin)?;
+    let params = Params::check(raw, &method.params, origin)?;
     let (principal, connection) = match transport {
         Transport::Http(http) => {
             let principal = if needs_caller {
@@ -214,7 +171,7 @@ pub(crate) fn call(
             (principal, Some(connection))
         }
     };
-    if method.name == "private/get_transaction_log"
+    if method.spec.paced
         && let Some(principal) = &principal
     {
         let admitted = super::state::lock(&state.rate).admit(&principal.rate_key, state.now_ms());
@@ -224,6 +181,7 @@ pub(crate) fn call(
     }
     let mut ctx = Ctx {
         state,
+        method: method.spec,
         params,
         principal,
         connection,

@@ -8,6 +8,7 @@ use super::state::User;
 use super::tokens::Issued;
 use super::{Connection, ServerState};
 use crate::jsonrpc::ErrorObject;
+use crate::spec;
 
 /// How the request arrived, with what authentication needs from that transport.
 pub(crate) enum Transport<'a> {
@@ -18,6 +19,8 @@ pub(crate) enum Transport<'a> {
 /// Everything a method body sees.
 pub(crate) struct Ctx<'a> {
     pub(crate) state: &'a ServerState,
+    /// The method's entry in the spec table: its listed values, bounds and defaults.
+    pub(crate) method: &'static spec::Method,
     pub(crate) params: Params,
     pub(crate) principal: Option<Principal>,
     /// The WebSocket connection; `None` over HTTP.
@@ -49,6 +52,22 @@ impl Ctx<'_> {
                 "scope {requirement} required"
             )))
         }
+    }
+
+    /// A string parameter restricted to the values the spec table lists for it, unless
+    /// `widened` (a fault) lets every value through.
+    pub(crate) fn listed(&self, name: &str, widened: bool) -> Result<Option<&str>, ErrorObject> {
+        let listed = self
+            .method
+            .param(name)
+            .and_then(spec::Param::listed)
+            .unwrap_or_default();
+        self.params.one_of(name, listed, widened)
+    }
+
+    /// The method's `count` bounds and default from the spec table.
+    pub(crate) fn count_bounds(&self) -> (i64, i64, i64) {
+        self.method.count_bounds().unwrap_or((1, 1, 1))
     }
 
     /// Whether a fault switch is on.

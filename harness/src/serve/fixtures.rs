@@ -111,8 +111,6 @@ pub(crate) fn book_summary(instrument: &Instrument) -> Value {
     })
 }
 
-pub(crate) use crate::spec::HISTORY_CURRENCIES as VOLATILITY_CURRENCIES;
-
 /// Hourly volatility points of a currency over two days: `[integer ms, number]` pairs.
 pub(crate) fn volatility(currency: &str) -> Vec<(u64, f64)> {
     let seed = currency.bytes().fold(7u64, |hash, byte| {

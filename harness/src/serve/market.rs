@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::ctx::Ctx;
 use super::fault::Fault;
-use super::fixtures::{self, VOLATILITY_CURRENCIES};
+use super::fixtures;
 use crate::jsonrpc::ErrorObject;
 
 /// `public/get_currencies`.
@@ -28,12 +28,7 @@ pub(crate) fn get_currencies(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
 /// say it is required.
 pub(crate) fn get_historical_volatility(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
     let currency = ctx
-        .params
-        .one_of(
-            "currency",
-            VOLATILITY_CURRENCIES,
-            ctx.fault(Fault::VolatilityCurrencyAny),
-        )?
+        .listed("currency", ctx.fault(Fault::VolatilityCurrencyAny))?
         .unwrap_or("BTC");
     let float_timestamps = ctx.fault(Fault::VolatilityFloatTimestamp);
     let points: Vec<Value> = fixtures::volatility(currency)

@@ -30,7 +30,6 @@ mod market;
 mod observe;
 mod params;
 
-pub(crate) use params::Kind as ParamKind;
 mod principal;
 mod property;
 mod rate;

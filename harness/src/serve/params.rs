@@ -10,37 +10,18 @@
 use serde_json::{Map, Value};
 
 use crate::jsonrpc::ErrorObject;
-
-/// The JSON type a parameter is declared with.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Kind {
-    Str,
-    Int,
-    Num,
-    Bool,
-}
-
-impl Kind {
-    fn name(self) -> &'static str {
-        match self {
-            Kind::Str => "string",
-            Kind::Int => "integer",
-            Kind::Num => "number",
-            Kind::Bool => "boolean",
-        }
-    }
-}
+use crate::spec::Kind;
 
 /// One declared parameter.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Spec {
+pub(crate) struct Declared {
     pub(crate) name: &'static str,
     pub(crate) kind: Kind,
 }
 
-/// Shorthand for a declared parameter in the method table.
-pub(crate) const fn spec(name: &'static str, kind: Kind) -> Spec {
-    Spec { name, kind }
+/// Shorthand for a declared parameter.
+pub(crate) const fn declared(name: &'static str, kind: Kind) -> Declared {
+    Declared { name, kind }
 }
 
 /// Where the parameter values came from, which decides how strictly they are typed.
@@ -62,7 +43,7 @@ impl Params {
     /// Checks raw parameters against the declared list.
     pub(crate) fn check(
         raw: Map<String, Value>,
-        specs: &[Spec],
+        specs: &[Declared],
         origin: Origin,
     ) -> Result<Params, ErrorObject> {
         let mut values = Map::new();
@@ -279,11 +260,11 @@ mod tests {
 
     use super::*;
 
-    const SPECS: &[Spec] = &[
-        spec("count", Kind::Int),
-        spec("price", Kind::Num),
-        spec("flag", Kind::Bool),
-        spec("name", Kind::Str),
+    const SPECS: &[Declared] = &[
+        declared("count", Kind::Int),
+        declared("price", Kind::Num),
+        declared("flag", Kind::Bool),
+        declared("name", Kind::Str),
     ];
 
     fn raw(value: Value) -> Map<String, Value> {

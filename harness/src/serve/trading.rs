@@ -6,7 +6,6 @@
 //! the reference server omits `continuation` there rather than inventing a sentinel value.
 //! `close_position` is stateless: every call closes the same fixture position.
 
-use crate::spec::{HISTORY_CURRENCIES as TRIGGER_CURRENCIES, INDEX_NAMES};
 use serde_json::{Value, json};
 
 use super::ctx::Ctx;
@@ -26,9 +25,7 @@ pub(crate) fn get_mmp_status(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
     } else {
         "trade:read"
     })?;
-    let index_name = ctx
-        .params
-        .one_of("index_name", INDEX_NAMES, ctx.fault(Fault::MmpIndexAny))?;
+    let index_name = ctx.listed("index_name", ctx.fault(Fault::MmpIndexAny))?;
     let group = match ctx.params.str("mmp_group") {
         Some("") if ctx.fault(Fault::MmpEmptyGroupRejected) => {
             return Err(ErrorObject::invalid_params(
@@ -76,26 +73,19 @@ pub(crate) fn get_mmp_status(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
 /// `private/get_trigger_order_history`.
 pub(crate) fn get_trigger_order_history(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
     ctx.require("trade:read")?;
-    let currency = ctx.params.one_of(
-        "currency",
-        TRIGGER_CURRENCIES,
-        ctx.fault(Fault::TriggerCurrencyAny),
-    )?;
+    let currency = ctx.listed("currency", ctx.fault(Fault::TriggerCurrencyAny))?;
     let instrument = ctx
         .params
         .str("instrument_name")
         .filter(|_| !ctx.fault(Fault::TriggerInstrumentIgnored));
-    let max_count = if ctx.fault(Fault::TriggerCount1001) {
-        1001
-    } else {
-        1000
-    };
+    let (min, max, default) = ctx.count_bounds();
+    let max_count = max + i64::from(ctx.fault(Fault::TriggerCount1001));
     let default_count = if ctx.fault(Fault::TriggerDefault10) {
-        10
+        default / 2
     } else {
-        20
+        default
     };
-    let count = ctx.params.count("count", 1, max_count, default_count)?;
+    let count = ctx.params.count("count", min, max_count, default_count)?;
     let entries: &[super::ledger::TriggerEntry] = if ctx.caller()?.user_id == MAIN_ID {
         &ctx.state.ledger.triggers
     } else {
@@ -172,8 +162,7 @@ pub(crate) fn close_position(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
         .find(|instrument| instrument.name == name)
         .ok_or_else(|| ErrorObject::invalid_params("instrument_name", "unknown instrument"))?;
     let order_type = ctx
-        .params
-        .one_of("type", &["limit", "market"], ctx.fault(Fault::CloseTypeAny))?
+        .listed("type", ctx.fault(Fault::CloseTypeAny))?
         .unwrap_or("market");
     let price = match ctx.params.num("price") {
         Some(price) if price <= 0.0 => {

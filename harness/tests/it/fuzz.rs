@@ -61,7 +61,9 @@ fn bounded_run_against_the_clean_reference_finds_nothing() {
     let report = fuzz_reference(&[], 11, 2_000, None);
     assert_eq!(report.sent, 2_000);
     assert!(
-        report.expected_result > 500 && report.expected_error > 500,
+        // A valid request to a state-changing method, or one leaving out a parameter whose
+        // required flag SPEC.md does not show, is "either"; a fifth must still be results.
+        report.expected_result > 400 && report.expected_error > 500,
         "{report:?}"
     );
     let findings: Vec<String> = report

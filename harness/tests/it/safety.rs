@@ -8,7 +8,7 @@ use std::process::{Command, Output};
 use std::sync::Arc;
 use std::time::Duration;
 
-use harness::case::{self, STATE_CHANGING_METHODS, TransportKind};
+use harness::case::{self, TransportKind};
 use harness::check::{Catalog, SchemaSet, Verdict};
 use harness::run;
 use harness::serve::{self, Fault};
@@ -72,7 +72,7 @@ fn every_case_calling_a_state_changing_method_says_it_is_destructive() {
         "set needs.destructive = true"
     );
     // The scan saw every such method, so it cannot pass by finding nothing.
-    for method in STATE_CHANGING_METHODS {
+    for method in harness::spec::state_changing_methods() {
         assert!(
             called.iter().any(|seen| seen == method),
             "no case calls {method}"

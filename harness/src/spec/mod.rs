@@ -1,0 +1,243 @@
+//! SPEC.md (interface 2.1.1) as one typed table: every fact of the spec that code acts on is
+//! stated here and nowhere else.
+//!
+//! - [`METHODS`]: each method of section 4 with its interface, parameters (kind, listed
+//!   values or bounds, default, whether the spec marks it required or leaves that "not
+//!   shown"), the scope it states, whether it is paged, paced or state-changing, and its
+//!   result schema. The reference server attaches its handlers to it; the fuzzer's generator
+//!   and oracle, the judge, the runner's pacer and the case-safety check read it.
+//! - the enumerations of sections 2, 4 and 9 ([`INDEX_NAMES`], the currency lists, ...);
+//! - [`OPEN_POINTS`]: what SPEC.md leaves open, each with the passage that leaves it open and
+//!   the alternatives a conforming server may choose; the reference server's spec-open
+//!   variants draw from them.
+//!
+//! The rules themselves (clause id, level and the SPEC.md words each `must` clause quotes)
+//! live in `cases/clauses.toml`; the table names clause ids, and a test checks every id it
+//! names exists there. A second test reads SPEC.md's section 4 and compares it with the
+//! table.
+
+mod enums;
+mod methods;
+mod open;
+
+pub use enums::{
+    GRANT_TYPES, HISTORY_CURRENCIES, INDEX_NAMES, LISTED_LOG_TYPES, TRANSACTION_LOG_CURRENCIES,
+};
+pub use methods::METHODS;
+pub use open::{OPEN_POINTS, OpenPoint};
+
+/// The JSON type a parameter is declared with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A string.
+    Str,
+    /// An integer.
+    Int,
+    /// Any number.
+    Num,
+    /// `true` or `false`.
+    Bool,
+}
+
+impl Kind {
+    /// The JSON type's name, as error messages and reports print it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Str => "string",
+            Kind::Int => "integer",
+            Kind::Num => "number",
+            Kind::Bool => "boolean",
+        }
+    }
+}
+
+/// Which values a parameter takes, as far as SPEC.md states them.
+#[derive(Clone, Copy, Debug)]
+pub enum Values {
+    /// One of these strings (a listed enumeration).
+    OneOf(&'static [&'static str]),
+    /// An integer in this inclusive range.
+    Range(i64, i64),
+    /// Something of the target account (an instrument, a subaccount, a member): the value the
+    /// target file names is valid; another may or may not exist.
+    Fixture(Fixture),
+    /// A token from a previous response: one the server handed out is valid, any other value
+    /// may or may not be refused.
+    Token,
+    /// Any value of the declared kind.
+    Free,
+}
+
+/// What a [`Values::Fixture`] parameter names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fixture {
+    /// `fixtures.instrument_name`.
+    Instrument,
+    /// `fixtures.subaccount_id`, a subaccount of the main account.
+    Subaccount,
+    /// `fixtures.member_id`, a Direct Access member of the main account.
+    Member,
+}
+
+/// Whether a request must carry a parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Required {
+    /// SPEC.md says it is required (or lists the others as optional beside it).
+    Yes,
+    /// SPEC.md says it is optional, or gives a default.
+    No,
+    /// SPEC.md gives the condition under which it is required (e.g. per grant type).
+    When(&'static str),
+    /// SPEC.md does not say: a server may require it or not.
+    NotShown,
+}
+
+/// One parameter of a method.
+#[derive(Clone, Copy, Debug)]
+pub struct Param {
+    /// Its name.
+    pub name: &'static str,
+    /// Its JSON type.
+    pub kind: Kind,
+    /// The values it takes.
+    pub values: Values,
+    /// Whether a request must carry it.
+    pub required: Required,
+    /// The default SPEC.md states, if any.
+    pub default: Option<i64>,
+    /// The clause a bad value of this parameter breaks.
+    pub clause: &'static str,
+}
+
+impl Param {
+    /// The listed values, for an enumeration.
+    pub fn listed(&self) -> Option<&'static [&'static str]> {
+        match self.values {
+            Values::OneOf(values) => Some(values),
+            _ => None,
+        }
+    }
+
+    /// The inclusive bounds, for a range.
+    pub fn range(&self) -> Option<(i64, i64)> {
+        match self.values {
+            Values::Range(min, max) => Some((min, max)),
+            _ => None,
+        }
+    }
+}
+
+/// Where a method is served.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Interface {
+    /// JSON-RPC over HTTP GET (query or body) and WebSocket.
+    JsonRpc,
+    /// JSON-RPC over WebSocket only.
+    WsOnly,
+    /// The Direct Access REST interface (`{direct_access_url}/api/v2/private/<name>`).
+    DirectAccess,
+}
+
+/// How a paged method pages.
+#[derive(Clone, Copy, Debug)]
+pub struct Paging {
+    /// The result member holding the entries.
+    pub items: &'static str,
+    /// The JSON type of `continuation`.
+    pub cursor: Kind,
+    /// Whether the spec says the last page's continuation is `null` (4.8), rather than not
+    /// saying how the end is marked (4.7).
+    pub null_at_end: bool,
+    /// The clause of following continuations.
+    pub clause: &'static str,
+}
+
+/// One method of SPEC.md section 4.
+#[derive(Clone, Copy, Debug)]
+pub struct Method {
+    /// `public/<name>` or `private/<name>`.
+    pub name: &'static str,
+    /// The SPEC.md section.
+    pub section: &'static str,
+    /// Needs credentials (a `private/` method).
+    pub private: bool,
+    /// Where it is served.
+    pub interface: Interface,
+    /// The scope requirements it states (section 5.4); all must be granted.
+    pub scope: &'static [&'static str],
+    /// The clause a token lacking that scope breaks when it is not refused.
+    pub scope_clause: &'static str,
+    /// Its parameters, as far as SPEC.md names them.
+    pub params: &'static [Param],
+    /// Whether SPEC.md names the parameters at all (4.3 does not).
+    pub params_shown: bool,
+    /// How it pages, for a paged method.
+    pub paging: Option<Paging>,
+    /// Rate-limited by section 8: calls are paced by the target file's `[limits]`.
+    pub paced: bool,
+    /// Its effect outlives the call and reaches beyond the request's own token (logout,
+    /// disabling a login, deleting a member, closing a position, locking a portfolio):
+    /// a run calls it only when the target file allows destructive calls.
+    pub state_changing: bool,
+    /// The clause a valid request's result (or a refusal of it) concerns.
+    pub clause: &'static str,
+}
+
+impl Method {
+    /// The declared parameter of this name.
+    pub fn param(&self, name: &str) -> Option<&'static Param> {
+        self.params.iter().find(|param| param.name == name)
+    }
+
+    /// The name of the result's JSON Schema under `cases/schemas/`.
+    pub fn schema(&self) -> String {
+        format!("method.{}", self.name.replace('/', "."))
+    }
+
+    /// The `count` parameter's bounds and default, for a paged method.
+    pub fn count_bounds(&self) -> Option<(i64, i64, i64)> {
+        let count = self.param("count")?;
+        let (min, max) = count.range()?;
+        Some((min, max, count.default?))
+    }
+}
+
+/// The method of this name.
+pub fn method(name: &str) -> Option<&'static Method> {
+    METHODS.iter().find(|method| method.name == name)
+}
+
+/// The paged methods.
+pub fn paged_methods() -> impl Iterator<Item = &'static Method> {
+    METHODS.iter().filter(|method| method.paging.is_some())
+}
+
+/// Whether calls to `name` are paced (section 8).
+pub fn is_paced(name: &str) -> bool {
+    method(name).is_some_and(|method| method.paced)
+}
+
+/// The methods whose effect outlives the call (see [`Method::state_changing`]).
+pub fn state_changing_methods() -> impl Iterator<Item = &'static str> {
+    METHODS
+        .iter()
+        .filter(|method| method.state_changing)
+        .map(|method| method.name)
+}
+
+/// Whether `name` changes state beyond the call (see [`Method::state_changing`]).
+pub fn is_state_changing(name: &str) -> bool {
+    method(name).is_some_and(|method| method.state_changing)
+}
+
+/// Section 8's sustained rate of the paced methods, in requests per second.
+pub const PACED_PER_SECOND: f64 = 1.0;
+
+/// How long a signature timestamp stays valid, in milliseconds (SPEC.md 5.5, 5.6 and 8).
+pub const SIGNATURE_WINDOW_MS: u64 = 60_000;
+
+/// Section 2.6 and 8: a member name has at most this many characters.
+pub const MEMBER_NAME_MAX: usize = 64;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,337 @@
+//! The points SPEC.md leaves open: for each, the passage that leaves it open (copied
+//! exactly), the choice the reference server makes, and the other choices a conforming
+//! server may make. Each alternative is one spec-open variant of the reference server
+//! (`harness variants`), and every check must pass against every one of them.
+
+/// One point SPEC.md leaves open.
+#[derive(Clone, Copy, Debug)]
+pub struct OpenPoint {
+    /// Stable identifier, e.g. `trigger_history.end_marker`.
+    pub id: &'static str,
+    /// The SPEC.md section.
+    pub section: &'static str,
+    /// The SPEC.md words that leave the point open, copied exactly.
+    pub passage: &'static str,
+    /// What is left open, as a question.
+    pub question: &'static str,
+    /// What the reference server does.
+    pub reference: &'static str,
+    /// What else a conforming server may do, one variant each, by variant name.
+    pub alternatives: &'static [(&'static str, &'static str)],
+}
+
+const fn point(
+    id: &'static str,
+    section: &'static str,
+    passage: &'static str,
+    question: &'static str,
+    reference: &'static str,
+    alternatives: &'static [(&'static str, &'static str)],
+) -> OpenPoint {
+    OpenPoint {
+        id,
+        section,
+        passage,
+        question,
+        reference,
+        alternatives,
+    }
+}
+
+/// Every open point the harness knows, in section order.
+pub const OPEN_POINTS: &[OpenPoint] = &[
+    point(
+        "envelope.lenient",
+        "1",
+        "Shape of the error object, all other error codes and the statuses for failures: not shown.",
+        "is a request with jsonrpc other than \"2.0\", or params given as an array, refused?",
+        "refused with an error",
+        &[(
+            "lenient-envelope",
+            "answers jsonrpc \"1.0\" and array params like a valid request",
+        )],
+    ),
+    point(
+        "params.unknown",
+        "4",
+        "Required/optional flags are given where they are stated.",
+        "is a parameter the method does not declare refused?",
+        "refused with invalid_params",
+        &[(
+            "unknown-params-ignored",
+            "ignores parameters it does not know",
+        )],
+    ),
+    point(
+        "params.coercion",
+        "1",
+        "Parameters are query parameters, or a JSON-RPC body is sent with the GET request.",
+        "is a JSON value of the wrong type (\"5\" for an integer) refused or coerced?",
+        "refused with invalid_params",
+        &[(
+            "coerce-types",
+            "coerces numeric strings, numbers and \"true\"/\"false\" to the declared type",
+        )],
+    ),
+    point(
+        "params.required_not_shown",
+        "4.7",
+        "Which parameters are required: not shown.",
+        "must a request carry the parameters whose required flag SPEC.md does not show?",
+        "every such parameter is optional",
+        &[(
+            "require-unflagged",
+            "requires currency on the history, volatility and transaction-log methods, instrument_name and type on close_position",
+        )],
+    ),
+    point(
+        "errors.codes",
+        "7",
+        "Shape of the error object, all other error codes and the statuses for failures: not shown.",
+        "which codes and messages do refusals carry?",
+        "JSON-RPC codes (-32600, -32601, -32602), 10028 for throttling and 13009/13004 for credentials",
+        &[(
+            "other-error-codes",
+            "every refusal but 13668 carries another code and message (e.g. 11050 bad_request, 10429 throttled)",
+        )],
+    ),
+    point(
+        "errors.http_status",
+        "7",
+        "Shape of the error object, all other error codes and the statuses for failures: not shown.",
+        "which HTTP status does a refusal carry?",
+        "400 for bad requests, 401 for credentials, 429 for throttling",
+        &[(
+            "errors-status-200",
+            "every refusal is answered with HTTP 200",
+        )],
+    ),
+    point(
+        "token_set.optional_members",
+        "2.1",
+        "| sid | string | session id; optional |",
+        "does the token set carry sid, and further members whose names are not shown?",
+        "sid only for session tokens, no further members",
+        &[(
+            "extra-members",
+            "results carry sid always and further members SPEC.md describes without names",
+        )],
+    ),
+    point(
+        "trigger_history.end_marker",
+        "4.7",
+        "Result: object {entries: array of trigger order history entries (2.2), continuation: string}.",
+        "how does the last page of the trigger-order history say there is no further page?",
+        "the continuation member is absent",
+        &[(
+            "trigger-end-null",
+            "the last page carries continuation: null",
+        )],
+    ),
+    point(
+        "paging.short_pages",
+        "4.8",
+        "| count | integer | 1 to 250; default 100 |",
+        "is a page as long as count whenever more entries follow?",
+        "every page but the last holds count entries",
+        &[(
+            "short-pages",
+            "pages hold fewer entries than count while a continuation is given",
+        )],
+    ),
+    point(
+        "transaction_log.order",
+        "4.8",
+        "Result: object {logs: array of transaction log entries (2.3), continuation: integer, null when no further page}.",
+        "in which order are the entries of a page?",
+        "newest first",
+        &[(
+            "oldest-first",
+            "pages run from the oldest entry to the newest",
+        )],
+    ),
+    point(
+        "rate.scope",
+        "8",
+        "| `private/get_transaction_log` sustained rate | 1 request per second |",
+        "what is the rate counted against, and how large a burst is allowed?",
+        "per token, with the burst the target file's [limits] state",
+        &[(
+            "rate-per-user-burst-1",
+            "one budget per user across its credentials and transports, burst 1",
+        )],
+    ),
+    point(
+        "auth.future_timestamp",
+        "5.5",
+        "The timestamp is valid for 60 seconds from generation; older timestamps are rejected.",
+        "is a signature timestamp in the future accepted?",
+        "refused when more than 60 s ahead",
+        &[(
+            "future-timestamps",
+            "accepts signature timestamps ahead of its clock",
+        )],
+    ),
+    point(
+        "ws.token_memory",
+        "5.2",
+        "A WebSocket connection authenticated with a session token remembers it, so later requests on that connection may omit the token.",
+        "does a connection remember a connection-scoped token too?",
+        "only session tokens are remembered",
+        &[(
+            "ws-remembers-any-token",
+            "a connection remembers any token it authenticated with",
+        )],
+    ),
+    point(
+        "scope.unnamed_families",
+        "5.4",
+        "A granted scope is a space-separated list and can also carry `mainaccount`.",
+        "which level does a requested scope give the families it does not name?",
+        "the key's full level",
+        &[(
+            "scope-unnamed-none",
+            "families a requested scope does not name are granted none",
+        )],
+    ),
+    point(
+        "exchange_token.wide_scope",
+        "4.2",
+        "optional `scope` (may carry `session:name` to create a session token; must not exceed the caller's permissions)",
+        "is a requested scope wider than the caller's refused, or capped?",
+        "refused",
+        &[(
+            "exchange-scope-capped",
+            "caps the requested scope at the caller's permissions",
+        )],
+    ),
+    point(
+        "fork_token.parameters",
+        "4.3",
+        "Parameter names and response shape: not shown.",
+        "what are fork_token's parameters called?",
+        "refresh_token and session_name",
+        &[(
+            "fork-token-names",
+            "names them refresh_token and name (the target file says so)",
+        )],
+    ),
+    point(
+        "logout.result",
+        "4.4",
+        "Parameters and result: not shown.",
+        "what does private/logout return, and does the connection stay open?",
+        "the string ok, and the connection stays open",
+        &[(
+            "logout-closes",
+            "answers null and then closes the websocket connection",
+        )],
+    ),
+    point(
+        "refresh.session_access_token",
+        "5.3",
+        "For a session-scoped token the session stays the same and uses no extra session slot.",
+        "does the previous access token of a session keep working after a refresh?",
+        "it keeps working",
+        &[(
+            "session-refresh-revokes",
+            "a refresh of a session token invalidates the previous access token",
+        )],
+    ),
+    point(
+        "public.bad_token",
+        "5.1",
+        "Public methods need no credentials.",
+        "is a public call carrying an invalid token answered or refused?",
+        "answered, the token ignored",
+        &[(
+            "public-refuses-bad-token",
+            "refuses a public call that carries an invalid token",
+        )],
+    ),
+    point(
+        "members.field_names",
+        "2.6",
+        "Field names of the member record: not shown.",
+        "what are the member record's fields called?",
+        "id, name, active, owner_id, account_ids, last_modified",
+        &[(
+            "member-field-names",
+            "names the member fields member_id, member_name, is_active, main_user_id, user_ids, updated_at",
+        )],
+    ),
+    point(
+        "mmp_status.none_triggered",
+        "4.6",
+        "when omitted, all triggered MMP statuses are returned",
+        "are there any triggered statuses?",
+        "some indexes are frozen",
+        &[(
+            "mmp-none-triggered",
+            "no MMP status is triggered: every answer is empty",
+        )],
+    ),
+    point(
+        "nullable.members",
+        "2.3",
+        "| info | object, string or null |",
+        "which of the members typed \"or null\" are null, and which shape does info take?",
+        "null only where an entry has no instrument, info an object",
+        &[(
+            "nulls-and-strings",
+            "every member typed \"or null\" is null where it can be, and info is a string",
+        )],
+    ),
+    point(
+        "lookup.unknown",
+        "4.14",
+        "Parameter `instrument_name` (string).",
+        "is a lookup of an instrument, member or subaccount that does not exist refused, or answered empty?",
+        "refused with invalid_params",
+        &[(
+            "unknown-is-empty",
+            "answers an unknown instrument with an empty list and an unknown member with the unchanged list",
+        )],
+    ),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::OPEN_POINTS;
+
+    fn normalized(text: &str) -> String {
+        text.split_whitespace().collect::<Vec<_>>().join(" ")
+    }
+
+    #[test]
+    fn every_passage_is_found_in_spec_md() {
+        let spec = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../spec/SPEC.md"))
+            .expect("spec/SPEC.md");
+        let spec = normalized(&spec);
+        for point in OPEN_POINTS {
+            assert!(
+                spec.contains(&normalized(point.passage)),
+                "{}: passage not in SPEC.md: {}",
+                point.id,
+                point.passage
+            );
+        }
+    }
+
+    #[test]
+    fn ids_and_variant_names_are_unique() {
+        let mut ids: Vec<&str> = OPEN_POINTS.iter().map(|point| point.id).collect();
+        let mut names: Vec<&str> = OPEN_POINTS
+            .iter()
+            .flat_map(|point| point.alternatives.iter().map(|(name, _)| *name))
+            .collect();
+        let (id_count, name_count) = (ids.len(), names.len());
+        ids.sort_unstable();
+        ids.dedup();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(ids.len(), id_count);
+        assert_eq!(names.len(), name_count);
+        assert!(name_count >= 20, "{name_count} variants");
+    }
+}
