@@ -34,6 +34,10 @@ pub(crate) struct FuzzArgs {
     /// Inject a fault into the reference server (see `harness faults`); not with --target.
     #[arg(long = "fault", value_name = "NAME")]
     faults: Vec<String>,
+    /// Switch on a spec-open variant of the reference server (see `harness variants`), or
+    /// `all`; not with --target.
+    #[arg(long = "variant", value_name = "NAME")]
+    variants: Vec<String>,
     /// Only these transports: http-query, http-body, ws, rest (repeatable).
     #[arg(long = "transport", value_name = "NAME", value_parser = parse_transport)]
     transports: Vec<TransportKind>,
@@ -58,8 +62,12 @@ fn parse_transport(name: &str) -> Result<TransportKind, String> {
 }
 
 pub(crate) fn fuzz(args: FuzzArgs) -> Result<u8, CliError> {
-    let choice =
-        TargetChoice::from_args(args.target.as_deref(), &args.faults, args.allow_plain_http)?;
+    let choice = TargetChoice::from_args(
+        args.target.as_deref(),
+        &args.faults,
+        &args.variants,
+        args.allow_plain_http,
+    )?;
     let schemas_dir = cases_dir(args.cases.clone()).join("schemas");
     let schemas = Arc::new(SchemaSet::load(&schemas_dir).map_err(CliError::usage)?);
     let seed = args.seed.unwrap_or_else(rand::random);

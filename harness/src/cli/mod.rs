@@ -9,6 +9,7 @@ mod run;
 mod selftest;
 mod serve;
 mod target;
+mod variants;
 
 use std::fmt;
 use std::path::PathBuf;
@@ -44,6 +45,9 @@ enum Command {
     Serve(serve::ServeArgs),
     /// List the reference server's fault switches.
     Faults,
+    /// List the reference server's spec-open variants: other legal choices where SPEC.md
+    /// leaves a point open.
+    Variants,
     /// Check a captured response against a method's result schema.
     LintResponse(lint_response::LintResponseArgs),
     /// Prove every check can fail: run the suite against each seeded fault.
@@ -89,6 +93,7 @@ pub(crate) fn run(args: Args) -> Result<u8, CliError> {
         Command::Run(run_args) => run::run(run_args),
         Command::Serve(serve_args) => serve::serve(serve_args),
         Command::Faults => faults::list(),
+        Command::Variants => variants::list(),
         Command::LintResponse(lint_args) => lint_response::lint_response(lint_args),
         Command::Selftest(selftest_args) => selftest::selftest(selftest_args),
         Command::Fuzz(fuzz_args) => fuzz::fuzz(fuzz_args),

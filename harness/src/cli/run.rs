@@ -33,6 +33,10 @@ pub(crate) struct RunArgs {
     /// Inject a fault into the reference server (see `harness faults`); not with --target.
     #[arg(long = "fault", value_name = "NAME")]
     faults: Vec<String>,
+    /// Switch on a spec-open variant of the reference server (see `harness variants`), or
+    /// `all`; not with --target.
+    #[arg(long = "variant", value_name = "NAME")]
+    variants: Vec<String>,
     /// Case directory (default: ./cases).
     #[arg(long, value_name = "DIR")]
     cases: Option<PathBuf>,
@@ -83,8 +87,12 @@ pub(crate) fn load_corpus(dir: &Path) -> Result<Corpus, CliError> {
 
 pub(crate) fn run(args: RunArgs) -> Result<u8, CliError> {
     let corpus = load_corpus(&cases_dir(args.cases.clone()))?;
-    let choice =
-        TargetChoice::from_args(args.target.as_deref(), &args.faults, args.allow_plain_http)?;
+    let choice = TargetChoice::from_args(
+        args.target.as_deref(),
+        &args.faults,
+        &args.variants,
+        args.allow_plain_http,
+    )?;
     let rerun = format!("harness run{}", choice.flags());
     let runtime = runtime()?;
     let report = runtime.block_on(async {

@@ -1,20 +1,22 @@
 //! Where a command's target comes from: a target file (refused when it would send
 //! credentials in clear text to another machine), or the embedded reference server
-//! started in-process, optionally with seeded faults. Shared by `run` and `fuzz`.
+//! started in-process, optionally with seeded faults or spec-open variants. Shared by `run`
+//! and `fuzz`.
 
 use std::net::IpAddr;
 use std::path::Path;
 
-use harness::serve::{self, Fault};
+use harness::serve::{self, Fault, Variant};
 use harness::target_file::Target;
 
 use super::CliError;
-use super::serve::parse_faults;
+use super::serve::{parse_faults, parse_variants};
 
 /// The target a command was asked for, not yet started.
 pub(crate) struct TargetChoice {
     external: Option<Target>,
     faults: Vec<Fault>,
+    variants: Vec<Variant>,
     flags: String,
 }
 
@@ -23,12 +25,14 @@ impl TargetChoice {
     pub(crate) fn from_args(
         target: Option<&Path>,
         fault_names: &[String],
+        variant_names: &[String],
         allow_plain_http: bool,
     ) -> Result<TargetChoice, CliError> {
         let faults = parse_faults(fault_names)?;
-        if target.is_some() && !faults.is_empty() {
+        let variants = parse_variants(variant_names)?;
+        if target.is_some() && !(faults.is_empty() && variants.is_empty()) {
             return Err(CliError::usage(
-                "--fault applies to the embedded reference server, not to --target",
+                "--fault and --variant apply to the embedded reference server, not to --target",
             ));
         }
         let mut flags = String::new();
@@ -44,9 +48,13 @@ impl TargetChoice {
         for fault in fault_names {
             flags.push_str(&format!(" --fault {fault}"));
         }
+        for variant in variant_names {
+            flags.push_str(&format!(" --variant {variant}"));
+        }
         Ok(TargetChoice {
             external,
             faults,
+            variants,
             flags,
         })
     }
@@ -64,6 +72,7 @@ impl TargetChoice {
             None => {
                 let mut config = serve::Config::loopback();
                 config.faults = self.faults;
+                config.variants = self.variants;
                 let running = serve::start(config).await.map_err(|error| {
                     CliError::harness(format!("failed to start the reference server: {error}"))
                 })?;

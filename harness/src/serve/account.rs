@@ -11,9 +11,10 @@
 use serde_json::{Value, json};
 
 use super::ServerState;
+use super::Variant;
 use super::ctx::Ctx;
 use super::fault::Fault;
-use super::ledger::{LogQuery, log_page};
+use super::ledger::{LogQuery, Order, log_page};
 use super::state::lock;
 use crate::auth::sign;
 use crate::jsonrpc::ErrorObject;
@@ -88,12 +89,13 @@ pub(crate) fn delete_member(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
         Some(index) => {
             members.remove(index);
         }
-        None if zero_allowed => {}
+        None if zero_allowed || ctx.variant(Variant::UnknownIsEmpty) => {}
         None => return Err(ErrorObject::invalid_params("member_id", "unknown member")),
     }
+    let renamed = ctx.variant(Variant::MemberFieldNames);
     let remaining: Vec<Value> = members
         .iter()
-        .map(|member| member.to_json(owner_id))
+        .map(|member| member.to_json(owner_id, renamed))
         .collect();
     let allowed = if ctx.fault(Fault::DeleteMemberFlagString) {
         json!("true")
@@ -146,13 +148,14 @@ pub(crate) fn get_transaction_log(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObjec
         start,
         end,
     };
-    let page_len = ctx
-        .state
-        .knobs()
-        .page_len(usize::try_from(count).unwrap_or(1))
-        + usize::from(ctx.fault(Fault::TxlogPageExceedsCount));
+    let page_len = ctx.page_len(count) + usize::from(ctx.fault(Fault::TxlogPageExceedsCount));
+    let order = if ctx.variant(Variant::OldestFirst) {
+        Order::OldestFirst
+    } else {
+        Order::NewestFirst
+    };
     let log = &ctx.state.ledger.log;
-    let (walk, next) = log_page(log, &query, cursor, page_len);
+    let (walk, next) = log_page(log, &query, cursor, page_len, order);
     let continuation = match next {
         Some(_) if ctx.fault(Fault::TxlogPagesOverlap) => walk.last().map(|entry| entry.id),
         Some(id) => Some(id),

@@ -13,9 +13,9 @@ use super::ctx::{Ctx, Transport};
 use super::fault::Fault;
 use std::sync::LazyLock;
 
-use super::params::{Declared, Origin, Params, declared};
+use super::params::{Declared, Leniency, Origin, Params, declared};
 use super::principal::Principal;
-use super::{Connection, ServerState, account, grant, market, trading};
+use super::{Connection, ServerState, Variant, account, grant, market, reshape, trading};
 use crate::jsonrpc::ErrorObject;
 use crate::spec::{self, Kind};
 
@@ -43,6 +43,7 @@ const HANDLERS: &[(&str, Run, &[Declared])] = &[
         &[
             declared("refresh_token", Kind::Str),
             declared("session_name", Kind::Str),
+            declared("name", Kind::Str),
         ],
     ),
     ("private/logout", grant::logout, &[]),
@@ -153,7 +154,17 @@ pub(crate) fn call(
     };
     // Parameters are checked before credentials, so a token misplaced in the query string
     // is named as such instead of being reported as missing.
-    let params = Params::check(raw, &method.params, origin)?;
+    let leniency = Leniency {
+        ignore_unknown: state.variant(Variant::UnknownParamsIgnored),
+        coerce: state.variant(Variant::CoerceTypes),
+    };
+    let params = Params::check(raw, &method.params, origin, leniency)?;
+    if state.variant(Variant::RequireUnflagged) {
+        required_under_variant(method.spec.name, &params)?;
+    }
+    if !needs_caller && state.variant(Variant::PublicRefusesBadToken) {
+        refuse_bad_token(state, &transport, presented.as_deref())?;
+    }
     let (principal, connection) = match transport {
         Transport::Http(http) => {
             let principal = if needs_caller {
@@ -174,7 +185,12 @@ pub(crate) fn call(
     if method.spec.paced
         && let Some(principal) = &principal
     {
-        let admitted = super::state::lock(&state.rate).admit(&principal.rate_key, state.now_ms());
+        let key = if state.variant(Variant::RatePerUserBurst1) {
+            format!("user:{}", principal.user_id)
+        } else {
+            principal.rate_key.clone()
+        };
+        let admitted = super::state::lock(&state.rate).admit(&key, state.now_ms());
         if !admitted {
             return Err(ErrorObject::too_many_requests());
         }
@@ -186,7 +202,57 @@ pub(crate) fn call(
         principal,
         connection,
     };
-    (method.run)(&mut ctx)
+    let mut result = (method.run)(&mut ctx)?;
+    reshape::result(&ctx, &mut result);
+    Ok(result)
+}
+
+/// The parameters the `require-unflagged` variant requires beyond the reference's: ones
+/// whose required flag SPEC.md does not show and that deployments commonly require.
+const REQUIRED_UNDER_VARIANT: &[(&str, &[&str])] = &[
+    ("private/get_trigger_order_history", &["currency"]),
+    (
+        "private/get_transaction_log",
+        &["currency", "start_timestamp", "end_timestamp"],
+    ),
+    ("public/get_historical_volatility", &["currency"]),
+    ("private/close_position", &["instrument_name", "type"]),
+];
+
+fn required_under_variant(method_name: &str, params: &Params) -> Result<(), ErrorObject> {
+    let required = REQUIRED_UNDER_VARIANT
+        .iter()
+        .find(|(name, _)| *name == method_name)
+        .map_or(&[][..], |(_, required)| *required);
+    match required.iter().find(|name| !params.has(name)) {
+        Some(missing) => Err(ErrorObject::invalid_params(
+            missing,
+            "missing required parameter",
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Under the `public-refuses-bad-token` variant, a public call presenting a bearer token
+/// that is not valid is refused rather than answered as if anonymous.
+fn refuse_bad_token(
+    state: &ServerState,
+    transport: &Transport<'_>,
+    presented: Option<&str>,
+) -> Result<(), ErrorObject> {
+    let token = match transport {
+        Transport::Ws(_) => presented,
+        Transport::Http(http) => http.authorization.and_then(|value| {
+            let (scheme, token) = value.trim().split_once(' ')?;
+            scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+        }),
+    };
+    match token {
+        Some(token) if state.principal_from_token(token).is_err() => Err(
+            ErrorObject::unauthorized("invalid access token on a public call"),
+        ),
+        _ => Ok(()),
+    }
 }
 
 /// A request without credentials: refused, unless the `private-without-token` fault
@@ -212,7 +278,7 @@ fn ws_principal(
     if let Some(token) = presented {
         let resolved = state.principal_from_token(&token);
         if let Ok(principal) = &resolved
-            && principal.scope.session.is_some()
+            && (principal.scope.session.is_some() || state.variant(Variant::WsRemembersAnyToken))
             && !state.fault(Fault::WsSessionForgotten)
         {
             connection.session_token = Some(token);

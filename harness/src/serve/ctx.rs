@@ -65,9 +65,26 @@ impl Ctx<'_> {
         self.params.one_of(name, listed, widened)
     }
 
+    /// How many entries a page holds for a requested `count`: the count itself, fewer under
+    /// the judge's short-pages knob, and about half under the `short-pages` variant.
+    pub(crate) fn page_len(&self, count: i64) -> usize {
+        let count = usize::try_from(count).unwrap_or(1).max(1);
+        let count = if self.variant(super::Variant::ShortPages) {
+            count.div_ceil(2)
+        } else {
+            count
+        };
+        self.state.knobs().page_len(count)
+    }
+
     /// The method's `count` bounds and default from the spec table.
     pub(crate) fn count_bounds(&self) -> (i64, i64, i64) {
         self.method.count_bounds().unwrap_or((1, 1, 1))
+    }
+
+    /// Whether a spec-open variant is on.
+    pub(crate) fn variant(&self, variant: super::Variant) -> bool {
+        self.state.variant(variant)
     }
 
     /// Whether a fault switch is on.
@@ -79,8 +96,9 @@ impl Ctx<'_> {
     /// later requests (SPEC.md 5.2); connection-scoped tokens are not remembered.
     pub(crate) fn remember(&mut self, issued: &Issued) {
         let forget = self.state.fault(Fault::WsSessionForgotten);
+        let any_token = self.state.variant(super::Variant::WsRemembersAnyToken);
         if let Some(connection) = self.connection.as_deref_mut()
-            && issued.scope.session.is_some()
+            && (issued.scope.session.is_some() || any_token)
             && !forget
         {
             connection.session_token = Some(issued.access_token.clone());

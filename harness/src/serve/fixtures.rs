@@ -176,8 +176,19 @@ pub(crate) struct Member {
 }
 
 impl Member {
-    /// The record as the main account sees it, with owner and account list.
-    pub(crate) fn to_json(&self, owner_id: u64) -> Value {
+    /// The record as the main account sees it, with owner and account list. SPEC.md 2.6
+    /// does not show the field names; `renamed` picks the `member-field-names` variant's.
+    pub(crate) fn to_json(&self, owner_id: u64, renamed: bool) -> Value {
+        if renamed {
+            return json!({
+                "id": self.member_id,
+                "member_name": self.name,
+                "is_active": self.active,
+                "main_user_id": owner_id,
+                "user_ids": self.account_ids,
+                "updated_at": self.last_modified,
+            });
+        }
         json!({
             "member_id": self.member_id,
             "name": self.name,

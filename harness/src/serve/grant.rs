@@ -9,6 +9,7 @@
 
 use serde_json::Value;
 
+use super::Variant;
 use super::ctx::Ctx;
 use super::fault::Fault;
 use super::state::{User, lock};
@@ -59,15 +60,17 @@ pub(crate) fn exchange_token(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
     let scope = match ctx.params.str("scope") {
         None => record.scope.clone(),
         Some(_) if ctx.fault(Fault::ExchangeScopeEscalation) => {
-            grant_scope(ctx.params.str("scope"), &subject.maximum)
+            grant_scope(ctx.params.str("scope"), &subject.maximum, keep_unnamed(ctx))
         }
         Some(requested) => {
-            if !Scope::parse(requested).within(&record.scope) {
+            let capped = ctx.variant(Variant::ExchangeScopeCapped);
+            if !capped && !Scope::parse(requested).within(&record.scope) {
                 return Err(ErrorObject::unauthorized(
                     "requested scope exceeds the caller's permissions",
                 ));
             }
-            grant_scope(Some(requested), &record.scope)
+            // Granting within the caller's scope caps a wider request (the variant).
+            grant_scope(Some(requested), &record.scope, keep_unnamed(ctx))
         }
     };
     let issued = issue(ctx, subject, bound_scope(&scope, &subject.maximum))?;
@@ -79,11 +82,27 @@ pub(crate) fn fork_token(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
     if ctx.fault(Fault::ForkTokenBroken) {
         return Err(ErrorObject::bad_request("token forking is unavailable"));
     }
+    // The spec shows no parameter names (4.3); the `fork-token-names` variant calls the
+    // session's `name` and refuses the reference's `session_name`.
+    let name_param = if ctx.variant(Variant::ForkTokenNames) {
+        if ctx.params.has("session_name") {
+            return Err(ErrorObject::invalid_params(
+                "session_name",
+                "unknown parameter",
+            ));
+        }
+        "name"
+    } else {
+        if ctx.params.has("name") {
+            return Err(ErrorObject::invalid_params("name", "unknown parameter"));
+        }
+        "session_name"
+    };
     let refresh_token = ctx.params.required_str("refresh_token")?;
-    let session_name = ctx.params.required_str("session_name")?;
+    let session_name = ctx.params.required_str(name_param)?;
     if session_name.is_empty() || session_name.contains(char::is_whitespace) {
         return Err(ErrorObject::invalid_params(
-            "session_name",
+            name_param,
             "must be a non-empty name without spaces",
         ));
     }
@@ -127,6 +146,12 @@ pub(crate) fn logout(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
             connection.session_token = None;
         }
     }
+    if ctx.variant(Variant::LogoutCloses) {
+        if let Some(connection) = ctx.connection.as_deref_mut() {
+            connection.close_after_answer = true;
+        }
+        return Ok(Value::Null);
+    }
     Ok(Value::String("ok".to_owned()))
 }
 
@@ -149,7 +174,7 @@ fn client_credentials(ctx: &Ctx<'_>) -> Result<Issued, ErrorObject> {
     issue(
         ctx,
         user,
-        grant_scope(ctx.params.str("scope"), &user.maximum),
+        grant_scope(ctx.params.str("scope"), &user.maximum, keep_unnamed(ctx)),
     )
 }
 
@@ -195,7 +220,7 @@ fn client_signature(ctx: &Ctx<'_>) -> Result<Issued, ErrorObject> {
     issue(
         ctx,
         user,
-        grant_scope(ctx.params.str("scope"), &user.maximum),
+        grant_scope(ctx.params.str("scope"), &user.maximum, keep_unnamed(ctx)),
     )
 }
 
@@ -222,10 +247,17 @@ fn refresh(ctx: &Ctx<'_>) -> Result<Issued, ErrorObject> {
     } else {
         tokens.revoke_refresh(refresh_token);
     }
-    if record.scope.session.is_none() && !ctx.fault(Fault::RefreshKeepsOldToken) {
+    let revoke_session = ctx.variant(Variant::SessionRefreshRevokes);
+    if (record.scope.session.is_none() || revoke_session) && !ctx.fault(Fault::RefreshKeepsOldToken)
+    {
         tokens.revoke_access(&record.access_token);
     }
     Ok(issued)
+}
+
+/// Whether families a requested scope does not name keep the key's level (a variant).
+fn keep_unnamed(ctx: &Ctx<'_>) -> bool {
+    ctx.variant(Variant::ScopeUnnamedKept)
 }
 
 /// Issues a token pair for `user`.

@@ -102,6 +102,11 @@ fn reply(
     id: Value,
     outcome: Result<Value, ErrorObject>,
 ) -> Answer {
+    let status = if outcome.is_err() && state.variant(super::Variant::ErrorsStatus200) {
+        StatusCode::OK
+    } else {
+        status
+    };
     (status, state.envelope(id, outcome))
 }
 
@@ -194,7 +199,7 @@ fn answer_jsonrpc(state: &ServerState, parts: &Parts, read: BodyRead) -> Answer 
         }
     };
     let (id, params, origin) = if !body.is_empty() && !state.fault(Fault::HttpBodyIgnored) {
-        match jsonrpc::parse_request(&body) {
+        match state.parse_request(&body) {
             Err((id, error)) => return reply(state, StatusCode::BAD_REQUEST, id, Err(error)),
             Ok(incoming) if incoming.method != method_name => {
                 let error = ErrorObject::invalid_request("body method differs from the path");

@@ -81,23 +81,42 @@ impl LogQuery<'_> {
     }
 }
 
-/// One page of the log, newest first: up to `page_len` matching entries at or below the
-/// `cursor` id, and the id of the next page's first entry, found by looking one entry ahead,
-/// so a cursor is handed out only when a non-empty page follows.
+/// The order of a page's entries; SPEC.md 4.8 does not state one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Order {
+    /// The reference's choice.
+    NewestFirst,
+    /// The `oldest-first` variant.
+    OldestFirst,
+}
+
+/// One page of the log: up to `page_len` matching entries from the `cursor` id on (at or
+/// below it newest first, at or above it oldest first), and the id of the next page's first
+/// entry, found by looking one entry ahead, so a cursor is handed out only when a non-empty
+/// page follows.
 ///
 /// `log` must be ascending by id with timestamps that never decrease, as
-/// [`Ledger::generate`] makes it: then "at or below the cursor id" is exactly the rest of
-/// the walk.
+/// [`Ledger::generate`] makes it: then "from the cursor id on" is exactly the rest of the
+/// walk.
 pub(crate) fn log_page<'a>(
     log: &'a [LogEntry],
     query: &LogQuery<'_>,
     cursor: Option<u64>,
     page_len: usize,
+    order: Order,
 ) -> (Vec<&'a LogEntry>, Option<u64>) {
-    let mut page: Vec<&LogEntry> = log
-        .iter()
-        .rev()
-        .filter(|entry| cursor.is_none_or(|cursor| entry.id <= cursor))
+    let entries: Box<dyn Iterator<Item = &LogEntry>> = match order {
+        Order::NewestFirst => Box::new(
+            log.iter()
+                .rev()
+                .filter(move |entry| cursor.is_none_or(|cursor| entry.id <= cursor)),
+        ),
+        Order::OldestFirst => Box::new(
+            log.iter()
+                .filter(move |entry| cursor.is_none_or(|cursor| entry.id >= cursor)),
+        ),
+    };
+    let mut page: Vec<&LogEntry> = entries
         .filter(|entry| query.matches(entry))
         .take(page_len.saturating_add(1))
         .collect();

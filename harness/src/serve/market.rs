@@ -50,10 +50,18 @@ pub(crate) fn get_historical_volatility(ctx: &mut Ctx<'_>) -> Result<Value, Erro
 pub(crate) fn get_book_summary_by_instrument(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
     let name = ctx.params.required_str("instrument_name")?;
     let instruments = &ctx.state.instruments;
-    let position = instruments
+    let Some(position) = instruments
         .iter()
         .position(|instrument| instrument.name == name)
-        .ok_or_else(|| ErrorObject::invalid_params("instrument_name", "unknown instrument"))?;
+    else {
+        if ctx.variant(super::Variant::UnknownIsEmpty) {
+            return Ok(json!([]));
+        }
+        return Err(ErrorObject::invalid_params(
+            "instrument_name",
+            "unknown instrument",
+        ));
+    };
     let position = if ctx.fault(Fault::BookSummaryWrongInstrument) {
         (position + 1) % instruments.len()
     } else {

@@ -33,9 +33,11 @@ mod params;
 mod principal;
 mod property;
 mod rate;
+mod reshape;
 mod state;
 mod tokens;
 mod trading;
+mod variant;
 mod ws;
 
 use std::collections::HashSet;
@@ -55,6 +57,7 @@ pub use fault::Fault;
 pub use observe::{Knobs, Observer, RawAnswer, RawRequest, Wire};
 pub use params::{QueryInput, QueryValue, params_from_query, query_params_coerce};
 pub use property::dispatch_envelope;
+pub use variant::Variant;
 
 /// How to run the reference server.
 #[derive(Clone, Debug)]
@@ -63,6 +66,8 @@ pub struct Config {
     pub listen: SocketAddr,
     /// Fault switches; empty for a conforming server.
     pub faults: Vec<Fault>,
+    /// Spec-open variants: other legal choices where SPEC.md leaves a point open.
+    pub variants: Vec<Variant>,
     /// The `private/get_transaction_log` rate limit enforced and advertised.
     pub limits: RateLimits,
     /// The only clock the server reads.
@@ -90,6 +95,7 @@ impl Config {
         Config {
             listen: SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
             faults: Vec::new(),
+            variants: Vec::new(),
             limits: RateLimits {
                 transaction_log_per_second: 1.0,
                 transaction_log_burst: 100,
@@ -162,6 +168,7 @@ pub async fn start(config: Config) -> std::io::Result<Running> {
 #[derive(Debug)]
 pub struct ServerState {
     faults: fault::FaultSet,
+    variants: variant::VariantSet,
     clock: Clock,
     limits: RateLimits,
     max_body_bytes: usize,
@@ -186,8 +193,11 @@ pub struct ServerState {
 /// What one WebSocket connection remembers between its requests.
 #[derive(Debug, Default)]
 pub struct Connection {
-    /// The session-scoped access token this connection authenticated with (SPEC.md 5.2).
+    /// The session-scoped access token this connection authenticated with (SPEC.md 5.2),
+    /// or any token under the `ws-remembers-any-token` variant.
     session_token: Option<String>,
+    /// Close the connection once the current answer is out (the `logout-closes` variant).
+    close_after_answer: bool,
     /// The id of the previous request, which only the `ws-wrong-ids` fault uses.
     previous_id: Value,
 }

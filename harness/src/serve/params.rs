@@ -33,6 +33,17 @@ pub(crate) enum Origin {
     Json,
 }
 
+/// How forgiving the check is: the reference server refuses unknown parameters and JSON
+/// values of another type; the `unknown-params-ignored` and `coerce-types` variants make
+/// the other legal choices.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Leniency {
+    /// Drop parameters the method does not declare instead of refusing them.
+    pub(crate) ignore_unknown: bool,
+    /// Coerce JSON values of another type as query-string text is coerced.
+    pub(crate) coerce: bool,
+}
+
 /// Parameters that passed the declared list: each present value has its declared type.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Params {
@@ -45,10 +56,14 @@ impl Params {
         raw: Map<String, Value>,
         specs: &[Declared],
         origin: Origin,
+        leniency: Leniency,
     ) -> Result<Params, ErrorObject> {
         let mut values = Map::new();
         for (name, value) in raw {
             let Some(spec) = specs.iter().find(|spec| spec.name == name) else {
+                if leniency.ignore_unknown {
+                    continue;
+                }
                 return Err(ErrorObject::invalid_params(&name, "unknown parameter"));
             };
             if value.is_null() {
@@ -56,6 +71,7 @@ impl Params {
             }
             let typed = match (origin, value) {
                 (Origin::Query, Value::String(text)) => coerce(&text, spec.kind),
+                (_, value) if leniency.coerce => lenient_json(value, spec.kind),
                 (_, value) => typed_json(value, spec.kind),
             };
             match typed {
@@ -71,6 +87,11 @@ impl Params {
             }
         }
         Ok(Params { values })
+    }
+
+    /// Whether a parameter was given (and not `null`).
+    pub(crate) fn has(&self, name: &str) -> bool {
+        self.values.contains_key(name)
     }
 
     /// A string parameter, if given.
@@ -147,7 +168,7 @@ impl Params {
 pub fn params_from_query(method: &str, query: &str) -> Result<Map<String, Value>, ErrorObject> {
     let specs = super::call::declared_params(method).ok_or_else(ErrorObject::method_not_found)?;
     let raw = super::http::query_params(query)?;
-    Params::check(raw, specs, Origin::Query).map(|params| params.values)
+    Params::check(raw, specs, Origin::Query, Leniency::default()).map(|params| params.values)
 }
 
 /// A parameter value as a client holds it before it becomes a query string.
@@ -241,6 +262,17 @@ fn coerce(text: &str, kind: Kind) -> Option<Value> {
     }
 }
 
+/// Accepts a JSON value of the declared type, or one whose text coerces to it.
+fn lenient_json(value: Value, kind: Kind) -> Option<Value> {
+    match value {
+        Value::String(text) => coerce(&text, kind),
+        Value::Number(_) | Value::Bool(_) if kind == Kind::Str => {
+            Some(Value::String(value.to_string()))
+        }
+        other => typed_json(other, kind),
+    }
+}
+
 /// Accepts a JSON value only if it already has the declared type.
 fn typed_json(value: Value, kind: Kind) -> Option<Value> {
     let fits = match kind {
@@ -277,6 +309,7 @@ mod tests {
             raw(json!({"count": "7", "price": "1.5", "flag": "true", "name": "x"})),
             SPECS,
             Origin::Query,
+            Leniency::default(),
         )
         .unwrap();
         assert_eq!(params.int("count"), Some(7));
@@ -294,15 +327,20 @@ mod tests {
             (json!({"count": 7.5}), Origin::Json),
             (json!({"name": 3}), Origin::Json),
         ] {
-            let error = Params::check(raw(value), SPECS, origin).unwrap_err();
+            let error = Params::check(raw(value), SPECS, origin, Leniency::default()).unwrap_err();
             assert_eq!(error.code, crate::jsonrpc::code::INVALID_PARAMS);
         }
     }
 
     #[test]
     fn unknown_parameter_is_named() {
-        let error =
-            Params::check(raw(json!({"access_token": "t"})), SPECS, Origin::Query).unwrap_err();
+        let error = Params::check(
+            raw(json!({"access_token": "t"})),
+            SPECS,
+            Origin::Query,
+            Leniency::default(),
+        )
+        .unwrap_err();
         assert_eq!(
             error.data,
             Some(json!({"reason": "unknown parameter", "param": "access_token"}))
@@ -310,8 +348,36 @@ mod tests {
     }
 
     #[test]
+    fn lenient_check_ignores_unknown_names_and_coerces_json_text() {
+        let lenient = Leniency {
+            ignore_unknown: true,
+            coerce: true,
+        };
+        let params = Params::check(
+            raw(json!({"count": "7", "name": 5, "flag": "false", "other": 1})),
+            SPECS,
+            Origin::Json,
+            lenient,
+        )
+        .unwrap();
+        assert_eq!(params.int("count"), Some(7));
+        assert_eq!(params.str("name"), Some("5"));
+        assert_eq!(params.bool("flag"), Some(false));
+        assert!(params.values.get("other").is_none());
+        let error = Params::check(raw(json!({"count": "seven"})), SPECS, Origin::Json, lenient)
+            .unwrap_err();
+        assert_eq!(error.code, crate::jsonrpc::code::INVALID_PARAMS);
+    }
+
+    #[test]
     fn null_counts_as_omitted() {
-        let params = Params::check(raw(json!({"count": null})), SPECS, Origin::Json).unwrap();
+        let params = Params::check(
+            raw(json!({"count": null})),
+            SPECS,
+            Origin::Json,
+            Leniency::default(),
+        )
+        .unwrap();
         assert_eq!(params.int("count"), None);
         assert_eq!(params.count("count", 1, 250, 100).unwrap(), 100);
     }

@@ -215,10 +215,13 @@ impl TokenStore {
 /// request names no area at all (for example only `session:bot`) the account's full rights
 /// are granted, as a scope that only names a session asks for nothing less. `connection` is
 /// added unless a session is requested, since every token is one or the other.
-pub(crate) fn grant_scope(requested: Option<&str>, maximum: &Scope) -> Scope {
+pub(crate) fn grant_scope(requested: Option<&str>, maximum: &Scope, keep_unnamed: bool) -> Scope {
     let requested = Scope::parse(requested.unwrap_or(""));
     let names_an_area = !requested.access.is_empty();
     let mut granted = Scope::default();
+    if names_an_area && keep_unnamed {
+        granted.access = maximum.access.clone();
+    }
     if names_an_area {
         for (area, level) in &requested.access {
             if let Some(permitted) = maximum.access.get(area) {
@@ -272,7 +275,7 @@ mod tests {
 
     #[test]
     fn no_request_grants_everything_with_connection() {
-        let granted = grant_scope(None, &maximum());
+        let granted = grant_scope(None, &maximum(), false);
         assert!(granted.connection);
         assert!(granted.mainaccount);
         assert!(granted.grants("wallet:read_write"));
@@ -280,7 +283,11 @@ mod tests {
 
     #[test]
     fn requested_areas_are_capped_and_others_dropped() {
-        let granted = grant_scope(Some("account:read block_rfq:read session:bot"), &maximum());
+        let granted = grant_scope(
+            Some("account:read block_rfq:read session:bot"),
+            &maximum(),
+            false,
+        );
         assert!(granted.grants("account:read"));
         assert!(!granted.grants("account:read_write"));
         assert!(!granted.grants("trade:read"));
@@ -291,9 +298,20 @@ mod tests {
     }
 
     #[test]
+    fn unnamed_areas_keep_the_maximum_when_asked_to() {
+        let granted = grant_scope(Some("account:read"), &maximum(), true);
+        assert!(granted.grants("account:read"));
+        assert!(!granted.grants("account:read_write"));
+        assert!(granted.grants("trade:read_write"));
+        assert!(granted.to_string().contains("trade:read_write"));
+    }
+
+    #[test]
     fn refresh_of_revoked_pair_fails() {
         let mut store = TokenStore::default();
-        let issued = store.issue(1, grant_scope(None, &maximum()), 0).unwrap();
+        let issued = store
+            .issue(1, grant_scope(None, &maximum(), false), 0)
+            .unwrap();
         assert!(store.access(&issued.access_token, 1).is_some());
         assert!(store.access(&issued.access_token, 900_001).is_none());
         store.revoke_user(1);
@@ -303,13 +321,21 @@ mod tests {
     #[test]
     fn a_user_past_the_cap_loses_the_oldest_pair_only() {
         let mut store = TokenStore::default();
-        let first = store.issue(1, grant_scope(None, &maximum()), 0).unwrap();
-        let other = store.issue(2, grant_scope(None, &maximum()), 0).unwrap();
+        let first = store
+            .issue(1, grant_scope(None, &maximum(), false), 0)
+            .unwrap();
+        let other = store
+            .issue(2, grant_scope(None, &maximum(), false), 0)
+            .unwrap();
         for _ in 1..PER_USER {
-            store.issue(1, grant_scope(None, &maximum()), 0).unwrap();
+            store
+                .issue(1, grant_scope(None, &maximum(), false), 0)
+                .unwrap();
         }
         assert!(store.access(&first.access_token, 1).is_some());
-        let newest = store.issue(1, grant_scope(None, &maximum()), 0).unwrap();
+        let newest = store
+            .issue(1, grant_scope(None, &maximum(), false), 0)
+            .unwrap();
         assert!(store.access(&first.access_token, 1).is_none());
         assert!(store.refresh(&first.refresh_token, 1).is_none());
         assert!(store.access(&newest.access_token, 1).is_some());

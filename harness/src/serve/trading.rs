@@ -45,7 +45,8 @@ pub(crate) fn get_mmp_status(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
     };
     let block_rfq = block_rfq && !ctx.fault(Fault::MmpBlockRfqIgnored);
     let frozen_as_string = ctx.fault(Fault::MmpFrozenString);
-    let held = ctx.caller()?.user_id == MAIN_ID;
+    // Under the `mmp-none-triggered` variant no index is frozen for anyone.
+    let held = ctx.caller()?.user_id == MAIN_ID && !ctx.variant(super::Variant::MmpNoneTriggered);
     let statuses: Vec<Value> = super::fixtures::mmp_statuses()
         .into_iter()
         .filter(|status| held && status.block_rfq == block_rfq)
@@ -99,10 +100,7 @@ pub(crate) fn get_trigger_order_history(ctx: &mut Ctx<'_>) -> Result<Value, Erro
                 ErrorObject::invalid_params("continuation", "not a continuation of this method")
             })?,
     };
-    let page_len = ctx
-        .state
-        .knobs()
-        .page_len(usize::try_from(count).unwrap_or(1));
+    let page_len = ctx.page_len(count);
     let mut page: Vec<(usize, &Value)> = entries
         .iter()
         .enumerate()

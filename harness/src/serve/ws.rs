@@ -47,6 +47,14 @@ pub(crate) async fn upgrade(
         .on_upgrade(move |socket| serve_socket(state, socket, handshake))
 }
 
+/// What the writer task sends next.
+enum Outgoing {
+    /// An answer envelope.
+    Answer(String),
+    /// A close frame, after which the writer stops (the `logout-closes` variant).
+    Close,
+}
+
 /// What the observer is told about the connection a message came on.
 struct Handshake {
     connection: String,
@@ -56,10 +64,17 @@ struct Handshake {
 
 async fn serve_socket(state: Arc<ServerState>, socket: WebSocket, handshake: Handshake) {
     let (mut sink, mut stream) = socket.split();
-    let (answers, mut outbox) = mpsc::channel::<String>(IN_FLIGHT);
+    let (answers, mut outbox) = mpsc::channel::<Outgoing>(IN_FLIGHT);
     let writer = tokio::spawn(async move {
-        while let Some(text) = outbox.recv().await {
-            if sink.send(Message::Text(text.into())).await.is_err() {
+        while let Some(outgoing) = outbox.recv().await {
+            let message = match outgoing {
+                Outgoing::Answer(text) => Message::Text(text.into()),
+                Outgoing::Close => {
+                    let _ = sink.send(Message::Close(None)).await;
+                    break;
+                }
+            };
+            if sink.send(message).await.is_err() {
                 break;
             }
         }
@@ -96,6 +111,7 @@ async fn serve_socket(state: Arc<ServerState>, socket: WebSocket, handshake: Han
         let answers = answers.clone();
         tokio::spawn(async move {
             // The lock is held only for the synchronous dispatch, never across an await.
+            let mut close = false;
             let response = match &observed {
                 Some((_, Some(error))) => {
                     let id = crate::jsonrpc::parse_request(&bytes)
@@ -104,7 +120,9 @@ async fn serve_socket(state: Arc<ServerState>, socket: WebSocket, handshake: Han
                 }
                 _ => {
                     let mut connection = lock(&connection);
-                    state.dispatch_message(&mut connection, &bytes)
+                    let response = state.dispatch_message(&mut connection, &bytes);
+                    close = std::mem::take(&mut connection.close_after_answer);
+                    response
                 }
             };
             if let (Some(observer), Some((seq, _))) = (&state.observer, &observed) {
@@ -119,7 +137,10 @@ async fn serve_socket(state: Arc<ServerState>, socket: WebSocket, handshake: Han
             // a slow reader below holds only its answer, so 64 of them stay small.
             drop(bytes);
             // A closed writer means the client went away; the answer has nowhere to go.
-            let _ = answers.send(response.to_string()).await;
+            let _ = answers.send(Outgoing::Answer(response.to_string())).await;
+            if close {
+                let _ = answers.send(Outgoing::Close).await;
+            }
             drop(permit);
         });
     }

@@ -78,10 +78,10 @@ pub const OPEN_POINTS: &[OpenPoint] = &[
         "4.7",
         "Which parameters are required: not shown.",
         "must a request carry the parameters whose required flag SPEC.md does not show?",
-        "every such parameter is optional",
+        "member_id and the book summary's instrument_name are required, the others optional",
         &[(
             "require-unflagged",
-            "requires currency on the history, volatility and transaction-log methods, instrument_name and type on close_position",
+            "also requires currency on the history, volatility and transaction-log methods, the transaction log's time window, and close_position's instrument_name and type",
         )],
     ),
     point(
@@ -100,21 +100,21 @@ pub const OPEN_POINTS: &[OpenPoint] = &[
         "7",
         "Shape of the error object, all other error codes and the statuses for failures: not shown.",
         "which HTTP status does a refusal carry?",
-        "400 for bad requests, 401 for credentials, 429 for throttling",
+        "429 for throttling, 400 for every other refusal",
         &[(
             "errors-status-200",
             "every refusal is answered with HTTP 200",
         )],
     ),
     point(
-        "token_set.optional_members",
-        "2.1",
-        "| sid | string | session id; optional |",
-        "does the token set carry sid, and further members whose names are not shown?",
-        "sid only for session tokens, no further members",
+        "results.unnamed_members",
+        "4.1",
+        "Three further fields are described without names",
+        "do results carry the members SPEC.md describes without names (2.1, 2.2, 2.3, 2.5, 4.1), and members of their own?",
+        "none of them",
         &[(
             "extra-members",
-            "results carry sid always and further members SPEC.md describes without names",
+            "token sets, trigger and transaction-log entries, currencies and pages carry further members",
         )],
     ),
     point(
@@ -188,10 +188,10 @@ pub const OPEN_POINTS: &[OpenPoint] = &[
         "5.4",
         "A granted scope is a space-separated list and can also carry `mainaccount`.",
         "which level does a requested scope give the families it does not name?",
-        "the key's full level",
+        "none: the granted scope lists only the families asked for",
         &[(
-            "scope-unnamed-none",
-            "families a requested scope does not name are granted none",
+            "scope-unnamed-kept",
+            "families a requested scope does not name keep the key's level, as the granted scope says",
         )],
     ),
     point(
@@ -254,10 +254,10 @@ pub const OPEN_POINTS: &[OpenPoint] = &[
         "2.6",
         "Field names of the member record: not shown.",
         "what are the member record's fields called?",
-        "id, name, active, owner_id, account_ids, last_modified",
+        "member_id, name, active, owner_id, account_ids, last_modification_timestamp",
         &[(
             "member-field-names",
-            "names the member fields member_id, member_name, is_active, main_user_id, user_ids, updated_at",
+            "names the member fields id, member_name, is_active, main_user_id, user_ids, updated_at",
         )],
     ),
     point(

@@ -38,20 +38,29 @@ fn count() -> impl Strategy<Value = usize> {
     prop_oneof![4 => 1usize..6, 1 => 1usize..=250]
 }
 
-/// The model: every matching entry, timestamp descending then id descending.
-fn model(log: &[LogEntry], query: &LogQuery<'_>) -> Vec<u64> {
+/// The model: every matching entry, timestamp descending then id descending (or the
+/// reverse, oldest first).
+fn model(log: &[LogEntry], query: &LogQuery<'_>, order: Order) -> Vec<u64> {
     let mut matching: Vec<&LogEntry> = log.iter().filter(|entry| query.matches(entry)).collect();
     matching.sort_by_key(|entry| std::cmp::Reverse((entry.timestamp, entry.id)));
+    if order == Order::OldestFirst {
+        matching.reverse();
+    }
     matching.iter().map(|entry| entry.id).collect()
 }
 
 /// Walks from no cursor until the continuation is `None`, checking each page on the way.
-fn walk(log: &[LogEntry], query: &LogQuery<'_>, count: usize) -> Result<Vec<u64>, String> {
+fn walk(
+    log: &[LogEntry],
+    query: &LogQuery<'_>,
+    count: usize,
+    order: Order,
+) -> Result<Vec<u64>, String> {
     let mut seen = Vec::new();
     let mut cursor = None;
     // One page per entry plus the empty last page is the most a correct walk needs.
     for _ in 0..=log.len() + 1 {
-        let (page, next) = log_page(log, query, cursor, count);
+        let (page, next) = log_page(log, query, cursor, count, order);
         if page.len() > count {
             return Err(format!("page of {} entries for count {count}", page.len()));
         }
@@ -61,7 +70,12 @@ fn walk(log: &[LogEntry], query: &LogQuery<'_>, count: usize) -> Result<Vec<u64>
             Some(_) if page.len() < count => {
                 return Err(format!("short page of {} before the end", page.len()));
             }
-            Some(next) if seen.last().is_some_and(|last| next >= *last) => {
+            Some(next)
+                if seen.last().is_some_and(|last| match order {
+                    Order::NewestFirst => next >= *last,
+                    Order::OldestFirst => next <= *last,
+                }) =>
+            {
                 return Err(format!("cursor {next} does not move past {seen:?}"));
             }
             Some(next) => cursor = Some(next),
@@ -106,7 +120,7 @@ fn empty_window_is_one_empty_page_with_null_continuation() {
         currency: "BTC",
         body: json!({}),
     }];
-    let (page, next) = log_page(&log, &query, None, 5);
+    let (page, next) = log_page(&log, &query, None, 5, Order::NewestFirst);
     assert!(page.is_empty());
     assert_eq!(next, None);
 }
@@ -119,14 +133,16 @@ proptest! {
         currency in prop::option::of(0usize..3),
         bounds in (0u64..1_600, 0u64..1_600),
         count in count(),
+        oldest_first in any::<bool>(),
     ) {
+        let order = if oldest_first { Order::OldestFirst } else { Order::NewestFirst };
         let query = LogQuery {
             user_id,
             currency: currency.map(|index| CURRENCIES[index]),
             start: bounds.0.min(bounds.1),
             end: bounds.0.max(bounds.1),
         };
-        let walked = walk(&log, &query, count);
-        prop_assert_eq!(walked, Ok(model(&log, &query)));
+        let walked = walk(&log, &query, count, order);
+        prop_assert_eq!(walked, Ok(model(&log, &query, order)));
     }
 }
