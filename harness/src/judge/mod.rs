@@ -20,6 +20,7 @@ mod pace;
 mod paging;
 mod placement;
 mod record;
+mod recorder;
 mod results;
 mod scenario;
 mod sessions;
@@ -27,10 +28,11 @@ mod signature;
 mod signed;
 mod tally;
 
-pub use record::{Answer, Call, Record, Recorder};
+pub use record::{Answer, Call, Record};
+pub use recorder::Recorder;
 pub use results::{Judged, to_run_report};
 pub use scenario::Scenario;
-pub use tally::{Cell, Noted, Tally};
+pub use tally::{Cell, Tally};
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;

@@ -187,10 +187,9 @@ pub(crate) fn check_client_signature(
         ),
     }
     let Some(secret) = knowledge.secrets.get(&sig.client_id) else {
-        tally.info(
+        tally.note(
             "client.sig.framing",
             transport,
-            seq,
             format!(
                 "client id \"{}\" is unknown; its signature cannot be checked",
                 sig.client_id
@@ -314,10 +313,9 @@ impl NonceBook {
         };
         let (transport, seq) = (record.transport, Some(record.seq));
         if nonce.is_empty() {
-            tally.info(
+            tally.note(
                 clause,
                 transport,
-                seq,
                 "no nonce: the timestamp alone makes the request unique",
             );
             return;

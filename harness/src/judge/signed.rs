@@ -59,10 +59,9 @@ pub(crate) fn check_signed_header(record: &Record, knowledge: &Knowledge, tally:
         Err(message) => tally.fail("client.signed.fresh", transport, seq, message),
     }
     let Some(secret) = knowledge.secrets.get(&header.client_id) else {
-        tally.info(
+        tally.note(
             "client.signed.request_data",
             transport,
-            seq,
             format!(
                 "client id \"{}\" is unknown; its signature cannot be checked",
                 header.client_id
