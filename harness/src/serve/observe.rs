@@ -87,6 +87,9 @@ pub struct Knobs {
     /// Turns on two-factor confirmation for the `main` account, so its
     /// `private/toggle_subaccount_login` is answered with 13668.
     pub two_factor_main: bool,
+    /// Accepts a signed `Authorization` header whatever its scheme name (SPEC.md 5.6:
+    /// `svc-hmac-sha256` only "stands for the scheme name"), verifying it all the same.
+    pub any_signature_scheme: bool,
 }
 
 /// Types no version of SPEC.md lists, served under [`Knobs::unknown_log_types`].
