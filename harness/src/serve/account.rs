@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use super::ServerState;
 use super::ctx::Ctx;
 use super::fault::Fault;
-use super::ledger::{LogQuery, log_page};
+use super::ledger::LogQuery;
 use super::state::lock;
 use crate::auth::sign;
 use crate::jsonrpc::ErrorObject;
@@ -156,7 +156,7 @@ pub(crate) fn get_transaction_log(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObjec
         .page_len(usize::try_from(count).unwrap_or(1))
         + usize::from(ctx.fault(Fault::TxlogPageExceedsCount));
     let log = &ctx.state.ledger.log;
-    let (walk, next) = log_page(log, &query, cursor, page_len);
+    let (walk, next) = ctx.state.knobs().log_page(log, &query, cursor, page_len);
     let continuation = match next {
         Some(_) if ctx.fault(Fault::TxlogPagesOverlap) => walk.last().map(|entry| entry.id),
         Some(id) => Some(id),
