@@ -27,6 +27,7 @@ mod sessions;
 mod signature;
 mod signed;
 mod tally;
+mod walks;
 
 pub use record::{Answer, Call, Record};
 pub use recorder::Recorder;
@@ -211,7 +212,7 @@ pub fn assess(records: &[Record], knowledge: &Knowledge) -> Tally {
         sessions.learn(record, &call);
     }
     envelope::check_ids_in_flight(records, &mut tally);
-    paging::check_pagination(records, &callers, &mut tally);
+    walks::check_pagination(records, &callers, &mut tally);
     paging::check_log_type_tolerance(records, &callers, &mut tally);
     pace::check_transaction_log_rate(records, &callers, &knowledge.limits, &mut tally);
     tally
