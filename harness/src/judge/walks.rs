@@ -5,7 +5,9 @@
 //!
 //! A walk is one caller's (see [`Caller`]) reads of one method for one currency (and
 //! subaccount), linked by continuation; other parameters may change from page to page (a
-//! fresh `end_timestamp` with every page is fine).
+//! fresh `end_timestamp` with every page is fine). A first-page request reads the walk
+//! again when it asks for what its first page asked for (the same parameters but
+//! `end_timestamp`); one with another `count`, window start or filter is a new read.
 //!
 //! SPEC.md does not oblige a client to read to the end, so most early stops are grey:
 //! - one page and no more is a pass (a poller reads the newest entries);
@@ -56,6 +58,8 @@ struct Pending {
 
 struct Walk {
     transport: TransportKind,
+    /// What the walk's first page asked for: every parameter but those a page may change.
+    selection: String,
     pending: Option<Pending>,
     pages_followed: usize,
     /// Continuations followed since the walk began, to tell a loop.
@@ -83,6 +87,7 @@ pub(crate) fn check_pagination(records: &[Record], callers: &[Caller], tally: &m
             order.push(key);
             Walk {
                 transport: record.transport,
+                selection: String::new(),
                 pending: None,
                 pages_followed: 0,
                 followed: Vec::new(),
@@ -104,7 +109,7 @@ pub(crate) fn check_pagination(records: &[Record], callers: &[Caller], tally: &m
         };
         match sent {
             Some(sent) => follow(walk, record, &call, sent, tally),
-            None => first_page(walk, record, tally),
+            None => first_page(walk, record, &selection(&call), tally),
         }
         let served = result
             .get("continuation")
@@ -150,6 +155,21 @@ fn walk_key(caller: &Caller, call: &Call) -> (String, String, String, String) {
         call.text("currency").unwrap_or_default(),
         call.text("subaccount_id").unwrap_or_default(),
     )
+}
+
+/// What a first page asks for: its parameters but the continuation, the token and the end
+/// of the window (which a client may well set to "now" every time).
+fn selection(call: &Call) -> String {
+    let mut params: Vec<(&String, String)> = call
+        .params
+        .iter()
+        .filter(|(name, _)| {
+            !["continuation", "access_token", "end_timestamp"].contains(&name.as_str())
+        })
+        .map(|(name, value)| (name, text_of(value)))
+        .collect();
+    params.sort();
+    format!("{params:?}")
 }
 
 /// A continuation as text: a string as is, anything else as JSON.
@@ -232,11 +252,12 @@ fn follow(walk: &mut Walk, record: &Record, call: &Call, sent: &Value, tally: &m
 }
 
 /// A request for the first page: a new walk, or the old one read again.
-fn first_page(walk: &mut Walk, record: &Record, tally: &mut Tally) {
+fn first_page(walk: &mut Walk, record: &Record, selection: &str, tally: &mut Tally) {
     let (transport, seq) = (record.transport, Some(record.seq));
     let re_read = walk.pending.as_ref().filter(|pending| {
         record.at_ms.saturating_sub(pending.answered_ms) <= RESTART_WINDOW_MS
             && pending.attempted.is_none()
+            && walk.selection == selection
     });
     match re_read {
         Some(pending) => {
@@ -276,6 +297,7 @@ fn first_page(walk: &mut Walk, record: &Record, tally: &mut Tally) {
             walk.first_pages_in_a_row = 1;
         }
     }
+    walk.selection = selection.to_owned();
     walk.pending = None;
     walk.pages_followed = 0;
     walk.followed.clear();

@@ -188,6 +188,30 @@ fn a_continuation_of_another_type_or_value_is_caught() {
 }
 
 #[test]
+fn a_first_page_with_another_count_is_a_new_read_not_a_re_read() {
+    let reads = [
+        page(1, 0, 5, None, 5, Some(77)),
+        page(2, 10, 10, None, 10, Some(72)),
+        page(3, 20, 1, None, 1, Some(81)),
+    ];
+    assert_eq!(judged(&reads), Vec::<String>::new());
+    let restarts_with_fresh_end: Vec<Record> = (1..=3)
+        .map(|seq| {
+            with_param(
+                page(seq, seq * 10, 5, None, 5, Some(77)),
+                "end_timestamp",
+                json!(1_750_000_000_000_u64 + seq),
+            )
+        })
+        .collect();
+    assert!(
+        judged(&restarts_with_fresh_end)
+            .iter()
+            .any(|f| f.contains("restart loop"))
+    );
+}
+
+#[test]
 fn walks_of_two_currencies_are_apart() {
     let eth = |record: Record| with_param(record, "currency", json!("ETH"));
     let interleaved = [
