@@ -66,8 +66,11 @@ fn going_silent_after_unknown_types_is_caught_and_carrying_on_is_not() {
             .any(|f| f.contains("client.log_type.tolerant") && f.contains("airdrop")),
         "{findings:?}"
     );
-    let findings = judged(&[first, page(2, 10, 5, Some(77), 2, None)]);
+    let findings = judged(&[first.clone(), page(2, 10, 5, Some(77), 2, None)]);
     assert_eq!(findings, Vec::<String>::new());
+    // Stopping at continuation 0 is the walk's failure, not this clause's.
+    first.answer.as_mut().unwrap().body["result"]["continuation"] = json!(0);
+    assert_eq!(judged(&[first]), Vec::<String>::new());
 }
 
 #[test]
