@@ -79,9 +79,9 @@ pub(crate) fn check_log_type_tolerance(records: &[Record], callers: &[Caller], t
         }
         // A client that stops at continuation 0 took it for the end: the walk's clause
         // judges that, not this one.
-        let next = result
-            .get("continuation")
-            .filter(|value| !value.is_null() && value.as_f64() != Some(0.0) && value.as_str() != Some("0"));
+        let next = result.get("continuation").filter(|value| {
+            !value.is_null() && value.as_f64() != Some(0.0) && value.as_str() != Some("0")
+        });
         match last_arrival.get(&identity(caller)) {
             Some((event, _)) if *event > answer.event => tally.pass(clause, record.transport),
             _ => {
