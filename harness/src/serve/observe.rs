@@ -104,7 +104,9 @@ const NEW_LOG_TYPES: &[&str] = &["fee_rebate", "airdrop", "margin_call_v2"];
 /// 3 or 6, whatever step the ledger numbers its entries by (unless a multiple of 7).
 fn unlisted(id: u64) -> Option<&'static str> {
     let residue = id % 7;
-    residue.is_multiple_of(3).then(|| NEW_LOG_TYPES[(residue / 3) as usize])
+    residue
+        .is_multiple_of(3)
+        .then(|| NEW_LOG_TYPES[(residue / 3) as usize])
 }
 
 impl Knobs {
