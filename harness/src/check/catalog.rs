@@ -41,6 +41,9 @@ pub struct Clause {
     pub side: Side,
     /// The statement in short.
     pub text: String,
+    /// The words of SPEC.md the clause enforces, verbatim.
+    #[serde(default)]
+    pub quote: Option<String>,
 }
 
 #[derive(Deserialize)]

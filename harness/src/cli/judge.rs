@@ -24,8 +24,8 @@ pub(crate) struct JudgeArgs {
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1:8710")]
     listen: SocketAddr,
-    /// What the server serves: default, short-pages, unknown-types, two-factor,
-    /// token-expiry; `list` prints them.
+    /// What the server serves: default, short-pages, unknown-types, small-cursors,
+    /// two-factor, token-expiry; `list` prints them.
     #[arg(long, default_value = "default", value_name = "NAME")]
     scenario: String,
     /// Print the scenarios and exit.
@@ -43,11 +43,12 @@ pub(crate) struct JudgeArgs {
     /// Write the target file here instead of printing it.
     #[arg(long, value_name = "FILE")]
     target_out: Option<PathBuf>,
-    /// Scheme name of the signed Authorization header (e.g. deri-hmac-sha256).
-    #[arg(long, value_name = "NAME", default_value = harness::auth::sign::DEFAULT_SCHEME)]
-    signature_scheme: String,
+    /// Hold clients to this scheme name of the signed Authorization header (e.g.
+    /// deri-hmac-sha256); by default any name is accepted and noted.
+    #[arg(long, value_name = "NAME")]
+    signature_scheme: Option<String>,
     /// Transaction-log burst the server allows and the target file advertises.
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = judge::DEFAULT_BURST)]
     burst: u32,
     /// Only report clauses whose id contains this text.
     #[arg(long, value_name = "PATTERN")]

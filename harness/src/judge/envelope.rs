@@ -101,6 +101,28 @@ pub(crate) fn check_envelope(record: &Record, call: &Call, tally: &mut Tally) {
     }
 }
 
+/// Checks that an HTTP request is a GET (SPEC.md section 4: "All methods below are
+/// invoked with HTTP GET"). A CORS preflight (`OPTIONS`) is the browser's, not a call.
+pub(crate) fn check_http_method(record: &Record, tally: &mut Tally) {
+    if record.transport == TransportKind::Ws || record.http_method.eq_ignore_ascii_case("OPTIONS") {
+        return;
+    }
+    let clause = "client.http.method";
+    if record.http_method == "GET" {
+        tally.pass(clause, record.transport);
+    } else {
+        tally.fail(
+            clause,
+            record.transport,
+            Some(record.seq),
+            format!(
+                "sent with http {}; every method is invoked with http GET",
+                record.http_method
+            ),
+        );
+    }
+}
+
 /// `public/<name>` or `private/<name>` with a non-empty name.
 fn is_method_name(method: &str) -> bool {
     method
@@ -199,6 +221,22 @@ mod tests {
         assert!(findings[0].contains("client.env.id") && findings[0].contains("a string"));
         assert!(findings[1].contains("client.env.method"));
         assert!(findings[2].contains("client.env.params") && findings[2].contains("an array"));
+    }
+
+    #[test]
+    fn a_post_fails_the_http_method_and_a_get_passes() {
+        let mut record = message(1, "{}", None);
+        record.transport = TransportKind::HttpBody;
+        record.http_method = "POST".to_owned();
+        let mut tally = Tally::default();
+        check_http_method(&record, &mut tally);
+        record.http_method = "GET".to_owned();
+        check_http_method(&record, &mut tally);
+        let cell = tally
+            .get("client.http.method", TransportKind::HttpBody)
+            .unwrap();
+        assert_eq!((cell.passes, cell.failures()), (1, 1));
+        assert!(tally.describe()[0].contains("http POST"));
     }
 
     #[test]

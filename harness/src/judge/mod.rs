@@ -20,24 +20,27 @@ mod pace;
 mod paging;
 mod placement;
 mod record;
+mod recorder;
 mod results;
 mod scenario;
 mod sessions;
 mod signature;
 mod signed;
 mod tally;
+mod walks;
 
-pub use record::{Answer, Call, Record, Recorder};
+pub use record::{Answer, Call, Record};
+pub use recorder::Recorder;
 pub use results::{Judged, to_run_report};
 pub use scenario::Scenario;
-pub use tally::{Cell, Noted, Tally};
+pub use tally::{Cell, Tally};
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use crate::auth::clock::Clock;
-use crate::serve;
+use crate::serve::{self, Knobs};
 use crate::target_file::{RateLimits, Target};
 
 use sessions::Sessions;
@@ -52,8 +55,11 @@ pub struct Config {
     /// The transaction-log rate the server enforces, the target file advertises and the
     /// judge holds clients to.
     pub limits: RateLimits,
-    /// The scheme name of the signed `Authorization` header (e.g. `deri-hmac-sha256`).
-    pub signature_scheme: String,
+    /// The scheme name the signed `Authorization` header must carry (e.g.
+    /// `deri-hmac-sha256`). `None` (the default): SPEC.md 5.6 only says that
+    /// `svc-hmac-sha256` "stands for the scheme name", so any name is accepted, its
+    /// signature verified, and the name seen noted.
+    pub signature_scheme: Option<String>,
     /// The server's and the judge's clock.
     pub clock: Clock,
     /// Requests kept at most; later ones are answered but not recorded.
@@ -61,27 +67,41 @@ pub struct Config {
 }
 
 impl Config {
-    /// Loopback on a free port, the default scenario, the reference server's limits.
+    /// Loopback on a free port, the default scenario, SPEC.md's sustained rate with the
+    /// judge's burst of [`DEFAULT_BURST`], any signature scheme name.
     pub fn loopback() -> Config {
         let server = serve::Config::loopback();
         Config {
             listen: server.listen,
             scenario: Scenario::Default,
-            limits: server.limits,
-            signature_scheme: server.signature_scheme,
+            limits: RateLimits {
+                transaction_log_burst: DEFAULT_BURST,
+                ..server.limits
+            },
+            signature_scheme: None,
             clock: server.clock,
             max_records: 200_000,
         }
     }
 }
 
+/// The transaction-log burst the judge allows, advertises in its target file and has its
+/// server enforce, unless told otherwise (`--burst`).
+///
+/// SPEC.md section 8 states a sustained rate of 1 request per second and no burst.
+/// "Sustained" leaves room for a short burst, not a long one: five lets a client read the
+/// first page of a few currencies at once, and still fails an unpaced walk of more than
+/// five pages, where a burst of 100 hid a walk of 93 pages at 20 per second.
+pub const DEFAULT_BURST: u32 = 5;
+
 /// What the judge knows besides the traffic: whose secret is what, and the limits.
 #[derive(Clone, Debug)]
 pub struct Knowledge {
     /// Client secrets by client id.
     pub secrets: BTreeMap<String, String>,
-    /// The signed header's scheme name.
-    pub signature_scheme: String,
+    /// The scheme name the signed header must carry; `None`: any name (see
+    /// [`Config::signature_scheme`]).
+    pub signature_scheme: Option<String>,
     /// The advertised transaction-log rate.
     pub limits: RateLimits,
 }
@@ -100,7 +120,7 @@ impl Knowledge {
                     )
                 })
                 .collect(),
-            signature_scheme: target.signature_scheme.clone(),
+            signature_scheme: Some(target.signature_scheme.clone()),
             limits: target.limits.clone(),
         }
     }
@@ -114,6 +134,7 @@ pub struct Judge {
     server: serve::Running,
     recorder: Arc<Recorder>,
     target: Target,
+    signature_scheme: Option<String>,
 }
 
 /// Starts the reference server with a recorder on the current tokio runtime.
@@ -121,9 +142,14 @@ pub async fn start(config: Config) -> std::io::Result<Judge> {
     let mut server = serve::Config::loopback();
     server.listen = config.listen;
     server.limits = config.limits.clone();
-    server.signature_scheme = config.signature_scheme.clone();
+    if let Some(scheme) = &config.signature_scheme {
+        server.signature_scheme = scheme.clone();
+    }
     server.clock = config.clock.clone();
-    server.knobs = config.scenario.knobs();
+    server.knobs = Knobs {
+        any_signature_scheme: config.signature_scheme.is_none(),
+        ..config.scenario.knobs()
+    };
     // The server's secrets are random per start, so the recorder learns them once the
     // server is up; until then no client can have sent a request.
     let recorder = Arc::new(Recorder::new(config.max_records));
@@ -131,12 +157,17 @@ pub async fn start(config: Config) -> std::io::Result<Judge> {
     let running = serve::start(server).await?;
     let mut target = running.target();
     target.name = format!("client judge ({})", config.scenario.name());
-    recorder.set_knowledge(Knowledge::from_target(&target), target.secrets());
+    let knowledge = Knowledge {
+        signature_scheme: config.signature_scheme.clone(),
+        ..Knowledge::from_target(&target)
+    };
+    recorder.set_knowledge(knowledge, target.secrets());
     Ok(Judge {
         addr: running.addr,
         server: running,
         recorder,
         target,
+        signature_scheme: config.signature_scheme,
     })
 }
 
@@ -148,7 +179,10 @@ impl Judge {
 
     /// What the judge knows about the accounts and limits.
     pub fn knowledge(&self) -> Knowledge {
-        Knowledge::from_target(&self.target)
+        Knowledge {
+            signature_scheme: self.signature_scheme.clone(),
+            ..Knowledge::from_target(&self.target)
+        }
     }
 
     /// The recorder, for waiting on traffic and reading records while running.
@@ -172,12 +206,13 @@ pub fn assess(records: &[Record], knowledge: &Knowledge) -> Tally {
     for record in records {
         let call = record.call();
         check_request(record, &call, knowledge, &sessions, &mut tally);
+        placement::check_ws_token_omitted(record, &call, &sessions, &mut tally);
         nonces.check(record, &call, knowledge, &mut tally);
-        callers.push(sessions.caller(record, &call, &knowledge.signature_scheme));
+        callers.push(sessions.caller(record, &call, knowledge.signature_scheme.as_deref()));
         sessions.learn(record, &call);
     }
     envelope::check_ids_in_flight(records, &mut tally);
-    paging::check_pagination(records, &callers, &mut tally);
+    walks::check_pagination(records, &callers, &mut tally);
     paging::check_log_type_tolerance(records, &callers, &mut tally);
     pace::check_transaction_log_rate(records, &callers, &knowledge.limits, &mut tally);
     tally
@@ -192,6 +227,7 @@ pub(crate) fn check_request(
     sessions: &Sessions,
     tally: &mut Tally,
 ) {
+    envelope::check_http_method(record, tally);
     envelope::check_envelope(record, call, tally);
     placement::check_placement(record, call, sessions, knowledge, tally);
     placement::check_required_params(record, call, tally);

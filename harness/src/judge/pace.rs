@@ -1,9 +1,13 @@
 //! Pacing of `private/get_transaction_log` (SPEC.md section 8: 1 request per second
-//! sustained), with the burst the target file advertises.
+//! sustained), with the burst the target file advertises (the judge's default is small,
+//! see [`super::DEFAULT_BURST`]).
 //!
-//! Each caller's requests replay through a token bucket of the advertised burst, refilled
-//! at the advertised rate, using arrival times from the judge's clock. A request that
-//! finds the bucket empty breaks the rate. Arrival times carry network jitter that the
+//! A client breaks the rate when, in any window of time, it sends more requests than the
+//! burst plus the sustained rate times the window's length. Each caller's requests replay
+//! through a token bucket of the advertised burst, refilled at the advertised rate, using
+//! arrival times from the judge's clock: a request that finds the bucket empty is the
+//! first of such a window. Every request counts, answered or refused (a refusal for pacing
+//! is the server telling the client so). Arrival times carry network jitter that the
 //! client's own pacer never saw, so a request counts as paced when the bucket would have
 //! held a token [`JITTER_MS`] later.
 

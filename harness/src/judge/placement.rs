@@ -123,6 +123,43 @@ pub(crate) fn check_placement(
     }
 }
 
+/// Checks that a private WebSocket call without `params.access_token` comes on a
+/// connection that holds a session token: SPEC.md 5.2 lets only such a connection omit it.
+/// Judged on the recording rather than refused live: the server refuses such a call
+/// itself, as a real one would.
+pub(crate) fn check_ws_token_omitted(
+    record: &Record,
+    call: &Call,
+    sessions: &Sessions,
+    tally: &mut Tally,
+) {
+    let private = call
+        .method
+        .as_deref()
+        .is_some_and(|method| method.starts_with("private/"));
+    let presented = call
+        .params
+        .get("access_token")
+        .is_some_and(|token| !token.is_null());
+    if record.transport != TransportKind::Ws || !private || presented {
+        return;
+    }
+    let clause = "client.token.ws_param";
+    if sessions.remembers(&record.connection) {
+        tally.pass(clause, record.transport);
+    } else {
+        tally.fail(
+            clause,
+            record.transport,
+            Some(record.seq),
+            format!(
+                "{} went without params.access_token on a connection that holds no session token: only a connection authenticated with a session-scoped token (scope session:<name>) may omit it",
+                call.method.as_deref().unwrap_or_default()
+            ),
+        );
+    }
+}
+
 /// The parameters a call cannot do without: those of the chosen `grant_type`, and `sid`
 /// and `state` of `private/toggle_subaccount_login`.
 pub(crate) fn check_required_params(record: &Record, call: &Call, tally: &mut Tally) {
@@ -170,7 +207,7 @@ mod tests {
     fn knowledge() -> Knowledge {
         Knowledge {
             secrets: BTreeMap::from([("c".to_owned(), "s3cret-value".to_owned())]),
-            signature_scheme: "svc-hmac-sha256".to_owned(),
+            signature_scheme: None,
             limits: RateLimits::default(),
         }
     }
@@ -221,6 +258,27 @@ mod tests {
         ));
         assert!(
             findings[0].contains("client.token.http_header"),
+            "{findings:?}"
+        );
+    }
+
+    #[test]
+    fn a_private_ws_call_without_token_fails_on_a_connection_without_session() {
+        let body = r#"{"jsonrpc":"2.0","id":3,"method":"private/get_mmp_status","params":{}}"#;
+        let record = Record {
+            transport: TransportKind::Ws,
+            connection: "ws#1".to_owned(),
+            http_method: "WS".to_owned(),
+            uri: "/ws/api/v2".to_owned(),
+            body: body.as_bytes().to_vec(),
+            ..http("/ws/api/v2", None)
+        };
+        let mut tally = Tally::default();
+        check_ws_token_omitted(&record, &record.call(), &Sessions::default(), &mut tally);
+        let findings = tally.describe();
+        assert!(
+            findings[0].contains("client.token.ws_param")
+                && findings[0].contains("holds no session token"),
             "{findings:?}"
         );
     }

@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::record::Record;
-use super::{Noted, Tally};
+use super::{Cell, Tally};
 use crate::case::TransportKind;
 use crate::check::{Catalog, Finding, Level, Redactor, Side, Verdict};
 use crate::run::{CaseResult, RunReport};
@@ -89,61 +89,59 @@ fn result(
     transport: TransportKind,
 ) -> CaseResult {
     let cell = judged.tally.get(clause, transport);
-    let mut verdict = cell
-        .and_then(|cell| cell.verdict())
-        .unwrap_or(Verdict::Skip);
-    if level == Level::Info && matches!(verdict, Verdict::Fail | Verdict::Warn) {
-        verdict = Verdict::Info;
-    }
-    let noted: Vec<&Noted> = cell
-        .map(|cell| cell.noted.iter().collect())
+    let verdict = cell.and_then(Cell::verdict);
+    // A finding on an `info` clause is information, never a failure or a warning.
+    let as_level = |verdict: Verdict| {
+        if level == Level::Info && matches!(verdict, Verdict::Fail | Verdict::Warn) {
+            Verdict::Info
+        } else {
+            verdict
+        }
+    };
+    let kept: Vec<(&Finding, Option<u64>)> = cell
+        .map(|cell| cell.findings_with_requests().collect())
         .unwrap_or_default();
-    let worst = |verdict| noted.iter().find(|noted| noted.verdict == verdict);
+    let findings: Vec<Finding> = kept
+        .iter()
+        .map(|(finding, seq)| {
+            Finding::new(
+                as_level(finding.verdict),
+                finding.clauses.clone(),
+                format!("request #{}: {}", seq.unwrap_or(0), finding.message),
+            )
+        })
+        .collect();
+    let notes: Vec<String> = cell.map(|cell| cell.notes.clone()).unwrap_or_default();
     let message = match verdict {
-        Verdict::Fail | Verdict::Warn | Verdict::Info => {
-            let first = worst(Verdict::Fail)
-                .or_else(|| worst(Verdict::Warn))
-                .or_else(|| noted.first());
-            let failures = cell.map_or(0, |cell| cell.failures());
+        // Notes alone judge nothing: the first says why.
+        None => notes
+            .first()
+            .cloned()
+            .unwrap_or_else(|| skip_reason(clause, transport)),
+        Some(Verdict::Pass) => format!("{} checks held", cell.map_or(0, |cell| cell.passes)),
+        Some(worst) => {
+            let failures = cell.map_or(0, Cell::failures);
             let more = if failures > 1 {
                 format!(" ({failures} requests in all)")
             } else {
                 String::new()
             };
-            first
-                .map(|noted| {
-                    format!(
-                        "request #{}: {}{more}",
-                        noted.seq.unwrap_or(0),
-                        noted.message
-                    )
-                })
+            findings
+                .iter()
+                .zip(&kept)
+                .find(|(_, (finding, _))| finding.verdict == worst)
+                .map(|(shown, _)| format!("{}{more}", shown.message))
                 .unwrap_or_default()
         }
-        Verdict::Pass => format!("{} checks held", cell.map_or(0, |cell| cell.passes)),
-        _ => skip_reason(clause, transport),
     };
-    let findings = noted
-        .iter()
-        .filter(|noted| noted.verdict != Verdict::Info)
-        .map(|noted| {
-            Finding::new(
-                noted.verdict,
-                vec![clause.to_owned()],
-                format!("request #{}: {}", noted.seq.unwrap_or(0), noted.message),
-            )
-        })
-        .collect();
-    let notes = noted
-        .iter()
-        .filter(|noted| noted.verdict == Verdict::Info)
-        .map(|noted| noted.message.clone())
-        .collect();
     // Failures first: they are what the reader came for.
     let mut offending: Vec<u64> = [Verdict::Fail, Verdict::Warn]
         .iter()
-        .flat_map(|verdict| noted.iter().filter(move |noted| noted.verdict == *verdict))
-        .filter_map(|noted| noted.seq)
+        .flat_map(|wanted| {
+            kept.iter()
+                .filter(move |(finding, _)| finding.verdict == *wanted)
+                .filter_map(|(_, seq)| *seq)
+        })
         .collect();
     offending.dedup();
     let exchanges = offending
@@ -157,7 +155,7 @@ fn result(
         title: text.to_owned(),
         path: "cases/clauses.toml".to_owned(),
         transport,
-        verdict,
+        verdict: verdict.map_or(Verdict::Skip, as_level),
         clauses: vec![clause.to_owned()],
         checks: vec![clause.to_owned()],
         message,

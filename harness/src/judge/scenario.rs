@@ -12,6 +12,8 @@ pub enum Scenario {
     ShortPages,
     /// Transaction-log types SPEC.md does not list, and members it does not describe.
     UnknownTypes,
+    /// Transaction-log continuations that count down to 0 before the last page.
+    SmallCursors,
     /// Two-factor confirmation on the `main` account: 13668 where SPEC.md 5.7 says.
     TwoFactor,
     /// Access tokens expire after a few seconds, forcing a refresh.
@@ -27,10 +29,11 @@ const SHORT_LIFETIME_S: u64 = 5;
 
 impl Scenario {
     /// Every scenario, in the order `--scenario list` prints them.
-    pub const ALL: [Scenario; 5] = [
+    pub const ALL: [Scenario; 6] = [
         Scenario::Default,
         Scenario::ShortPages,
         Scenario::UnknownTypes,
+        Scenario::SmallCursors,
         Scenario::TwoFactor,
         Scenario::TokenExpiry,
     ];
@@ -41,6 +44,7 @@ impl Scenario {
             Scenario::Default => "default",
             Scenario::ShortPages => "short-pages",
             Scenario::UnknownTypes => "unknown-types",
+            Scenario::SmallCursors => "small-cursors",
             Scenario::TwoFactor => "two-factor",
             Scenario::TokenExpiry => "token-expiry",
         }
@@ -54,7 +58,10 @@ impl Scenario {
                 "pages of at most 5 entries whatever count asks, ending with continuation null: catches clients that stop at the first short page"
             }
             Scenario::UnknownTypes => {
-                "every third transaction-log entry has a type SPEC.md does not list, and every entry has members it does not describe"
+                "three transaction-log entries in seven have a type SPEC.md does not list, and every entry has members it does not describe"
+            }
+            Scenario::SmallCursors => {
+                "transaction-log continuations count the pages left down to 0, which leads to the last page: catches clients that take a falsy continuation for the end"
             }
             Scenario::TwoFactor => {
                 "the main account has two-factor confirmation on: private/toggle_subaccount_login answers 13668"
@@ -83,6 +90,10 @@ impl Scenario {
             },
             Scenario::UnknownTypes => Knobs {
                 unknown_log_types: true,
+                ..default
+            },
+            Scenario::SmallCursors => Knobs {
+                small_cursors: true,
                 ..default
             },
             Scenario::TwoFactor => Knobs {

@@ -6,20 +6,25 @@
 //! refreshes its token in the middle of a walk is still walking, and a client that logs in
 //! again does not get a new rate budget from the spec's point of view.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
 use super::record::{Call, Record};
-use crate::auth::sign::{self, SignedHeader};
+use super::signed::parse_signed;
+use crate::auth::sign;
 
 /// The tokens issued so far and the session each belongs to.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Sessions {
     access: HashMap<String, usize>,
     refresh: HashMap<String, usize>,
+    /// Access tokens issued with a `session:<name>` scope (SPEC.md 5.4).
+    session_scoped: HashSet<String>,
     /// The session a WebSocket connection last authenticated as.
     connections: HashMap<String, usize>,
+    /// The session-scoped token each WebSocket connection remembers (SPEC.md 5.2).
+    remembered: HashMap<String, String>,
     /// The client id of each session, when known.
     clients: Vec<Option<String>>,
 }
@@ -39,8 +44,17 @@ impl Sessions {
         self.access.keys().map(String::as_str)
     }
 
+    /// Whether a WebSocket connection holds a session token, so that its requests may
+    /// omit `access_token` (SPEC.md 5.2).
+    pub(crate) fn remembers(&self, connection: &str) -> bool {
+        self.remembered.contains_key(connection)
+    }
+
     /// Learns from an answered request: tokens issued, and what a connection remembers.
     pub(crate) fn learn(&mut self, record: &Record, call: &Call) {
+        if record.connection.starts_with("ws#") {
+            self.remember(record, call);
+        }
         let Some(result) = record.result() else {
             return;
         };
@@ -69,8 +83,31 @@ impl Sessions {
         if let Some(refresh) = result.get("refresh_token").and_then(Value::as_str) {
             self.refresh.insert(refresh.to_owned(), session);
         }
+        let session_scoped = result
+            .get("scope")
+            .and_then(Value::as_str)
+            .is_some_and(|scope| scope.split(' ').any(|item| item.starts_with("session:")));
+        if session_scoped {
+            self.session_scoped.insert(access.to_owned());
+        }
         if record.connection.starts_with("ws#") {
             self.connections.insert(record.connection.clone(), session);
+            if session_scoped {
+                self.remembered
+                    .insert(record.connection.clone(), access.to_owned());
+            }
+        }
+    }
+
+    /// What a WebSocket connection remembers after a request: a session-scoped token it
+    /// presented, and nothing once it logged out.
+    fn remember(&mut self, record: &Record, call: &Call) {
+        if call.is("private/logout") && record.result().is_some() {
+            self.remembered.remove(&record.connection);
+        } else if let Some(token) = call.text("access_token")
+            && self.session_scoped.contains(&token)
+        {
+            self.remembered.insert(record.connection.clone(), token);
         }
     }
 
@@ -87,7 +124,7 @@ impl Sessions {
     }
 
     /// The caller of a request: its token's session, its API key, or its connection.
-    pub(crate) fn caller(&self, record: &Record, call: &Call, scheme: &str) -> Caller {
+    pub(crate) fn caller(&self, record: &Record, call: &Call, scheme: Option<&str>) -> Caller {
         let token = match record.header("authorization") {
             Some(value) => {
                 let value = value.trim();
@@ -96,7 +133,7 @@ impl Sessions {
                     Some(rest.trim().to_owned())
                 } else if let Some(client) = basic_client(record) {
                     return key_caller(client);
-                } else if let Ok(header) = SignedHeader::parse(value, scheme) {
+                } else if let Some(header) = parse_signed(value, scheme) {
                     return key_caller(header.client_id);
                 } else {
                     None
@@ -161,6 +198,30 @@ mod tests {
         }
     }
 
+    fn ws_login(seq: u64, connection: &str, scope: &str) -> Record {
+        let mut login = answered(
+            seq,
+            "/ws/api/v2",
+            json!({"access_token": format!("at{seq}"), "refresh_token": format!("rt{seq}"), "scope": scope}),
+        );
+        login.transport = TransportKind::Ws;
+        login.connection = connection.to_owned();
+        login.body = json!({"jsonrpc": "2.0", "id": seq, "method": "public/auth", "params": {"grant_type": "client_credentials", "client_id": "c", "client_secret": "s"}}).to_string().into_bytes();
+        login
+    }
+
+    #[test]
+    fn only_a_session_scoped_login_is_remembered_by_its_connection() {
+        let mut sessions = Sessions::default();
+        let connection_scoped = ws_login(1, "ws#1", "connection account:read");
+        sessions.learn(&connection_scoped, &connection_scoped.call());
+        assert!(!sessions.remembers("ws#1"));
+        let session_scoped = ws_login(2, "ws#2", "session:bot account:read");
+        sessions.learn(&session_scoped, &session_scoped.call());
+        assert!(sessions.remembers("ws#2"));
+        assert!(!sessions.remembers("ws#1"));
+    }
+
     #[test]
     fn a_refreshed_token_stays_in_its_session() {
         let mut sessions = Sessions::default();
@@ -180,8 +241,8 @@ mod tests {
         use_first.headers = vec![("authorization".to_owned(), "Bearer at1".to_owned())];
         let mut use_second = use_first.clone();
         use_second.headers = vec![("authorization".to_owned(), "Bearer at2".to_owned())];
-        let first = sessions.caller(&use_first, &use_first.call(), "x");
-        let second = sessions.caller(&use_second, &use_second.call(), "x");
+        let first = sessions.caller(&use_first, &use_first.call(), None);
+        let second = sessions.caller(&use_second, &use_second.call(), None);
         assert_eq!(first, second);
         assert_eq!(first.client.as_deref(), Some("c"));
         assert!(sessions.tokens().any(|token| token == "at2"));

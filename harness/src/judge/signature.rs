@@ -14,7 +14,7 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use super::record::{Call, Record};
 use super::{Knowledge, Tally};
 use crate::auth::SIGNATURE_WINDOW_MS;
-use crate::auth::sign::{self, SignedHeader};
+use crate::auth::sign;
 
 /// A way to build the bytes a client signed wrongly: `clause` is `framing` for a wrong
 /// string to sign and `key` for a wrong key.
@@ -187,10 +187,9 @@ pub(crate) fn check_client_signature(
         ),
     }
     let Some(secret) = knowledge.secrets.get(&sig.client_id) else {
-        tally.info(
+        tally.note(
             "client.sig.framing",
             transport,
-            seq,
             format!(
                 "client id \"{}\" is unknown; its signature cannot be checked",
                 sig.client_id
@@ -299,10 +298,9 @@ impl NonceBook {
                 sig.nonce,
                 sig.timestamp,
             )
-        } else if let Some(header) = record
-            .header("authorization")
-            .and_then(|value| SignedHeader::parse(value, &knowledge.signature_scheme).ok())
-        {
+        } else if let Some(header) = record.header("authorization").and_then(|value| {
+            super::signed::parse_signed(value, knowledge.signature_scheme.as_deref())
+        }) {
             (
                 "client.signed.nonce_unique",
                 header.client_id,
@@ -314,10 +312,9 @@ impl NonceBook {
         };
         let (transport, seq) = (record.transport, Some(record.seq));
         if nonce.is_empty() {
-            tally.info(
+            tally.note(
                 clause,
                 transport,
-                seq,
                 "no nonce: the timestamp alone makes the request unique",
             );
             return;

@@ -8,8 +8,20 @@
 use super::record::Record;
 use super::signature::{Diagnosis, Mistake, diagnose, freshness, key_mistakes};
 use super::{Knowledge, Tally};
-use crate::auth::sign::{self, SignedHeader};
+use crate::auth::sign::SignedHeader;
 use crate::case::TransportKind;
+
+/// The signed header of an `Authorization` value: parsed under `scheme` when the judge
+/// holds clients to one, else under whatever name the value starts with (any but `Bearer`
+/// and `Basic`). `None` when the value is not a well-formed signed header.
+pub(crate) fn parse_signed(value: &str, scheme: Option<&str>) -> Option<SignedHeader> {
+    let value = value.trim();
+    let name = value.split(' ').next().unwrap_or_default();
+    if name.eq_ignore_ascii_case("bearer") || name.eq_ignore_ascii_case("basic") {
+        return None;
+    }
+    SignedHeader::parse(value, scheme.unwrap_or(name)).ok()
+}
 
 /// Checks the signed header of an HTTP request, if it has one.
 pub(crate) fn check_signed_header(record: &Record, knowledge: &Knowledge, tally: &mut Tally) {
@@ -28,41 +40,49 @@ pub(crate) fn check_signed_header(record: &Record, knowledge: &Knowledge, tally:
     if scheme.eq_ignore_ascii_case("bearer") || scheme.eq_ignore_ascii_case("basic") {
         return;
     }
-    let header = match SignedHeader::parse(value, &knowledge.signature_scheme) {
-        Ok(header) => header,
-        Err(sign::HeaderError::WrongScheme) if !value.contains("sig=") => return,
-        Err(sign::HeaderError::WrongScheme) => {
+    let clause = "client.signed.well_formed";
+    if let Some(expected) = knowledge.signature_scheme.as_deref()
+        && !scheme.eq_ignore_ascii_case(expected)
+    {
+        if value.contains("sig=") {
             tally.fail(
-                "client.signed.well_formed",
+                clause,
                 transport,
                 seq,
                 format!(
-                    "the signed header uses scheme \"{scheme}\"; the target's is \"{}\"",
-                    knowledge.signature_scheme
+                    "the signed header uses scheme \"{scheme}\"; the judge was told the target's is \"{expected}\" (--signature-scheme)"
                 ),
             );
-            return;
         }
+        return;
+    }
+    let header = match SignedHeader::parse(value, scheme) {
+        Ok(header) => header,
+        // Some other scheme altogether: not a signed header, nothing here to judge.
+        Err(_) if !value.contains("sig=") => return,
         Err(error) => {
-            tally.fail(
-                "client.signed.well_formed",
-                transport,
-                seq,
-                error.to_string(),
-            );
+            tally.fail(clause, transport, seq, error.to_string());
             return;
         }
     };
+    if knowledge.signature_scheme.is_none() {
+        tally.note(
+            clause,
+            transport,
+            format!(
+                "scheme name \"{scheme}\" seen; SPEC.md 5.6 leaves the name to the deployment, so any is accepted (--signature-scheme holds clients to one)"
+            ),
+        );
+    }
     tally.pass("client.signed.well_formed", transport);
     match freshness(header.timestamp, record.at_ms) {
         Ok(()) => tally.pass("client.signed.fresh", transport),
         Err(message) => tally.fail("client.signed.fresh", transport, seq, message),
     }
     let Some(secret) = knowledge.secrets.get(&header.client_id) else {
-        tally.info(
+        tally.note(
             "client.signed.request_data",
             transport,
-            seq,
             format!(
                 "client id \"{}\" is unknown; its signature cannot be checked",
                 header.client_id
@@ -148,19 +168,24 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
+    use crate::auth::sign;
     use crate::target_file::RateLimits;
 
     const NOW: u64 = 1_750_000_000_000;
 
-    fn knowledge() -> Knowledge {
+    fn knowledge(scheme: Option<&str>) -> Knowledge {
         Knowledge {
             secrets: BTreeMap::from([("c".to_owned(), "s3cret-value".to_owned())]),
-            signature_scheme: "deri-hmac-sha256".to_owned(),
+            signature_scheme: scheme.map(str::to_owned),
             limits: RateLimits::default(),
         }
     }
 
     fn signed(uri: &str, header: String) -> Vec<String> {
+        judged(uri, header, Some("deri-hmac-sha256")).describe()
+    }
+
+    fn judged(uri: &str, header: String, scheme: Option<&str>) -> Tally {
         let record = Record {
             seq: 1,
             event: 1,
@@ -174,8 +199,8 @@ mod tests {
             answer: None,
         };
         let mut tally = Tally::default();
-        check_signed_header(&record, &knowledge(), &mut tally);
-        tally.describe()
+        check_signed_header(&record, &knowledge(scheme), &mut tally);
+        tally
     }
 
     fn header(sig: &str) -> String {
@@ -187,6 +212,33 @@ mod tests {
         let uri = "/api/v2/private/get_mmp_status?index_name=btc_usd";
         let sig = sign::http_signature("s3cret-value", NOW, "n1", "GET", uri, b"").unwrap();
         assert_eq!(signed(uri, header(&sig)), Vec::<String>::new());
+    }
+
+    #[test]
+    fn any_scheme_name_is_verified_and_noted_unless_one_was_given() {
+        let uri = "/api/v2/private/get_mmp_status";
+        let sig = sign::http_signature("s3cret-value", NOW, "n1", "GET", uri, b"").unwrap();
+        let header = format!("svc-hmac-sha256 id=c,ts={NOW},nonce=n1,sig={sig}");
+        let tally = judged(uri, header.clone(), None);
+        assert_eq!(tally.describe(), Vec::<String>::new());
+        assert!(
+            tally.describe_notes()[0].contains("scheme name \"svc-hmac-sha256\" seen"),
+            "{:?}",
+            tally.describe_notes()
+        );
+        assert_eq!(
+            tally
+                .get("client.signed.request_data", TransportKind::HttpQuery)
+                .and_then(|cell| cell.verdict()),
+            Some(crate::check::Verdict::Pass)
+        );
+        let findings = signed(uri, header);
+        assert_eq!(findings.len(), 1, "{findings:?}");
+        assert!(
+            findings[0].contains("client.signed.well_formed")
+                && findings[0].contains("\"deri-hmac-sha256\""),
+            "{findings:?}"
+        );
     }
 
     #[test]

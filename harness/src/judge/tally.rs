@@ -1,5 +1,11 @@
 //! The tally of a judged session: for each (client clause, transport), how many requests
-//! held and what was found against the others.
+//! held, the [`Finding`]s against the others, and the notes that are neither.
+//!
+//! The judge speaks the harness's one verdict vocabulary: a failure or a warning is a
+//! [`Finding`] with its [`Verdict`], and a cell's verdict is the most severe of them by
+//! [`Verdict::worst`]. A note (a scheme name seen, a signature that cannot be checked) is
+//! not a verdict: it ends up in the result's notes, and a cell that only has notes was not
+//! judged.
 //!
 //! Findings are kept per cell up to a cap, with the count of the rest, so a client that
 //! breaks a rule on every one of a million requests costs bounded memory and a readable
@@ -8,7 +14,7 @@
 use std::collections::BTreeMap;
 
 use crate::case::TransportKind;
-use crate::check::Verdict;
+use crate::check::{Finding, Verdict};
 
 /// Failures kept per (clause, transport); further ones are only counted.
 const KEPT_PER_CELL: usize = 20;
@@ -17,52 +23,46 @@ const KEPT_PER_CELL: usize = 20;
 /// must not crowd out the failures.
 const KEPT_ADVISORIES: usize = 3;
 
-/// One observation against a clause: a failure, a warning or a note.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Noted {
-    /// `Fail`, `Warn` or `Info`.
-    pub verdict: Verdict,
-    /// What was seen, as a lowercase fragment.
-    pub message: String,
-    /// The request it concerns ([`super::Record::seq`]), if one.
-    pub seq: Option<u64>,
-}
-
 /// What was seen for one clause over one transport.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Cell {
     /// Requests (or sequences) that held.
     pub passes: usize,
-    /// Failures (at most [`KEPT_PER_CELL`]), warnings and notes (at most
-    /// [`KEPT_ADVISORIES`] each), in the order seen.
-    pub noted: Vec<Noted>,
+    /// Failures (at most [`KEPT_PER_CELL`]) and warnings (at most [`KEPT_ADVISORIES`]),
+    /// in the order seen.
+    pub findings: Vec<Finding>,
+    /// The request each finding concerns ([`super::Record::seq`]), index for index.
+    pub requests: Vec<Option<u64>>,
+    /// Observations that are not verdicts, each once (at most [`KEPT_ADVISORIES`]).
+    pub notes: Vec<String>,
     /// Failures beyond those kept.
     pub more_failures: usize,
 }
 
 impl Cell {
-    /// The verdict of the cell: the most severe of its failures, warnings and passes (by
-    /// [`Verdict::worst`]); notes count only when nothing else was seen. `None` when the
-    /// cell is empty.
+    /// The verdict of the cell: the most severe of its findings and passes, by
+    /// [`Verdict::worst`]. `None` when nothing was judged (notes alone judge nothing).
     pub fn verdict(&self) -> Option<Verdict> {
-        let judged = self
-            .noted
+        self.findings
             .iter()
-            .map(|noted| noted.verdict)
-            .filter(|verdict| *verdict != Verdict::Info)
+            .map(|finding| finding.verdict)
             .chain((self.passes > 0).then_some(Verdict::Pass))
             .chain((self.more_failures > 0).then_some(Verdict::Fail))
-            .max();
-        judged.or_else(|| (!self.noted.is_empty()).then_some(Verdict::Info))
+            .reduce(Verdict::worst)
     }
 
     /// Failures seen, kept or not.
     pub fn failures(&self) -> usize {
-        self.noted
+        self.findings
             .iter()
-            .filter(|noted| noted.verdict == Verdict::Fail)
+            .filter(|finding| finding.verdict == Verdict::Fail)
             .count()
             + self.more_failures
+    }
+
+    /// The kept findings with the request each concerns.
+    pub fn findings_with_requests(&self) -> impl Iterator<Item = (&Finding, Option<u64>)> {
+        self.findings.iter().zip(self.requests.iter().copied())
     }
 }
 
@@ -86,10 +86,10 @@ impl Tally {
         seq: Option<u64>,
         message: impl Into<String>,
     ) {
-        self.note(Verdict::Fail, clause, transport, seq, message.into());
+        self.find(Verdict::Fail, clause, transport, seq, message.into());
     }
 
-    /// Something that is not yet a failure but makes one likely.
+    /// Something SPEC.md does not forbid but that is likely a bug, with the explanation.
     pub fn warn(
         &mut self,
         clause: &str,
@@ -97,21 +97,19 @@ impl Tally {
         seq: Option<u64>,
         message: impl Into<String>,
     ) {
-        self.note(Verdict::Warn, clause, transport, seq, message.into());
+        self.find(Verdict::Warn, clause, transport, seq, message.into());
     }
 
-    /// An observation that is neither a pass nor a failure.
-    pub fn info(
-        &mut self,
-        clause: &str,
-        transport: TransportKind,
-        seq: Option<u64>,
-        message: impl Into<String>,
-    ) {
-        self.note(Verdict::Info, clause, transport, seq, message.into());
+    /// An observation that is no verdict at all; the same note is kept once.
+    pub fn note(&mut self, clause: &str, transport: TransportKind, message: impl Into<String>) {
+        let message = message.into();
+        let cell = self.cell(clause, transport);
+        if cell.notes.len() < KEPT_ADVISORIES && !cell.notes.contains(&message) {
+            cell.notes.push(message);
+        }
     }
 
-    fn note(
+    fn find(
         &mut self,
         verdict: Verdict,
         clause: &str,
@@ -121,9 +119,9 @@ impl Tally {
     ) {
         let cell = self.cell(clause, transport);
         let kept = cell
-            .noted
+            .findings
             .iter()
-            .filter(|noted| noted.verdict == verdict)
+            .filter(|finding| finding.verdict == verdict)
             .count();
         let cap = if verdict == Verdict::Fail {
             KEPT_PER_CELL
@@ -131,11 +129,9 @@ impl Tally {
             KEPT_ADVISORIES
         };
         if kept < cap {
-            cell.noted.push(Noted {
-                verdict,
-                message,
-                seq,
-            });
+            cell.findings
+                .push(Finding::new(verdict, vec![clause.to_owned()], message));
+            cell.requests.push(seq);
         } else if verdict == Verdict::Fail {
             cell.more_failures += 1;
         }
@@ -170,21 +166,39 @@ impl Tally {
         clauses
     }
 
-    /// Every failure and warning as `clause [transport] #seq: message`, for test output.
+    /// Every failure kept, as (clause, message), by clause: what a live refusal cites.
+    pub fn failures(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.iter().flat_map(|(clause, _, cell)| {
+            cell.findings
+                .iter()
+                .filter(|finding| finding.verdict == Verdict::Fail)
+                .map(move |finding| (clause, finding.message.as_str()))
+        })
+    }
+
+    /// Every finding as `verdict clause [transport] #seq: message`, for test output.
     pub fn describe(&self) -> Vec<String> {
         self.iter()
             .flat_map(|(clause, transport, cell)| {
-                cell.noted
+                cell.findings_with_requests().map(move |(finding, seq)| {
+                    format!(
+                        "{} {clause} [{transport}] #{}: {}",
+                        finding.verdict,
+                        seq.unwrap_or(0),
+                        finding.message
+                    )
+                })
+            })
+            .collect()
+    }
+
+    /// Every note as `note clause [transport]: message`, for test output.
+    pub fn describe_notes(&self) -> Vec<String> {
+        self.iter()
+            .flat_map(|(clause, transport, cell)| {
+                cell.notes
                     .iter()
-                    .filter(|noted| matches!(noted.verdict, Verdict::Fail | Verdict::Warn))
-                    .map(move |noted| {
-                        format!(
-                            "{} {clause} [{transport}] #{}: {}",
-                            noted.verdict,
-                            noted.seq.unwrap_or(0),
-                            noted.message
-                        )
-                    })
+                    .map(move |note| format!("note {clause} [{transport}]: {note}"))
             })
             .collect()
     }
@@ -199,27 +213,34 @@ mod tests {
         let mut tally = Tally::default();
         tally.pass("client.env.id", TransportKind::Ws);
         tally.pass("client.env.id", TransportKind::Ws);
-        assert_eq!(
-            tally
-                .get("client.env.id", TransportKind::Ws)
-                .unwrap()
-                .verdict(),
-            Some(Verdict::Pass)
-        );
+        let verdict = |tally: &Tally| tally.get("client.env.id", TransportKind::Ws)?.verdict();
+        assert_eq!(verdict(&tally), Some(Verdict::Pass));
         tally.fail(
             "client.env.id",
             TransportKind::Ws,
             Some(3),
             "id is a string",
         );
-        assert_eq!(
-            tally
-                .get("client.env.id", TransportKind::Ws)
-                .unwrap()
-                .verdict(),
-            Some(Verdict::Fail)
-        );
+        assert_eq!(verdict(&tally), Some(Verdict::Fail));
         assert_eq!(tally.failed_clauses(), vec!["client.env.id"]);
+        assert_eq!(
+            tally.failures().next(),
+            Some(("client.env.id", "id is a string"))
+        );
+    }
+
+    #[test]
+    fn notes_are_no_verdict_and_do_not_change_one() {
+        let mut tally = Tally::default();
+        let clause = "client.signed.well_formed";
+        tally.note(clause, TransportKind::HttpQuery, "scheme x");
+        tally.note(clause, TransportKind::HttpQuery, "scheme x");
+        let cell = tally.get(clause, TransportKind::HttpQuery).unwrap();
+        assert_eq!(cell.verdict(), None);
+        assert_eq!(cell.notes, vec!["scheme x"]);
+        tally.pass(clause, TransportKind::HttpQuery);
+        let cell = tally.get(clause, TransportKind::HttpQuery).unwrap();
+        assert_eq!(cell.verdict(), Some(Verdict::Pass));
     }
 
     #[test]
@@ -242,7 +263,8 @@ mod tests {
         let cell = tally
             .get("client.sig.nonce_unique", TransportKind::Ws)
             .unwrap();
-        assert_eq!(cell.noted.len(), KEPT_ADVISORIES + 1);
+        assert_eq!(cell.findings.len(), KEPT_ADVISORIES + 1);
+        assert_eq!(cell.requests.last(), Some(&Some(31)));
         assert_eq!(cell.verdict(), Some(Verdict::Fail));
     }
 
@@ -260,7 +282,7 @@ mod tests {
         let cell = tally
             .get("client.env.params", TransportKind::HttpBody)
             .unwrap();
-        assert_eq!(cell.noted.len(), KEPT_PER_CELL);
+        assert_eq!(cell.findings.len(), KEPT_PER_CELL);
         assert_eq!(cell.failures(), 100);
     }
 }

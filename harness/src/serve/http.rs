@@ -119,15 +119,16 @@ fn respond((status, envelope): Answer) -> Response {
         .into_response()
 }
 
-/// Reads the body of a GET (other methods are answered without reading it), shows the
-/// request to the observer, answers it unless the observer refused it, and shows the answer.
+/// Reads the body of a GET (other methods are answered without reading it, unless an
+/// observer wants to see what they carried), shows the request to the observer, answers it
+/// unless the observer refused it, and shows the answer.
 async fn observed(
     state: &ServerState,
     request: Request,
     answer: fn(&ServerState, &Parts, BodyRead) -> Answer,
 ) -> Response {
     let (parts, body) = request.into_parts();
-    let read = if parts.method == Method::GET {
+    let read = if parts.method == Method::GET || state.observer.is_some() {
         read_body(body, state.max_body_bytes).await
     } else {
         BodyRead::Complete(Bytes::new())

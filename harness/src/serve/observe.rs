@@ -15,6 +15,7 @@ use axum::http::HeaderMap;
 use serde_json::Value;
 
 use super::ServerState;
+use super::ledger::{LogEntry, LogQuery, Order, log_page};
 use crate::jsonrpc::ErrorObject;
 
 /// Which listener a request came through.
@@ -81,18 +82,76 @@ pub struct Knobs {
     /// Serves pages of at most this many entries whatever `count` asks, still ending the
     /// walk with a null (or absent) continuation.
     pub page_limit: Option<usize>,
-    /// Gives every third transaction-log entry a type SPEC.md does not list and every
+    /// Gives three transaction-log entries in seven a type SPEC.md does not list and every
     /// entry members it does not describe (section 9: clients must tolerate them).
     pub unknown_log_types: bool,
+    /// Hands out transaction-log continuations that count the pages left down to 0 (the
+    /// one that leads to the last page), instead of entry ids of 10000 and up: a client
+    /// that takes a falsy continuation for the end stops one page early.
+    pub small_cursors: bool,
     /// Turns on two-factor confirmation for the `main` account, so its
     /// `private/toggle_subaccount_login` is answered with 13668.
     pub two_factor_main: bool,
+    /// Accepts a signed `Authorization` header whatever its scheme name (SPEC.md 5.6:
+    /// `svc-hmac-sha256` only "stands for the scheme name"), verifying it all the same.
+    pub any_signature_scheme: bool,
 }
 
 /// Types no version of SPEC.md lists, served under [`Knobs::unknown_log_types`].
 const NEW_LOG_TYPES: &[&str] = &["fee_rebate", "airdrop", "margin_call_v2"];
 
+/// Whether the entry with this id gets an unlisted type: ids whose residue modulo 7 is 0,
+/// 3 or 6, whatever step the ledger numbers its entries by (unless a multiple of 7).
+fn unlisted(id: u64) -> Option<&'static str> {
+    let residue = id % 7;
+    residue
+        .is_multiple_of(3)
+        .then(|| NEW_LOG_TYPES[(residue / 3) as usize])
+}
+
 impl Knobs {
+    /// One page of the transaction log: [`log_page`]'s, or under
+    /// [`Knobs::small_cursors`] the same entries with continuations that count down.
+    pub(crate) fn log_page<'a>(
+        &self,
+        log: &'a [LogEntry],
+        query: &LogQuery<'_>,
+        cursor: Option<u64>,
+        page_len: usize,
+        order: Order,
+    ) -> (Vec<&'a LogEntry>, Option<u64>) {
+        if !self.small_cursors {
+            return log_page(log, query, cursor, page_len, order);
+        }
+        // Continuation c names the page c + 1 places from the end, so the last page is
+        // reached with 0. A client that changes `count` mid-walk gets the pages of the new
+        // length; one that sends a continuation past the first page gets an empty one.
+        let page_len = page_len.max(1);
+        let matching: Vec<&LogEntry> = log
+            .iter()
+            .rev()
+            .filter(|entry| query.matches(entry))
+            .collect();
+        let pages = matching.len().div_ceil(page_len);
+        let index = match cursor {
+            None => 0,
+            Some(cursor) => match usize::try_from(cursor)
+                .ok()
+                .and_then(|cursor| pages.checked_sub(cursor.checked_add(1)?))
+            {
+                Some(index) => index,
+                None => return (Vec::new(), None),
+            },
+        };
+        let page = matching
+            .into_iter()
+            .skip(index * page_len)
+            .take(page_len)
+            .collect();
+        let next = (index + 1 < pages).then(|| (pages - index - 2) as u64);
+        (page, next)
+    }
+
     /// The page length to serve for a requested `count`.
     pub(crate) fn page_len(&self, count: usize) -> usize {
         self.page_limit
@@ -109,8 +168,7 @@ impl Knobs {
                 continue;
             };
             let id = object.get("id").and_then(Value::as_u64).unwrap_or(0);
-            if id % 3 == 0 {
-                let new_type = NEW_LOG_TYPES[(id / 3) as usize % NEW_LOG_TYPES.len()];
+            if let Some(new_type) = unlisted(id) {
                 object.insert("type".to_owned(), Value::from(new_type));
             }
             object.insert(
@@ -171,7 +229,60 @@ mod tests {
     }
 
     #[test]
-    fn unknown_types_replace_every_third_entry_and_add_members() {
+    fn small_cursors_count_down_to_zero_and_walk_every_entry_once() {
+        let log: Vec<LogEntry> = (0..7)
+            .map(|index| LogEntry {
+                id: 10_000 + 3 * index,
+                timestamp: index,
+                user_id: 1,
+                currency: "BTC",
+                body: json!({}),
+            })
+            .collect();
+        let query = LogQuery {
+            user_id: 1,
+            currency: None,
+            start: 0,
+            end: u64::MAX,
+        };
+        let knobs = Knobs {
+            small_cursors: true,
+            ..Knobs::default()
+        };
+        let (mut cursor, mut seen, mut handed_out) = (None, Vec::new(), Vec::new());
+        loop {
+            let (page, next) = knobs.log_page(&log, &query, cursor, 3, Order::NewestFirst);
+            seen.extend(page.iter().map(|entry| entry.id));
+            match next {
+                Some(next) => handed_out.push(next),
+                None => break,
+            }
+            cursor = next;
+        }
+        assert_eq!(handed_out, vec![1, 0]);
+        let expected: Vec<u64> = log.iter().rev().map(|entry| entry.id).collect();
+        assert_eq!(seen, expected);
+        assert_eq!(
+            knobs
+                .log_page(&log, &query, Some(3), 3, Order::NewestFirst)
+                .0
+                .len(),
+            0
+        );
+    }
+
+    #[test]
+    fn the_ledger_ids_get_unknown_types() {
+        // The ledger numbers entries 10000, 10003, ...: some of any seven in a row are
+        // served with an unlisted type.
+        let hits = (0..7)
+            .filter(|i| unlisted(10_000 + 3 * i).is_some())
+            .count();
+        assert_eq!(hits, 3);
+    }
+
+    #[test]
+    fn unknown_types_replace_three_entries_in_seven_and_add_members() {
         let knobs = Knobs {
             unknown_log_types: true,
             page_limit: Some(3),
@@ -180,8 +291,8 @@ mod tests {
         assert_eq!(knobs.page_len(250), 3);
         assert_eq!(knobs.page_len(2), 2);
         let mut logs = vec![
-            json!({"id": 9, "type": "trade"}),
-            json!({"id": 10, "type": "trade"}),
+            json!({"id": 7, "type": "trade"}),
+            json!({"id": 8, "type": "trade"}),
         ];
         knobs.decorate_log(&mut logs);
         assert_ne!(logs[0]["type"], "trade");

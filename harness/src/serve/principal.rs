@@ -80,8 +80,10 @@ impl ServerState {
         if scheme.eq_ignore_ascii_case("basic") {
             return self.principal_from_basic(value).map(Some);
         }
-        if scheme.eq_ignore_ascii_case(&self.signature_scheme) {
-            return self.principal_from_signed(value, http).map(Some);
+        if scheme.eq_ignore_ascii_case(&self.signature_scheme)
+            || (self.knobs().any_signature_scheme && value.contains("sig="))
+        {
+            return self.principal_from_signed(value, scheme, http).map(Some);
         }
         Err(ErrorObject::unauthorized(
             "unsupported authorization scheme",
@@ -111,9 +113,10 @@ impl ServerState {
     fn principal_from_signed(
         &self,
         value: &str,
+        scheme: &str,
         http: &HttpAuth<'_>,
     ) -> Result<Principal, ErrorObject> {
-        let header = SignedHeader::parse(value, &self.signature_scheme)
+        let header = SignedHeader::parse(value, scheme)
             .map_err(|error| ErrorObject::invalid_credentials(&error.to_string()))?;
         let user = self
             .user_by_client(&header.client_id)

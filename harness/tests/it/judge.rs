@@ -20,6 +20,7 @@ use tokio_tungstenite::tungstenite::Message;
 
 mod cli;
 mod faulty;
+mod walks;
 
 const WAIT: Duration = Duration::from_secs(60);
 
@@ -78,6 +79,20 @@ async fn get(
             .header("content-type", "application/json")
             .body(body);
     }
+    let response = with_timeout(request.send())
+        .await
+        .expect("request is answered");
+    with_timeout(response.json::<Value>())
+        .await
+        .expect("answer is json")
+}
+
+/// POST `path` with a JSON-RPC body; the answer as JSON (the judge answers whatever it is).
+async fn post(target: &Target, path: &str, body: String) -> Value {
+    let request = reqwest::Client::new()
+        .post(format!("{}{path}", origin(target)))
+        .header("content-type", "application/json")
+        .body(body);
     let response = with_timeout(request.send())
         .await
         .expect("request is answered");
@@ -263,6 +278,7 @@ fn the_harness_runner_is_a_client_the_judge_finds_nothing_against() {
         "client.rate.transaction_log",
         "client.log_type.tolerant",
         "client.params.required",
+        "client.http.method",
         "auth.client_signature.secret_not_sent",
     ] {
         assert!(

@@ -10,7 +10,7 @@ const SECRET: &str = "s3cret-value";
 fn knowledge() -> Knowledge {
     Knowledge {
         secrets: BTreeMap::from([("c".to_owned(), SECRET.to_owned())]),
-        signature_scheme: "svc-hmac-sha256".to_owned(),
+        signature_scheme: None,
         limits: RateLimits::default(),
     }
 }

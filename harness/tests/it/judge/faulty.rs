@@ -6,7 +6,7 @@ use serde_json::json;
 use super::*;
 
 /// One client bug each.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 enum Bug {
     NoTrailingLf,
     ReusedNonce,
@@ -29,6 +29,9 @@ enum Bug {
     BurstsTransactionLog,
     GivesUpOnUnknownType,
     ToggleWithoutState,
+    SignedOtherScheme,
+    WsPrivateWithoutToken,
+    Posts,
 }
 
 async fn misbehave(bug: Bug, target: &Target) {
@@ -239,6 +242,35 @@ async fn misbehave(bug: Bug, target: &Target) {
                 continuation = Some(page["result"]["continuation"].clone());
             }
         }
+        Bug::SignedOtherScheme => {
+            let uri = "/api/v2/private/get_mmp_status";
+            let header = signed(target, now, "n-scheme", uri).replacen(
+                &target.signature_scheme,
+                "svc-hmac-sha256",
+                1,
+            );
+            get(target, uri, &[("authorization", header)], None).await;
+        }
+        Bug::WsPrivateWithoutToken => {
+            let (client_id, secret) = main_account(target);
+            let answers = ws(
+                target,
+                "",
+                &[
+                    json!({"jsonrpc": "2.0", "id": 1, "method": "public/auth", "params": {
+                        "grant_type": "client_credentials", "client_id": client_id, "client_secret": secret}}),
+                    json!({"jsonrpc": "2.0", "id": 2, "method": "private/get_mmp_status", "params": {}}),
+                ],
+            )
+            .await;
+            assert!(answers[1]["error"].is_object(), "{}", answers[1]);
+        }
+        Bug::Posts => {
+            let (client_id, secret) = main_account(target);
+            let body = json!({"jsonrpc": "2.0", "id": 0, "method": "public/auth", "params": {
+                "grant_type": "client_credentials", "client_id": client_id, "client_secret": secret}});
+            post(target, "/api/v2/public/auth", body.to_string()).await;
+        }
         Bug::ToggleWithoutState => {
             let token = login(target).await;
             get(
@@ -252,178 +284,161 @@ async fn misbehave(bug: Bug, target: &Target) {
     }
 }
 
+/// The judge a bug is tried against: its scenario, burst and scheme name.
+fn config_for(bug: Bug) -> judge::Config {
+    let mut config = judge::Config::loopback();
+    match bug {
+        Bug::StopsAtShortPage => config.scenario = Scenario::ShortPages,
+        Bug::GivesUpOnUnknownType => config.scenario = Scenario::UnknownTypes,
+        Bug::BurstsTransactionLog => config.limits.transaction_log_burst = 2,
+        Bug::SignedOtherScheme => config.signature_scheme = Some("deri-hmac-sha256".to_owned()),
+        _ => {}
+    }
+    config
+}
+
 #[test]
 fn every_faulty_client_is_caught_citing_the_clause_it_breaks() {
-    let table: &[(Bug, Scenario, u32, &str, &str)] = &[
+    use Verdict::{Fail, Warn};
+    let table: &[(Bug, Verdict, &str, &str)] = &[
         (
             Bug::NoTrailingLf,
-            Scenario::Default,
-            100,
+            Fail,
             "client.sig.framing",
             "lacks the trailing lf",
         ),
         (
             Bug::ReusedNonce,
-            Scenario::Default,
-            100,
+            Fail,
             "client.sig.nonce_unique",
             "already used",
         ),
-        (
-            Bug::StaleTimestamp,
-            Scenario::Default,
-            100,
-            "client.sig.fresh",
-            "61 s old",
-        ),
+        (Bug::StaleTimestamp, Fail, "client.sig.fresh", "61 s old"),
         (
             Bug::UppercaseHex,
-            Scenario::Default,
-            100,
+            Fail,
             "client.sig.hex_lower",
             "upper-case",
         ),
         (
             Bug::SecretSent,
-            Scenario::Default,
-            100,
+            Fail,
             "auth.client_signature.secret_not_sent",
             "client_secret",
         ),
         (
             Bug::TokenInUrl,
-            Scenario::Default,
-            100,
+            Fail,
             "client.token.http_header",
             "in the url",
         ),
         (
             Bug::WsTokenInUrl,
-            Scenario::Default,
-            100,
+            Fail,
             "client.token.ws_param",
             "websocket url",
         ),
-        (
-            Bug::NonIntegerId,
-            Scenario::Default,
-            100,
-            "client.env.id",
-            "not an integer",
-        ),
-        (
-            Bug::ParamsAsArray,
-            Scenario::Default,
-            100,
-            "client.env.params",
-            "an array",
-        ),
-        (
-            Bug::WrongVersion,
-            Scenario::Default,
-            100,
-            "client.env.jsonrpc",
-            "not \"2.0\"",
-        ),
-        (
-            Bug::BareMethod,
-            Scenario::Default,
-            100,
-            "client.env.method",
-            "get_currencies",
-        ),
+        (Bug::NonIntegerId, Fail, "client.env.id", "not an integer"),
+        (Bug::ParamsAsArray, Fail, "client.env.params", "an array"),
+        (Bug::WrongVersion, Fail, "client.env.jsonrpc", "not \"2.0\""),
+        (Bug::BareMethod, Fail, "client.env.method", "get_currencies"),
         (
             Bug::SignedWithoutNonce,
-            Scenario::Default,
-            100,
+            Fail,
             "client.signed.well_formed",
             "nonce",
         ),
         (
             Bug::SignedWithoutQuery,
-            Scenario::Default,
-            100,
+            Fail,
             "client.signed.request_data",
             "without its query string",
         ),
-        (
-            Bug::SignedStale,
-            Scenario::Default,
-            100,
-            "client.signed.fresh",
-            "61 s old",
-        ),
+        (Bug::SignedStale, Fail, "client.signed.fresh", "61 s old"),
         (
             Bug::SignedNonceReused,
-            Scenario::Default,
-            100,
+            Fail,
             "client.signed.nonce_unique",
             "already used",
         ),
-        (
-            Bug::CountTooLarge,
-            Scenario::Default,
-            100,
-            "client.count.bounds",
-            "251",
-        ),
+        (Bug::CountTooLarge, Fail, "client.count.bounds", "251"),
         (
             Bug::RestartsWalk,
-            Scenario::Default,
-            100,
+            Fail,
             "client.pagination.follow",
-            "restarted from the first page",
+            "restart loop",
         ),
         (
             Bug::StopsAtShortPage,
-            Scenario::ShortPages,
-            100,
+            Warn,
             "client.pagination.follow",
             "short page",
         ),
         (
             Bug::BurstsTransactionLog,
-            Scenario::Default,
-            2,
+            Fail,
             "client.rate.transaction_log",
             "burst of 2",
         ),
         (
             Bug::GivesUpOnUnknownType,
-            Scenario::UnknownTypes,
-            100,
+            Fail,
             "client.log_type.tolerant",
             "went silent",
         ),
         (
             Bug::ToggleWithoutState,
-            Scenario::Default,
-            100,
+            Fail,
             "client.params.required",
             "missing state",
         ),
+        (
+            Bug::SignedOtherScheme,
+            Fail,
+            "client.signed.well_formed",
+            "\"deri-hmac-sha256\"",
+        ),
+        (
+            Bug::WsPrivateWithoutToken,
+            Fail,
+            "client.token.ws_param",
+            "holds no session token",
+        ),
+        (Bug::Posts, Fail, "client.http.method", "http POST"),
     ];
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .unwrap();
     let mut missed = Vec::new();
-    for (bug, scenario, burst, clause, fragment) in table {
+    for (bug, verdict, clause, fragment) in table {
         let tally = runtime.block_on(async {
-            let judge = start(*scenario, *burst).await;
+            let judge = with_timeout(judge::start(config_for(*bug)))
+                .await
+                .expect("judge starts");
             misbehave(*bug, &judge.target().clone()).await;
             finish(judge).await
         });
         let caught = tally.describe().iter().any(|finding| {
-            finding.starts_with("fail")
+            finding.starts_with(verdict.as_str())
                 && finding.contains(&format!(" {clause} "))
                 && finding.contains(fragment)
         });
         if !caught {
             missed.push(format!(
-                "{bug:?}: expected {clause} ({fragment}), got {:#?}",
+                "{bug:?}: expected {verdict} {clause} ({fragment}), got {:#?}",
                 tally.describe()
             ));
+        }
+        if *bug == Bug::Posts {
+            // The body of the POST is read: its parameters are all there.
+            let wrongly = tally.failed_clauses();
+            assert_eq!(
+                wrongly,
+                vec!["client.http.method"],
+                "{:#?}",
+                tally.describe()
+            );
         }
     }
     assert!(
