@@ -52,3 +52,43 @@ fn every_clause_below_must_says_why_or_quotes_what_it_describes() {
         .collect();
     assert_eq!(silent, Vec::<&str>::new());
 }
+
+#[test]
+fn reports_show_the_quote_beside_the_failure() {
+    let out = std::env::temp_dir().join(format!("harness-it-quotes-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_harness"))
+        .args(["run", "--quiet", "--fault", "sig-window-wide"])
+        .args(["--filter", "auth.client_signature_stale", "--out"])
+        .arg(&out)
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let quote =
+        "The timestamp is valid for 60 seconds from generation; older timestamps are rejected.";
+    let markdown = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        markdown.contains(&format!(
+            "> `auth.client_signature.window` (SPEC.md 5.5, must): \"{quote}\""
+        )),
+        "{markdown}"
+    );
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(
+        html.contains("<blockquote class=\"quote\" data-clause=\"auth.client_signature.window\">")
+            && html.contains(&format!("<p>&ldquo;{quote}&rdquo;</p>")),
+        "{html}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    assert_eq!(
+        json["clauses"]["auth.client_signature.window"]["quote"][0],
+        quote
+    );
+    assert_eq!(
+        json["clauses"]["auth.client_signature.window"]["level"],
+        "must"
+    );
+    let _ = std::fs::remove_dir_all(&out);
+}
