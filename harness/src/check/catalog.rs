@@ -1,20 +1,45 @@
-//! The clause catalog (`cases/clauses.toml`): every testable statement of SPEC.md.
+//! The clause catalog (`cases/clauses.toml`): every testable statement of SPEC.md, with
+//! its level and, for a `must` clause, the SPEC.md words it enforces (its quote).
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::Deserialize;
 
+use super::Verdict;
+use super::quote::{self, SpecText};
 use crate::file_error::FileError;
 
 /// How binding a clause is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Level {
-    /// The spec states a rule: breaking it is a failure.
+    /// SPEC.md states the rule (the clause quotes it): breaking it is a failure.
     Must,
-    /// The spec only describes: what is seen is reported, never failed.
+    /// What is seen is suspicious but legal (no quote makes it wrong): a warning.
+    Warn,
+    /// SPEC.md only describes, or leaves the point open: what is seen is reported.
     Info,
+}
+
+impl Level {
+    /// The verdict of a finding on a clause of this level.
+    pub fn verdict(self) -> Verdict {
+        match self {
+            Level::Must => Verdict::Fail,
+            Level::Warn => Verdict::Warn,
+            Level::Info => Verdict::Info,
+        }
+    }
+
+    /// The lowercase name used in the catalog and the reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Must => "must",
+            Level::Warn => "warn",
+            Level::Info => "info",
+        }
+    }
 }
 
 /// Whom a clause binds.
@@ -35,15 +60,22 @@ pub struct Clause {
     pub id: String,
     /// SPEC.md section.
     pub section: String,
-    /// `must` or `info`.
+    /// `must`, `warn` or `info`.
     pub level: Level,
     /// `server` or `client`.
     pub side: Side,
     /// The statement in short.
     pub text: String,
-    /// The words of SPEC.md the clause enforces, verbatim.
+    /// The SPEC.md words the clause enforces, each a contiguous run of SPEC.md text
+    /// (`quote = "..."` or `quote = ["...", "..."]`); every `must` clause has one.
+    #[serde(default, deserialize_with = "quote::one_or_many")]
+    pub quote: Vec<String>,
+    /// Why the clause has its level where that is not obvious, e.g. what SPEC.md leaves open.
     #[serde(default)]
-    pub quote: Option<String>,
+    pub note: Option<String>,
+    /// Line of the clause's `[[clause]]` header in its file (set by the loader).
+    #[serde(skip)]
+    pub line: usize,
 }
 
 #[derive(Deserialize)]
@@ -68,20 +100,35 @@ impl Catalog {
         Catalog::parse(path, &text)
     }
 
-    /// Parses catalog text; duplicate ids are an error.
+    /// Parses catalog text; duplicate ids and empty quotes are errors.
     pub fn parse(path: &Path, text: &str) -> Result<Catalog, FileError> {
-        let file: CatalogFile =
+        let mut file: CatalogFile =
             toml::from_str(text).map_err(|error| FileError::from_toml(path, text, &error))?;
+        let headers: Vec<usize> = text
+            .lines()
+            .enumerate()
+            .filter(|(_, line)| line.trim() == "[[clause]]")
+            .map(|(number, _)| number + 1)
+            .collect();
         let mut index = BTreeMap::new();
-        for (position, clause) in file.clause.iter().enumerate() {
+        for (position, clause) in file.clause.iter_mut().enumerate() {
+            clause.line = headers.get(position).copied().unwrap_or(0);
             if index.insert(clause.id.clone(), position).is_some() {
-                let line = text
-                    .find(&format!("\"{}\"", clause.id))
-                    .map_or(0, |offset| crate::file_error::line_of(text, offset));
                 return Err(FileError::new(
                     path,
-                    line,
+                    clause.line,
                     format!("duplicate clause id \"{}\"", clause.id),
+                ));
+            }
+            if clause
+                .quote
+                .iter()
+                .any(|text| quote::normalize_quote(text).is_empty())
+            {
+                return Err(FileError::new(
+                    path,
+                    clause.line,
+                    format!("clause \"{}\" has an empty quote", clause.id),
                 ));
             }
         }
@@ -110,4 +157,52 @@ impl Catalog {
     pub fn level(&self, id: &str) -> Level {
         self.get(id).map_or(Level::Must, |clause| clause.level)
     }
+
+    /// The verdict of a finding on these clauses: the most severe their levels give (fail
+    /// if any is `must`, else warn if any is `warn`, else info).
+    pub fn finding_verdict(&self, clauses: &[String]) -> Verdict {
+        clauses
+            .iter()
+            .map(|clause| self.level(clause).verdict())
+            .fold(Verdict::Info, Verdict::worst)
+    }
+
+    /// The known clauses among these ids, each once, in the order given.
+    pub fn clauses_of<'a>(&'a self, ids: impl IntoIterator<Item = &'a String>) -> Vec<&'a Clause> {
+        let mut seen = Vec::new();
+        for id in ids {
+            if let Some(clause) = self.get(id)
+                && !seen.iter().any(|known: &&Clause| known.id == clause.id)
+            {
+                seen.push(clause);
+            }
+        }
+        seen
+    }
+
+    /// What is wrong with the quotes against the text of SPEC.md, one `line: message` each:
+    /// a `must` clause without a quote, or a quote SPEC.md does not contain (compared as
+    /// [`quote::normalize_quote`] says).
+    pub fn quote_problems(&self, spec: &str) -> Vec<String> {
+        let spec = SpecText::new(spec);
+        let mut problems = Vec::new();
+        for clause in &self.clauses {
+            if clause.level == Level::Must && clause.quote.is_empty() {
+                problems.push(format!(
+                    "{}: must clause \"{}\" has no quote: give the SPEC.md words it enforces, or make it warn or info",
+                    clause.line, clause.id
+                ));
+            }
+            for text in clause.quote.iter().filter(|text| !spec.contains(text)) {
+                problems.push(format!(
+                    "{}: a quote of clause \"{}\" is not in SPEC.md: \"{text}\"",
+                    clause.line, clause.id
+                ));
+            }
+        }
+        problems
+    }
 }
+
+#[cfg(test)]
+mod tests;

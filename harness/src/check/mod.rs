@@ -1,16 +1,19 @@
-//! Verdicts and the pure checks that produce them: the clause catalog, JSON Schema
-//! validation of results, JSON-path matchers and secret redaction.
+//! Verdicts and the pure checks that produce them: the clause catalog and the SPEC.md
+//! quotes of its clauses, JSON Schema validation of results, JSON-path matchers and secret
+//! redaction.
 //!
 //! Nothing here does I/O except loading the catalog and schemas from `cases/`. A failed
 //! check is a [`Finding`] (data), never an `Err`: errors are for the harness itself.
 
 mod catalog;
 mod matcher;
+mod quote;
 mod redact;
 mod schema;
 
 pub use catalog::{Catalog, Clause, Level, Side};
 pub use matcher::{Matcher, lookup, short, type_name};
+pub use quote::{SpecText, normalize_quote};
 pub use redact::{REDACTED, Redactor, SECRET_MEMBERS};
 pub use schema::{SchemaError, SchemaSet, SchemaViolation};
 
@@ -33,7 +36,7 @@ pub enum Verdict {
     Pass,
     /// Only informational findings (a clause of level `info`, an advisory).
     Info,
-    /// A check at level `warn` did not hold.
+    /// A check on a clause of level `warn` did not hold: suspicious, but SPEC.md allows it.
     Warn,
     /// The harness could not run the case (unreachable target, broken case).
     Error,

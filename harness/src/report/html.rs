@@ -1,18 +1,21 @@
 //! `report.html`: one self-contained page (inline CSS, no scripts, no external assets):
 //! the summary, a matrix of clauses by transport coloured by verdict, and each result that
-//! is not a pass with its clause, exchange and reproduction command.
+//! is not a pass with its clause, the SPEC.md words the clause enforces, exchange and
+//! reproduction command.
 
 use std::fmt::Write;
 
 use super::{Context, Summary, failures_first, reproduction};
 use crate::case::TransportKind;
 use crate::check::Verdict;
+use crate::run::CaseResult;
 
 const STYLE: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse;margin:1em 0}\
 td,th{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top}th{background:#f4f4f4}\
 .pass{background:#c8efc8}.fail{background:#f6b8b8}.warn{background:#fbe3a6}.info{background:#cfe3fb}.skip{background:#eee}\
 .error{background:#e3b8f6}pre{background:#f7f7f7;padding:8px;overflow-x:auto;white-space:pre-wrap;word-break:break-all}\
-.figure{display:inline-block;margin-right:1.5em;font-size:1.3em}";
+.figure{display:inline-block;margin-right:1.5em;font-size:1.3em}\
+blockquote.quote{margin:.5em 0;padding:4px 10px;border-left:4px solid #999;background:#fafafa}blockquote.quote p{margin:2px 0}";
 
 /// Escapes text for HTML.
 pub fn escape(text: &str) -> String {
@@ -139,6 +142,7 @@ pub fn render_html(context: &Context<'_>, summary: &Summary) -> String {
             }
             out.push_str("</ul>");
         }
+        quotes(&mut out, context, result);
         if let Some(exchange) = result.exchanges.last() {
             let request = report.redactor.text(&format!(
                 "{} {}\n{}{}",
@@ -192,4 +196,36 @@ pub fn render_html(context: &Context<'_>, summary: &Summary) -> String {
     }
     out.push_str("</body></html>\n");
     report.redactor.text(&out)
+}
+
+/// The SPEC.md words of each clause a failing or warning finding of the result cites, one
+/// block quote per clause; a clause without a quote shows its note (why SPEC.md does not
+/// make the finding a failure).
+fn quotes(out: &mut String, context: &Context<'_>, result: &CaseResult) {
+    let cited = result
+        .findings
+        .iter()
+        .filter(|finding| matches!(finding.verdict, Verdict::Fail | Verdict::Warn))
+        .flat_map(|finding| &finding.clauses);
+    for clause in context.catalog.clauses_of(cited) {
+        if clause.quote.is_empty() && clause.note.is_none() {
+            continue;
+        }
+        let _ = write!(
+            out,
+            "<blockquote class=\"quote\" data-clause=\"{0}\"><p><code>{0}</code> &middot; SPEC.md {1} &middot; {2}</p>",
+            escape(&clause.id),
+            escape(&clause.section),
+            clause.level.as_str()
+        );
+        for quote in &clause.quote {
+            let _ = write!(out, "<p>&ldquo;{}&rdquo;</p>", escape(quote.trim()));
+        }
+        if clause.quote.is_empty()
+            && let Some(note) = &clause.note
+        {
+            let _ = write!(out, "<p>{}</p>", escape(note));
+        }
+        out.push_str("</blockquote>");
+    }
 }

@@ -1,4 +1,5 @@
-//! `report.json`: the machine-readable result, redacted.
+//! `report.json`: the machine-readable result, redacted, with each clause the results cite
+//! (its level, statement and SPEC.md quote).
 
 use serde_json::{Value, json};
 
@@ -47,6 +48,7 @@ pub fn render_json(context: &Context<'_>, summary: &Summary) -> String {
             )
         })
         .collect();
+    let clauses = cited_clauses(context);
     let report = json!({
         "target": context.report.target,
         "harness_version": env!("CARGO_PKG_VERSION"),
@@ -54,6 +56,7 @@ pub fn render_json(context: &Context<'_>, summary: &Summary) -> String {
         "duration_ms": (context.report.duration.as_secs_f64() * 1000.0).round(),
         "summary": summary_counts,
         "results": results,
+        "clauses": clauses,
         "coverage": {
             "must_total": summary.must_total,
             "must_covered": summary.must_covered,
@@ -63,4 +66,31 @@ pub fn render_json(context: &Context<'_>, summary: &Summary) -> String {
     let mut text = serde_json::to_string_pretty(&report).unwrap_or_default();
     text.push('\n');
     redactor.text(&text)
+}
+
+/// Every clause the results cite (case clauses, checks and findings), by id: its section,
+/// level, statement, SPEC.md quote and note.
+fn cited_clauses(context: &Context<'_>) -> serde_json::Map<String, Value> {
+    let mut cited = std::collections::BTreeSet::new();
+    for result in &context.report.results {
+        cited.extend(result.clauses.iter().chain(&result.checks));
+        cited.extend(result.findings.iter().flat_map(|finding| &finding.clauses));
+    }
+    context
+        .catalog
+        .clauses_of(cited)
+        .into_iter()
+        .map(|clause| {
+            let mut entry = json!({
+                "section": clause.section,
+                "level": clause.level.as_str(),
+                "text": clause.text,
+                "quote": clause.quote,
+            });
+            if let Some(note) = &clause.note {
+                entry["note"] = json!(note);
+            }
+            (clause.id.clone(), entry)
+        })
+        .collect()
 }

@@ -1,9 +1,11 @@
-//! `report.md`: the summary, then failures first with their findings and reproduction.
+//! `report.md`: the summary, then failures first with their findings, the SPEC.md words
+//! each finding's clause enforces, and reproduction.
 
 use std::fmt::Write;
 
 use super::{Context, Summary, failures_first, reproduction};
 use crate::check::Verdict;
+use crate::run::CaseResult;
 
 /// Renders `report.md`.
 pub fn render_markdown(context: &Context<'_>, summary: &Summary) -> String {
@@ -71,6 +73,7 @@ pub fn render_markdown(context: &Context<'_>, summary: &Summary) -> String {
                 finding.message
             );
         }
+        out.push_str(&quotes(context, result));
         if matches!(
             result.verdict,
             Verdict::Fail | Verdict::Warn | Verdict::Error
@@ -83,4 +86,40 @@ pub fn render_markdown(context: &Context<'_>, summary: &Summary) -> String {
         }
     }
     report.redactor.text(&out)
+}
+
+/// The SPEC.md words of each clause a failing or warning finding of the result cites, as
+/// block quotes; a clause without a quote shows its note (why SPEC.md does not make the
+/// finding a failure).
+fn quotes(context: &Context<'_>, result: &CaseResult) -> String {
+    let cited = result
+        .findings
+        .iter()
+        .filter(|finding| matches!(finding.verdict, Verdict::Fail | Verdict::Warn))
+        .flat_map(|finding| &finding.clauses);
+    let mut out = String::new();
+    for clause in context.catalog.clauses_of(cited) {
+        let words = if clause.quote.is_empty() {
+            clause.note.clone().unwrap_or_default()
+        } else {
+            clause
+                .quote
+                .iter()
+                .map(|quote| format!("\"{}\"", quote.trim()))
+                .collect::<Vec<_>>()
+                .join(" … ")
+        };
+        if words.is_empty() {
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "\n> `{}` (SPEC.md {}, {}): {}",
+            clause.id,
+            clause.section,
+            clause.level.as_str(),
+            words
+        );
+    }
+    out
 }

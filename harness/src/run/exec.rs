@@ -17,7 +17,7 @@ use crate::auth::clock::Clock;
 use crate::auth::nonce::fresh_nonce;
 use crate::auth::sign;
 use crate::case::{AuthMode, Case, Outcome, Step, TransportKind};
-use crate::check::{Finding, Level, Verdict};
+use crate::check::{Finding, Verdict};
 use crate::jsonrpc::{self, validate_response};
 use crate::transport::{
     Authorization, Exchange, Outgoing, RECORDED_BODY_BYTES, SignedPlan, TransportErrorKind,
@@ -269,13 +269,11 @@ impl Bindings for Execution<'_> {
 }
 
 impl Execution<'_> {
-    /// The finding verdict for these clauses: fail if any is `must`, else info.
+    /// The finding verdict for these clauses: fail if any is `must`, else warn if any is
+    /// `warn`, else info.
     pub(crate) fn finding(&self, clauses: &[String], message: String) -> Finding {
-        let must = clauses
-            .iter()
-            .any(|clause| self.shared.catalog.level(clause) == Level::Must);
         Finding::new(
-            if must { Verdict::Fail } else { Verdict::Info },
+            self.shared.catalog.finding_verdict(clauses),
             clauses.to_vec(),
             message,
         )

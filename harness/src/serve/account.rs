@@ -116,8 +116,8 @@ pub(crate) fn get_transaction_log(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObjec
         min
     };
     let max_count = max + i64::from(ctx.fault(Fault::TxlogCount251));
-    let default_count = if ctx.fault(Fault::TxlogDefault50) {
-        default / 2
+    let default_count = if ctx.fault(Fault::TxlogDefault150) {
+        default + default / 2
     } else {
         default
     };

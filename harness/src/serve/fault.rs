@@ -141,9 +141,6 @@ faults! {
     ExchangeTokenBroken => "exchange-token-broken",
         "public/exchange_token always answers with an error",
         ["auth.exchange_token.accepted"];
-    ExchangeScopeEscalation => "exchange-scope-escalation",
-        "public/exchange_token grants a scope wider than the caller's",
-        ["auth.exchange_token.scope_bound"];
     ForkTokenBroken => "fork-token-broken",
         "public/fork_token always answers with an error",
         ["auth.fork_token.accepted"];
@@ -196,8 +193,8 @@ faults! {
     TriggerCount1001 => "trigger-count-1001",
         "get_trigger_order_history accepts count 1001",
         ["m.get_trigger_order_history.count"];
-    TriggerDefault10 => "trigger-default-10",
-        "get_trigger_order_history count defaults to 10 instead of 20",
+    TriggerDefault30 => "trigger-default-30",
+        "get_trigger_order_history count defaults to 30 instead of 20",
         ["m.get_trigger_order_history.count_default"];
     TriggerIndexValue => "trigger-index-value",
         "one trigger order history entry has trigger \"index\"",
@@ -214,8 +211,8 @@ faults! {
     TxlogCount0 => "txlog-count-0",
         "get_transaction_log accepts count 0",
         ["m.get_transaction_log.count"];
-    TxlogDefault50 => "txlog-default-50",
-        "get_transaction_log count defaults to 50 instead of 100",
+    TxlogDefault150 => "txlog-default-150",
+        "get_transaction_log count defaults to 150 instead of 100",
         ["m.get_transaction_log.count_default"];
     TxlogPageExceedsCount => "txlog-page-exceeds-count",
         "a transaction log page holds count + 1 entries",

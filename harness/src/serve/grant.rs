@@ -59,9 +59,6 @@ pub(crate) fn exchange_token(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
         })?;
     let scope = match ctx.params.str("scope") {
         None => record.scope.clone(),
-        Some(_) if ctx.fault(Fault::ExchangeScopeEscalation) => {
-            grant_scope(ctx.params.str("scope"), &subject.maximum, keep_unnamed(ctx))
-        }
         Some(requested) => {
             let capped = ctx.variant(Variant::ExchangeScopeCapped);
             if !capped && !Scope::parse(requested).within(&record.scope) {

@@ -81,8 +81,8 @@ pub(crate) fn get_trigger_order_history(ctx: &mut Ctx<'_>) -> Result<Value, Erro
         .filter(|_| !ctx.fault(Fault::TriggerInstrumentIgnored));
     let (min, max, default) = ctx.count_bounds();
     let max_count = max + i64::from(ctx.fault(Fault::TriggerCount1001));
-    let default_count = if ctx.fault(Fault::TriggerDefault10) {
-        default / 2
+    let default_count = if ctx.fault(Fault::TriggerDefault30) {
+        default + default / 2
     } else {
         default
     };

@@ -6,5 +6,6 @@ mod fuzz;
 mod hostile;
 mod judge;
 mod load;
+mod quotes;
 mod safety;
 mod serve;
