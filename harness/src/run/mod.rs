@@ -246,7 +246,11 @@ pub async fn run(
             .flat_map(|result| &result.exchanges)
             .find_map(|exchange| exchange.failure.clone())
     {
-        return Err(RunError::Unreachable(failure));
+        // The failed request's URL may carry a client secret in its query string.
+        return Err(RunError::Unreachable(TransportError {
+            message: redactor.text(&failure.message),
+            ..failure
+        }));
     }
     Ok(RunReport {
         target: shared.target.name.clone(),

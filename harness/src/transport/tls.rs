@@ -60,20 +60,31 @@ pub(crate) fn describe_failure(
     error: &(dyn std::error::Error + 'static),
     host: &str,
 ) -> Option<String> {
-    let mut current = Some(error);
-    while let Some(cause) = current {
-        let found = cause.downcast_ref::<rustls::Error>().or_else(|| {
-            cause
-                .downcast_ref::<std::io::Error>()
-                .and_then(|io| io.get_ref())
-                .and_then(|inner| inner.downcast_ref::<rustls::Error>())
-        });
-        if let Some(tls) = found {
-            return Some(format!("TLS with {host} failed: {tls}{}", hint(tls)));
-        }
-        current = cause.source();
+    let tls = find_rustls_error(error, 0)?;
+    Some(format!("TLS with {host} failed: {tls}{}", hint(tls)))
+}
+
+/// The rustls error among `error`'s causes. An `io::Error`'s `source` skips the error it
+/// wraps, so wrapped errors are opened with `get_ref` (reqwest nests two `io::Error`s).
+fn find_rustls_error<'a>(
+    error: &'a (dyn std::error::Error + 'static),
+    depth: usize,
+) -> Option<&'a rustls::Error> {
+    // Error chains are short; the bound only guards against a cycle.
+    if depth > 16 {
+        return None;
     }
-    None
+    if let Some(tls) = error.downcast_ref::<rustls::Error>() {
+        return Some(tls);
+    }
+    if let Some(inner) = error
+        .downcast_ref::<std::io::Error>()
+        .and_then(std::io::Error::get_ref)
+        && let Some(tls) = find_rustls_error(inner, depth + 1)
+    {
+        return Some(tls);
+    }
+    find_rustls_error(error.source()?, depth + 1)
 }
 
 /// What a user can do about a certificate the harness refused.
@@ -143,6 +154,8 @@ mod tests {
     fn an_io_wrapped_certificate_error_is_described_with_host_and_hint() {
         let tls = rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer);
         let io = std::io::Error::new(std::io::ErrorKind::InvalidData, tls);
+        // As reqwest hands it over: an io::Error in an io::Error.
+        let io = std::io::Error::other(io);
         let text = describe_failure(&io, "api.example.com:443").unwrap();
         assert!(
             text.starts_with("TLS with api.example.com:443 failed: invalid peer certificate"),
