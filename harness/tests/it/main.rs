@@ -8,3 +8,4 @@ mod judge;
 mod load;
 mod safety;
 mod serve;
+mod tls;

@@ -1,0 +1,542 @@
+//! TLS and proxies end to end: the suite over https and wss against `harness serve --tls`
+//! passes exactly as over plain HTTP, with `ca_file` or with the CA in a temporary system
+//! trust store (`SSL_CERT_FILE`); the judge over TLS serves a client that trusts its CA; a
+//! wrong CA is a harness error naming host and reason; `accept_invalid_certs` and plain
+//! URLs to another host are refused; and both transports go through an HTTP proxy's
+//! `CONNECT` tunnel when `HTTPS_PROXY` says so.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use futures_util::{SinkExt, StreamExt};
+use harness::serve::{self, TlsIdentity};
+use harness::target_file::Target;
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio_tungstenite::tungstenite::Message;
+
+use super::cli::{harness, run, spawn_reference_with, temp_dir, text};
+
+const WAIT: Duration = Duration::from_secs(60);
+
+/// The (case, transport, verdict) of every result of a report.
+fn verdicts(dir: &Path) -> BTreeSet<(String, String, String)> {
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).unwrap()).unwrap();
+    report["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|result| {
+            let field = |name: &str| result[name].as_str().unwrap().to_owned();
+            (field("case"), field("transport"), field("verdict"))
+        })
+        .collect()
+}
+
+fn run_against(target: &Path, out: &Path, extra: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "run",
+        "--quiet",
+        "--target",
+        target.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    run(&args)
+}
+
+fn stop(mut server: std::process::Child) {
+    let _ = server.kill();
+    let _ = server.wait();
+}
+
+#[test]
+fn the_suite_passes_over_https_and_wss_exactly_as_over_plain_http() {
+    let dir = temp_dir("tls-suite");
+    let tls_target = dir.join("tls.toml");
+    let plain_target = dir.join("plain.toml");
+    let tls_server = spawn_reference_with(&tls_target, &["--tls"]);
+    let plain_server = spawn_reference_with(&plain_target, &[]);
+    let tls_run = run_against(&tls_target, &dir.join("tls"), &[]);
+    let plain_run = run_against(&plain_target, &dir.join("plain"), &[]);
+    stop(tls_server);
+    stop(plain_server);
+
+    let written = std::fs::read_to_string(&tls_target).unwrap();
+    let target = Target::load(&tls_target).unwrap();
+    assert!(
+        target.base_url.starts_with("https://127.0.0.1:"),
+        "{written}"
+    );
+    assert!(
+        target.ws_url.as_deref().unwrap().starts_with("wss://"),
+        "{written}"
+    );
+    assert!(
+        target
+            .direct_access_url
+            .as_deref()
+            .unwrap()
+            .starts_with("https://"),
+        "{written}"
+    );
+    assert_eq!(target.tls.ca_file, Some(dir.join("tls.ca.pem")));
+
+    assert_eq!(tls_run.status.code(), Some(0), "{}", text(&tls_run));
+    assert_eq!(plain_run.status.code(), Some(0), "{}", text(&plain_run));
+    let over_tls = verdicts(&dir.join("tls"));
+    assert!(over_tls.len() > 200, "{} results", over_tls.len());
+    for transport in ["http-query", "http-body", "ws", "rest"] {
+        assert!(
+            over_tls.iter().any(|(_, seen, _)| seen == transport),
+            "no {transport} result"
+        );
+    }
+    assert_eq!(over_tls, verdicts(&dir.join("plain")));
+}
+
+#[test]
+fn a_ca_in_the_system_trust_store_is_trusted_without_ca_file() {
+    let dir = temp_dir("tls-system-roots");
+    let written = dir.join("written.toml");
+    let server = spawn_reference_with(&written, &["--tls"]);
+    // The same target without ca_file: only the platform's trust store can vouch for it.
+    let text_without_ca: String = std::fs::read_to_string(&written)
+        .unwrap()
+        .lines()
+        .filter(|line| !line.starts_with("ca_file"))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    let target = dir.join("target.toml");
+    std::fs::write(&target, text_without_ca).unwrap();
+    // A temporary trust store holding only the test CA; rustls-native-certs reads
+    // SSL_CERT_FILE in place of the platform's store.
+    let store = dir.join("store");
+    std::fs::create_dir_all(&store).unwrap();
+    std::fs::copy(
+        dir.join("written.ca.pem"),
+        store.join("ca-certificates.crt"),
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let args = [
+        "run",
+        "--quiet",
+        "--filter",
+        "auth.client_credentials",
+        "--target",
+        target.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let trusted = harness()
+        .args(args)
+        .env("SSL_CERT_FILE", store.join("ca-certificates.crt"))
+        .env_remove("SSL_CERT_DIR")
+        .output()
+        .unwrap();
+    let untrusted = harness()
+        .args(args)
+        .env_remove("SSL_CERT_FILE")
+        .env_remove("SSL_CERT_DIR")
+        .output()
+        .unwrap();
+    stop(server);
+    assert_eq!(trusted.status.code(), Some(0), "{}", text(&trusted));
+    let transports: BTreeSet<String> = verdicts(&dir.join("out"))
+        .into_iter()
+        .map(|(_, transport, _)| transport)
+        .collect();
+    assert!(transports.contains("ws") && transports.contains("http-body"));
+    assert_eq!(untrusted.status.code(), Some(3), "{}", text(&untrusted));
+    assert!(
+        text(&untrusted).contains("UnknownIssuer"),
+        "{}",
+        text(&untrusted)
+    );
+}
+
+#[test]
+fn a_wrong_ca_is_a_harness_error_naming_host_and_reason_on_either_transport() {
+    let dir = temp_dir("tls-wrong-ca");
+    let written = dir.join("written.toml");
+    let server = spawn_reference_with(&written, &["--tls"]);
+    let other = TlsIdentity::generate("127.0.0.1:0".parse().unwrap(), &[]).unwrap();
+    std::fs::write(dir.join("other-ca.pem"), other.ca_pem().unwrap()).unwrap();
+    let text_with_other_ca: String = std::fs::read_to_string(&written)
+        .unwrap()
+        .lines()
+        .map(|line| {
+            if line.starts_with("ca_file") {
+                // Relative: resolved against the target file's directory.
+                "ca_file = \"other-ca.pem\"\n".to_owned()
+            } else {
+                format!("{line}\n")
+            }
+        })
+        .collect();
+    let target = dir.join("target.toml");
+    std::fs::write(&target, text_with_other_ca).unwrap();
+    let host = Target::load(&target)
+        .unwrap()
+        .base_url
+        .trim_start_matches("https://")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_owned();
+    let both = run_against(&target, &dir.join("both"), &[]);
+    let ws_only = run_against(&target, &dir.join("ws"), &["--transport", "ws"]);
+    stop(server);
+
+    let expected = format!("TLS with {host} failed: invalid peer certificate: UnknownIssuer");
+    assert_eq!(both.status.code(), Some(3), "{}", text(&both));
+    assert!(
+        String::from_utf8_lossy(&both.stderr).contains(&expected),
+        "{}",
+        text(&both)
+    );
+    // Over WebSocket alone every execution ends in ERROR, none in FAIL, and the run in 3.
+    assert_eq!(ws_only.status.code(), Some(3), "{}", text(&ws_only));
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("ws/report.json")).unwrap())
+            .unwrap();
+    assert_eq!(report["summary"]["fail"], 0);
+    for result in report["results"].as_array().unwrap() {
+        assert_eq!(result["verdict"], "error", "{result}");
+        assert!(
+            result["message"].as_str().unwrap().contains(&expected),
+            "{result}"
+        );
+    }
+}
+
+#[test]
+fn accept_invalid_certs_and_plain_urls_are_refused_for_another_host() {
+    let dir = temp_dir("tls-refusals");
+    let accepting = dir.join("accepting.toml");
+    std::fs::write(
+        &accepting,
+        "name = \"remote\"\nbase_url = \"https://192.0.2.1/api/v2\"\naccept_invalid_certs = true\n[accounts.main]\nclient_id = \"a\"\nclient_secret = \"b\"\n",
+    )
+    .unwrap();
+    let refused = run(&["run", "--quiet", "--target", accepting.to_str().unwrap()]);
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused));
+    assert!(
+        text(&refused).contains("--allow-invalid-certs"),
+        "{}",
+        text(&refused)
+    );
+    let refused = run(&[
+        "fuzz",
+        "--requests",
+        "1",
+        "--target",
+        accepting.to_str().unwrap(),
+    ]);
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused));
+
+    let plain_ws = dir.join("plain-ws.toml");
+    std::fs::write(
+        &plain_ws,
+        "name = \"remote\"\nbase_url = \"https://192.0.2.1/api/v2\"\nws_url = \"ws://192.0.2.1/ws/api/v2\"\n[accounts.main]\nclient_id = \"a\"\nclient_secret = \"b\"\n",
+    )
+    .unwrap();
+    let refused = run(&["run", "--quiet", "--target", plain_ws.to_str().unwrap()]);
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused));
+    assert!(
+        text(&refused).contains("--allow-plain-http"),
+        "{}",
+        text(&refused)
+    );
+}
+
+#[test]
+fn accept_invalid_certs_reaches_a_loopback_server_with_an_unknown_ca() {
+    let dir = temp_dir("tls-accept-invalid");
+    let written = dir.join("written.toml");
+    let server = spawn_reference_with(&written, &["--tls"]);
+    let text_accepting: String = std::fs::read_to_string(&written)
+        .unwrap()
+        .lines()
+        .map(|line| {
+            if line.starts_with("ca_file") {
+                "accept_invalid_certs = true\n".to_owned()
+            } else {
+                format!("{line}\n")
+            }
+        })
+        .collect();
+    let target = dir.join("target.toml");
+    std::fs::write(&target, text_accepting).unwrap();
+    let output = run_against(
+        &target,
+        &dir.join("out"),
+        &["--filter", "auth.client_credentials"],
+    );
+    stop(server);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+}
+
+/// A rustls client configuration trusting only the CA in `ca_file`, as a client under test
+/// would build it: nothing of the harness's own transports.
+fn client_trusting(ca_file: &Path) -> rustls::ClientConfig {
+    use rustls::pki_types::CertificateDer;
+    use rustls::pki_types::pem::PemObject;
+    let mut roots = rustls::RootCertStore::empty();
+    for certificate in CertificateDer::pem_file_iter(ca_file).unwrap() {
+        roots.add(certificate.unwrap()).unwrap();
+    }
+    rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth()
+}
+
+#[test]
+fn the_judge_over_tls_serves_a_client_that_trusts_the_written_ca() {
+    let dir = temp_dir("tls-judge");
+    let target_file = dir.join("judge.toml");
+    let mut judge = harness()
+        .args([
+            "judge",
+            "--tls",
+            "--listen",
+            "127.0.0.1:0",
+            "--requests",
+            "2",
+        ])
+        .arg("--target-out")
+        .arg(&target_file)
+        .arg("--out")
+        .arg(dir.join("out"))
+        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join(".."))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + WAIT;
+    while !std::fs::read_to_string(&target_file).is_ok_and(|text| text.contains("[limits]")) {
+        assert!(Instant::now() < deadline, "the judge wrote no target file");
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    let target = Target::load(&target_file).unwrap();
+    let ca_file = target.tls.ca_file.clone().expect("the judge names its CA");
+    let config = client_trusting(&ca_file);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (http_answer, ws_answer) = runtime.block_on(async {
+        let http = reqwest::Client::builder()
+            .use_preconfigured_tls(config.clone())
+            .build()
+            .unwrap();
+        let http_answer: Value = tokio::time::timeout(WAIT, async {
+            http.get(format!("{}/public/get_currencies", target.base_url))
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap()
+        })
+        .await
+        .unwrap();
+        let ws_url = target.ws_url.clone().unwrap();
+        let ws_answer = tokio::time::timeout(WAIT, async {
+            let (mut ws, _) = tokio_tungstenite::connect_async_tls_with_config(
+                ws_url.as_str(),
+                None,
+                true,
+                Some(tokio_tungstenite::Connector::Rustls(Arc::new(config))),
+            )
+            .await
+            .unwrap();
+            let call =
+                json!({"jsonrpc": "2.0", "id": 7, "method": "public/get_currencies", "params": {}});
+            ws.send(Message::text(call.to_string())).await.unwrap();
+            loop {
+                if let Message::Text(text) = ws.next().await.unwrap().unwrap() {
+                    return serde_json::from_str::<Value>(&text).unwrap();
+                }
+            }
+        })
+        .await
+        .unwrap();
+        (http_answer, ws_answer)
+    });
+    while judge.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = judge.kill();
+            panic!("the judge did not end after its two requests");
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    let output = judge.wait_with_output().unwrap();
+    assert!(http_answer["result"].is_array(), "{http_answer}");
+    assert_eq!(ws_answer["id"], 7, "{ws_answer}");
+    assert!(ws_answer["result"].is_array(), "{ws_answer}");
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let transports: BTreeSet<String> = verdicts(&dir.join("out"))
+        .into_iter()
+        .map(|(_, transport, _)| transport)
+        .collect();
+    assert!(
+        transports.contains("ws") && transports.contains("http-query"),
+        "{transports:?}"
+    );
+}
+
+/// A minimal HTTP proxy on 127.0.0.1 that only tunnels: it answers `CONNECT` by
+/// connecting to `upstream` whatever host was asked for (it plays the proxy's DNS), and
+/// records every host it was asked for.
+struct ConnectProxy {
+    addr: std::net::SocketAddr,
+    tunnels: Arc<AtomicUsize>,
+    asked: Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl ConnectProxy {
+    async fn start(upstream: std::net::SocketAddr) -> ConnectProxy {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let tunnels = Arc::new(AtomicUsize::new(0));
+        let asked = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let (counter, log) = (tunnels.clone(), asked.clone());
+        tokio::spawn(async move {
+            while let Ok((mut client, _)) = listener.accept().await {
+                let (counter, log) = (counter.clone(), log.clone());
+                tokio::spawn(async move {
+                    let mut head = Vec::new();
+                    while !head.ends_with(b"\r\n\r\n") && head.len() < 8192 {
+                        match client.read_u8().await {
+                            Ok(byte) => head.push(byte),
+                            Err(_) => return,
+                        }
+                    }
+                    let head = String::from_utf8_lossy(&head).into_owned();
+                    let Some(authority) = head
+                        .strip_prefix("CONNECT ")
+                        .and_then(|rest| rest.split(' ').next())
+                    else {
+                        let _ = client
+                            .write_all(b"HTTP/1.1 405 Method Not Allowed\r\n\r\n")
+                            .await;
+                        return;
+                    };
+                    log.lock().unwrap().push(authority.to_owned());
+                    let Ok(mut server) = TcpStream::connect(upstream).await else {
+                        let _ = client.write_all(b"HTTP/1.1 502 Bad Gateway\r\n\r\n").await;
+                        return;
+                    };
+                    counter.fetch_add(1, Ordering::SeqCst);
+                    if client
+                        .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
+                        .await
+                        .is_ok()
+                    {
+                        let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+                    }
+                });
+            }
+        });
+        ConnectProxy {
+            addr,
+            tunnels,
+            asked,
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn both_transports_go_through_the_https_proxy_to_a_host_only_it_can_resolve() {
+    let dir = temp_dir("tls-proxy");
+    // "api.proxied.test" resolves nowhere but in the proxy, so a run that passes went
+    // through it; a loopback URL would bypass the proxy by design.
+    let mut config = serve::Config::loopback();
+    let identity = TlsIdentity::generate(config.listen, &["api.proxied.test"]).unwrap();
+    std::fs::write(dir.join("ca.pem"), identity.ca_pem().unwrap()).unwrap();
+    config.tls = Some(identity);
+    let running = tokio::time::timeout(WAIT, serve::start(config))
+        .await
+        .unwrap()
+        .unwrap();
+    let port = running.addr.port();
+    let proxy = ConnectProxy::start(running.addr).await;
+    let text_via_name = running
+        .target()
+        .to_toml()
+        .replace(
+            &format!("127.0.0.1:{port}"),
+            &format!("api.proxied.test:{port}"),
+        )
+        .replace(
+            "allow_destructive = true",
+            "allow_destructive = true\nca_file = \"ca.pem\"",
+        );
+    let target = dir.join("target.toml");
+    std::fs::write(&target, text_via_name).unwrap();
+    let mut command = harness();
+    command
+        .args([
+            "run",
+            "--quiet",
+            "--filter",
+            "auth.client_credentials",
+            "--target",
+        ])
+        .arg(&target)
+        .arg("--out")
+        .arg(dir.join("out"))
+        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join(".."));
+    for name in [
+        "https_proxy",
+        "http_proxy",
+        "no_proxy",
+        "NO_PROXY",
+        "HTTP_PROXY",
+    ] {
+        command.env_remove(name);
+    }
+    command.env("HTTPS_PROXY", format!("http://{}", proxy.addr));
+    let output = tokio::time::timeout(
+        WAIT,
+        tokio::task::spawn_blocking(move || command.output().unwrap()),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    running.shutdown().await;
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let transports: BTreeSet<String> = verdicts(&dir.join("out"))
+        .into_iter()
+        .map(|(_, transport, _)| transport)
+        .collect();
+    assert!(transports.contains("ws") && transports.contains("http-query"));
+    // One tunnel at least for the pooled HTTP client and one per WebSocket session.
+    let ws_sessions = verdicts(&dir.join("out"))
+        .iter()
+        .filter(|(_, transport, _)| transport == "ws")
+        .count();
+    assert!(
+        proxy.tunnels.load(Ordering::SeqCst) > ws_sessions,
+        "{} tunnels for {ws_sessions} WebSocket executions",
+        proxy.tunnels.load(Ordering::SeqCst)
+    );
+    let asked = proxy.asked.lock().unwrap().clone();
+    assert!(
+        asked
+            .iter()
+            .all(|authority| *authority == format!("api.proxied.test:{port}")),
+        "{asked:?}"
+    );
+}
