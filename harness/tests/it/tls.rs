@@ -540,3 +540,70 @@ async fn both_transports_go_through_the_https_proxy_to_a_host_only_it_can_resolv
         "{asked:?}"
     );
 }
+
+#[test]
+fn a_given_certificate_and_key_are_served_and_their_ca_named() {
+    let dir = temp_dir("tls-given-pair");
+    // A CA and a certificate for localhost made as an operator would, outside the harness.
+    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    let ca_key = rcgen::KeyPair::generate().unwrap();
+    let ca = ca_params.self_signed(&ca_key).unwrap();
+    let issuer = rcgen::Issuer::new(ca_params, ca_key);
+    let leaf_key = rcgen::KeyPair::generate().unwrap();
+    let leaf = rcgen::CertificateParams::new(vec!["127.0.0.1".to_owned()])
+        .unwrap()
+        .signed_by(&leaf_key, &issuer)
+        .unwrap();
+    std::fs::write(dir.join("ca.pem"), ca.pem()).unwrap();
+    std::fs::write(dir.join("cert.pem"), leaf.pem()).unwrap();
+    std::fs::write(dir.join("key.pem"), leaf_key.serialize_pem()).unwrap();
+    let target = dir.join("target.toml");
+    let (cert, key, ca) = (
+        dir.join("cert.pem"),
+        dir.join("key.pem"),
+        dir.join("ca.pem"),
+    );
+    let server = spawn_reference_with(
+        &target,
+        &[
+            "--tls-cert",
+            cert.to_str().unwrap(),
+            "--tls-key",
+            key.to_str().unwrap(),
+            "--tls-ca",
+            ca.to_str().unwrap(),
+        ],
+    );
+    let output = run_against(
+        &target,
+        &dir.join("out"),
+        &["--filter", "auth.client_credentials"],
+    );
+    stop(server);
+    assert_eq!(Target::load(&target).unwrap().tls.ca_file, Some(ca));
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+
+    // A key that does not match the certificate is refused before anything listens.
+    let other_key = dir.join("other-key.pem");
+    std::fs::write(
+        &other_key,
+        rcgen::KeyPair::generate().unwrap().serialize_pem(),
+    )
+    .unwrap();
+    let refused = run(&[
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--tls-cert",
+        cert.to_str().unwrap(),
+        "--tls-key",
+        other_key.to_str().unwrap(),
+    ]);
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused));
+    assert!(
+        text(&refused).contains("do not make a TLS server"),
+        "{}",
+        text(&refused)
+    );
+}
