@@ -6,7 +6,7 @@
 //! certificate but still checks the handshake's signatures, so the connection is encrypted
 //! to whoever holds the key the server showed.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::WebPkiSupportedAlgorithms;
@@ -43,8 +43,7 @@ fn roots(trust: &TlsTrust) -> Result<RootCertStore, String> {
     let mut roots = RootCertStore {
         roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
     };
-    let native = rustls_native_certs::load_native_certs();
-    roots.add_parsable_certificates(native.certs);
+    roots.add_parsable_certificates(native_roots().iter().cloned());
     for certificate in trust.ca_certificates()? {
         roots.add(certificate).map_err(|error| {
             let path = trust.ca_file.as_deref().unwrap_or(std::path::Path::new(""));
@@ -52,6 +51,13 @@ fn roots(trust: &TlsTrust) -> Result<RootCertStore, String> {
         })?;
     }
     Ok(roots)
+}
+
+/// The platform's roots, read once per process: every run and fuzz session of the process
+/// builds a configuration, and the store does not change under it.
+fn native_roots() -> &'static [CertificateDer<'static>] {
+    static NATIVE: OnceLock<Vec<CertificateDer<'static>>> = OnceLock::new();
+    NATIVE.get_or_init(|| rustls_native_certs::load_native_certs().certs)
 }
 
 /// The TLS failure among `error`'s causes, as "TLS with HOST failed: REASON (hint)"; `None`

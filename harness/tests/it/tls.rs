@@ -99,7 +99,25 @@ fn the_suite_passes_over_https_and_wss_exactly_as_over_plain_http() {
             "no {transport} result"
         );
     }
-    assert_eq!(over_tls, verdicts(&dir.join("plain")));
+    // Info and pass are one outcome here: the rate probe's verdict between them depends on
+    // timing (how far the bucket refilled during the burst), not on the transport.
+    let outcome = |set: BTreeSet<(String, String, String)>| -> BTreeSet<(String, String, String)> {
+        set.into_iter()
+            .map(|(case, transport, verdict)| {
+                let verdict = if verdict == "info" {
+                    "pass".to_owned()
+                } else {
+                    verdict
+                };
+                (case, transport, verdict)
+            })
+            .collect()
+    };
+    let over_tls = outcome(over_tls);
+    let over_plain = outcome(verdicts(&dir.join("plain")));
+    let differences: Vec<_> = over_tls.symmetric_difference(&over_plain).collect();
+    assert!(differences.is_empty(), "{differences:?}");
+    assert!(over_tls.iter().all(|(_, _, verdict)| verdict == "pass"));
 }
 
 #[test]
