@@ -1,5 +1,5 @@
 //! TLS and proxies end to end: the suite over https and wss against `harness serve --tls`
-//! passes exactly as over plain HTTP, with `ca_file` or with the CA in a temporary system
+//! passes exactly as over plain HTTP (and the fuzzer finds nothing), with `ca_file` or with the CA in a temporary system
 //! trust store (`SSL_CERT_FILE`); the judge over TLS serves a client that trusts its CA; a
 //! wrong CA is a harness error naming host and reason; `accept_invalid_certs` and plain
 //! URLs to another host are refused; and both transports go through an HTTP proxy's
@@ -66,6 +66,17 @@ fn the_suite_passes_over_https_and_wss_exactly_as_over_plain_http() {
     let plain_server = spawn_reference_with(&plain_target, &[]);
     let tls_run = run_against(&tls_target, &dir.join("tls"), &[]);
     let plain_run = run_against(&plain_target, &dir.join("plain"), &[]);
+    let fuzz_run = run(&[
+        "fuzz",
+        "--requests",
+        "40",
+        "--seed",
+        "19",
+        "--target",
+        tls_target.to_str().unwrap(),
+        "--out",
+        dir.join("fuzz").to_str().unwrap(),
+    ]);
     stop(tls_server);
     stop(plain_server);
 
@@ -91,6 +102,7 @@ fn the_suite_passes_over_https_and_wss_exactly_as_over_plain_http() {
 
     assert_eq!(tls_run.status.code(), Some(0), "{}", text(&tls_run));
     assert_eq!(plain_run.status.code(), Some(0), "{}", text(&plain_run));
+    assert_eq!(fuzz_run.status.code(), Some(0), "{}", text(&fuzz_run));
     let over_tls = verdicts(&dir.join("tls"));
     assert!(over_tls.len() > 200, "{} results", over_tls.len());
     for transport in ["http-query", "http-body", "ws", "rest"] {
