@@ -227,6 +227,18 @@ fn a_wrong_ca_is_a_harness_error_naming_host_and_reason_on_either_transport() {
         .to_owned();
     let both = run_against(&target, &dir.join("both"), &[]);
     let ws_only = run_against(&target, &dir.join("ws"), &["--transport", "ws"]);
+    // Its first request sends the client secret in the query string of the URL the
+    // message names.
+    let secret_in_url = run_against(
+        &target,
+        &dir.join("query"),
+        &[
+            "--transport",
+            "http-query",
+            "--filter",
+            "auth.client_credentials",
+        ],
+    );
     stop(server);
 
     let expected = format!("TLS with {host} failed: invalid peer certificate: UnknownIssuer");
@@ -236,6 +248,24 @@ fn a_wrong_ca_is_a_harness_error_naming_host_and_reason_on_either_transport() {
         "{}",
         text(&both)
     );
+    assert_eq!(
+        secret_in_url.status.code(),
+        Some(3),
+        "{}",
+        text(&secret_in_url)
+    );
+    assert!(
+        text(&secret_in_url).contains(&expected),
+        "{}",
+        text(&secret_in_url)
+    );
+    for secret in Target::load(&target).unwrap().secrets() {
+        assert!(
+            !text(&secret_in_url).contains(&secret),
+            "{}",
+            text(&secret_in_url)
+        );
+    }
     // Over WebSocket alone every execution ends in ERROR, none in FAIL, and the run in 3.
     assert_eq!(ws_only.status.code(), Some(3), "{}", text(&ws_only));
     let report: Value =
