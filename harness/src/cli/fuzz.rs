@@ -11,7 +11,7 @@ use harness::case::TransportKind;
 use harness::check::SchemaSet;
 use harness::fuzz::{self, Config, FuzzError};
 
-use super::target::TargetChoice;
+use super::target::{Allowances, TargetChoice};
 use super::{CliError, cases_dir, exit, runtime};
 
 #[derive(Debug, Args)]
@@ -53,6 +53,9 @@ pub(crate) struct FuzzArgs {
     /// Send credentials over plain HTTP to a non-loopback address.
     #[arg(long)]
     allow_plain_http: bool,
+    /// Let the target file's accept_invalid_certs apply to a non-loopback address.
+    #[arg(long)]
+    allow_invalid_certs: bool,
 }
 
 fn parse_transport(name: &str) -> Result<TransportKind, String> {
@@ -62,11 +65,15 @@ fn parse_transport(name: &str) -> Result<TransportKind, String> {
 }
 
 pub(crate) fn fuzz(args: FuzzArgs) -> Result<u8, CliError> {
+    let allowances = Allowances {
+        plain_http: args.allow_plain_http,
+        invalid_certs: args.allow_invalid_certs,
+    };
     let choice = TargetChoice::from_args(
         args.target.as_deref(),
         &args.faults,
         &args.variants,
-        args.allow_plain_http,
+        allowances,
     )?;
     let schemas_dir = cases_dir(args.cases.clone()).join("schemas");
     let schemas = Arc::new(SchemaSet::load(&schemas_dir).map_err(CliError::usage)?);

@@ -17,6 +17,7 @@ use harness::judge::{self, Judged, Scenario};
 use harness::report::{self, Context, Summary};
 use harness::target_file::RateLimits;
 
+use super::serve::TlsArgs;
 use super::{CliError, cases_dir, exit, runtime};
 
 #[derive(Debug, Args)]
@@ -59,6 +60,8 @@ pub(crate) struct JudgeArgs {
     /// Case directory holding clauses.toml (default: ./cases).
     #[arg(long, value_name = "DIR")]
     cases: Option<PathBuf>,
+    #[command(flatten)]
+    tls: TlsArgs,
 }
 
 fn parse_transport(name: &str) -> Result<TransportKind, String> {
@@ -88,6 +91,7 @@ pub(crate) fn judge(args: JudgeArgs) -> Result<u8, CliError> {
     let scenario = parse_scenario(&args.scenario)?;
     let catalog_path = cases_dir(args.cases.clone()).join("clauses.toml");
     let catalog = Catalog::load(&catalog_path).map_err(CliError::usage)?;
+    let identity = args.tls.identity(args.listen)?;
     runtime()?.block_on(async {
         let config = judge::Config {
             listen: args.listen,
@@ -97,12 +101,22 @@ pub(crate) fn judge(args: JudgeArgs) -> Result<u8, CliError> {
                 ..judge::Config::loopback().limits
             },
             signature_scheme: args.signature_scheme.clone(),
+            tls: identity.clone(),
             ..judge::Config::loopback()
         };
         let running = judge::start(config).await.map_err(|error| {
             CliError::harness(format!("failed to listen on {}: {error}", args.listen))
         })?;
-        let target_text = running.target().to_toml();
+        let mut written = running.target().clone();
+        if let Some(identity) = &identity {
+            args.tls.name_ca(
+                identity,
+                &mut written,
+                args.target_out.as_deref(),
+                running.addr,
+            )?;
+        }
+        let target_text = written.to_toml();
         match &args.target_out {
             Some(path) => std::fs::write(path, &target_text).map_err(|error| {
                 CliError::harness(format!("failed to write {}: {error}", path.display()))
@@ -110,7 +124,7 @@ pub(crate) fn judge(args: JudgeArgs) -> Result<u8, CliError> {
             None => print!("{target_text}"),
         }
         eprintln!(
-            "client judge ({}) on http://{}; point your client at base_url {} or ws_url {}",
+            "client judge ({}) on {}; point your client at base_url {} or ws_url {}",
             scenario.name(),
             running.addr,
             running.target().base_url,

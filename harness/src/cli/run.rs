@@ -13,7 +13,7 @@ use harness::report::{self, Context, Summary};
 use harness::run::{self, Event, RunError, RunReport};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use super::target::TargetChoice;
+use super::target::{Allowances, TargetChoice};
 use super::{CliError, cases_dir, exit, runtime};
 
 #[derive(Debug, Args)]
@@ -52,6 +52,9 @@ pub(crate) struct RunArgs {
     /// Send credentials over plain HTTP to a non-loopback address.
     #[arg(long)]
     allow_plain_http: bool,
+    /// Let the target file's accept_invalid_certs apply to a non-loopback address.
+    #[arg(long)]
+    allow_invalid_certs: bool,
     /// Also write each execution's responses as reviewable insta snapshots into DIR.
     #[arg(long, value_name = "DIR")]
     snapshots: Option<PathBuf>,
@@ -87,11 +90,15 @@ pub(crate) fn load_corpus(dir: &Path) -> Result<Corpus, CliError> {
 
 pub(crate) fn run(args: RunArgs) -> Result<u8, CliError> {
     let corpus = load_corpus(&cases_dir(args.cases.clone()))?;
+    let allowances = Allowances {
+        plain_http: args.allow_plain_http,
+        invalid_certs: args.allow_invalid_certs,
+    };
     let choice = TargetChoice::from_args(
         args.target.as_deref(),
         &args.faults,
         &args.variants,
-        args.allow_plain_http,
+        allowances,
     )?;
     let rerun = format!("harness run{}", choice.flags());
     let runtime = runtime()?;

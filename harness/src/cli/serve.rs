@@ -1,11 +1,13 @@
 //! `harness serve`: the reference API on real sockets, usable as a mock by anyone; prints
-//! (or writes) the target file that describes it.
+//! (or writes) the target file that describes it. With `--tls` (shared with `harness
+//! judge`) it serves https:// and wss:// and writes the CA a client must trust.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
-use harness::serve::{self, Fault, Variant};
+use harness::serve::{self, Fault, TlsIdentity, Variant};
+use harness::target_file::Target;
 
 use super::{CliError, exit, runtime};
 
@@ -26,6 +28,90 @@ pub(crate) struct ServeArgs {
     /// Transaction-log burst the server allows per token.
     #[arg(long, default_value_t = 100)]
     burst: u32,
+    #[command(flatten)]
+    tls: TlsArgs,
+}
+
+/// How the server speaks TLS, for `serve` and `judge`.
+#[derive(Debug, Args)]
+pub(crate) struct TlsArgs {
+    /// Serve https:// and wss:// with a certificate for the listen address signed by a CA
+    /// generated now; the CA is written beside the target file (or to the temporary
+    /// directory) and the target file names it as ca_file.
+    #[arg(long)]
+    tls: bool,
+    /// Serve TLS with this certificate chain (PEM, leaf first) instead of a generated one.
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// The private key (PEM) of --tls-cert.
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+    /// With --tls-cert: the CA file (PEM) the target file names as ca_file.
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    tls_ca: Option<PathBuf>,
+}
+
+impl TlsArgs {
+    /// The identity to serve with, if TLS was asked for.
+    pub(crate) fn identity(&self, listen: SocketAddr) -> Result<Option<TlsIdentity>, CliError> {
+        match (&self.tls_cert, &self.tls_key) {
+            (Some(cert), Some(key)) => TlsIdentity::from_pem_files(cert, key)
+                .map(Some)
+                .map_err(CliError::usage),
+            _ if self.tls => TlsIdentity::generate(listen, &[])
+                .map(Some)
+                .map_err(CliError::harness),
+            _ => Ok(None),
+        }
+    }
+
+    /// Names the CA in `target`: `--tls-ca`, or the generated CA written beside
+    /// `target_out` (`NAME.ca.pem`) or into the temporary directory. Prints where it is.
+    pub(crate) fn name_ca(
+        &self,
+        identity: &TlsIdentity,
+        target: &mut Target,
+        target_out: Option<&Path>,
+        addr: SocketAddr,
+    ) -> Result<(), CliError> {
+        let ca_file = match (&self.tls_ca, identity.ca_pem()) {
+            (Some(given), _) => given.clone(),
+            (None, Some(pem)) => {
+                let path = match target_out {
+                    Some(target_out) => target_out.with_extension("ca.pem"),
+                    None => std::env::temp_dir().join(format!(
+                        "harness-{}-{}.ca.pem",
+                        addr.port(),
+                        std::process::id()
+                    )),
+                };
+                std::fs::write(&path, pem).map_err(|error| {
+                    CliError::harness(format!("failed to write {}: {error}", path.display()))
+                })?;
+                eprintln!("TLS: the CA to trust is {}", path.display());
+                path
+            }
+            (None, None) => {
+                eprintln!(
+                    "TLS: the target file names no ca_file; clients must trust the certificate's issuer"
+                );
+                return Ok(());
+            }
+        };
+        // Absolute, so the target file works wherever it is read from.
+        target.tls.ca_file = Some(std::path::absolute(&ca_file).unwrap_or(ca_file));
+        Ok(())
+    }
+}
+
+impl ServeArgs {
+    fn scheme(&self) -> &'static str {
+        if self.tls.tls || self.tls.tls_cert.is_some() {
+            "https"
+        } else {
+            "http"
+        }
+    }
 }
 
 /// Resolves fault names, with a did-you-mean for a typo.
@@ -77,30 +163,42 @@ pub(crate) fn parse_variants(names: &[String]) -> Result<Vec<Variant>, CliError>
 pub(crate) fn serve(args: ServeArgs) -> Result<u8, CliError> {
     let faults = parse_faults(&args.faults)?;
     let variants = parse_variants(&args.variants)?;
+    let identity = args.tls.identity(args.listen)?;
     runtime()?.block_on(async move {
         let mut config = serve::Config::loopback();
         config.listen = args.listen;
         config.faults = faults;
         config.variants = variants;
         config.limits.transaction_log_burst = args.burst;
+        config.tls = identity.clone();
         let running = serve::start(config).await.map_err(|error| {
             CliError::harness(format!("failed to listen on {}: {error}", args.listen))
         })?;
-        let target = running.target().to_toml();
+        let mut target = running.target();
+        if let Some(identity) = &identity {
+            args.tls.name_ca(
+                identity,
+                &mut target,
+                args.target_out.as_deref(),
+                running.addr,
+            )?;
+        }
+        let target = target.to_toml();
+        let scheme = args.scheme();
         match &args.target_out {
             Some(path) => {
                 std::fs::write(path, &target).map_err(|error| {
                     CliError::harness(format!("failed to write {}: {error}", path.display()))
                 })?;
                 eprintln!(
-                    "reference server on http://{}; target file written to {}",
+                    "reference server on {scheme}://{}; target file written to {}",
                     running.addr,
                     path.display()
                 );
             }
             None => {
                 eprintln!(
-                    "reference server on http://{}; its target file:",
+                    "reference server on {scheme}://{}; its target file:",
                     running.addr
                 );
                 print!("{target}");

@@ -1,7 +1,7 @@
 //! Where a command's target comes from: a target file (refused when it would send
-//! credentials in clear text to another machine), or the embedded reference server
-//! started in-process, optionally with seeded faults or spec-open variants. Shared by `run`
-//! and `fuzz`.
+//! credentials in clear text to another machine, or accept any certificate from one), or
+//! the embedded reference server started in-process, optionally with seeded faults or
+//! spec-open variants. Shared by `run` and `fuzz`.
 
 use std::net::IpAddr;
 use std::path::Path;
@@ -11,6 +11,15 @@ use harness::target_file::Target;
 
 use super::CliError;
 use super::serve::{parse_faults, parse_variants};
+
+/// What the command line allows beyond the safe defaults.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Allowances {
+    /// `--allow-plain-http`: credentials in clear text to a non-loopback host.
+    pub(crate) plain_http: bool,
+    /// `--allow-invalid-certs`: `accept_invalid_certs` for a non-loopback host.
+    pub(crate) invalid_certs: bool,
+}
 
 /// The target a command was asked for, not yet started.
 pub(crate) struct TargetChoice {
@@ -26,7 +35,7 @@ impl TargetChoice {
         target: Option<&Path>,
         fault_names: &[String],
         variant_names: &[String],
-        allow_plain_http: bool,
+        allowances: Allowances,
     ) -> Result<TargetChoice, CliError> {
         let faults = parse_faults(fault_names)?;
         let variants = parse_variants(variant_names)?;
@@ -39,7 +48,8 @@ impl TargetChoice {
         let external = match target {
             Some(path) => {
                 let target = Target::load(path).map_err(CliError::usage)?;
-                check_plain_http(&target, allow_plain_http)?;
+                check_plain_http(&target, allowances.plain_http)?;
+                check_invalid_certs(&target, allowances.invalid_certs)?;
                 flags.push_str(&format!(" --target {}", path.display()));
                 Some(target)
             }
@@ -84,34 +94,57 @@ impl TargetChoice {
 
 /// Refuses to send credentials in clear text to another machine unless asked to.
 pub(crate) fn check_plain_http(target: &Target, allowed: bool) -> Result<(), CliError> {
-    let urls = [
-        Some(&target.base_url),
-        target.ws_url.as_ref(),
-        target.direct_access_url.as_ref(),
-    ];
-    for url in urls.into_iter().flatten() {
+    for url in urls(target) {
         let plain = url.starts_with("http://") || url.starts_with("ws://");
-        let host = url
-            .split_once("://")
-            .map_or("", |(_, rest)| rest)
-            .split(['/', '?'])
-            .next()
-            .unwrap_or("");
-        let host = host.rsplit_once(':').map_or(host, |(name, port)| {
-            if port.chars().all(|c| c.is_ascii_digit()) {
-                name
-            } else {
-                host
-            }
-        });
-        let host = host.trim_start_matches('[').trim_end_matches(']');
-        let loopback =
-            host == "localhost" || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback());
-        if plain && !loopback && !allowed {
+        if plain && !is_loopback(url) && !allowed {
             return Err(CliError::usage(format!(
                 "{url} is plain text to a non-loopback host; credentials would travel unencrypted (pass --allow-plain-http to do it anyway)"
             )));
         }
     }
     Ok(())
+}
+
+/// Refuses `accept_invalid_certs` for a non-loopback host unless asked to: anyone on the
+/// path could then read the credentials.
+pub(crate) fn check_invalid_certs(target: &Target, allowed: bool) -> Result<(), CliError> {
+    if !target.tls.accept_invalid_certs || allowed {
+        return Ok(());
+    }
+    match urls(target).find(|url| !is_loopback(url)) {
+        Some(url) => Err(CliError::usage(format!(
+            "accept_invalid_certs is set and {url} is not a loopback host; anyone on the path could read the credentials (pass --allow-invalid-certs to do it anyway)"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Every URL of the target.
+fn urls(target: &Target) -> impl Iterator<Item = &String> {
+    [
+        Some(&target.base_url),
+        target.ws_url.as_ref(),
+        target.direct_access_url.as_ref(),
+    ]
+    .into_iter()
+    .flatten()
+}
+
+/// Whether a URL's host is `localhost` or a loopback address.
+fn is_loopback(url: &str) -> bool {
+    let host = url
+        .split_once("://")
+        .map_or("", |(_, rest)| rest)
+        .split(['/', '?'])
+        .next()
+        .unwrap_or("");
+    let host = host.rsplit_once(':').map_or(host, |(name, port)| {
+        if port.chars().all(|c| c.is_ascii_digit()) {
+            name
+        } else {
+            host
+        }
+    });
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    host == "localhost" || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }

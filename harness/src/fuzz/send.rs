@@ -17,8 +17,8 @@ use crate::auth::sign;
 use crate::case::TransportKind;
 use crate::target_file::Target;
 use crate::transport::{
-    Authorization, Exchange, HttpClient, Outgoing, RequestLimits, SignedPlan, TransportError,
-    WsSession,
+    Authorization, Dialer, Exchange, HttpClient, Outgoing, RequestLimits, SignedPlan,
+    TransportError, WsSession,
 };
 
 /// A token from a login, and how often it has been used for the transaction log.
@@ -54,6 +54,7 @@ pub(crate) struct SetupFailure {
 pub(crate) struct Sender {
     pub(crate) target: Target,
     http: HttpClient,
+    dialer: Dialer,
     limits: RequestLimits,
     clock: Clock,
     tokens: Mutex<HashMap<(String, Option<String>), Token>>,
@@ -61,8 +62,10 @@ pub(crate) struct Sender {
 
 impl Sender {
     pub(crate) fn new(target: Target, limits: RequestLimits) -> Result<Sender, TransportError> {
+        let dialer = Dialer::new(&target.tls)?;
         Ok(Sender {
-            http: HttpClient::new(limits)?,
+            http: HttpClient::new(limits, &dialer)?,
+            dialer,
             target,
             limits,
             clock: Clock::system(),
@@ -72,7 +75,7 @@ impl Sender {
 
     pub(crate) async fn connect_ws(&self) -> Result<WsSession, TransportError> {
         let url = self.target.ws_url.as_deref().unwrap_or_default();
-        WsSession::connect(url, self.limits).await
+        WsSession::connect(url, self.limits, &self.dialer).await
     }
 
     fn secret(&self, account: &str) -> String {

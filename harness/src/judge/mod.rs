@@ -64,6 +64,8 @@ pub struct Config {
     pub clock: Clock,
     /// Requests kept at most; later ones are answered but not recorded.
     pub max_records: usize,
+    /// Serve over TLS with this certificate; plain HTTP when `None`.
+    pub tls: Option<serve::TlsIdentity>,
 }
 
 impl Config {
@@ -81,6 +83,7 @@ impl Config {
             signature_scheme: None,
             clock: server.clock,
             max_records: 200_000,
+            tls: None,
         }
     }
 }
@@ -150,6 +153,7 @@ pub async fn start(config: Config) -> std::io::Result<Judge> {
         any_signature_scheme: config.signature_scheme.is_none(),
         ..config.scenario.knobs()
     };
+    server.tls = config.tls.clone();
     // The server's secrets are random per start, so the recorder learns them once the
     // server is up; until then no client can have sent a request.
     let recorder = Arc::new(Recorder::new(config.max_records));

@@ -592,7 +592,7 @@ impl Execution<'_> {
             TransportKind::Ws => {
                 if self.ws.is_none() {
                     let url = target.ws_url.clone().unwrap_or_default();
-                    match WsSession::connect(&url, self.shared.limits).await {
+                    match WsSession::connect(&url, self.shared.limits, &self.shared.dialer).await {
                         Ok(session) => self.ws = Some(session),
                         Err(error) => return Err(Stop::Error(error.message)),
                     }

@@ -20,7 +20,7 @@ use tokio::sync::Semaphore;
 use crate::case::{Case, TransportKind};
 use crate::check::{Catalog, Finding, Redactor, SchemaSet, Side, Verdict};
 use crate::target_file::Target;
-use crate::transport::{self, Exchange, HttpClient, TransportError};
+use crate::transport::{self, Dialer, Exchange, HttpClient, TransportError};
 
 /// How to run.
 #[derive(Clone, Debug)]
@@ -126,7 +126,7 @@ pub enum RunError {
     NothingSelected,
     /// Every execution failed to reach the target.
     Unreachable(TransportError),
-    /// The HTTP client could not be built.
+    /// The HTTP client could not be built (TLS roots, CA file or proxy settings).
     Client(TransportError),
 }
 
@@ -148,6 +148,8 @@ pub(crate) struct Shared {
     pub(crate) catalog: Arc<Catalog>,
     pub(crate) schemas: Arc<SchemaSet>,
     pub(crate) http: HttpClient,
+    /// TLS and proxies, shared by the HTTP client and every WebSocket session.
+    pub(crate) dialer: Dialer,
     pub(crate) limits: transport::RequestLimits,
     pub(crate) pacer: pace::Pacer,
     pub(crate) redactor: Redactor,
@@ -190,8 +192,10 @@ pub async fn run(
         return Err(RunError::NothingSelected);
     }
     let redactor = Redactor::new(config.target.secrets());
+    let dialer = Dialer::new(&config.target.tls).map_err(RunError::Client)?;
     let shared = Arc::new(Shared {
-        http: HttpClient::new(config.limits).map_err(RunError::Client)?,
+        http: HttpClient::new(config.limits, &dialer).map_err(RunError::Client)?,
+        dialer,
         pacer: pace::Pacer::new(&config.target.limits),
         target: config.target,
         catalog: config.catalog,
@@ -242,7 +246,11 @@ pub async fn run(
             .flat_map(|result| &result.exchanges)
             .find_map(|exchange| exchange.failure.clone())
     {
-        return Err(RunError::Unreachable(failure));
+        // The failed request's URL may carry a client secret in its query string.
+        return Err(RunError::Unreachable(TransportError {
+            message: redactor.text(&failure.message),
+            ..failure
+        }));
     }
     Ok(RunReport {
         target: shared.target.name.clone(),
@@ -278,8 +286,10 @@ pub async fn run_one(
     case: &Case,
     transport: TransportKind,
 ) -> Result<CaseResult, RunError> {
+    let dialer = Dialer::new(&config.target.tls).map_err(RunError::Client)?;
     let shared = Shared {
-        http: HttpClient::new(config.limits).map_err(RunError::Client)?,
+        http: HttpClient::new(config.limits, &dialer).map_err(RunError::Client)?,
+        dialer,
         pacer: pace::Pacer::new(&config.target.limits),
         target: config.target.clone(),
         catalog: config.catalog.clone(),

@@ -4,7 +4,9 @@
 //! [`start`] binds a listener and serves three interfaces with axum: HTTP GET JSON-RPC under
 //! `/api/v2/<method>`, WebSocket JSON-RPC at `/ws/api/v2`, and the Direct Access REST
 //! operation under `/direct/api/v2/private/lock_portfolio`. [`Running::target`] describes
-//! the running server as a [`Target`], with freshly generated secrets.
+//! the running server as a [`Target`], with freshly generated secrets. With a
+//! [`TlsIdentity`] all three are served over TLS (`tls.rs`) and the target's URLs are
+//! `https://` and `wss://`.
 //!
 //! With no [`Fault`] switched on the server follows every clause of the catalog; each fault
 //! breaks exactly one rule, so a harness run against it must report that clause as failed.
@@ -35,6 +37,7 @@ mod property;
 mod rate;
 mod reshape;
 mod state;
+mod tls;
 mod tokens;
 mod trading;
 mod variant;
@@ -45,6 +48,7 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 
+use axum::serve::ListenerExt;
 use serde_json::Value;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -57,6 +61,7 @@ pub use fault::Fault;
 pub use observe::{Knobs, Observer, RawAnswer, RawRequest, Wire};
 pub use params::{QueryInput, QueryValue, params_from_query, query_params_coerce};
 pub use property::dispatch_envelope;
+pub use tls::{MAX_HANDSHAKES, TlsIdentity};
 pub use variant::Variant;
 
 /// How to run the reference server.
@@ -82,6 +87,8 @@ pub struct Config {
     pub knobs: Knobs,
     /// Sees every request and answer (the client judge's recorder).
     pub observer: Option<Arc<dyn Observer>>,
+    /// Serve over TLS with this certificate; plain HTTP when `None`.
+    pub tls: Option<TlsIdentity>,
 }
 
 impl Config {
@@ -105,6 +112,7 @@ impl Config {
             signature_scheme: crate::auth::sign::DEFAULT_SCHEME.to_owned(),
             knobs: Knobs::default(),
             observer: None,
+            tls: None,
         }
     }
 }
@@ -114,6 +122,7 @@ impl Config {
 pub struct Running {
     /// The address it listens on.
     pub addr: SocketAddr,
+    tls: bool,
     state: Arc<ServerState>,
     shutdown: oneshot::Sender<()>,
     task: JoinHandle<()>,
@@ -122,7 +131,12 @@ pub struct Running {
 impl Running {
     /// The target description of this server: URLs, accounts, fixtures and limits.
     pub fn target(&self) -> Target {
-        self.state.target(self.addr)
+        let target = self.state.target(self.addr);
+        if self.tls {
+            tls::over_tls(target)
+        } else {
+            target
+        }
     }
 
     /// Stops accepting connections and waits for the server task to end.
@@ -146,16 +160,30 @@ pub async fn start(config: Config) -> std::io::Result<Running> {
     let (shutdown, stopped) = oneshot::channel::<()>();
     // The peer address tells HTTP connections apart for the observer.
     let app = http::router(Arc::clone(&state)).into_make_service_with_connect_info::<SocketAddr>();
-    let task = tokio::spawn(async move {
-        let graceful = axum::serve(listener, app).with_graceful_shutdown(async move {
-            let _ = stopped.await;
-        });
-        // A serve error means the listener failed; there is nobody to report it to but the
-        // clients, who see the connection refused.
-        let _ = graceful.await;
-    });
+    let stopped = async move {
+        let _ = stopped.await;
+    };
+    // A serve error means the listener failed; there is nobody to report it to but the
+    // clients, who see the connection refused.
+    let task = match &config.tls {
+        None => tokio::spawn(async move {
+            let _ = axum::serve(listener, app)
+                .with_graceful_shutdown(stopped)
+                .await;
+        }),
+        Some(identity) => {
+            // `tap_io` makes axum hand the peer address to handlers as it does for TCP.
+            let listener = tls::TlsListener::new(listener, identity)?.tap_io(|_| {});
+            tokio::spawn(async move {
+                let _ = axum::serve(listener, app)
+                    .with_graceful_shutdown(stopped)
+                    .await;
+            })
+        }
+    };
     Ok(Running {
         addr,
+        tls: config.tls.is_some(),
         state,
         shutdown,
         task,

@@ -285,6 +285,7 @@ impl ServerState {
                 direct_access_key: Some(self.direct_access_key.clone()),
             },
             limits: self.limits.clone(),
+            tls: crate::target_file::TlsTrust::default(),
         }
     }
 

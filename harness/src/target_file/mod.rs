@@ -1,7 +1,36 @@
 //! The target file: the one way to describe a server to the harness (URLs, accounts,
-//! fixtures, limits). `harness serve` writes one for the reference server; users write one
-//! for theirs. Secrets may come from environment variables (`client_secret_env`,
+//! fixtures, limits, TLS trust). `harness serve` writes one for the reference server; users
+//! write one for theirs. Secrets may come from environment variables (`client_secret_env`,
 //! `direct_access_key_env`) and are held in [`Secret`], which never prints its value.
+//!
+//! The keys:
+//!
+//! ```toml
+//! name = "staging"                               # for reports
+//! base_url = "https://api.example.com/api/v2"    # http:// or https://
+//! ws_url = "wss://api.example.com/ws/api/v2"     # optional; ws:// or wss://
+//! direct_access_url = "https://da.example.com"   # optional; http:// or https://
+//! signature_scheme = "svc-hmac-sha256"           # optional; the signed header's scheme name
+//! allow_destructive = false                      # cases that change state run only if true
+//! ca_file = "staging-ca.pem"                     # optional; one more CA bundle (PEM) to trust,
+//!                                                # relative to this file's directory
+//! accept_invalid_certs = false                   # loopback only, unless --allow-invalid-certs
+//!
+//! [accounts.main]                                # also two_factor, sub, ...
+//! client_id = "..."
+//! client_secret_env = "STAGING_SECRET"           # or client_secret = "..."
+//!
+//! [fixtures]                                     # all optional
+//! subaccount_id = 7
+//! member_id = 9
+//! instrument_name = "BTC-PERPETUAL"
+//! currency = "BTC"
+//! direct_access_key_env = "STAGING_DA_KEY"       # or direct_access_key = "..."
+//!
+//! [limits]                                       # pacing of private/get_transaction_log
+//! transaction_log_per_second = 1.0
+//! transaction_log_burst = 1
+//! ```
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -13,8 +42,10 @@ use crate::auth::sign::DEFAULT_SCHEME;
 use crate::file_error::{FileError, line_of};
 
 mod property;
+mod trust;
 
 pub use property::target_parse_roundtrip;
+pub use trust::TlsTrust;
 
 /// A described server.
 #[derive(Clone, Debug, PartialEq)]
@@ -37,6 +68,8 @@ pub struct Target {
     pub fixtures: Fixtures,
     /// Rate limits the runner respects.
     pub limits: RateLimits,
+    /// Which server certificates the harness trusts.
+    pub tls: TlsTrust,
 }
 
 /// One API key.
@@ -142,6 +175,9 @@ struct TargetFile {
     fixtures: Option<toml::Spanned<FixturesFile>>,
     #[serde(default)]
     limits: RateLimits,
+    ca_file: Option<String>,
+    #[serde(default)]
+    accept_invalid_certs: bool,
 }
 
 #[derive(Deserialize)]
@@ -192,15 +228,24 @@ fn resolve_secret(
 }
 
 impl Target {
-    /// Reads and checks a target file.
+    /// Reads and checks a target file, and the CA file it names.
     pub fn load(path: &Path) -> Result<Target, FileError> {
         let text = std::fs::read_to_string(path).map_err(|error| {
             FileError::new(path, 0, format!("failed to read target file: {error}"))
         })?;
-        Target::parse(path, &text, &|name| std::env::var(name).ok())
+        let target = Target::parse(path, &text, &|name| std::env::var(name).ok())?;
+        target.tls.ca_certificates().map_err(|message| {
+            FileError::new(
+                path,
+                key_line(&text, "ca_file"),
+                format!("ca_file: {message}"),
+            )
+        })?;
+        Ok(target)
     }
 
-    /// Parses target-file text; `lookup_env` resolves `*_env` secrets.
+    /// Parses target-file text; `lookup_env` resolves `*_env` secrets. A relative `ca_file`
+    /// is resolved against `path`'s directory; the file is not read (see [`Target::load`]).
     pub fn parse(
         path: &Path,
         text: &str,
@@ -208,11 +253,7 @@ impl Target {
     ) -> Result<Target, FileError> {
         let file: TargetFile =
             toml::from_str(text).map_err(|error| FileError::from_toml(path, text, &error))?;
-        let url_line = |key: &str| {
-            text.lines()
-                .position(|line| line.trim_start().starts_with(key))
-                .map_or(0, |index| index + 1)
-        };
+        let url_line = |key: &str| key_line(text, key);
         check_url(
             path,
             url_line("base_url"),
@@ -295,6 +336,19 @@ impl Target {
                 "transaction_log_per_second must be a positive number",
             ));
         }
+        if file.ca_file.as_deref().is_some_and(str::is_empty) {
+            return Err(FileError::new(
+                path,
+                url_line("ca_file"),
+                "ca_file must name a PEM file",
+            ));
+        }
+        let tls = TlsTrust {
+            ca_file: file
+                .ca_file
+                .map(|ca_file| path.parent().unwrap_or_else(|| Path::new("")).join(ca_file)),
+            accept_invalid_certs: file.accept_invalid_certs,
+        };
         Ok(Target {
             name: file.name,
             base_url: file.base_url.trim_end_matches('/').to_owned(),
@@ -309,6 +363,7 @@ impl Target {
             accounts,
             fixtures,
             limits: file.limits,
+            tls,
         })
     }
 
@@ -330,6 +385,15 @@ impl Target {
             quote(&self.signature_scheme)
         ));
         out.push_str(&format!("allow_destructive = {}\n", self.allow_destructive));
+        if let Some(ca_file) = &self.tls.ca_file {
+            out.push_str(&format!(
+                "ca_file = {}\n",
+                quote(&ca_file.to_string_lossy())
+            ));
+        }
+        if self.tls.accept_invalid_certs {
+            out.push_str("accept_invalid_certs = true\n");
+        }
         for (role, account) in &self.accounts {
             // A role that is not a bare key (a space, a dot, a quote) is written quoted, or
             // it would name another table or none.
@@ -367,6 +431,13 @@ impl Target {
         }
         secrets
     }
+}
+
+/// The 1-based line where `key` is set, 0 if no line starts with it.
+fn key_line(text: &str, key: &str) -> usize {
+    text.lines()
+        .position(|line| line.trim_start().starts_with(key))
+        .map_or(0, |index| index + 1)
 }
 
 fn check_url(

@@ -52,16 +52,24 @@ mod tests {
             "[a-z_-]{1,5}".prop_map(|role| role),
         ];
         let value = "[a-z\"\\\\ ./:]{0,8}".prop_map(|text| format!("{text:?}"));
-        (role, value.clone(), value, any::<bool>()).prop_map(|(role, client_id, secret, env)| {
-            let secret_line = if env {
-                "client_secret_env = \"SECRET\"".to_owned()
-            } else {
-                format!("client_secret = {secret}")
-            };
-            format!(
-                "name = \"t\"\nbase_url = \"http://127.0.0.1:1/api/v2/\"\n\n[accounts.{role}]\nclient_id = {client_id}\n{secret_line}\n"
-            )
-        })
+        let tls = prop_oneof![
+            Just(String::new()),
+            Just("ca_file = \"certs/ca.pem\"\n".to_owned()),
+            Just("ca_file = \"/etc/ssl/ca.pem\"\naccept_invalid_certs = true\n".to_owned()),
+            Just("accept_invalid_certs = false\n".to_owned()),
+        ];
+        (role, value.clone(), value, any::<bool>(), tls).prop_map(
+            |(role, client_id, secret, env, tls)| {
+                let secret_line = if env {
+                    "client_secret_env = \"SECRET\"".to_owned()
+                } else {
+                    format!("client_secret = {secret}")
+                };
+                format!(
+                    "name = \"t\"\nbase_url = \"https://127.0.0.1:1/api/v2/\"\n{tls}\n[accounts.{role}]\nclient_id = {client_id}\n{secret_line}\n"
+                )
+            },
+        )
     }
 
     proptest! {

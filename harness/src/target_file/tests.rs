@@ -88,3 +88,47 @@ fn wrong_type_names_its_line() {
     .unwrap_err();
     assert_eq!(error.line, 2, "{error}");
 }
+
+#[test]
+fn ca_file_resolves_against_the_target_files_directory_and_round_trips() {
+    let text = "name = \"x\"\nbase_url = \"https://h/api/v2\"\nca_file = \"certs/ca.pem\"\naccept_invalid_certs = true\n";
+    let target = Target::parse(Path::new("conf/t.toml"), text, &|_| None).unwrap();
+    assert_eq!(
+        target.tls.ca_file.as_deref(),
+        Some(Path::new("conf/certs/ca.pem"))
+    );
+    assert!(target.tls.accept_invalid_certs);
+    let again = Target::parse(Path::new("again.toml"), &target.to_toml(), &|_| None).unwrap();
+    assert_eq!(again, target);
+    let absolute = "name = \"x\"\nbase_url = \"https://h/api/v2\"\nca_file = \"/etc/ca.pem\"\n";
+    let target = Target::parse(Path::new("conf/t.toml"), absolute, &|_| None).unwrap();
+    assert_eq!(
+        target.tls.ca_file.as_deref(),
+        Some(Path::new("/etc/ca.pem"))
+    );
+}
+
+#[test]
+fn unreadable_or_empty_ca_file_is_an_error_at_its_line() {
+    let dir = std::env::temp_dir().join(format!("harness-ca-file-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let target = dir.join("t.toml");
+    std::fs::write(dir.join("empty.pem"), "no certificate here\n").unwrap();
+    for (ca_file, expected) in [
+        ("missing.pem", "failed to read"),
+        ("empty.pem", "holds no PEM certificate"),
+    ] {
+        let text =
+            format!("name = \"x\"\nbase_url = \"https://h/api/v2\"\n\nca_file = \"{ca_file}\"\n");
+        std::fs::write(&target, text).unwrap();
+        let error = Target::load(&target).unwrap_err();
+        assert_eq!(error.line, 4, "{error}");
+        assert!(error.message.starts_with("ca_file: "), "{error}");
+        assert!(error.message.contains(expected), "{error}");
+        assert!(error.message.contains(ca_file), "{error}");
+    }
+    let empty = "name = \"x\"\nbase_url = \"https://h/api/v2\"\nca_file = \"\"\n";
+    let error = Target::parse(Path::new("t.toml"), empty, &|_| None).unwrap_err();
+    assert_eq!(error.to_string(), "t.toml:3: ca_file must name a PEM file");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

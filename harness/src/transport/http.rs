@@ -1,13 +1,16 @@
 //! HTTP transport: GET `{base_url}/<method>` with the parameters in the query string or a
-//! JSON-RPC body; and the Direct Access REST GET.
+//! JSON-RPC body; and the Direct Access REST GET. TLS and proxies come from the
+//! [`Dialer`].
 
 use std::time::Instant;
 
 use reqwest::header::{AUTHORIZATION, CONTENT_TYPE};
+use rustls::ClientConfig;
 
+use super::dial::{Dialer, authority};
 use super::{
     Authorization, Exchange, Outgoing, Received, RequestLimits, SentRequest, TransportError,
-    TransportErrorKind,
+    TransportErrorKind, tls,
 };
 use crate::auth::sign::SignedHeader;
 use crate::case::TransportKind;
@@ -21,9 +24,14 @@ pub struct HttpClient {
 }
 
 impl HttpClient {
-    /// A client with these limits.
-    pub fn new(limits: RequestLimits) -> Result<HttpClient, TransportError> {
+    /// A client with these limits, connecting as `dialer` says.
+    pub fn new(limits: RequestLimits, dialer: &Dialer) -> Result<HttpClient, TransportError> {
+        let proxies = dialer.proxies.clone();
         let client = reqwest::Client::builder()
+            .use_preconfigured_tls(ClientConfig::clone(&dialer.tls))
+            .proxy(reqwest::Proxy::custom(move |url| {
+                proxies.proxy_for(url).cloned()
+            }))
             .timeout(limits.request_timeout)
             .connect_timeout(limits.request_timeout)
             .pool_max_idle_per_host(64)
@@ -129,6 +137,11 @@ impl HttpClient {
         let response = match builder.send().await {
             Ok(response) => response,
             Err(error) => {
+                // A TLS failure is the target's setup, never a verdict: like an unreachable
+                // target, it stops the execution as a harness error.
+                if let Some(message) = tls::describe_failure(&error, &authority(&url)) {
+                    return failed(kind, request, TransportErrorKind::Connect, message);
+                }
                 let kind_of_failure = if error.is_timeout() {
                     TransportErrorKind::Timeout
                 } else if error.is_connect() {

@@ -1,16 +1,22 @@
 //! Client transports that speak the [`crate::jsonrpc`] types to a target: HTTP GET with a
 //! query string or a JSON-RPC body (reqwest), JSON-RPC over WebSocket (tokio-tungstenite),
-//! and the Direct Access REST call.
+//! and the Direct Access REST call. Both speak TLS and go through proxies as one
+//! [`Dialer`] says (`tls.rs`, `proxy.rs`).
 //!
 //! Every call is bounded: a per-request timeout, a cap on the response size, and on
 //! WebSocket a cap on how many unrelated frames (pings, notifications) are skipped while
 //! waiting for the answer. Each call returns an [`Exchange`]: what was sent and what came
 //! back, the raw material of verdicts and reports.
 
+mod dial;
 mod http;
+mod proxy;
+mod tls;
 mod ws;
 
+pub use dial::Dialer;
 pub use http::HttpClient;
+pub use proxy::ProxyRule;
 pub use ws::WsSession;
 
 use std::fmt;

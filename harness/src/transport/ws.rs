@@ -6,18 +6,25 @@
 //! section 6 says a server pushes after a subscription). A frame that looks like an answer
 //! but carries another id is taken as the answer, so the envelope check reports the wrong
 //! id instead of the run waiting for a timeout. Skipped frames are capped in number.
+//!
+//! A session connects as the [`Dialer`] says: directly or through a proxy's `CONNECT`
+//! tunnel, then TLS for `wss://` with the dialer's configuration, then the WebSocket
+//! handshake.
 
 use std::time::{Duration, Instant};
 
 use futures_util::{SinkExt, StreamExt};
+use reqwest::Url;
 use serde_json::Value;
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
-use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+use tokio_tungstenite::{Connector, MaybeTlsStream, WebSocketStream};
 
+use super::dial::{Dialer, authority};
 use super::{
     Exchange, Outgoing, Received, RequestLimits, SentRequest, TransportError, TransportErrorKind,
+    proxy, tls,
 };
 use crate::case::TransportKind;
 use crate::jsonrpc::Request;
@@ -36,12 +43,31 @@ pub struct WsSession {
 }
 
 impl WsSession {
-    /// Connects, within the request timeout.
-    pub async fn connect(url: &str, limits: RequestLimits) -> Result<WsSession, TransportError> {
+    /// Connects as `dialer` says, within the request timeout.
+    pub async fn connect(
+        url: &str,
+        limits: RequestLimits,
+        dialer: &Dialer,
+    ) -> Result<WsSession, TransportError> {
         let config = WebSocketConfig::default()
             .max_message_size(Some(limits.max_response_bytes))
             .max_frame_size(Some(limits.max_response_bytes));
-        let connecting = tokio_tungstenite::connect_async_with_config(url, Some(config), true);
+        let connecting = async {
+            let socket = open_socket(url, dialer).await?;
+            let connector = Connector::Rustls(dialer.tls.clone());
+            tokio_tungstenite::client_async_tls_with_config(
+                url,
+                socket,
+                Some(config),
+                Some(connector),
+            )
+            .await
+            .map_err(|error| {
+                let reason = tls::describe_failure(&error, &authority(url))
+                    .unwrap_or_else(|| error.to_string());
+                format!("failed to connect to {url}: {reason}")
+            })
+        };
         match tokio::time::timeout(limits.request_timeout, connecting).await {
             Ok(Ok((stream, _))) => Ok(WsSession {
                 url: url.to_owned(),
@@ -49,10 +75,7 @@ impl WsSession {
                 limits,
                 notifications: 0,
             }),
-            Ok(Err(error)) => Err(TransportError::new(
-                TransportErrorKind::Connect,
-                format!("failed to connect to {url}: {error}"),
-            )),
+            Ok(Err(message)) => Err(TransportError::new(TransportErrorKind::Connect, message)),
             Err(_) => Err(TransportError::new(
                 TransportErrorKind::Connect,
                 format!("failed to connect to {url}: no handshake within the timeout"),
@@ -169,6 +192,22 @@ impl WsSession {
     pub async fn close(mut self) {
         let _ = tokio::time::timeout(Duration::from_millis(500), self.stream.close(None)).await;
     }
+}
+
+/// A TCP stream to the URL's host, through a proxy's tunnel when the dialer's rule says so.
+async fn open_socket(url: &str, dialer: &Dialer) -> Result<TcpStream, String> {
+    let parsed = Url::parse(url).map_err(|error| format!("failed to connect to {url}: {error}"))?;
+    let (Some(host), Some(port)) = (parsed.host_str(), parsed.port_or_known_default()) else {
+        return Err(format!("failed to connect to {url}: no host and port"));
+    };
+    let socket = match dialer.proxies.proxy_for(&parsed) {
+        Some(proxy) => proxy::tunnel(proxy, host, port).await,
+        None => TcpStream::connect((host.trim_matches(['[', ']']), port)).await,
+    }
+    .map_err(|error| format!("failed to connect to {url}: {error}"))?;
+    // Requests and answers are small and go one at a time: no Nagle delay.
+    let _ = socket.set_nodelay(true);
+    Ok(socket)
 }
 
 /// A server-pushed notification: a `method`, and no `id`, `result` or `error`.

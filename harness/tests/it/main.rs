@@ -9,3 +9,4 @@ mod load;
 mod quotes;
 mod safety;
 mod serve;
+mod tls;

@@ -1,0 +1,169 @@
+use super::*;
+
+fn rule(pairs: &[(&str, &str)]) -> ProxyRule {
+    let pairs: Vec<(String, String)> = pairs
+        .iter()
+        .map(|(name, value)| ((*name).to_owned(), (*value).to_owned()))
+        .collect();
+    ProxyRule::from_lookup(&|name| {
+        pairs
+            .iter()
+            .find(|(key, _)| key == name)
+            .map(|(_, value)| value.clone())
+    })
+    .unwrap()
+}
+
+fn proxied(rule: &ProxyRule, url: &str) -> Option<String> {
+    rule.proxy_for(&Url::parse(url).unwrap())
+        .map(|proxy| proxy.as_str().to_owned())
+}
+
+#[test]
+fn https_and_wss_take_the_https_proxy_http_and_ws_the_http_proxy() {
+    let rule = rule(&[
+        ("HTTPS_PROXY", "http://secure:3128"),
+        ("HTTP_PROXY", "plain:8080"),
+    ]);
+    assert_eq!(
+        proxied(&rule, "https://api.example.com/api/v2").as_deref(),
+        Some("http://secure:3128/")
+    );
+    assert_eq!(
+        proxied(&rule, "wss://api.example.com/ws").as_deref(),
+        Some("http://secure:3128/")
+    );
+    assert_eq!(
+        proxied(&rule, "http://api.example.com/").as_deref(),
+        Some("http://plain:8080/")
+    );
+    assert_eq!(
+        proxied(&rule, "ws://api.example.com/").as_deref(),
+        Some("http://plain:8080/")
+    );
+}
+
+#[test]
+fn lowercase_names_win_over_uppercase() {
+    let rule = rule(&[
+        ("https_proxy", "http://lower:1"),
+        ("HTTPS_PROXY", "http://upper:2"),
+    ]);
+    assert_eq!(
+        proxied(&rule, "https://h.example/").as_deref(),
+        Some("http://lower:1/")
+    );
+}
+
+#[test]
+fn loopback_hosts_always_bypass_the_proxy() {
+    let rule = rule(&[("HTTPS_PROXY", "http://p:1"), ("HTTP_PROXY", "http://p:1")]);
+    for url in [
+        "https://127.0.0.1:8700/api/v2",
+        "wss://localhost/ws",
+        "http://[::1]:80/",
+        "ws://127.9.9.9/",
+        "https://app.localhost/",
+    ] {
+        assert_eq!(proxied(&rule, url), None, "{url}");
+    }
+}
+
+#[test]
+fn no_proxy_matches_domains_suffixes_addresses_and_networks() {
+    let rule = rule(&[
+        ("HTTPS_PROXY", "http://p:1"),
+        (
+            "NO_PROXY",
+            "internal.example, .corp.test,10.0.0.0/8 ,192.0.2.7,[2001:db8::1]",
+        ),
+    ]);
+    for url in [
+        "https://internal.example/",
+        "https://api.internal.example/",
+        "https://corp.test/",
+        "https://a.b.corp.test./",
+        "https://10.20.30.40/",
+        "https://192.0.2.7/",
+        "https://[2001:db8::1]/",
+    ] {
+        assert_eq!(proxied(&rule, url), None, "{url}");
+    }
+    for url in [
+        "https://notinternal.example/",
+        "https://192.0.2.8/",
+        "https://11.0.0.1/",
+        "https://example.com/",
+    ] {
+        assert!(proxied(&rule, url).is_some(), "{url}");
+    }
+}
+
+#[test]
+fn a_star_bypasses_every_host() {
+    let rule = rule(&[("HTTPS_PROXY", "http://p:1"), ("no_proxy", "*")]);
+    assert_eq!(proxied(&rule, "https://example.com/"), None);
+}
+
+#[test]
+fn no_proxy_variable_means_a_direct_connection() {
+    let rule = rule(&[]);
+    assert_eq!(rule, ProxyRule::default());
+    assert_eq!(proxied(&rule, "https://example.com/"), None);
+}
+
+#[test]
+fn proxies_other_than_http_are_refused_by_name() {
+    let error = ProxyRule::from_lookup(&|name| {
+        (name == "HTTPS_PROXY").then(|| "socks5://p:1080".to_owned())
+    })
+    .unwrap_err();
+    assert_eq!(
+        error,
+        "HTTPS_PROXY names a socks5:// proxy; only http:// proxies are supported"
+    );
+}
+
+#[tokio::test]
+async fn tunnel_sends_connect_with_credentials_and_refuses_a_non_2xx_answer() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let proxy_task = tokio::spawn(async move {
+        let mut heads = Vec::new();
+        for answer in [
+            "HTTP/1.1 200 Connection established\r\n\r\n",
+            "HTTP/1.1 407 Proxy Authentication Required\r\n\r\n",
+        ] {
+            let (mut stream, _) = listener.accept().await.unwrap();
+            let mut head = Vec::new();
+            while !head.ends_with(b"\r\n\r\n") {
+                head.push(stream.read_u8().await.unwrap());
+            }
+            stream.write_all(answer.as_bytes()).await.unwrap();
+            heads.push(String::from_utf8(head).unwrap());
+            if answer.contains("200") {
+                stream.write_all(b"inside").await.unwrap();
+            }
+        }
+        heads
+    });
+    let proxy = Url::parse(&format!("http://user:p%40ss@{addr}")).unwrap();
+    let mut stream = tunnel(&proxy, "api.example.com", 443).await.unwrap();
+    let mut inside = [0u8; 6];
+    stream.read_exact(&mut inside).await.unwrap();
+    assert_eq!(&inside, b"inside");
+    let error = tunnel(&proxy, "api.example.com", 443).await.unwrap_err();
+    assert!(error.to_string().contains("407"), "{error}");
+    let heads = proxy_task.await.unwrap();
+    assert!(
+        heads[0].starts_with("CONNECT api.example.com:443 HTTP/1.1\r\n"),
+        "{}",
+        heads[0]
+    );
+    // "user:p@ss" in Basic.
+    assert!(
+        heads[0].contains("Proxy-Authorization: Basic dXNlcjpwQHNz\r\n"),
+        "{}",
+        heads[0]
+    );
+}
