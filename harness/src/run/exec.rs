@@ -9,19 +9,17 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::template::{self, Bindings};
 use super::{CaseResult, Shared};
 use crate::auth::clock::Clock;
 use crate::auth::nonce::fresh_nonce;
-use crate::auth::sign;
-use crate::case::{AuthMode, Case, Outcome, Step, TransportKind};
+use crate::case::{Case, Outcome, Step, TransportKind};
 use crate::check::{Finding, Level, Verdict};
 use crate::jsonrpc::{self, validate_response};
 use crate::transport::{
-    Authorization, Exchange, Outgoing, RECORDED_BODY_BYTES, SignedPlan, TransportErrorKind,
-    WsSession,
+    Authorization, Exchange, Outgoing, RECORDED_BODY_BYTES, TransportErrorKind, WsSession,
 };
 
 /// ParsedAnswer bytes one execution keeps in full across its exchanges; past this, each further
@@ -61,9 +59,9 @@ pub(crate) struct Execution<'a> {
     ws: Option<WsSession>,
     next_id: u64,
     captures: BTreeMap<String, Value>,
-    tokens: BTreeMap<(String, String), String>,
-    last_nonce: Option<String>,
-    clock: Clock,
+    pub(super) tokens: BTreeMap<(String, String), String>,
+    pub(super) last_nonce: Option<String>,
+    pub(super) clock: Clock,
     pub(crate) findings: Vec<Finding>,
     pub(crate) notes: Vec<String>,
     pub(crate) exchanges: Vec<Exchange>,
@@ -286,6 +284,11 @@ impl Execution<'_> {
         self.findings.push(finding);
     }
 
+    /// A template string resolved; a template that does not resolve stops the execution.
+    pub(super) fn resolved(&self, text: &str) -> Result<String, Stop> {
+        template::resolve_string(text, self).map_err(Stop::Error)
+    }
+
     fn failing(&self) -> bool {
         self.findings
             .iter()
@@ -322,7 +325,7 @@ impl Execution<'_> {
     async fn prepare(&mut self, step: &Step, method: &str) -> Result<Outgoing, Stop> {
         let mut params = template::resolve_map(&step.params, self).map_err(Stop::Error)?;
         let raw = match &step.raw {
-            Some(raw) => Some(template::resolve_string(raw, self).map_err(Stop::Error)?),
+            Some(raw) => Some(self.resolved(raw)?),
             None => None,
         };
         let authorization = self.authenticate(step, &mut params).await?;
@@ -332,232 +335,6 @@ impl Execution<'_> {
             raw,
             authorization,
         })
-    }
-
-    fn account(&self, role: Option<&str>) -> Result<(String, String), Stop> {
-        let role = role.unwrap_or("main");
-        let account = self
-            .shared
-            .target
-            .accounts
-            .get(role)
-            .ok_or_else(|| Stop::Error(format!("the target file has no [accounts.{role}]")))?;
-        Ok((
-            account.client_id.clone(),
-            account.client_secret.expose().to_owned(),
-        ))
-    }
-
-    fn timestamp(&self, offset_ms: i64) -> u64 {
-        self.clock.now_ms().saturating_add_signed(offset_ms)
-    }
-
-    fn nonce(&mut self, requested: Option<&str>) -> Result<String, Stop> {
-        let nonce = match requested {
-            Some("reuse") => self.last_nonce.clone().ok_or_else(|| {
-                Stop::Error("nonce = \"reuse\" with no earlier signed step".to_owned())
-            })?,
-            Some(literal) => template::resolve_string(literal, self).map_err(Stop::Error)?,
-            None => fresh_nonce(),
-        };
-        self.last_nonce = Some(nonce.clone());
-        Ok(nonce)
-    }
-
-    /// Applies a step's auth mode to its params, or returns the header to send.
-    async fn authenticate(
-        &mut self,
-        step: &Step,
-        params: &mut Map<String, Value>,
-    ) -> Result<Option<Authorization>, Stop> {
-        let auth = &step.auth;
-        match auth.mode {
-            AuthMode::None => Ok(None),
-            AuthMode::Bearer => {
-                let token = match &auth.token {
-                    Some(token) => template::resolve_string(token, self).map_err(Stop::Error)?,
-                    None => {
-                        self.login(auth.account.as_deref(), auth.scope.as_deref())
-                            .await?
-                    }
-                };
-                Ok(self.bearer(token, params))
-            }
-            AuthMode::ClientCredentials => {
-                let (client_id, secret) = self.account(auth.account.as_deref())?;
-                let secret = if auth.wrong_secret {
-                    format!("{secret}-wrong")
-                } else {
-                    secret
-                };
-                params
-                    .entry("grant_type")
-                    .or_insert_with(|| Value::from("client_credentials"));
-                params
-                    .entry("client_id")
-                    .or_insert_with(|| Value::from(client_id));
-                params
-                    .entry("client_secret")
-                    .or_insert_with(|| Value::from(secret));
-                Ok(None)
-            }
-            AuthMode::ClientSignature => {
-                let (client_id, secret) = self.account(auth.account.as_deref())?;
-                let secret = if auth.wrong_secret {
-                    format!("{secret}-wrong")
-                } else {
-                    secret
-                };
-                let timestamp = self.timestamp(auth.timestamp_offset_ms);
-                let nonce = self.nonce(auth.nonce.as_deref())?;
-                let data = match &auth.data {
-                    Some(data) => template::resolve_string(data, self).map_err(Stop::Error)?,
-                    None => String::new(),
-                };
-                let mut signature = if auth.no_trailing_lf && data.is_empty() {
-                    sign::hmac_hex(
-                        secret.as_bytes(),
-                        format!("{timestamp}\n{nonce}").as_bytes(),
-                    )
-                } else {
-                    sign::client_signature(&secret, timestamp, &nonce, &data)
-                        .map_err(|error| Stop::Error(error.to_string()))?
-                };
-                if auth.uppercase_hex {
-                    signature = signature.to_ascii_uppercase();
-                }
-                params
-                    .entry("grant_type")
-                    .or_insert_with(|| Value::from("client_signature"));
-                params.insert("client_id".to_owned(), Value::from(client_id));
-                params.insert("timestamp".to_owned(), Value::from(timestamp));
-                params.insert("nonce".to_owned(), Value::from(nonce));
-                params.insert("signature".to_owned(), Value::from(signature));
-                if auth.data.is_some() {
-                    params.insert("data".to_owned(), Value::from(data));
-                }
-                Ok(None)
-            }
-            AuthMode::Basic => {
-                let (client_id, secret) = self.account(auth.account.as_deref())?;
-                let secret = if auth.wrong_secret {
-                    format!("{secret}-wrong")
-                } else {
-                    secret
-                };
-                Ok(Some(Authorization::Value(sign::basic_header_value(
-                    &client_id, &secret,
-                ))))
-            }
-            AuthMode::Signed => {
-                let (client_id, secret) = self.account(auth.account.as_deref())?;
-                let secret = if auth.wrong_secret {
-                    format!("{secret}-wrong")
-                } else {
-                    secret
-                };
-                let sign_uri = match &auth.sign_uri {
-                    Some(uri) => Some(template::resolve_string(uri, self).map_err(Stop::Error)?),
-                    None => None,
-                };
-                Ok(Some(Authorization::Signed(SignedPlan {
-                    scheme: self.shared.target.signature_scheme.clone(),
-                    client_id,
-                    secret,
-                    timestamp: self.timestamp(auth.timestamp_offset_ms),
-                    nonce: self.nonce(auth.nonce.as_deref())?,
-                    sign_uri,
-                    uppercase_hex: auth.uppercase_hex,
-                })))
-            }
-            AuthMode::ApiKey => {
-                let key = self
-                    .shared
-                    .target
-                    .fixtures
-                    .direct_access_key
-                    .as_ref()
-                    .map(|key| key.expose().to_owned());
-                let key = key.ok_or_else(|| {
-                    Stop::Error("the target file has no fixtures.direct_access_key".to_owned())
-                })?;
-                let key = if auth.wrong_secret {
-                    format!("{key}-wrong")
-                } else {
-                    key
-                };
-                Ok(Some(Authorization::Value(format!("Bearer {key}"))))
-            }
-        }
-    }
-
-    /// Places a bearer token where SPEC.md section 5.2 says: header on HTTP, params on WebSocket.
-    pub(crate) fn bearer(
-        &self,
-        token: String,
-        params: &mut Map<String, Value>,
-    ) -> Option<Authorization> {
-        if self.transport == TransportKind::Ws {
-            params.insert("access_token".to_owned(), Value::from(token));
-            None
-        } else {
-            Some(Authorization::Value(format!("Bearer {token}")))
-        }
-    }
-
-    /// Obtains (once per execution) a token for an account with `client_credentials`, over
-    /// the execution's own transport.
-    pub(crate) async fn login(
-        &mut self,
-        role: Option<&str>,
-        scope: Option<&str>,
-    ) -> Result<String, Stop> {
-        let key = (
-            role.unwrap_or("main").to_owned(),
-            scope.unwrap_or_default().to_owned(),
-        );
-        if let Some(token) = self.tokens.get(&key) {
-            return Ok(token.clone());
-        }
-        let (client_id, secret) = self.account(role)?;
-        let mut params = Map::new();
-        params.insert("grant_type".to_owned(), Value::from("client_credentials"));
-        params.insert("client_id".to_owned(), Value::from(client_id));
-        params.insert("client_secret".to_owned(), Value::from(secret));
-        if let Some(scope) = scope {
-            params.insert("scope".to_owned(), Value::from(scope));
-        }
-        let outgoing = Outgoing {
-            method: "public/auth".to_owned(),
-            params,
-            raw: None,
-            authorization: None,
-        };
-        let answer = self.send(&outgoing).await?;
-        let clauses = vec!["auth.client_credentials.accepted".to_owned()];
-        let token = answer
-            .json
-            .as_ref()
-            .and_then(|json| json.pointer("/result/access_token"))
-            .and_then(Value::as_str)
-            .map(str::to_owned);
-        match token {
-            Some(token) => {
-                self.tokens.insert(key, token.clone());
-                Ok(token)
-            }
-            None => {
-                let body = answer.json.as_ref().map_or(answer.body, Value::to_string);
-                self.record(
-                    &clauses,
-                    format!(
-                        "logging in with client_credentials gave no access_token: {}",
-                        crate::check::short(&Value::from(body))
-                    ),
-                );
-                Err(Stop::Failed)
-            }
-        }
     }
 
     /// Sends over the execution's transport, recording the exchange. A target that cannot be

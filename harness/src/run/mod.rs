@@ -6,6 +6,7 @@
 //! `concurrency`; cases marked `serial` run alone afterwards, since they change state other
 //! cases may see. Every request has a timeout and the whole run has one too.
 
+mod auth;
 mod exec;
 mod pace;
 mod template;

@@ -49,13 +49,7 @@ impl Execution<'_> {
         if step.auth.mode != AuthMode::Bearer {
             return Ok((None, "anonymous".to_owned()));
         }
-        let token = match &step.auth.token {
-            Some(token) => template::resolve_string(token, self).map_err(Stop::Error)?,
-            None => {
-                self.login(step.auth.account.as_deref(), step.auth.scope.as_deref())
-                    .await?
-            }
-        };
+        let token = self.bearer_token(&step.auth).await?;
         let credential = token.clone();
         Ok((self.bearer(token, params), credential))
     }
