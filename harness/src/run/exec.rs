@@ -11,6 +11,7 @@ use std::time::Instant;
 
 use serde_json::Value;
 
+use super::send::{ParsedAnswer, RecordBudget};
 use super::template::{self, Bindings};
 use super::{CaseResult, Shared};
 use crate::auth::clock::Clock;
@@ -18,30 +19,7 @@ use crate::auth::nonce::fresh_nonce;
 use crate::case::{Case, Outcome, Step, TransportKind};
 use crate::check::{Finding, Level, Verdict};
 use crate::jsonrpc::{self, validate_response};
-use crate::transport::{
-    Authorization, Exchange, Outgoing, RECORDED_BODY_BYTES, TransportErrorKind, WsSession,
-};
-
-/// ParsedAnswer bytes one execution keeps in full across its exchanges; past this, each further
-/// answer is kept only as its first [`RECORDED_TAIL_BYTES`]. The reference server's largest
-/// execution (a transaction-log walk) keeps about 200 KB; the bound is for a hostile target
-/// that answers a 200-page walk with pages near the size cap.
-const RECORDED_BYTES_PER_EXECUTION: usize = 1024 * 1024;
-
-/// What is kept of each answer once an execution's budget is spent.
-const RECORDED_TAIL_BYTES: usize = 1024;
-
-/// What `send` hands back: the parsed answer (moved out of the recorded exchange).
-pub(crate) struct ParsedAnswer {
-    /// The answer parsed as JSON, when it is JSON.
-    pub(crate) json: Option<Value>,
-    /// HTTP status (none on WebSocket).
-    pub(crate) status: Option<u16>,
-    /// The raw text, kept only when it is not JSON.
-    pub(crate) body: String,
-    /// The JSON-RPC id the request carried.
-    pub(crate) request_id: Option<u64>,
-}
+use crate::transport::{Exchange, Outgoing, WsSession};
 
 /// Why an execution stops early.
 pub(crate) enum Stop {
@@ -56,8 +34,8 @@ pub(crate) struct Execution<'a> {
     pub(crate) shared: &'a Shared,
     pub(crate) case: &'a Case,
     pub(crate) transport: TransportKind,
-    ws: Option<WsSession>,
-    next_id: u64,
+    pub(super) ws: Option<WsSession>,
+    pub(super) next_id: u64,
     captures: BTreeMap<String, Value>,
     pub(super) tokens: BTreeMap<(String, String), String>,
     pub(super) last_nonce: Option<String>,
@@ -65,8 +43,8 @@ pub(crate) struct Execution<'a> {
     pub(crate) findings: Vec<Finding>,
     pub(crate) notes: Vec<String>,
     pub(crate) exchanges: Vec<Exchange>,
-    /// ParsedAnswer bytes kept in `exchanges` so far.
-    recorded_bytes: usize,
+    /// Answer bytes kept in `exchanges` so far.
+    pub(super) budget: RecordBudget,
 }
 
 /// Runs one case over one transport.
@@ -97,7 +75,7 @@ pub(crate) async fn execute(shared: &Shared, case: &Case, transport: TransportKi
         findings: Vec::new(),
         notes: Vec::new(),
         exchanges: Vec::new(),
-        recorded_bytes: 0,
+        budget: RecordBudget::default(),
     };
     let mut error = None;
     for step in &case.steps {
@@ -335,118 +313,6 @@ impl Execution<'_> {
             raw,
             authorization,
         })
-    }
-
-    /// Sends over the execution's transport, recording the exchange. A target that cannot be
-    /// reached is a harness error; one that times out, closes or floods is a finding.
-    pub(crate) async fn send(&mut self, outgoing: &Outgoing) -> Result<ParsedAnswer, Stop> {
-        let id = self.next_id;
-        self.next_id += 1;
-        // Secrets the request carries (signatures, client secrets, tokens, header values)
-        // are registered before anything can be written.
-        self.shared.redactor.learn_members(&outgoing.params);
-        if let Some(Authorization::Value(value)) = &outgoing.authorization
-            && let Some((_, credential)) = value.split_once(' ')
-        {
-            self.shared.redactor.add(credential.trim());
-        }
-        let target = &self.shared.target;
-        let mut exchange = match self.transport {
-            TransportKind::HttpQuery | TransportKind::HttpBody => {
-                self.shared
-                    .http
-                    .call(self.transport, &target.base_url, id, outgoing)
-                    .await
-            }
-            TransportKind::Rest => {
-                let base = format!(
-                    "{}/api/v2",
-                    target.direct_access_url.as_deref().unwrap_or_default()
-                );
-                self.shared
-                    .http
-                    .call(self.transport, &base, id, outgoing)
-                    .await
-            }
-            TransportKind::Ws => {
-                if self.ws.is_none() {
-                    let url = target.ws_url.clone().unwrap_or_default();
-                    match WsSession::connect(&url, self.shared.limits).await {
-                        Ok(session) => self.ws = Some(session),
-                        Err(error) => return Err(Stop::Error(error.message)),
-                    }
-                }
-                let Some(ws) = self.ws.as_mut() else {
-                    return Err(Stop::Error("no WebSocket session".to_owned()));
-                };
-                ws.call(id, outgoing).await
-            }
-        };
-        // The parsed answer moves to the caller; the recorded exchange keeps the text, so
-        // no response is copied on the hot path.
-        let json = exchange
-            .response
-            .as_mut()
-            .and_then(|received| received.json.take());
-        if let Some(json) = &json {
-            self.shared.redactor.learn(json);
-        }
-        for (name, value) in &exchange.request.headers {
-            if name == "Authorization"
-                && let Some((_, credential)) = value.split_once(' ')
-            {
-                self.shared.redactor.add(credential.trim());
-            }
-        }
-        let failure = exchange.failure.clone();
-        let answer = ParsedAnswer {
-            status: exchange
-                .response
-                .as_ref()
-                .and_then(|received| received.status),
-            body: match (&json, &exchange.response) {
-                (None, Some(received)) => received.body.clone(),
-                _ => String::new(),
-            },
-            json,
-            request_id: exchange.request.id,
-        };
-        self.keep(exchange);
-        match failure {
-            None => Ok(answer),
-            Some(failure)
-                if failure.kind == TransportErrorKind::Connect
-                    || failure.kind == TransportErrorKind::Request =>
-            {
-                Err(Stop::Error(failure.message))
-            }
-            Some(failure) => {
-                let clause = if self.transport == TransportKind::Ws {
-                    "transport.ws"
-                } else {
-                    "http.status.success"
-                };
-                let clauses = vec![clause.to_owned(), "env.response.result".to_owned()];
-                self.record(
-                    &clauses,
-                    format!("no answer to {}: {}", outgoing.method, failure.message),
-                );
-                Err(Stop::Failed)
-            }
-        }
-    }
-
-    /// Records an exchange within the execution's budget of kept answer bytes.
-    fn keep(&mut self, exchange: Exchange) {
-        let cap = RECORDED_BYTES_PER_EXECUTION
-            .saturating_sub(self.recorded_bytes)
-            .clamp(RECORDED_TAIL_BYTES, RECORDED_BODY_BYTES);
-        let recorded = exchange.for_record(cap);
-        self.recorded_bytes += recorded
-            .response
-            .as_ref()
-            .map_or(0, |received| received.body.len());
-        self.exchanges.push(recorded);
     }
 
     /// The checks every answer gets, then the step's expectations. Returns the parsed

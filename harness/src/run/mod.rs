@@ -9,6 +9,7 @@
 mod auth;
 mod exec;
 mod pace;
+mod send;
 mod template;
 mod walk;
 
