@@ -1,14 +1,17 @@
-//! Verdicts and the pure checks that produce them: the clause catalog, JSON Schema
-//! validation of results, JSON-path matchers and secret redaction.
+//! Verdicts and the pure checks that produce them: the clause catalog, the check of one
+//! answer against a step's expectation ([`answer()`]), JSON Schema validation of results,
+//! JSON-path matchers and secret redaction.
 //!
 //! Nothing here does I/O except loading the catalog and schemas from `cases/`. A failed
 //! check is a [`Finding`] (data), never an `Err`: errors are for the harness itself.
 
+mod answer;
 mod catalog;
 mod matcher;
 mod redact;
 mod schema;
 
+pub use answer::{Expected, Outcome, ParsedAnswer, answer, finding};
 pub use catalog::{Catalog, Clause, Level, Side};
 pub use matcher::{Matcher, lookup, short, type_name};
 pub use redact::{REDACTED, Redactor, SECRET_MEMBERS};

@@ -11,14 +11,13 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-use super::send::{ParsedAnswer, RecordBudget};
+use super::send::RecordBudget;
 use super::template::{self, Bindings};
 use super::{CaseResult, Shared};
 use crate::auth::clock::Clock;
 use crate::auth::nonce::fresh_nonce;
-use crate::case::{Case, Outcome, Step, TransportKind};
-use crate::check::{Finding, Level, Verdict};
-use crate::jsonrpc::{self, validate_response};
+use crate::case::{Case, Step, TransportKind};
+use crate::check::{self, Expected, Finding, ParsedAnswer, Verdict};
 use crate::transport::{Exchange, Outgoing, WsSession};
 
 /// Why an execution stops early.
@@ -245,16 +244,9 @@ impl Bindings for Execution<'_> {
 }
 
 impl Execution<'_> {
-    /// The finding verdict for these clauses: fail if any is `must`, else info.
+    /// The finding for an observation on these clauses ([`check::finding`]).
     pub(crate) fn finding(&self, clauses: &[String], message: String) -> Finding {
-        let must = clauses
-            .iter()
-            .any(|clause| self.shared.catalog.level(clause) == Level::Must);
-        Finding::new(
-            if must { Verdict::Fail } else { Verdict::Info },
-            clauses.to_vec(),
-            message,
-        )
+        check::finding(&self.shared.catalog, clauses, message)
     }
 
     pub(crate) fn record(&mut self, clauses: &[String], message: String) {
@@ -315,128 +307,46 @@ impl Execution<'_> {
         })
     }
 
-    /// The checks every answer gets, then the step's expectations. Returns the parsed
-    /// response for captures.
+    /// The checks every answer gets, then the step's expectations ([`check::answer`]).
+    /// Returns the parsed response for captures.
     fn check_answer(
         &mut self,
         answer: ParsedAnswer,
         clauses: &[String],
         step: &Step,
     ) -> Result<Value, Stop> {
-        let Some(response) = answer.json else {
-            let body = crate::check::short(&Value::from(answer.body));
-            self.record(
-                &["env.response.jsonrpc".to_owned()],
-                format!("answer is not JSON: {body}"),
-            );
-            return Err(Stop::Failed);
-        };
-        for violation in validate_response(&response, answer.request_id) {
-            self.record(&[violation.clause().to_owned()], violation.to_string());
-        }
         let expect = &step.expect;
-        let error = jsonrpc::error_of(&response);
-        let has_result = response.get("result").is_some();
-        match (expect.outcome, has_result, &error) {
-            (Outcome::Result, false, Some(error)) => {
-                self.record(
-                    clauses,
-                    format!(
-                        "expected a result, got error {} {}{}",
-                        error.code,
-                        error.message,
-                        reason_of(error)
-                    ),
-                );
-            }
-            (Outcome::Result, false, None) => {
-                self.record(
-                    clauses,
-                    "expected a result, got neither result nor a well-formed error".to_owned(),
-                );
-            }
-            (Outcome::Error, true, None) => {
-                self.record(
-                    clauses,
-                    format!(
-                        "expected an error, got result {}",
-                        crate::check::short(&response["result"])
-                    ),
-                );
-            }
-            (Outcome::Error, _, Some(error)) => {
-                if let Some(code) = expect.error_code.filter(|code| *code != error.code) {
-                    self.record(
-                        clauses,
-                        format!(
-                            "expected error code {code}, got {} {}",
-                            error.code, error.message
-                        ),
-                    );
-                } else if let Some(message) = expect
-                    .error_message
-                    .as_ref()
-                    .filter(|message| **message != error.message)
-                {
-                    self.record(
-                        clauses,
-                        format!(
-                            "expected error \"{message}\", got \"{}\" (code {})",
-                            error.message, error.code
-                        ),
-                    );
-                } else if expect.error_code.is_none() {
-                    // SPEC.md gives no code for this refusal: what the target chose is
-                    // reported on the info clause, never judged.
-                    self.record(
-                        &["error.unspecified_codes".to_owned()],
-                        format!(
-                            "rejected with {} {} (SPEC.md gives no code)",
-                            error.code, error.message
-                        ),
-                    );
-                }
-            }
-            _ => {}
-        }
-        if let Some(status) = answer.status {
-            if let Some(expected) = expect.http_status.filter(|expected| *expected != status) {
-                self.record(
-                    clauses,
-                    format!("expected HTTP status {expected}, got {status}"),
-                );
-            } else if has_result && error.is_none() && status != 200 {
-                self.record(
-                    &["http.status.success".to_owned()],
-                    format!("a successful call was answered with HTTP status {status}, not 200"),
-                );
-            }
-        }
-        if expect.outcome == Outcome::Result && has_result && !expect.no_schema {
-            let method = step.call.clone().unwrap_or_default();
-            let schema = expect
+        let matchers = expect
+            .matchers
+            .iter()
+            .map(|matcher| self.resolve_matcher(matcher))
+            .collect::<Result<Vec<_>, _>>()?;
+        let schema = if expect.no_schema {
+            None
+        } else {
+            let method = step.call.as_deref().unwrap_or_default();
+            expect
                 .schema
                 .clone()
-                .or_else(|| self.shared.schemas.for_method(&method));
-            if let Some(schema) = schema
-                && let Some(violations) = self.shared.schemas.validate(&schema, &response["result"])
-            {
-                for violation in violations.iter().take(5) {
-                    self.record(
-                        clauses,
-                        format!("result does not match {schema}: {violation}"),
-                    );
-                }
-            }
-        }
-        for matcher in &expect.matchers {
-            let resolved = self.resolve_matcher(matcher)?;
-            let matcher_clauses = matcher.clauses.clone().unwrap_or_else(|| clauses.to_vec());
-            for mismatch in resolved.check(&response) {
-                self.record(&matcher_clauses, mismatch);
-            }
-        }
-        Ok(response)
+                .or_else(|| self.shared.schemas.for_method(method))
+        };
+        let expected = Expected {
+            outcome: expect.outcome,
+            error_code: expect.error_code,
+            error_message: expect.error_message.as_deref(),
+            http_status: expect.http_status,
+            schema: schema.as_deref(),
+            matchers: &matchers,
+            clauses,
+        };
+        let findings = check::answer(
+            &answer,
+            &expected,
+            &self.shared.catalog,
+            &self.shared.schemas,
+        );
+        self.findings.extend(findings);
+        answer.json.ok_or(Stop::Failed)
     }
 
     fn resolve_matcher(
@@ -481,17 +391,5 @@ impl Execution<'_> {
             }
         }
         Ok(())
-    }
-}
-
-fn reason_of(error: &jsonrpc::ErrorObject) -> String {
-    match error
-        .data
-        .as_ref()
-        .and_then(|data| data.get("reason"))
-        .and_then(Value::as_str)
-    {
-        Some(reason) => format!(" ({reason})"),
-        None => String::new(),
     }
 }

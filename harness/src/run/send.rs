@@ -7,11 +7,9 @@
 //! target that cannot be reached is a harness error; one that times out, closes or floods
 //! is a finding.
 
-use serde_json::Value;
-
 use super::exec::{Execution, Stop};
 use crate::case::TransportKind;
-use crate::check::Redactor;
+use crate::check::{ParsedAnswer, Redactor};
 use crate::transport::{
     Authorization, Exchange, Outgoing, RECORDED_BODY_BYTES, TransportError, TransportErrorKind,
     WsSession,
@@ -25,18 +23,6 @@ const RECORDED_BYTES_PER_EXECUTION: usize = 1024 * 1024;
 
 /// What is kept of each answer once an execution's budget is spent.
 const RECORDED_TAIL_BYTES: usize = 1024;
-
-/// What `send` hands back: the parsed answer (moved out of the recorded exchange).
-pub(crate) struct ParsedAnswer {
-    /// The answer parsed as JSON, when it is JSON.
-    pub(crate) json: Option<Value>,
-    /// HTTP status (none on WebSocket).
-    pub(crate) status: Option<u16>,
-    /// The raw text, kept only when it is not JSON.
-    pub(crate) body: String,
-    /// The JSON-RPC id the request carried.
-    pub(crate) request_id: Option<u64>,
-}
 
 /// How many answer bytes an execution has kept, and so how much of the next answer it keeps.
 #[derive(Debug, Default)]
