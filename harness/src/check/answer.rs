@@ -6,6 +6,9 @@
 //! either), the error code and message where SPEC.md gives them, the HTTP status, the result
 //! schema, and the matchers. Templates in matchers are resolved by the caller beforehand,
 //! so this is a pure function of the answer and the expectation.
+//!
+//! Where SPEC.md gives no error code, a step requires only an error; the code the target
+//! chose is a note on the result ([`error_note`]), never a finding.
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -139,16 +142,6 @@ pub fn answer(
                         error.message, error.code
                     ),
                 );
-            } else if expected.error_code.is_none() {
-                // SPEC.md gives no code for this refusal: what the target chose is
-                // reported on the info clause, never judged.
-                record(
-                    &["error.unspecified_codes".to_owned()],
-                    format!(
-                        "rejected with {} {} (SPEC.md gives no code)",
-                        error.code, error.message
-                    ),
-                );
             }
         }
         _ => {}
@@ -185,6 +178,25 @@ pub fn answer(
         }
     }
     findings
+}
+
+/// The note on an error the step expected where SPEC.md gives no code: the code and message
+/// the target chose. It is an observation, not a finding: the check held whatever the code.
+pub fn error_note(answer: &ParsedAnswer, expected: &Expected<'_>) -> Option<String> {
+    if expected.outcome != Outcome::Error || expected.error_code.is_some() {
+        return None;
+    }
+    let error = jsonrpc::error_of(answer.json.as_ref()?)?;
+    if expected
+        .error_message
+        .is_some_and(|message| message != error.message)
+    {
+        return None;
+    }
+    Some(format!(
+        "rejected with {} {} (SPEC.md gives no code)",
+        error.code, error.message
+    ))
 }
 
 /// The `data.reason` of an error, as a parenthesised suffix.

@@ -11,7 +11,7 @@ mod matcher;
 mod redact;
 mod schema;
 
-pub use answer::{Expected, Outcome, ParsedAnswer, answer, finding};
+pub use answer::{Expected, Outcome, ParsedAnswer, answer, error_note, finding};
 pub use catalog::{Catalog, Clause, Level, Side};
 pub use matcher::{Matcher, lookup, short, type_name};
 pub use redact::{REDACTED, Redactor, SECRET_MEMBERS};

@@ -346,6 +346,7 @@ impl Execution<'_> {
             &self.shared.schemas,
         );
         self.findings.extend(findings);
+        self.notes.extend(check::error_note(&answer, &expected));
         answer.json.ok_or(Stop::Failed)
     }
 

@@ -17,7 +17,6 @@ static CATALOG: LazyLock<Catalog> = LazyLock::new(|| {
         clause("env.response.jsonrpc", "must"),
         clause("env.response.id", "must"),
         clause("http.status.success", "must"),
-        clause("error.unspecified_codes", "info"),
         clause("step.rule", "must"),
         clause("step.remark", "info"),
         clause("matcher.rule", "must"),
@@ -230,19 +229,40 @@ fn the_error_spec_gives_passes() {
 }
 
 #[test]
-fn an_error_whose_code_spec_does_not_give_is_reported_on_the_info_clause() {
+fn an_error_whose_code_spec_does_not_give_passes_with_a_note() {
     let clauses = step_clauses();
-    let answer = error(13004, "invalid_credentials");
+    let answer = over_ws(&error(13004, "invalid_credentials"));
+    let expected = expecting(Outcome::Error, &clauses);
+    assert!(check(&answer, &expected).is_empty());
     assert_eq!(
-        summary(&check(
-            &over_ws(&answer),
-            &expecting(Outcome::Error, &clauses)
-        )),
-        [(
-            Verdict::Info,
-            "error.unspecified_codes".to_owned(),
-            "rejected with 13004 invalid_credentials (SPEC.md gives no code)".to_owned()
-        )]
+        error_note(&answer, &expected).as_deref(),
+        Some("rejected with 13004 invalid_credentials (SPEC.md gives no code)")
+    );
+}
+
+#[test]
+fn no_note_where_spec_gives_the_code_or_the_answer_is_judged_otherwise() {
+    let clauses = step_clauses();
+    let refused = over_ws(&error(13668, "security_key_authorization_error"));
+    let with_code = Expected {
+        error_code: Some(13668),
+        ..expecting(Outcome::Error, &clauses)
+    };
+    assert_eq!(error_note(&refused, &with_code), None);
+    let other_name = Expected {
+        error_message: Some("another_name"),
+        ..expecting(Outcome::Error, &clauses)
+    };
+    assert_eq!(check(&refused, &other_name).len(), 1);
+    assert_eq!(error_note(&refused, &other_name), None);
+    assert_eq!(
+        error_note(&refused, &expecting(Outcome::Any, &clauses)),
+        None
+    );
+    let answered = over_ws(&result(json!("ok")));
+    assert_eq!(
+        error_note(&answered, &expecting(Outcome::Error, &clauses)),
+        None
     );
 }
 
