@@ -12,6 +12,7 @@ use std::time::Instant;
 use serde_json::Value;
 
 use super::send::RecordBudget;
+use super::skip::skip_reason;
 use super::template::{self, Bindings};
 use super::{CaseResult, Shared};
 use crate::auth::clock::Clock;
@@ -49,7 +50,7 @@ pub(crate) struct Execution<'a> {
 /// Runs one case over one transport.
 pub(crate) async fn execute(shared: &Shared, case: &Case, transport: TransportKind) -> CaseResult {
     let started = Instant::now();
-    if let Some(reason) = skip_reason(shared, case, transport) {
+    if let Some(reason) = skip_reason(&shared.target, case, transport) {
         return finish(
             case,
             transport,
@@ -172,48 +173,6 @@ fn finish(
         exchanges,
         duration_ms: started.elapsed().as_secs_f64() * 1000.0,
     }
-}
-
-fn skip_reason(shared: &Shared, case: &Case, transport: TransportKind) -> Option<String> {
-    let target = &shared.target;
-    if case.needs.destructive && !target.allow_destructive {
-        return Some(
-            "changes server state; the target file does not set allow_destructive = true"
-                .to_owned(),
-        );
-    }
-    // A case that calls such a method without saying so is held back all the same.
-    if let Some(method) = case.state_changing_method()
-        && !target.allow_destructive
-    {
-        return Some(format!(
-            "calls {method}, which changes server state; the target file does not set allow_destructive = true"
-        ));
-    }
-    if transport == TransportKind::Ws && target.ws_url.is_none() {
-        return Some("the target file has no ws_url".to_owned());
-    }
-    if transport == TransportKind::Rest && target.direct_access_url.is_none() {
-        return Some("the target file has no direct_access_url".to_owned());
-    }
-    if let Some(role) = case
-        .needs
-        .accounts
-        .iter()
-        .find(|role| !target.accounts.contains_key(*role))
-    {
-        return Some(format!("the target file has no [accounts.{role}]"));
-    }
-    let fixtures = &target.fixtures;
-    let missing_fixture = case.needs.fixtures.iter().find(|name| match name.as_str() {
-        "subaccount_id" => fixtures.subaccount_id.is_none(),
-        "member_id" => fixtures.member_id.is_none(),
-        "instrument_name" => fixtures.instrument_name.is_none(),
-        "currency" => fixtures.currency.is_none(),
-        "direct_access_key" => fixtures.direct_access_key.is_none(),
-        _ => true,
-    });
-    missing_fixture.map(|name| format!("the target file has no fixtures.{name}"))
 }
 
 impl Bindings for Execution<'_> {

@@ -10,6 +10,7 @@ mod auth;
 mod exec;
 mod pace;
 mod send;
+mod skip;
 mod template;
 mod walk;
 
