@@ -11,14 +11,8 @@ use serde_json::{Map, Value};
 use super::exec::{Execution, Stop};
 use crate::auth::nonce::fresh_nonce;
 use crate::auth::sign;
-use crate::case::{Auth, AuthMode, Step, TransportKind};
-use crate::transport::{Authorization, Outgoing, SignedPlan};
-
-/// A client id and the secret to use with it.
-struct Credentials {
-    client_id: String,
-    secret: String,
-}
+use crate::case::{Auth, AuthMode, Step};
+use crate::transport::{Authorization, ClientSession, Credentials, Token, place_bearer};
 
 /// `secret`, or one that is not it when the step asks for a wrong secret.
 fn spoiled(secret: String, wrong: bool) -> String {
@@ -30,32 +24,19 @@ fn spoiled(secret: String, wrong: bool) -> String {
 }
 
 impl Execution<'_> {
-    /// The credentials of an account role (default `main`), spoiled when the step asks for a
-    /// wrong secret.
+    /// The credentials of the step's account role (default `main`), spoiled when the step
+    /// asks for a wrong secret.
     fn credentials(&self, auth: &Auth) -> Result<Credentials, Stop> {
-        let (client_id, secret) = self.account(auth.account.as_deref())?;
-        Ok(Credentials {
-            client_id,
-            secret: spoiled(secret, auth.wrong_secret),
-        })
+        let mut credentials = self.account(auth.account.as_deref())?;
+        credentials.secret = spoiled(credentials.secret, auth.wrong_secret);
+        Ok(credentials)
     }
 
-    fn account(&self, role: Option<&str>) -> Result<(String, String), Stop> {
+    fn account(&self, role: Option<&str>) -> Result<Credentials, Stop> {
         let role = role.unwrap_or("main");
-        let account = self
-            .shared
-            .target
-            .accounts
-            .get(role)
-            .ok_or_else(|| Stop::Error(format!("the target file has no [accounts.{role}]")))?;
-        Ok((
-            account.client_id.clone(),
-            account.client_secret.expose().to_owned(),
-        ))
-    }
-
-    fn timestamp(&self, offset_ms: i64) -> u64 {
-        self.clock.now_ms().saturating_add_signed(offset_ms)
+        self.session
+            .credentials(role)
+            .ok_or_else(|| Stop::Error(format!("the target file has no [accounts.{role}]")))
     }
 
     fn nonce(&mut self, requested: Option<&str>) -> Result<String, Stop> {
@@ -81,7 +62,7 @@ impl Execution<'_> {
             AuthMode::None => Ok(None),
             AuthMode::Bearer => {
                 let token = self.bearer_token(auth).await?;
-                Ok(self.bearer(token, params))
+                Ok(place_bearer(self.transport, &token, params))
             }
             AuthMode::ClientCredentials => {
                 let credentials = self.credentials(auth)?;
@@ -113,15 +94,12 @@ impl Execution<'_> {
                     Some(uri) => Some(self.resolved(uri)?),
                     None => None,
                 };
-                Ok(Some(Authorization::Signed(SignedPlan {
-                    scheme: self.shared.target.signature_scheme.clone(),
-                    client_id: credentials.client_id,
-                    secret: credentials.secret,
-                    timestamp: self.timestamp(auth.timestamp_offset_ms),
-                    nonce: self.nonce(auth.nonce.as_deref())?,
-                    sign_uri,
-                    uppercase_hex: auth.uppercase_hex,
-                })))
+                let timestamp = self.session.timestamp(auth.timestamp_offset_ms);
+                let nonce = self.nonce(auth.nonce.as_deref())?;
+                let mut plan = self.session.signed_plan(credentials, timestamp, nonce);
+                plan.sign_uri = sign_uri;
+                plan.uppercase_hex = auth.uppercase_hex;
+                Ok(Some(Authorization::Signed(plan)))
             }
             AuthMode::ApiKey => {
                 let key = self
@@ -148,7 +126,7 @@ impl Execution<'_> {
         params: &mut Map<String, Value>,
     ) -> Result<(), Stop> {
         let credentials = self.credentials(auth)?;
-        let timestamp = self.timestamp(auth.timestamp_offset_ms);
+        let timestamp = self.session.timestamp(auth.timestamp_offset_ms);
         let nonce = self.nonce(auth.nonce.as_deref())?;
         let data = match &auth.data {
             Some(data) => self.resolved(data)?,
@@ -191,61 +169,27 @@ impl Execution<'_> {
         }
     }
 
-    /// Places a bearer token where SPEC.md section 5.2 says: header on HTTP, params on WebSocket.
-    pub(super) fn bearer(
-        &self,
-        token: String,
-        params: &mut Map<String, Value>,
-    ) -> Option<Authorization> {
-        if self.transport == TransportKind::Ws {
-            params.insert("access_token".to_owned(), Value::from(token));
-            None
-        } else {
-            Some(Authorization::Value(format!("Bearer {token}")))
-        }
-    }
-
     /// Obtains (once per execution) a token for an account with `client_credentials`, over
     /// the execution's own transport.
     async fn login(&mut self, role: Option<&str>, scope: Option<&str>) -> Result<String, Stop> {
-        let key = (
-            role.unwrap_or("main").to_owned(),
-            scope.unwrap_or_default().to_owned(),
-        );
-        if let Some(token) = self.tokens.get(&key) {
-            return Ok(token.clone());
+        let key = (role.unwrap_or("main").to_owned(), scope.map(str::to_owned));
+        if let Some(token) = self.session.cached_token(&key, |_| true) {
+            return Ok(token.access);
         }
-        let (client_id, secret) = self.account(role)?;
-        let mut params = Map::new();
-        params.insert("grant_type".to_owned(), Value::from("client_credentials"));
-        params.insert("client_id".to_owned(), Value::from(client_id));
-        params.insert("client_secret".to_owned(), Value::from(secret));
-        if let Some(scope) = scope {
-            params.insert("scope".to_owned(), Value::from(scope));
-        }
-        let outgoing = Outgoing {
-            method: "public/auth".to_owned(),
-            params,
-            raw: None,
-            authorization: None,
-        };
-        let answer = self.send(&outgoing).await?;
-        let clauses = vec!["auth.client_credentials.accepted".to_owned()];
-        let token = answer
-            .json
-            .as_ref()
-            .and_then(|json| json.pointer("/result/access_token"))
-            .and_then(Value::as_str)
-            .map(str::to_owned);
-        match token {
+        let credentials = self.account(role)?;
+        let answer = self
+            .send(&ClientSession::login_request(&credentials, scope))
+            .await?;
+        match answer.json.as_ref().and_then(Token::from_answer) {
             Some(token) => {
-                self.tokens.insert(key, token.clone());
-                Ok(token)
+                let access = token.access.clone();
+                self.session.keep_token(key, token);
+                Ok(access)
             }
             None => {
                 let body = answer.json.as_ref().map_or(answer.body, Value::to_string);
                 self.record(
-                    &clauses,
+                    &["auth.client_credentials.accepted".to_owned()],
                     format!(
                         "logging in with client_credentials gave no access_token: {}",
                         crate::check::short(&Value::from(body))

@@ -1,10 +1,11 @@
 //! One execution: a case's steps over one transport, turning each answer into findings.
 //!
-//! The checks applied to every answer, whatever the case says: the envelope
-//! ([`crate::jsonrpc::validate_response`]) and, for a success over HTTP, status 200. Then
-//! the step's own expectations: outcome, error code, result schema, matchers, captures.
-//! The first step with a failing finding ends the execution, since later steps usually
-//! build on its answer.
+//! This file holds the step loop: a step's templates are resolved (the execution is the
+//! [`Bindings`] of its captures, fixtures and accounts), its authentication applied
+//! (`auth.rs`), its request sent and recorded (`send.rs`), its answer checked
+//! ([`check::answer`]) and its captures kept for later steps. Walks and probes are in
+//! `walk.rs`; whether the execution runs at all, in `skip.rs`. The first step with a
+//! failing finding ends the execution, since later steps usually build on its answer.
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -19,7 +20,7 @@ use crate::auth::clock::Clock;
 use crate::auth::nonce::fresh_nonce;
 use crate::case::{Case, Step, TransportKind};
 use crate::check::{self, Expected, Finding, ParsedAnswer, Verdict};
-use crate::transport::{Exchange, Outgoing, WsSession};
+use crate::transport::{ClientSession, Exchange, Outgoing};
 
 /// Why an execution stops early.
 pub(crate) enum Stop {
@@ -34,12 +35,11 @@ pub(crate) struct Execution<'a> {
     pub(crate) shared: &'a Shared,
     pub(crate) case: &'a Case,
     pub(crate) transport: TransportKind,
-    pub(super) ws: Option<WsSession>,
+    /// The client side: HTTP handle, WebSocket, logins, signing.
+    pub(super) session: ClientSession,
     pub(super) next_id: u64,
     captures: BTreeMap<String, Value>,
-    pub(super) tokens: BTreeMap<(String, String), String>,
     pub(super) last_nonce: Option<String>,
-    pub(super) clock: Clock,
     pub(crate) findings: Vec<Finding>,
     pub(crate) notes: Vec<String>,
     pub(crate) exchanges: Vec<Exchange>,
@@ -66,12 +66,15 @@ pub(crate) async fn execute(shared: &Shared, case: &Case, transport: TransportKi
         shared,
         case,
         transport,
-        ws: None,
+        session: ClientSession::new(
+            shared.target.clone(),
+            shared.http.clone(),
+            shared.limits,
+            Clock::system(),
+        ),
         next_id: 1,
         captures: BTreeMap::new(),
-        tokens: BTreeMap::new(),
         last_nonce: None,
-        clock: Clock::system(),
         findings: Vec::new(),
         notes: Vec::new(),
         exchanges: Vec::new(),
@@ -88,9 +91,7 @@ pub(crate) async fn execute(shared: &Shared, case: &Case, transport: TransportKi
             }
         }
     }
-    if let Some(ws) = execution.ws.take() {
-        ws.close().await;
-    }
+    execution.session.close().await;
     let Execution {
         findings,
         notes,
@@ -183,7 +184,7 @@ impl Bindings for Execution<'_> {
         let target = &self.shared.target;
         let fixtures = &target.fixtures;
         match name {
-            "now_ms" => return Some(Value::from(self.clock.now_ms())),
+            "now_ms" => return Some(Value::from(self.session.timestamp(0))),
             "nonce" => return Some(Value::from(fresh_nonce())),
             "fixtures.subaccount_id" => return fixtures.subaccount_id.map(Value::from),
             "fixtures.member_id" => return fixtures.member_id.map(Value::from),

@@ -12,7 +12,6 @@ use crate::case::TransportKind;
 use crate::check::{ParsedAnswer, Redactor};
 use crate::transport::{
     Authorization, Exchange, Outgoing, RECORDED_BODY_BYTES, TransportError, TransportErrorKind,
-    WsSession,
 };
 
 /// Answer bytes one execution keeps in full across its exchanges; past this, each further
@@ -116,43 +115,17 @@ fn is_harness_failure(failure: &TransportError) -> bool {
 }
 
 impl Execution<'_> {
-    /// Sends over the execution's transport, recording the exchange.
+    /// Sends over the execution's transport (its [`crate::transport::ClientSession`]),
+    /// recording the exchange.
     pub(crate) async fn send(&mut self, outgoing: &Outgoing) -> Result<ParsedAnswer, Stop> {
         let id = self.next_id;
         self.next_id += 1;
         learn_request(&self.shared.redactor, outgoing);
-        let target = &self.shared.target;
-        let mut exchange = match self.transport {
-            TransportKind::HttpQuery | TransportKind::HttpBody => {
-                self.shared
-                    .http
-                    .call(self.transport, &target.base_url, id, outgoing)
-                    .await
-            }
-            TransportKind::Rest => {
-                let base = format!(
-                    "{}/api/v2",
-                    target.direct_access_url.as_deref().unwrap_or_default()
-                );
-                self.shared
-                    .http
-                    .call(self.transport, &base, id, outgoing)
-                    .await
-            }
-            TransportKind::Ws => {
-                if self.ws.is_none() {
-                    let url = target.ws_url.clone().unwrap_or_default();
-                    match WsSession::connect(&url, self.shared.limits).await {
-                        Ok(session) => self.ws = Some(session),
-                        Err(error) => return Err(Stop::Error(error.message)),
-                    }
-                }
-                let Some(ws) = self.ws.as_mut() else {
-                    return Err(Stop::Error("no WebSocket session".to_owned()));
-                };
-                ws.call(id, outgoing).await
-            }
-        };
+        let mut exchange = self
+            .session
+            .call(self.transport, id, outgoing)
+            .await
+            .map_err(|error| Stop::Error(error.message))?;
         let answer = learn_answer(&self.shared.redactor, &mut exchange);
         let failure = exchange.failure.clone();
         let recorded = self.budget.record(exchange);

@@ -19,7 +19,7 @@ use super::template;
 use crate::case::{AuthMode, Probe, Step, Walk};
 use crate::check::short;
 use crate::jsonrpc::{self, validate_response};
-use crate::transport::{Authorization, Outgoing};
+use crate::transport::{Authorization, Outgoing, place_bearer};
 
 /// A finished walk: the entry keys in order.
 struct Pages {
@@ -51,7 +51,7 @@ impl Execution<'_> {
         }
         let token = self.bearer_token(&step.auth).await?;
         let credential = token.clone();
-        Ok((self.bearer(token, params), credential))
+        Ok((place_bearer(self.transport, &token, params), credential))
     }
 
     pub(crate) async fn walk(&mut self, step: &Step, walk: &Walk) -> Result<(), Stop> {
