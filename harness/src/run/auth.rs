@@ -200,3 +200,6 @@ impl Execution<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -23,6 +23,7 @@ use crate::check::{self, Expected, Finding, ParsedAnswer, Verdict};
 use crate::transport::{ClientSession, Exchange, Outgoing};
 
 /// Why an execution stops early.
+#[derive(Debug)]
 pub(crate) enum Stop {
     /// A failing finding was recorded.
     Failed,
@@ -62,24 +63,7 @@ pub(crate) async fn execute(shared: &Shared, case: &Case, transport: TransportKi
             started,
         );
     }
-    let mut execution = Execution {
-        shared,
-        case,
-        transport,
-        session: ClientSession::new(
-            shared.target.clone(),
-            shared.http.clone(),
-            shared.limits,
-            Clock::system(),
-        ),
-        next_id: 1,
-        captures: BTreeMap::new(),
-        last_nonce: None,
-        findings: Vec::new(),
-        notes: Vec::new(),
-        exchanges: Vec::new(),
-        budget: RecordBudget::default(),
-    };
+    let mut execution = Execution::new(shared, case, transport);
     let mut error = None;
     for step in &case.steps {
         match execution.step(step).await {
@@ -200,6 +184,30 @@ impl Bindings for Execution<'_> {
             .accounts
             .get(role)
             .map(|account| Value::from(account.client_id.clone()))
+    }
+}
+
+impl<'a> Execution<'a> {
+    /// An execution before its first step, with a client session of its own.
+    pub(super) fn new(shared: &'a Shared, case: &'a Case, transport: TransportKind) -> Self {
+        Execution {
+            shared,
+            case,
+            transport,
+            session: ClientSession::new(
+                shared.target.clone(),
+                shared.http.clone(),
+                shared.limits,
+                Clock::system(),
+            ),
+            next_id: 1,
+            captures: BTreeMap::new(),
+            last_nonce: None,
+            findings: Vec::new(),
+            notes: Vec::new(),
+            exchanges: Vec::new(),
+            budget: RecordBudget::default(),
+        }
     }
 }
 
