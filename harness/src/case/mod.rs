@@ -10,6 +10,8 @@
 mod load;
 mod property;
 
+/// The kind of answer a step requires (declared beside the answer check).
+pub use crate::check::Outcome;
 pub use load::{discover, load_file, parse_case};
 pub use property::case_parse_no_panic;
 
@@ -238,19 +240,6 @@ pub struct Expect {
     /// Matchers on paths of the response envelope.
     #[serde(default, rename = "match")]
     pub matchers: Vec<Matcher>,
-}
-
-/// The kind of answer a step requires.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Outcome {
-    /// A `result`.
-    #[default]
-    Result,
-    /// An `error`.
-    Error,
-    /// Either; only the envelope and matchers are checked.
-    Any,
 }
 
 /// A pagination walk: follow the cursor to the end and check the pages.

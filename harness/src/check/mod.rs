@@ -1,16 +1,19 @@
 //! Verdicts and the pure checks that produce them: the clause catalog and the SPEC.md
-//! quotes of its clauses, JSON Schema validation of results, JSON-path matchers and secret
+//! quotes of its clauses, the check of one answer against a step's expectation
+//! ([`answer()`]), JSON Schema validation of results, JSON-path matchers and secret
 //! redaction.
 //!
 //! Nothing here does I/O except loading the catalog and schemas from `cases/`. A failed
 //! check is a [`Finding`] (data), never an `Err`: errors are for the harness itself.
 
+mod answer;
 mod catalog;
 mod matcher;
 mod quote;
 mod redact;
 mod schema;
 
+pub use answer::{Expected, Outcome, ParsedAnswer, answer, error_note, finding};
 pub use catalog::{Catalog, Clause, Level, Side};
 pub use matcher::{Matcher, lookup, short, type_name};
 pub use quote::{SpecText, normalize_quote};

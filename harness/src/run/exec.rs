@@ -1,51 +1,29 @@
 //! One execution: a case's steps over one transport, turning each answer into findings.
 //!
-//! The checks applied to every answer, whatever the case says: the envelope
-//! ([`crate::jsonrpc::validate_response`]) and, for a success over HTTP, status 200. Then
-//! the step's own expectations: outcome, error code, result schema, matchers, captures.
-//! The first step with a failing finding ends the execution, since later steps usually
-//! build on its answer.
+//! This file holds the step loop: a step's templates are resolved (the execution is the
+//! [`Bindings`] of its captures, fixtures and accounts), its authentication applied
+//! (`auth.rs`), its request sent and recorded (`send.rs`), its answer checked
+//! ([`check::answer`]) and its captures kept for later steps. Walks and probes are in
+//! `walk.rs`; whether the execution runs at all, in `skip.rs`. The first step with a
+//! failing finding ends the execution, since later steps usually build on its answer.
 
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
+use super::send::RecordBudget;
+use super::skip::skip_reason;
 use super::template::{self, Bindings};
 use super::{CaseResult, Shared};
 use crate::auth::clock::Clock;
 use crate::auth::nonce::fresh_nonce;
-use crate::auth::sign;
-use crate::case::{AuthMode, Case, Outcome, Step, TransportKind};
-use crate::check::{Finding, Verdict};
-use crate::jsonrpc::{self, validate_response};
-use crate::transport::{
-    Authorization, Exchange, Outgoing, RECORDED_BODY_BYTES, SignedPlan, TransportErrorKind,
-    WsSession,
-};
-
-/// ParsedAnswer bytes one execution keeps in full across its exchanges; past this, each further
-/// answer is kept only as its first [`RECORDED_TAIL_BYTES`]. The reference server's largest
-/// execution (a transaction-log walk) keeps about 200 KB; the bound is for a hostile target
-/// that answers a 200-page walk with pages near the size cap.
-const RECORDED_BYTES_PER_EXECUTION: usize = 1024 * 1024;
-
-/// What is kept of each answer once an execution's budget is spent.
-const RECORDED_TAIL_BYTES: usize = 1024;
-
-/// What `send` hands back: the parsed answer (moved out of the recorded exchange).
-pub(crate) struct ParsedAnswer {
-    /// The answer parsed as JSON, when it is JSON.
-    pub(crate) json: Option<Value>,
-    /// HTTP status (none on WebSocket).
-    pub(crate) status: Option<u16>,
-    /// The raw text, kept only when it is not JSON.
-    pub(crate) body: String,
-    /// The JSON-RPC id the request carried.
-    pub(crate) request_id: Option<u64>,
-}
+use crate::case::{Case, Step, TransportKind};
+use crate::check::{self, Expected, Finding, ParsedAnswer, Verdict};
+use crate::transport::{ClientSession, Exchange, Outgoing};
 
 /// Why an execution stops early.
+#[derive(Debug)]
 pub(crate) enum Stop {
     /// A failing finding was recorded.
     Failed,
@@ -58,23 +36,22 @@ pub(crate) struct Execution<'a> {
     pub(crate) shared: &'a Shared,
     pub(crate) case: &'a Case,
     pub(crate) transport: TransportKind,
-    ws: Option<WsSession>,
-    next_id: u64,
+    /// The client side: HTTP handle, WebSocket, logins, signing.
+    pub(super) session: ClientSession,
+    pub(super) next_id: u64,
     captures: BTreeMap<String, Value>,
-    tokens: BTreeMap<(String, String), String>,
-    last_nonce: Option<String>,
-    clock: Clock,
+    pub(super) last_nonce: Option<String>,
     pub(crate) findings: Vec<Finding>,
     pub(crate) notes: Vec<String>,
     pub(crate) exchanges: Vec<Exchange>,
-    /// ParsedAnswer bytes kept in `exchanges` so far.
-    recorded_bytes: usize,
+    /// Answer bytes kept in `exchanges` so far.
+    pub(super) budget: RecordBudget,
 }
 
 /// Runs one case over one transport.
 pub(crate) async fn execute(shared: &Shared, case: &Case, transport: TransportKind) -> CaseResult {
     let started = Instant::now();
-    if let Some(reason) = skip_reason(shared, case, transport) {
+    if let Some(reason) = skip_reason(&shared.target, case, transport) {
         return finish(
             case,
             transport,
@@ -86,21 +63,7 @@ pub(crate) async fn execute(shared: &Shared, case: &Case, transport: TransportKi
             started,
         );
     }
-    let mut execution = Execution {
-        shared,
-        case,
-        transport,
-        ws: None,
-        next_id: 1,
-        captures: BTreeMap::new(),
-        tokens: BTreeMap::new(),
-        last_nonce: None,
-        clock: Clock::system(),
-        findings: Vec::new(),
-        notes: Vec::new(),
-        exchanges: Vec::new(),
-        recorded_bytes: 0,
-    };
+    let mut execution = Execution::new(shared, case, transport);
     let mut error = None;
     for step in &case.steps {
         match execution.step(step).await {
@@ -112,9 +75,7 @@ pub(crate) async fn execute(shared: &Shared, case: &Case, transport: TransportKi
             }
         }
     }
-    if let Some(ws) = execution.ws.take() {
-        ws.close().await;
-    }
+    execution.session.close().await;
     let Execution {
         findings,
         notes,
@@ -199,48 +160,6 @@ fn finish(
     }
 }
 
-fn skip_reason(shared: &Shared, case: &Case, transport: TransportKind) -> Option<String> {
-    let target = &shared.target;
-    if case.needs.destructive && !target.allow_destructive {
-        return Some(
-            "changes server state; the target file does not set allow_destructive = true"
-                .to_owned(),
-        );
-    }
-    // A case that calls such a method without saying so is held back all the same.
-    if let Some(method) = case.state_changing_method()
-        && !target.allow_destructive
-    {
-        return Some(format!(
-            "calls {method}, which changes server state; the target file does not set allow_destructive = true"
-        ));
-    }
-    if transport == TransportKind::Ws && target.ws_url.is_none() {
-        return Some("the target file has no ws_url".to_owned());
-    }
-    if transport == TransportKind::Rest && target.direct_access_url.is_none() {
-        return Some("the target file has no direct_access_url".to_owned());
-    }
-    if let Some(role) = case
-        .needs
-        .accounts
-        .iter()
-        .find(|role| !target.accounts.contains_key(*role))
-    {
-        return Some(format!("the target file has no [accounts.{role}]"));
-    }
-    let fixtures = &target.fixtures;
-    let missing_fixture = case.needs.fixtures.iter().find(|name| match name.as_str() {
-        "subaccount_id" => fixtures.subaccount_id.is_none(),
-        "member_id" => fixtures.member_id.is_none(),
-        "instrument_name" => fixtures.instrument_name.is_none(),
-        "currency" => fixtures.currency.is_none(),
-        "direct_access_key" => fixtures.direct_access_key.is_none(),
-        _ => true,
-    });
-    missing_fixture.map(|name| format!("the target file has no fixtures.{name}"))
-}
-
 impl Bindings for Execution<'_> {
     fn value_of(&self, name: &str) -> Option<Value> {
         if let Some(value) = self.captures.get(name) {
@@ -249,7 +168,7 @@ impl Bindings for Execution<'_> {
         let target = &self.shared.target;
         let fixtures = &target.fixtures;
         match name {
-            "now_ms" => return Some(Value::from(self.clock.now_ms())),
+            "now_ms" => return Some(Value::from(self.session.timestamp(0))),
             "nonce" => return Some(Value::from(fresh_nonce())),
             "fixtures.subaccount_id" => return fixtures.subaccount_id.map(Value::from),
             "fixtures.member_id" => return fixtures.member_id.map(Value::from),
@@ -268,20 +187,45 @@ impl Bindings for Execution<'_> {
     }
 }
 
+impl<'a> Execution<'a> {
+    /// An execution before its first step, with a client session of its own.
+    pub(super) fn new(shared: &'a Shared, case: &'a Case, transport: TransportKind) -> Self {
+        Execution {
+            shared,
+            case,
+            transport,
+            session: ClientSession::new(
+                shared.target.clone(),
+                shared.http.clone(),
+                shared.dialer.clone(),
+                shared.limits,
+                Clock::system(),
+            ),
+            next_id: 1,
+            captures: BTreeMap::new(),
+            last_nonce: None,
+            findings: Vec::new(),
+            notes: Vec::new(),
+            exchanges: Vec::new(),
+            budget: RecordBudget::default(),
+        }
+    }
+}
+
 impl Execution<'_> {
-    /// The finding verdict for these clauses: fail if any is `must`, else warn if any is
-    /// `warn`, else info.
+    /// The finding for an observation on these clauses ([`check::finding`]).
     pub(crate) fn finding(&self, clauses: &[String], message: String) -> Finding {
-        Finding::new(
-            self.shared.catalog.finding_verdict(clauses),
-            clauses.to_vec(),
-            message,
-        )
+        check::finding(&self.shared.catalog, clauses, message)
     }
 
     pub(crate) fn record(&mut self, clauses: &[String], message: String) {
         let finding = self.finding(clauses, message);
         self.findings.push(finding);
+    }
+
+    /// A template string resolved; a template that does not resolve stops the execution.
+    pub(super) fn resolved(&self, text: &str) -> Result<String, Stop> {
+        template::resolve_string(text, self).map_err(Stop::Error)
     }
 
     fn failing(&self) -> bool {
@@ -320,7 +264,7 @@ impl Execution<'_> {
     async fn prepare(&mut self, step: &Step, method: &str) -> Result<Outgoing, Stop> {
         let mut params = template::resolve_map(&step.params, self).map_err(Stop::Error)?;
         let raw = match &step.raw {
-            Some(raw) => Some(template::resolve_string(raw, self).map_err(Stop::Error)?),
+            Some(raw) => Some(self.resolved(raw)?),
             None => None,
         };
         let authorization = self.authenticate(step, &mut params).await?;
@@ -332,466 +276,47 @@ impl Execution<'_> {
         })
     }
 
-    fn account(&self, role: Option<&str>) -> Result<(String, String), Stop> {
-        let role = role.unwrap_or("main");
-        let account = self
-            .shared
-            .target
-            .accounts
-            .get(role)
-            .ok_or_else(|| Stop::Error(format!("the target file has no [accounts.{role}]")))?;
-        Ok((
-            account.client_id.clone(),
-            account.client_secret.expose().to_owned(),
-        ))
-    }
-
-    fn timestamp(&self, offset_ms: i64) -> u64 {
-        self.clock.now_ms().saturating_add_signed(offset_ms)
-    }
-
-    fn nonce(&mut self, requested: Option<&str>) -> Result<String, Stop> {
-        let nonce = match requested {
-            Some("reuse") => self.last_nonce.clone().ok_or_else(|| {
-                Stop::Error("nonce = \"reuse\" with no earlier signed step".to_owned())
-            })?,
-            Some(literal) => template::resolve_string(literal, self).map_err(Stop::Error)?,
-            None => fresh_nonce(),
-        };
-        self.last_nonce = Some(nonce.clone());
-        Ok(nonce)
-    }
-
-    /// Applies a step's auth mode to its params, or returns the header to send.
-    async fn authenticate(
-        &mut self,
-        step: &Step,
-        params: &mut Map<String, Value>,
-    ) -> Result<Option<Authorization>, Stop> {
-        let auth = &step.auth;
-        match auth.mode {
-            AuthMode::None => Ok(None),
-            AuthMode::Bearer => {
-                let token = match &auth.token {
-                    Some(token) => template::resolve_string(token, self).map_err(Stop::Error)?,
-                    None => {
-                        self.login(auth.account.as_deref(), auth.scope.as_deref())
-                            .await?
-                    }
-                };
-                Ok(self.bearer(token, params))
-            }
-            AuthMode::ClientCredentials => {
-                let (client_id, secret) = self.account(auth.account.as_deref())?;
-                let secret = if auth.wrong_secret {
-                    format!("{secret}-wrong")
-                } else {
-                    secret
-                };
-                params
-                    .entry("grant_type")
-                    .or_insert_with(|| Value::from("client_credentials"));
-                params
-                    .entry("client_id")
-                    .or_insert_with(|| Value::from(client_id));
-                params
-                    .entry("client_secret")
-                    .or_insert_with(|| Value::from(secret));
-                Ok(None)
-            }
-            AuthMode::ClientSignature => {
-                let (client_id, secret) = self.account(auth.account.as_deref())?;
-                let secret = if auth.wrong_secret {
-                    format!("{secret}-wrong")
-                } else {
-                    secret
-                };
-                let timestamp = self.timestamp(auth.timestamp_offset_ms);
-                let nonce = self.nonce(auth.nonce.as_deref())?;
-                let data = match &auth.data {
-                    Some(data) => template::resolve_string(data, self).map_err(Stop::Error)?,
-                    None => String::new(),
-                };
-                let mut signature = if auth.no_trailing_lf && data.is_empty() {
-                    sign::hmac_hex(
-                        secret.as_bytes(),
-                        format!("{timestamp}\n{nonce}").as_bytes(),
-                    )
-                } else {
-                    sign::client_signature(&secret, timestamp, &nonce, &data)
-                        .map_err(|error| Stop::Error(error.to_string()))?
-                };
-                if auth.uppercase_hex {
-                    signature = signature.to_ascii_uppercase();
-                }
-                params
-                    .entry("grant_type")
-                    .or_insert_with(|| Value::from("client_signature"));
-                params.insert("client_id".to_owned(), Value::from(client_id));
-                params.insert("timestamp".to_owned(), Value::from(timestamp));
-                params.insert("nonce".to_owned(), Value::from(nonce));
-                params.insert("signature".to_owned(), Value::from(signature));
-                if auth.data.is_some() {
-                    params.insert("data".to_owned(), Value::from(data));
-                }
-                Ok(None)
-            }
-            AuthMode::Basic => {
-                let (client_id, secret) = self.account(auth.account.as_deref())?;
-                let secret = if auth.wrong_secret {
-                    format!("{secret}-wrong")
-                } else {
-                    secret
-                };
-                Ok(Some(Authorization::Value(sign::basic_header_value(
-                    &client_id, &secret,
-                ))))
-            }
-            AuthMode::Signed => {
-                let (client_id, secret) = self.account(auth.account.as_deref())?;
-                let secret = if auth.wrong_secret {
-                    format!("{secret}-wrong")
-                } else {
-                    secret
-                };
-                let sign_uri = match &auth.sign_uri {
-                    Some(uri) => Some(template::resolve_string(uri, self).map_err(Stop::Error)?),
-                    None => None,
-                };
-                Ok(Some(Authorization::Signed(SignedPlan {
-                    scheme: self.shared.target.signature_scheme.clone(),
-                    client_id,
-                    secret,
-                    timestamp: self.timestamp(auth.timestamp_offset_ms),
-                    nonce: self.nonce(auth.nonce.as_deref())?,
-                    sign_uri,
-                    uppercase_hex: auth.uppercase_hex,
-                })))
-            }
-            AuthMode::ApiKey => {
-                let key = self
-                    .shared
-                    .target
-                    .fixtures
-                    .direct_access_key
-                    .as_ref()
-                    .map(|key| key.expose().to_owned());
-                let key = key.ok_or_else(|| {
-                    Stop::Error("the target file has no fixtures.direct_access_key".to_owned())
-                })?;
-                let key = if auth.wrong_secret {
-                    format!("{key}-wrong")
-                } else {
-                    key
-                };
-                Ok(Some(Authorization::Value(format!("Bearer {key}"))))
-            }
-        }
-    }
-
-    /// Places a bearer token where SPEC.md section 5.2 says: header on HTTP, params on WebSocket.
-    pub(crate) fn bearer(
-        &self,
-        token: String,
-        params: &mut Map<String, Value>,
-    ) -> Option<Authorization> {
-        if self.transport == TransportKind::Ws {
-            params.insert("access_token".to_owned(), Value::from(token));
-            None
-        } else {
-            Some(Authorization::Value(format!("Bearer {token}")))
-        }
-    }
-
-    /// Obtains (once per execution) a token for an account with `client_credentials`, over
-    /// the execution's own transport.
-    pub(crate) async fn login(
-        &mut self,
-        role: Option<&str>,
-        scope: Option<&str>,
-    ) -> Result<String, Stop> {
-        let key = (
-            role.unwrap_or("main").to_owned(),
-            scope.unwrap_or_default().to_owned(),
-        );
-        if let Some(token) = self.tokens.get(&key) {
-            return Ok(token.clone());
-        }
-        let (client_id, secret) = self.account(role)?;
-        let mut params = Map::new();
-        params.insert("grant_type".to_owned(), Value::from("client_credentials"));
-        params.insert("client_id".to_owned(), Value::from(client_id));
-        params.insert("client_secret".to_owned(), Value::from(secret));
-        if let Some(scope) = scope {
-            params.insert("scope".to_owned(), Value::from(scope));
-        }
-        let outgoing = Outgoing {
-            method: "public/auth".to_owned(),
-            params,
-            raw: None,
-            authorization: None,
-        };
-        let answer = self.send(&outgoing).await?;
-        let clauses = vec!["auth.client_credentials.accepted".to_owned()];
-        let token = answer
-            .json
-            .as_ref()
-            .and_then(|json| json.pointer("/result/access_token"))
-            .and_then(Value::as_str)
-            .map(str::to_owned);
-        match token {
-            Some(token) => {
-                self.tokens.insert(key, token.clone());
-                Ok(token)
-            }
-            None => {
-                let body = answer.json.as_ref().map_or(answer.body, Value::to_string);
-                self.record(
-                    &clauses,
-                    format!(
-                        "logging in with client_credentials gave no access_token: {}",
-                        crate::check::short(&Value::from(body))
-                    ),
-                );
-                Err(Stop::Failed)
-            }
-        }
-    }
-
-    /// Sends over the execution's transport, recording the exchange. A target that cannot be
-    /// reached is a harness error; one that times out, closes or floods is a finding.
-    pub(crate) async fn send(&mut self, outgoing: &Outgoing) -> Result<ParsedAnswer, Stop> {
-        let id = self.next_id;
-        self.next_id += 1;
-        // Secrets the request carries (signatures, client secrets, tokens, header values)
-        // are registered before anything can be written.
-        self.shared.redactor.learn_members(&outgoing.params);
-        if let Some(Authorization::Value(value)) = &outgoing.authorization
-            && let Some((_, credential)) = value.split_once(' ')
-        {
-            self.shared.redactor.add(credential.trim());
-        }
-        let target = &self.shared.target;
-        let mut exchange = match self.transport {
-            TransportKind::HttpQuery | TransportKind::HttpBody => {
-                self.shared
-                    .http
-                    .call(self.transport, &target.base_url, id, outgoing)
-                    .await
-            }
-            TransportKind::Rest => {
-                let base = format!(
-                    "{}/api/v2",
-                    target.direct_access_url.as_deref().unwrap_or_default()
-                );
-                self.shared
-                    .http
-                    .call(self.transport, &base, id, outgoing)
-                    .await
-            }
-            TransportKind::Ws => {
-                if self.ws.is_none() {
-                    let url = target.ws_url.clone().unwrap_or_default();
-                    match WsSession::connect(&url, self.shared.limits, &self.shared.dialer).await {
-                        Ok(session) => self.ws = Some(session),
-                        Err(error) => return Err(Stop::Error(error.message)),
-                    }
-                }
-                let Some(ws) = self.ws.as_mut() else {
-                    return Err(Stop::Error("no WebSocket session".to_owned()));
-                };
-                ws.call(id, outgoing).await
-            }
-        };
-        // The parsed answer moves to the caller; the recorded exchange keeps the text, so
-        // no response is copied on the hot path.
-        let json = exchange
-            .response
-            .as_mut()
-            .and_then(|received| received.json.take());
-        if let Some(json) = &json {
-            self.shared.redactor.learn(json);
-        }
-        for (name, value) in &exchange.request.headers {
-            if name == "Authorization"
-                && let Some((_, credential)) = value.split_once(' ')
-            {
-                self.shared.redactor.add(credential.trim());
-            }
-        }
-        let failure = exchange.failure.clone();
-        let answer = ParsedAnswer {
-            status: exchange
-                .response
-                .as_ref()
-                .and_then(|received| received.status),
-            body: match (&json, &exchange.response) {
-                (None, Some(received)) => received.body.clone(),
-                _ => String::new(),
-            },
-            json,
-            request_id: exchange.request.id,
-        };
-        self.keep(exchange);
-        match failure {
-            None => Ok(answer),
-            Some(failure)
-                if failure.kind == TransportErrorKind::Connect
-                    || failure.kind == TransportErrorKind::Request =>
-            {
-                Err(Stop::Error(failure.message))
-            }
-            Some(failure) => {
-                let clause = if self.transport == TransportKind::Ws {
-                    "transport.ws"
-                } else {
-                    "http.status.success"
-                };
-                let clauses = vec![clause.to_owned(), "env.response.result".to_owned()];
-                self.record(
-                    &clauses,
-                    format!("no answer to {}: {}", outgoing.method, failure.message),
-                );
-                Err(Stop::Failed)
-            }
-        }
-    }
-
-    /// Records an exchange within the execution's budget of kept answer bytes.
-    fn keep(&mut self, exchange: Exchange) {
-        let cap = RECORDED_BYTES_PER_EXECUTION
-            .saturating_sub(self.recorded_bytes)
-            .clamp(RECORDED_TAIL_BYTES, RECORDED_BODY_BYTES);
-        let recorded = exchange.for_record(cap);
-        self.recorded_bytes += recorded
-            .response
-            .as_ref()
-            .map_or(0, |received| received.body.len());
-        self.exchanges.push(recorded);
-    }
-
-    /// The checks every answer gets, then the step's expectations. Returns the parsed
-    /// response for captures.
+    /// The checks every answer gets, then the step's expectations ([`check::answer`]).
+    /// Returns the parsed response for captures.
     fn check_answer(
         &mut self,
         answer: ParsedAnswer,
         clauses: &[String],
         step: &Step,
     ) -> Result<Value, Stop> {
-        let Some(response) = answer.json else {
-            let body = crate::check::short(&Value::from(answer.body));
-            self.record(
-                &["env.response.jsonrpc".to_owned()],
-                format!("answer is not JSON: {body}"),
-            );
-            return Err(Stop::Failed);
-        };
-        for violation in validate_response(&response, answer.request_id) {
-            self.record(&[violation.clause().to_owned()], violation.to_string());
-        }
         let expect = &step.expect;
-        let error = jsonrpc::error_of(&response);
-        let has_result = response.get("result").is_some();
-        match (expect.outcome, has_result, &error) {
-            (Outcome::Result, false, Some(error)) => {
-                self.record(
-                    clauses,
-                    format!(
-                        "expected a result, got error {} {}{}",
-                        error.code,
-                        error.message,
-                        reason_of(error)
-                    ),
-                );
-            }
-            (Outcome::Result, false, None) => {
-                self.record(
-                    clauses,
-                    "expected a result, got neither result nor a well-formed error".to_owned(),
-                );
-            }
-            (Outcome::Error, true, None) => {
-                self.record(
-                    clauses,
-                    format!(
-                        "expected an error, got result {}",
-                        crate::check::short(&response["result"])
-                    ),
-                );
-            }
-            (Outcome::Error, _, Some(error)) => {
-                if let Some(code) = expect.error_code.filter(|code| *code != error.code) {
-                    self.record(
-                        clauses,
-                        format!(
-                            "expected error code {code}, got {} {}",
-                            error.code, error.message
-                        ),
-                    );
-                } else if let Some(message) = expect
-                    .error_message
-                    .as_ref()
-                    .filter(|message| **message != error.message)
-                {
-                    self.record(
-                        clauses,
-                        format!(
-                            "expected error \"{message}\", got \"{}\" (code {})",
-                            error.message, error.code
-                        ),
-                    );
-                } else if expect.error_code.is_none() {
-                    // SPEC.md gives no code for this refusal: what the target chose is
-                    // reported on the info clause, never judged.
-                    self.record(
-                        &["error.unspecified_codes".to_owned()],
-                        format!(
-                            "rejected with {} {} (SPEC.md gives no code)",
-                            error.code, error.message
-                        ),
-                    );
-                }
-            }
-            _ => {}
-        }
-        if let Some(status) = answer.status {
-            if let Some(expected) = expect.http_status.filter(|expected| *expected != status) {
-                self.record(
-                    clauses,
-                    format!("expected HTTP status {expected}, got {status}"),
-                );
-            } else if has_result && error.is_none() && status != 200 {
-                self.record(
-                    &["http.status.success".to_owned()],
-                    format!("a successful call was answered with HTTP status {status}, not 200"),
-                );
-            }
-        }
-        if expect.outcome == Outcome::Result && has_result && !expect.no_schema {
-            let method = step.call.clone().unwrap_or_default();
-            let schema = expect
+        let matchers = expect
+            .matchers
+            .iter()
+            .map(|matcher| self.resolve_matcher(matcher))
+            .collect::<Result<Vec<_>, _>>()?;
+        let schema = if expect.no_schema {
+            None
+        } else {
+            let method = step.call.as_deref().unwrap_or_default();
+            expect
                 .schema
                 .clone()
-                .or_else(|| self.shared.schemas.for_method(&method));
-            if let Some(schema) = schema
-                && let Some(violations) = self.shared.schemas.validate(&schema, &response["result"])
-            {
-                for violation in violations.iter().take(5) {
-                    self.record(
-                        clauses,
-                        format!("result does not match {schema}: {violation}"),
-                    );
-                }
-            }
-        }
-        for matcher in &expect.matchers {
-            let resolved = self.resolve_matcher(matcher)?;
-            let matcher_clauses = matcher.clauses.clone().unwrap_or_else(|| clauses.to_vec());
-            for mismatch in resolved.check(&response) {
-                self.record(&matcher_clauses, mismatch);
-            }
-        }
-        Ok(response)
+                .or_else(|| self.shared.schemas.for_method(method))
+        };
+        let expected = Expected {
+            outcome: expect.outcome,
+            error_code: expect.error_code,
+            error_message: expect.error_message.as_deref(),
+            http_status: expect.http_status,
+            schema: schema.as_deref(),
+            matchers: &matchers,
+            clauses,
+        };
+        let findings = check::answer(
+            &answer,
+            &expected,
+            &self.shared.catalog,
+            &self.shared.schemas,
+        );
+        self.findings.extend(findings);
+        self.notes.extend(check::error_note(&answer, &expected));
+        answer.json.ok_or(Stop::Failed)
     }
 
     fn resolve_matcher(
@@ -836,17 +361,5 @@ impl Execution<'_> {
             }
         }
         Ok(())
-    }
-}
-
-fn reason_of(error: &jsonrpc::ErrorObject) -> String {
-    match error
-        .data
-        .as_ref()
-        .and_then(|data| data.get("reason"))
-        .and_then(Value::as_str)
-    {
-        Some(reason) => format!(" ({reason})"),
-        None => String::new(),
     }
 }

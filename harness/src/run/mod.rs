@@ -6,8 +6,11 @@
 //! `concurrency`; cases marked `serial` run alone afterwards, since they change state other
 //! cases may see. Every request has a timeout and the whole run has one too.
 
+mod auth;
 mod exec;
 mod pace;
+mod send;
+mod skip;
 mod template;
 mod walk;
 

@@ -18,7 +18,7 @@ use super::template;
 use crate::case::{AuthMode, Probe, Step, Walk};
 use crate::check::short;
 use crate::jsonrpc::{self, validate_response};
-use crate::transport::{Authorization, Outgoing};
+use crate::transport::{Authorization, Outgoing, place_bearer};
 
 /// A finished walk: the entry keys in order.
 struct Pages {
@@ -48,15 +48,9 @@ impl Execution<'_> {
         if step.auth.mode != AuthMode::Bearer {
             return Ok((None, "anonymous".to_owned()));
         }
-        let token = match &step.auth.token {
-            Some(token) => template::resolve_string(token, self).map_err(Stop::Error)?,
-            None => {
-                self.login(step.auth.account.as_deref(), step.auth.scope.as_deref())
-                    .await?
-            }
-        };
+        let token = self.bearer_token(&step.auth).await?;
         let credential = token.clone();
-        Ok((self.bearer(token, params), credential))
+        Ok((place_bearer(self.transport, &token, params), credential))
     }
 
     pub(crate) async fn walk(&mut self, step: &Step, walk: &Walk) -> Result<(), Stop> {

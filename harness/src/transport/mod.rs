@@ -7,16 +7,21 @@
 //! WebSocket a cap on how many unrelated frames (pings, notifications) are skipped while
 //! waiting for the answer. Each call returns an [`Exchange`]: what was sent and what came
 //! back, the raw material of verdicts and reports.
+//!
+//! A [`ClientSession`] is one client's session with a target over these transports: the
+//! runner's executions and the fuzzer's sender each hold one.
 
 mod dial;
 mod http;
 mod proxy;
+mod session;
 mod tls;
 mod ws;
 
 pub use dial::Dialer;
 pub use http::HttpClient;
 pub use proxy::ProxyRule;
+pub use session::{ClientSession, Credentials, Token, TokenKey, place_bearer};
 pub use ws::WsSession;
 
 use std::fmt;

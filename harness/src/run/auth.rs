@@ -1,0 +1,205 @@
+//! Authentication of a step: what each `auth.mode` of a case adds to the request.
+//!
+//! `bearer` logs in once per execution, account and scope (or uses a captured token) and
+//! places the token where SPEC.md 5.2 says; `client_credentials` and `client_signature` fill
+//! the `public/auth` parameters of SPEC.md 5.3 and 5.5; `basic` and `signed` build the HTTP
+//! `Authorization` headers of SPEC.md 5.6; `api_key` sends the Direct Access key (5.8). A
+//! step that asks for a wrong secret gets the account's secret with `-wrong` appended.
+
+use serde_json::{Map, Value};
+
+use super::exec::{Execution, Stop};
+use crate::auth::nonce::fresh_nonce;
+use crate::auth::sign;
+use crate::case::{Auth, AuthMode, Step};
+use crate::transport::{Authorization, ClientSession, Credentials, Token, place_bearer};
+
+/// `secret`, or one that is not it when the step asks for a wrong secret.
+fn spoiled(secret: String, wrong: bool) -> String {
+    if wrong {
+        format!("{secret}-wrong")
+    } else {
+        secret
+    }
+}
+
+impl Execution<'_> {
+    /// The credentials of the step's account role (default `main`), spoiled when the step
+    /// asks for a wrong secret.
+    fn credentials(&self, auth: &Auth) -> Result<Credentials, Stop> {
+        let mut credentials = self.account(auth.account.as_deref())?;
+        credentials.secret = spoiled(credentials.secret, auth.wrong_secret);
+        Ok(credentials)
+    }
+
+    fn account(&self, role: Option<&str>) -> Result<Credentials, Stop> {
+        let role = role.unwrap_or("main");
+        self.session
+            .credentials(role)
+            .ok_or_else(|| Stop::Error(format!("the target file has no [accounts.{role}]")))
+    }
+
+    fn nonce(&mut self, requested: Option<&str>) -> Result<String, Stop> {
+        let nonce = match requested {
+            Some("reuse") => self.last_nonce.clone().ok_or_else(|| {
+                Stop::Error("nonce = \"reuse\" with no earlier signed step".to_owned())
+            })?,
+            Some(literal) => self.resolved(literal)?,
+            None => fresh_nonce(),
+        };
+        self.last_nonce = Some(nonce.clone());
+        Ok(nonce)
+    }
+
+    /// Applies a step's auth mode to its params, or returns the header to send.
+    pub(super) async fn authenticate(
+        &mut self,
+        step: &Step,
+        params: &mut Map<String, Value>,
+    ) -> Result<Option<Authorization>, Stop> {
+        let auth = &step.auth;
+        match auth.mode {
+            AuthMode::None => Ok(None),
+            AuthMode::Bearer => {
+                let token = self.bearer_token(auth).await?;
+                Ok(place_bearer(self.transport, &token, params))
+            }
+            AuthMode::ClientCredentials => {
+                let credentials = self.credentials(auth)?;
+                params
+                    .entry("grant_type")
+                    .or_insert_with(|| Value::from("client_credentials"));
+                params
+                    .entry("client_id")
+                    .or_insert_with(|| Value::from(credentials.client_id));
+                params
+                    .entry("client_secret")
+                    .or_insert_with(|| Value::from(credentials.secret));
+                Ok(None)
+            }
+            AuthMode::ClientSignature => {
+                self.client_signature(auth, params)?;
+                Ok(None)
+            }
+            AuthMode::Basic => {
+                let credentials = self.credentials(auth)?;
+                Ok(Some(Authorization::Value(sign::basic_header_value(
+                    &credentials.client_id,
+                    &credentials.secret,
+                ))))
+            }
+            AuthMode::Signed => {
+                let credentials = self.credentials(auth)?;
+                let sign_uri = match &auth.sign_uri {
+                    Some(uri) => Some(self.resolved(uri)?),
+                    None => None,
+                };
+                let timestamp = self.session.timestamp(auth.timestamp_offset_ms);
+                let nonce = self.nonce(auth.nonce.as_deref())?;
+                let mut plan = self.session.signed_plan(credentials, timestamp, nonce);
+                plan.sign_uri = sign_uri;
+                plan.uppercase_hex = auth.uppercase_hex;
+                Ok(Some(Authorization::Signed(plan)))
+            }
+            AuthMode::ApiKey => {
+                let key = self
+                    .shared
+                    .target
+                    .fixtures
+                    .direct_access_key
+                    .as_ref()
+                    .map(|key| key.expose().to_owned())
+                    .ok_or_else(|| {
+                        Stop::Error("the target file has no fixtures.direct_access_key".to_owned())
+                    })?;
+                let key = spoiled(key, auth.wrong_secret);
+                Ok(Some(Authorization::Value(format!("Bearer {key}"))))
+            }
+        }
+    }
+
+    /// The `public/auth` parameters of a `client_signature` step (SPEC.md 5.5), with the
+    /// defects a step may ask for: no LF after the nonce, upper-case hex, a wrong secret.
+    fn client_signature(
+        &mut self,
+        auth: &Auth,
+        params: &mut Map<String, Value>,
+    ) -> Result<(), Stop> {
+        let credentials = self.credentials(auth)?;
+        let timestamp = self.session.timestamp(auth.timestamp_offset_ms);
+        let nonce = self.nonce(auth.nonce.as_deref())?;
+        let data = match &auth.data {
+            Some(data) => self.resolved(data)?,
+            None => String::new(),
+        };
+        let secret = credentials.secret;
+        let mut signature = if auth.no_trailing_lf && data.is_empty() {
+            sign::hmac_hex(
+                secret.as_bytes(),
+                format!("{timestamp}\n{nonce}").as_bytes(),
+            )
+        } else {
+            sign::client_signature(&secret, timestamp, &nonce, &data)
+                .map_err(|error| Stop::Error(error.to_string()))?
+        };
+        if auth.uppercase_hex {
+            signature = signature.to_ascii_uppercase();
+        }
+        params
+            .entry("grant_type")
+            .or_insert_with(|| Value::from("client_signature"));
+        params.insert("client_id".to_owned(), Value::from(credentials.client_id));
+        params.insert("timestamp".to_owned(), Value::from(timestamp));
+        params.insert("nonce".to_owned(), Value::from(nonce));
+        params.insert("signature".to_owned(), Value::from(signature));
+        if auth.data.is_some() {
+            params.insert("data".to_owned(), Value::from(data));
+        }
+        Ok(())
+    }
+
+    /// The token of a `bearer` step: its `token` template, or a login as its account.
+    pub(super) async fn bearer_token(&mut self, auth: &Auth) -> Result<String, Stop> {
+        match &auth.token {
+            Some(token) => self.resolved(token),
+            None => {
+                self.login(auth.account.as_deref(), auth.scope.as_deref())
+                    .await
+            }
+        }
+    }
+
+    /// Obtains (once per execution) a token for an account with `client_credentials`, over
+    /// the execution's own transport.
+    async fn login(&mut self, role: Option<&str>, scope: Option<&str>) -> Result<String, Stop> {
+        let key = (role.unwrap_or("main").to_owned(), scope.map(str::to_owned));
+        if let Some(token) = self.session.cached_token(&key, |_| true) {
+            return Ok(token.access);
+        }
+        let credentials = self.account(role)?;
+        let answer = self
+            .send(&ClientSession::login_request(&credentials, scope))
+            .await?;
+        match answer.json.as_ref().and_then(Token::from_answer) {
+            Some(token) => {
+                let access = token.access.clone();
+                self.session.keep_token(key, token);
+                Ok(access)
+            }
+            None => {
+                let body = answer.json.as_ref().map_or(answer.body, Value::to_string);
+                self.record(
+                    &["auth.client_credentials.accepted".to_owned()],
+                    format!(
+                        "logging in with client_credentials gave no access_token: {}",
+                        crate::check::short(&Value::from(body))
+                    ),
+                );
+                Err(Stop::Failed)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
