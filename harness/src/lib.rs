@@ -5,6 +5,8 @@
 pub mod auth;
 pub mod case;
 pub mod check;
+pub mod diff;
+pub mod expect;
 pub mod file_error;
 pub mod fuzz;
 pub mod jsonrpc;
