@@ -5,6 +5,7 @@
 pub mod auth;
 pub mod case;
 pub mod check;
+pub mod conformance;
 pub mod diff;
 pub mod expect;
 pub mod file_error;

@@ -4,11 +4,16 @@
 //! Nothing here does I/O except loading the catalog and schemas from `cases/`. A failed
 //! check is a [`Finding`] (data), never an `Err`: errors are for the harness itself.
 
+mod captured;
 mod catalog;
 mod matcher;
 mod redact;
 mod schema;
 
+pub use captured::{
+    Answer, Captured, NEEDS_SECOND_FACTOR, Observation, SECOND_FACTOR_ERROR, judge_captured,
+    method_from_file_name, result_clause,
+};
 pub use catalog::{Catalog, Clause, Level, Side};
 pub use matcher::{Matcher, lookup, short, type_name};
 pub use redact::{REDACTED, Redactor, SECRET_MEMBERS};
