@@ -76,12 +76,12 @@ pub(crate) fn fuzz(args: FuzzArgs) -> Result<u8, CliError> {
         args.requests,
         choice.flags()
     );
-    eprintln!("fuzz: seed {seed} ({rerun})");
     let report = runtime()?.block_on(async {
         super::signals::Signals::new().fire_then_exit(
             config.interrupt.clone(),
             "finishing the requests in flight, then writing the findings unshrunk",
         );
+        eprintln!("fuzz: seed {seed} ({rerun})");
         let (target, reference) = choice.start().await?;
         let report = fuzz::run(target, schemas, &config).await;
         if let Some(running) = reference {

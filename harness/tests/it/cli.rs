@@ -4,18 +4,18 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-fn harness() -> Command {
+pub(crate) fn harness() -> Command {
     Command::new(env!("CARGO_BIN_EXE_harness"))
 }
 
-fn temp_dir(name: &str) -> PathBuf {
+pub(crate) fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("harness-it-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
 
-fn run(args: &[&str]) -> Output {
+pub(crate) fn run(args: &[&str]) -> Output {
     harness()
         .args(args)
         .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join(".."))
@@ -24,7 +24,7 @@ fn run(args: &[&str]) -> Output {
 }
 
 /// `harness serve` in its own process, once it has written its target file.
-fn spawn_reference(target: &Path) -> std::process::Child {
+pub(crate) fn spawn_reference(target: &Path) -> std::process::Child {
     let server = harness()
         .args(["serve", "--listen", "127.0.0.1:0", "--target-out"])
         .arg(target)
@@ -39,7 +39,7 @@ fn spawn_reference(target: &Path) -> std::process::Child {
     server
 }
 
-fn text(output: &Output) -> String {
+pub(crate) fn text(output: &Output) -> String {
     format!(
         "{}{}",
         String::from_utf8_lossy(&output.stdout),
