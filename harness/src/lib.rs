@@ -5,6 +5,9 @@
 pub mod auth;
 pub mod case;
 pub mod check;
+pub mod conformance;
+pub mod diff;
+pub mod expect;
 pub mod file_error;
 pub mod fuzz;
 pub mod jsonrpc;

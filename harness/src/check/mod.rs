@@ -7,6 +7,7 @@
 //! check is a [`Finding`] (data), never an `Err`: errors are for the harness itself.
 
 mod answer;
+mod captured;
 mod catalog;
 mod matcher;
 mod quote;
@@ -14,6 +15,10 @@ mod redact;
 mod schema;
 
 pub use answer::{Expected, Outcome, ParsedAnswer, answer, error_note, finding};
+pub use captured::{
+    Answer, Captured, NEEDS_SECOND_FACTOR, Observation, SECOND_FACTOR_ERROR, judge_captured,
+    method_from_file_name, result_clause,
+};
 pub use catalog::{Catalog, Clause, Level, Side};
 pub use matcher::{Matcher, lookup, short, type_name};
 pub use quote::{SpecText, normalize_quote};
@@ -27,8 +32,9 @@ use serde::{Deserialize, Serialize};
 /// The outcome of one case over one transport, or of one clause over one transport.
 ///
 /// The variants are declared in the one severity order of the harness, least telling first:
-/// a skip says nothing, a pass less than a finding, and a broken `must` clause more than a
-/// run the harness could not carry out. `Ord` follows it; [`Verdict::worst`] folds by it,
+/// a skip says nothing, a pass less than a finding, a known failure (`xfail`) more than a
+/// warning but less than a run the harness could not carry out, and a broken `must` clause
+/// most. `Ord` follows it; [`Verdict::worst`] folds by it,
 /// and every report, the judge and the fuzzer use it (nowhere else ranks verdicts).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -37,10 +43,16 @@ pub enum Verdict {
     Skip,
     /// Every check held.
     Pass,
+    /// Every check held, although an expectations file lists the execution as a known
+    /// failure: the entry can go (`harness run --expect`).
+    Fixed,
     /// Only informational findings (a clause of level `info`, an advisory).
     Info,
     /// A check on a clause of level `warn` did not hold: suspicious, but SPEC.md allows it.
     Warn,
+    /// A `must` clause was broken, as an expectations file says it is (a known failure,
+    /// with the entry's reason): it does not fail the run.
+    Xfail,
     /// The harness could not run the case (unreachable target, broken case).
     Error,
     /// A `must` clause was broken.
@@ -49,13 +61,15 @@ pub enum Verdict {
 
 impl Verdict {
     /// All verdicts in report order (the order counts are printed in).
-    pub const ALL: [Verdict; 6] = [
+    pub const ALL: [Verdict; 8] = [
         Verdict::Pass,
         Verdict::Fail,
         Verdict::Warn,
         Verdict::Info,
         Verdict::Skip,
         Verdict::Error,
+        Verdict::Xfail,
+        Verdict::Fixed,
     ];
 
     /// The more severe of two verdicts.
@@ -72,10 +86,25 @@ impl Verdict {
             Verdict::Skip => "skip",
             Verdict::Fail => "fail",
             Verdict::Error => "error",
+            Verdict::Xfail => "xfail",
+            Verdict::Fixed => "fixed",
         }
     }
 
+    /// Parses the lowercase name (as `report.json` writes it).
+    pub fn from_name(name: &str) -> Option<Verdict> {
+        Verdict::ALL
+            .into_iter()
+            .find(|verdict| verdict.as_str() == name)
+    }
+
+    /// Whether a check broke, known or not (`fail`, `error`, `xfail`).
+    pub fn is_broken(self) -> bool {
+        matches!(self, Verdict::Fail | Verdict::Error | Verdict::Xfail)
+    }
+
     /// Whether the verdict breaks a gate: a failed check or a run that did not happen.
+    /// A known failure (`xfail`) does not; a `fixed` one does only under `--strict-expect`.
     pub fn is_failure(self) -> bool {
         matches!(self, Verdict::Fail | Verdict::Error)
     }
@@ -90,7 +119,7 @@ impl fmt::Display for Verdict {
 /// One observation that a check did not hold, tied to the clauses it concerns.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Finding {
-    /// `Fail`, `Warn` or `Info`.
+    /// `Fail`, `Warn` or `Info` (`Xfail` once an expectations file names it).
     pub verdict: Verdict,
     /// The catalog clauses the observation concerns.
     pub clauses: Vec<String>,
@@ -114,7 +143,7 @@ mod tests {
     use super::Verdict;
 
     #[test]
-    fn severity_order_is_skip_pass_info_warn_error_fail() {
+    fn severity_order_is_skip_pass_fixed_info_warn_xfail_error_fail() {
         let mut verdicts = Verdict::ALL.to_vec();
         verdicts.sort();
         assert_eq!(
@@ -122,14 +151,27 @@ mod tests {
             [
                 Verdict::Skip,
                 Verdict::Pass,
+                Verdict::Fixed,
                 Verdict::Info,
                 Verdict::Warn,
+                Verdict::Xfail,
                 Verdict::Error,
                 Verdict::Fail
             ]
         );
+        assert_eq!(Verdict::Xfail.worst(Verdict::Warn), Verdict::Xfail);
+        assert_eq!(Verdict::Xfail.worst(Verdict::Fail), Verdict::Fail);
+        assert_eq!(Verdict::Fixed.worst(Verdict::Pass), Verdict::Fixed);
         assert_eq!(Verdict::Pass.worst(Verdict::Skip), Verdict::Pass);
         assert_eq!(Verdict::Error.worst(Verdict::Fail), Verdict::Fail);
         assert_eq!(Verdict::Info.worst(Verdict::Pass), Verdict::Info);
+    }
+
+    #[test]
+    fn every_verdict_reads_back_from_its_name() {
+        for verdict in Verdict::ALL {
+            assert_eq!(Verdict::from_name(verdict.as_str()), Some(verdict));
+        }
+        assert_eq!(Verdict::from_name("passed"), None);
     }
 }

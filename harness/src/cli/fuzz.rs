@@ -91,8 +91,12 @@ pub(crate) fn fuzz(args: FuzzArgs) -> Result<u8, CliError> {
         args.requests,
         choice.flags()
     );
-    eprintln!("fuzz: seed {seed} ({rerun})");
     let report = runtime()?.block_on(async {
+        super::signals::Signals::new().fire_then_exit(
+            config.interrupt.clone(),
+            "finishing the requests in flight, then writing the findings unshrunk",
+        );
+        eprintln!("fuzz: seed {seed} ({rerun})");
         let (target, reference) = choice.start().await?;
         let report = fuzz::run(target, schemas, &config).await;
         if let Some(running) = reference {
@@ -125,6 +129,9 @@ pub(crate) fn fuzz(args: FuzzArgs) -> Result<u8, CliError> {
     if report.timed_out {
         println!("fuzz: the run timeout stopped the run before every request was sent");
     }
+    if let Some(reason) = &report.interrupted {
+        println!("fuzz: {reason}: the findings so far are written, unshrunk");
+    }
     for finding in &report.findings {
         println!(
             "FAIL {} ({} {}, {} requests): {}",
@@ -144,9 +151,11 @@ pub(crate) fn fuzz(args: FuzzArgs) -> Result<u8, CliError> {
         report.failed_requests,
         report_path.display()
     );
-    Ok(if report.findings.is_empty() {
-        exit::PASS
-    } else {
+    Ok(if !report.findings.is_empty() {
         exit::FAIL
+    } else if report.interrupted.is_some() {
+        exit::INTERRUPTED
+    } else {
+        exit::PASS
     })
 }

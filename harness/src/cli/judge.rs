@@ -3,8 +3,9 @@
 //! reports as `harness run`.
 //!
 //! The session lasts until `--for` seconds pass, `--requests` requests are answered, or
-//! Ctrl-C (or SIGTERM) arrives, whichever comes first. A session that saw no request exits
-//! 3 and writes no report: a pass for a client that never called would be a lie.
+//! Ctrl-C (or SIGTERM) arrives, whichever comes first; a second signal stops at once. A
+//! session that saw no request exits 3 and writes no report: a pass for a client that
+//! never called would be a lie. `--expect FILE` lists known failures by client clause.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -62,6 +63,9 @@ pub(crate) struct JudgeArgs {
     cases: Option<PathBuf>,
     #[command(flatten)]
     tls: TlsArgs,
+    /// Known failures (TOML, `case` = a client clause id): reported as xfail, not failed.
+    #[arg(long, value_name = "FILE")]
+    expect: Option<PathBuf>,
 }
 
 fn parse_transport(name: &str) -> Result<TransportKind, String> {
@@ -92,7 +96,16 @@ pub(crate) fn judge(args: JudgeArgs) -> Result<u8, CliError> {
     let catalog_path = cases_dir(args.cases.clone()).join("clauses.toml");
     let catalog = Catalog::load(&catalog_path).map_err(CliError::usage)?;
     let identity = args.tls.identity(args.listen)?;
+    let known = harness::expect::Known::new(
+        catalog
+            .iter()
+            .filter(|clause| clause.side == Side::Client)
+            .map(|clause| (clause.id.clone(), TransportKind::ALL.to_vec())),
+        catalog.ids().map(str::to_owned),
+    );
+    let expectations = super::run::load_expectations(args.expect.as_deref(), &known)?;
     runtime()?.block_on(async {
+        let mut signals = super::signals::Signals::new();
         let config = judge::Config {
             listen: args.listen,
             scenario,
@@ -142,8 +155,9 @@ pub(crate) fn judge(args: JudgeArgs) -> Result<u8, CliError> {
         tokio::select! {
             () = recorder.wait_for_answers(wanted) => {}
             () = deadline => {}
-            () = stop_signal() => {}
+            _ = signals.next() => {}
         }
+        tokio::spawn(signals.exit_on_next());
         let target = running.target().clone();
         let knowledge = running.knowledge();
         let records = running.stop().await;
@@ -165,7 +179,11 @@ pub(crate) fn judge(args: JudgeArgs) -> Result<u8, CliError> {
             filter: args.filter.as_deref(),
             transports: (!args.transports.is_empty()).then_some(args.transports.as_slice()),
         };
-        let run_report = judge::to_run_report(&judged);
+        let mut run_report = judge::to_run_report(&judged);
+        let outcomes = expectations
+            .as_ref()
+            .map(|expectations| expectations.apply(&mut run_report.results))
+            .unwrap_or_default();
         let context = Context {
             report: &run_report,
             catalog: &catalog,
@@ -197,6 +215,7 @@ pub(crate) fn judge(args: JudgeArgs) -> Result<u8, CliError> {
             recorder.dropped(),
             counts.join(", ")
         );
+        super::run::print_expectations(expectations.as_ref(), &outcomes);
         eprintln!(
             "reports: {}",
             paths
@@ -213,27 +232,4 @@ pub(crate) fn judge(args: JudgeArgs) -> Result<u8, CliError> {
         });
         Ok(if broke_a_must { exit::FAIL } else { exit::PASS })
     })
-}
-
-/// Resolves on Ctrl-C, or on SIGTERM where there is one.
-async fn stop_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut terminate) => {
-                tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = terminate.recv() => {}
-                }
-            }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-    }
 }

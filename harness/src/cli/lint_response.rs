@@ -1,123 +1,216 @@
-//! `harness lint-response METHOD FILE`: checks a captured response (a JSON-RPC envelope or
-//! a bare result) against the method's result schema and prints each violation with its
-//! JSON path and the clause it breaks.
+//! `harness lint-response [--method METHOD] PATH...`: judges captured responses (files, or
+//! directories of `*.json` files): a success envelope's result against the method's
+//! schema, an error envelope as an error (see `harness::check::judge_captured`). One line
+//! per file with its verdict, the observations under it, then a summary.
+//!
+//! Each file's method comes from `--method`, else from its name: up to the first `.`,
+//! `public` or `private`, then `_` or `-`, then the method name
+//! (`private_get_transaction_log.json`, `private-get_transaction_log.page2.json`). The
+//! older form `lint-response METHOD FILE` still works.
+//!
+//! Exit codes as `harness run`: 0 no file fails, 1 a file fails, 2 bad arguments or a
+//! file that cannot be judged (unreadable, not JSON, no method).
 
-use std::path::PathBuf;
+use std::io::Read;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
-use harness::check::{Catalog, SchemaSet};
-use harness::jsonrpc::validate_response;
+use harness::check::{
+    Answer, Captured, Catalog, SchemaSet, Verdict, judge_captured, method_from_file_name,
+};
+use harness::file_error::did_you_mean;
 use serde_json::Value;
 
 use super::{CliError, cases_dir, exit};
 
 #[derive(Debug, Args)]
 pub(crate) struct LintResponseArgs {
-    /// The method whose result the file holds, e.g. private/get_transaction_log.
-    method: String,
-    /// The captured response; `-` reads standard input.
-    file: PathBuf,
+    /// Captured responses: files, directories of *.json files, or `-` for standard input
+    /// (with --method).
+    #[arg(required = true, value_name = "PATH")]
+    paths: Vec<PathBuf>,
+    /// The method every file answers, e.g. private/get_transaction_log (default: from each
+    /// file's name).
+    #[arg(long, value_name = "METHOD")]
+    method: Option<String>,
     /// Case directory holding clauses.toml and schemas/ (default: ./cases).
     #[arg(long, value_name = "DIR")]
     cases: Option<PathBuf>,
-}
-
-/// The clause a method's result schema stands for.
-fn result_clause(method: &str) -> String {
-    if method == "public/auth" {
-        return "auth.token_set.shape".to_owned();
-    }
-    let name = method.rsplit('/').next().unwrap_or(method);
-    format!("m.{name}.result")
 }
 
 pub(crate) fn lint_response(args: LintResponseArgs) -> Result<u8, CliError> {
     let dir = cases_dir(args.cases);
     let schemas = SchemaSet::load(&dir.join("schemas")).map_err(CliError::usage)?;
     let catalog = Catalog::load(&dir.join("clauses.toml")).map_err(CliError::usage)?;
-    let Some(schema) = schemas.for_method(&args.method) else {
-        let known: Vec<&str> = schemas
-            .names()
-            .filter_map(|name| name.strip_prefix("method."))
-            .collect();
-        let methods: Vec<String> = known
-            .iter()
-            .map(|name| name.replacen('.', "/", 1))
-            .collect();
-        let hint =
-            harness::file_error::did_you_mean(&args.method, methods.iter().map(String::as_str))
-                .map(|method| format!(" (did you mean \"{method}\"?)"))
-                .unwrap_or_default();
-        return Err(CliError::usage(format!(
-            "no result schema for method \"{}\"{hint}; known: {}",
-            args.method,
-            methods.join(", ")
-        )));
-    };
-    let text = if args.file.as_os_str() == "-" {
-        std::io::read_to_string(std::io::stdin()).map_err(CliError::usage)?
-    } else {
-        std::fs::read_to_string(&args.file).map_err(|error| {
-            CliError::usage(format!("failed to read {}: {error}", args.file.display()))
-        })?
-    };
-    let value: Value = serde_json::from_str(&text).map_err(|error| {
-        CliError::usage(format!(
-            "{}:{}: not JSON: {error}",
-            args.file.display(),
-            error.line()
-        ))
-    })?;
-    let is_envelope = value
-        .as_object()
-        .is_some_and(|object| object.contains_key("jsonrpc") || object.contains_key("error"));
-    let mut violations: Vec<(String, String, String)> = Vec::new();
-    let result = if is_envelope {
-        for violation in validate_response(&value, None) {
-            violations.push((
-                "/".to_owned(),
-                violation.clause().to_owned(),
-                violation.to_string(),
-            ));
-        }
-        match value.get("result") {
-            Some(result) => result.clone(),
-            None => {
-                violations.push((
-                    "/".to_owned(),
-                    "env.response.result".to_owned(),
-                    "the envelope carries no result to check".to_owned(),
-                ));
-                Value::Null
+    let methods: Vec<String> = schemas
+        .names()
+        .filter_map(|name| name.strip_prefix("method."))
+        .map(|name| name.replacen('.', "/", 1))
+        .collect();
+    let (method, paths) = legacy_form(args.method, args.paths);
+    if let Some(method) = &method {
+        check_method(method, &methods)?;
+    }
+    let mut files = Vec::new();
+    for path in paths {
+        collect(&path, &mut files)?;
+    }
+    if files.is_empty() {
+        return Err(CliError::usage("no *.json file to judge"));
+    }
+    let mut counts = std::collections::BTreeMap::<Verdict, usize>::new();
+    let mut unjudged = 0;
+    for file in &files {
+        match judge_file(file, method.as_deref(), &methods, &schemas, &catalog) {
+            Ok((method, captured)) => {
+                print_file(file, &method, &captured);
+                *counts.entry(captured.verdict).or_default() += 1;
+            }
+            Err(message) => {
+                println!("{message}");
+                *counts.entry(Verdict::Error).or_default() += 1;
+                unjudged += 1;
             }
         }
+    }
+    let summary: Vec<String> = Verdict::ALL
+        .iter()
+        .filter_map(|verdict| {
+            counts
+                .get(verdict)
+                .map(|count| format!("{count} {verdict}"))
+        })
+        .collect();
+    println!("{} file(s): {}", files.len(), summary.join(", "));
+    Ok(if counts.contains_key(&Verdict::Fail) {
+        exit::FAIL
+    } else if unjudged > 0 {
+        exit::USAGE
     } else {
-        value
-    };
-    let clause = result_clause(&args.method);
-    let clause = if catalog.get(&clause).is_some() {
-        clause
-    } else {
-        String::from("-")
-    };
-    if !result.is_null() || !is_envelope {
-        for violation in schemas.validate(&schema, &result).unwrap_or_default() {
-            let path = if violation.path.is_empty() {
-                "/".to_owned()
-            } else {
-                violation.path.clone()
-            };
-            violations.push((path, clause.clone(), violation.message));
+        exit::PASS
+    })
+}
+
+/// `lint-response METHOD FILE...` (the older form): the first argument is a method when
+/// no `--method` is given, it names one, and no file has that name.
+fn legacy_form(method: Option<String>, mut paths: Vec<PathBuf>) -> (Option<String>, Vec<PathBuf>) {
+    if method.is_none() && paths.len() >= 2 {
+        let first = paths[0].to_string_lossy().into_owned();
+        let names_method = first.starts_with("public/") || first.starts_with("private/");
+        if names_method && !paths[0].exists() {
+            paths.remove(0);
+            return (Some(first), paths);
         }
     }
-    for (path, clause, message) in &violations {
-        println!("{}: {path}: [{clause}] {message}", args.file.display());
+    (method, paths)
+}
+
+fn check_method(method: &str, methods: &[String]) -> Result<(), CliError> {
+    if methods.iter().any(|known| known == method) {
+        return Ok(());
     }
-    if violations.is_empty() {
-        println!("{}: conforms to {schema}", args.file.display());
-        Ok(exit::PASS)
+    let hint = did_you_mean(method, methods.iter().map(String::as_str))
+        .map(|close| format!(" (did you mean \"{close}\"?)"))
+        .unwrap_or_default();
+    Err(CliError::usage(format!(
+        "no result schema for method \"{method}\"{hint}; known: {}",
+        methods.join(", ")
+    )))
+}
+
+/// A file, or every `*.json` file under a directory (in path order).
+fn collect(path: &Path, files: &mut Vec<PathBuf>) -> Result<(), CliError> {
+    if !path.is_dir() {
+        files.push(path.to_owned());
+        return Ok(());
+    }
+    let entries = std::fs::read_dir(path).map_err(|error| {
+        CliError::usage(format!(
+            "failed to read directory {}: {error}",
+            path.display()
+        ))
+    })?;
+    let mut found: Vec<PathBuf> = entries
+        .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+        .collect();
+    found.sort();
+    for entry in found {
+        if entry.is_dir() {
+            collect(&entry, files)?;
+        } else if entry.extension().is_some_and(|ext| ext == "json") {
+            files.push(entry);
+        }
+    }
+    Ok(())
+}
+
+/// Reads and judges one file; `Err` is the line saying why it cannot be judged.
+fn judge_file(
+    file: &Path,
+    method: Option<&str>,
+    methods: &[String],
+    schemas: &SchemaSet,
+    catalog: &Catalog,
+) -> Result<(String, Captured), String> {
+    let shown = file.display();
+    let method = match method {
+        Some(method) => method.to_owned(),
+        None => {
+            let name = file
+                .file_name()
+                .map(|name| name.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            match method_from_file_name(&name) {
+                Some(method) if methods.contains(&method) => method,
+                guessed => {
+                    let hint = guessed
+                        .as_deref()
+                        .and_then(|guess| did_you_mean(guess, methods.iter().map(String::as_str)))
+                        .map(|close| format!(" (did you mean \"{close}\"?)"))
+                        .unwrap_or_default();
+                    return Err(format!(
+                        "{shown}: ERROR no known method in the file name{hint}: name it like private_get_transaction_log.json or pass --method"
+                    ));
+                }
+            }
+        }
+    };
+    let text = if file.as_os_str() == "-" {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .map_err(|error| format!("{shown}: ERROR failed to read standard input: {error}"))?;
+        text
     } else {
-        println!("{} violation(s) of {schema}", violations.len());
-        Ok(exit::FAIL)
+        std::fs::read_to_string(file)
+            .map_err(|error| format!("{shown}: ERROR failed to read: {error}"))?
+    };
+    let value: Value = serde_json::from_str(&text)
+        .map_err(|error| format!("{shown}:{}: ERROR not JSON: {error}", error.line()))?;
+    let captured = judge_captured(&method, &value, schemas, catalog);
+    Ok((method, captured))
+}
+
+fn print_file(file: &Path, method: &str, captured: &Captured) {
+    let answer = match &captured.answer {
+        Answer::Result => "result".to_owned(),
+        Answer::BareResult => "bare result".to_owned(),
+        Answer::Malformed => "malformed envelope".to_owned(),
+        Answer::Error { code, message } => format!(
+            "error {} {}",
+            code.map_or_else(|| "(no integer code)".to_owned(), |code| code.to_string()),
+            message.as_deref().unwrap_or("(no string message)")
+        ),
+    };
+    println!(
+        "{}: {} {method} {answer}",
+        file.display(),
+        captured.verdict.as_str().to_uppercase()
+    );
+    for observation in &captured.observations {
+        println!(
+            "  {} {}: [{}] {}",
+            observation.verdict, observation.path, observation.clause, observation.message
+        );
     }
 }

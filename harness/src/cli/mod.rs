@@ -1,6 +1,7 @@
 //! The command line (binary only): argument parsing with clap, one file per subcommand,
 //! and the exit codes. Only this module knows about clap and exit codes.
 
+mod diff;
 mod faults;
 mod fuzz;
 mod judge;
@@ -8,6 +9,7 @@ mod lint_response;
 mod run;
 mod selftest;
 mod serve;
+mod signals;
 mod target;
 mod variants;
 
@@ -17,15 +19,22 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 
 /// Exit codes, documented once (README.md repeats them).
+///
+/// Besides these, a second SIGINT or SIGTERM ends `run`, `judge` and `fuzz` at once with
+/// 128 + the signal's number (130, 143), reports possibly unwritten.
 pub(crate) mod exit {
-    /// Every check passed.
+    /// Every check passed (known failures of `--expect` included).
     pub(crate) const PASS: u8 = 0;
-    /// A check failed.
+    /// A check failed (a regression for `harness diff`; a fixed known failure under
+    /// `--strict-expect`).
     pub(crate) const FAIL: u8 = 1;
-    /// Bad arguments, or a broken case or target file.
+    /// Bad arguments, or a broken case, target or expectations file.
     pub(crate) const USAGE: u8 = 2;
     /// The harness could not do its job (target unreachable, I/O error, nothing ran).
     pub(crate) const HARNESS: u8 = 3;
+    /// The run was interrupted (SIGINT, SIGTERM, `--run-timeout-s`) before every execution
+    /// ran, and no check had failed: the reports hold what ran, the rest is "not run".
+    pub(crate) const INTERRUPTED: u8 = 4;
 }
 
 /// Conformance test harness and fuzzing suite for the derivatives-trading JSON-RPC API
@@ -48,8 +57,11 @@ enum Command {
     /// List the reference server's spec-open variants: other legal choices where SPEC.md
     /// leaves a point open.
     Variants,
-    /// Check a captured response against a method's result schema.
+    /// Judge captured responses: a result against the method's schema, an error as an error.
     LintResponse(lint_response::LintResponseArgs),
+    /// Compare two runs' report.json: what newly fails, what newly passes, cases added and
+    /// removed.
+    Diff(diff::DiffArgs),
     /// Prove every check can fail: run the suite against each seeded fault.
     Selftest(selftest::SelftestArgs),
     /// Fuzz a target with generated valid and invalid requests; findings become case files.
@@ -95,6 +107,7 @@ pub(crate) fn run(args: Args) -> Result<u8, CliError> {
         Command::Faults => faults::list(),
         Command::Variants => variants::list(),
         Command::LintResponse(lint_args) => lint_response::lint_response(lint_args),
+        Command::Diff(diff_args) => diff::diff(diff_args),
         Command::Selftest(selftest_args) => selftest::selftest(selftest_args),
         Command::Fuzz(fuzz_args) => fuzz::fuzz(fuzz_args),
         Command::Judge(judge_args) => judge::judge(judge_args),

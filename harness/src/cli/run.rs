@@ -1,5 +1,10 @@
 //! `harness run`: the conformance suite against a target file's server, or against the
 //! embedded reference server started in-process on a loopback port.
+//!
+//! With `--expect FILE` the known failures it lists are `xfail` and do not fail the run;
+//! `--write-expect FILE` writes such a file from the run. The first SIGINT or SIGTERM
+//! stops scheduling, lets executions in flight finish within a grace, and writes the
+//! reports with the rest marked "not run" (exit 4); a second one stops at once.
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -9,8 +14,9 @@ use std::time::Duration;
 use clap::Args;
 use harness::case::{self, TransportKind};
 use harness::check::{Catalog, SchemaSet, Verdict};
+use harness::expect::{self, EntryOutcome, EntryStatus, Expectations, Known, Selector};
 use harness::report::{self, Context, Summary};
-use harness::run::{self, Event, RunError, RunReport};
+use harness::run::{self, Event, Interrupt, RunError, RunReport};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::target::{Allowances, TargetChoice};
@@ -61,6 +67,15 @@ pub(crate) struct RunArgs {
     /// Do not draw a progress bar.
     #[arg(long)]
     quiet: bool,
+    /// Known failures (TOML): they are reported as xfail and do not fail the run.
+    #[arg(long, value_name = "FILE")]
+    expect: Option<PathBuf>,
+    /// Fail the run when a known failure of --expect passes now (it is reported as fixed).
+    #[arg(long, requires = "expect")]
+    strict_expect: bool,
+    /// Write the failures of this run as an expectations file (placeholder reasons).
+    #[arg(long, value_name = "FILE")]
+    write_expect: Option<PathBuf>,
 }
 
 fn parse_transport(name: &str) -> Result<TransportKind, String> {
@@ -88,8 +103,30 @@ pub(crate) fn load_corpus(dir: &Path) -> Result<Corpus, CliError> {
     })
 }
 
+/// What an expectations file may name in a `harness run`: the corpus's cases and the
+/// catalog's clauses.
+pub(crate) fn known_for_run(corpus: &Corpus) -> Known {
+    Known::new(
+        corpus
+            .cases
+            .iter()
+            .map(|case| (case.id.clone(), case.transports.clone())),
+        corpus.catalog.ids().map(str::to_owned),
+    )
+}
+
+/// Loads `--expect FILE`, if given; a defect is a usage error with `path:line`.
+pub(crate) fn load_expectations(
+    path: Option<&Path>,
+    known: &Known,
+) -> Result<Option<Expectations>, CliError> {
+    path.map(|path| expect::load(path, known).map_err(CliError::usage))
+        .transpose()
+}
+
 pub(crate) fn run(args: RunArgs) -> Result<u8, CliError> {
     let corpus = load_corpus(&cases_dir(args.cases.clone()))?;
+    let expectations = load_expectations(args.expect.as_deref(), &known_for_run(&corpus))?;
     let allowances = Allowances {
         plain_http: args.allow_plain_http,
         invalid_certs: args.allow_invalid_certs,
@@ -102,7 +139,12 @@ pub(crate) fn run(args: RunArgs) -> Result<u8, CliError> {
     )?;
     let rerun = format!("harness run{}", choice.flags());
     let runtime = runtime()?;
-    let report = runtime.block_on(async {
+    let mut report = runtime.block_on(async {
+        let interrupt = Interrupt::new();
+        super::signals::Signals::new().fire_then_exit(
+            interrupt.clone(),
+            "finishing the executions in flight, then writing the reports",
+        );
         let (target, reference) = choice.start().await?;
         let config = run::Config {
             target,
@@ -120,7 +162,7 @@ pub(crate) fn run(args: RunArgs) -> Result<u8, CliError> {
         };
         let progress = progress_bar(args.quiet);
         let bar = progress.clone();
-        let outcome = run::run(config, move |event| match event {
+        let outcome = run::run_until(config, interrupt, move |event| match event {
             Event::Started { total } => bar.set_length(*total as u64),
             Event::Finished(result) => {
                 bar.inc(1);
@@ -139,6 +181,10 @@ pub(crate) fn run(args: RunArgs) -> Result<u8, CliError> {
             other => CliError::harness(other),
         })
     })?;
+    let outcomes = expectations
+        .as_ref()
+        .map(|expectations| expectations.apply(&mut report.results))
+        .unwrap_or_default();
     let context = Context {
         report: &report,
         catalog: &corpus.catalog,
@@ -146,6 +192,9 @@ pub(crate) fn run(args: RunArgs) -> Result<u8, CliError> {
         extra_html: None,
     };
     let paths = super::write_reports(&args.out, &context)?;
+    if let Some(path) = &args.write_expect {
+        write_expectations(path, &report, &outcomes)?;
+    }
     if let Some(dir) = &args.snapshots {
         let now_ms = harness::auth::clock::Clock::system().now_ms();
         let stats = report::write_snapshots(dir, &report.results, &report.redactor, now_ms)
@@ -165,6 +214,7 @@ pub(crate) fn run(args: RunArgs) -> Result<u8, CliError> {
         );
     }
     print_summary(&report, &Summary::new(&report, &corpus.catalog), &context);
+    let fixed = print_expectations(expectations.as_ref(), &outcomes);
     eprintln!(
         "reports: {}",
         paths
@@ -173,18 +223,92 @@ pub(crate) fn run(args: RunArgs) -> Result<u8, CliError> {
             .collect::<Vec<_>>()
             .join(", ")
     );
-    Ok(exit_code(&report))
+    let strict_fixed = args.strict_expect && fixed > 0;
+    if strict_fixed {
+        println!(
+            "--strict-expect: {fixed} known failure(s) fixed; the run fails until they are removed"
+        );
+    }
+    Ok(exit_code(&report, strict_fixed))
 }
 
-/// 1 if a check failed; 3 if nothing ran or the harness could not run a case; else 0.
-pub(crate) fn exit_code(report: &RunReport) -> u8 {
-    if report.count(Verdict::Fail) > 0 {
+/// 1 if a check failed (or, `strict_fixed`, a known failure was fixed under
+/// `--strict-expect`); 3 if the harness could not run a case; 4 if the run was
+/// interrupted; 3 if nothing ran; else 0. Known failures (`xfail`) do not count.
+pub(crate) fn exit_code(report: &RunReport, strict_fixed: bool) -> u8 {
+    if report.count(Verdict::Fail) > 0 || strict_fixed {
         exit::FAIL
-    } else if report.executed() == 0 || report.count(Verdict::Error) > 0 {
+    } else if report.count(Verdict::Error) > 0 {
+        exit::HARNESS
+    } else if report.interrupted.is_some() {
+        exit::INTERRUPTED
+    } else if report.executed() == 0 {
         exit::HARNESS
     } else {
         exit::PASS
     }
+}
+
+/// Writes `--write-expect FILE`: entries still needed, then the failures of this run.
+pub(crate) fn write_expectations(
+    path: &Path,
+    report: &RunReport,
+    outcomes: &[EntryOutcome],
+) -> Result<(), CliError> {
+    let entries = expect::entries_for(&report.results, outcomes, &report.redactor);
+    let text = report.redactor.text(&expect::render(&entries));
+    std::fs::write(path, text).map_err(|error| {
+        CliError::harness(format!("failed to write {}: {error}", path.display()))
+    })?;
+    eprintln!(
+        "expectations: {} known failure(s) written to {} (replace each {} reason)",
+        entries.len(),
+        path.display(),
+        expect::PLACEHOLDER
+    );
+    Ok(())
+}
+
+/// One line per fixed entry, and counts; returns how many entries are fixed.
+pub(crate) fn print_expectations(
+    expectations: Option<&Expectations>,
+    outcomes: &[EntryOutcome],
+) -> usize {
+    let Some(expectations) = expectations else {
+        return 0;
+    };
+    let file = expectations.path.display();
+    let count = |status| {
+        outcomes
+            .iter()
+            .filter(|outcome| outcome.status == status)
+            .count()
+    };
+    for outcome in outcomes
+        .iter()
+        .filter(|outcome| outcome.status == EntryStatus::Fixed)
+    {
+        let entry = &outcome.entry;
+        let (kind, name) = match &entry.selector {
+            Selector::Case(case) => ("case", case),
+            Selector::Clause(clause) => ("clause", clause),
+        };
+        let over = entry
+            .transport
+            .map(|transport| format!(" [{transport}]"))
+            .unwrap_or_default();
+        println!(
+            "FIXED {kind} {name}{over} ({file}:{}): passes now: remove it from {file}",
+            entry.line
+        );
+    }
+    println!(
+        "{file}: {} known failure(s) still failing, {} fixed, {} not run",
+        count(EntryStatus::Failing),
+        count(EntryStatus::Fixed),
+        count(EntryStatus::NotRun)
+    );
+    count(EntryStatus::Fixed)
 }
 
 fn progress_bar(quiet: bool) -> ProgressBar {
@@ -200,10 +324,12 @@ fn progress_bar(quiet: bool) -> ProgressBar {
 
 /// The terminal summary: results other than pass (failures first), then the counts.
 pub(crate) fn print_summary(report: &RunReport, summary: &Summary, context: &Context<'_>) {
-    for result in report::failures_first(report)
-        .into_iter()
-        .filter(|result| !matches!(result.verdict, Verdict::Pass | Verdict::Info))
-    {
+    for result in report::failures_first(report).into_iter().filter(|result| {
+        !matches!(
+            result.verdict,
+            Verdict::Pass | Verdict::Info | Verdict::Fixed
+        )
+    }) {
         println!(
             "{:5} {} [{}] {{{}}}: {}",
             result.verdict.as_str().to_uppercase(),
@@ -230,9 +356,26 @@ pub(crate) fn print_summary(report: &RunReport, summary: &Summary, context: &Con
         summary.must_covered,
         summary.must_total
     );
+    let known = summary.count(Verdict::Xfail);
     println!(
-        "{} passed, {} failed",
-        summary.count(Verdict::Pass) + summary.count(Verdict::Info) + summary.count(Verdict::Warn),
-        summary.count(Verdict::Fail)
+        "{} passed, {} failed{}",
+        summary.count(Verdict::Pass)
+            + summary.count(Verdict::Info)
+            + summary.count(Verdict::Warn)
+            + summary.count(Verdict::Fixed),
+        summary.count(Verdict::Fail),
+        if known > 0 {
+            format!(", {known} known failures")
+        } else {
+            String::new()
+        }
     );
+    if let Some(reason) = &report.interrupted {
+        let not_run = report
+            .results
+            .iter()
+            .filter(|result| result.message.starts_with(run::NOT_RUN))
+            .count();
+        println!("{reason}: {not_run} executions not run; the reports hold what ran");
+    }
 }

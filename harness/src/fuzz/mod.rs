@@ -61,6 +61,9 @@ pub struct Config {
     pub run_timeout: Duration,
     /// Where case files of findings are written; `None` writes nothing.
     pub out: Option<PathBuf>,
+    /// Stops the run early (a signal): no new request starts, and the failures seen so far
+    /// are written unshrunk.
+    pub interrupt: crate::run::Interrupt,
 }
 
 impl Config {
@@ -76,6 +79,7 @@ impl Config {
             shrink_budget: 200,
             run_timeout: Duration::from_secs(600),
             out: None,
+            interrupt: crate::run::Interrupt::new(),
         }
     }
 }
@@ -220,6 +224,8 @@ pub struct FuzzReport {
     pub failed_requests: usize,
     /// The run timeout stopped the run before every generated request was sent.
     pub timed_out: bool,
+    /// Why the run was interrupted (a signal), if it was.
+    pub interrupted: Option<String>,
     /// Wall time of the generated requests (logins included, shrinking excluded).
     #[serde(skip)]
     pub elapsed: Duration,

@@ -82,10 +82,11 @@ pub async fn run(
             Arc::clone(&outcomes),
             Arc::clone(&next),
         );
+        let interrupt = config.interrupt.clone();
         workers.push(tokio::spawn(async move {
             let mut ws = None;
             loop {
-                if Instant::now() > deadline {
+                if Instant::now() > deadline || interrupt.reason().is_some() {
                     break;
                 }
                 let index = next.fetch_add(1, Ordering::Relaxed);
@@ -118,7 +119,8 @@ pub async fn run(
     let mut report = FuzzReport {
         seed: config.seed,
         sent: outcomes.iter().flatten().count(),
-        timed_out: outcomes.iter().any(Option::is_none),
+        timed_out: outcomes.iter().any(Option::is_none) && config.interrupt.reason().is_none(),
+        interrupted: config.interrupt.reason(),
         elapsed,
         ..FuzzReport::default()
     };
@@ -251,7 +253,7 @@ async fn findings(
     }
     let mut groups: Vec<(Failed, usize)> = groups.into_values().collect();
     groups.sort_by_key(|group| group.0.3);
-    // All shrinking together gets one more run timeout.
+    // All shrinking together gets one more run timeout; none once interrupted.
     let shrink_deadline = Instant::now() + config.run_timeout;
     let mut findings = Vec::new();
     if let Some(dir) = &config.out {
@@ -270,7 +272,10 @@ async fn findings(
             &request,
             &failure,
             config.shrink_budget,
-            shrink_deadline.saturating_duration_since(Instant::now()),
+            match config.interrupt.reason() {
+                Some(_) => std::time::Duration::ZERO,
+                None => shrink_deadline.saturating_duration_since(Instant::now()),
+            },
         )
         .await;
         *shrink_requests += sent;

@@ -78,6 +78,7 @@ pub fn to_run_report(judged: &Judged<'_>) -> RunReport {
         duration: judged.duration,
         redactor: judged.redactor.clone(),
         side: crate::check::Side::Client,
+        interrupted: None,
     }
 }
 

@@ -5,7 +5,7 @@
 
 use std::fmt::Write;
 
-use super::{Context, Summary, failures_first, reproduction};
+use super::{Context, Summary, failures_first, is_noteworthy, known_failures, reproduction};
 use crate::case::TransportKind;
 use crate::check::Verdict;
 use crate::run::CaseResult;
@@ -13,7 +13,7 @@ use crate::run::CaseResult;
 const STYLE: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse;margin:1em 0}\
 td,th{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top}th{background:#f4f4f4}\
 .pass{background:#c8efc8}.fail{background:#f6b8b8}.warn{background:#fbe3a6}.info{background:#cfe3fb}.skip{background:#eee}\
-.error{background:#e3b8f6}pre{background:#f7f7f7;padding:8px;overflow-x:auto;white-space:pre-wrap;word-break:break-all}\
+.error{background:#e3b8f6}.xfail{background:#f3d3c4}.fixed{background:#b8e6e3}pre{background:#f7f7f7;padding:8px;overflow-x:auto;white-space:pre-wrap;word-break:break-all}\
 .figure{display:inline-block;margin-right:1.5em;font-size:1.3em}\
 blockquote.quote{margin:.5em 0;padding:4px 10px;border-left:4px solid #999;background:#fafafa}blockquote.quote p{margin:2px 0}";
 
@@ -46,6 +46,13 @@ pub fn render_html(context: &Context<'_>, summary: &Summary) -> String {
         env!("CARGO_PKG_VERSION"),
         report.duration.as_secs_f64()
     );
+    if let Some(reason) = &report.interrupted {
+        let _ = write!(
+            out,
+            "<p id=\"interrupted\"><b>Interrupted: {}.</b> Executions that did not run are skips marked &ldquo;not run&rdquo;.</p>",
+            escape(reason)
+        );
+    }
     let _ = write!(out, "<section id=\"summary\">");
     for verdict in Verdict::ALL {
         let _ = write!(
@@ -106,7 +113,7 @@ pub fn render_html(context: &Context<'_>, summary: &Summary) -> String {
     let mut any = false;
     for result in failures_first(report)
         .into_iter()
-        .filter(|result| result.verdict != Verdict::Pass)
+        .filter(|result| is_noteworthy(result))
     {
         any = true;
         let _ = write!(
@@ -191,8 +198,26 @@ pub fn render_html(context: &Context<'_>, summary: &Summary) -> String {
         }
         out.push_str("</details>");
     }
-    if !any {
+    let known = known_failures(report);
+    if !any && known.is_empty() {
         out.push_str("<p>Every executed case passed.</p>");
+    } else if !any {
+        out.push_str("<p>Every executed case passed but the known failures below.</p>");
+    }
+    if !known.is_empty() {
+        out.push_str("<h2 id=\"known-failures\">Known failures</h2><p>Listed in the expectations file: <code>xfail</code> still fails and does not fail the run; <code>fixed</code> passes now and its entry can go.</p><table id=\"known\"><tr><th>verdict</th><th>case</th><th>transport</th><th>clauses</th><th>reason</th></tr>");
+        for result in known {
+            let _ = write!(
+                out,
+                "<tr class=\"known {0}\" data-verdict=\"{0}\"><td class=\"{0}\">{0}</td><td><code>{1}</code></td><td>{2}</td><td><code>{3}</code></td><td>{4}</td></tr>",
+                result.verdict.as_str(),
+                escape(&result.case),
+                result.transport,
+                escape(&result.clauses.join(", ")),
+                escape(&report.redactor.text(&result.message))
+            );
+        }
+        out.push_str("</table>");
     }
     out.push_str("</body></html>\n");
     report.redactor.text(&out)

@@ -33,7 +33,10 @@ pub fn render_json(context: &Context<'_>, summary: &Summary) -> String {
                 "duration_ms": (result.duration_ms * 1000.0).round() / 1000.0,
                 "exchanges": exchanges,
             });
-            if matches!(result.verdict, Verdict::Fail | Verdict::Warn | Verdict::Error) {
+            if matches!(
+                result.verdict,
+                Verdict::Fail | Verdict::Warn | Verdict::Error | Verdict::Xfail
+            ) {
                 entry["reproduce"] = json!(reproduction(context, result));
             }
             entry
@@ -54,6 +57,7 @@ pub fn render_json(context: &Context<'_>, summary: &Summary) -> String {
         "harness_version": env!("CARGO_PKG_VERSION"),
         "spec_version": "2.1.1",
         "duration_ms": (context.report.duration.as_secs_f64() * 1000.0).round(),
+        "interrupted": context.report.interrupted,
         "summary": summary_counts,
         "results": results,
         "clauses": clauses,

@@ -1,5 +1,6 @@
 //! `junit.xml` with quick-junit: one test case per case and transport, grouped in one
-//! suite per spec area (the first segment of the case id).
+//! suite per spec area (the first segment of the case id). A known failure (`xfail`) is a
+//! skipped test case whose message gives the expectations file's reason.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -8,6 +9,7 @@ use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
 use super::{Context, Summary, reproduction};
 use crate::check::Verdict;
+use crate::run::CaseResult;
 
 /// Renders `junit.xml`.
 pub fn render_junit(context: &Context<'_>, _summary: &Summary) -> String {
@@ -21,10 +23,19 @@ pub fn render_junit(context: &Context<'_>, _summary: &Summary) -> String {
             .entry(area.clone())
             .or_insert_with(|| TestSuite::new(area));
         let status = match result.verdict {
-            Verdict::Pass | Verdict::Info | Verdict::Warn => TestCaseStatus::success(),
+            Verdict::Pass | Verdict::Info | Verdict::Warn | Verdict::Fixed => {
+                TestCaseStatus::success()
+            }
             Verdict::Skip => {
                 let mut status = TestCaseStatus::skipped();
                 status.set_message(redactor.text(&result.message));
+                status
+            }
+            Verdict::Xfail => {
+                let mut status = TestCaseStatus::skipped();
+                status.set_message(redactor.text(&result.message));
+                status.set_type("xfail");
+                status.set_description(redactor.text(&findings_text(result)));
                 status
             }
             Verdict::Fail | Verdict::Error => {
@@ -40,15 +51,7 @@ pub fn render_junit(context: &Context<'_>, _summary: &Summary) -> String {
                     result.message
                 )));
                 status.set_type(result.verdict.as_str());
-                let mut description = String::new();
-                for finding in &result.findings {
-                    description.push_str(&format!(
-                        "{} [{}]: {}\n",
-                        finding.verdict,
-                        finding.clauses.join(", "),
-                        finding.message
-                    ));
-                }
+                let mut description = findings_text(result);
                 description.push_str(&format!(
                     "\nreproduce:\n{}\n",
                     reproduction(context, result).join("\n")
@@ -61,7 +64,10 @@ pub fn render_junit(context: &Context<'_>, _summary: &Summary) -> String {
             TestCase::new(format!("{} [{}]", result.case, result.transport), status);
         test_case.set_classname(result.case.clone());
         test_case.set_time(Duration::from_secs_f64(result.duration_ms / 1000.0));
-        if matches!(result.verdict, Verdict::Warn | Verdict::Info) {
+        if matches!(
+            result.verdict,
+            Verdict::Warn | Verdict::Info | Verdict::Fixed
+        ) {
             test_case
                 .set_system_out(redactor.text(&format!("{}: {}", result.verdict, result.message)));
         }
@@ -72,4 +78,20 @@ pub fn render_junit(context: &Context<'_>, _summary: &Summary) -> String {
         .to_string()
         .unwrap_or_else(|error| format!("<!-- failed to render junit: {error} -->\n"));
     redactor.text(&text)
+}
+
+/// One line per finding: `verdict [clauses]: message`.
+fn findings_text(result: &CaseResult) -> String {
+    result
+        .findings
+        .iter()
+        .map(|finding| {
+            format!(
+                "{} [{}]: {}\n",
+                finding.verdict,
+                finding.clauses.join(", "),
+                finding.message
+            )
+        })
+        .collect()
 }

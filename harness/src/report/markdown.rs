@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use super::{Context, Summary, failures_first, reproduction};
+use super::{Context, Summary, failures_first, is_noteworthy, known_failures, reproduction};
 use crate::check::Verdict;
 use crate::run::CaseResult;
 
@@ -18,19 +18,26 @@ pub fn render_markdown(context: &Context<'_>, summary: &Summary) -> String {
         env!("CARGO_PKG_VERSION"),
         report.duration.as_secs_f64()
     );
+    if let Some(reason) = &report.interrupted {
+        let _ = writeln!(
+            out,
+            "**Interrupted: {reason}.** Executions that did not run are skips marked \"not run\".\n"
+        );
+    }
+    let names: Vec<&str> = Verdict::ALL
+        .iter()
+        .map(|verdict| verdict.as_str())
+        .collect();
+    let counts: Vec<String> = Verdict::ALL
+        .iter()
+        .map(|verdict| summary.count(*verdict).to_string())
+        .collect();
     let _ = writeln!(
         out,
-        "| pass | fail | warn | info | skip | error |\n|---|---|---|---|---|---|"
-    );
-    let _ = writeln!(
-        out,
-        "| {} | {} | {} | {} | {} | {} |\n",
-        summary.count(Verdict::Pass),
-        summary.count(Verdict::Fail),
-        summary.count(Verdict::Warn),
-        summary.count(Verdict::Info),
-        summary.count(Verdict::Skip),
-        summary.count(Verdict::Error)
+        "| {} |\n|{}\n| {} |\n",
+        names.join(" | "),
+        "---|".repeat(names.len()),
+        counts.join(" | ")
     );
     let _ = writeln!(
         out,
@@ -44,7 +51,7 @@ pub fn render_markdown(context: &Context<'_>, summary: &Summary) -> String {
     }
     let noteworthy: Vec<_> = failures_first(report)
         .into_iter()
-        .filter(|result| result.verdict != Verdict::Pass)
+        .filter(|result| is_noteworthy(result))
         .collect();
     if !noteworthy.is_empty() {
         let _ = writeln!(out, "\n## Results other than pass\n");
@@ -82,6 +89,24 @@ pub fn render_markdown(context: &Context<'_>, summary: &Summary) -> String {
                 out,
                 "\n```sh\n{}\n```\n",
                 reproduction(context, result).join("\n")
+            );
+        }
+    }
+    let known = known_failures(report);
+    if !known.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n## Known failures\n\nListed in the expectations file: `xfail` still fails and does not fail the run; `fixed` passes now and its entry can go.\n\n| verdict | case | transport | clauses | reason |\n|---|---|---|---|---|"
+        );
+        for result in known {
+            let _ = writeln!(
+                out,
+                "| {} | `{}` | {} | {} | {} |",
+                result.verdict,
+                result.case,
+                result.transport,
+                result.clauses.join(", "),
+                result.message.replace('|', "\\|").replace('\n', " ")
             );
         }
     }

@@ -76,7 +76,8 @@ impl Summary {
                     covered.insert(clause.clone());
                 }
                 // A failing case stopped early: it vouches only for the clauses it failed.
-                let verdict = if result.verdict == Verdict::Fail && !concerned.contains(clause) {
+                let stopped = matches!(result.verdict, Verdict::Fail | Verdict::Xfail);
+                let verdict = if stopped && !concerned.contains(clause) {
                     Verdict::Skip
                 } else {
                     result.verdict
@@ -140,9 +141,28 @@ pub fn write_all(dir: &Path, context: &Context<'_>) -> std::io::Result<Vec<std::
     Ok(paths)
 }
 
-/// Results in report order: most severe first (failures, errors, warnings, info, passes, skips).
+/// Results in report order: most severe first (failures, errors, known failures, warnings,
+/// info, fixed, passes, skips).
 pub fn failures_first(report: &RunReport) -> Vec<&CaseResult> {
     let mut results: Vec<&CaseResult> = report.results.iter().collect();
     results.sort_by_key(|result| std::cmp::Reverse(result.verdict));
     results
+}
+
+/// Results an expectations file speaks for (`xfail`, then `fixed`), shown apart from the
+/// results other than pass.
+pub fn known_failures(report: &RunReport) -> Vec<&CaseResult> {
+    failures_first(report)
+        .into_iter()
+        .filter(|result| matches!(result.verdict, Verdict::Xfail | Verdict::Fixed))
+        .collect()
+}
+
+/// Whether a result belongs in "results other than pass" (not a pass, not a known
+/// failure or a fixed one, which are shown apart).
+pub fn is_noteworthy(result: &CaseResult) -> bool {
+    !matches!(
+        result.verdict,
+        Verdict::Pass | Verdict::Xfail | Verdict::Fixed
+    )
 }

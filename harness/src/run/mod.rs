@@ -5,9 +5,14 @@
 //! WebSocket connection, tokens and captures). Executions run in parallel up to
 //! `concurrency`; cases marked `serial` run alone afterwards, since they change state other
 //! cases may see. Every request has a timeout and the whole run has one too.
+//!
+//! A run can be stopped early by an [`Interrupt`] (a signal, or the run timeout): it
+//! schedules nothing more, gives executions in flight a short grace, and reports every
+//! execution that did not run or finish as a skip saying so, never as a pass.
 
 mod auth;
 mod exec;
+mod interrupt;
 mod pace;
 mod send;
 mod skip;
@@ -24,6 +29,8 @@ use crate::case::{Case, TransportKind};
 use crate::check::{Catalog, Finding, Redactor, SchemaSet, Side, Verdict};
 use crate::target_file::Target;
 use crate::transport::{self, Dialer, Exchange, HttpClient, TransportError};
+
+pub use interrupt::{GRACE, Interrupt, NOT_RUN};
 
 /// How to run.
 #[derive(Clone, Debug)]
@@ -102,6 +109,9 @@ pub struct RunReport {
     pub redactor: Redactor,
     /// Which side the run judges: the server (`harness run`) or a client (`harness judge`).
     pub side: Side,
+    /// Why the run stopped before every execution ran (a signal, the run timeout); `None`
+    /// when it ran to the end.
+    pub interrupted: Option<String>,
 }
 
 impl RunReport {
@@ -189,6 +199,17 @@ pub async fn run(
     config: Config,
     on_event: impl Fn(&Event) + Send + Sync + 'static,
 ) -> Result<RunReport, RunError> {
+    run_until(config, Interrupt::new(), on_event).await
+}
+
+/// Runs the selected cases until they are done or `interrupt` fires (the run timeout fires
+/// it too): then nothing more starts, executions in flight get [`GRACE`], and every
+/// execution that did not run or finish is a skip whose message starts with [`NOT_RUN`].
+pub async fn run_until(
+    config: Config,
+    interrupt: Interrupt,
+    on_event: impl Fn(&Event) + Send + Sync + 'static,
+) -> Result<RunReport, RunError> {
     let started = Instant::now();
     let plan = plan(&config);
     if plan.is_empty() {
@@ -208,18 +229,35 @@ pub async fn run(
     });
     let on_event = Arc::new(on_event);
     on_event(&Event::Started { total: plan.len() });
+    let timer = {
+        let (interrupt, run_timeout) = (interrupt.clone(), config.run_timeout);
+        tokio::spawn(async move {
+            tokio::time::sleep(run_timeout).await;
+            interrupt.fire(format!(
+                "the run timeout expired ({} s)",
+                run_timeout.as_secs_f64()
+            ));
+        })
+    };
     let (serial, parallel): (Vec<_>, Vec<_>) = plan
         .into_iter()
         .enumerate()
         .partition(|(_, (case, _))| case.serial);
     let semaphore = Arc::new(Semaphore::new(config.concurrency.max(1)));
-    let deadline = tokio::time::Instant::now() + config.run_timeout;
     let mut handles = Vec::new();
     for (index, (case, transport)) in parallel {
         let (shared, semaphore, on_event) = (shared.clone(), semaphore.clone(), on_event.clone());
+        let interrupt = interrupt.clone();
         handles.push(tokio::spawn(async move {
-            let _permit = semaphore.acquire_owned().await;
-            let result = execute_bounded(&shared, case, transport, deadline).await;
+            let permit = tokio::select! {
+                biased;
+                reason = interrupt.fired() => Err(reason),
+                permit = semaphore.acquire_owned() => Ok(permit),
+            };
+            let result = match permit {
+                Ok(_permit) => execute_interruptible(&shared, case, transport, &interrupt).await,
+                Err(reason) => interrupt::not_run(&case, transport, &reason, false),
+            };
             on_event(&Event::Finished(Box::new(result.clone())));
             (index, result)
         }));
@@ -231,10 +269,11 @@ pub async fn run(
         }
     }
     for (index, (case, transport)) in serial {
-        let result = execute_bounded(&shared, case, transport, deadline).await;
+        let result = execute_interruptible(&shared, case, transport, &interrupt).await;
         on_event(&Event::Finished(Box::new(result.clone())));
         results.push((index, result));
     }
+    timer.abort();
     results.sort_by_key(|(index, _)| *index);
     let results: Vec<CaseResult> = results.into_iter().map(|(_, result)| result).collect();
     let unreachable = results
@@ -255,31 +294,35 @@ pub async fn run(
             ..failure
         }));
     }
+    // Fired after the last execution ended (the timer racing the end) stopped nothing.
+    let interrupted = interrupt.reason().filter(|_| {
+        results
+            .iter()
+            .any(|result| result.message.starts_with(NOT_RUN))
+    });
     Ok(RunReport {
         target: shared.target.name.clone(),
         results,
         duration: started.elapsed(),
         redactor,
         side: Side::Server,
+        interrupted,
     })
 }
 
-async fn execute_bounded(
+/// One execution, unless the interrupt has fired; cut [`GRACE`] after it fires.
+async fn execute_interruptible(
     shared: &Arc<Shared>,
     case: Arc<Case>,
     transport: TransportKind,
-    deadline: tokio::time::Instant,
+    interrupt: &Interrupt,
 ) -> CaseResult {
-    let started = Instant::now();
-    match tokio::time::timeout_at(deadline, exec::execute(shared, &case, transport)).await {
-        Ok(result) => result,
-        Err(_) => exec::error_result(
-            &case,
-            transport,
-            "the run timeout expired before this case finished".to_owned(),
-            Vec::new(),
-            started,
-        ),
+    if let Some(reason) = interrupt.reason() {
+        return interrupt::not_run(&case, transport, &reason, false);
+    }
+    tokio::select! {
+        result = exec::execute(shared, &case, transport) => result,
+        reason = interrupt.grace_over() => interrupt::not_run(&case, transport, &reason, true),
     }
 }
 
@@ -289,16 +332,42 @@ pub async fn run_one(
     case: &Case,
     transport: TransportKind,
 ) -> Result<CaseResult, RunError> {
-    let dialer = Dialer::new(&config.target.tls).map_err(RunError::Client)?;
-    let shared = Shared {
-        http: HttpClient::new(config.limits, &dialer).map_err(RunError::Client)?,
-        dialer,
-        pacer: pace::Pacer::new(&config.target.limits),
-        target: config.target.clone(),
-        catalog: config.catalog.clone(),
-        schemas: config.schemas.clone(),
-        limits: config.limits,
-        redactor: Redactor::new(config.target.secrets()),
-    };
-    Ok(exec::execute(&shared, case, transport).await)
+    Ok(Runner::new(config)?.execute(case, transport).await)
+}
+
+/// Executions one at a time, as a caller schedules them (the `cargo test` trials of
+/// [`crate::conformance`]): one HTTP client, one pacer and one redactor shared by all, so
+/// pacing holds across them.
+#[derive(Clone)]
+pub struct Runner {
+    shared: Arc<Shared>,
+}
+
+impl Runner {
+    /// A runner for `config`'s target (its cases, filter and transports are not used).
+    pub fn new(config: &Config) -> Result<Runner, RunError> {
+        let dialer = Dialer::new(&config.target.tls).map_err(RunError::Client)?;
+        Ok(Runner {
+            shared: Arc::new(Shared {
+                http: HttpClient::new(config.limits, &dialer).map_err(RunError::Client)?,
+                dialer,
+                pacer: pace::Pacer::new(&config.target.limits),
+                target: config.target.clone(),
+                catalog: config.catalog.clone(),
+                schemas: config.schemas.clone(),
+                limits: config.limits,
+                redactor: Redactor::new(config.target.secrets()),
+            }),
+        })
+    }
+
+    /// Runs one case over one transport.
+    pub async fn execute(&self, case: &Case, transport: TransportKind) -> CaseResult {
+        exec::execute(&self.shared, case, transport).await
+    }
+
+    /// Knows the target's secrets and every token the executions saw.
+    pub fn redactor(&self) -> &Redactor {
+        &self.shared.redactor
+    }
 }

@@ -24,7 +24,7 @@ pub(crate) fn run(args: &[&str]) -> Output {
 }
 
 /// `harness serve` in its own process, once it has written its target file.
-fn spawn_reference(target: &Path) -> std::process::Child {
+pub(crate) fn spawn_reference(target: &Path) -> std::process::Child {
     spawn_reference_with(target, &[])
 }
 

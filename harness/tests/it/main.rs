@@ -1,10 +1,15 @@
 //! The one integration test binary: one module per feature.
 
 mod cli;
+mod conformance;
+mod diff;
+mod expect;
 mod faults;
 mod fuzz;
 mod hostile;
+mod interrupt;
 mod judge;
+mod lint;
 mod load;
 mod quotes;
 mod safety;

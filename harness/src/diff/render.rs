@@ -1,0 +1,144 @@
+//! The diff as terminal text and as Markdown for a pull-request comment.
+
+use std::fmt::Write;
+
+use super::{Change, Diff, Row};
+
+/// Terminal text: one section per non-empty list, one line per execution, and a summary.
+pub fn render_text(diff: &Diff) -> String {
+    let mut out = String::new();
+    let changes = [
+        ("newly failing", &diff.newly_failing),
+        ("newly passing", &diff.newly_passing),
+    ];
+    for (title, list) in changes {
+        if list.is_empty() {
+            continue;
+        }
+        let _ = writeln!(out, "{title} ({}):", list.len());
+        for change in list {
+            let after = &change.after;
+            let _ = writeln!(
+                out,
+                "  {:5} {} [{}] {{{}}}: {} (was {})",
+                after.verdict.as_str().to_uppercase(),
+                after.case,
+                after.transport,
+                after.clauses.join(", "),
+                one_line(&after.message),
+                change.before.verdict
+            );
+        }
+    }
+    for (title, rows) in [("added", &diff.added), ("removed", &diff.removed)] {
+        if rows.is_empty() {
+            continue;
+        }
+        let _ = writeln!(out, "{title} ({}):", rows.len());
+        for row in rows {
+            let _ = writeln!(
+                out,
+                "  {:5} {} [{}] {{{}}}",
+                row.verdict.as_str().to_uppercase(),
+                row.case,
+                row.transport,
+                row.clauses.join(", ")
+            );
+        }
+    }
+    let _ = writeln!(out, "{}", headline(diff));
+    out
+}
+
+/// Markdown for a pull-request comment: a headline, then a table per non-empty list.
+pub fn render_markdown(diff: &Diff) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "### Conformance: {}\n", headline(diff));
+    if diff.is_empty() {
+        let _ = writeln!(out, "No execution changed its outcome.");
+        return out;
+    }
+    let changes = [
+        ("Newly failing", &diff.newly_failing),
+        ("Newly passing", &diff.newly_passing),
+    ];
+    for (title, list) in changes {
+        if list.is_empty() {
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "#### {title} ({})\n\n| now | was | case | transport | clauses | message |\n|---|---|---|---|---|---|",
+            list.len()
+        );
+        for Change { before, after } in list.iter() {
+            let _ = writeln!(
+                out,
+                "| {} | {} | `{}` | {} | {} | {} |",
+                after.verdict,
+                before.verdict,
+                cell(&after.case),
+                cell(&after.transport),
+                cell(&after.clauses.join(", ")),
+                cell(&after.message)
+            );
+        }
+        out.push('\n');
+    }
+    for (title, rows) in [("Added", &diff.added), ("Removed", &diff.removed)] {
+        if rows.is_empty() {
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "#### {title} ({})\n\n| verdict | case | transport | clauses |\n|---|---|---|---|",
+            rows.len()
+        );
+        for Row {
+            case,
+            transport,
+            verdict,
+            clauses,
+            ..
+        } in rows.iter()
+        {
+            let _ = writeln!(
+                out,
+                "| {verdict} | `{}` | {} | {} |",
+                cell(case),
+                cell(transport),
+                cell(&clauses.join(", "))
+            );
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// `2 regressions; 3 newly failing, 1 newly passing, 0 added, 0 removed`.
+fn headline(diff: &Diff) -> String {
+    let regressions = diff.regressions().count();
+    let lead = match regressions {
+        0 => "no regression".to_owned(),
+        1 => "1 regression".to_owned(),
+        n => format!("{n} regressions"),
+    };
+    format!(
+        "{lead}; {} newly failing, {} newly passing, {} added, {} removed",
+        diff.newly_failing.len(),
+        diff.newly_passing.len(),
+        diff.added.len(),
+        diff.removed.len()
+    )
+}
+
+/// A message on one line.
+fn one_line(text: &str) -> String {
+    text.replace(['\n', '\r'], " ")
+}
+
+/// Text safe inside a Markdown table cell (and inside backticks): no line breaks, no
+/// column separator, no backtick.
+fn cell(text: &str) -> String {
+    one_line(text).replace('|', "\\|").replace('`', "'")
+}

@@ -1,0 +1,143 @@
+use super::*;
+
+fn row(case: &str, transport: &str, verdict: Verdict) -> Row {
+    Row {
+        case: case.to_owned(),
+        transport: transport.to_owned(),
+        verdict,
+        clauses: vec![format!("{case}.clause")],
+        message: format!("{case} says {verdict}"),
+    }
+}
+
+#[test]
+fn reads_report_json_as_the_json_writer_writes_it() {
+    let text = r#"{
+  "target": "reference",
+  "summary": {"pass": 1},
+  "results": [
+    {"case": "a", "title": "t", "path": "p", "transport": "ws", "verdict": "xfail",
+     "clauses": ["c.one"], "checks": ["c.one"], "message": "m", "findings": [], "notes": [],
+     "duration_ms": 1.5, "exchanges": []}
+  ]
+}"#;
+    assert_eq!(
+        read_report(text).unwrap(),
+        vec![Row {
+            case: "a".to_owned(),
+            transport: "ws".to_owned(),
+            verdict: Verdict::Xfail,
+            clauses: vec!["c.one".to_owned()],
+            message: "m".to_owned(),
+        }]
+    );
+}
+
+#[test]
+fn a_file_that_is_not_a_report_says_where() {
+    let error = read_report("{\n  \"target\": 1\n}").unwrap_err();
+    assert_eq!(error.line, 3);
+    assert!(
+        error.message.contains("missing field `results`"),
+        "{error:?}"
+    );
+    let error =
+        read_report(r#"{"results": [{"case": "a", "transport": "ws", "verdict": "passed"}]}"#)
+            .unwrap_err();
+    assert_eq!(error.message, "unknown verdict \"passed\" of a [ws]");
+}
+
+#[test]
+fn lists_newly_failing_newly_passing_added_and_removed() {
+    let old = vec![
+        row("stays", "ws", Verdict::Pass),
+        row("breaks", "ws", Verdict::Pass),
+        row("breaks", "http-query", Verdict::Info),
+        row("mends", "ws", Verdict::Fail),
+        row("known", "ws", Verdict::Xfail),
+        row("accepted", "ws", Verdict::Pass),
+        row("was-skipped", "ws", Verdict::Skip),
+        row("gone", "ws", Verdict::Pass),
+    ];
+    let new = vec![
+        row("stays", "ws", Verdict::Pass),
+        row("breaks", "ws", Verdict::Fail),
+        row("breaks", "http-query", Verdict::Error),
+        row("mends", "ws", Verdict::Warn),
+        row("known", "ws", Verdict::Fail),
+        row("accepted", "ws", Verdict::Xfail),
+        row("was-skipped", "ws", Verdict::Fail),
+        row("new", "rest", Verdict::Pass),
+    ];
+    let diff = diff(&old, &new);
+    let failing: Vec<(&str, &str, Verdict)> = diff
+        .newly_failing
+        .iter()
+        .map(|change| {
+            (
+                change.after.case.as_str(),
+                change.after.transport.as_str(),
+                change.before.verdict,
+            )
+        })
+        .collect();
+    assert_eq!(
+        failing,
+        [
+            ("breaks", "ws", Verdict::Pass),
+            ("breaks", "http-query", Verdict::Info),
+            ("accepted", "ws", Verdict::Pass),
+            ("was-skipped", "ws", Verdict::Skip),
+        ]
+    );
+    let regressions: Vec<&str> = diff
+        .regressions()
+        .map(|change| change.after.case.as_str())
+        .collect();
+    assert_eq!(
+        regressions,
+        ["breaks", "breaks", "was-skipped"],
+        "an accepted known failure is no regression"
+    );
+    assert_eq!(diff.newly_passing.len(), 1);
+    assert_eq!(diff.newly_passing[0].after.case, "mends");
+    assert_eq!(diff.added, vec![row("new", "rest", Verdict::Pass)]);
+    assert_eq!(diff.removed, vec![row("gone", "ws", Verdict::Pass)]);
+}
+
+#[test]
+fn identical_runs_differ_in_nothing() {
+    let run = vec![row("a", "ws", Verdict::Pass), row("b", "ws", Verdict::Fail)];
+    let diff = diff(&run, &run);
+    assert!(diff.is_empty());
+    assert_eq!(diff.regressions().count(), 0);
+    assert!(render_markdown(&diff).contains("No execution changed its outcome."));
+}
+
+#[test]
+fn markdown_suits_a_pull_request_comment() {
+    let mut broken = row("breaks", "ws", Verdict::Fail);
+    broken.message = "result | was `odd`\nsecond line".to_owned();
+    let diff = diff(&[row("breaks", "ws", Verdict::Pass)], &[broken]);
+    let markdown = render_markdown(&diff);
+    assert!(
+        markdown.starts_with(
+            "### Conformance: 1 regression; 1 newly failing, 0 newly passing, 0 added, 0 removed\n"
+        ),
+        "{markdown}"
+    );
+    assert!(markdown.contains("#### Newly failing (1)"), "{markdown}");
+    assert!(
+        markdown.contains(
+            "| fail | pass | `breaks` | ws | breaks.clause | result \\| was 'odd' second line |"
+        ),
+        "{markdown}"
+    );
+    let text = render_text(&diff);
+    assert!(
+        text.contains(
+            "  FAIL  breaks [ws] {breaks.clause}: result | was `odd` second line (was pass)"
+        ),
+        "{text}"
+    );
+}

@@ -1,0 +1,183 @@
+//! Reading an expectations file: TOML with `deny_unknown_fields`, then the checks serde
+//! cannot express (one of `case` and `clause`, a reason, a known case, clause and
+//! transport, no duplicate), each defect reported as `path:line: message` with a
+//! did-you-mean where a name is close to a known one.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::{Entry, Expectations, Known, Selector};
+use crate::case::TransportKind;
+use crate::file_error::{FileError, did_you_mean, line_of};
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ExpectFile {
+    #[serde(default)]
+    known_failure: Vec<Spanned<EntryFile>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EntryFile {
+    case: Option<Spanned<String>>,
+    clause: Option<Spanned<String>>,
+    transport: Option<Spanned<String>>,
+    reason: Option<Spanned<String>>,
+}
+
+/// Reads an expectations file and checks every entry against what a run may name.
+pub fn load(path: &Path, known: &Known) -> Result<Expectations, FileError> {
+    let text = std::fs::read_to_string(path).map_err(|error| {
+        FileError::new(
+            path,
+            0,
+            format!("failed to read expectations file: {error}"),
+        )
+    })?;
+    parse(path, &text, known)
+}
+
+/// Parses expectations-file text (see [`load`]).
+pub fn parse(path: &Path, text: &str, known: &Known) -> Result<Expectations, FileError> {
+    let file: ExpectFile =
+        toml::from_str(text).map_err(|error| FileError::from_toml(path, text, &error))?;
+    let mut entries = Vec::with_capacity(file.known_failure.len());
+    let mut seen: BTreeMap<(Selector, Option<TransportKind>), usize> = BTreeMap::new();
+    for spanned in file.known_failure {
+        let line = line_of(text, spanned.span().start);
+        let raw = spanned.into_inner();
+        let at = |value: &Spanned<String>| line_of(text, value.span().start);
+        let selector = match (raw.case, raw.clause) {
+            (Some(case), None) => {
+                if !known.cases.contains_key(case.get_ref()) {
+                    return Err(unknown(
+                        path,
+                        at(&case),
+                        "case",
+                        case.get_ref(),
+                        known.cases.keys().map(String::as_str),
+                    ));
+                }
+                Selector::Case(case.into_inner())
+            }
+            (None, Some(clause)) => {
+                if !known.clauses.contains(clause.get_ref()) {
+                    return Err(unknown(
+                        path,
+                        at(&clause),
+                        "clause",
+                        clause.get_ref(),
+                        known.clauses.iter().map(String::as_str),
+                    ));
+                }
+                Selector::Clause(clause.into_inner())
+            }
+            (Some(_), Some(_)) => {
+                return Err(FileError::new(
+                    path,
+                    line,
+                    "a known_failure names a case or a clause, not both",
+                ));
+            }
+            (None, None) => {
+                return Err(FileError::new(
+                    path,
+                    line,
+                    "a known_failure needs a case or a clause",
+                ));
+            }
+        };
+        let transport = match raw.transport {
+            None => None,
+            Some(name) => Some(transport(
+                path,
+                at(&name),
+                name.get_ref(),
+                &selector,
+                known,
+            )?),
+        };
+        let reason = match raw.reason {
+            Some(reason) if !reason.get_ref().trim().is_empty() => reason.into_inner(),
+            Some(reason) => {
+                return Err(FileError::new(path, at(&reason), "reason is empty"));
+            }
+            None => {
+                return Err(FileError::new(
+                    path,
+                    line,
+                    "a known_failure needs a reason: say why the failure is accepted",
+                ));
+            }
+        };
+        if let Some(first) = seen.insert((selector.clone(), transport), line) {
+            return Err(FileError::new(
+                path,
+                line,
+                format!("the same failure as the entry at line {first}"),
+            ));
+        }
+        entries.push(Entry {
+            selector,
+            transport,
+            reason,
+            line,
+        });
+    }
+    Ok(Expectations {
+        path: path.to_owned(),
+        entries,
+    })
+}
+
+/// Parses a transport name and checks a case entry's case runs over it.
+fn transport(
+    path: &Path,
+    line: usize,
+    name: &str,
+    selector: &Selector,
+    known: &Known,
+) -> Result<TransportKind, FileError> {
+    let Some(kind) = TransportKind::from_name(name) else {
+        return Err(unknown(
+            path,
+            line,
+            "transport",
+            name,
+            TransportKind::ALL.iter().map(|kind| kind.as_str()),
+        ));
+    };
+    if let Selector::Case(case) = selector
+        && let Some(transports) = known.cases.get(case)
+        && !transports.contains(&kind)
+    {
+        let names: Vec<&str> = transports.iter().map(|kind| kind.as_str()).collect();
+        return Err(FileError::new(
+            path,
+            line,
+            format!(
+                "case \"{case}\" does not run over {name} (it runs over {})",
+                names.join(", ")
+            ),
+        ));
+    }
+    Ok(kind)
+}
+
+/// `unknown case "x" (did you mean "y"?)`.
+fn unknown<'a>(
+    path: &Path,
+    line: usize,
+    what: &str,
+    name: &str,
+    known: impl IntoIterator<Item = &'a str>,
+) -> FileError {
+    let hint = did_you_mean(name, known)
+        .map(|close| format!(" (did you mean \"{close}\"?)"))
+        .unwrap_or_default();
+    FileError::new(path, line, format!("unknown {what} \"{name}\"{hint}"))
+}
