@@ -178,6 +178,11 @@ pub struct Auth {
     pub token: Option<String>,
     /// `bearer` login: the scope to request.
     pub scope: Option<String>,
+    /// `bearer` login: a requirement (`account:read`, `block_rfq:read`, ...) the token must
+    /// lack for the step to mean anything. SPEC.md does not say what a requested scope grants
+    /// beyond what it names, so when the granted `scope` grants this requirement the case is
+    /// skipped with that reason instead of expecting a refusal.
+    pub lacks: Option<String>,
     /// Sign or log in with a wrong secret.
     #[serde(default)]
     pub wrong_secret: bool,

@@ -163,10 +163,36 @@ impl Execution<'_> {
         match &auth.token {
             Some(token) => self.resolved(token),
             None => {
-                self.login(auth.account.as_deref(), auth.scope.as_deref())
-                    .await
+                let token = self
+                    .login(auth.account.as_deref(), auth.scope.as_deref())
+                    .await?;
+                self.check_lacks(auth)?;
+                Ok(token)
             }
         }
+    }
+
+    /// Skips the case when the server granted the requirement the step's token must lack
+    /// (the granted scope is read, never assumed).
+    fn check_lacks(&self, auth: &Auth) -> Result<(), Stop> {
+        let Some(requirement) = &auth.lacks else {
+            return Ok(());
+        };
+        let key = (
+            auth.account.clone().unwrap_or_else(|| "main".to_owned()),
+            auth.scope.clone(),
+        );
+        let Some(token) = self.session.cached_token(&key, |_| true) else {
+            return Ok(());
+        };
+        if token.granted.grants(requirement) {
+            return Err(Stop::Skip(format!(
+                "the token asked for scope \"{}\" was granted \"{}\", which grants {requirement}: its refusal cannot be checked",
+                auth.scope.as_deref().unwrap_or_default(),
+                token.granted
+            )));
+        }
+        Ok(())
     }
 
     /// Obtains (once per execution) a token for an account with `client_credentials`, over

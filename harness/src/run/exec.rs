@@ -29,6 +29,9 @@ pub(crate) enum Stop {
     Failed,
     /// The harness could not go on (unreachable target, broken template).
     Error(String),
+    /// The rest of the case means nothing against this target (e.g. a refusal check on a
+    /// token the server granted more than was asked): the execution is skipped.
+    Skip(String),
 }
 
 /// The state of one execution.
@@ -65,12 +68,17 @@ pub(crate) async fn execute(shared: &Shared, case: &Case, transport: TransportKi
     }
     let mut execution = Execution::new(shared, case, transport);
     let mut error = None;
+    let mut skipped = None;
     for step in &case.steps {
         match execution.step(step).await {
             Ok(()) => {}
             Err(Stop::Failed) => break,
             Err(Stop::Error(message)) => {
                 error = Some(message);
+                break;
+            }
+            Err(Stop::Skip(reason)) => {
+                skipped = Some(reason);
                 break;
             }
         }
@@ -84,6 +92,18 @@ pub(crate) async fn execute(shared: &Shared, case: &Case, transport: TransportKi
     } = execution;
     if let Some(message) = error {
         return error_result(case, transport, message, exchanges, started);
+    }
+    if let Some(reason) = skipped.filter(|_| findings.is_empty()) {
+        return finish(
+            case,
+            transport,
+            Verdict::Skip,
+            reason,
+            findings,
+            notes,
+            exchanges,
+            started,
+        );
     }
     let verdict = findings
         .iter()
