@@ -343,6 +343,7 @@ fn url_target(
         fixtures: Fixtures::default(),
         limits: RateLimits::default(),
         tls: Default::default(),
+        param_names: Default::default(),
     })
 }
 

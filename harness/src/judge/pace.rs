@@ -121,6 +121,7 @@ mod tests {
         let limits = RateLimits {
             transaction_log_per_second: 1.0,
             transaction_log_burst: burst,
+            ..RateLimits::default()
         };
         let mut tally = Tally::default();
         check_transaction_log_rate(&records, &callers, &limits, &mut tally);

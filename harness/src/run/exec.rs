@@ -283,6 +283,12 @@ impl Execution<'_> {
     /// Builds the request of a `call` or `raw` step: templates, then authentication.
     async fn prepare(&mut self, step: &Step, method: &str) -> Result<Outgoing, Stop> {
         let mut params = template::resolve_map(&step.params, self).map_err(Stop::Error)?;
+        if let Some(names) = self.shared.target.param_names.get(method) {
+            params = params
+                .into_iter()
+                .map(|(name, value)| (names.get(&name).cloned().unwrap_or(name), value))
+                .collect();
+        }
         let raw = match &step.raw {
             Some(raw) => Some(self.resolved(raw)?),
             None => None,

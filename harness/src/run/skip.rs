@@ -28,6 +28,17 @@ pub(crate) fn skip_reason(
             "calls {method}, which changes server state; the target file does not set allow_destructive = true"
         ));
     }
+    // Parameter names SPEC.md does not show (4.3) are the target file's to give.
+    if let Some(method) = case.steps.iter().find_map(|step| {
+        let method = step.call.as_deref()?;
+        let unnamed = crate::spec::method(method).is_some_and(|method| !method.params_shown);
+        (unnamed && !step.params.is_empty() && !target.param_names.contains_key(method))
+            .then_some(method)
+    }) {
+        return Some(format!(
+            "SPEC.md does not show the parameter names of {method}; the target file does not name them in [param_names.\"{method}\"]"
+        ));
+    }
     if transport == TransportKind::Ws && target.ws_url.is_none() {
         return Some("the target file has no ws_url".to_owned());
     }
@@ -87,6 +98,21 @@ currency = "BTC"
     }
 
     const READ: &str = "public/get_currencies";
+
+    #[test]
+    fn a_method_with_unshown_parameter_names_needs_the_target_to_name_them() {
+        let text = "id = \"c\"\ntitle = \"t\"\nclauses = [\"x\"]\n[[step]]\ncall = \"public/fork_token\"\nparams = { refresh_token = \"r\", session_name = \"s\" }\n";
+        let case: Case = toml::from_str(text).expect("test case parses");
+        let reason = skip_reason(&target(""), &case, TransportKind::HttpQuery).unwrap_or_default();
+        assert!(
+            reason.contains("[param_names.\"public/fork_token\"]"),
+            "{reason}"
+        );
+        let named = target(
+            "[param_names.\"public/fork_token\"]\nrefresh_token = \"r\"\nsession_name = \"name\"\n",
+        );
+        assert_eq!(skip_reason(&named, &case, TransportKind::HttpQuery), None);
+    }
 
     #[test]
     fn a_case_the_target_can_serve_runs() {

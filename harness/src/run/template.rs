@@ -1,4 +1,6 @@
-//! Template resolution in case-file values: `{{name}}`, `{{name + 1}}`, `{{name - 61000}}`.
+//! Template resolution in case-file values: `{{name}}`, `{{name + 1}}`, `{{name - 61000}}`,
+//! and `{{min(a, b)}}` / `{{max(a, b)}}` of two integer names (a window between two captured
+//! timestamps whatever order the server pages in).
 //!
 //! A string that is exactly one template becomes the referenced value with its JSON type
 //! (so `"{{fixtures.subaccount_id}}"` is an integer); templates inside longer strings are
@@ -77,6 +79,29 @@ fn resolve_text(text: &str, bindings: &dyn Bindings) -> Result<Value, String> {
 }
 
 fn evaluate(expression: &str, bindings: &dyn Bindings) -> Result<Value, String> {
+    for (function, pick) in [
+        ("min(", i64::min as fn(i64, i64) -> i64),
+        ("max(", i64::max),
+    ] {
+        if let Some(arguments) = expression
+            .strip_prefix(function)
+            .and_then(|rest| rest.strip_suffix(')'))
+        {
+            let (first, second) = arguments
+                .split_once(',')
+                .ok_or_else(|| format!("\"{expression}\" needs two arguments"))?;
+            let integer = |name: &str| {
+                let value = evaluate(name.trim(), bindings)?;
+                value.as_i64().ok_or_else(|| {
+                    format!(
+                        "template {{{{{}}}}} is {value}, not an integer",
+                        name.trim()
+                    )
+                })
+            };
+            return Ok(Value::from(pick(integer(first)?, integer(second)?)));
+        }
+    }
     let (name, offset) = match expression.split_once(['+', '-']) {
         Some((name, amount)) => {
             let amount: i64 = amount
@@ -138,6 +163,24 @@ mod tests {
             resolve(&json!("{{ now_ms + 1 }}"), &Fixed).unwrap(),
             json!(1001)
         );
+    }
+
+    #[test]
+    fn min_and_max_of_two_names() {
+        assert_eq!(
+            resolve(&json!("{{min(now_ms, fixtures.subaccount_id)}}"), &Fixed).unwrap(),
+            json!(7)
+        );
+        assert_eq!(
+            resolve(
+                &json!("{{ max(fixtures.subaccount_id, now_ms + 5) }}"),
+                &Fixed
+            )
+            .unwrap(),
+            json!(1005)
+        );
+        assert!(resolve(&json!("{{max(token, now_ms)}}"), &Fixed).is_err());
+        assert!(resolve(&json!("{{min(now_ms)}}"), &Fixed).is_err());
     }
 
     #[test]

@@ -106,6 +106,7 @@ impl Config {
             limits: RateLimits {
                 transaction_log_per_second: 1.0,
                 transaction_log_burst: 100,
+                throttle_codes: vec![crate::jsonrpc::code::TOO_MANY_REQUESTS],
             },
             clock: Clock::system(),
             max_body_bytes: 64 * 1024,

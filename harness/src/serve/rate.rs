@@ -75,6 +75,7 @@ mod tests {
         let mut limiter = RateLimiter::new(&RateLimits {
             transaction_log_per_second: 1.0,
             transaction_log_burst: 2,
+            ..RateLimits::default()
         });
         assert!(limiter.admit("a", 0));
         assert!(limiter.admit("a", 0));

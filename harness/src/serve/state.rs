@@ -269,6 +269,17 @@ impl ServerState {
                 )
             })
             .collect();
+        // What the reference chose where SPEC.md leaves a point open and a client must know:
+        // its throttling code and fork_token's parameter names.
+        let mut limits = self.limits.clone();
+        if self.variant(super::Variant::OtherErrorCodes) {
+            limits.throttle_codes = vec![OTHER_THROTTLE_CODE];
+        }
+        let session_param = if self.variant(super::Variant::ForkTokenNames) {
+            "name"
+        } else {
+            "session_name"
+        };
         Target {
             name: "reference".to_owned(),
             base_url: format!("{origin}/api/v2"),
@@ -284,8 +295,15 @@ impl ServerState {
                 currency: Some("BTC".to_owned()),
                 direct_access_key: Some(self.direct_access_key.clone()),
             },
-            limits: self.limits.clone(),
+            limits,
             tls: crate::target_file::TlsTrust::default(),
+            param_names: BTreeMap::from([(
+                "public/fork_token".to_owned(),
+                BTreeMap::from([
+                    ("refresh_token".to_owned(), "refresh_token".to_owned()),
+                    ("session_name".to_owned(), session_param.to_owned()),
+                ]),
+            )]),
         }
     }
 

@@ -28,8 +28,13 @@
 //! direct_access_key_env = "STAGING_DA_KEY"       # or direct_access_key = "..."
 //!
 //! [limits]                                       # pacing of private/get_transaction_log
-//! transaction_log_per_second = 1.0
+//! transaction_log_per_second = 1.0               # per account: all its tokens and transports
 //! transaction_log_burst = 1
+//! throttle_codes = [10028]                       # error codes that mean "slow down": retried
+//!
+//! [param_names."public/fork_token"]              # names SPEC.md does not show (4.3); cases
+//! refresh_token = "refresh_token"                # calling such a method are skipped without
+//! session_name = "session_name"                  # them
 //! ```
 
 use std::collections::BTreeMap;
@@ -70,6 +75,9 @@ pub struct Target {
     pub limits: RateLimits,
     /// Which server certificates the harness trusts.
     pub tls: TlsTrust,
+    /// For methods whose parameter names SPEC.md does not show (`public/fork_token`): the
+    /// target's name for each parameter the harness sends, by method and harness name.
+    pub param_names: BTreeMap<String, BTreeMap<String, String>>,
 }
 
 /// One API key.
@@ -112,9 +120,17 @@ pub struct RateLimits {
     /// How many transaction-log requests may go at once before pacing applies.
     #[serde(default = "RateLimits::default_burst")]
     pub transaction_log_burst: u32,
+    /// Error codes that mean the target is throttling: such an answer is retried after a
+    /// back-off and noted, never judged. SPEC.md gives no code for it (section 7).
+    #[serde(default = "RateLimits::default_throttle_codes")]
+    pub throttle_codes: Vec<i64>,
 }
 
 impl RateLimits {
+    fn default_throttle_codes() -> Vec<i64> {
+        vec![crate::jsonrpc::code::TOO_MANY_REQUESTS]
+    }
+
     fn default_per_second() -> f64 {
         1.0
     }
@@ -128,6 +144,7 @@ impl Default for RateLimits {
         RateLimits {
             transaction_log_per_second: RateLimits::default_per_second(),
             transaction_log_burst: RateLimits::default_burst(),
+            throttle_codes: RateLimits::default_throttle_codes(),
         }
     }
 }
@@ -178,6 +195,8 @@ struct TargetFile {
     ca_file: Option<String>,
     #[serde(default)]
     accept_invalid_certs: bool,
+    #[serde(default)]
+    param_names: BTreeMap<String, BTreeMap<String, String>>,
 }
 
 #[derive(Deserialize)]
@@ -343,6 +362,27 @@ impl Target {
                 "ca_file must name a PEM file",
             ));
         }
+        for method in file.param_names.keys() {
+            let named = crate::spec::method(method).is_some_and(|method| !method.params_shown);
+            if !named {
+                let hint = crate::file_error::did_you_mean(
+                    method,
+                    crate::spec::METHODS
+                        .iter()
+                        .filter(|method| !method.params_shown)
+                        .map(|method| method.name),
+                )
+                .map(|known| format!(" (did you mean \"{known}\"?)"))
+                .unwrap_or_default();
+                return Err(FileError::new(
+                    path,
+                    key_line(text, "[param_names"),
+                    format!(
+                        "param_names.\"{method}\": only methods whose parameter names SPEC.md does not show take names here{hint}"
+                    ),
+                ));
+            }
+        }
         let tls = TlsTrust {
             ca_file: file
                 .ca_file
@@ -364,6 +404,7 @@ impl Target {
             fixtures,
             limits: file.limits,
             tls,
+            param_names: file.param_names,
         })
     }
 
@@ -416,6 +457,12 @@ impl Target {
         }
         out.push_str("\n[limits]\n");
         out.push_str(&toml::to_string(&self.limits).unwrap_or_default());
+        for (method, names) in &self.param_names {
+            out.push_str(&format!("\n[param_names.{}]\n", quote(method)));
+            for (name, target_name) in names {
+                out.push_str(&format!("{} = {}\n", quote(name), quote(target_name)));
+            }
+        }
         out
     }
 

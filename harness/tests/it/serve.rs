@@ -45,6 +45,7 @@ async fn start(faults: &[Fault]) -> Server {
     config.limits = RateLimits {
         transaction_log_per_second: 1_000.0,
         transaction_log_burst: 1_000,
+        ..RateLimits::default()
     };
     start_with(config).await
 }
@@ -1047,6 +1048,7 @@ async fn transaction_log_rate_limit_refuses_then_refills() {
     config.limits = RateLimits {
         transaction_log_per_second: 1.0,
         transaction_log_burst: 2,
+        ..RateLimits::default()
     };
     let server = start_with(config).await;
     let auth = server.bearer("main").await;

@@ -31,6 +31,7 @@ fn shared(fixtures: Fixtures) -> Shared {
         fixtures,
         limits: RateLimits::default(),
         tls: Default::default(),
+        param_names: Default::default(),
     };
     let limits = RequestLimits::default();
     let dialer = Dialer::new(&target.tls).expect("dialer builds");
