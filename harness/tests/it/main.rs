@@ -3,6 +3,7 @@
 mod cli;
 mod faults;
 mod fuzz;
+mod fuzz_shard;
 mod hostile;
 mod judge;
 mod load;
