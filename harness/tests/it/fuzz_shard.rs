@@ -9,7 +9,8 @@ use std::process::{Command, Output};
 
 use harness::case::TransportKind;
 use harness::fuzz::{self, FuzzReport, Shard, merge};
-use harness::serve;
+
+use super::fuzz::reference_target;
 
 fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("harness-it-shard-{name}-{}", std::process::id()));
@@ -62,16 +63,7 @@ fn clauses(findings: impl IntoIterator<Item = String>) -> BTreeSet<String> {
 
 #[test]
 fn shards_partition_the_requests_of_one_seed() {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let target = runtime.block_on(async {
-        let running = serve::start(serve::Config::loopback()).await.unwrap();
-        let target = running.target();
-        running.shutdown().await;
-        target
-    });
+    let target = reference_target();
     let transports = TransportKind::ALL;
     let whole = fuzz::generate(9, 300, &target, &transports);
     for count in [1, 3, 7] {

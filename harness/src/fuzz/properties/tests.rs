@@ -103,7 +103,12 @@ fn every_options_file_names_a_target_and_its_dictionary_exists() {
             path.display()
         );
         let text = std::fs::read_to_string(&path).unwrap();
-        assert_eq!(text.lines().next(), Some("[libfuzzer]"), "{}", path.display());
+        assert_eq!(
+            text.lines().next(),
+            Some("[libfuzzer]"),
+            "{}",
+            path.display()
+        );
         for line in text.lines().skip(1) {
             let (key, value) = line.split_once(" = ").expect("key = value");
             assert!(
