@@ -15,7 +15,8 @@
 //! The same seed gives the same requests: generation draws from one seeded `StdRng` before
 //! anything is sent. Nonces and timestamps, made at send time, are not part of a request.
 //! A run can be split across processes, each sending its shard of the same requests
-//! ([`Shard`]), and [`merge`](merge::merge) deduplicates the findings of many runs into one report.
+//! ([`Shard`]), and [`merge`](merge::merge) deduplicates the findings of many runs into one
+//! report.
 
 mod assess;
 mod case_file;
