@@ -1,21 +1,41 @@
 //! `harness fuzz`: generated valid and invalid requests against a target (default: the
 //! embedded reference server, with `--fault` like `harness run`), findings shrunk and
-//! written as ready-to-run case files.
+//! written as ready-to-run case files; `--shard I/N` sends one part of a seed's requests.
+//! `harness fuzz merge DIR...` ([`merge`]) makes one report of many runs.
+
+mod merge;
 
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use clap::Args;
+use clap::{Args, Subcommand};
 use harness::case::TransportKind;
 use harness::check::SchemaSet;
-use harness::fuzz::{self, Config, FuzzError};
+use harness::fuzz::{self, Config, FuzzError, Shard};
 
 use super::target::{Allowances, TargetChoice};
 use super::{CliError, cases_dir, exit, runtime};
 
+/// `harness fuzz [options]`, or `harness fuzz merge DIR...`.
 #[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub(crate) struct FuzzArgs {
+    #[command(subcommand)]
+    command: Option<FuzzCommand>,
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+#[derive(Debug, Subcommand)]
+enum FuzzCommand {
+    /// Merge the findings of many runs (their --out directories) into one report, one finding
+    /// per clause and shrunk request.
+    Merge(merge::MergeArgs),
+}
+
+#[derive(Debug, Args)]
+struct RunArgs {
     /// Target file describing the server (default: start the reference server in-process).
     #[arg(long, value_name = "FILE")]
     target: Option<PathBuf>,
@@ -25,6 +45,10 @@ pub(crate) struct FuzzArgs {
     /// Seed of the generator (default: a random one, printed so the run can be repeated).
     #[arg(long)]
     seed: Option<u64>,
+    /// Send only shard I of N of the requests (request k goes to shard k mod N + 1), so N
+    /// processes with the same seed split one run without overlap.
+    #[arg(long, value_name = "I/N", default_value_t = Shard::WHOLE)]
+    shard: Shard,
     /// Directory for fuzz.json and a case file per finding.
     #[arg(long, value_name = "DIR", default_value = "reports/fuzz")]
     out: PathBuf,
@@ -65,6 +89,13 @@ fn parse_transport(name: &str) -> Result<TransportKind, String> {
 }
 
 pub(crate) fn fuzz(args: FuzzArgs) -> Result<u8, CliError> {
+    match args.command {
+        Some(FuzzCommand::Merge(merge_args)) => merge::merge(merge_args),
+        None => run(args.run),
+    }
+}
+
+fn run(args: RunArgs) -> Result<u8, CliError> {
     let allowances = Allowances {
         plain_http: args.allow_plain_http,
         invalid_certs: args.allow_invalid_certs,
@@ -79,6 +110,7 @@ pub(crate) fn fuzz(args: FuzzArgs) -> Result<u8, CliError> {
     let schemas = Arc::new(SchemaSet::load(&schemas_dir).map_err(CliError::usage)?);
     let seed = args.seed.unwrap_or_else(rand::random);
     let mut config = Config::new(seed, args.requests);
+    config.shard = args.shard;
     config.concurrency = args.concurrency.max(1);
     config.limits.request_timeout = Duration::from_millis(args.timeout_ms);
     config.run_timeout = Duration::from_secs(args.run_timeout_s);
@@ -86,8 +118,13 @@ pub(crate) fn fuzz(args: FuzzArgs) -> Result<u8, CliError> {
     if !args.transports.is_empty() {
         config.transports = args.transports.clone();
     }
+    let shard = if args.shard == Shard::WHOLE {
+        String::new()
+    } else {
+        format!(" --shard {}", args.shard)
+    };
     let rerun = format!(
-        "harness fuzz --seed {seed} --requests {}{}",
+        "harness fuzz --seed {seed} --requests {}{shard}{}",
         args.requests,
         choice.flags()
     );

@@ -65,6 +65,7 @@ enum Command {
     /// Prove every check can fail: run the suite against each seeded fault.
     Selftest(selftest::SelftestArgs),
     /// Fuzz a target with generated valid and invalid requests; findings become case files.
+    /// `harness fuzz merge DIR...` merges the findings of many runs.
     Fuzz(fuzz::FuzzArgs),
     /// Judge a client: serve the reference API, record every request, report the client
     /// clauses it broke.

@@ -46,6 +46,16 @@ pub fn generate(
     target: &Target,
     transports: &[TransportKind],
 ) -> Vec<FuzzRequest> {
+    stream(seed, target, transports).take(count).collect()
+}
+
+/// The endless stream of requests `seed` generates for `target` over `transports`, of which
+/// [`generate`] takes the first `count` (empty when no JSON-RPC transport is usable).
+pub(crate) fn stream<'a>(
+    seed: u64,
+    target: &'a Target,
+    transports: &[TransportKind],
+) -> impl Iterator<Item = FuzzRequest> + 'a {
     let mut rng = StdRng::seed_from_u64(seed);
     let jsonrpc: Vec<TransportKind> = transports
         .iter()
@@ -56,43 +66,10 @@ pub fn generate(
     let rest = transports.contains(&TransportKind::Rest)
         && target.direct_access_url.is_some()
         && target.fixtures.direct_access_key.is_some();
-    if jsonrpc.is_empty() {
-        return Vec::new();
-    }
     let generator = Generator { target };
-    (0..count)
-        .map(|_| {
-            if rest && rng.random_ratio(1, 40) {
-                return generator.lock_portfolio(&mut rng);
-            }
-            let transport = *jsonrpc
-                .choose(&mut rng)
-                .unwrap_or(&TransportKind::HttpQuery);
-            let rule = rules::METHODS
-                .choose(&mut rng)
-                .unwrap_or(&rules::METHODS[0]);
-            let mut request = generator.valid(&mut rng, rule, transport);
-            if rule.paging.is_some() && rng.random_ratio(1, 10) {
-                // A walk: small pages from the first to the last, nothing broken on purpose,
-                // over the whole history when the method takes a time window.
-                request
-                    .params
-                    .insert("count".to_owned(), json!(rng.random_range(2..30)));
-                for (name, value) in [("start_timestamp", 0), ("end_timestamp", WINDOW_END_MS)] {
-                    if let Some(bound) = request.params.get_mut(name) {
-                        *bound = json!(value);
-                    }
-                }
-                request.walk = true;
-                request.why = "a pagination walk".to_owned();
-                return request;
-            }
-            if rng.random_bool(0.6) {
-                generator.mutate(&mut rng, rule, &mut request);
-            }
-            request
-        })
-        .collect()
+    std::iter::from_fn(move || {
+        (!jsonrpc.is_empty()).then(|| generator.request(&mut rng, &jsonrpc, rest))
+    })
 }
 
 /// The end of a walk's time window: 2100-01-01, after every entry a history can hold.
@@ -103,6 +80,36 @@ struct Generator<'a> {
 }
 
 impl Generator<'_> {
+    /// The next request: a REST call now and then, else a JSON-RPC request, valid, walked
+    /// or with one defect.
+    fn request(&self, rng: &mut StdRng, jsonrpc: &[TransportKind], rest: bool) -> FuzzRequest {
+        if rest && rng.random_ratio(1, 40) {
+            return self.lock_portfolio(rng);
+        }
+        let transport = *jsonrpc.choose(rng).unwrap_or(&TransportKind::HttpQuery);
+        let rule = rules::METHODS.choose(rng).unwrap_or(&rules::METHODS[0]);
+        let mut request = self.valid(rng, rule, transport);
+        if rule.paging.is_some() && rng.random_ratio(1, 10) {
+            // A walk: small pages from the first to the last, nothing broken on purpose,
+            // over the whole history when the method takes a time window.
+            request
+                .params
+                .insert("count".to_owned(), json!(rng.random_range(2..30)));
+            for (name, value) in [("start_timestamp", 0), ("end_timestamp", WINDOW_END_MS)] {
+                if let Some(bound) = request.params.get_mut(name) {
+                    *bound = json!(value);
+                }
+            }
+            request.walk = true;
+            request.why = "a pagination walk".to_owned();
+            return request;
+        }
+        if rng.random_bool(0.6) {
+            self.mutate(rng, rule, &mut request);
+        }
+        request
+    }
+
     fn has_account(&self, role: &str) -> bool {
         self.target.accounts.contains_key(role)
     }

@@ -14,27 +14,33 @@
 //!
 //! The same seed gives the same requests: generation draws from one seeded `StdRng` before
 //! anything is sent. Nonces and timestamps, made at send time, are not part of a request.
+//! A run can be split across processes, each sending its shard of the same requests
+//! ([`Shard`]), and [`merge`](merge::merge) deduplicates the findings of many runs into one
+//! report.
 
 mod assess;
 mod case_file;
 mod generate;
+pub mod merge;
 #[cfg(any(test, feature = "arbitrary"))]
 pub mod properties;
 pub mod rules;
 mod run;
 mod send;
+mod shard;
 mod shrink;
 mod walk;
 
 pub use case_file::case_file;
 pub use generate::generate;
 pub use run::run;
+pub use shard::{Shard, shard_requests};
 
 use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::case::TransportKind;
@@ -44,8 +50,11 @@ use crate::case::TransportKind;
 pub struct Config {
     /// Seeds the generator; the same seed gives the same requests.
     pub seed: u64,
-    /// Requests to generate and send (the health calls and logins come on top).
+    /// Requests to generate (the health calls and logins come on top); a shard sends its
+    /// part of them.
     pub requests: usize,
+    /// Which part of the requests this process sends (`Shard::WHOLE`: all).
+    pub shard: Shard,
     /// Requests in flight at once.
     pub concurrency: usize,
     /// Transports to use (`rest` only carries `lock_portfolio`).
@@ -72,6 +81,7 @@ impl Config {
         Config {
             seed,
             requests,
+            shard: Shard::WHOLE,
             concurrency: 32,
             transports: TransportKind::ALL.to_vec(),
             limits: crate::transport::RequestLimits::default(),
@@ -85,7 +95,7 @@ impl Config {
 }
 
 /// One generated request.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FuzzRequest {
     /// The transport it goes over.
     pub transport: TransportKind,
@@ -104,7 +114,7 @@ pub struct FuzzRequest {
 }
 
 /// How a request authenticates.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RequestAuth {
     /// No credentials.
@@ -171,7 +181,7 @@ pub enum RequestAuth {
 }
 
 /// Which `client_secret` a `client_credentials` login sends.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SecretPlan {
     /// The account's secret.
@@ -183,13 +193,13 @@ pub enum SecretPlan {
 }
 
 /// One distinct failure, shrunk.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct FuzzFinding {
     /// The catalog clause broken.
     pub clause: String,
     /// What was observed (redacted).
     pub message: String,
-    /// Index of the first request that failed this way.
+    /// Index in the whole run (all shards) of the first request that failed this way.
     pub first_index: usize,
     /// Requests that failed this way.
     pub occurrences: usize,
@@ -202,10 +212,16 @@ pub struct FuzzFinding {
 }
 
 /// What a run found.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct FuzzReport {
     /// The seed.
     pub seed: u64,
+    /// Requests generated from the seed, of which this shard sent its part.
+    #[serde(default)]
+    pub requests: usize,
+    /// The part sent.
+    #[serde(default)]
+    pub shard: Shard,
     /// Generated requests sent.
     pub sent: usize,
     /// Of those, requests the oracle expected a result for.

@@ -14,8 +14,8 @@ use super::rules::{self, Expectation};
 use super::send::Sender;
 use super::walk;
 use super::{
-    Config, FuzzError, FuzzFinding, FuzzReport, FuzzRequest, RequestAuth, case_file, generate,
-    shrink,
+    Config, FuzzError, FuzzFinding, FuzzReport, FuzzRequest, RequestAuth, case_file,
+    shard_requests, shrink,
 };
 use crate::case::TransportKind;
 use crate::check::{Redactor, SchemaSet};
@@ -59,9 +59,11 @@ pub async fn run(
             ));
         }
     }
-    let requests = Arc::new(generate(
+    // This shard's requests, each with its index in the whole run.
+    let requests = Arc::new(shard_requests(
         config.seed,
         config.requests,
+        config.shard,
         &target,
         &config.transports,
     ));
@@ -90,7 +92,7 @@ pub async fn run(
                     break;
                 }
                 let index = next.fetch_add(1, Ordering::Relaxed);
-                let Some(request) = requests.get(index) else {
+                let Some((number, request)) = requests.get(index) else {
                     break;
                 };
                 let outcome = execute(
@@ -98,7 +100,7 @@ pub async fn run(
                     &schemas,
                     &redactor,
                     request,
-                    index as u64 + 1,
+                    *number as u64 + 1,
                     &mut ws,
                 )
                 .await;
@@ -118,6 +120,8 @@ pub async fn run(
         std::mem::take(&mut *outcomes.lock().unwrap_or_else(PoisonError::into_inner));
     let mut report = FuzzReport {
         seed: config.seed,
+        requests: config.requests,
+        shard: config.shard,
         sent: outcomes.iter().flatten().count(),
         timed_out: outcomes.iter().any(Option::is_none) && config.interrupt.reason().is_none(),
         interrupted: config.interrupt.reason(),
@@ -138,7 +142,8 @@ pub async fn run(
             Judgement::Pass => {}
             Judgement::RateLimited => report.rate_limited += 1,
             Judgement::Fail(failure) => {
-                failed.push((requests[index].clone(), outcome.expectation, failure, index));
+                let (number, request) = requests[index].clone();
+                failed.push((request, outcome.expectation, failure, number));
             }
         }
     }
@@ -160,7 +165,7 @@ pub async fn run(
         .await;
         if let Judgement::Fail(mut failure) = outcome.judgement {
             failure.message = format!("the server did not stay up: {}", failure.message);
-            failed.push((request, outcome.expectation, failure, requests.len()));
+            failed.push((request, outcome.expectation, failure, config.requests));
         }
     }
     if let Some(session) = ws {

@@ -193,18 +193,23 @@ fn unknown_fault_is_a_usage_error() {
     assert_eq!(output.status.code(), Some(2));
 }
 
-#[test]
-fn same_seed_gives_the_same_requests() {
+/// The reference server's target file, for generating requests without sending them.
+pub(crate) fn reference_target() -> harness::target_file::Target {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
-    let target = runtime.block_on(async {
+    runtime.block_on(async {
         let running = serve::start(serve::Config::loopback()).await.unwrap();
         let target = running.target();
         running.shutdown().await;
         target
-    });
+    })
+}
+
+#[test]
+fn same_seed_gives_the_same_requests() {
+    let target = reference_target();
     let transports = TransportKind::ALL;
     let once = fuzz::generate(42, 500, &target, &transports);
     let again = fuzz::generate(42, 500, &target, &transports);

@@ -6,6 +6,7 @@ mod diff;
 mod expect;
 mod faults;
 mod fuzz;
+mod fuzz_shard;
 mod hostile;
 mod interrupt;
 mod judge;

@@ -86,3 +86,41 @@ fn fixed_crash_holds_and_unknown_target_is_none() {
     assert_eq!(run("target_parse_roundtrip", &crash), Some(Ok(())));
     assert_eq!(run("no_such_target", b""), None);
 }
+
+/// `fuzz/options/<target>.options` is what `.clusterfuzzlite/build.sh` copies beside each
+/// binary: a `[libfuzzer]` section of `flag = value` lines; a dictionary it names must be in
+/// `fuzz/dict/`.
+#[test]
+fn every_options_file_names_a_target_and_its_dictionary_exists() {
+    let options = fuzz_dir().join("options");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&options).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+        assert!(
+            TARGETS.iter().any(|(target, _)| *target == name),
+            "{}: no fuzz target named {name}",
+            path.display()
+        );
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(
+            text.lines().next(),
+            Some("[libfuzzer]"),
+            "{}",
+            path.display()
+        );
+        for line in text.lines().skip(1) {
+            let (key, value) = line.split_once(" = ").expect("key = value");
+            assert!(
+                !key.is_empty() && key.chars().all(|c| c.is_ascii_lowercase() || c == '_'),
+                "{}: {line} is not a libFuzzer flag",
+                path.display()
+            );
+            if key == "dict" {
+                assert!(fuzz_dir().join("dict").join(value).is_file(), "{line}");
+            }
+        }
+        seen += 1;
+    }
+    assert!(seen > 0, "no options file under {}", options.display());
+}

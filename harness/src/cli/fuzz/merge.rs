@@ -1,0 +1,92 @@
+//! `harness fuzz merge DIR...`: the findings of many `harness fuzz` runs (shards of one seed,
+//! other seeds, other machines) as one report, one finding per clause and shrunk request,
+//! with the case file of each copied into `--out`. Exit codes as `harness fuzz`: 1 while a
+//! finding remains, 2 for a directory that is not a run's `--out`.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use harness::fuzz::merge::{self, MergeError};
+
+use crate::cli::{CliError, exit};
+
+#[derive(Debug, Args)]
+pub(crate) struct MergeArgs {
+    /// The --out directories of the runs, each holding fuzz.json and the case files.
+    #[arg(required = true, value_name = "DIR")]
+    dirs: Vec<PathBuf>,
+    /// Directory for merge.json and the case file of each distinct finding.
+    #[arg(long, value_name = "DIR", default_value = "reports/fuzz-merged")]
+    out: PathBuf,
+}
+
+pub(crate) fn merge(args: MergeArgs) -> Result<u8, CliError> {
+    let mut runs = Vec::new();
+    for dir in args.dirs {
+        let report = merge::load_run(&dir).map_err(CliError::usage)?;
+        runs.push((dir, report));
+    }
+    let mut merged = merge::merge(&runs);
+    let report_path = merge::write(&mut merged, &args.out).map_err(|error| match error {
+        MergeError::Write { .. } => CliError::harness(error),
+        _ => CliError::usage(error),
+    })?;
+    println!(
+        "fuzz merge: {} runs, {} requests sent",
+        merged.runs.len(),
+        merged.sent
+    );
+    for seed in &merged.seeds {
+        let list = |indices: &[usize]| {
+            indices
+                .iter()
+                .map(usize::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let mut line = format!("  seed {}: {} requests", seed.seed, seed.requests);
+        if seed.count > 1 {
+            line += &format!(", shards {} of {}", list(&seed.merged), seed.count);
+        }
+        if !seed.missing.is_empty() {
+            line += &format!(
+                "; not merged: shards {} (their requests were not sent)",
+                list(&seed.missing)
+            );
+        }
+        println!("{line}");
+    }
+    for run in merged.runs.iter().filter(|run| run.timed_out) {
+        println!(
+            "  {}: the run timeout stopped it before every request was sent",
+            run.dir.display()
+        );
+    }
+    for kept in &merged.findings {
+        let finding = &kept.finding;
+        println!(
+            "FAIL {} ({} {}, {} requests, {} of {} runs): {}",
+            finding.clause,
+            finding.shrunk.transport,
+            finding.shrunk.method,
+            finding.occurrences,
+            kept.runs.len(),
+            merged.runs.len(),
+            finding.message
+        );
+        if let Some(path) = &finding.case_file {
+            println!("  case file: {}", path.display());
+        }
+    }
+    println!(
+        "fuzz merge: {} findings ({} in the runs); report {}",
+        merged.findings.len(),
+        merged.run_findings,
+        report_path.display()
+    );
+    Ok(if merged.findings.is_empty() {
+        exit::PASS
+    } else {
+        exit::FAIL
+    })
+}
