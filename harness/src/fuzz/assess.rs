@@ -22,7 +22,7 @@ pub(crate) struct Failure {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Judgement {
     Pass,
-    /// A valid request refused with `too_many_requests`: the server protecting itself.
+    /// A valid request refused with a throttling code: the server protecting itself.
     RateLimited,
     Fail(Failure),
 }
@@ -77,12 +77,10 @@ pub(crate) fn assess(
     }
     let shown = || short(&redactor.json(answer));
     match (expectation, answer.get("result"), jsonrpc::error_of(answer)) {
-        // SPEC.md section 8 limits the transaction log alone; any other method refusing a
-        // valid request as rate-limited is a finding like any other refusal.
-        (Expectation::Result(_), _, Some(error))
-            if error.code == code::TOO_MANY_REQUESTS
-                && request.method == "private/get_transaction_log" =>
-        {
+        // A throttling answer (a code of the target's `[limits] throttle_codes`) is the
+        // server protecting itself: SPEC.md states the transaction log's rate and leaves the
+        // limits of every other method open (section 8).
+        (Expectation::Result(_), _, Some(_)) if sent.throttled => {
             return Judgement::RateLimited;
         }
         (Expectation::Result(clause), _, Some(error)) => {
@@ -201,6 +199,11 @@ fn entries<'a>(result: &'a Value, member: &str) -> &'a [Value] {
 /// Rules a result shows directly: at most `count` entries (or the default), entries inside
 /// the window, and filters that come back echoed.
 fn echoed_rules(request: &FuzzRequest, result: &Value) -> Option<(&'static str, String)> {
+    // A raw body's parameters are not the request's (an array, another envelope): nothing
+    // was asked that the result could echo.
+    if request.raw.is_some() {
+        return None;
+    }
     let field = |entry: &Value, name: &str| entry.get(name).cloned().unwrap_or(Value::Null);
     match request.method.as_str() {
         "private/get_transaction_log" => {

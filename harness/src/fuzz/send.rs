@@ -12,7 +12,8 @@ use crate::auth::clock::Clock;
 use crate::auth::nonce::fresh_nonce;
 use crate::auth::sign;
 use crate::case::TransportKind;
-use crate::target_file::Target;
+use crate::run::pace::{ANONYMOUS, Pacer};
+use crate::target_file::{CountedPer, Target};
 use crate::transport::{
     Authorization, ClientSession, Credentials, Dialer, Exchange, HttpClient, Outgoing,
     RequestLimits, Token, TransportError, WsSession, place_bearer,
@@ -29,6 +30,8 @@ pub(crate) struct Sent {
     pub(crate) knowledge: Knowledge,
     /// The parameters as sent, with what the sender added (secrets included: never print).
     pub(crate) params: Map<String, Value>,
+    /// The answer is an error with one of the target's `[limits] throttle_codes`.
+    pub(crate) throttled: bool,
 }
 
 /// Why a request could not be sent: a login it needed failed.
@@ -38,12 +41,21 @@ pub(crate) struct SetupFailure {
 }
 
 /// Sends requests to one target.
-#[derive(Debug)]
 pub(crate) struct Sender {
     pub(crate) target: Target,
     /// Shared by every worker: the HTTP client and the tokens. Each worker brings its own
     /// WebSocket.
     session: ClientSession,
+    /// Paces the transaction log per account when the target counts its limit that way.
+    pacer: Pacer,
+}
+
+impl std::fmt::Debug for Sender {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sender")
+            .field("target", &self.target.name)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Sender {
@@ -57,6 +69,7 @@ impl Sender {
                 limits,
                 Clock::system(),
             ),
+            pacer: Pacer::new(&target.limits),
             target,
         })
     }
@@ -85,7 +98,13 @@ impl Sender {
         token.ok_or(SetupFailure { exchange })
     }
 
-    /// A cached token, renewed when it has used the transaction-log burst.
+    fn counted_per_token(&self) -> bool {
+        self.target.limits.transaction_log_counted_per == CountedPer::Token
+    }
+
+    /// A cached token. Where the target counts the transaction-log limit per token, a token
+    /// is renewed when it has used the burst; where per account (the default), every
+    /// transaction-log request waits for the account's budget.
     async fn token(
         &self,
         account: &str,
@@ -93,6 +112,7 @@ impl Sender {
         for_log: bool,
     ) -> Result<Token, SetupFailure> {
         let key = (account.to_owned(), scope.map(str::to_owned));
+        let for_log = for_log && self.counted_per_token();
         let burst = self.target.limits.transaction_log_burst.max(1);
         let within_burst = |token: &mut Token| {
             let fits = !for_log || token.paced_uses < burst;
@@ -124,6 +144,8 @@ impl Sender {
             granted: None,
             client_id: None,
             account: account_of(&request.auth).map(str::to_owned),
+            connection_holds_token: request.transport == TransportKind::Ws
+                && ws.as_ref().is_some_and(WsSession::carried_access_token),
         };
         let (authorization, replay) = self
             .authenticate(request, &mut params, &mut knowledge)
@@ -152,7 +174,15 @@ impl Sender {
         if replay {
             exchange = self.exchange(request.transport, id, &outgoing, ws).await;
         }
+        let throttle_codes = &self.target.limits.throttle_codes;
+        let throttled = exchange
+            .response
+            .as_ref()
+            .and_then(|received| received.json.as_ref())
+            .and_then(crate::jsonrpc::error_of)
+            .is_some_and(|error| throttle_codes.contains(&error.code));
         Ok(Sent {
+            throttled,
             exchange,
             sent_id,
             knowledge,
@@ -169,7 +199,12 @@ impl Sender {
         knowledge: &mut Knowledge,
     ) -> Result<(Option<Authorization>, bool), SetupFailure> {
         let transport = request.transport;
-        let for_log = request.method == "private/get_transaction_log";
+        let for_log = crate::spec::is_paced(&request.method);
+        if for_log && !self.counted_per_token() {
+            self.pacer
+                .wait(account_of(&request.auth).unwrap_or(ANONYMOUS))
+                .await;
+        }
         let authorization = match &request.auth {
             RequestAuth::None => None,
             RequestAuth::Bearer { account, scope } => {

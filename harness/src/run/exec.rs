@@ -12,14 +12,16 @@ use std::time::Instant;
 
 use serde_json::Value;
 
+use super::pace;
 use super::send::RecordBudget;
 use super::skip::skip_reason;
 use super::template::{self, Bindings};
 use super::{CaseResult, Shared};
 use crate::auth::clock::Clock;
 use crate::auth::nonce::fresh_nonce;
-use crate::case::{Case, Step, TransportKind};
+use crate::case::{Auth, AuthMode, Case, Step, TransportKind};
 use crate::check::{self, Expected, Finding, ParsedAnswer, Verdict};
+use crate::target_file::CountedPer;
 use crate::transport::{ClientSession, Exchange, Outgoing};
 
 /// Why an execution stops early.
@@ -270,14 +272,48 @@ impl Execution<'_> {
             raw.and_then(|raw| raw.get("method").and_then(Value::as_str).map(str::to_owned))
                 .unwrap_or_default()
         });
-        let outgoing = self.prepare(step, &method).await?;
-        let answer = self.send(&outgoing).await?;
+        let paced = crate::spec::is_paced(&method);
+        let account = self.pace_key(&step.auth);
+        let mut attempt = 0;
+        let answer = loop {
+            if paced {
+                self.shared.pacer.wait(&account).await;
+            }
+            // Prepared after the wait, so signatures carry a fresh timestamp and nonce.
+            let outgoing = self.prepare(step, &method).await?;
+            let answer = self.send(&outgoing).await?;
+            match self.throttled(&method, &answer, &mut attempt) {
+                Some(backoff) => tokio::time::sleep(backoff).await,
+                None => break answer,
+            }
+        };
         let clauses = self.case.step_clauses(step).to_vec();
         let response = self.check_answer(answer, &clauses, step)?;
         if self.failing() {
             return Err(Stop::Failed);
         }
         self.capture(step, &response, &clauses)
+    }
+
+    /// When `answer` is the target throttling and retries are left: notes it and returns the
+    /// wait before the next attempt.
+    pub(super) fn throttled(
+        &mut self,
+        method: &str,
+        answer: &ParsedAnswer,
+        attempt: &mut u32,
+    ) -> Option<std::time::Duration> {
+        let code = pace::throttled(answer, &self.shared.target.limits)?;
+        if *attempt >= pace::THROTTLE_RETRIES {
+            return None;
+        }
+        *attempt += 1;
+        let backoff = self.shared.pacer.backoff(*attempt);
+        self.notes.push(format!(
+            "{method} was throttled (code {code}); sent again after {:.1} s",
+            backoff.as_secs_f64()
+        ));
+        Some(backoff)
     }
 
     /// Builds the request of a `call` or `raw` step: templates, then authentication.
@@ -387,5 +423,21 @@ impl Execution<'_> {
             }
         }
         Ok(())
+    }
+}
+
+impl Execution<'_> {
+    /// Whose pacing budget a request with this authentication draws from: its account, or,
+    /// on a target whose limit is counted per token, this execution's own token for it.
+    pub(super) fn pace_key(&self, auth: &Auth) -> String {
+        let account = match auth.mode {
+            AuthMode::None => pace::ANONYMOUS.to_owned(),
+            AuthMode::ApiKey => "direct_access".to_owned(),
+            _ => auth.account.clone().unwrap_or_else(|| "main".to_owned()),
+        };
+        match self.shared.target.limits.transaction_log_counted_per {
+            CountedPer::Account => account,
+            CountedPer::Token => format!("{} [{}] {account}", self.case.id, self.transport),
+        }
     }
 }

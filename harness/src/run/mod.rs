@@ -13,7 +13,7 @@
 mod auth;
 mod exec;
 mod interrupt;
-mod pace;
+pub(crate) mod pace;
 mod send;
 mod skip;
 mod template;

@@ -44,13 +44,12 @@ impl Execution<'_> {
         &mut self,
         step: &Step,
         params: &mut Map<String, Value>,
-    ) -> Result<(Option<Authorization>, String), Stop> {
+    ) -> Result<Option<Authorization>, Stop> {
         if step.auth.mode != AuthMode::Bearer {
-            return Ok((None, "anonymous".to_owned()));
+            return Ok(None);
         }
         let token = self.bearer_token(&step.auth).await?;
-        let credential = token.clone();
-        Ok((place_bearer(self.transport, &token, params), credential))
+        Ok(place_bearer(self.transport, &token, params))
     }
 
     pub(crate) async fn walk(&mut self, step: &Step, walk: &Walk) -> Result<(), Stop> {
@@ -102,17 +101,25 @@ impl Execution<'_> {
             if let Some(cursor) = &cursor {
                 params.insert(walk.cursor.clone(), cursor.clone());
             }
-            let (authorization, credential) = self.walk_auth(step, &mut params).await?;
-            if crate::spec::is_paced(&walk.call) {
-                self.shared.pacer.wait(&credential).await;
-            }
+            let authorization = self.walk_auth(step, &mut params).await?;
             let outgoing = Outgoing {
                 method: walk.call.clone(),
                 params,
                 raw: None,
                 authorization,
             };
-            let answer = self.send(&outgoing).await?;
+            let account = self.pace_key(&step.auth);
+            let mut attempt = 0;
+            let answer = loop {
+                if crate::spec::is_paced(&walk.call) {
+                    self.shared.pacer.wait(&account).await;
+                }
+                let answer = self.send(&outgoing).await?;
+                match self.throttled(&walk.call, &answer, &mut attempt) {
+                    Some(backoff) => tokio::time::sleep(backoff).await,
+                    None => break answer,
+                }
+            };
             let Some(response) = answer.json else {
                 self.record(
                     &["env.response.jsonrpc".to_owned()],
@@ -252,7 +259,7 @@ impl Execution<'_> {
             .min(2_000);
         for sent in 1..=budget {
             let mut params = params.clone();
-            let (authorization, _) = self.walk_auth(step, &mut params).await?;
+            let authorization = self.walk_auth(step, &mut params).await?;
             let outgoing = Outgoing {
                 method: probe.call.clone(),
                 params,

@@ -18,6 +18,7 @@ use super::principal::Principal;
 use super::{Connection, ServerState, Variant, account, grant, market, reshape, trading};
 use crate::jsonrpc::ErrorObject;
 use crate::spec::{self, Kind};
+use crate::target_file::CountedPer;
 
 type Run = fn(&mut Ctx<'_>) -> Result<Value, ErrorObject>;
 
@@ -185,7 +186,7 @@ pub(crate) fn call(
     if method.spec.paced
         && let Some(principal) = &principal
     {
-        let key = if state.variant(Variant::RatePerUserBurst1) {
+        let key = if state.limits.transaction_log_counted_per == CountedPer::Account {
             format!("user:{}", principal.user_id)
         } else {
             principal.rate_key.clone()

@@ -55,7 +55,7 @@ use tokio::task::JoinHandle;
 
 use crate::auth::clock::Clock;
 use crate::auth::nonce::ReplayCache;
-use crate::target_file::{RateLimits, Target};
+use crate::target_file::{CountedPer, RateLimits, Target};
 
 pub use fault::Fault;
 pub use observe::{Knobs, Observer, RawAnswer, RawRequest, Wire};
@@ -106,6 +106,7 @@ impl Config {
             limits: RateLimits {
                 transaction_log_per_second: 1.0,
                 transaction_log_burst: 100,
+                transaction_log_counted_per: CountedPer::Token,
                 throttle_codes: vec![crate::jsonrpc::code::TOO_MANY_REQUESTS],
             },
             clock: Clock::system(),

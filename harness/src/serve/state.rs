@@ -121,6 +121,7 @@ impl ServerState {
         let mut limits = config.limits.clone();
         if config.variants.contains(&super::Variant::RatePerUserBurst1) {
             limits.transaction_log_burst = 1;
+            limits.transaction_log_counted_per = crate::target_file::CountedPer::Account;
         }
         ServerState {
             faults: FaultSet::new(&config.faults),

@@ -28,8 +28,9 @@
 //! direct_access_key_env = "STAGING_DA_KEY"       # or direct_access_key = "..."
 //!
 //! [limits]                                       # pacing of private/get_transaction_log
-//! transaction_log_per_second = 1.0               # per account: all its tokens and transports
+//! transaction_log_per_second = 1.0
 //! transaction_log_burst = 1
+//! transaction_log_counted_per = "account"        # or "token": what one budget covers
 //! throttle_codes = [10028]                       # error codes that mean "slow down": retried
 //!
 //! [param_names."public/fork_token"]              # names SPEC.md does not show (4.3); cases
@@ -120,6 +121,10 @@ pub struct RateLimits {
     /// How many transaction-log requests may go at once before pacing applies.
     #[serde(default = "RateLimits::default_burst")]
     pub transaction_log_burst: u32,
+    /// What one budget covers: an account with all its tokens and transports (the default,
+    /// the strictest reading of SPEC.md section 8, which does not say), or each token.
+    #[serde(default)]
+    pub transaction_log_counted_per: CountedPer,
     /// Error codes that mean the target is throttling: such an answer is retried after a
     /// back-off and noted, never judged. SPEC.md gives no code for it (section 7).
     #[serde(default = "RateLimits::default_throttle_codes")]
@@ -144,9 +149,21 @@ impl Default for RateLimits {
         RateLimits {
             transaction_log_per_second: RateLimits::default_per_second(),
             transaction_log_burst: RateLimits::default_burst(),
+            transaction_log_counted_per: CountedPer::Account,
             throttle_codes: RateLimits::default_throttle_codes(),
         }
     }
+}
+
+/// What one rate-limit budget covers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CountedPer {
+    /// One budget per account, shared by its tokens, transports and connections.
+    #[default]
+    Account,
+    /// One budget per access token (or per client id for Basic and signed requests).
+    Token,
 }
 
 /// A credential. Its `Debug` and `Display` print `[redacted]`.

@@ -40,6 +40,8 @@ pub struct WsSession {
     limits: RequestLimits,
     /// Notifications seen while waiting for answers.
     pub notifications: usize,
+    /// Whether a request on this connection has carried `params.access_token`.
+    carried_access_token: bool,
 }
 
 impl WsSession {
@@ -74,6 +76,7 @@ impl WsSession {
                 stream,
                 limits,
                 notifications: 0,
+                carried_access_token: false,
             }),
             Ok(Err(message)) => Err(TransportError::new(TransportErrorKind::Connect, message)),
             Err(_) => Err(TransportError::new(
@@ -83,8 +86,19 @@ impl WsSession {
         }
     }
 
+    /// Whether a request on this connection has carried `params.access_token`, which a
+    /// server may remember for the connection (SPEC.md 5.2).
+    pub fn carried_access_token(&self) -> bool {
+        self.carried_access_token
+    }
+
     /// Sends one request (or raw frame) and waits for its answer.
     pub async fn call(&mut self, id: u64, outgoing: &Outgoing) -> Exchange {
+        self.carried_access_token |= outgoing.params.contains_key("access_token")
+            || outgoing
+                .raw
+                .as_deref()
+                .is_some_and(|raw| raw.contains("\"access_token\""));
         let text = outgoing.raw.clone().unwrap_or_else(|| {
             Request::new(id, &outgoing.method, outgoing.params.clone())
                 .to_value()
