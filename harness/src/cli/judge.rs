@@ -66,6 +66,10 @@ pub(crate) struct JudgeArgs {
     /// Known failures (TOML, `case` = a client clause id): reported as xfail, not failed.
     #[arg(long, value_name = "FILE")]
     expect: Option<PathBuf>,
+    /// Serve a spec-open variant (see `harness variants`), or `all`; may be repeated. A
+    /// client must cope with every server SPEC.md allows.
+    #[arg(long = "variant", value_name = "NAME")]
+    variants: Vec<String>,
 }
 
 fn parse_transport(name: &str) -> Result<TransportKind, String> {
@@ -115,6 +119,7 @@ pub(crate) fn judge(args: JudgeArgs) -> Result<u8, CliError> {
             },
             signature_scheme: args.signature_scheme.clone(),
             tls: identity.clone(),
+            variants: super::serve::parse_variants(&args.variants)?,
             ..judge::Config::loopback()
         };
         let running = judge::start(config).await.map_err(|error| {

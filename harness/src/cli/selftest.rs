@@ -1,23 +1,44 @@
-//! `harness selftest`: proves every check can fail. Runs the suite against the clean
-//! reference server and against it with each fault switched on, prints the fault matrix
-//! and mutation score, and writes the reports of the clean run with the matrix in
-//! `report.html`.
+//! `harness selftest`: proves every check can fail, and that none fails a server SPEC.md
+//! allows. The fault matrix runs the suite against the clean reference server and against
+//! it with each fault switched on (mutation score); the false-failure matrix runs the
+//! suite, the fuzzer and judge self-play against each spec-open variant and all at once.
+//! Both are printed and written into `report.html` beside the clean run's reports.
 
 use std::path::PathBuf;
 
-use clap::Args;
+use clap::{Args, ValueEnum};
 use harness::report::Context;
-use harness::selftest::{self, FaultRow};
+use harness::selftest::{self, FaultMatrix, FaultRow, VariantMatrix, VariantPlan, variants};
 
 use super::run::load_corpus;
-use super::serve::parse_faults;
+use super::serve::{parse_faults, parse_variants};
 use super::{CliError, cases_dir, exit, runtime};
+
+/// Which halves of the self-proof to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Matrix {
+    /// Every check fails against a seeded fault.
+    Faults,
+    /// No check fails against a spec-open variant.
+    Variants,
+    /// Both.
+    Both,
+}
 
 #[derive(Debug, Args)]
 pub(crate) struct SelftestArgs {
+    /// Which matrices to run.
+    #[arg(long, value_enum, default_value_t = Matrix::Both)]
+    matrix: Matrix,
     /// Only these faults (default: all).
     #[arg(long = "fault", value_name = "NAME")]
     faults: Vec<String>,
+    /// Only these variants, each alone (default: each alone, then all at once).
+    #[arg(long = "variant", value_name = "NAME")]
+    variants: Vec<String>,
+    /// Generated requests of each of the two fuzz runs per variant row (0: no fuzzing).
+    #[arg(long, default_value_t = 2_000)]
+    fuzz_requests: usize,
     /// Directory for the reports.
     #[arg(long, value_name = "DIR", default_value = "reports/selftest")]
     out: PathBuf,
@@ -29,38 +50,22 @@ pub(crate) struct SelftestArgs {
     concurrency: usize,
 }
 
-pub(crate) fn selftest(args: SelftestArgs) -> Result<u8, CliError> {
-    let corpus = load_corpus(&cases_dir(args.cases))?;
-    let config = selftest::Config {
-        cases: corpus.cases,
-        catalog: corpus.catalog.clone(),
-        schemas: corpus.schemas,
-        concurrency: args.concurrency,
-        faults: parse_faults(&args.faults)?,
-    };
-    let print_row = |row: &FaultRow| {
-        let cases: std::collections::BTreeSet<&str> = row
-            .caught_by
-            .iter()
-            .map(|(case, _, _)| case.as_str())
-            .collect();
-        let mark = if row.killed() { "caught" } else { "MISSED" };
-        println!(
-            "{:32} {mark:7} {}",
-            row.fault.name(),
-            cases.into_iter().collect::<Vec<_>>().join(", ")
-        );
-    };
-    let matrix = runtime()?
-        .block_on(selftest::fault_matrix(&config, print_row))
-        .map_err(CliError::harness)?;
-    let context = Context {
-        report: &matrix.clean,
-        catalog: &corpus.catalog,
-        rerun: "harness run".to_owned(),
-        extra_html: Some(matrix.to_html()),
-    };
-    super::write_reports(&args.out, &context)?;
+fn print_fault_row(row: &FaultRow) {
+    let cases: std::collections::BTreeSet<&str> = row
+        .caught_by
+        .iter()
+        .map(|(case, _, _)| case.as_str())
+        .collect();
+    let mark = if row.killed() { "caught" } else { "MISSED" };
+    println!(
+        "{:32} {mark:7} {}",
+        row.fault.name(),
+        cases.into_iter().collect::<Vec<_>>().join(", ")
+    );
+}
+
+/// Prints the fault matrix's summary; whether it proves every check can fail.
+fn fault_summary(matrix: &FaultMatrix, whole: bool) -> bool {
     let clean_failures = matrix.clean_failures();
     for failure in &clean_failures {
         println!("clean server: {failure}");
@@ -78,9 +83,80 @@ pub(crate) fn selftest(args: SelftestArgs) -> Result<u8, CliError> {
             matrix.unkillable.join(", ")
         }
     );
-    let whole = args.faults.is_empty();
-    let proven = killed == matrix.rows.len()
+    killed == matrix.rows.len()
         && clean_failures.is_empty()
-        && (!whole || matrix.unkillable.is_empty());
-    Ok(if proven { exit::PASS } else { exit::FAIL })
+        && (!whole || matrix.unkillable.is_empty())
+}
+
+pub(crate) fn selftest(args: SelftestArgs) -> Result<u8, CliError> {
+    let corpus = load_corpus(&cases_dir(args.cases))?;
+    let config = selftest::Config {
+        cases: corpus.cases,
+        catalog: corpus.catalog.clone(),
+        schemas: corpus.schemas,
+        concurrency: args.concurrency,
+        faults: parse_faults(&args.faults)?,
+    };
+    let mut plan = VariantPlan::full();
+    if !args.variants.is_empty() {
+        plan.rows = parse_variants(&args.variants)?
+            .into_iter()
+            .map(|variant| vec![variant])
+            .collect();
+    }
+    if args.fuzz_requests == 0 {
+        plan.fuzz_seeds.clear();
+    }
+    plan.fuzz_requests = args.fuzz_requests;
+    let runtime = runtime()?;
+    let faults = matches!(args.matrix, Matrix::Faults | Matrix::Both);
+    let variants = matches!(args.matrix, Matrix::Variants | Matrix::Both);
+    // The clean run is the body of the reports, whichever matrices run.
+    let matrix = runtime
+        .block_on(async {
+            if faults {
+                selftest::fault_matrix(&config, print_fault_row).await
+            } else {
+                selftest::clean_run(&config).await
+            }
+        })
+        .map_err(CliError::harness)?;
+    let faults_proven = !faults || fault_summary(&matrix, args.faults.is_empty());
+    let variant_matrix: Option<VariantMatrix> = if variants {
+        let matrix = runtime
+            .block_on(selftest::variant_matrix(&config, &plan, |row| {
+                println!("{}", variants::row_line(row));
+            }))
+            .map_err(CliError::harness)?;
+        println!(
+            "false failures {} over {} variant rows in {:.1} s",
+            matrix.false_failures(),
+            matrix.rows.len(),
+            matrix.duration.as_secs_f64()
+        );
+        Some(matrix)
+    } else {
+        None
+    };
+    let mut html = if faults {
+        matrix.to_html()
+    } else {
+        String::new()
+    };
+    if let Some(variant_matrix) = &variant_matrix {
+        html.push_str(&variant_matrix.to_html());
+    }
+    let context = Context {
+        report: &matrix.clean,
+        catalog: &corpus.catalog,
+        rerun: "harness run".to_owned(),
+        extra_html: Some(html),
+    };
+    super::write_reports(&args.out, &context)?;
+    let no_false_failures = variant_matrix.is_none_or(|matrix| matrix.false_failures() == 0);
+    Ok(if faults_proven && no_false_failures {
+        exit::PASS
+    } else {
+        exit::FAIL
+    })
 }

@@ -66,6 +66,9 @@ pub struct Config {
     pub max_records: usize,
     /// Serve over TLS with this certificate; plain HTTP when `None`.
     pub tls: Option<serve::TlsIdentity>,
+    /// Spec-open variants of the server the client talks to: a client must cope with every
+    /// legal server, so the judge can serve each of them.
+    pub variants: Vec<serve::Variant>,
 }
 
 impl Config {
@@ -84,6 +87,7 @@ impl Config {
             clock: server.clock,
             max_records: 200_000,
             tls: None,
+            variants: Vec::new(),
         }
     }
 }
@@ -154,6 +158,7 @@ pub async fn start(config: Config) -> std::io::Result<Judge> {
         ..config.scenario.knobs()
     };
     server.tls = config.tls.clone();
+    server.variants = config.variants.clone();
     // The server's secrets are random per start, so the recorder learns them once the
     // server is up; until then no client can have sent a request.
     let recorder = Arc::new(Recorder::new(config.max_records));

@@ -10,10 +10,11 @@ use std::time::Duration;
 use futures_util::{SinkExt, StreamExt};
 use harness::auth::clock::Clock;
 use harness::auth::sign::{self, SignedHeader};
-use harness::case::{self, Case, Outcome};
+use harness::case::{self, Case};
 use harness::check::{Catalog, SchemaSet, Verdict};
 use harness::judge::{self, Judge, Scenario, Tally};
 use harness::run;
+use harness::selftest::conforming_client_case;
 use harness::target_file::Target;
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
@@ -179,21 +180,6 @@ fn txlog(count: u32, continuation: Option<&Value>) -> String {
 /// A case the harness sends as a conforming client: every step expects a result, and no
 /// step departs from a client rule on purpose (raw bytes, rate probes, stale or reused
 /// signatures, wrong secrets).
-fn conforming(case: &Case) -> bool {
-    case.steps.iter().all(|step| {
-        let auth = &step.auth;
-        step.raw.is_none()
-            && step.probe.is_none()
-            && step.expect.outcome == Outcome::Result
-            && auth.timestamp_offset_ms.abs() < 30_000
-            && auth.nonce.is_none()
-            && !auth.no_trailing_lf
-            && !auth.uppercase_hex
-            && !auth.wrong_secret
-            && auth.sign_uri.is_none()
-    })
-}
-
 #[test]
 fn the_harness_runner_is_a_client_the_judge_finds_nothing_against() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cases");
@@ -202,7 +188,7 @@ fn the_harness_runner_is_a_client_the_judge_finds_nothing_against() {
     let cases: Vec<Case> = case::discover(&root, &catalog, &schemas)
         .unwrap()
         .into_iter()
-        .filter(conforming)
+        .filter(conforming_client_case)
         .collect();
     assert!(cases.len() > 40, "{} conforming cases", cases.len());
     let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -1,7 +1,14 @@
 //! The self-proof: the suite must pass the clean reference server and catch every seeded
 //! fault, each by a failing case that cites a clause the fault breaks. The result is the
 //! [`FaultMatrix`]: fault -> cases that caught it, the mutation score, and which `must`
-//! clauses no fault can make fail.
+//! clauses no fault can make fail. Its other half, [`variants`], runs the suite, the fuzzer
+//! and judge self-play against every spec-open variant and counts the false failures.
+
+pub mod variants;
+
+pub use variants::{
+    VariantMatrix, VariantPlan, VariantRow, conforming_client_case, variant_matrix,
+};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
@@ -159,9 +166,14 @@ impl FaultMatrix {
     }
 }
 
-async fn run_against(config: &Config, faults: Vec<Fault>) -> Result<RunReport, RunError> {
+fn with_faults(faults: Vec<Fault>) -> serve::Config {
     let mut server_config = serve::Config::loopback();
     server_config.faults = faults;
+    server_config
+}
+
+/// The suite against a reference server started with `server_config`.
+async fn run_against(config: &Config, server_config: serve::Config) -> Result<RunReport, RunError> {
     let running = serve::start(server_config).await.map_err(|error| {
         RunError::Client(crate::transport::TransportError {
             kind: crate::transport::TransportErrorKind::Connect,
@@ -187,13 +199,25 @@ async fn run_against(config: &Config, faults: Vec<Fault>) -> Result<RunReport, R
     report
 }
 
+/// Runs the clean server only: a matrix without fault rows.
+pub async fn clean_run(config: &Config) -> Result<FaultMatrix, RunError> {
+    let started = Instant::now();
+    let clean = run_against(config, with_faults(Vec::new())).await?;
+    Ok(FaultMatrix {
+        clean,
+        rows: Vec::new(),
+        unkillable: Vec::new(),
+        duration: started.elapsed(),
+    })
+}
+
 /// Runs the clean server and every fault, one reference server each.
 pub async fn fault_matrix(
     config: &Config,
     mut on_row: impl FnMut(&FaultRow),
 ) -> Result<FaultMatrix, RunError> {
     let started = Instant::now();
-    let clean = run_against(config, Vec::new()).await?;
+    let clean = run_against(config, with_faults(Vec::new())).await?;
     let faults: Vec<Fault> = if config.faults.is_empty() {
         Fault::ALL.to_vec()
     } else {
@@ -203,7 +227,7 @@ pub async fn fault_matrix(
     let mut killed_clauses: BTreeMap<String, Vec<Fault>> = BTreeMap::new();
     for fault in faults {
         let fault_started = Instant::now();
-        let report = run_against(config, vec![fault]).await?;
+        let report = run_against(config, with_faults(vec![fault])).await?;
         let mut caught_by = Vec::new();
         let mut cites_its_clause = false;
         for result in report
