@@ -128,7 +128,49 @@ pub fn parse_case(
     for step in &case.steps {
         check_step(path, step, &case.transports, schemas)?;
     }
+    check_connections(path, &case)?;
     Ok(case)
+}
+
+/// Connection names: each goes with a WebSocket step, and a name used by one step only that
+/// is close to another is taken for a typo.
+fn check_connections(path: &Path, case: &Case) -> Result<(), FileError> {
+    let mut uses: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for step in &case.steps {
+        let Some(name) = step.connection.as_deref() else {
+            continue;
+        };
+        let error = |message: String| Err(FileError::new(path, step.line, message));
+        if name.trim().is_empty() {
+            return error("connection is empty".to_owned());
+        }
+        let over_ws = match step.transport {
+            Some(transport) => transport == TransportKind::Ws,
+            None => case.transports.contains(&TransportKind::Ws),
+        };
+        if !over_ws {
+            return error(format!(
+                "connection \"{name}\" names a WebSocket connection, but the step never runs over ws"
+            ));
+        }
+        uses.entry(name).or_default().push(step.line);
+    }
+    for (name, lines) in &uses {
+        if lines.len() != 1 {
+            continue;
+        }
+        let others = uses.keys().copied().filter(|other| other != name);
+        if let Some(known) = did_you_mean(name, others) {
+            return Err(FileError::new(
+                path,
+                lines[0],
+                format!(
+                    "connection \"{name}\" is used by this step only (did you mean \"{known}\"?)"
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn check_step(
@@ -147,6 +189,16 @@ fn check_step(
     if kinds.iter().filter(|&&present| present).count() != 1 {
         return error("a step has exactly one of call, raw, walk or probe".to_owned());
     }
+    if step.transport == Some(TransportKind::Rest) {
+        return error(
+            "the transport of a step is \"http-query\", \"http-body\" or \"ws\"".to_owned(),
+        );
+    }
+    // The transports the step goes over: its own, or its case's.
+    let transports = match &step.transport {
+        Some(transport) => std::slice::from_ref(transport),
+        None => transports,
+    };
     if step.raw.is_some() && transports.contains(&TransportKind::HttpQuery) {
         return error("a raw step cannot run over http-query; list the transports".to_owned());
     }

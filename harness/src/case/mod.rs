@@ -160,6 +160,12 @@ pub struct Step {
     pub capture: BTreeMap<String, String>,
     /// Clauses this step checks, when they are narrower than the case's.
     pub clauses: Option<Vec<String>>,
+    /// On the WebSocket transport, the named connection the step goes over (opened on first
+    /// use); steps without it share the execution's default connection. Ignored over HTTP.
+    pub connection: Option<String>,
+    /// The transport of this step, whatever the execution's transport (`http-query`,
+    /// `http-body` or `ws`).
+    pub transport: Option<TransportKind>,
     /// Line of the step in its file (set by the loader).
     #[serde(skip)]
     pub line: usize,
@@ -300,6 +306,21 @@ pub struct Probe {
 impl Probe {
     fn default_margin() -> u32 {
         5
+    }
+}
+
+impl Step {
+    /// The transport the step goes over when its execution runs over `execution`.
+    pub fn transport_in(&self, execution: TransportKind) -> TransportKind {
+        self.transport.unwrap_or(execution)
+    }
+
+    /// The named WebSocket connection the step goes over when its execution runs over
+    /// `execution`: `None` for the default connection, and always over HTTP.
+    pub fn connection_in(&self, execution: TransportKind) -> Option<&str> {
+        (self.transport_in(execution) == TransportKind::Ws)
+            .then_some(self.connection.as_deref())
+            .flatten()
     }
 }
 

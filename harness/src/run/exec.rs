@@ -22,7 +22,7 @@ use crate::auth::nonce::fresh_nonce;
 use crate::case::{Auth, AuthMode, Case, Step, TransportKind};
 use crate::check::{self, Expected, Finding, ParsedAnswer, Verdict};
 use crate::target_file::CountedPer;
-use crate::transport::{ClientSession, Exchange, Outgoing};
+use crate::transport::{ClientSession, Exchange, Outgoing, WsSession};
 
 /// Why an execution stops early.
 #[derive(Debug)]
@@ -43,6 +43,9 @@ pub(crate) struct Execution<'a> {
     pub(crate) transport: TransportKind,
     /// The client side: HTTP handle, WebSocket, logins, signing.
     pub(super) session: ClientSession,
+    /// The named WebSocket connections of the steps that ask for one (`connection`); the
+    /// session holds the one in use.
+    connections: BTreeMap<String, Option<WsSession>>,
     pub(super) next_id: u64,
     captures: BTreeMap<String, Value>,
     pub(super) last_nonce: Option<String>,
@@ -85,7 +88,7 @@ pub(crate) async fn execute(shared: &Shared, case: &Case, transport: TransportKi
             }
         }
     }
-    execution.session.close().await;
+    execution.close().await;
     let Execution {
         findings,
         notes,
@@ -223,6 +226,7 @@ impl<'a> Execution<'a> {
                 shared.limits,
                 Clock::system(),
             ),
+            connections: BTreeMap::new(),
             next_id: 1,
             captures: BTreeMap::new(),
             last_nonce: None,
@@ -256,7 +260,37 @@ impl Execution<'_> {
             .any(|finding| finding.verdict == Verdict::Fail)
     }
 
+    /// Closes every WebSocket of the execution.
+    async fn close(&mut self) {
+        self.session.close().await;
+        for ws in std::mem::take(&mut self.connections)
+            .into_values()
+            .flatten()
+        {
+            ws.close().await;
+        }
+    }
+
+    /// Runs one step over its own transport and connection, when it names them, and over
+    /// the execution's otherwise.
     async fn step(&mut self, step: &Step) -> Result<(), Stop> {
+        let execution_transport = self.transport;
+        let connection = step.connection_in(execution_transport).map(str::to_owned);
+        self.transport = step.transport_in(execution_transport);
+        if let Some(name) = &connection {
+            let ws = self.connections.entry(name.clone()).or_default();
+            self.session.swap_ws(ws);
+        }
+        let outcome = self.step_here(step).await;
+        if let Some(name) = &connection {
+            let ws = self.connections.entry(name.clone()).or_default();
+            self.session.swap_ws(ws);
+        }
+        self.transport = execution_transport;
+        outcome
+    }
+
+    async fn step_here(&mut self, step: &Step) -> Result<(), Stop> {
         if let Some(walk) = &step.walk {
             return self.walk(step, walk).await;
         }

@@ -39,7 +39,12 @@ pub(crate) fn skip_reason(
             "SPEC.md does not show the parameter names of {method}; the target file does not name them in [param_names.\"{method}\"]"
         ));
     }
-    if transport == TransportKind::Ws && target.ws_url.is_none() {
+    let over_ws = transport == TransportKind::Ws
+        || case
+            .steps
+            .iter()
+            .any(|step| step.transport_in(transport) == TransportKind::Ws);
+    if over_ws && target.ws_url.is_none() {
         return Some("the target file has no ws_url".to_owned());
     }
     if transport == TransportKind::Rest && target.direct_access_url.is_none() {

@@ -271,6 +271,12 @@ impl ClientSession {
         }
     }
 
+    /// Exchanges the session's WebSocket with `other`: how an execution moves its calls to
+    /// another connection of its own and back.
+    pub fn swap_ws(&mut self, other: &mut Option<WsSession>) {
+        std::mem::swap(&mut self.ws, other);
+    }
+
     /// Closes the session's WebSocket, if one is open.
     pub async fn close(&mut self) {
         if let Some(ws) = self.ws.take() {

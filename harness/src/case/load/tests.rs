@@ -118,3 +118,62 @@ fn committed_corpus_loads() {
     let cases = discover(&root, &catalog, &schemas()).unwrap_or_else(|error| panic!("{error}"));
     assert!(!cases.is_empty());
 }
+
+const TWO_CONNECTIONS: &str = r#"
+id = "auth.two"
+title = "two connections"
+clauses = ["auth.client_signature.window"]
+transports = ["ws"]
+
+[[step]]
+call = "public/test"
+connection = "first"
+
+[[step]]
+call = "public/test"
+connection = "second"
+"#;
+
+#[test]
+fn steps_may_name_websocket_connections() {
+    let case = parse_case(Path::new("c.toml"), TWO_CONNECTIONS, &catalog(), &schemas()).unwrap();
+    assert_eq!(
+        case.steps[1].connection_in(TransportKind::Ws),
+        Some("second")
+    );
+    assert_eq!(case.steps[1].connection_in(TransportKind::HttpBody), None);
+}
+
+#[test]
+fn a_connection_on_a_step_that_never_runs_over_ws_is_refused() {
+    let text = TWO_CONNECTIONS.replace("[\"ws\"]", "[\"http-body\"]");
+    let error = parse_case(Path::new("c.toml"), &text, &catalog(), &schemas()).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "c.toml:7: connection \"first\" names a WebSocket connection, but the step never runs over ws"
+    );
+}
+
+#[test]
+fn a_connection_used_once_close_to_another_gets_a_suggestion() {
+    let text = TWO_CONNECTIONS.replace("\"second\"", "\"firsst\"");
+    let text = format!("{text}\n[[step]]\ncall = \"public/test\"\nconnection = \"first\"\n");
+    let error = parse_case(Path::new("c.toml"), &text, &catalog(), &schemas()).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "c.toml:11: connection \"firsst\" is used by this step only (did you mean \"first\"?)"
+    );
+}
+
+#[test]
+fn a_step_transport_is_one_of_the_json_rpc_transports() {
+    let text = TWO_CONNECTIONS.replace(
+        "connection = \"second\"",
+        "connection = \"second\"\ntransport = \"rest\"",
+    );
+    let error = parse_case(Path::new("c.toml"), &text, &catalog(), &schemas()).unwrap_err();
+    assert!(
+        error.to_string().contains("the transport of a step is"),
+        "{error}"
+    );
+}
