@@ -16,3 +16,4 @@ mod quotes;
 mod safety;
 mod serve;
 mod tls;
+mod variants;
