@@ -7,7 +7,10 @@
 //! executions, filled at the target file's `[limits]` rate up to its burst (1 per second
 //! and burst 1 by default). Every call to a paced method of the spec table waits for its
 //! account's budget: single calls, walk pages and the fuzzer alike. Only the rate-limit
-//! probe, which exists to exceed the limit, is not paced.
+//! probe, which exists to exceed the limit, is not paced, but its requests are counted, so
+//! the paced requests after it wait until the target's budget has filled again. The pacer
+//! sends 5% below the stated rate, so that jitter on the way does not bring two requests
+//! closer than the target allows.
 //!
 //! A target may still throttle (another client uses the account, or it limits methods the
 //! spec does not): an answer whose error code is one of `[limits] throttle_codes` is waited
@@ -24,6 +27,13 @@ use crate::target_file::RateLimits;
 
 /// Retries of a throttled request before its answer is judged as it is.
 pub(crate) const THROTTLE_RETRIES: u32 = 4;
+
+/// How much slower than the target's stated rate the harness sends: with burst 1, a
+/// request delayed on its way more than the one after it would otherwise arrive early.
+const PACING_MARGIN: f64 = 1.05;
+
+/// The most requests an account can owe its budget after a probe.
+const PROBE_DEBT_MAX: f64 = 2_000.0;
 
 /// The pacing budget of requests sent without an account's credentials.
 pub(crate) const ANONYMOUS: &str = "anonymous";
@@ -43,7 +53,7 @@ pub(crate) struct Pacer {
 impl Pacer {
     pub(crate) fn new(limits: &RateLimits) -> Pacer {
         Pacer {
-            per_second: limits.transaction_log_per_second,
+            per_second: limits.transaction_log_per_second / PACING_MARGIN,
             burst: f64::from(limits.transaction_log_burst.max(1)),
             buckets: Mutex::new(HashMap::new()),
         }
@@ -68,6 +78,23 @@ impl Pacer {
             Duration::ZERO
         } else {
             Duration::from_secs_f64((1.0 - bucket.tokens) / self.per_second)
+        }
+    }
+
+    /// Counts a request `account` sent without waiting (the rate-limit probe), so that the
+    /// paced requests after it wait until the target's budget has filled again. The debt
+    /// is bounded by what the probe can send.
+    pub(crate) fn spend(&self, account: &str, now: Instant) {
+        if self.take(account, now).is_zero() {
+            return;
+        }
+        // No whole token was there to take: the request sent anyway is owed.
+        let mut buckets = self
+            .buckets
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(bucket) = buckets.get_mut(account) {
+            bucket.tokens = (bucket.tokens - 1.0).max(-PROBE_DEBT_MAX);
         }
     }
 
@@ -122,16 +149,28 @@ mod tests {
         let wait = pacer.take("main", start);
         assert!(wait > Duration::from_millis(900), "{wait:?}");
         assert_eq!(pacer.take("sub", start), Duration::ZERO);
-        let later = start + Duration::from_secs(1);
+        let later = start + Duration::from_millis(1_050);
         assert_eq!(pacer.take("main", later), Duration::ZERO);
+    }
+
+    #[test]
+    fn requests_sent_unpaced_delay_the_paced_ones_after_them() {
+        let pacer = pacer(1.0, 1);
+        let start = Instant::now();
+        for _ in 0..3 {
+            pacer.spend("main", start);
+        }
+        let wait = pacer.take("main", start);
+        assert!(wait > Duration::from_millis(2_900), "{wait:?}");
+        assert_eq!(pacer.take("sub", start), Duration::ZERO);
     }
 
     #[test]
     fn backoff_doubles_from_one_refill_interval() {
         let pacer = pacer(2.0, 1);
-        assert_eq!(pacer.backoff(1), Duration::from_millis(500));
-        assert_eq!(pacer.backoff(2), Duration::from_secs(1));
-        assert_eq!(pacer.backoff(3), Duration::from_secs(2));
+        assert_eq!(pacer.backoff(1), Duration::from_millis(525));
+        assert_eq!(pacer.backoff(2), Duration::from_millis(1_050));
+        assert_eq!(pacer.backoff(3), Duration::from_millis(2_100));
     }
 
     #[test]

@@ -10,6 +10,7 @@
 //! (`.count`, `.window`, `.continuation`), or all the step's clauses when none does.
 
 use std::collections::HashSet;
+use std::time::Instant;
 
 use serde_json::{Map, Value};
 
@@ -257,7 +258,10 @@ impl Execution<'_> {
             .transaction_log_burst
             .saturating_add(probe.margin)
             .min(2_000);
+        let account = self.pace_key(&step.auth);
         for sent in 1..=budget {
+            // Unpaced, yet counted: the paced requests after the probe wait for the budget.
+            self.shared.pacer.spend(&account, Instant::now());
             let mut params = params.clone();
             let authorization = self.walk_auth(step, &mut params).await?;
             let outgoing = Outgoing {
