@@ -160,6 +160,11 @@ pub struct Step {
     pub capture: BTreeMap<String, String>,
     /// Clauses this step checks, when they are narrower than the case's.
     pub clauses: Option<Vec<String>>,
+    /// The step runs even when an earlier one ended the execution: it puts the target back
+    /// as the case found it (enables what the case disabled). After a stop, what it
+    /// observes is a note.
+    #[serde(default)]
+    pub always: bool,
     /// On the WebSocket transport, the named connection the step goes over (opened on first
     /// use); steps without it share the execution's default connection. Ignored over HTTP.
     pub connection: Option<String>,

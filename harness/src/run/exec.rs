@@ -49,6 +49,8 @@ pub(crate) struct Execution<'a> {
     pub(super) next_id: u64,
     captures: BTreeMap<String, Value>,
     pub(super) last_nonce: Option<String>,
+    /// The position this execution may close (`{{fixtures.position}}`).
+    position: Option<String>,
     pub(crate) findings: Vec<Finding>,
     pub(crate) notes: Vec<String>,
     pub(crate) exchanges: Vec<Exchange>,
@@ -72,19 +74,43 @@ pub(crate) async fn execute(shared: &Shared, case: &Case, transport: TransportKi
         );
     }
     let mut execution = Execution::new(shared, case, transport);
+    if case.needs.fixtures.iter().any(|name| name == "position") {
+        match draw_position(shared) {
+            Ok(position) => execution.position = Some(position),
+            Err(reason) => {
+                return finish(
+                    case,
+                    transport,
+                    Verdict::Skip,
+                    reason,
+                    Vec::new(),
+                    Vec::new(),
+                    Vec::new(),
+                    started,
+                );
+            }
+        }
+    }
     let mut error = None;
     let mut skipped = None;
+    let mut stopped = false;
     for step in &case.steps {
+        if stopped {
+            if step.always {
+                execution.clean_up(step).await;
+            }
+            continue;
+        }
         match execution.step(step).await {
             Ok(()) => {}
-            Err(Stop::Failed) => break,
+            Err(Stop::Failed) => stopped = true,
             Err(Stop::Error(message)) => {
                 error = Some(message);
-                break;
+                stopped = true;
             }
             Err(Stop::Skip(reason)) => {
                 skipped = Some(reason);
-                break;
+                stopped = true;
             }
         }
     }
@@ -122,6 +148,22 @@ pub(crate) async fn execute(shared: &Shared, case: &Case, transport: TransportKi
     finish(
         case, transport, verdict, message, findings, notes, exchanges, started,
     )
+}
+
+/// A position of the target's pool no other execution of the run has closed: a server
+/// may refuse to close a position twice (SPEC.md 4.12 does not say), so every closing
+/// execution needs its own.
+fn draw_position(shared: &Shared) -> Result<String, String> {
+    let pool = shared.target.fixtures.position_pool();
+    let index = shared
+        .positions_drawn
+        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    pool.get(index).map(|&name| name.to_owned()).ok_or_else(|| {
+        format!(
+            "each execution that closes a position needs its own, and the {} of the target file were taken by earlier ones: list more in [fixtures] positions",
+            pool.len()
+        )
+    })
 }
 
 /// A result for an execution the harness could not carry out.
@@ -199,6 +241,7 @@ impl Bindings for Execution<'_> {
             "fixtures.member_id" => return fixtures.member_id.map(Value::from),
             "fixtures.instrument_name" => return fixtures.instrument_name.clone().map(Value::from),
             "fixtures.currency" => return fixtures.currency.clone().map(Value::from),
+            "fixtures.position" => return self.position.clone().map(Value::from),
             "limits.transaction_log_burst" => {
                 return Some(Value::from(target.limits.transaction_log_burst));
             }
@@ -230,6 +273,7 @@ impl<'a> Execution<'a> {
             next_id: 1,
             captures: BTreeMap::new(),
             last_nonce: None,
+            position: None,
             findings: Vec::new(),
             notes: Vec::new(),
             exchanges: Vec::new(),
@@ -258,6 +302,28 @@ impl Execution<'_> {
         self.findings
             .iter()
             .any(|finding| finding.verdict == Verdict::Fail)
+    }
+
+    /// Runs an `always` step after the execution stopped, to leave the target as the case
+    /// found it: what it observes is a note, never a finding, since the verdict is decided.
+    async fn clean_up(&mut self, step: &Step) {
+        let findings = self.findings.len();
+        let outcome = self.step(step).await;
+        let observed: Vec<String> = self
+            .findings
+            .drain(findings..)
+            .map(|finding| finding.message)
+            .collect();
+        // `Failed` with nothing new observed is the earlier failure, which ended the run.
+        let trouble = match outcome {
+            Ok(()) | Err(Stop::Failed) if observed.is_empty() => return,
+            Ok(()) | Err(Stop::Failed) => observed.join("; "),
+            Err(Stop::Error(message) | Stop::Skip(message)) => message,
+        };
+        self.notes.push(format!(
+            "the clean-up step at line {} did not complete, so the target may be left changed: {trouble}",
+            step.line
+        ));
     }
 
     /// Closes every WebSocket of the execution.

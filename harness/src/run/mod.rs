@@ -166,6 +166,32 @@ pub(crate) struct Shared {
     pub(crate) limits: transport::RequestLimits,
     pub(crate) pacer: pace::Pacer,
     pub(crate) redactor: Redactor,
+    /// Positions drawn so far from the target's pool (`{{fixtures.position}}`).
+    pub(crate) positions_drawn: std::sync::atomic::AtomicUsize,
+}
+
+impl Shared {
+    /// What the executions of one run against `target` share; fails when the TLS settings
+    /// of the target file do not build a client.
+    pub(crate) fn new(
+        target: Target,
+        catalog: Arc<Catalog>,
+        schemas: Arc<SchemaSet>,
+        limits: transport::RequestLimits,
+    ) -> Result<Shared, RunError> {
+        let dialer = Dialer::new(&target.tls).map_err(RunError::Client)?;
+        Ok(Shared {
+            http: HttpClient::new(limits, &dialer).map_err(RunError::Client)?,
+            dialer,
+            pacer: pace::Pacer::new(&target.limits),
+            redactor: Redactor::new(target.secrets()),
+            catalog,
+            schemas,
+            target,
+            limits,
+            positions_drawn: std::sync::atomic::AtomicUsize::new(0),
+        })
+    }
 }
 
 /// The executions a config selects, in order.
@@ -215,18 +241,13 @@ pub async fn run_until(
     if plan.is_empty() {
         return Err(RunError::NothingSelected);
     }
-    let redactor = Redactor::new(config.target.secrets());
-    let dialer = Dialer::new(&config.target.tls).map_err(RunError::Client)?;
-    let shared = Arc::new(Shared {
-        http: HttpClient::new(config.limits, &dialer).map_err(RunError::Client)?,
-        dialer,
-        pacer: pace::Pacer::new(&config.target.limits),
-        target: config.target,
-        catalog: config.catalog,
-        schemas: config.schemas,
-        limits: config.limits,
-        redactor: redactor.clone(),
-    });
+    let shared = Arc::new(Shared::new(
+        config.target,
+        config.catalog,
+        config.schemas,
+        config.limits,
+    )?);
+    let redactor = shared.redactor.clone();
     let on_event = Arc::new(on_event);
     on_event(&Event::Started { total: plan.len() });
     let timer = {
@@ -346,18 +367,13 @@ pub struct Runner {
 impl Runner {
     /// A runner for `config`'s target (its cases, filter and transports are not used).
     pub fn new(config: &Config) -> Result<Runner, RunError> {
-        let dialer = Dialer::new(&config.target.tls).map_err(RunError::Client)?;
         Ok(Runner {
-            shared: Arc::new(Shared {
-                http: HttpClient::new(config.limits, &dialer).map_err(RunError::Client)?,
-                dialer,
-                pacer: pace::Pacer::new(&config.target.limits),
-                target: config.target.clone(),
-                catalog: config.catalog.clone(),
-                schemas: config.schemas.clone(),
-                limits: config.limits,
-                redactor: Redactor::new(config.target.secrets()),
-            }),
+            shared: Arc::new(Shared::new(
+                config.target.clone(),
+                config.catalog.clone(),
+                config.schemas.clone(),
+                config.limits,
+            )?),
         })
     }
 

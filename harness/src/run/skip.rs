@@ -64,6 +64,7 @@ pub(crate) fn skip_reason(
         "member_id" => fixtures.member_id.is_none(),
         "instrument_name" => fixtures.instrument_name.is_none(),
         "currency" => fixtures.currency.is_none(),
+        "position" => fixtures.position_pool().is_empty(),
         "direct_access_key" => fixtures.direct_access_key.is_none(),
         _ => true,
     });

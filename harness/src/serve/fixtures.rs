@@ -31,7 +31,8 @@ pub(crate) struct Instrument {
     pub(crate) creation_timestamp: u64,
 }
 
-/// The instruments the server knows: two perpetuals, a dated future and an option.
+/// The instruments the server knows: two perpetuals, two dated futures and two options,
+/// each with a position the suite may close (`[fixtures] positions`).
 pub(crate) fn instruments() -> Vec<Instrument> {
     let instrument = |name, base_currency, underlying_index, mark_price, index_price| Instrument {
         name,
@@ -51,6 +52,14 @@ pub(crate) fn instruments() -> Vec<Instrument> {
             "BTC",
             "BTC-27JUN25",
             0.0415,
+            64_231.2,
+        ),
+        instrument("ETH-27JUN25", "ETH", "ETH-27JUN25", 3_455.5, 3_410.9),
+        instrument(
+            "BTC-27JUN25-60000-P",
+            "BTC",
+            "BTC-27JUN25",
+            0.0312,
             64_231.2,
         ),
     ]

@@ -211,6 +211,8 @@ pub struct ServerState {
     rate: Mutex<rate::RateLimiter>,
     members: Mutex<Vec<fixtures::Member>>,
     disabled_logins: Mutex<HashSet<u64>>,
+    /// Instruments whose position was closed (kept for the `positions-close-once` variant).
+    closed_positions: Mutex<HashSet<String>>,
     signature_scheme: String,
     knobs: Knobs,
     observer: Option<Arc<dyn Observer>>,

@@ -138,6 +138,7 @@ impl ServerState {
             nonces: Mutex::new(ReplayCache::new(SIGNATURE_WINDOW_MS, NONCE_CAPACITY)),
             members: Mutex::new(fixtures::members(MAIN_ID, SUB_ID)),
             disabled_logins: Mutex::new(HashSet::new()),
+            closed_positions: Mutex::new(HashSet::new()),
             signature_scheme: config.signature_scheme.clone(),
             knobs: config.knobs.clone(),
             observer: config.observer.clone(),
@@ -294,6 +295,11 @@ impl ServerState {
                 member_id: Some(FIXTURE_MEMBER_ID),
                 instrument_name: Some(DEFAULT_INSTRUMENT.to_owned()),
                 currency: Some("BTC".to_owned()),
+                positions: self
+                    .instruments
+                    .iter()
+                    .map(|instrument| instrument.name.to_owned())
+                    .collect(),
                 direct_access_key: Some(self.direct_access_key.clone()),
             },
             limits,

@@ -162,6 +162,13 @@ pub(crate) fn close_position(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
     let order_type = ctx
         .listed("type", ctx.fault(Fault::CloseTypeAny))?
         .unwrap_or("market");
+    let closed_before = !super::state::lock(&ctx.state.closed_positions).insert(name.to_owned());
+    if closed_before && ctx.variant(super::Variant::PositionsCloseOnce) {
+        return Err(ErrorObject::invalid_params(
+            "instrument_name",
+            "no open position",
+        ));
+    }
     let price = match ctx.params.num("price") {
         Some(price) if price <= 0.0 => {
             return Err(ErrorObject::invalid_params("price", "must be positive"));

@@ -60,6 +60,7 @@ variants! {
     MmpNoneTriggered => "mmp-none-triggered";
     NullsAndStrings => "nulls-and-strings";
     UnknownIsEmpty => "unknown-is-empty";
+    PositionsCloseOnce => "positions-close-once";
 }
 
 impl Variant {

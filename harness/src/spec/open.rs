@@ -293,6 +293,17 @@ pub const OPEN_POINTS: &[OpenPoint] = &[
             "answers an unknown instrument with an empty list and an unknown member with the unchanged list",
         )],
     ),
+    point(
+        "close_position.no_position",
+        "4.12",
+        "| instrument_name | string | instrument whose position is closed |",
+        "what does close_position answer for an instrument whose position is already closed?",
+        "closes a position of the same size again",
+        &[(
+            "positions-close-once",
+            "refuses to close a position it closed before",
+        )],
+    ),
 ];
 
 #[cfg(test)]

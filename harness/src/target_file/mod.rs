@@ -106,9 +106,25 @@ pub struct Fixtures {
     /// A currency with data.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub currency: Option<String>,
+    /// Instruments with an open position the suite may close, one per execution of a
+    /// closing case (`{{fixtures.position}}`): a closed position cannot be closed again.
+    /// Without the list, `instrument_name` is the one position.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub positions: Vec<String>,
     /// The Direct Access API key (not serialized: see [`Target::to_toml`]).
     #[serde(skip)]
     pub direct_access_key: Option<Secret>,
+}
+
+impl Fixtures {
+    /// The positions closing cases draw from: `positions`, else `instrument_name`.
+    pub fn position_pool(&self) -> Vec<&str> {
+        if self.positions.is_empty() {
+            self.instrument_name.as_deref().into_iter().collect()
+        } else {
+            self.positions.iter().map(String::as_str).collect()
+        }
+    }
 }
 
 /// Rate limits of the target.
@@ -231,6 +247,8 @@ struct FixturesFile {
     member_id: Option<u64>,
     instrument_name: Option<String>,
     currency: Option<String>,
+    #[serde(default)]
+    positions: Vec<String>,
     direct_access_key: Option<String>,
     direct_access_key_env: Option<String>,
 }
@@ -352,6 +370,7 @@ impl Target {
                     member_id: fixtures.member_id,
                     instrument_name: fixtures.instrument_name,
                     currency: fixtures.currency,
+                    positions: fixtures.positions,
                     direct_access_key: resolve_secret(
                         path,
                         line,

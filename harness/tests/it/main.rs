@@ -8,6 +8,7 @@ mod faults;
 mod fuzz;
 mod fuzz_shard;
 mod hostile;
+mod independence;
 mod interrupt;
 mod judge;
 mod lint;

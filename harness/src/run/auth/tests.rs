@@ -9,11 +9,10 @@ use serde_json::json;
 
 use super::*;
 use crate::case::{Case, TransportKind};
-use crate::check::{Catalog, Redactor, SchemaSet};
+use crate::check::{Catalog, SchemaSet};
 use crate::run::Shared;
-use crate::run::pace::Pacer;
 use crate::target_file::{Account, Fixtures, RateLimits, Secret, Target};
-use crate::transport::{Dialer, HttpClient, RequestLimits};
+use crate::transport::RequestLimits;
 
 fn shared(fixtures: Fixtures) -> Shared {
     let main = Account {
@@ -33,21 +32,15 @@ fn shared(fixtures: Fixtures) -> Shared {
         tls: Default::default(),
         param_names: Default::default(),
     };
-    let limits = RequestLimits::default();
-    let dialer = Dialer::new(&target.tls).expect("dialer builds");
-    Shared {
-        http: HttpClient::new(limits, &dialer).expect("client builds"),
-        dialer,
-        pacer: Pacer::new(&target.limits),
-        redactor: Redactor::new(target.secrets()),
-        catalog: Arc::new(Catalog::default()),
-        schemas: Arc::new(
-            SchemaSet::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../cases/schemas"))
-                .expect("schemas load"),
-        ),
+    let schemas = SchemaSet::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../cases/schemas"))
+        .expect("schemas load");
+    Shared::new(
         target,
-        limits,
-    }
+        Arc::new(Catalog::default()),
+        Arc::new(schemas),
+        RequestLimits::default(),
+    )
+    .expect("the client builds")
 }
 
 fn case() -> Case {
