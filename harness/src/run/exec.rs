@@ -1,11 +1,12 @@
 //! One execution: a case's steps over one transport, turning each answer into findings.
 //!
-//! This file holds the step loop: a step's templates are resolved (the execution is the
-//! [`Bindings`] of its captures, fixtures and accounts), its authentication applied
-//! (`auth.rs`), its request sent and recorded (`send.rs`), its answer checked
-//! ([`check::answer`]) and its captures kept for later steps. Walks and probes are in
-//! `walk.rs`; whether the execution runs at all, in `skip.rs`. The first step with a
-//! failing finding ends the execution, since later steps usually build on its answer.
+//! This file holds the step loop: a step's templates are resolved (`bindings.rs`: the
+//! execution's captures, fixtures and accounts), its authentication applied (`auth.rs`),
+//! its request sent and recorded (`send.rs`) over its transport and connection, its answer
+//! checked ([`check::answer`]) and its captures kept for later steps. Walks and probes are
+//! in `walk.rs`; whether the execution runs at all, in `skip.rs`; pacing in `pace.rs`. The
+//! first step with a failing finding ends the execution, since later steps usually build
+//! on its answer; only `always` steps (clean-up) run after it.
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -15,13 +16,11 @@ use serde_json::Value;
 use super::pace;
 use super::send::RecordBudget;
 use super::skip::skip_reason;
-use super::template::{self, Bindings};
+use super::template;
 use super::{CaseResult, Shared};
 use crate::auth::clock::Clock;
-use crate::auth::nonce::fresh_nonce;
-use crate::case::{Auth, AuthMode, Case, Step, TransportKind};
+use crate::case::{Case, Step, TransportKind};
 use crate::check::{self, Expected, Finding, ParsedAnswer, Verdict};
-use crate::target_file::CountedPer;
 use crate::transport::{ClientSession, Exchange, Outgoing, WsSession};
 
 /// Why an execution stops early.
@@ -47,10 +46,10 @@ pub(crate) struct Execution<'a> {
     /// session holds the one in use.
     connections: BTreeMap<String, Option<WsSession>>,
     pub(super) next_id: u64,
-    captures: BTreeMap<String, Value>,
+    pub(super) captures: BTreeMap<String, Value>,
     pub(super) last_nonce: Option<String>,
     /// The position this execution may close (`{{fixtures.position}}`).
-    position: Option<String>,
+    pub(super) position: Option<String>,
     pub(crate) findings: Vec<Finding>,
     pub(crate) notes: Vec<String>,
     pub(crate) exchanges: Vec<Exchange>,
@@ -75,7 +74,7 @@ pub(crate) async fn execute(shared: &Shared, case: &Case, transport: TransportKi
     }
     let mut execution = Execution::new(shared, case, transport);
     if case.needs.fixtures.iter().any(|name| name == "position") {
-        match draw_position(shared) {
+        match super::bindings::draw_position(shared) {
             Ok(position) => execution.position = Some(position),
             Err(reason) => {
                 return finish(
@@ -150,22 +149,6 @@ pub(crate) async fn execute(shared: &Shared, case: &Case, transport: TransportKi
     )
 }
 
-/// A position of the target's pool no other execution of the run has closed: a server
-/// may refuse to close a position twice (SPEC.md 4.12 does not say), so every closing
-/// execution needs its own.
-fn draw_position(shared: &Shared) -> Result<String, String> {
-    let pool = shared.target.fixtures.position_pool();
-    let index = shared
-        .positions_drawn
-        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    pool.get(index).map(|&name| name.to_owned()).ok_or_else(|| {
-        format!(
-            "each execution that closes a position needs its own, and the {} of the target file were taken by earlier ones: list more in [fixtures] positions",
-            pool.len()
-        )
-    })
-}
-
 /// A result for an execution the harness could not carry out.
 pub(crate) fn error_result(
     case: &Case,
@@ -224,34 +207,6 @@ fn finish(
         notes,
         exchanges,
         duration_ms: started.elapsed().as_secs_f64() * 1000.0,
-    }
-}
-
-impl Bindings for Execution<'_> {
-    fn value_of(&self, name: &str) -> Option<Value> {
-        if let Some(value) = self.captures.get(name) {
-            return Some(value.clone());
-        }
-        let target = &self.shared.target;
-        let fixtures = &target.fixtures;
-        match name {
-            "now_ms" => return Some(Value::from(self.session.timestamp(0))),
-            "nonce" => return Some(Value::from(fresh_nonce())),
-            "fixtures.subaccount_id" => return fixtures.subaccount_id.map(Value::from),
-            "fixtures.member_id" => return fixtures.member_id.map(Value::from),
-            "fixtures.instrument_name" => return fixtures.instrument_name.clone().map(Value::from),
-            "fixtures.currency" => return fixtures.currency.clone().map(Value::from),
-            "fixtures.position" => return self.position.clone().map(Value::from),
-            "limits.transaction_log_burst" => {
-                return Some(Value::from(target.limits.transaction_log_burst));
-            }
-            _ => {}
-        }
-        let role = name.strip_prefix("account.")?.strip_suffix(".client_id")?;
-        target
-            .accounts
-            .get(role)
-            .map(|account| Value::from(account.client_id.clone()))
     }
 }
 
@@ -523,21 +478,5 @@ impl Execution<'_> {
             }
         }
         Ok(())
-    }
-}
-
-impl Execution<'_> {
-    /// Whose pacing budget a request with this authentication draws from: its account, or,
-    /// on a target whose limit is counted per token, this execution's own token for it.
-    pub(super) fn pace_key(&self, auth: &Auth) -> String {
-        let account = match auth.mode {
-            AuthMode::None => pace::ANONYMOUS.to_owned(),
-            AuthMode::ApiKey => "direct_access".to_owned(),
-            _ => auth.account.clone().unwrap_or_else(|| "main".to_owned()),
-        };
-        match self.shared.target.limits.transaction_log_counted_per {
-            CountedPer::Account => account,
-            CountedPer::Token => format!("{} [{}] {account}", self.case.id, self.transport),
-        }
     }
 }

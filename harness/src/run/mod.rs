@@ -11,6 +11,7 @@
 //! execution that did not run or finish as a skip saying so, never as a pass.
 
 mod auth;
+mod bindings;
 mod exec;
 mod interrupt;
 pub(crate) mod pace;

@@ -1,0 +1,54 @@
+//! What a template of a step sees (`{{name}}`): the execution's captures, the target
+//! file's fixtures and account ids, the clock, a fresh nonce, and the position this
+//! execution drew from the target's pool for a closing case.
+
+use std::sync::atomic::Ordering;
+
+use serde_json::Value;
+
+use super::Shared;
+use super::exec::Execution;
+use super::template::Bindings;
+use crate::auth::nonce::fresh_nonce;
+
+impl Bindings for Execution<'_> {
+    fn value_of(&self, name: &str) -> Option<Value> {
+        if let Some(value) = self.captures.get(name) {
+            return Some(value.clone());
+        }
+        let target = &self.shared.target;
+        let fixtures = &target.fixtures;
+        match name {
+            "now_ms" => return Some(Value::from(self.session.timestamp(0))),
+            "nonce" => return Some(Value::from(fresh_nonce())),
+            "fixtures.subaccount_id" => return fixtures.subaccount_id.map(Value::from),
+            "fixtures.member_id" => return fixtures.member_id.map(Value::from),
+            "fixtures.instrument_name" => return fixtures.instrument_name.clone().map(Value::from),
+            "fixtures.currency" => return fixtures.currency.clone().map(Value::from),
+            "fixtures.position" => return self.position.clone().map(Value::from),
+            "limits.transaction_log_burst" => {
+                return Some(Value::from(target.limits.transaction_log_burst));
+            }
+            _ => {}
+        }
+        let role = name.strip_prefix("account.")?.strip_suffix(".client_id")?;
+        target
+            .accounts
+            .get(role)
+            .map(|account| Value::from(account.client_id.clone()))
+    }
+}
+
+/// A position of the target's pool no other execution of the run has closed: a server
+/// may refuse to close a position twice (SPEC.md 4.12 does not say), so every closing
+/// execution needs its own.
+pub(super) fn draw_position(shared: &Shared) -> Result<String, String> {
+    let pool = shared.target.fixtures.position_pool();
+    let index = shared.positions_drawn.fetch_add(1, Ordering::Relaxed);
+    pool.get(index).map(|&name| name.to_owned()).ok_or_else(|| {
+        format!(
+            "each execution that closes a position needs its own, and the {} of the target file were taken by earlier ones: list more in [fixtures] positions",
+            pool.len()
+        )
+    })
+}
