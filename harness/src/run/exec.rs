@@ -60,36 +60,30 @@ pub(crate) struct Execution<'a> {
 /// Runs one case over one transport.
 pub(crate) async fn execute(shared: &Shared, case: &Case, transport: TransportKind) -> CaseResult {
     let started = Instant::now();
-    if let Some(reason) = skip_reason(&shared.target, case, transport) {
-        return finish(
-            case,
-            transport,
-            Verdict::Skip,
-            reason,
-            Vec::new(),
-            Vec::new(),
-            Vec::new(),
-            started,
-        );
-    }
-    let mut execution = Execution::new(shared, case, transport);
-    if case.needs.fixtures.iter().any(|name| name == "position") {
-        match super::bindings::draw_position(shared) {
-            Ok(position) => execution.position = Some(position),
-            Err(reason) => {
-                return finish(
-                    case,
-                    transport,
-                    Verdict::Skip,
-                    reason,
-                    Vec::new(),
-                    Vec::new(),
-                    Vec::new(),
-                    started,
-                );
-            }
+    let position = match skip_reason(&shared.target, case, transport) {
+        Some(reason) => Err(reason),
+        None if case.needs.fixtures.iter().any(|name| name == "position") => {
+            super::bindings::draw_position(shared).map(Some)
         }
-    }
+        None => Ok(None),
+    };
+    let position = match position {
+        Ok(position) => position,
+        Err(reason) => {
+            return finish(
+                case,
+                transport,
+                Verdict::Skip,
+                reason,
+                Vec::new(),
+                Vec::new(),
+                Vec::new(),
+                started,
+            );
+        }
+    };
+    let mut execution = Execution::new(shared, case, transport);
+    execution.position = position;
     let mut error = None;
     let mut skipped = None;
     let mut stopped = false;
