@@ -14,7 +14,7 @@ use harness::case::TransportKind;
 use harness::check::SchemaSet;
 use harness::fuzz::{self, Config, FuzzError, Shard};
 
-use super::target::{Allowances, TargetChoice};
+use super::target::{Allowances, TargetChoice, Timeouts};
 use super::{CliError, cases_dir, exit, runtime};
 
 /// `harness fuzz [options]`, or `harness fuzz merge DIR...`.
@@ -68,18 +68,10 @@ struct RunArgs {
     /// Case directory holding schemas/ (default: ./cases).
     #[arg(long, value_name = "DIR")]
     cases: Option<PathBuf>,
-    /// Per-request timeout in milliseconds.
-    #[arg(long, default_value_t = 5_000)]
-    timeout_ms: u64,
-    /// Wall time in seconds for the requests, and again for shrinking.
-    #[arg(long, default_value_t = 600)]
-    run_timeout_s: u64,
-    /// Send credentials over plain HTTP to a non-loopback address.
-    #[arg(long)]
-    allow_plain_http: bool,
-    /// Let the target file's accept_invalid_certs apply to a non-loopback address.
-    #[arg(long)]
-    allow_invalid_certs: bool,
+    #[command(flatten)]
+    timeouts: Timeouts,
+    #[command(flatten)]
+    allowances: Allowances,
 }
 
 fn parse_transport(name: &str) -> Result<TransportKind, String> {
@@ -96,10 +88,7 @@ pub(crate) fn fuzz(args: FuzzArgs) -> Result<u8, CliError> {
 }
 
 fn run(args: RunArgs) -> Result<u8, CliError> {
-    let allowances = Allowances {
-        plain_http: args.allow_plain_http,
-        invalid_certs: args.allow_invalid_certs,
-    };
+    let allowances = args.allowances;
     let choice = TargetChoice::from_args(
         args.target.as_deref(),
         &args.faults,
@@ -112,8 +101,8 @@ fn run(args: RunArgs) -> Result<u8, CliError> {
     let mut config = Config::new(seed, args.requests);
     config.shard = args.shard;
     config.concurrency = args.concurrency.max(1);
-    config.limits.request_timeout = Duration::from_millis(args.timeout_ms);
-    config.run_timeout = Duration::from_secs(args.run_timeout_s);
+    config.limits.request_timeout = Duration::from_millis(args.timeouts.timeout_ms);
+    config.run_timeout = Duration::from_secs(args.timeouts.run_timeout_s);
     config.out = Some(args.out.clone());
     if !args.transports.is_empty() {
         config.transports = args.transports.clone();

@@ -221,14 +221,7 @@ pub(crate) fn judge(args: JudgeArgs) -> Result<u8, CliError> {
             counts.join(", ")
         );
         super::run::print_expectations(expectations.as_ref(), &outcomes);
-        eprintln!(
-            "reports: {}",
-            paths
-                .iter()
-                .map(|path| path.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
+        super::run::print_report_paths(&paths);
         let broke_a_must = run_report.results.iter().any(|result| {
             result.verdict == Verdict::Fail
                 && catalog.get(&result.case).is_some_and(|clause| {

@@ -19,7 +19,7 @@ use harness::report::{self, Context, Summary};
 use harness::run::{self, Event, Interrupt, RunError, RunReport};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use super::target::{Allowances, TargetChoice};
+use super::target::{Allowances, TargetChoice, Timeouts};
 use super::{CliError, cases_dir, exit, runtime};
 
 #[derive(Debug, Args)]
@@ -49,18 +49,10 @@ pub(crate) struct RunArgs {
     /// Executions at once.
     #[arg(long, default_value_t = 16)]
     concurrency: usize,
-    /// Per-request timeout in milliseconds.
-    #[arg(long, default_value_t = 5_000)]
-    timeout_ms: u64,
-    /// Whole-run timeout in seconds.
-    #[arg(long, default_value_t = 600)]
-    run_timeout_s: u64,
-    /// Send credentials over plain HTTP to a non-loopback address.
-    #[arg(long)]
-    allow_plain_http: bool,
-    /// Let the target file's accept_invalid_certs apply to a non-loopback address.
-    #[arg(long)]
-    allow_invalid_certs: bool,
+    #[command(flatten)]
+    timeouts: Timeouts,
+    #[command(flatten)]
+    allowances: Allowances,
     /// Also write each execution's responses as reviewable insta snapshots into DIR.
     #[arg(long, value_name = "DIR")]
     snapshots: Option<PathBuf>,
@@ -127,10 +119,7 @@ pub(crate) fn load_expectations(
 pub(crate) fn run(args: RunArgs) -> Result<u8, CliError> {
     let corpus = load_corpus(&cases_dir(args.cases.clone()))?;
     let expectations = load_expectations(args.expect.as_deref(), &known_for_run(&corpus))?;
-    let allowances = Allowances {
-        plain_http: args.allow_plain_http,
-        invalid_certs: args.allow_invalid_certs,
-    };
+    let allowances = args.allowances;
     let choice = TargetChoice::from_args(
         args.target.as_deref(),
         &args.faults,
@@ -155,10 +144,10 @@ pub(crate) fn run(args: RunArgs) -> Result<u8, CliError> {
             filter: args.filter.clone(),
             concurrency: args.concurrency,
             limits: harness::transport::RequestLimits {
-                request_timeout: Duration::from_millis(args.timeout_ms),
+                request_timeout: Duration::from_millis(args.timeouts.timeout_ms),
                 ..Default::default()
             },
-            run_timeout: Duration::from_secs(args.run_timeout_s),
+            run_timeout: Duration::from_secs(args.timeouts.run_timeout_s),
         };
         let progress = progress_bar(args.quiet);
         let bar = progress.clone();
@@ -215,14 +204,7 @@ pub(crate) fn run(args: RunArgs) -> Result<u8, CliError> {
     }
     print_summary(&report, &Summary::new(&report, &corpus.catalog), &context);
     let fixed = print_expectations(expectations.as_ref(), &outcomes);
-    eprintln!(
-        "reports: {}",
-        paths
-            .iter()
-            .map(|path| path.display().to_string())
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
+    print_report_paths(&paths);
     let strict_fixed = args.strict_expect && fixed > 0;
     if strict_fixed {
         println!(
@@ -378,4 +360,13 @@ pub(crate) fn print_summary(report: &RunReport, summary: &Summary, context: &Con
             .count();
         println!("{reason}: {not_run} executions not run; the reports hold what ran");
     }
+}
+
+/// The `reports: a, b, c` line of a command that wrote reports.
+pub(crate) fn print_report_paths(paths: &[std::path::PathBuf]) {
+    let paths: Vec<String> = paths
+        .iter()
+        .map(|path| path.display().to_string())
+        .collect();
+    eprintln!("reports: {}", paths.join(", "));
 }

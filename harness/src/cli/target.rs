@@ -13,12 +13,25 @@ use super::CliError;
 use super::serve::{parse_faults, parse_variants};
 
 /// What the command line allows beyond the safe defaults.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, clap::Args)]
 pub(crate) struct Allowances {
-    /// `--allow-plain-http`: credentials in clear text to a non-loopback host.
+    /// Send credentials over plain HTTP to a non-loopback address.
+    #[arg(long = "allow-plain-http")]
     pub(crate) plain_http: bool,
-    /// `--allow-invalid-certs`: `accept_invalid_certs` for a non-loopback host.
+    /// Let the target file's accept_invalid_certs apply to a non-loopback address.
+    #[arg(long = "allow-invalid-certs")]
     pub(crate) invalid_certs: bool,
+}
+
+/// How long the harness waits for a target.
+#[derive(Clone, Copy, Debug, clap::Args)]
+pub(crate) struct Timeouts {
+    /// Per-request timeout in milliseconds.
+    #[arg(long, default_value_t = 5_000)]
+    pub(crate) timeout_ms: u64,
+    /// Wall time in seconds for the requests (for fuzz, and again for shrinking).
+    #[arg(long, default_value_t = 600)]
+    pub(crate) run_timeout_s: u64,
 }
 
 /// The target a command was asked for, not yet started.

@@ -107,20 +107,18 @@ pub(crate) fn check_http_method(record: &Record, tally: &mut Tally) {
     if record.transport == TransportKind::Ws || record.http_method.eq_ignore_ascii_case("OPTIONS") {
         return;
     }
-    let clause = "client.http.method";
-    if record.http_method == "GET" {
-        tally.pass(clause, record.transport);
-    } else {
-        tally.fail(
-            clause,
-            record.transport,
-            Some(record.seq),
+    tally.judge(
+        "client.http.method",
+        record.transport,
+        record.seq,
+        record.http_method == "GET",
+        || {
             format!(
                 "sent with http {}; every method is invoked with http GET",
                 record.http_method
-            ),
-        );
-    }
+            )
+        },
+    );
 }
 
 /// `public/<name>` or `private/<name>` with a non-empty name.

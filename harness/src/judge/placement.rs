@@ -144,20 +144,18 @@ pub(crate) fn check_ws_token_omitted(
     if record.transport != TransportKind::Ws || !private || presented {
         return;
     }
-    let clause = "client.token.ws_param";
-    if sessions.remembers(&record.connection) {
-        tally.pass(clause, record.transport);
-    } else {
-        tally.fail(
-            clause,
-            record.transport,
-            Some(record.seq),
+    tally.judge(
+        "client.token.ws_param",
+        record.transport,
+        record.seq,
+        sessions.remembers(&record.connection),
+        || {
             format!(
                 "{} went without params.access_token on a connection that holds no session token: only a connection authenticated with a session-scoped token (scope session:<name>) may omit it",
                 call.method.as_deref().unwrap_or_default()
-            ),
-        );
-    }
+            )
+        },
+    );
 }
 
 /// The parameters a call cannot do without: those of the chosen `grant_type`, and `sid`

@@ -89,6 +89,23 @@ impl Tally {
         self.find(Verdict::Fail, clause, transport, seq, message.into());
     }
 
+    /// Request `seq` held `clause` when `held`; otherwise it broke it, as `message` (built
+    /// only then) says.
+    pub fn judge(
+        &mut self,
+        clause: &str,
+        transport: TransportKind,
+        seq: u64,
+        held: bool,
+        message: impl FnOnce() -> String,
+    ) {
+        if held {
+            self.pass(clause, transport);
+        } else {
+            self.fail(clause, transport, Some(seq), message());
+        }
+    }
+
     /// Something SPEC.md does not forbid but that is likely a bug, with the explanation.
     pub fn warn(
         &mut self,

@@ -42,14 +42,19 @@ pub(crate) fn page(
     }
 }
 
-fn judged(records: &[Record]) -> Vec<String> {
-    let callers: Vec<Caller> = records
+/// One caller, the same client on one session, for every record.
+pub(crate) fn one_session(records: &[Record]) -> Vec<Caller> {
+    records
         .iter()
         .map(|_| Caller {
             key: "session#0".to_owned(),
             client: Some("c".to_owned()),
         })
-        .collect();
+        .collect()
+}
+
+fn judged(records: &[Record]) -> Vec<String> {
+    let callers = one_session(records);
     let mut tally = Tally::default();
     check_log_type_tolerance(records, &callers, &mut tally);
     tally.describe()

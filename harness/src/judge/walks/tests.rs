@@ -1,16 +1,10 @@
 use serde_json::json;
 
 use super::*;
-use crate::judge::paging::tests::page;
+use crate::judge::paging::tests::{one_session, page};
 
 fn tally_of(records: &[Record]) -> Tally {
-    let callers: Vec<Caller> = records
-        .iter()
-        .map(|_| Caller {
-            key: "session#0".to_owned(),
-            client: Some("c".to_owned()),
-        })
-        .collect();
+    let callers = one_session(records);
     let mut tally = Tally::default();
     check_pagination(records, &callers, &mut tally);
     tally
