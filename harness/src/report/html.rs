@@ -102,6 +102,7 @@ pub fn render_html(context: &Context<'_>, summary: &Summary) -> String {
         out.push_str("</tr>");
     }
     out.push_str("</table>");
+    out.push_str(&super::sections::sections_html(&summary.sections));
     if !summary.uncovered.is_empty() {
         let _ = write!(
             out,

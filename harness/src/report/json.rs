@@ -65,6 +65,13 @@ pub fn render_json(context: &Context<'_>, summary: &Summary) -> String {
             "must_total": summary.must_total,
             "must_covered": summary.must_covered,
             "uncovered": summary.uncovered,
+            "sections": summary.sections.iter().map(|row| json!({
+                "section": row.id,
+                "title": row.title,
+                "rules": row.rules,
+                "checked": row.checked,
+                "failed": row.failed,
+            })).collect::<Vec<_>>(),
         },
     });
     let mut text = serde_json::to_string_pretty(&report).unwrap_or_default();

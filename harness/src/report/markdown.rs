@@ -49,6 +49,7 @@ pub fn render_markdown(context: &Context<'_>, summary: &Summary) -> String {
     if !summary.uncovered.is_empty() {
         let _ = writeln!(out, "Not checked: {}.", summary.uncovered.join(", "));
     }
+    out.push_str(&super::sections::sections_markdown(&summary.sections));
     let noteworthy: Vec<_> = failures_first(report)
         .into_iter()
         .filter(|result| is_noteworthy(result))

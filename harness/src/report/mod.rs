@@ -8,6 +8,7 @@ mod json;
 mod junit;
 mod markdown;
 mod repro;
+mod sections;
 mod snapshot;
 
 pub use html::{escape, render_html};
@@ -15,6 +16,7 @@ pub use json::render_json;
 pub use junit::render_junit;
 pub use markdown::render_markdown;
 pub use repro::{reproduction, shell_quote, wire_command};
+pub use sections::SectionCoverage;
 pub use snapshot::{SnapshotStats, normalize, snapshot_name, snapshot_of, write_snapshots};
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -45,6 +47,8 @@ pub struct Summary {
     pub uncovered: Vec<String>,
     /// Verdict per (clause, transport): the worst of the results that check the clause.
     pub matrix: BTreeMap<String, BTreeMap<TransportKind, Verdict>>,
+    /// Rules and checks per SPEC.md section, every section listed.
+    pub sections: Vec<SectionCoverage>,
 }
 
 /// What a report needs besides the results.
@@ -100,12 +104,14 @@ impl Summary {
             .filter(|id| !covered.contains(**id))
             .map(|id| (*id).to_owned())
             .collect();
+        let sections = sections::section_coverage(catalog, report.side, &covered, &matrix);
         Summary {
             counts,
             must_total: must.len(),
             must_covered: must.len() - uncovered.len(),
             uncovered,
             matrix,
+            sections,
         }
     }
 

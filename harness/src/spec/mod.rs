@@ -10,6 +10,7 @@
 //! - [`OPEN_POINTS`]: what SPEC.md leaves open, each with the passage that leaves it open and
 //!   the alternatives a conforming server may choose; the reference server's spec-open
 //!   variants draw from them.
+//! - [`SECTIONS`]: every section with its title, the rows of the report's coverage table.
 //!
 //! The rules themselves (clause id, level and the SPEC.md words each `must` clause quotes)
 //! live in `cases/clauses.toml`; the table names clause ids, and a test checks every id it
@@ -19,12 +20,14 @@
 mod enums;
 mod methods;
 mod open;
+mod sections;
 
 pub use enums::{
     GRANT_TYPES, HISTORY_CURRENCIES, INDEX_NAMES, LISTED_LOG_TYPES, TRANSACTION_LOG_CURRENCIES,
 };
 pub use methods::METHODS;
 pub use open::{OPEN_POINTS, OpenPoint};
+pub use sections::{SECTIONS, Section};
 
 /// The JSON type a parameter is declared with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
