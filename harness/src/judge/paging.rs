@@ -11,26 +11,41 @@ use super::record::{Call, Record};
 use super::sessions::Caller;
 use crate::check::short;
 
-/// The paged methods: name, array member, count bounds and default.
-pub(crate) const PAGED: &[(&str, &str, i64, i64, i64)] = &[
-    ("private/get_transaction_log", "logs", 1, 250, 100),
-    ("private/get_trigger_order_history", "entries", 1, 1000, 20),
-];
+/// A paged method of the spec table, with its result member, `count` bounds and default.
+pub(crate) struct PagedCall {
+    pub(crate) method: &'static str,
+    pub(crate) items: &'static str,
+    pub(crate) min: i64,
+    pub(crate) max: i64,
+    pub(crate) default_count: i64,
+}
 
-fn paged(call: &Call) -> Option<&'static (&'static str, &'static str, i64, i64, i64)> {
-    PAGED.iter().find(|(method, ..)| call.is(method))
+/// The call's method when it is paged ([`crate::spec::paged_methods`]).
+pub(crate) fn paged(call: &Call) -> Option<PagedCall> {
+    let method = crate::spec::paged_methods().find(|method| call.is(method.name))?;
+    let (min, max, default_count) = method.count_bounds()?;
+    Some(PagedCall {
+        method: method.name,
+        items: method.paging?.items,
+        min,
+        max,
+        default_count,
+    })
 }
 
 /// Checks that `count` is within the method's bounds.
 pub(crate) fn check_count(record: &Record, call: &Call, tally: &mut Tally) {
-    let Some((method, _, min, max, _)) = paged(call) else {
+    let Some(PagedCall {
+        method, min, max, ..
+    }) = paged(call)
+    else {
         return;
     };
     let Some(raw) = call.params.get("count").filter(|value| !value.is_null()) else {
         return;
     };
     match call.int("count") {
-        Some(count) if (*min..=*max).contains(&count) => {
+        Some(count) if (min..=max).contains(&count) => {
             tally.pass("client.count.bounds", record.transport);
         }
         Some(count) => tally.fail(

@@ -27,7 +27,7 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::Tally;
-use super::paging::PAGED;
+use super::paging::{PagedCall, paged};
 use super::record::{Call, Record};
 use super::sessions::Caller;
 use crate::case::TransportKind;
@@ -74,8 +74,11 @@ pub(crate) fn check_pagination(records: &[Record], callers: &[Caller], tally: &m
     let mut order = Vec::new();
     for (record, caller) in records.iter().zip(callers) {
         let call = record.call();
-        let Some((_, items, _, _, default_count)) =
-            PAGED.iter().find(|(method, ..)| call.is(method))
+        let Some(PagedCall {
+            items,
+            default_count,
+            ..
+        }) = paged(&call)
         else {
             continue;
         };
@@ -123,10 +126,10 @@ pub(crate) fn check_pagination(records: &[Record], callers: &[Caller], tally: &m
             }
             Some(value) => {
                 let page_len = result
-                    .get(*items)
+                    .get(items)
                     .and_then(Value::as_array)
                     .map_or(0, Vec::len);
-                let count = call.int("count").unwrap_or(*default_count);
+                let count = call.int("count").unwrap_or(default_count);
                 walk.pending = Some(Pending {
                     value: value.clone(),
                     seq: record.seq,
