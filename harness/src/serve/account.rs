@@ -113,9 +113,10 @@ pub(crate) fn get_transaction_log(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObjec
     let min_count = if ctx.fault(Fault::TxlogCount0) {
         0
     } else {
-        min
+        min + i64::from(ctx.fault(Fault::TxlogCount1Refused))
     };
-    let max_count = max + i64::from(ctx.fault(Fault::TxlogCount251));
+    let max_count = max + i64::from(ctx.fault(Fault::TxlogCount251))
+        - i64::from(ctx.fault(Fault::TxlogCountMaxRefused));
     let default_count = if ctx.fault(Fault::TxlogDefault150) {
         default + default / 2
     } else {

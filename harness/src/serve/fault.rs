@@ -93,6 +93,9 @@ faults! {
     SigWindowWide => "sig-window-wide",
         "client_signature timestamps stay valid for 10 minutes instead of 60 s",
         ["auth.client_signature.window"];
+    SigWindowNarrow => "sig-window-narrow",
+        "client_signature timestamps older than 10 s are rejected instead of 60 s",
+        ["auth.client_signature.window"];
     SigNonceReuse => "sig-nonce-reuse",
         "a reused client_signature nonce is accepted",
         ["auth.client_signature.nonce_single_use"];
@@ -107,6 +110,9 @@ faults! {
         ["auth.client_signature.wrong_key"];
     SignedWindowWide => "signed-window-wide",
         "signed-header timestamps stay valid for 10 minutes instead of 60 s",
+        ["auth.signed.window"];
+    SignedWindowNarrow => "signed-window-narrow",
+        "signed-header timestamps older than 10 s are rejected instead of 60 s",
         ["auth.signed.window"];
     SignedNonceReuse => "signed-nonce-reuse",
         "a reused signed-header nonce is accepted",
@@ -193,6 +199,15 @@ faults! {
     TriggerCount1001 => "trigger-count-1001",
         "get_trigger_order_history accepts count 1001",
         ["m.get_trigger_order_history.count"];
+    TriggerCount0 => "trigger-count-0",
+        "get_trigger_order_history accepts count 0",
+        ["m.get_trigger_order_history.count"];
+    TriggerCount1Refused => "trigger-count-1-refused",
+        "get_trigger_order_history rejects count 1, its minimum",
+        ["m.get_trigger_order_history.count"];
+    TriggerCountMaxRefused => "trigger-count-max-refused",
+        "get_trigger_order_history rejects count 1000, its maximum",
+        ["m.get_trigger_order_history.count"];
     TriggerDefault30 => "trigger-default-30",
         "get_trigger_order_history count defaults to 30 instead of 20",
         ["m.get_trigger_order_history.count_default"];
@@ -210,6 +225,12 @@ faults! {
         ["m.get_transaction_log.count"];
     TxlogCount0 => "txlog-count-0",
         "get_transaction_log accepts count 0",
+        ["m.get_transaction_log.count"];
+    TxlogCount1Refused => "txlog-count-1-refused",
+        "get_transaction_log rejects count 1, its minimum",
+        ["m.get_transaction_log.count"];
+    TxlogCountMaxRefused => "txlog-count-max-refused",
+        "get_transaction_log rejects count 250, its maximum",
         ["m.get_transaction_log.count"];
     TxlogDefault150 => "txlog-default-150",
         "get_transaction_log count defaults to 150 instead of 100",

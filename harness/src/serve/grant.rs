@@ -186,8 +186,11 @@ fn client_signature(ctx: &Ctx<'_>) -> Result<Issued, ErrorObject> {
         .state
         .user_by_client(client_id)
         .ok_or_else(|| ErrorObject::invalid_credentials("unknown client id"))?;
-    ctx.state
-        .check_timestamp(timestamp, ctx.fault(Fault::SigWindowWide))?;
+    let window = super::principal::signature_window_ms(
+        ctx.fault(Fault::SigWindowWide),
+        ctx.fault(Fault::SigWindowNarrow),
+    );
+    ctx.state.check_timestamp(timestamp, window)?;
     let string_to_sign = if ctx.fault(Fault::SigNoTrailingLf) && data.is_empty() {
         format!("{timestamp}\n{nonce}")
     } else {

@@ -108,6 +108,7 @@ impl Config {
                 transaction_log_burst: 100,
                 transaction_log_counted_per: CountedPer::Token,
                 throttle_codes: vec![crate::jsonrpc::code::TOO_MANY_REQUESTS],
+                clock_skew_ms: 0,
             },
             clock: Clock::system(),
             max_body_bytes: 64 * 1024,

@@ -80,13 +80,21 @@ pub(crate) fn get_trigger_order_history(ctx: &mut Ctx<'_>) -> Result<Value, Erro
         .str("instrument_name")
         .filter(|_| !ctx.fault(Fault::TriggerInstrumentIgnored));
     let (min, max, default) = ctx.count_bounds();
-    let max_count = max + i64::from(ctx.fault(Fault::TriggerCount1001));
+    let min_count = if ctx.fault(Fault::TriggerCount0) {
+        0
+    } else {
+        min + i64::from(ctx.fault(Fault::TriggerCount1Refused))
+    };
+    let max_count = max + i64::from(ctx.fault(Fault::TriggerCount1001))
+        - i64::from(ctx.fault(Fault::TriggerCountMaxRefused));
     let default_count = if ctx.fault(Fault::TriggerDefault30) {
         default + default / 2
     } else {
         default
     };
-    let count = ctx.params.count("count", min, max_count, default_count)?;
+    let count = ctx
+        .params
+        .count("count", min_count, max_count, default_count)?;
     let entries: &[super::ledger::TriggerEntry] = if ctx.caller()?.user_id == MAIN_ID {
         &ctx.state.ledger.triggers
     } else {

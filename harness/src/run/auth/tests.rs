@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde_json::json;
 
 use super::*;
-use crate::case::{Case, TransportKind};
+use crate::case::{Case, SkewSide, TransportKind};
 use crate::check::{Catalog, Redactor, SchemaSet};
 use crate::run::Shared;
 use crate::run::pace::Pacer;
@@ -285,4 +285,29 @@ fn a_given_bearer_token_goes_where_the_transport_wants_it() {
     let (params, bearer) = one(&shared, TransportKind::HttpQuery, given());
     assert!(params.is_empty());
     assert_eq!(header(bearer), "Bearer captured-token");
+}
+
+#[test]
+fn clock_skew_moves_a_signature_timestamp_to_its_side_of_the_window() {
+    let mut shared = shared(Fixtures::default());
+    shared.target.limits.clock_skew_ms = 20_000;
+    let timestamp = |clock_skew: Option<SkewSide>| {
+        let edge = Auth {
+            timestamp_offset_ms: -55_000,
+            clock_skew,
+            ..auth(AuthMode::ClientSignature)
+        };
+        let (params, _) = one(&shared, TransportKind::HttpQuery, edge);
+        i64::try_from(params["timestamp"].as_u64().expect("timestamp")).expect("fits")
+    };
+    let plain = timestamp(None);
+    let inside = timestamp(Some(SkewSide::Inside));
+    let outside = timestamp(Some(SkewSide::Outside));
+    assert!((inside - plain - 20_000).abs() < 1_000, "{inside} {plain}");
+    assert!(
+        (plain - outside - 20_000).abs() < 1_000,
+        "{plain} {outside}"
+    );
+    assert_eq!(SkewSide::Inside.apply(-5_000, 20_000), 0, "never past now");
+    assert_eq!(SkewSide::Outside.apply(-61_000, 0), -61_000);
 }
