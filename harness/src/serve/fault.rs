@@ -99,6 +99,12 @@ faults! {
     SigNonceReuse => "sig-nonce-reuse",
         "a reused client_signature nonce is accepted",
         ["auth.client_signature.nonce_single_use"];
+    SigNoncePerConnection => "sig-nonce-per-connection",
+        "client_signature nonces are remembered per websocket connection: another one accepts a used nonce",
+        ["auth.client_signature.nonce_single_use"];
+    SigNoncePerTransport => "sig-nonce-per-transport",
+        "client_signature nonces are remembered per transport: http accepts a nonce used over websocket and back",
+        ["auth.client_signature.nonce_single_use"];
     SigNoTrailingLf => "sig-no-trailing-lf",
         "the client_signature string to sign drops the lf after the nonce when data is empty",
         ["auth.client_signature.framing", "auth.client_signature.accepted"];
@@ -150,12 +156,18 @@ faults! {
     ForkTokenBroken => "fork-token-broken",
         "public/fork_token always answers with an error",
         ["auth.fork_token.accepted"];
+    ForkEndsOriginal => "fork-ends-original",
+        "public/fork_token ends the original session's access token",
+        ["auth.fork_token.concurrent"];
     ForkConnectionAllowed => "fork-connection-allowed",
         "public/fork_token forks connection-only tokens",
         ["auth.fork_token.connection_refused"];
     LogoutOverHttp => "logout-over-http",
         "private/logout succeeds over http instead of being websocket only",
         ["auth.logout.ws_only"];
+    LogoutKeepsRefresh => "logout-keeps-refresh",
+        "private/logout ends the access token but leaves its refresh token working",
+        ["auth.logout.invalidates"];
     LogoutNoop => "logout-noop",
         "private/logout answers ok but leaves the tokens working",
         ["auth.logout.invalidates"];
@@ -298,6 +310,9 @@ faults! {
     TriggerInstrumentIgnored => "trigger-instrument-ignored",
         "get_trigger_order_history ignores the instrument_name filter",
         ["m.get_trigger_order_history.instrument_filter"];
+    DisabledSubUnreachable => "disabled-sub-unreachable",
+        "a subaccount whose login is disabled cannot be reached through the main account (exchange_token refuses it)",
+        ["m.toggle_subaccount_login.disabled_reachable"];
     DisableKeepsSessions => "disable-keeps-sessions",
         "disabling a subaccount's login leaves its sessions working",
         ["m.toggle_subaccount_login.disable_ends_sessions"];

@@ -50,6 +50,9 @@ pub(crate) fn exchange_token(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
     let subject = u64::try_from(subject_id)
         .ok()
         .filter(|id| *id == caller.main_id || state.is_subaccount_of(*id, caller.main_id))
+        .filter(|id| {
+            !(ctx.fault(Fault::DisabledSubUnreachable) && lock(&state.disabled_logins).contains(id))
+        })
         .and_then(|id| state.user(id))
         .ok_or_else(|| {
             ErrorObject::invalid_params(
@@ -115,6 +118,9 @@ pub(crate) fn fork_token(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
     let user = state
         .user(record.user_id)
         .ok_or_else(|| ErrorObject::unauthorized("unknown user"))?;
+    if ctx.fault(Fault::ForkEndsOriginal) {
+        lock(&state.tokens).revoke_access(&record.access_token);
+    }
     let mut scope = record.scope;
     scope.session = Some(session_name.to_owned());
     scope.connection = false;
@@ -132,7 +138,7 @@ pub(crate) fn logout(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
                 .access(&token, 0)
                 .map(|record| record.refresh_token.clone());
             tokens.revoke_access(&token);
-            if let Some(refresh) = refresh {
+            if let Some(refresh) = refresh.filter(|_| !ctx.state.fault(Fault::LogoutKeepsRefresh)) {
                 tokens.revoke_refresh(&refresh);
             }
         }
@@ -215,6 +221,7 @@ fn client_signature(ctx: &Ctx<'_>) -> Result<Issued, ErrorObject> {
         } else {
             nonce.to_owned()
         };
+        let replay_key = format!("{}{replay_key}", replay_space(ctx));
         ctx.state.use_nonce(client_id, &replay_key, timestamp)?;
     }
     issue(
@@ -222,6 +229,23 @@ fn client_signature(ctx: &Ctx<'_>) -> Result<Issued, ErrorObject> {
         user,
         grant_scope(ctx.params.str("scope"), &user.maximum, keep_unnamed(ctx)),
     )
+}
+
+/// The part of the nonce cache a `client_signature` nonce is remembered in: one for every
+/// connection and transport, or what the `sig-nonce-per-connection` and
+/// `sig-nonce-per-transport` faults split it into.
+fn replay_space(ctx: &Ctx<'_>) -> String {
+    let connection = ctx
+        .connection
+        .as_ref()
+        .map(|connection| connection.label.as_str());
+    if ctx.fault(Fault::SigNoncePerConnection) {
+        format!("{}\u{0}", connection.unwrap_or("http"))
+    } else if ctx.fault(Fault::SigNoncePerTransport) {
+        format!("{}\u{0}", if connection.is_some() { "ws" } else { "http" })
+    } else {
+        String::new()
+    }
 }
 
 fn refresh(ctx: &Ctx<'_>) -> Result<Issued, ErrorObject> {

@@ -231,4 +231,7 @@ pub struct Connection {
     close_after_answer: bool,
     /// The id of the previous request, which only the `ws-wrong-ids` fault uses.
     previous_id: Value,
+    /// The connection's label (`ws#N`), which only the `sig-nonce-per-connection` fault
+    /// uses, to keep each connection's nonces apart.
+    label: String,
 }
