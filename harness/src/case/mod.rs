@@ -203,6 +203,9 @@ pub struct Auth {
     pub nonce: Option<String>,
     /// `client_signature`: the data field.
     pub data: Option<String>,
+    /// `client_signature`: send no `nonce` and sign with an empty one.
+    #[serde(default)]
+    pub no_nonce: bool,
     /// `client_signature`: drop the LF after the nonce when data is empty.
     #[serde(default)]
     pub no_trailing_lf: bool,

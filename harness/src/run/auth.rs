@@ -140,7 +140,11 @@ impl Execution<'_> {
     ) -> Result<(), Stop> {
         let credentials = self.credentials(auth)?;
         let timestamp = self.signature_timestamp(auth);
-        let nonce = self.nonce(auth.nonce.as_deref())?;
+        let nonce = if auth.no_nonce {
+            String::new()
+        } else {
+            self.nonce(auth.nonce.as_deref())?
+        };
         let data = match &auth.data {
             Some(data) => self.resolved(data)?,
             None => String::new(),
@@ -163,7 +167,9 @@ impl Execution<'_> {
             .or_insert_with(|| Value::from("client_signature"));
         params.insert("client_id".to_owned(), Value::from(credentials.client_id));
         params.insert("timestamp".to_owned(), Value::from(timestamp));
-        params.insert("nonce".to_owned(), Value::from(nonce));
+        if !auth.no_nonce {
+            params.insert("nonce".to_owned(), Value::from(nonce));
+        }
         params.insert("signature".to_owned(), Value::from(signature));
         if auth.data.is_some() {
             params.insert("data".to_owned(), Value::from(data));

@@ -108,9 +108,15 @@ faults! {
     SigNoTrailingLf => "sig-no-trailing-lf",
         "the client_signature string to sign drops the lf after the nonce when data is empty",
         ["auth.client_signature.framing", "auth.client_signature.accepted"];
+    SigDataNotUtf8 => "sig-data-not-utf8",
+        "the client_signature string to sign carries each non-ascii character of data as ? instead of its utf-8 bytes",
+        ["auth.client_signature.framing", "auth.client_signature.accepted"];
     SigUppercaseHex => "sig-uppercase-hex",
         "client_signature must be given in uppercase hex instead of lowercase",
         ["auth.client_signature.hex_lower"];
+    SigSignatureOptional => "sig-signature-optional",
+        "client_signature without a signature is accepted",
+        ["auth.grant_type.required_params"];
     SigUnchecked => "sig-unchecked",
         "client_signature is accepted whatever the signature",
         ["auth.client_signature.wrong_key"];
@@ -144,6 +150,9 @@ faults! {
     RefreshKeepsOldToken => "refresh-keeps-old-token",
         "refreshing a connection-scoped token leaves the previous access token working",
         ["auth.refresh.connection_invalidates"];
+    RefreshTokenOptional => "refresh-token-optional",
+        "grant_type refresh_token without refresh_token falls back to the client id and secret given",
+        ["auth.grant_type.required_params"];
     RefreshSameToken => "refresh-same-token",
         "refresh returns the same refresh token instead of a new one",
         ["auth.refresh.rotates"];
@@ -196,6 +205,9 @@ faults! {
     MmpIndexAny => "mmp-index-any",
         "get_mmp_status accepts any index_name",
         ["m.get_mmp_status.index_name"];
+    MmpIndexLastRefused => "mmp-index-last-refused",
+        "get_mmp_status rejects the last listed index_name (all)",
+        ["m.get_mmp_status.index_name"];
     MmpGroupWithoutIndex => "mmp-group-without-index",
         "get_mmp_status accepts mmp_group without index_name",
         ["m.get_mmp_status.mmp_group_requires_index"];
@@ -207,6 +219,9 @@ faults! {
         ["m.get_mmp_status.result"];
     TriggerCurrencyAny => "trigger-currency-any",
         "get_trigger_order_history accepts any currency",
+        ["m.get_trigger_order_history.currency"];
+    TriggerCurrencyLastRefused => "trigger-currency-last-refused",
+        "get_trigger_order_history rejects the last listed currency (EURR)",
         ["m.get_trigger_order_history.currency"];
     TriggerCount1001 => "trigger-count-1001",
         "get_trigger_order_history accepts count 1001",
@@ -231,6 +246,9 @@ faults! {
         ["m.get_trigger_order_history.continuation"];
     TxlogCurrencyAny => "txlog-currency-any",
         "get_transaction_log accepts any currency",
+        ["m.get_transaction_log.currency"];
+    TxlogCurrencyLastRefused => "txlog-currency-last-refused",
+        "get_transaction_log rejects the last listed currency (USDE)",
         ["m.get_transaction_log.currency"];
     TxlogCount251 => "txlog-count-251",
         "get_transaction_log accepts count 251",
@@ -274,6 +292,9 @@ faults! {
     VolatilityCurrencyAny => "volatility-currency-any",
         "get_historical_volatility accepts any currency",
         ["m.get_historical_volatility.currency"];
+    VolatilityCurrencyLastRefused => "volatility-currency-last-refused",
+        "get_historical_volatility rejects the last listed currency (EURR)",
+        ["m.get_historical_volatility.currency"];
     VolatilityFloatTimestamp => "volatility-float-timestamp",
         "historical volatility timestamps are floats instead of integers",
         ["m.get_historical_volatility.result"];
@@ -294,6 +315,9 @@ faults! {
         ["m.close_position.result"];
     LockNoKey => "lock-no-key",
         "lock_portfolio succeeds without a valid direct access key",
+        ["m.lock_portfolio.bearer"];
+    LockAcceptsAccessToken => "lock-accepts-access-token",
+        "lock_portfolio accepts a live oauth access token as the direct access key",
         ["m.lock_portfolio.bearer"];
     LockResultTrue => "lock-result-true",
         "lock_portfolio returns true instead of \"ok\"",

@@ -21,10 +21,17 @@ use crate::jsonrpc::ErrorObject;
 /// `public/auth`.
 pub(crate) fn auth(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
     let grant_type = ctx
-        .listed("grant_type", ctx.fault(Fault::GrantTypeAny))?
+        .listed("grant_type", ctx.fault(Fault::GrantTypeAny), false)?
         .ok_or_else(|| ErrorObject::invalid_params("grant_type", "missing required parameter"))?;
     let issued = match grant_type {
         "client_signature" => client_signature(ctx)?,
+        // The `refresh-token-optional` fault lets a refresh without its token fall back
+        // to the client id and secret given with it.
+        "refresh_token"
+            if ctx.fault(Fault::RefreshTokenOptional) && !ctx.params.has("refresh_token") =>
+        {
+            client_credentials(ctx)?
+        }
         "refresh_token" => refresh(ctx)?,
         // client_credentials, or any other name when the grant-type-any fault is on.
         _ => client_credentials(ctx)?,
@@ -185,9 +192,24 @@ fn client_signature(ctx: &Ctx<'_>) -> Result<Issued, ErrorObject> {
     let client_id = ctx.params.required_str("client_id")?;
     let timestamp = u64::try_from(ctx.params.required_int("timestamp")?)
         .map_err(|_| ErrorObject::invalid_params("timestamp", "must not be negative"))?;
-    let signature = ctx.params.required_str("signature")?;
+    let signature = if ctx.fault(Fault::SigSignatureOptional) {
+        ctx.params.str("signature")
+    } else {
+        Some(ctx.params.required_str("signature")?)
+    };
     let nonce = ctx.params.str("nonce").unwrap_or_default();
     let data = ctx.params.str("data").unwrap_or_default();
+    // The `sig-data-not-utf8` fault signs each non-ASCII character as `?`, as a server
+    // that encodes the string to sign in ASCII would.
+    let data: std::borrow::Cow<'_, str> = if ctx.fault(Fault::SigDataNotUtf8) {
+        data.chars()
+            .map(|c| if c.is_ascii() { c } else { '?' })
+            .collect::<String>()
+            .into()
+    } else {
+        data.into()
+    };
+    let data = data.as_ref();
     let user = ctx
         .state
         .user_by_client(client_id)
@@ -210,7 +232,8 @@ fn client_signature(ctx: &Ctx<'_>) -> Result<Issued, ErrorObject> {
     if ctx.fault(Fault::SigUppercaseHex) {
         expected = expected.to_ascii_uppercase();
     }
-    if !ctx.fault(Fault::SigUnchecked) && !sign::signatures_match(&expected, signature) {
+    let checked = !ctx.fault(Fault::SigUnchecked) && signature.is_some();
+    if checked && !signature.is_some_and(|signature| sign::signatures_match(&expected, signature)) {
         return Err(ErrorObject::invalid_credentials("signature does not match"));
     }
     if !ctx.fault(Fault::SigNonceReuse) {

@@ -28,7 +28,11 @@ pub(crate) fn get_currencies(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
 /// say it is required.
 pub(crate) fn get_historical_volatility(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
     let currency = ctx
-        .listed("currency", ctx.fault(Fault::VolatilityCurrencyAny))?
+        .listed(
+            "currency",
+            ctx.fault(Fault::VolatilityCurrencyAny),
+            ctx.fault(Fault::VolatilityCurrencyLastRefused),
+        )?
         .unwrap_or("BTC");
     let float_timestamps = ctx.fault(Fault::VolatilityFloatTimestamp);
     let points: Vec<Value> = fixtures::volatility(currency)

@@ -25,7 +25,11 @@ pub(crate) fn get_mmp_status(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
     } else {
         "trade:read"
     })?;
-    let index_name = ctx.listed("index_name", ctx.fault(Fault::MmpIndexAny))?;
+    let index_name = ctx.listed(
+        "index_name",
+        ctx.fault(Fault::MmpIndexAny),
+        ctx.fault(Fault::MmpIndexLastRefused),
+    )?;
     let group = match ctx.params.str("mmp_group") {
         Some("") if ctx.fault(Fault::MmpEmptyGroupRejected) => {
             return Err(ErrorObject::invalid_params(
@@ -74,7 +78,11 @@ pub(crate) fn get_mmp_status(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
 /// `private/get_trigger_order_history`.
 pub(crate) fn get_trigger_order_history(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
     ctx.require("trade:read")?;
-    let currency = ctx.listed("currency", ctx.fault(Fault::TriggerCurrencyAny))?;
+    let currency = ctx.listed(
+        "currency",
+        ctx.fault(Fault::TriggerCurrencyAny),
+        ctx.fault(Fault::TriggerCurrencyLastRefused),
+    )?;
     let instrument = ctx
         .params
         .str("instrument_name")
@@ -168,7 +176,7 @@ pub(crate) fn close_position(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
         .find(|instrument| instrument.name == name)
         .ok_or_else(|| ErrorObject::invalid_params("instrument_name", "unknown instrument"))?;
     let order_type = ctx
-        .listed("type", ctx.fault(Fault::CloseTypeAny))?
+        .listed("type", ctx.fault(Fault::CloseTypeAny), false)?
         .unwrap_or("market");
     let price = match ctx.params.num("price") {
         Some(price) if price <= 0.0 => {

@@ -311,3 +311,17 @@ fn clock_skew_moves_a_signature_timestamp_to_its_side_of_the_window() {
     assert_eq!(SkewSide::Inside.apply(-5_000, 20_000), 0, "never past now");
     assert_eq!(SkewSide::Outside.apply(-61_000, 0), -61_000);
 }
+
+#[test]
+fn a_client_signature_without_nonce_sends_none_and_signs_an_empty_one() {
+    let shared = shared(Fixtures::default());
+    let bare = Auth {
+        no_nonce: true,
+        ..auth(AuthMode::ClientSignature)
+    };
+    let (params, _) = one(&shared, TransportKind::HttpQuery, bare);
+    assert!(!params.contains_key("nonce"));
+    let timestamp = params["timestamp"].as_u64().expect("timestamp");
+    let expected = sign::client_signature("main-secret", timestamp, "", "").expect("signs");
+    assert_eq!(params["signature"], json!(expected));
+}
