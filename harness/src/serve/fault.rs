@@ -328,6 +328,9 @@ faults! {
     BookSummaryWrongInstrument => "book-summary-wrong-instrument",
         "get_book_summary_by_instrument answers with another instrument's summary",
         ["m.get_book_summary_by_instrument.instrument"];
+    BookSummaryExtraInstrument => "book-summary-extra-instrument",
+        "get_book_summary_by_instrument answers the requested instrument's summary and another instrument's too",
+        ["m.get_book_summary_by_instrument.instrument"];
     MmpBlockRfqIgnored => "mmp-block-rfq-ignored",
         "get_mmp_status ignores block_rfq and returns the order/quote statuses",
         ["m.get_mmp_status.block_rfq"];

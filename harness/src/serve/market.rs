@@ -77,5 +77,11 @@ pub(crate) fn get_book_summary_by_instrument(ctx: &mut Ctx<'_>) -> Result<Value,
     {
         object.remove("mark_price");
     }
+    if ctx.fault(Fault::BookSummaryExtraInstrument) {
+        // The right entry first, then one of the next instrument: only a check of every
+        // entry catches it.
+        let other = fixtures::book_summary(&instruments[(position + 1) % instruments.len()]);
+        return Ok(json!([summary, other]));
+    }
     Ok(json!([summary]))
 }
