@@ -229,13 +229,22 @@ fn check_step(
             .to_lowercase(),
         );
     }
-    let signature_fields =
-        auth.timestamp_offset_ms != 0 || auth.nonce.is_some() || auth.uppercase_hex;
+    let signature_fields = auth.timestamp_offset_ms != 0
+        || auth.clock_skew.is_some()
+        || auth.nonce.is_some()
+        || auth.uppercase_hex;
     if signature_fields && !matches!(auth.mode, AuthMode::ClientSignature | AuthMode::Signed) {
-        return error("timestamp_offset_ms, nonce and uppercase_hex apply to client_signature and signed auth only".to_owned());
+        return error("timestamp_offset_ms, clock_skew, nonce and uppercase_hex apply to client_signature and signed auth only".to_owned());
     }
-    if (auth.data.is_some() || auth.no_trailing_lf) && auth.mode != AuthMode::ClientSignature {
-        return error("data and no_trailing_lf apply to client_signature auth only".to_owned());
+    if (auth.data.is_some() || auth.no_trailing_lf || auth.no_nonce)
+        && auth.mode != AuthMode::ClientSignature
+    {
+        return error(
+            "data, no_trailing_lf and no_nonce apply to client_signature auth only".to_owned(),
+        );
+    }
+    if auth.no_nonce && auth.nonce.is_some() {
+        return error("no_nonce and nonce exclude each other".to_owned());
     }
     if auth.sign_uri.is_some() && auth.mode != AuthMode::Signed {
         return error("sign_uri applies to signed auth only".to_owned());

@@ -200,10 +200,17 @@ pub struct Auth {
     /// Signatures: milliseconds added to the current time.
     #[serde(default)]
     pub timestamp_offset_ms: i64,
+    /// Signatures: the side of the 60 s window the timestamp must stay on whatever the
+    /// target's clock skew (`[limits] clock_skew_ms`): the offset moves toward now by the
+    /// skew for `inside`, further back for `outside`.
+    pub clock_skew: Option<SkewSide>,
     /// Signatures: the nonce; `"reuse"` reuses the nonce of the previous signed step.
     pub nonce: Option<String>,
     /// `client_signature`: the data field.
     pub data: Option<String>,
+    /// `client_signature`: send no `nonce` and sign with an empty one.
+    #[serde(default)]
+    pub no_nonce: bool,
     /// `client_signature`: drop the LF after the nonce when data is empty.
     #[serde(default)]
     pub no_trailing_lf: bool,
@@ -212,6 +219,27 @@ pub struct Auth {
     pub uppercase_hex: bool,
     /// `signed`: sign this URI instead of the one requested.
     pub sign_uri: Option<String>,
+}
+
+/// Which side of the signature window a timestamp is meant for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SkewSide {
+    /// Just inside: the skew moves the timestamp toward now (never past it).
+    Inside,
+    /// Just outside: the skew moves the timestamp further into the past.
+    Outside,
+}
+
+impl SkewSide {
+    /// `offset_ms` moved by `skew_ms` to this side of the window.
+    pub fn apply(self, offset_ms: i64, skew_ms: u64) -> i64 {
+        let skew = i64::try_from(skew_ms).unwrap_or(i64::MAX);
+        match self {
+            SkewSide::Inside => offset_ms.saturating_add(skew).min(0),
+            SkewSide::Outside => offset_ms.saturating_sub(skew),
+        }
+    }
 }
 
 /// Authentication mechanisms.

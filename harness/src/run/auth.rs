@@ -51,6 +51,19 @@ impl Execution<'_> {
         Ok(nonce)
     }
 
+    /// The signature timestamp of a step: now plus its offset, moved by the target's clock
+    /// skew to the side of the window the step asks for.
+    fn signature_timestamp(&self, auth: &Auth) -> u64 {
+        let offset = match auth.clock_skew {
+            Some(side) => side.apply(
+                auth.timestamp_offset_ms,
+                self.shared.target.limits.clock_skew_ms,
+            ),
+            None => auth.timestamp_offset_ms,
+        };
+        self.session.timestamp(offset)
+    }
+
     /// Applies a step's auth mode to its params, or returns the header to send.
     pub(super) async fn authenticate(
         &mut self,
@@ -94,7 +107,7 @@ impl Execution<'_> {
                     Some(uri) => Some(self.resolved(uri)?),
                     None => None,
                 };
-                let timestamp = self.session.timestamp(auth.timestamp_offset_ms);
+                let timestamp = self.signature_timestamp(auth);
                 let nonce = self.nonce(auth.nonce.as_deref())?;
                 let mut plan = self.session.signed_plan(credentials, timestamp, nonce);
                 plan.sign_uri = sign_uri;
@@ -126,8 +139,12 @@ impl Execution<'_> {
         params: &mut Map<String, Value>,
     ) -> Result<(), Stop> {
         let credentials = self.credentials(auth)?;
-        let timestamp = self.session.timestamp(auth.timestamp_offset_ms);
-        let nonce = self.nonce(auth.nonce.as_deref())?;
+        let timestamp = self.signature_timestamp(auth);
+        let nonce = if auth.no_nonce {
+            String::new()
+        } else {
+            self.nonce(auth.nonce.as_deref())?
+        };
         let data = match &auth.data {
             Some(data) => self.resolved(data)?,
             None => String::new(),
@@ -150,7 +167,9 @@ impl Execution<'_> {
             .or_insert_with(|| Value::from("client_signature"));
         params.insert("client_id".to_owned(), Value::from(credentials.client_id));
         params.insert("timestamp".to_owned(), Value::from(timestamp));
-        params.insert("nonce".to_owned(), Value::from(nonce));
+        if !auth.no_nonce {
+            params.insert("nonce".to_owned(), Value::from(nonce));
+        }
         params.insert("signature".to_owned(), Value::from(signature));
         if auth.data.is_some() {
             params.insert("data".to_owned(), Value::from(data));

@@ -201,6 +201,7 @@ pub fn conforming_client_case(case: &Case) -> bool {
             && step.expect.outcome == Outcome::Result
             && auth.timestamp_offset_ms.abs() < 30_000
             && auth.nonce.is_none()
+            && !auth.no_nonce
             && !auth.no_trailing_lf
             && !auth.uppercase_hex
             && !auth.wrong_secret

@@ -108,14 +108,19 @@ pub(crate) fn delete_member(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
 /// `private/get_transaction_log`.
 pub(crate) fn get_transaction_log(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
     ctx.require("account:read")?;
-    let currency = ctx.listed("currency", ctx.fault(Fault::TxlogCurrencyAny))?;
+    let currency = ctx.listed(
+        "currency",
+        ctx.fault(Fault::TxlogCurrencyAny),
+        ctx.fault(Fault::TxlogCurrencyLastRefused),
+    )?;
     let (min, max, default) = ctx.count_bounds();
     let min_count = if ctx.fault(Fault::TxlogCount0) {
         0
     } else {
-        min
+        min + i64::from(ctx.fault(Fault::TxlogCount1Refused))
     };
-    let max_count = max + i64::from(ctx.fault(Fault::TxlogCount251));
+    let max_count = max + i64::from(ctx.fault(Fault::TxlogCount251))
+        - i64::from(ctx.fault(Fault::TxlogCountMaxRefused));
     let default_count = if ctx.fault(Fault::TxlogDefault150) {
         default + default / 2
     } else {
@@ -208,8 +213,11 @@ impl ServerState {
             let (scheme, key) = value.trim().split_once(' ')?;
             scheme.eq_ignore_ascii_case("bearer").then(|| key.trim())
         });
-        let key_ok = presented
-            .is_some_and(|key| sign::signatures_match(self.direct_access_key.expose(), key));
+        let key_ok = presented.is_some_and(|key| {
+            sign::signatures_match(self.direct_access_key.expose(), key)
+                || (self.fault(Fault::LockAcceptsAccessToken)
+                    && lock(&self.tokens).access(key, self.now_ms()).is_some())
+        });
         if !key_ok && !self.fault(Fault::LockNoKey) {
             return Err(ErrorObject::unauthorized(
                 "a valid direct access api key is required",

@@ -55,13 +55,23 @@ impl Ctx<'_> {
     }
 
     /// A string parameter restricted to the values the spec table lists for it, unless
-    /// `widened` (a fault) lets every value through.
-    pub(crate) fn listed(&self, name: &str, widened: bool) -> Result<Option<&str>, ErrorObject> {
+    /// `widened` (a fault) lets every value through; `last_refused` (a fault) forgets the
+    /// last listed value, as a server with an outdated list would.
+    pub(crate) fn listed(
+        &self,
+        name: &str,
+        widened: bool,
+        last_refused: bool,
+    ) -> Result<Option<&str>, ErrorObject> {
         let listed = self
             .method
             .param(name)
             .and_then(spec::Param::listed)
             .unwrap_or_default();
+        let listed = match listed.split_last() {
+            Some((_, known)) if last_refused => known,
+            _ => listed,
+        };
         self.params.one_of(name, listed, widened)
     }
 

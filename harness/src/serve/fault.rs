@@ -93,20 +93,38 @@ faults! {
     SigWindowWide => "sig-window-wide",
         "client_signature timestamps stay valid for 10 minutes instead of 60 s",
         ["auth.client_signature.window"];
+    SigWindowNarrow => "sig-window-narrow",
+        "client_signature timestamps older than 10 s are rejected instead of 60 s",
+        ["auth.client_signature.window"];
     SigNonceReuse => "sig-nonce-reuse",
         "a reused client_signature nonce is accepted",
+        ["auth.client_signature.nonce_single_use"];
+    SigNoncePerConnection => "sig-nonce-per-connection",
+        "client_signature nonces are remembered per websocket connection: another one accepts a used nonce",
+        ["auth.client_signature.nonce_single_use"];
+    SigNoncePerTransport => "sig-nonce-per-transport",
+        "client_signature nonces are remembered per transport: http accepts a nonce used over websocket and back",
         ["auth.client_signature.nonce_single_use"];
     SigNoTrailingLf => "sig-no-trailing-lf",
         "the client_signature string to sign drops the lf after the nonce when data is empty",
         ["auth.client_signature.framing", "auth.client_signature.accepted"];
+    SigDataNotUtf8 => "sig-data-not-utf8",
+        "the client_signature string to sign carries each non-ascii character of data as ? instead of its utf-8 bytes",
+        ["auth.client_signature.framing", "auth.client_signature.accepted"];
     SigUppercaseHex => "sig-uppercase-hex",
         "client_signature must be given in uppercase hex instead of lowercase",
         ["auth.client_signature.hex_lower"];
+    SigSignatureOptional => "sig-signature-optional",
+        "client_signature without a signature is accepted",
+        ["auth.grant_type.required_params"];
     SigUnchecked => "sig-unchecked",
         "client_signature is accepted whatever the signature",
         ["auth.client_signature.wrong_key"];
     SignedWindowWide => "signed-window-wide",
         "signed-header timestamps stay valid for 10 minutes instead of 60 s",
+        ["auth.signed.window"];
+    SignedWindowNarrow => "signed-window-narrow",
+        "signed-header timestamps older than 10 s are rejected instead of 60 s",
         ["auth.signed.window"];
     SignedNonceReuse => "signed-nonce-reuse",
         "a reused signed-header nonce is accepted",
@@ -132,6 +150,9 @@ faults! {
     RefreshKeepsOldToken => "refresh-keeps-old-token",
         "refreshing a connection-scoped token leaves the previous access token working",
         ["auth.refresh.connection_invalidates"];
+    RefreshTokenOptional => "refresh-token-optional",
+        "grant_type refresh_token without refresh_token falls back to the client id and secret given",
+        ["auth.grant_type.required_params"];
     RefreshSameToken => "refresh-same-token",
         "refresh returns the same refresh token instead of a new one",
         ["auth.refresh.rotates"];
@@ -144,12 +165,18 @@ faults! {
     ForkTokenBroken => "fork-token-broken",
         "public/fork_token always answers with an error",
         ["auth.fork_token.accepted"];
+    ForkEndsOriginal => "fork-ends-original",
+        "public/fork_token ends the original session's access token",
+        ["auth.fork_token.concurrent"];
     ForkConnectionAllowed => "fork-connection-allowed",
         "public/fork_token forks connection-only tokens",
         ["auth.fork_token.connection_refused"];
     LogoutOverHttp => "logout-over-http",
         "private/logout succeeds over http instead of being websocket only",
         ["auth.logout.ws_only"];
+    LogoutKeepsRefresh => "logout-keeps-refresh",
+        "private/logout ends the access token but leaves its refresh token working",
+        ["auth.logout.invalidates"];
     LogoutNoop => "logout-noop",
         "private/logout answers ok but leaves the tokens working",
         ["auth.logout.invalidates"];
@@ -178,6 +205,9 @@ faults! {
     MmpIndexAny => "mmp-index-any",
         "get_mmp_status accepts any index_name",
         ["m.get_mmp_status.index_name"];
+    MmpIndexLastRefused => "mmp-index-last-refused",
+        "get_mmp_status rejects the last listed index_name (all)",
+        ["m.get_mmp_status.index_name"];
     MmpGroupWithoutIndex => "mmp-group-without-index",
         "get_mmp_status accepts mmp_group without index_name",
         ["m.get_mmp_status.mmp_group_requires_index"];
@@ -190,8 +220,20 @@ faults! {
     TriggerCurrencyAny => "trigger-currency-any",
         "get_trigger_order_history accepts any currency",
         ["m.get_trigger_order_history.currency"];
+    TriggerCurrencyLastRefused => "trigger-currency-last-refused",
+        "get_trigger_order_history rejects the last listed currency (EURR)",
+        ["m.get_trigger_order_history.currency"];
     TriggerCount1001 => "trigger-count-1001",
         "get_trigger_order_history accepts count 1001",
+        ["m.get_trigger_order_history.count"];
+    TriggerCount0 => "trigger-count-0",
+        "get_trigger_order_history accepts count 0",
+        ["m.get_trigger_order_history.count"];
+    TriggerCount1Refused => "trigger-count-1-refused",
+        "get_trigger_order_history rejects count 1, its minimum",
+        ["m.get_trigger_order_history.count"];
+    TriggerCountMaxRefused => "trigger-count-max-refused",
+        "get_trigger_order_history rejects count 1000, its maximum",
         ["m.get_trigger_order_history.count"];
     TriggerDefault30 => "trigger-default-30",
         "get_trigger_order_history count defaults to 30 instead of 20",
@@ -205,11 +247,20 @@ faults! {
     TxlogCurrencyAny => "txlog-currency-any",
         "get_transaction_log accepts any currency",
         ["m.get_transaction_log.currency"];
+    TxlogCurrencyLastRefused => "txlog-currency-last-refused",
+        "get_transaction_log rejects the last listed currency (USDE)",
+        ["m.get_transaction_log.currency"];
     TxlogCount251 => "txlog-count-251",
         "get_transaction_log accepts count 251",
         ["m.get_transaction_log.count"];
     TxlogCount0 => "txlog-count-0",
         "get_transaction_log accepts count 0",
+        ["m.get_transaction_log.count"];
+    TxlogCount1Refused => "txlog-count-1-refused",
+        "get_transaction_log rejects count 1, its minimum",
+        ["m.get_transaction_log.count"];
+    TxlogCountMaxRefused => "txlog-count-max-refused",
+        "get_transaction_log rejects count 250, its maximum",
         ["m.get_transaction_log.count"];
     TxlogDefault150 => "txlog-default-150",
         "get_transaction_log count defaults to 150 instead of 100",
@@ -241,6 +292,9 @@ faults! {
     VolatilityCurrencyAny => "volatility-currency-any",
         "get_historical_volatility accepts any currency",
         ["m.get_historical_volatility.currency"];
+    VolatilityCurrencyLastRefused => "volatility-currency-last-refused",
+        "get_historical_volatility rejects the last listed currency (EURR)",
+        ["m.get_historical_volatility.currency"];
     VolatilityFloatTimestamp => "volatility-float-timestamp",
         "historical volatility timestamps are floats instead of integers",
         ["m.get_historical_volatility.result"];
@@ -262,6 +316,9 @@ faults! {
     LockNoKey => "lock-no-key",
         "lock_portfolio succeeds without a valid direct access key",
         ["m.lock_portfolio.bearer"];
+    LockAcceptsAccessToken => "lock-accepts-access-token",
+        "lock_portfolio accepts a live oauth access token as the direct access key",
+        ["m.lock_portfolio.bearer"];
     LockResultTrue => "lock-result-true",
         "lock_portfolio returns true instead of \"ok\"",
         ["m.lock_portfolio.result"];
@@ -271,12 +328,18 @@ faults! {
     BookSummaryWrongInstrument => "book-summary-wrong-instrument",
         "get_book_summary_by_instrument answers with another instrument's summary",
         ["m.get_book_summary_by_instrument.instrument"];
+    BookSummaryExtraInstrument => "book-summary-extra-instrument",
+        "get_book_summary_by_instrument answers the requested instrument's summary and another instrument's too",
+        ["m.get_book_summary_by_instrument.instrument"];
     MmpBlockRfqIgnored => "mmp-block-rfq-ignored",
         "get_mmp_status ignores block_rfq and returns the order/quote statuses",
         ["m.get_mmp_status.block_rfq"];
     TriggerInstrumentIgnored => "trigger-instrument-ignored",
         "get_trigger_order_history ignores the instrument_name filter",
         ["m.get_trigger_order_history.instrument_filter"];
+    DisabledSubUnreachable => "disabled-sub-unreachable",
+        "a subaccount whose login is disabled cannot be reached through the main account (exchange_token refuses it)",
+        ["m.toggle_subaccount_login.disabled_reachable"];
     DisableKeepsSessions => "disable-keeps-sessions",
         "disabling a subaccount's login leaves its sessions working",
         ["m.toggle_subaccount_login.disable_ends_sessions"];

@@ -21,10 +21,17 @@ use crate::jsonrpc::ErrorObject;
 /// `public/auth`.
 pub(crate) fn auth(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
     let grant_type = ctx
-        .listed("grant_type", ctx.fault(Fault::GrantTypeAny))?
+        .listed("grant_type", ctx.fault(Fault::GrantTypeAny), false)?
         .ok_or_else(|| ErrorObject::invalid_params("grant_type", "missing required parameter"))?;
     let issued = match grant_type {
         "client_signature" => client_signature(ctx)?,
+        // The `refresh-token-optional` fault lets a refresh without its token fall back
+        // to the client id and secret given with it.
+        "refresh_token"
+            if ctx.fault(Fault::RefreshTokenOptional) && !ctx.params.has("refresh_token") =>
+        {
+            client_credentials(ctx)?
+        }
         "refresh_token" => refresh(ctx)?,
         // client_credentials, or any other name when the grant-type-any fault is on.
         _ => client_credentials(ctx)?,
@@ -50,6 +57,9 @@ pub(crate) fn exchange_token(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
     let subject = u64::try_from(subject_id)
         .ok()
         .filter(|id| *id == caller.main_id || state.is_subaccount_of(*id, caller.main_id))
+        .filter(|id| {
+            !(ctx.fault(Fault::DisabledSubUnreachable) && lock(&state.disabled_logins).contains(id))
+        })
         .and_then(|id| state.user(id))
         .ok_or_else(|| {
             ErrorObject::invalid_params(
@@ -115,6 +125,9 @@ pub(crate) fn fork_token(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
     let user = state
         .user(record.user_id)
         .ok_or_else(|| ErrorObject::unauthorized("unknown user"))?;
+    if ctx.fault(Fault::ForkEndsOriginal) {
+        lock(&state.tokens).revoke_access(&record.access_token);
+    }
     let mut scope = record.scope;
     scope.session = Some(session_name.to_owned());
     scope.connection = false;
@@ -132,7 +145,7 @@ pub(crate) fn logout(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
                 .access(&token, 0)
                 .map(|record| record.refresh_token.clone());
             tokens.revoke_access(&token);
-            if let Some(refresh) = refresh {
+            if let Some(refresh) = refresh.filter(|_| !ctx.state.fault(Fault::LogoutKeepsRefresh)) {
                 tokens.revoke_refresh(&refresh);
             }
         }
@@ -179,15 +192,33 @@ fn client_signature(ctx: &Ctx<'_>) -> Result<Issued, ErrorObject> {
     let client_id = ctx.params.required_str("client_id")?;
     let timestamp = u64::try_from(ctx.params.required_int("timestamp")?)
         .map_err(|_| ErrorObject::invalid_params("timestamp", "must not be negative"))?;
-    let signature = ctx.params.required_str("signature")?;
+    let signature = if ctx.fault(Fault::SigSignatureOptional) {
+        ctx.params.str("signature")
+    } else {
+        Some(ctx.params.required_str("signature")?)
+    };
     let nonce = ctx.params.str("nonce").unwrap_or_default();
     let data = ctx.params.str("data").unwrap_or_default();
+    // The `sig-data-not-utf8` fault signs each non-ASCII character as `?`, as a server
+    // that encodes the string to sign in ASCII would.
+    let data: std::borrow::Cow<'_, str> = if ctx.fault(Fault::SigDataNotUtf8) {
+        data.chars()
+            .map(|c| if c.is_ascii() { c } else { '?' })
+            .collect::<String>()
+            .into()
+    } else {
+        data.into()
+    };
+    let data = data.as_ref();
     let user = ctx
         .state
         .user_by_client(client_id)
         .ok_or_else(|| ErrorObject::invalid_credentials("unknown client id"))?;
-    ctx.state
-        .check_timestamp(timestamp, ctx.fault(Fault::SigWindowWide))?;
+    let window = super::principal::signature_window_ms(
+        ctx.fault(Fault::SigWindowWide),
+        ctx.fault(Fault::SigWindowNarrow),
+    );
+    ctx.state.check_timestamp(timestamp, window)?;
     let string_to_sign = if ctx.fault(Fault::SigNoTrailingLf) && data.is_empty() {
         format!("{timestamp}\n{nonce}")
     } else {
@@ -201,7 +232,8 @@ fn client_signature(ctx: &Ctx<'_>) -> Result<Issued, ErrorObject> {
     if ctx.fault(Fault::SigUppercaseHex) {
         expected = expected.to_ascii_uppercase();
     }
-    if !ctx.fault(Fault::SigUnchecked) && !sign::signatures_match(&expected, signature) {
+    let checked = !ctx.fault(Fault::SigUnchecked) && signature.is_some();
+    if checked && !signature.is_some_and(|signature| sign::signatures_match(&expected, signature)) {
         return Err(ErrorObject::invalid_credentials("signature does not match"));
     }
     if !ctx.fault(Fault::SigNonceReuse) {
@@ -212,6 +244,7 @@ fn client_signature(ctx: &Ctx<'_>) -> Result<Issued, ErrorObject> {
         } else {
             nonce.to_owned()
         };
+        let replay_key = format!("{}{replay_key}", replay_space(ctx));
         ctx.state.use_nonce(client_id, &replay_key, timestamp)?;
     }
     issue(
@@ -219,6 +252,23 @@ fn client_signature(ctx: &Ctx<'_>) -> Result<Issued, ErrorObject> {
         user,
         grant_scope(ctx.params.str("scope"), &user.maximum, keep_unnamed(ctx)),
     )
+}
+
+/// The part of the nonce cache a `client_signature` nonce is remembered in: one for every
+/// connection and transport, or what the `sig-nonce-per-connection` and
+/// `sig-nonce-per-transport` faults split it into.
+fn replay_space(ctx: &Ctx<'_>) -> String {
+    let connection = ctx
+        .connection
+        .as_ref()
+        .map(|connection| connection.label.as_str());
+    if ctx.fault(Fault::SigNoncePerConnection) {
+        format!("{}\u{0}", connection.unwrap_or("http"))
+    } else if ctx.fault(Fault::SigNoncePerTransport) {
+        format!("{}\u{0}", if connection.is_some() { "ws" } else { "http" })
+    } else {
+        String::new()
+    }
 }
 
 fn refresh(ctx: &Ctx<'_>) -> Result<Issued, ErrorObject> {

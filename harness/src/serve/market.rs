@@ -28,7 +28,11 @@ pub(crate) fn get_currencies(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
 /// say it is required.
 pub(crate) fn get_historical_volatility(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
     let currency = ctx
-        .listed("currency", ctx.fault(Fault::VolatilityCurrencyAny))?
+        .listed(
+            "currency",
+            ctx.fault(Fault::VolatilityCurrencyAny),
+            ctx.fault(Fault::VolatilityCurrencyLastRefused),
+        )?
         .unwrap_or("BTC");
     let float_timestamps = ctx.fault(Fault::VolatilityFloatTimestamp);
     let points: Vec<Value> = fixtures::volatility(currency)
@@ -72,6 +76,12 @@ pub(crate) fn get_book_summary_by_instrument(ctx: &mut Ctx<'_>) -> Result<Value,
         && let Some(object) = summary.as_object_mut()
     {
         object.remove("mark_price");
+    }
+    if ctx.fault(Fault::BookSummaryExtraInstrument) {
+        // The right entry first, then one of the next instrument: only a check of every
+        // entry catches it.
+        let other = fixtures::book_summary(&instruments[(position + 1) % instruments.len()]);
+        return Ok(json!([summary, other]));
     }
     Ok(json!([summary]))
 }

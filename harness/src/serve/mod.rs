@@ -108,6 +108,7 @@ impl Config {
                 transaction_log_burst: 100,
                 transaction_log_counted_per: CountedPer::Token,
                 throttle_codes: vec![crate::jsonrpc::code::TOO_MANY_REQUESTS],
+                clock_skew_ms: 0,
             },
             clock: Clock::system(),
             max_body_bytes: 64 * 1024,
@@ -232,4 +233,7 @@ pub struct Connection {
     close_after_answer: bool,
     /// The id of the previous request, which only the `ws-wrong-ids` fault uses.
     previous_id: Value,
+    /// The connection's label (`ws#N`), which only the `sig-nonce-per-connection` fault
+    /// uses, to keep each connection's nonces apart.
+    label: String,
 }

@@ -25,7 +25,11 @@ pub(crate) fn get_mmp_status(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
     } else {
         "trade:read"
     })?;
-    let index_name = ctx.listed("index_name", ctx.fault(Fault::MmpIndexAny))?;
+    let index_name = ctx.listed(
+        "index_name",
+        ctx.fault(Fault::MmpIndexAny),
+        ctx.fault(Fault::MmpIndexLastRefused),
+    )?;
     let group = match ctx.params.str("mmp_group") {
         Some("") if ctx.fault(Fault::MmpEmptyGroupRejected) => {
             return Err(ErrorObject::invalid_params(
@@ -74,19 +78,31 @@ pub(crate) fn get_mmp_status(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
 /// `private/get_trigger_order_history`.
 pub(crate) fn get_trigger_order_history(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
     ctx.require("trade:read")?;
-    let currency = ctx.listed("currency", ctx.fault(Fault::TriggerCurrencyAny))?;
+    let currency = ctx.listed(
+        "currency",
+        ctx.fault(Fault::TriggerCurrencyAny),
+        ctx.fault(Fault::TriggerCurrencyLastRefused),
+    )?;
     let instrument = ctx
         .params
         .str("instrument_name")
         .filter(|_| !ctx.fault(Fault::TriggerInstrumentIgnored));
     let (min, max, default) = ctx.count_bounds();
-    let max_count = max + i64::from(ctx.fault(Fault::TriggerCount1001));
+    let min_count = if ctx.fault(Fault::TriggerCount0) {
+        0
+    } else {
+        min + i64::from(ctx.fault(Fault::TriggerCount1Refused))
+    };
+    let max_count = max + i64::from(ctx.fault(Fault::TriggerCount1001))
+        - i64::from(ctx.fault(Fault::TriggerCountMaxRefused));
     let default_count = if ctx.fault(Fault::TriggerDefault30) {
         default + default / 2
     } else {
         default
     };
-    let count = ctx.params.count("count", min, max_count, default_count)?;
+    let count = ctx
+        .params
+        .count("count", min_count, max_count, default_count)?;
     let entries: &[super::ledger::TriggerEntry] = if ctx.caller()?.user_id == MAIN_ID {
         &ctx.state.ledger.triggers
     } else {
@@ -160,7 +176,7 @@ pub(crate) fn close_position(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
         .find(|instrument| instrument.name == name)
         .ok_or_else(|| ErrorObject::invalid_params("instrument_name", "unknown instrument"))?;
     let order_type = ctx
-        .listed("type", ctx.fault(Fault::CloseTypeAny))?
+        .listed("type", ctx.fault(Fault::CloseTypeAny), false)?
         .unwrap_or("market");
     let closed_before = !super::state::lock(&ctx.state.closed_positions).insert(name.to_owned());
     if closed_before && ctx.variant(super::Variant::PositionsCloseOnce) {

@@ -79,7 +79,10 @@ async fn serve_socket(state: Arc<ServerState>, socket: WebSocket, handshake: Han
             }
         }
     });
-    let connection = Arc::new(Mutex::new(Connection::default()));
+    let connection = Arc::new(Mutex::new(Connection {
+        label: handshake.connection.clone(),
+        ..Connection::default()
+    }));
     let in_flight = Arc::new(Semaphore::new(IN_FLIGHT));
     while let Some(Ok(message)) = stream.next().await {
         let bytes = match message {

@@ -32,6 +32,7 @@
 //! transaction_log_burst = 1
 //! transaction_log_counted_per = "account"        # or "token": what one budget covers
 //! throttle_codes = [10028]                       # error codes that mean "slow down": retried
+//! clock_skew_ms = 0                              # how far the target's clock may be off ours
 //!
 //! [param_names."public/fork_token"]              # names SPEC.md does not show (4.3); cases
 //! refresh_token = "refresh_token"                # calling such a method are skipped without
@@ -47,9 +48,11 @@ use serde::{Deserialize, Serialize};
 use crate::auth::sign::DEFAULT_SCHEME;
 use crate::file_error::{FileError, line_of};
 
+mod limits;
 mod property;
 mod trust;
 
+pub use limits::{CountedPer, RateLimits};
 pub use property::target_parse_roundtrip;
 pub use trust::TlsTrust;
 
@@ -125,61 +128,6 @@ impl Fixtures {
             self.positions.iter().map(String::as_str).collect()
         }
     }
-}
-
-/// Rate limits of the target.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RateLimits {
-    /// Sustained `private/get_transaction_log` rate (SPEC.md section 8: 1 per second).
-    #[serde(default = "RateLimits::default_per_second")]
-    pub transaction_log_per_second: f64,
-    /// How many transaction-log requests may go at once before pacing applies.
-    #[serde(default = "RateLimits::default_burst")]
-    pub transaction_log_burst: u32,
-    /// What one budget covers: an account with all its tokens and transports (the default,
-    /// the strictest reading of SPEC.md section 8, which does not say), or each token.
-    #[serde(default)]
-    pub transaction_log_counted_per: CountedPer,
-    /// Error codes that mean the target is throttling: such an answer is retried after a
-    /// back-off and noted, never judged. SPEC.md gives no code for it (section 7).
-    #[serde(default = "RateLimits::default_throttle_codes")]
-    pub throttle_codes: Vec<i64>,
-}
-
-impl RateLimits {
-    fn default_throttle_codes() -> Vec<i64> {
-        vec![crate::jsonrpc::code::TOO_MANY_REQUESTS]
-    }
-
-    fn default_per_second() -> f64 {
-        1.0
-    }
-    fn default_burst() -> u32 {
-        1
-    }
-}
-
-impl Default for RateLimits {
-    fn default() -> RateLimits {
-        RateLimits {
-            transaction_log_per_second: RateLimits::default_per_second(),
-            transaction_log_burst: RateLimits::default_burst(),
-            transaction_log_counted_per: CountedPer::Account,
-            throttle_codes: RateLimits::default_throttle_codes(),
-        }
-    }
-}
-
-/// What one rate-limit budget covers.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CountedPer {
-    /// One budget per account, shared by its tokens, transports and connections.
-    #[default]
-    Account,
-    /// One budget per access token (or per client id for Basic and signed requests).
-    Token,
 }
 
 /// A credential. Its `Debug` and `Display` print `[redacted]`.

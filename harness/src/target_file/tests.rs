@@ -20,6 +20,7 @@ direct_access_key = "da-key"
 [limits]
 transaction_log_per_second = 2.0
 transaction_log_burst = 5
+clock_skew_ms = 2000
 "#;
 
 fn env(name: &str) -> Option<String> {
@@ -33,6 +34,7 @@ fn good_file_loads_with_secret_from_env() {
     assert_eq!(target.signature_scheme, "svc-hmac-sha256");
     assert_eq!(target.accounts["main"].client_secret.expose(), "s3cr3t");
     assert_eq!(target.limits.transaction_log_burst, 5);
+    assert_eq!(target.limits.clock_skew_ms, 2000);
     assert_eq!(
         format!("{:?}", target.accounts["main"])
             .matches("s3cr3t")

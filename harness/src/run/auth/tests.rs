@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde_json::json;
 
 use super::*;
-use crate::case::{Case, TransportKind};
+use crate::case::{Case, SkewSide, TransportKind};
 use crate::check::{Catalog, SchemaSet};
 use crate::run::Shared;
 use crate::target_file::{Account, Fixtures, RateLimits, Secret, Target};
@@ -278,4 +278,43 @@ fn a_given_bearer_token_goes_where_the_transport_wants_it() {
     let (params, bearer) = one(&shared, TransportKind::HttpQuery, given());
     assert!(params.is_empty());
     assert_eq!(header(bearer), "Bearer captured-token");
+}
+
+#[test]
+fn clock_skew_moves_a_signature_timestamp_to_its_side_of_the_window() {
+    let mut shared = shared(Fixtures::default());
+    shared.target.limits.clock_skew_ms = 20_000;
+    let timestamp = |clock_skew: Option<SkewSide>| {
+        let edge = Auth {
+            timestamp_offset_ms: -55_000,
+            clock_skew,
+            ..auth(AuthMode::ClientSignature)
+        };
+        let (params, _) = one(&shared, TransportKind::HttpQuery, edge);
+        i64::try_from(params["timestamp"].as_u64().expect("timestamp")).expect("fits")
+    };
+    let plain = timestamp(None);
+    let inside = timestamp(Some(SkewSide::Inside));
+    let outside = timestamp(Some(SkewSide::Outside));
+    assert!((inside - plain - 20_000).abs() < 1_000, "{inside} {plain}");
+    assert!(
+        (plain - outside - 20_000).abs() < 1_000,
+        "{plain} {outside}"
+    );
+    assert_eq!(SkewSide::Inside.apply(-5_000, 20_000), 0, "never past now");
+    assert_eq!(SkewSide::Outside.apply(-61_000, 0), -61_000);
+}
+
+#[test]
+fn a_client_signature_without_nonce_sends_none_and_signs_an_empty_one() {
+    let shared = shared(Fixtures::default());
+    let bare = Auth {
+        no_nonce: true,
+        ..auth(AuthMode::ClientSignature)
+    };
+    let (params, _) = one(&shared, TransportKind::HttpQuery, bare);
+    assert!(!params.contains_key("nonce"));
+    let timestamp = params["timestamp"].as_u64().expect("timestamp");
+    let expected = sign::client_signature("main-secret", timestamp, "", "").expect("signs");
+    assert_eq!(params["signature"], json!(expected));
 }
