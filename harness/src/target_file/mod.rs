@@ -40,7 +40,6 @@
 //! ```
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -50,10 +49,12 @@ use crate::file_error::{FileError, line_of};
 
 mod limits;
 mod property;
+mod secret;
 mod trust;
 
 pub use limits::{CountedPer, RateLimits};
 pub use property::target_parse_roundtrip;
+pub use secret::Secret;
 pub use trust::TlsTrust;
 
 /// A described server.
@@ -127,33 +128,6 @@ impl Fixtures {
         } else {
             self.positions.iter().map(String::as_str).collect()
         }
-    }
-}
-
-/// A credential. Its `Debug` and `Display` print `[redacted]`.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Secret(String);
-
-impl Secret {
-    /// Wraps a secret value.
-    pub fn new(value: impl Into<String>) -> Secret {
-        Secret(value.into())
-    }
-    /// The value, for signing and sending; never for printing.
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("[redacted]")
-    }
-}
-
-impl fmt::Display for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("[redacted]")
     }
 }
 
