@@ -189,6 +189,24 @@ fn check_step(
     if kinds.iter().filter(|&&present| present).count() != 1 {
         return error("a step has exactly one of call, raw, walk or probe".to_owned());
     }
+    if let Some(copies) = step.in_flight {
+        let only_ws = match step.transport {
+            Some(transport) => transport == TransportKind::Ws,
+            None => transports == [TransportKind::Ws],
+        };
+        let call = step.call.as_deref();
+        if call.is_none() || !(2..=16).contains(&copies) || !only_ws {
+            return error(
+                "in_flight (2 to 16) goes on a call step that runs over ws only".to_owned(),
+            );
+        }
+        if call.is_some_and(crate::spec::is_paced) {
+            return error(format!(
+                "in_flight cannot send the paced method {} at once",
+                call.unwrap_or_default()
+            ));
+        }
+    }
     if step.transport == Some(TransportKind::Rest) {
         return error(
             "the transport of a step is \"http-query\", \"http-body\" or \"ws\"".to_owned(),

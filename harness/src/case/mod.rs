@@ -160,6 +160,9 @@ pub struct Step {
     pub capture: BTreeMap<String, String>,
     /// Clauses this step checks, when they are narrower than the case's.
     pub clauses: Option<Vec<String>>,
+    /// Over WebSocket, the call goes this many times at once on one connection, each with
+    /// its own id, and every answer is matched to its request by id and checked (2 to 16).
+    pub in_flight: Option<usize>,
     /// The step runs even when an earlier one ended the execution: it puts the target back
     /// as the case found it (enables what the case disabled). After a stop, what it
     /// observes is a note.

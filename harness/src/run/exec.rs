@@ -247,7 +247,7 @@ impl Execution<'_> {
         template::resolve_string(text, self).map_err(Stop::Error)
     }
 
-    fn failing(&self) -> bool {
+    pub(super) fn failing(&self) -> bool {
         self.findings
             .iter()
             .any(|finding| finding.verdict == Verdict::Fail)
@@ -312,6 +312,9 @@ impl Execution<'_> {
         if let Some(probe) = &step.probe {
             return self.probe(step, probe).await;
         }
+        if let (Some(copies), TransportKind::Ws) = (step.in_flight, self.transport) {
+            return self.in_flight(step, copies).await;
+        }
         // A raw step's HTTP path is the method its text names, when it names one.
         let method = step.call.clone().unwrap_or_else(|| {
             let raw: Option<Value> = step
@@ -366,7 +369,7 @@ impl Execution<'_> {
     }
 
     /// Builds the request of a `call` or `raw` step: templates, then authentication.
-    async fn prepare(&mut self, step: &Step, method: &str) -> Result<Outgoing, Stop> {
+    pub(super) async fn prepare(&mut self, step: &Step, method: &str) -> Result<Outgoing, Stop> {
         let mut params = template::resolve_map(&step.params, self).map_err(Stop::Error)?;
         if let Some(names) = self.shared.target.param_names.get(method) {
             params = params
@@ -389,7 +392,7 @@ impl Execution<'_> {
 
     /// The checks every answer gets, then the step's expectations ([`check::answer`]).
     /// Returns the parsed response for captures.
-    fn check_answer(
+    pub(super) fn check_answer(
         &mut self,
         answer: ParsedAnswer,
         clauses: &[String],
@@ -458,7 +461,12 @@ impl Execution<'_> {
         Ok(resolved)
     }
 
-    fn capture(&mut self, step: &Step, response: &Value, clauses: &[String]) -> Result<(), Stop> {
+    pub(super) fn capture(
+        &mut self,
+        step: &Step,
+        response: &Value,
+        clauses: &[String],
+    ) -> Result<(), Stop> {
         for (name, path) in &step.capture {
             let found = crate::check::lookup(response, path);
             match found.first() {

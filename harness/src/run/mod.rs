@@ -13,6 +13,7 @@
 mod auth;
 mod bindings;
 mod exec;
+mod in_flight;
 mod interrupt;
 pub(crate) mod pace;
 mod send;

@@ -121,11 +121,41 @@ impl Execution<'_> {
         let id = self.next_id;
         self.next_id += 1;
         learn_request(&self.shared.redactor, outgoing);
-        let mut exchange = self
+        let exchange = self
             .session
             .call(self.transport, id, outgoing)
             .await
             .map_err(|error| Stop::Error(error.message))?;
+        self.receive(exchange, &outgoing.method)
+    }
+
+    /// Sends `outgoings` at once on the execution's WebSocket, each with its own id, and
+    /// returns their answers in request order (matched by id, whatever order they came).
+    pub(crate) async fn send_in_flight(
+        &mut self,
+        outgoings: &[Outgoing],
+    ) -> Result<Vec<ParsedAnswer>, Stop> {
+        let mut requests = Vec::with_capacity(outgoings.len());
+        for outgoing in outgoings {
+            learn_request(&self.shared.redactor, outgoing);
+            requests.push((self.next_id, outgoing));
+            self.next_id += 1;
+        }
+        let exchanges = self
+            .session
+            .call_in_flight(&requests)
+            .await
+            .map_err(|error| Stop::Error(error.message))?;
+        let mut answers = Vec::with_capacity(exchanges.len());
+        for (exchange, outgoing) in exchanges.into_iter().zip(outgoings) {
+            answers.push(self.receive(exchange, &outgoing.method)?);
+        }
+        Ok(answers)
+    }
+
+    /// Records an exchange and reads its answer; a request left without one is a failure
+    /// of the target, or an error of the harness when it could not be sent.
+    fn receive(&mut self, mut exchange: Exchange, method: &str) -> Result<ParsedAnswer, Stop> {
         let answer = learn_answer(&self.shared.redactor, &mut exchange);
         let failure = exchange.failure.clone();
         let recorded = self.budget.record(exchange);
@@ -136,7 +166,7 @@ impl Execution<'_> {
             Some(failure) => {
                 self.record(
                     &unanswered_clauses(self.transport),
-                    format!("no answer to {}: {}", outgoing.method, failure.message),
+                    format!("no answer to {method}: {}", failure.message),
                 );
                 Err(Stop::Failed)
             }

@@ -144,6 +144,9 @@ faults! {
     WsAccessTokenIgnored => "ws-access-token-ignored",
         "params.access_token on websocket is not accepted",
         ["auth.ws.access_token"];
+    WsInFlightIdsCrossed => "ws-in-flight-ids-crossed",
+        "websocket answers carry the id of the request that arrived last, so requests in flight at once get crossed ids",
+        ["transport.ws", "env.response.id"];
     WsSessionForgotten => "ws-session-forgotten",
         "a websocket connection does not remember its session token",
         ["auth.ws.session_memory"];

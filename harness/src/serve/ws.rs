@@ -25,6 +25,10 @@ use super::{Connection, ServerState, observe};
 /// Requests of one connection in flight at once.
 const IN_FLIGHT: usize = 64;
 
+/// How long a request works under `ws-in-flight-ids-crossed`: long enough that requests
+/// sent at once are all in flight together, short enough for one at a time to pass.
+const CROSSED_WORK: std::time::Duration = std::time::Duration::from_millis(50);
+
 /// Upgrades the connection. Frames a little over the body limit are still read so they
 /// can be answered with an error envelope; far larger ones close the connection.
 pub(crate) async fn upgrade(
@@ -84,6 +88,10 @@ async fn serve_socket(state: Arc<ServerState>, socket: WebSocket, handshake: Han
         ..Connection::default()
     }));
     let in_flight = Arc::new(Semaphore::new(IN_FLIGHT));
+    // The `ws-in-flight-ids-crossed` fault: one "current id" per connection, overwritten
+    // by each arriving request and read when an answer goes out after slow work.
+    let crossed = state.fault(super::Fault::WsInFlightIdsCrossed);
+    let current_id = Arc::new(Mutex::new(serde_json::Value::Null));
     while let Some(Ok(message)) = stream.next().await {
         let bytes = match message {
             Message::Text(text) => axum::body::Bytes::from(text),
@@ -95,6 +103,13 @@ async fn serve_socket(state: Arc<ServerState>, socket: WebSocket, handshake: Han
         let Ok(permit) = Arc::clone(&in_flight).acquire_owned().await else {
             break;
         };
+        if crossed {
+            let id = serde_json::from_slice::<serde_json::Value>(&bytes)
+                .ok()
+                .and_then(|request| request.get("id").cloned());
+            *lock(&current_id) = id.unwrap_or_default();
+        }
+        let current_id = Arc::clone(&current_id);
         // Observed here, in arrival order, before the message runs concurrently.
         let observed = state.observer.as_ref().map(|observer| {
             let raw = RawRequest {
@@ -135,6 +150,13 @@ async fn serve_socket(state: Arc<ServerState>, socket: WebSocket, handshake: Han
                     status: None,
                     body: response.clone(),
                 });
+            }
+            let mut response = response;
+            if crossed {
+                tokio::time::sleep(CROSSED_WORK).await;
+                if let Some(object) = response.as_object_mut() {
+                    object.insert("id".to_owned(), lock(&current_id).clone());
+                }
             }
             // The request (up to the 1 MiB frame limit) is done with: a task that waits for
             // a slow reader below holds only its answer, so 64 of them stay small.

@@ -271,6 +271,30 @@ impl ClientSession {
         }
     }
 
+    /// Sends several requests at once on the session's WebSocket (opened on first use) and
+    /// matches their answers by id ([`WsSession::call_in_flight`]). `Err` only when the
+    /// WebSocket could not be opened; a WebSocket with a failed call is dropped.
+    pub async fn call_in_flight(
+        &mut self,
+        requests: &[(u64, &Outgoing)],
+    ) -> Result<Vec<Exchange>, TransportError> {
+        if self.ws.is_none() {
+            let url = self.target.ws_url.as_deref().unwrap_or_default();
+            self.ws = Some(WsSession::connect(url, self.limits, &self.dialer).await?);
+        }
+        let Some(ws) = self.ws.as_mut() else {
+            return Err(TransportError::new(
+                TransportErrorKind::Connect,
+                "no WebSocket session",
+            ));
+        };
+        let exchanges = ws.call_in_flight(requests).await;
+        if exchanges.iter().any(|exchange| exchange.failure.is_some()) {
+            self.ws = None;
+        }
+        Ok(exchanges)
+    }
+
     /// Exchanges the session's WebSocket with `other`: how an execution moves its calls to
     /// another connection of its own and back.
     pub fn swap_ws(&mut self, other: &mut Option<WsSession>) {

@@ -1,5 +1,6 @@
 //! WebSocket transport: one connection per session, one request in flight at a time from
-//! the runner's side.
+//! the runner's side, or several at once ([`WsSession::call_in_flight`]), their answers
+//! matched by id in whatever order they come.
 //!
 //! While waiting for an answer the session skips frames that are not answers: pings
 //! (tungstenite answers them), and notifications (a `method` and no `id`, which SPEC.md
@@ -92,8 +93,8 @@ impl WsSession {
         self.carried_access_token
     }
 
-    /// Sends one request (or raw frame) and waits for its answer.
-    pub async fn call(&mut self, id: u64, outgoing: &Outgoing) -> Exchange {
+    /// The frame of a request, and how it is recorded.
+    fn frame(&mut self, id: u64, outgoing: &Outgoing) -> (String, SentRequest) {
         self.carried_access_token |= outgoing.params.contains_key("access_token")
             || outgoing
                 .raw
@@ -111,6 +112,100 @@ impl WsSession {
             body: Some(text.clone()),
             id: outgoing.raw.is_none().then_some(id),
         };
+        (text, request)
+    }
+
+    /// Sends several requests at once, then reads their answers in whatever order they
+    /// come and matches each to its request by id. An answer whose id matches no request
+    /// still waiting goes to the first request left without one, so the envelope check
+    /// reports the wrong id; a request left without any answer gets the failure that ended
+    /// the reading. One exchange per request, in request order.
+    pub async fn call_in_flight(&mut self, requests: &[(u64, &Outgoing)]) -> Vec<Exchange> {
+        let started = Instant::now();
+        let deadline = started + self.limits.request_timeout;
+        let mut sent = Vec::with_capacity(requests.len());
+        let mut failure = None;
+        for &(id, outgoing) in requests {
+            let (text, request) = self.frame(id, outgoing);
+            sent.push(request);
+            let send = self.stream.send(Message::text(text));
+            match tokio::time::timeout_at(deadline.into(), send).await {
+                Ok(Ok(())) => {}
+                Ok(Err(error)) => {
+                    failure = Some(TransportError::new(
+                        TransportErrorKind::Closed,
+                        format!("failed to send on {}: {error}", self.url),
+                    ));
+                    break;
+                }
+                Err(_) => {
+                    failure = Some(TransportError::new(
+                        TransportErrorKind::Timeout,
+                        format!("sending on {} timed out", self.url),
+                    ));
+                    break;
+                }
+            }
+        }
+        let mut answers: Vec<Option<(Received, f64)>> = vec![None; sent.len()];
+        let mut stray = Vec::new();
+        while failure.is_none()
+            && answers.iter().filter(|answer| answer.is_some()).count() + stray.len() < sent.len()
+        {
+            match self.answer(deadline).await {
+                Ok(received) => {
+                    let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
+                    let id = received
+                        .json
+                        .as_ref()
+                        .and_then(|json| json.get("id"))
+                        .and_then(Value::as_u64);
+                    let slot = sent.iter().zip(&answers).position(|(request, answer)| {
+                        answer.is_none() && request.id.is_some() && request.id == id
+                    });
+                    match slot {
+                        Some(slot) => answers[slot] = Some((received, elapsed_ms)),
+                        None => stray.push((received, elapsed_ms)),
+                    }
+                }
+                Err(error) => failure = Some(error),
+            }
+        }
+        let mut stray = stray.into_iter();
+        for answer in &mut answers {
+            if answer.is_none() {
+                *answer = stray.next();
+            }
+        }
+        sent.into_iter()
+            .zip(answers)
+            .map(|(request, answer)| match answer {
+                Some((received, elapsed_ms)) => Exchange {
+                    transport: TransportKind::Ws,
+                    request,
+                    response: Some(received),
+                    failure: None,
+                    elapsed_ms,
+                },
+                None => Exchange {
+                    transport: TransportKind::Ws,
+                    request,
+                    response: None,
+                    failure: Some(failure.clone().unwrap_or_else(|| {
+                        TransportError::new(
+                            TransportErrorKind::Closed,
+                            format!("{} sent no answer to this request", self.url),
+                        )
+                    })),
+                    elapsed_ms: started.elapsed().as_secs_f64() * 1000.0,
+                },
+            })
+            .collect()
+    }
+
+    /// Sends one request (or raw frame) and waits for its answer.
+    pub async fn call(&mut self, id: u64, outgoing: &Outgoing) -> Exchange {
+        let (text, request) = self.frame(id, outgoing);
         let started = Instant::now();
         let deadline = started + self.limits.request_timeout;
         let outcome =

@@ -177,3 +177,23 @@ fn a_step_transport_is_one_of_the_json_rpc_transports() {
         "{error}"
     );
 }
+
+#[test]
+fn in_flight_goes_on_a_ws_only_call_step_and_never_on_a_paced_method() {
+    let ok = TWO_CONNECTIONS.replace("connection = \"second\"", "in_flight = 4");
+    let case = parse_case(Path::new("c.toml"), &ok, &catalog(), &schemas()).unwrap();
+    assert_eq!(case.steps[1].in_flight, Some(4));
+    let over_http = ok.replace("[\"ws\"]", "[\"ws\", \"http-body\"]");
+    let over_http = over_http.replace("connection = \"first\"\n", "");
+    let error = parse_case(Path::new("c.toml"), &over_http, &catalog(), &schemas()).unwrap_err();
+    assert!(error.to_string().contains("runs over ws only"), "{error}");
+    let too_many = ok.replace("in_flight = 4", "in_flight = 17");
+    let error = parse_case(Path::new("c.toml"), &too_many, &catalog(), &schemas()).unwrap_err();
+    assert!(error.to_string().contains("2 to 16"), "{error}");
+    let paced = ok.replace(
+        "call = \"public/test\"\nin_flight",
+        "call = \"private/get_transaction_log\"\nin_flight",
+    );
+    let error = parse_case(Path::new("c.toml"), &paced, &catalog(), &schemas()).unwrap_err();
+    assert!(error.to_string().contains("paced method"), "{error}");
+}
