@@ -29,6 +29,7 @@ mod run;
 mod send;
 mod shard;
 mod shrink;
+pub mod state;
 mod walk;
 
 pub use case_file::case_file;
