@@ -10,11 +10,67 @@
 //! steps that used its token. A failing sequence is written as a case file of `call` steps
 //! with captures ([`case_file`](case_file::case_file)) that `harness run --cases DIR` replays.
 
+pub mod case_file;
+mod execute;
+pub mod generate;
+pub mod judge;
 pub mod model;
+mod run;
+mod shrink;
+
+pub(crate) use run::run;
+
+use std::path::PathBuf;
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
 use crate::case::TransportKind;
+
+/// What the stateful part of a run did and found.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct StatefulReport {
+    /// Sequences generated for this shard.
+    pub sequences: usize,
+    /// Requests the sequences sent.
+    pub sent: usize,
+    /// Steps the model predicted a result for.
+    pub expected_result: usize,
+    /// Steps it predicted an error for.
+    pub expected_error: usize,
+    /// Steps where SPEC.md leaves the outcome open.
+    pub expected_any: usize,
+    /// Steps skipped: the token they needed never came.
+    pub skipped: usize,
+    /// Answers with a throttle code, not judged.
+    pub throttled: usize,
+    /// Requests sent by the shrinker.
+    pub shrink_requests: usize,
+    /// Distinct failures (one per clause), shrunk.
+    pub findings: Vec<SequenceFinding>,
+    /// Wall time of the sequences (shrinking excluded).
+    #[serde(skip)]
+    pub elapsed: Duration,
+}
+
+/// One distinct failure of a sequence, shrunk.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SequenceFinding {
+    /// The catalog clause broken.
+    pub clause: String,
+    /// What was observed (redacted).
+    pub message: String,
+    /// Index of the first sequence that failed this way.
+    pub first_index: usize,
+    /// Sequences that failed this way.
+    pub occurrences: usize,
+    /// The sequence as generated.
+    pub sequence: Sequence,
+    /// The fewest steps found that still fail the same way.
+    pub shrunk: Sequence,
+    /// The case file written for it.
+    pub case_file: Option<PathBuf>,
+}
 
 /// A sequence of steps sharing one model of token state.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -168,6 +168,11 @@ impl Model {
             },
             Action::Fork { of, .. } => self.predict_fork(*of),
             Action::Exchange { of } => self.predict_exchange(*of),
+            Action::Logout { .. } if step.transport != TransportKind::Ws => Prediction::new(
+                Outcome::Error,
+                "auth.logout.ws_only",
+                "logout over HTTP (4.4: WebSocket only)",
+            ),
             Action::Logout { token } => match self.access(*token) {
                 Validity::Invalid(clause) => Prediction::new(
                     Outcome::Error,
@@ -205,103 +210,6 @@ impl Model {
                 token: None,
                 method,
             } => self.predict_remembered(connection, method),
-        }
-    }
-
-    /// Moves the model by what the server answered `step` (step number `index`).
-    pub fn apply(
-        &mut self,
-        index: usize,
-        step: &SeqStep,
-        connection: Option<&str>,
-        observed: &Observed,
-    ) {
-        match &step.action {
-            Action::ReplayLogin { of }
-            | Action::Signed {
-                replay_of: Some(of),
-            } => {
-                self.nonces_used.insert(*of);
-            }
-            Action::Login { .. } | Action::Signed { replay_of: None } => {
-                self.nonces_used.insert(index);
-            }
-            _ => {}
-        }
-        if !observed.result {
-            return;
-        }
-        let granted = observed.granted.as_deref().map(Scope::parse);
-        match &step.action {
-            Action::Login { who, session, .. } => {
-                let kind = match (&granted, session) {
-                    (Some(scope), _) if scope.session.is_some() => {
-                        Kind::Session(scope.session.clone().unwrap_or_default())
-                    }
-                    (_, Some(name)) => Kind::Session(name.clone()),
-                    (_, None) => Kind::Connection,
-                };
-                let validity = if *who == Who::Sub && self.sub_disabled != Some(false) {
-                    Validity::Unknown
-                } else {
-                    Validity::Valid
-                };
-                self.issue(index, *who, kind, granted, validity, observed, connection);
-            }
-            Action::Refresh { of } => self.apply_refresh(index, *of, granted, observed, connection),
-            Action::Fork { of, name } => {
-                if let Some(old) = self.tokens.get_mut(of) {
-                    old.refresh = Validity::Unknown;
-                    let (owner, old_granted) = (old.owner, old.granted.clone());
-                    let granted = granted.or(old_granted);
-                    let kind = Kind::Session(name.clone());
-                    let validity = self.owner_validity(owner);
-                    self.issue(index, owner, kind, granted, validity, observed, connection);
-                }
-            }
-            Action::Exchange { of } => {
-                if let Some(old) = self.tokens.get_mut(of) {
-                    old.refresh = Validity::Unknown;
-                    let validity = self.owner_validity(Who::Sub);
-                    self.issue(
-                        index,
-                        Who::Sub,
-                        Kind::Unknown,
-                        granted,
-                        validity,
-                        observed,
-                        connection,
-                    );
-                }
-            }
-            Action::Logout { token } => self.apply_logout(*token),
-            Action::Toggle { enable, .. } => {
-                self.sub_disabled = Some(!enable);
-                if !enable {
-                    for token in self.tokens.values_mut().filter(|t| t.owner == Who::Sub) {
-                        token.access =
-                            Validity::Invalid("m.toggle_subaccount_login.disable_ends_sessions");
-                        token.refresh = Validity::Unknown;
-                    }
-                }
-            }
-            Action::Private {
-                token: Some(token), ..
-            } => {
-                if let (Some(name), Some(state)) = (connection, self.tokens.get(token)) {
-                    let memory = self.memory.entry(name.to_owned()).or_insert_with(none);
-                    if matches!(state.kind, Kind::Session(_)) {
-                        // 5.2: authenticated with a session token, the connection remembers it.
-                        *memory = BTreeSet::from([Some(*token)]);
-                    } else {
-                        memory.insert(Some(*token));
-                    }
-                }
-            }
-            Action::ReplayLogin { .. }
-            | Action::Signed { .. }
-            | Action::DeleteMember { .. }
-            | Action::Private { token: None, .. } => {}
         }
     }
 
@@ -449,93 +357,12 @@ impl Model {
             _ => Prediction::either("the connection may remember one of several tokens"),
         }
     }
-
-    #[expect(clippy::too_many_arguments, reason = "one token's facts, written once")]
-    fn issue(
-        &mut self,
-        index: usize,
-        owner: Who,
-        kind: Kind,
-        granted: Option<Scope>,
-        access: Validity,
-        observed: &Observed,
-        connection: Option<&str>,
-    ) {
-        if !observed.issued_token {
-            return;
-        }
-        let refresh = access;
-        self.tokens.insert(
-            index,
-            TokenState {
-                owner,
-                kind,
-                granted,
-                access,
-                refresh,
-            },
-        );
-        // A token issued on a connection may be remembered by it (5.2 leaves open whether
-        // issuing counts as authenticating, and whether a connection token is remembered).
-        if let Some(name) = connection {
-            self.memory
-                .entry(name.to_owned())
-                .or_insert_with(none)
-                .insert(Some(index));
-        }
-    }
-
-    fn apply_refresh(
-        &mut self,
-        index: usize,
-        of: usize,
-        granted: Option<Scope>,
-        observed: &Observed,
-        connection: Option<&str>,
-    ) {
-        let Some(old) = self.tokens.get_mut(&of) else {
-            return;
-        };
-        // 5.3 says the result carries a new refresh token, not what the old one does after.
-        old.refresh = Validity::Unknown;
-        old.access = match old.kind {
-            Kind::Connection => Validity::Invalid("auth.refresh.connection_invalidates"),
-            // The session goes on; whether its previous access token does is open.
-            Kind::Session(_) | Kind::Unknown => Validity::Unknown,
-        };
-        let (owner, kind, old_granted) = (old.owner, old.kind.clone(), old.granted.clone());
-        let validity = self.owner_validity(owner);
-        let granted = granted.or(old_granted);
-        self.issue(index, owner, kind, granted, validity, observed, connection);
-    }
-
-    fn apply_logout(&mut self, token: usize) {
-        let Some(owner) = self.tokens.get(&token).map(|state| state.owner) else {
-            return;
-        };
-        // "Invalidates the tokens" (4.4): this pair. Which other tokens of the account go
-        // with it is open.
-        for (index, state) in &mut self.tokens {
-            if *index == token {
-                state.access = Validity::Invalid("auth.logout.invalidates");
-                state.refresh = Validity::Invalid("auth.logout.invalidates");
-            } else if state.owner == owner {
-                state.access = match state.access {
-                    Validity::Invalid(clause) => Validity::Invalid(clause),
-                    _ => Validity::Unknown,
-                };
-                state.refresh = match state.refresh {
-                    Validity::Invalid(clause) => Validity::Invalid(clause),
-                    _ => Validity::Unknown,
-                };
-            }
-        }
-    }
 }
 
 fn none() -> BTreeSet<Option<usize>> {
     BTreeSet::from([None])
 }
 
+mod apply;
 #[cfg(test)]
 mod tests;
