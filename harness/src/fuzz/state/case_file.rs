@@ -179,7 +179,7 @@ pub fn case_file(
             Action::Private { token, method } => {
                 if method == PACED_METHOD {
                     out.push_str(
-                        "params = { currency = \"{{fixtures.currency}}\", start_timestamp = \"{{now_ms - 3600000}}\", end_timestamp = \"{{now_ms}}\" }\n",
+                        "params = { currency = \"{{fixtures.currency}}\", start_timestamp = 0, end_timestamp = \"{{now_ms}}\" }\n",
                     );
                 }
                 if let Some(of) = token {
@@ -216,6 +216,11 @@ pub fn case_file(
                     *of,
                     session_of(sequence, *of).as_deref(),
                 ));
+            }
+            (Action::Private { method, .. }, Outcome::Result) if method == PACED_METHOD => {
+                // Asked without count: the default page of 4.8.
+                out.push_str("\n[step.expect]\noutcome = \"result\"\nno_schema = true\n");
+                out.push_str("\n[[step.expect.match]]\npath = \"result.logs\"\nlen_max = 100\nclauses = [\"m.get_transaction_log.count_default\"]\n");
             }
             _ => out.push_str(&format!(
                 "expect = {{ outcome = \"{outcome_name}\", no_schema = true }}\n"

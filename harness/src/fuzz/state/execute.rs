@@ -244,7 +244,8 @@ fn build(
         }
     }
     if step.action.method() == PACED_METHOD {
-        // What the `require-unflagged` reading asks for too: a currency and a window.
+        // What the `require-unflagged` reading asks for too: a currency and a window, here
+        // the whole history, and no count, so the default page size shows (4.8).
         let now = sender.session().timestamp(0);
         let currency = target
             .fixtures
@@ -252,10 +253,7 @@ fn build(
             .clone()
             .unwrap_or_else(|| "BTC".to_owned());
         params.insert("currency".to_owned(), json!(currency));
-        params.insert(
-            "start_timestamp".to_owned(),
-            json!(now.saturating_sub(3_600_000)),
-        );
+        params.insert("start_timestamp".to_owned(), json!(0));
         params.insert("end_timestamp".to_owned(), json!(now));
     }
     let outgoing = Outgoing {
@@ -321,8 +319,8 @@ fn transport_clause(transport: TransportKind) -> String {
     .to_owned()
 }
 
-/// The token set of a refresh against SPEC.md 5.3 ([`judge::refreshed`]); a fork's
-/// response shape is not shown (4.3).
+/// The token set of a refresh against SPEC.md 5.3 ([`judge::refreshed`]; a fork's
+/// response shape is not shown, 4.3), and the default page of the paced call.
 fn token_set_broken(
     step: &SeqStep,
     model: &Model,
@@ -330,6 +328,7 @@ fn token_set_broken(
     result: &Value,
 ) -> Option<Broken> {
     match &step.action {
+        Action::Private { method, .. } if method == PACED_METHOD => judge::default_page(result),
         Action::Refresh { of } => {
             let old = held.get(*of).cloned().flatten()?;
             let kind = &model.token(*of)?.kind;

@@ -1,6 +1,7 @@
 //! Judging one step's answer against the model: the outcome against the prediction, and
 //! the token set of a refresh against what SPEC.md 5.3 says it carries (a new refresh
-//! token, a fresh access token, the same session). Pure functions.
+//! token, a fresh access token, the same session), and a transaction-log page asked for
+//! without `count` against the default of 4.8. Pure functions.
 
 use serde_json::Value;
 
@@ -100,6 +101,18 @@ pub fn refreshed(
     }
 }
 
+/// The transaction-log page of a call without `count`: at most the default 100 entries
+/// (4.8).
+pub fn default_page(result: &Value) -> Option<Broken> {
+    let logs = result.get("logs").and_then(Value::as_array)?;
+    (logs.len() > 100).then(|| {
+        (
+            "m.get_transaction_log.count_default".to_owned(),
+            format!("{} entries without count (default 100)", logs.len()),
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -135,6 +148,14 @@ mod tests {
         assert_eq!(Seen::of(Some(&result), &[]), Seen::Result(Value::Null));
         assert!(matches!(Seen::of(None, &[]), Seen::Nothing(_)));
         assert!(matches!(Seen::of(Some(&json!({})), &[]), Seen::Nothing(_)));
+    }
+
+    #[test]
+    fn a_page_without_count_holds_at_most_100_entries() {
+        let page = |n: usize| json!({"logs": vec![json!({}); n], "continuation": null});
+        assert!(default_page(&page(100)).is_none());
+        assert!(default_page(&page(101)).is_some());
+        assert!(default_page(&json!("odd")).is_none());
     }
 
     #[test]

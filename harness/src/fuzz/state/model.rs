@@ -350,9 +350,11 @@ impl Model {
                 }),
             })
             .collect();
-        match predictions.split_first() {
-            Some((first, rest)) if rest.iter().all(|other| other.outcome == first.outcome) => {
-                first.clone()
+        // When they agree, a remembered token's reason is the more telling one ("none"
+        // sorts first).
+        match predictions.split_last() {
+            Some((last, rest)) if rest.iter().all(|other| other.outcome == last.outcome) => {
+                last.clone()
             }
             _ => Prediction::either("the connection may remember one of several tokens"),
         }

@@ -365,3 +365,25 @@ fn a_failed_issue_leaves_no_token() {
         Outcome::Either
     );
 }
+
+#[test]
+fn a_token_the_connection_may_remember_names_the_clause_when_all_agree() {
+    let model = run(
+        &[
+            (ws(login(Who::Main, Some("s"))), token_set(Some("s"))),
+            (
+                SeqStep {
+                    connection: 1,
+                    ..ws(Action::Logout { token: 0 })
+                },
+                ok(),
+            ),
+        ],
+        Some("ws0-0"),
+    );
+    let call = model.predict(&ws(mmp(None)), Some("ws0-0"));
+    assert_eq!(
+        (call.outcome, call.clause),
+        (Outcome::Error, "auth.logout.invalidates")
+    );
+}
