@@ -227,7 +227,25 @@ pub fn case_file(
             )),
         }
     }
+    if disables_at_the_end(sequence, outcomes) {
+        out.push_str("\n# Puts the subaccount's login back (runs only when every step above passed).\n[[step]]\ncall = \"private/toggle_subaccount_login\"\ntransport = \"http-body\"\nparams = { sid = \"{{fixtures.subaccount_id}}\", state = \"enable\" }\nauth = { mode = \"bearer\" }\nexpect = { outcome = \"any\", no_schema = true }\n");
+    }
     out
+}
+
+/// Whether the last toggle written disables the subaccount's login.
+fn disables_at_the_end(sequence: &Sequence, outcomes: &[Option<Outcome>]) -> bool {
+    sequence
+        .steps
+        .iter()
+        .enumerate()
+        .filter(|(index, _)| matches!(outcomes.get(*index), Some(Some(_))))
+        .filter_map(|(_, step)| match step.action {
+            Action::Toggle { enable, .. } => Some(enable),
+            _ => None,
+        })
+        .next_back()
+        == Some(false)
 }
 
 /// What a refresh of the token of step `of` must answer beyond a result (5.3): a new

@@ -168,7 +168,49 @@ pub(crate) async fn execute(
     for ws in connections.into_values().flatten() {
         ws.close().await;
     }
+    if sequence
+        .steps
+        .iter()
+        .any(|step| matches!(step.action, Action::Toggle { enable: false, .. }))
+        && model.sub_disabled() != Some(false)
+    {
+        run.sent += enable_subaccount(sender, first_id + sequence.steps.len() as u64).await;
+    }
     run
+}
+
+/// Enables the subaccount's login again after a sequence that disabled it and stopped
+/// (at a failure, or cut by the shrinker), so the next sequence starts from an enabled
+/// login as the model assumes: a fresh login of the main account and a toggle, not judged.
+/// The requests sent.
+async fn enable_subaccount(sender: &Sender, id: u64) -> usize {
+    let session = sender.session();
+    let Some(credentials) = session.credentials("main") else {
+        return 0;
+    };
+    let login = crate::transport::ClientSession::login_request(&credentials, Some(LOGIN_SCOPE));
+    let answer = session.call_http(TransportKind::HttpBody, id, &login).await;
+    let token = answer
+        .response
+        .as_ref()
+        .and_then(|received| received.json.as_ref())
+        .and_then(crate::transport::Token::from_answer);
+    let (Some(token), Some(sid)) = (token, sender.target.fixtures.subaccount_id) else {
+        return 1;
+    };
+    let mut params = Map::new();
+    params.insert("sid".to_owned(), json!(sid));
+    params.insert("state".to_owned(), json!("enable"));
+    let toggle = Outgoing {
+        method: "private/toggle_subaccount_login".to_owned(),
+        params,
+        raw: None,
+        authorization: place_bearer(TransportKind::HttpBody, &token.access, &mut Map::new()),
+    };
+    session
+        .call_http(TransportKind::HttpBody, id + 1, &toggle)
+        .await;
+    2
 }
 
 /// The request of a step and the account it acts for; `None` when a token it needs never

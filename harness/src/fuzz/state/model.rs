@@ -122,6 +122,11 @@ impl Model {
         }
     }
 
+    /// Whether the subaccount's login is disabled (`None`: not known).
+    pub fn sub_disabled(&self) -> Option<bool> {
+        self.sub_disabled
+    }
+
     /// The token step `index` issued, if it issued one.
     pub fn token(&self, index: usize) -> Option<&TokenState> {
         self.tokens.get(&index)

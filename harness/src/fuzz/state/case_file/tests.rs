@@ -113,7 +113,9 @@ fn every_action_writes_a_case_the_loader_accepts() {
     let schemas = SchemaSet::load(&cases_dir().join("schemas")).unwrap();
     let case = crate::case::parse_case(Path::new("c.toml"), &text, &catalog, &schemas)
         .unwrap_or_else(|error| panic!("{error}\n{text}"));
-    assert_eq!(case.steps.len(), 13, "{text}");
+    // 13 steps, and the toggle enabling the subaccount's login again at the end.
+    assert_eq!(case.steps.len(), 14, "{text}");
+    assert!(text.ends_with("state = \"enable\" }\nauth = { mode = \"bearer\" }\nexpect = { outcome = \"any\", no_schema = true }\n"), "{text}");
     assert!(text.contains("connection = \"amber\""), "{text}");
     assert!(text.contains("connection = \"cobalt\""), "{text}");
     assert!(text.contains("nonce = \"reuse\""), "{text}");
