@@ -2,13 +2,14 @@
 //! toggles and private calls, across HTTP and two WebSocket connections, each answer judged
 //! against a model of SPEC.md's token state machine.
 //!
-//! A [`Sequence`] is generated from the run's seed ([`generate`](generate::sequence)), sent
-//! step by step ([`execute`](execute::execute)), and after each step the answer is checked
-//! against what the [`Model`](model::Model) predicts: a result, an error, or either where
-//! SPEC.md leaves the outcome open. Steps refer to tokens by the index of the step that
-//! issued them, so removing a step (shrinking, [`shrink`](shrink::shrink)) removes the
-//! steps that used its token. A failing sequence is written as a case file of `call` steps
-//! with captures ([`case_file`](case_file::case_file)) that `harness run --cases DIR` replays.
+//! A [`Sequence`] is generated from the run's seed ([`generate::sequence`]), sent step by
+//! step (`execute.rs`), and after each step the answer is checked against what the
+//! [`Model`](model::Model) predicts: a result, an error, or either where SPEC.md leaves
+//! the outcome open ([`judge`]). Steps refer to tokens by the index of the step that issued
+//! them, so removing a step while shrinking (`shrink.rs`) removes the steps that used its
+//! token. A failing sequence is written as a case file of `call` steps with captures
+//! ([`case_file::case_file`]) that `harness run --cases DIR` replays; `run.rs` schedules
+//! the sequences of a run and its findings.
 
 pub mod case_file;
 mod execute;
