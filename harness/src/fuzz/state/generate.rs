@@ -126,11 +126,11 @@ fn action(rng: &mut StdRng, allowed: &Allowed, steps: &[SeqStep], disabled: bool
                 token: None,
                 method: PRIVATE_METHOD.to_owned(),
             }),
-            64 if allowed.paced => Some(Action::Private {
+            64..=66 if allowed.paced => Some(Action::Private {
                 token: Some(token),
                 method: PACED_METHOD.to_owned(),
             }),
-            66.. => Some(Action::Private {
+            67.. => Some(Action::Private {
                 token: Some(token),
                 method: PRIVATE_METHOD.to_owned(),
             }),
