@@ -99,6 +99,18 @@ fn action(rng: &mut StdRng, allowed: &Allowed, steps: &[SeqStep], disabled: bool
     if issuing.is_empty() || rng.random_ratio(1, 7) {
         return login(rng, allowed, steps.len());
     }
+    let sub_tokens: Vec<usize> = issuing
+        .iter()
+        .copied()
+        .filter(|index| owner(steps, *index) == Some(Who::Sub))
+        .collect();
+    // While the subaccount's login is disabled, its tokens are what is worth calling with.
+    if disabled && !sub_tokens.is_empty() && rng.random_bool(0.5) {
+        return Action::Private {
+            token: Some(pick(rng, &sub_tokens)),
+            method: PRIVATE_METHOD.to_owned(),
+        };
+    }
     let token = pick(rng, &issuing);
     for _ in 0..8 {
         let chosen = match rng.random_range(0..100) {
@@ -109,16 +121,17 @@ fn action(rng: &mut StdRng, allowed: &Allowed, steps: &[SeqStep], disabled: bool
             }),
             26..=31 if allowed.sub => main_token(rng, steps).map(|of| Action::Exchange { of }),
             32..=37 if allowed.destructive => Some(Action::Logout { token }),
-            38..=42 if allowed.destructive && allowed.sub => {
+            // A disable means something only once the subaccount holds a token.
+            38..=44 if allowed.destructive && (disabled || !sub_tokens.is_empty()) => {
                 main_token(rng, steps).map(|token| Action::Toggle {
                     token,
                     enable: disabled,
                 })
             }
-            43..=45 if allowed.delete_member => {
+            45..=46 if allowed.delete_member => {
                 main_token(rng, steps).map(|token| Action::DeleteMember { token })
             }
-            46..=49 => signature_login(rng, steps).map(|of| Action::ReplayLogin { of }),
+            47..=49 => signature_login(rng, steps).map(|of| Action::ReplayLogin { of }),
             50..=53 => Some(Action::Signed {
                 replay_of: signed_step(rng, steps),
             }),
