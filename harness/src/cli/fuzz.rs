@@ -39,9 +39,14 @@ struct RunArgs {
     /// Target file describing the server (default: start the reference server in-process).
     #[arg(long, value_name = "FILE")]
     target: Option<PathBuf>,
-    /// Generated requests to send.
+    /// Generated requests to send, stateful sequences included.
     #[arg(long, default_value_t = 1_000)]
     requests: usize,
+    /// Percentage of --requests spent on stateful sequences (logins, refreshes, forks,
+    /// exchanges, logouts, toggles and private calls judged against a model of token state),
+    /// sent before the stateless requests; 0 turns them off.
+    #[arg(long, value_name = "PERCENT", default_value_t = 10)]
+    stateful: usize,
     /// Seed of the generator (default: a random one, printed so the run can be repeated).
     #[arg(long)]
     seed: Option<u64>,
@@ -100,6 +105,7 @@ fn run(args: RunArgs) -> Result<u8, CliError> {
     let seed = args.seed.unwrap_or_else(rand::random);
     let mut config = Config::new(seed, args.requests);
     config.shard = args.shard;
+    config.stateful_percent = args.stateful.min(100);
     config.concurrency = args.concurrency.max(1);
     config.limits.request_timeout = Duration::from_millis(args.timeouts.timeout_ms);
     config.run_timeout = Duration::from_secs(args.timeouts.run_timeout_s);
@@ -113,8 +119,9 @@ fn run(args: RunArgs) -> Result<u8, CliError> {
         format!(" --shard {}", args.shard)
     };
     let rerun = format!(
-        "harness fuzz --seed {seed} --requests {}{shard}{}",
+        "harness fuzz --seed {seed} --requests {} --stateful {}{shard}{}",
         args.requests,
+        args.stateful.min(100),
         choice.flags()
     );
     let report = runtime()?.block_on(async {
@@ -152,6 +159,19 @@ fn run(args: RunArgs) -> Result<u8, CliError> {
         report.rate_limited,
         report.shrink_requests,
     );
+    let stateful = &report.stateful;
+    println!(
+        "fuzz: {} stateful sequences, {} requests in {:.2} s: {} expected a result, {} an error, {} either; {} skipped; {} throttled; {} shrink requests",
+        stateful.sequences,
+        stateful.sent,
+        stateful.elapsed.as_secs_f64(),
+        stateful.expected_result,
+        stateful.expected_error,
+        stateful.expected_any,
+        stateful.skipped,
+        stateful.throttled,
+        stateful.shrink_requests,
+    );
     if report.timed_out {
         println!("fuzz: the run timeout stopped the run before every request was sent");
     }
@@ -171,17 +191,32 @@ fn run(args: RunArgs) -> Result<u8, CliError> {
             println!("  case file: {}", path.display());
         }
     }
+    for finding in &stateful.findings {
+        println!(
+            "FAIL {} ({} steps, shrunk from {}; {} sequences): {}",
+            finding.clause,
+            finding.shrunk.steps.len(),
+            finding.sequence.steps.len(),
+            finding.occurrences,
+            finding.message
+        );
+        if let Some(path) = &finding.case_file {
+            println!("  case file: {}", path.display());
+        }
+    }
     println!(
         "fuzz: {} findings ({} failed requests); report {}; rerun: {rerun}",
-        report.findings.len(),
+        report.findings.len() + stateful.findings.len(),
         report.failed_requests,
         report_path.display()
     );
-    Ok(if !report.findings.is_empty() {
-        exit::FAIL
-    } else if report.interrupted.is_some() {
-        exit::INTERRUPTED
-    } else {
-        exit::PASS
-    })
+    Ok(
+        if !report.findings.is_empty() || !stateful.findings.is_empty() {
+            exit::FAIL
+        } else if report.interrupted.is_some() {
+            exit::INTERRUPTED
+        } else {
+            exit::PASS
+        },
+    )
 }

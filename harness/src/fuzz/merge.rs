@@ -4,7 +4,8 @@
 //! Each run's `--out` holds its report (`fuzz.json`, a [`FuzzReport`]) and a case file per
 //! finding. Two findings are one when they break the same clause with the same shrunk request
 //! (what the generator said about the request aside): the merged finding keeps the first
-//! run's, adds up the failed requests and names every run that found it. The merged report
+//! run's, adds up the failed requests and names every run that found it. Findings of
+//! stateful sequences merge the same way, by clause and shrunk sequence. The merged report
 //! also says, for each seed, which shards were merged and which are missing.
 
 use std::fmt;
@@ -12,6 +13,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use super::state::SequenceFinding;
 use super::{FuzzFinding, FuzzReport, FuzzRequest, Shard};
 
 /// The report file in a run's `--out`.
@@ -79,6 +81,20 @@ pub struct MergedReport {
     pub run_findings: usize,
     /// Distinct findings, by clause and shrunk request.
     pub findings: Vec<MergedFinding>,
+    /// Distinct findings of stateful sequences, by clause and shrunk sequence.
+    pub sequence_findings: Vec<MergedSequenceFinding>,
+}
+
+/// A distinct finding of the merged runs' stateful sequences.
+#[derive(Clone, Debug, Serialize)]
+pub struct MergedSequenceFinding {
+    /// The seed of the run it was kept from.
+    pub seed: u64,
+    /// The finding as that run reported it; `occurrences` counts the failed sequences of
+    /// every run, and `case_file` is the copy in the merged directory.
+    pub finding: SequenceFinding,
+    /// The `--out` directories of the runs that found it.
+    pub runs: Vec<PathBuf>,
 }
 
 /// Why runs could not be merged.
@@ -181,6 +197,27 @@ pub fn merge(runs: &[(PathBuf, FuzzReport)]) -> MergedReport {
             }
         }
     }
+    for (dir, report) in runs {
+        merged.run_findings += report.stateful.findings.len();
+        for finding in &report.stateful.findings {
+            let same = merged.sequence_findings.iter_mut().find(|kept| {
+                kept.finding.clause == finding.clause && kept.finding.shrunk == finding.shrunk
+            });
+            match same {
+                Some(kept) => {
+                    kept.finding.occurrences += finding.occurrences;
+                    if !kept.runs.contains(dir) {
+                        kept.runs.push(dir.clone());
+                    }
+                }
+                None => merged.sequence_findings.push(MergedSequenceFinding {
+                    seed: report.seed,
+                    finding: finding.clone(),
+                    runs: vec![dir.clone()],
+                }),
+            }
+        }
+    }
     merged.findings.sort_by(|a, b| {
         (&a.finding.clause, a.seed, a.finding.first_index).cmp(&(
             &b.finding.clause,
@@ -245,16 +282,21 @@ pub fn write(merged: &mut MergedReport, out: &Path) -> Result<PathBuf, MergeErro
     };
     std::fs::create_dir_all(out).map_err(write_error(out))?;
     let mut written: Vec<PathBuf> = Vec::new();
-    for kept in &mut merged.findings {
-        let Some(name) = kept
-            .finding
-            .case_file
-            .as_ref()
-            .and_then(|path| path.file_name())
-        else {
+    let single = merged
+        .findings
+        .iter_mut()
+        .map(|kept| (&mut kept.finding.case_file, &kept.runs));
+    let sequences = merged
+        .sequence_findings
+        .iter_mut()
+        .map(|kept| (&mut kept.finding.case_file, &kept.runs));
+    for (case_file, runs) in single.chain(sequences) {
+        let Some(name) = case_file.as_ref().and_then(|path| path.file_name()) else {
             continue;
         };
-        let from = kept.runs[0].join(name);
+        let name = name.to_owned();
+        let name = name.as_os_str();
+        let from = runs[0].join(name);
         let text = std::fs::read(&from).map_err(|source| MergeError::Read {
             path: from.clone(),
             source,
@@ -271,7 +313,7 @@ pub fn write(merged: &mut MergedReport, out: &Path) -> Result<PathBuf, MergeErro
             to = out.join(format!("{stem}-{copy}.toml"));
         }
         std::fs::write(&to, text).map_err(write_error(&to))?;
-        kept.finding.case_file = Some(to.clone());
+        *case_file = Some(to.clone());
         written.push(to);
     }
     let path = out.join(MERGED_REPORT);

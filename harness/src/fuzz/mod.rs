@@ -29,6 +29,7 @@ mod run;
 mod send;
 mod shard;
 mod shrink;
+pub mod state;
 mod walk;
 
 pub use case_file::case_file;
@@ -53,6 +54,9 @@ pub struct Config {
     /// Requests to generate (the health calls and logins come on top); a shard sends its
     /// part of them.
     pub requests: usize,
+    /// The percentage of `requests` spent on stateful sequences ([`state`]), sent before
+    /// the stateless requests, which get the rest.
+    pub stateful_percent: usize,
     /// Which part of the requests this process sends (`Shard::WHOLE`: all).
     pub shard: Shard,
     /// Requests in flight at once.
@@ -81,6 +85,7 @@ impl Config {
         Config {
             seed,
             requests,
+            stateful_percent: 10,
             shard: Shard::WHOLE,
             concurrency: 32,
             transports: TransportKind::ALL.to_vec(),
@@ -222,7 +227,10 @@ pub struct FuzzReport {
     /// The part sent.
     #[serde(default)]
     pub shard: Shard,
-    /// Generated requests sent.
+    /// The stateful sequences: what they sent and found.
+    #[serde(default)]
+    pub stateful: state::StatefulReport,
+    /// Generated stateless requests sent.
     pub sent: usize,
     /// Of those, requests the oracle expected a result for.
     pub expected_result: usize,

@@ -59,10 +59,25 @@ pub async fn run(
             ));
         }
     }
+    // Sequences first: the fixture member is still there for a narrow token to be refused
+    // deleting, and what logouts and toggles do to other tokens of the account cannot
+    // reach the tokens the stateless requests cache.
+    let stateful_budget = config.requests * config.stateful_percent.min(100) / 100;
+    let stateful = if stateful_budget > 0 {
+        super::state::run(
+            Arc::clone(&sender),
+            Arc::clone(&redactor),
+            config,
+            stateful_budget,
+        )
+        .await?
+    } else {
+        super::state::StatefulReport::default()
+    };
     // This shard's requests, each with its index in the whole run.
     let requests = Arc::new(shard_requests(
         config.seed,
-        config.requests,
+        config.requests - stateful_budget,
         config.shard,
         &target,
         &config.transports,
@@ -122,6 +137,7 @@ pub async fn run(
         seed: config.seed,
         requests: config.requests,
         shard: config.shard,
+        stateful,
         sent: outcomes.iter().flatten().count(),
         timed_out: outcomes.iter().any(Option::is_none) && config.interrupt.reason().is_none(),
         interrupted: config.interrupt.reason(),

@@ -83,6 +83,22 @@ impl Sender {
         credentials
     }
 
+    /// The session shared by every worker: HTTP client, WebSocket dialing, credentials.
+    pub(crate) fn session(&self) -> &ClientSession {
+        &self.session
+    }
+
+    /// Waits for the budget of a paced method: the account's, or where the target counts
+    /// the limit per token, the token's.
+    pub(crate) async fn pace(&self, account: &str, access_token: Option<&str>) {
+        match access_token {
+            Some(token) if self.counted_per_token() => {
+                self.pacer.wait(&format!("token:{token}")).await;
+            }
+            _ => self.pacer.wait(account).await,
+        }
+    }
+
     /// A `client_credentials` login over HTTP.
     async fn login(&self, account: &str, scope: Option<&str>) -> Result<Token, SetupFailure> {
         let outgoing = ClientSession::login_request(&self.credentials(account, false), scope);

@@ -261,6 +261,14 @@ async fn fuzz_row(
                 .iter()
                 .map(|finding| format!("seed {seed}: {}: {}", finding.clause, finding.message)),
         );
+        findings.extend(report.stateful.findings.iter().map(|finding| {
+            format!(
+                "seed {seed}: {} (a sequence of {} steps): {}",
+                finding.clause,
+                finding.shrunk.steps.len(),
+                finding.message
+            )
+        }));
     }
     Ok(findings)
 }

@@ -93,8 +93,13 @@ fn sharded_runs_and_merge_match_the_whole_run() {
     let second = faulted_run(&dir.join("second"), Some("2/2"));
     assert!(!whole.findings.is_empty());
 
-    // The shards send the whole run between them, each finding under its whole-run index.
-    assert_eq!((whole.sent, first.sent, second.sent), (300, 150, 150));
+    // The shards send the whole run between them, each finding under its whole-run index;
+    // a tenth of the 300 requests goes to stateful sequences, shared out the same way.
+    assert_eq!((whole.sent, first.sent, second.sent), (270, 135, 135));
+    assert_eq!(
+        whole.stateful.sequences,
+        first.stateful.sequences + second.stateful.sequences
+    );
     for report in [&first, &second] {
         assert!(
             report

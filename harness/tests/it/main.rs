@@ -7,6 +7,7 @@ mod expect;
 mod faults;
 mod fuzz;
 mod fuzz_shard;
+mod fuzz_state;
 mod hostile;
 mod independence;
 mod interrupt;

@@ -78,15 +78,32 @@ pub(crate) fn merge(args: MergeArgs) -> Result<u8, CliError> {
             println!("  case file: {}", path.display());
         }
     }
+    for kept in &merged.sequence_findings {
+        let finding = &kept.finding;
+        println!(
+            "FAIL {} ({} steps, {} sequences, {} of {} runs): {}",
+            finding.clause,
+            finding.shrunk.steps.len(),
+            finding.occurrences,
+            kept.runs.len(),
+            merged.runs.len(),
+            finding.message
+        );
+        if let Some(path) = &finding.case_file {
+            println!("  case file: {}", path.display());
+        }
+    }
     println!(
         "fuzz merge: {} findings ({} in the runs); report {}",
-        merged.findings.len(),
+        merged.findings.len() + merged.sequence_findings.len(),
         merged.run_findings,
         report_path.display()
     );
-    Ok(if merged.findings.is_empty() {
-        exit::PASS
-    } else {
-        exit::FAIL
-    })
+    Ok(
+        if merged.findings.is_empty() && merged.sequence_findings.is_empty() {
+            exit::PASS
+        } else {
+            exit::FAIL
+        },
+    )
 }

@@ -192,3 +192,75 @@ fn run_report_reads_back_and_a_broken_one_names_its_line() {
     let missing = load_run(&dir.join("nowhere")).unwrap_err().to_string();
     assert!(missing.starts_with("failed to read"), "{missing}");
 }
+
+#[test]
+fn sequence_findings_merge_by_clause_and_shrunk_sequence_and_their_cases_are_copied() {
+    use crate::fuzz::state::{Action, Grant, SeqStep, Sequence, SequenceFinding, Who};
+    let login = |session: Option<&str>| SeqStep {
+        transport: TransportKind::HttpBody,
+        connection: 0,
+        action: Action::Login {
+            who: Who::Main,
+            grant: Grant::ClientCredentials,
+            session: session.map(str::to_owned),
+        },
+    };
+    let refresh = SeqStep {
+        transport: TransportKind::HttpBody,
+        connection: 0,
+        action: Action::Refresh { of: 0 },
+    };
+    let sequence = |session| Sequence {
+        steps: vec![login(session), refresh.clone()],
+    };
+    let dir = temp_dir("sequences");
+    let finding = |run_dir: &str, session| {
+        let case_file = dir.join(run_dir).join("fuzz.s1.q3.toml");
+        std::fs::create_dir_all(dir.join(run_dir)).unwrap();
+        std::fs::write(&case_file, format!("id = \"from {run_dir}\"\n")).unwrap();
+        SequenceFinding {
+            clause: "auth.refresh.rotates".to_owned(),
+            message: "same refresh token".to_owned(),
+            first_index: 3,
+            occurrences: 2,
+            sequence: sequence(session),
+            shrunk: sequence(session),
+            case_file: Some(case_file),
+        }
+    };
+    let with = |findings: Vec<SequenceFinding>| {
+        let mut report = run(1, Shard::WHOLE, Vec::new());
+        report.stateful.findings = findings;
+        report
+    };
+    let runs = vec![
+        (dir.join("a"), with(vec![finding("a", None)])),
+        (
+            dir.join("b"),
+            with(vec![finding("b", None), finding("b", Some("s"))]),
+        ),
+    ];
+    let mut merged = merge(&runs);
+    assert_eq!(merged.run_findings, 3);
+    assert_eq!(merged.sequence_findings.len(), 2);
+    assert_eq!(merged.sequence_findings[0].finding.occurrences, 4);
+    assert_eq!(merged.sequence_findings[0].runs.len(), 2);
+    let out = dir.join("merged");
+    write(&mut merged, &out).unwrap();
+    let copied = merged.sequence_findings[0]
+        .finding
+        .case_file
+        .clone()
+        .unwrap();
+    assert_eq!(copied, out.join("fuzz.s1.q3.toml"));
+    assert_eq!(
+        std::fs::read_to_string(copied).unwrap(),
+        "id = \"from a\"\n"
+    );
+    let second = merged.sequence_findings[1]
+        .finding
+        .case_file
+        .clone()
+        .unwrap();
+    assert_eq!(second, out.join("fuzz.s1.q3-2.toml"));
+}

@@ -1,0 +1,389 @@
+use super::*;
+use crate::fuzz::state::Grant;
+
+const SCOPE: &str = "account:read_write trade:read";
+
+fn http(action: Action) -> SeqStep {
+    SeqStep {
+        transport: TransportKind::HttpBody,
+        connection: 0,
+        action,
+    }
+}
+
+fn ws(action: Action) -> SeqStep {
+    SeqStep {
+        transport: TransportKind::Ws,
+        connection: 0,
+        action,
+    }
+}
+
+fn login(who: Who, session: Option<&str>) -> Action {
+    Action::Login {
+        who,
+        grant: Grant::ClientCredentials,
+        session: session.map(str::to_owned),
+    }
+}
+
+fn mmp(token: Option<usize>) -> Action {
+    Action::Private {
+        token,
+        method: "private/get_mmp_status".to_owned(),
+    }
+}
+
+fn token_set(session: Option<&str>) -> Observed {
+    let scope = match session {
+        Some(name) => format!("{SCOPE} session:{name}"),
+        None => format!("{SCOPE} connection"),
+    };
+    Observed {
+        result: true,
+        issued_token: true,
+        granted: Some(scope),
+    }
+}
+
+fn ok() -> Observed {
+    Observed {
+        result: true,
+        ..Observed::default()
+    }
+}
+
+/// Runs `steps` through a model, each answered as `answers` says, and returns the model.
+fn run(steps: &[(SeqStep, Observed)], connection: Option<&str>) -> Model {
+    let mut model = Model::new();
+    for (index, (step, observed)) in steps.iter().enumerate() {
+        let on = (step.transport == TransportKind::Ws)
+            .then_some(connection)
+            .flatten();
+        model.apply(index, step, on, observed);
+    }
+    model
+}
+
+#[test]
+fn a_fresh_login_token_works_and_a_missing_scope_is_refused() {
+    let model = run(&[(http(login(Who::Main, None)), token_set(None))], None);
+    let call = model.predict(&http(mmp(Some(0))), None);
+    assert_eq!(
+        (call.outcome, call.clause),
+        (Outcome::Result, "auth.http.bearer")
+    );
+    let log = model.predict(&http(Action::DeleteMember { token: 0 }), None);
+    assert_eq!(log.outcome, Outcome::Error);
+    assert_eq!(log.clause, "m.delete_member.scope");
+}
+
+#[test]
+fn refreshing_a_connection_token_ends_the_old_access_token() {
+    let model = run(
+        &[
+            (http(login(Who::Main, None)), token_set(None)),
+            (http(Action::Refresh { of: 0 }), token_set(None)),
+        ],
+        None,
+    );
+    let old = model.predict(&http(mmp(Some(0))), None);
+    assert_eq!(
+        (old.outcome, old.clause),
+        (Outcome::Error, "auth.refresh.connection_invalidates")
+    );
+    assert_eq!(
+        model.predict(&http(mmp(Some(1))), None).outcome,
+        Outcome::Result
+    );
+    // What the old refresh token does after rotation is open.
+    let again = model.predict(&http(Action::Refresh { of: 0 }), None);
+    assert_eq!(again.outcome, Outcome::Either);
+    assert_eq!(
+        model
+            .predict(&http(Action::Refresh { of: 1 }), None)
+            .outcome,
+        Outcome::Result
+    );
+}
+
+#[test]
+fn a_session_token_after_refresh_is_open_and_stays_forkable() {
+    let model = run(
+        &[
+            (http(login(Who::Main, Some("a"))), token_set(Some("a"))),
+            (http(Action::Refresh { of: 0 }), token_set(Some("a"))),
+        ],
+        None,
+    );
+    assert_eq!(
+        model.predict(&http(mmp(Some(0))), None).outcome,
+        Outcome::Either
+    );
+    let fork = Action::Fork {
+        of: 1,
+        name: "b".to_owned(),
+    };
+    let fork = model.predict(&http(fork), None);
+    assert_eq!(
+        (fork.outcome, fork.clause),
+        (Outcome::Result, "auth.fork_token.accepted")
+    );
+}
+
+#[test]
+fn a_connection_token_cannot_be_forked() {
+    let model = run(&[(http(login(Who::Main, None)), token_set(None))], None);
+    let fork = Action::Fork {
+        of: 0,
+        name: "b".to_owned(),
+    };
+    let fork = model.predict(&http(fork), None);
+    assert_eq!(
+        (fork.outcome, fork.clause),
+        (Outcome::Error, "auth.fork_token.connection_refused")
+    );
+}
+
+#[test]
+fn logout_ends_its_pair_and_leaves_the_accounts_other_tokens_open() {
+    let model = run(
+        &[
+            (http(login(Who::Main, None)), token_set(None)),
+            (http(login(Who::Main, None)), token_set(None)),
+            (http(login(Who::Sub, None)), token_set(None)),
+            (ws(Action::Logout { token: 0 }), ok()),
+        ],
+        Some("ws0-0"),
+    );
+    let gone = model.predict(&http(mmp(Some(0))), None);
+    assert_eq!(
+        (gone.outcome, gone.clause),
+        (Outcome::Error, "auth.logout.invalidates")
+    );
+    let refresh = model.predict(&http(Action::Refresh { of: 0 }), None);
+    assert_eq!(refresh.outcome, Outcome::Error);
+    assert_eq!(
+        model.predict(&http(mmp(Some(1))), None).outcome,
+        Outcome::Either
+    );
+    assert_eq!(
+        model.predict(&http(mmp(Some(2))), None).outcome,
+        Outcome::Result
+    );
+}
+
+#[test]
+fn a_logout_refused_changes_nothing() {
+    let refused = Observed::default();
+    let model = run(
+        &[
+            (http(login(Who::Main, None)), token_set(None)),
+            (ws(Action::Logout { token: 0 }), refused),
+        ],
+        Some("ws0-0"),
+    );
+    assert_eq!(
+        model.predict(&http(mmp(Some(0))), None).outcome,
+        Outcome::Result
+    );
+}
+
+#[test]
+fn disabling_the_subaccount_ends_its_tokens_and_its_login_becomes_open() {
+    let model = run(
+        &[
+            (http(login(Who::Main, None)), token_set(None)),
+            (http(login(Who::Sub, None)), token_set(None)),
+            (
+                http(Action::Toggle {
+                    token: 0,
+                    enable: false,
+                }),
+                ok(),
+            ),
+        ],
+        None,
+    );
+    let sub = model.predict(&http(mmp(Some(1))), None);
+    assert_eq!(
+        (sub.outcome, sub.clause),
+        (
+            Outcome::Error,
+            "m.toggle_subaccount_login.disable_ends_sessions"
+        )
+    );
+    assert_eq!(
+        model.predict(&http(mmp(Some(0))), None).outcome,
+        Outcome::Result
+    );
+    let again = model.predict(&http(login(Who::Sub, None)), None);
+    assert_eq!(again.outcome, Outcome::Either);
+    let exchange = model.predict(&http(Action::Exchange { of: 0 }), None);
+    assert_eq!(exchange.outcome, Outcome::Either);
+}
+
+#[test]
+fn a_toggle_is_open_but_with_an_ended_token_is_an_error() {
+    let model = run(
+        &[
+            (http(login(Who::Main, None)), token_set(None)),
+            (http(Action::Refresh { of: 0 }), token_set(None)),
+        ],
+        None,
+    );
+    let toggle = |token| Action::Toggle {
+        token,
+        enable: true,
+    };
+    assert_eq!(
+        model.predict(&http(toggle(1)), None).outcome,
+        Outcome::Either
+    );
+    assert_eq!(
+        model.predict(&http(toggle(0)), None).outcome,
+        Outcome::Error
+    );
+}
+
+#[test]
+fn a_connection_remembers_the_session_token_it_was_authenticated_with() {
+    let model = run(
+        &[
+            (http(login(Who::Main, Some("m"))), token_set(Some("m"))),
+            (ws(mmp(Some(0))), ok()),
+        ],
+        Some("ws0-0"),
+    );
+    let remembered = model.predict(&ws(mmp(None)), Some("ws0-0"));
+    assert_eq!(
+        (remembered.outcome, remembered.clause),
+        (Outcome::Result, "auth.ws.session_memory")
+    );
+    let other = model.predict(&ws(mmp(None)), Some("ws1-0"));
+    assert_eq!(
+        (other.outcome, other.clause),
+        (Outcome::Error, "auth.private.requires_token")
+    );
+}
+
+#[test]
+fn a_connection_token_or_an_issued_one_may_or_may_not_be_remembered() {
+    let used = run(
+        &[
+            (http(login(Who::Main, None)), token_set(None)),
+            (ws(mmp(Some(0))), ok()),
+        ],
+        Some("ws0-0"),
+    );
+    assert_eq!(
+        used.predict(&ws(mmp(None)), Some("ws0-0")).outcome,
+        Outcome::Either
+    );
+    let issued = run(
+        &[(ws(login(Who::Main, Some("s"))), token_set(Some("s")))],
+        Some("ws0-0"),
+    );
+    assert_eq!(
+        issued.predict(&ws(mmp(None)), Some("ws0-0")).outcome,
+        Outcome::Either
+    );
+}
+
+#[test]
+fn a_remembered_token_that_ended_is_refused() {
+    let model = run(
+        &[
+            (http(login(Who::Sub, Some("s"))), token_set(Some("s"))),
+            (ws(mmp(Some(0))), ok()),
+            (http(login(Who::Main, None)), token_set(None)),
+            (
+                http(Action::Toggle {
+                    token: 2,
+                    enable: false,
+                }),
+                ok(),
+            ),
+        ],
+        Some("ws0-0"),
+    );
+    let call = model.predict(&ws(mmp(None)), Some("ws0-0"));
+    assert_eq!(call.outcome, Outcome::Error);
+}
+
+#[test]
+fn a_replayed_nonce_is_refused_only_once_it_went_out() {
+    let signed = |replay_of| http(Action::Signed { replay_of });
+    let model = run(&[(signed(None), ok())], None);
+    let replay = model.predict(&signed(Some(0)), None);
+    assert_eq!(
+        (replay.outcome, replay.clause),
+        (Outcome::Error, "auth.signed.nonce_single_use")
+    );
+    let fresh = Model::new();
+    assert_eq!(
+        fresh.predict(&signed(Some(0)), None).outcome,
+        Outcome::Either
+    );
+}
+
+#[test]
+fn exchange_by_the_main_account_gives_a_subaccount_token_of_open_kind() {
+    let model = run(
+        &[
+            (http(login(Who::Main, None)), token_set(None)),
+            (http(Action::Exchange { of: 0 }), token_set(None)),
+        ],
+        None,
+    );
+    let before = Model::new();
+    assert_eq!(
+        before
+            .predict(&http(Action::Exchange { of: 0 }), None)
+            .outcome,
+        Outcome::Either
+    );
+    let state = model.token(1).expect("the exchange issued a token");
+    assert_eq!((state.owner, state.kind.clone()), (Who::Sub, Kind::Unknown));
+    assert_eq!(
+        model.predict(&http(mmp(Some(1))), None).outcome,
+        Outcome::Result
+    );
+    let fork = Action::Fork {
+        of: 1,
+        name: "x".to_owned(),
+    };
+    assert_eq!(model.predict(&http(fork), None).outcome, Outcome::Either);
+}
+
+#[test]
+fn a_failed_issue_leaves_no_token() {
+    let model = run(&[(http(login(Who::Main, None)), Observed::default())], None);
+    assert!(model.token(0).is_none());
+    assert_eq!(
+        model.predict(&http(mmp(Some(0))), None).outcome,
+        Outcome::Either
+    );
+}
+
+#[test]
+fn a_token_the_connection_may_remember_names_the_clause_when_all_agree() {
+    let model = run(
+        &[
+            (ws(login(Who::Main, Some("s"))), token_set(Some("s"))),
+            (
+                SeqStep {
+                    connection: 1,
+                    ..ws(Action::Logout { token: 0 })
+                },
+                ok(),
+            ),
+        ],
+        Some("ws0-0"),
+    );
+    let call = model.predict(&ws(mmp(None)), Some("ws0-0"));
+    assert_eq!(
+        (call.outcome, call.clause),
+        (Outcome::Error, "auth.logout.invalidates")
+    );
+}
