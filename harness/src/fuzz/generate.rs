@@ -181,7 +181,7 @@ impl Generator<'_> {
                 1 => RequestAuth::Signed {
                     account: "main".to_owned(),
                     wrong_secret: false,
-                    offset_ms: 0,
+                    offset_ms: self.valid_age_ms(rng),
                     replay: false,
                 },
                 _ => auth,
@@ -195,6 +195,20 @@ impl Generator<'_> {
             raw: None,
             why: "valid".to_owned(),
             walk: false,
+        }
+    }
+
+    /// How old a valid signature's timestamp is: now, or now and then well inside the 60 s
+    /// window (SPEC.md 5.5, 5.6), 10 s and the target's clock skew away from its edge, so a
+    /// server whose window is too narrow refuses it.
+    fn valid_age_ms(&self, rng: &mut StdRng) -> i64 {
+        let window = i64::try_from(crate::spec::SIGNATURE_WINDOW_MS).unwrap_or(i64::MAX);
+        let skew = i64::try_from(self.target.limits.clock_skew_ms).unwrap_or(i64::MAX);
+        let oldest = window.saturating_sub(10_000).saturating_sub(skew);
+        if oldest <= 0 || rng.random_bool(0.7) {
+            0
+        } else {
+            -rng.random_range(0..=oldest)
         }
     }
 
@@ -225,7 +239,7 @@ impl Generator<'_> {
                 RequestAuth::ClientSignature {
                     account: "main".to_owned(),
                     wrong_secret: false,
-                    offset_ms: 0,
+                    offset_ms: self.valid_age_ms(rng),
                     uppercase: false,
                     replay: false,
                 }
