@@ -57,6 +57,9 @@ pub(crate) fn stream<'a>(
     })
 }
 
+/// Non-ASCII text for signed `data`: two-, three- and four-byte UTF-8.
+const NON_ASCII: &[&str] = &["é", "Ωμέγα", "日本", "€", "🙂"];
+
 /// The end of a walk's time window: 2100-01-01, after every entry a history can hold.
 const WINDOW_END_MS: i64 = 4_102_444_800_000;
 
@@ -234,7 +237,12 @@ impl Generator<'_> {
                 params.insert("grant_type".to_owned(), json!("client_signature"));
                 params.insert("client_id".to_owned(), json!(client_id));
                 if rng.random_bool(0.5) {
-                    params.insert("data".to_owned(), json!(random_text(rng, 12)));
+                    // SPEC.md 5.5 signs `data` as UTF-8: now and then it is not ASCII.
+                    let mut data = random_text(rng, 12);
+                    if rng.random_bool(0.3) {
+                        data.push_str(NON_ASCII.choose(rng).unwrap_or(&"é"));
+                    }
+                    params.insert("data".to_owned(), json!(data));
                 }
                 RequestAuth::ClientSignature {
                     account: "main".to_owned(),
