@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
+use super::assess::{self, Broken, Seen};
 use super::generate::PACED_METHOD;
-use super::judge::{self, Broken, Seen};
 use super::model::{Model, Observed, Outcome};
 use super::{Action, Grant, SeqStep, Sequence, Who};
 use crate::auth::nonce::fresh_nonce;
@@ -124,7 +124,7 @@ pub(crate) async fn execute(
         let seen = seen(sender, &exchange, redactor);
         let mut broken = match &seen {
             Seen::Nothing(what) => Some((transport_clause(step.transport), what.clone())),
-            seen => judge::outcome(&prediction, seen),
+            seen => assess::outcome(&prediction, seen),
         };
         let mut observed = Observed::default();
         match &seen {
@@ -361,7 +361,7 @@ fn transport_clause(transport: TransportKind) -> String {
     .to_owned()
 }
 
-/// The token set of a refresh against SPEC.md 5.3 ([`judge::refreshed`]; a fork's
+/// The token set of a refresh against SPEC.md 5.3 ([`assess::refreshed`]; a fork's
 /// response shape is not shown, 4.3), and the default page of the paced call.
 fn token_set_broken(
     step: &SeqStep,
@@ -370,11 +370,11 @@ fn token_set_broken(
     result: &Value,
 ) -> Option<Broken> {
     match &step.action {
-        Action::Private { method, .. } if method == PACED_METHOD => judge::default_page(result),
+        Action::Private { method, .. } if method == PACED_METHOD => assess::default_page(result),
         Action::Refresh { of } => {
             let old = held.get(*of).cloned().flatten()?;
             let kind = &model.token(*of)?.kind;
-            judge::refreshed(&old.access, &old.refresh, kind, result)
+            assess::refreshed(&old.access, &old.refresh, kind, result)
         }
         _ => None,
     }

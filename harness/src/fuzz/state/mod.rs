@@ -11,10 +11,10 @@
 //! ([`case_file::case_file`]) that `harness run --cases DIR` replays; `run.rs` schedules
 //! the sequences of a run and its findings.
 
+pub mod assess;
 pub mod case_file;
 mod execute;
 pub mod generate;
-pub mod judge;
 pub mod model;
 mod run;
 mod shrink;
