@@ -312,12 +312,7 @@ async fn findings(
                 &failure.message,
                 &sender.target,
             );
-            let path = dir.join(format!("{id}.toml"));
-            std::fs::write(&path, text).map_err(|source| FuzzError::Write {
-                path: path.clone(),
-                source,
-            })?;
-            case_path = Some(path);
+            case_path = Some(super::write_case_file(dir, &id, &text)?);
         }
         findings.push(FuzzFinding {
             clause: failure.clause,

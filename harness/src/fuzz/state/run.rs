@@ -147,12 +147,7 @@ pub(crate) async fn run(
         if let Some(dir) = &config.out {
             let id = format!("fuzz.s{}.q{number}", config.seed);
             let text = case_file::case_file(&id, &shrunk, &shrunk_run.outcomes, &clause, &message);
-            let path = dir.join(format!("{id}.toml"));
-            std::fs::write(&path, text).map_err(|source| FuzzError::Write {
-                path: path.clone(),
-                source,
-            })?;
-            case_path = Some(path);
+            case_path = Some(crate::fuzz::write_case_file(dir, &id, &text)?);
         }
         report.findings.push(SequenceFinding {
             clause,

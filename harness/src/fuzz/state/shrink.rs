@@ -46,10 +46,7 @@ pub(crate) async fn shrink(
             }
             let run = execute(sender, redactor, &candidate, first_id).await;
             sent += run.sent;
-            if let Some(failed_at) = fails_the_same(&run, &clause) {
-                current = candidate.prefix(failed_at + 1);
-                current_run = run;
-                current_run.outcomes.truncate(current.steps.len());
+            if keep_if_same(&mut current, &mut current_run, candidate, run, &clause) {
                 index = index.min(current.steps.len().saturating_sub(1));
                 changed = true;
             }
@@ -64,18 +61,31 @@ pub(crate) async fn shrink(
             };
             let run = execute(sender, redactor, &candidate, first_id).await;
             sent += run.sent;
-            if let Some(failed_at) = fails_the_same(&run, &clause) {
-                current = candidate.prefix(failed_at + 1);
-                current_run = run;
-                current_run.outcomes.truncate(current.steps.len());
-                changed = true;
-            }
+            changed |= keep_if_same(&mut current, &mut current_run, candidate, run, &clause);
         }
         if !changed {
             break;
         }
     }
     (current, current_run, sent)
+}
+
+/// Keeps `candidate`, cut after its failing step, when its run fails on `clause` as the
+/// current one does; says whether it did.
+fn keep_if_same(
+    current: &mut Sequence,
+    current_run: &mut SequenceRun,
+    candidate: Sequence,
+    run: SequenceRun,
+    clause: &str,
+) -> bool {
+    let Some(failed_at) = fails_the_same(&run, clause) else {
+        return false;
+    };
+    *current = candidate.prefix(failed_at + 1);
+    *current_run = run;
+    current_run.outcomes.truncate(current.steps.len());
+    true
 }
 
 fn fails_the_same(run: &SequenceRun, clause: &str) -> Option<usize> {
