@@ -344,6 +344,7 @@ fn url_target(
         limits: RateLimits::default(),
         tls: Default::default(),
         param_names: Default::default(),
+        field_names: Default::default(),
     })
 }
 

@@ -34,6 +34,12 @@ pub struct Matcher {
     pub max: Option<f64>,
     /// A substring of a string value, or a word of a space-separated one.
     pub contains: Option<String>,
+    /// The value, or a value nested anywhere inside it, equals this: for what SPEC.md says
+    /// a response returns without showing under which name.
+    pub holds: Option<Value>,
+    /// The value equals an element of this array (in case files, a template naming a list
+    /// captured by an earlier step).
+    pub among: Option<Value>,
     /// The clauses this matcher checks, when they differ from the step's.
     pub clauses: Option<Vec<String>>,
 }
@@ -204,6 +210,30 @@ impl Matcher {
                 return Some(format!("is {number}, expected at most {maximum}"));
             }
         }
+        if let Some(needle) = &self.holds
+            && !holds(value, needle)
+        {
+            return Some(format!(
+                "is {}, which holds no {} anywhere",
+                short(value),
+                short(needle)
+            ));
+        }
+        if let Some(list) = &self.among {
+            let Some(items) = list.as_array() else {
+                return Some(format!(
+                    "cannot be looked up in {}, not a list",
+                    short(list)
+                ));
+            };
+            if !items.iter().any(|item| loosely_equal(value, item)) {
+                return Some(format!(
+                    "is {}, which is not among {}",
+                    short(value),
+                    short(list)
+                ));
+            }
+        }
         if let Some(needle) = &self.contains {
             let Some(text) = value.as_str() else {
                 return Some(format!(
@@ -219,6 +249,16 @@ impl Matcher {
         }
         None
     }
+}
+
+/// Whether `value` is `needle` or holds it at any depth.
+fn holds(value: &Value, needle: &Value) -> bool {
+    loosely_equal(value, needle)
+        || match value {
+            Value::Array(items) => items.iter().any(|item| holds(item, needle)),
+            Value::Object(object) => object.values().any(|member| holds(member, needle)),
+            _ => false,
+        }
 }
 
 /// Equality where integers and floats of the same value are equal.
@@ -294,6 +334,38 @@ mod tests {
             .check(&root)
             .is_empty()
         );
+    }
+
+    #[test]
+    fn holds_finds_a_value_at_any_depth() {
+        let root = json!({"result": {"access_token": "t", "extra": {"echo": ["x", "data 42"]}}});
+        let holding = |needle: Value| Matcher {
+            holds: Some(needle),
+            ..matcher("result")
+        };
+        assert!(holding(json!("data 42")).check(&root).is_empty());
+        let missing = holding(json!("data 43")).check(&root);
+        assert_eq!(missing.len(), 1);
+        assert!(missing[0].contains("holds no \"data 43\""), "{missing:?}");
+    }
+
+    #[test]
+    fn among_requires_each_value_in_the_list() {
+        let root = json!({"result": [{"i": "btc_usd"}, {"i": "eth_usdc"}]});
+        let among = |list: Value| Matcher {
+            among: Some(list),
+            ..matcher("result[*].i")
+        };
+        assert!(
+            among(json!(["eth_usdc", "btc_usd", "x"]))
+                .check(&root)
+                .is_empty()
+        );
+        assert_eq!(
+            among(json!(["btc_usd"])).check(&root),
+            vec!["result[1].i is \"eth_usdc\", which is not among [\"btc_usd\"]"]
+        );
+        assert_eq!(among(json!("btc_usd")).check(&root).len(), 2);
     }
 
     #[test]

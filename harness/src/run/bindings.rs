@@ -1,6 +1,7 @@
 //! What a template of a step sees (`{{name}}`): the execution's captures, the target
-//! file's fixtures and account ids, the clock, a fresh nonce, and the position this
-//! execution drew from the target's pool for a closing case.
+//! file's fixtures, account ids and field names (`[field_names]`, for fields SPEC.md
+//! describes without naming), the clock, a fresh nonce, and the position this execution
+//! drew from the target's pool for a closing case.
 
 use std::sync::atomic::Ordering;
 
@@ -30,6 +31,11 @@ impl Bindings for Execution<'_> {
                 return Some(Value::from(target.limits.transaction_log_burst));
             }
             _ => {}
+        }
+        if let Some(field) = name.strip_prefix("field_names.") {
+            let (record, field) = field.split_once('.')?;
+            let names = target.field_names.get(record)?;
+            return names.get(field).cloned().map(Value::from);
         }
         let role = name.strip_prefix("account.")?.strip_suffix(".client_id")?;
         target

@@ -399,11 +399,7 @@ impl Execution<'_> {
         step: &Step,
     ) -> Result<Value, Stop> {
         let expect = &step.expect;
-        let matchers = expect
-            .matchers
-            .iter()
-            .map(|matcher| self.resolve_matcher(matcher))
-            .collect::<Result<Vec<_>, _>>()?;
+        let matchers = self.resolved_matchers(step)?;
         let schema = if expect.no_schema {
             None
         } else {
@@ -431,54 +427,5 @@ impl Execution<'_> {
         self.findings.extend(findings);
         self.notes.extend(check::error_note(&answer, &expected));
         answer.json.ok_or(Stop::Failed)
-    }
-
-    fn resolve_matcher(
-        &self,
-        matcher: &crate::check::Matcher,
-    ) -> Result<crate::check::Matcher, Stop> {
-        let mut resolved = matcher.clone();
-        let resolve = |value: &Option<Value>| {
-            value
-                .as_ref()
-                .map(|value| template::resolve(value, self))
-                .transpose()
-        };
-        resolved.equals = resolve(&matcher.equals).map_err(Stop::Error)?;
-        resolved.not_equals = resolve(&matcher.not_equals).map_err(Stop::Error)?;
-        if let Some(options) = &matcher.one_of {
-            resolved.one_of = Some(
-                options
-                    .iter()
-                    .map(|value| template::resolve(value, self))
-                    .collect::<Result<_, _>>()
-                    .map_err(Stop::Error)?,
-            );
-        }
-        if let Some(needle) = &matcher.contains {
-            resolved.contains = Some(template::resolve_string(needle, self).map_err(Stop::Error)?);
-        }
-        Ok(resolved)
-    }
-
-    pub(super) fn capture(
-        &mut self,
-        step: &Step,
-        response: &Value,
-        clauses: &[String],
-    ) -> Result<(), Stop> {
-        for (name, path) in &step.capture {
-            let found = crate::check::lookup(response, path);
-            match found.first() {
-                Some((_, Some(value))) => {
-                    self.captures.insert(name.clone(), (*value).clone());
-                }
-                _ => {
-                    self.record(clauses, format!("cannot capture {name}: {path} is absent"));
-                    return Err(Stop::Failed);
-                }
-            }
-        }
-        Ok(())
     }
 }

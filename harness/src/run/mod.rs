@@ -10,6 +10,7 @@
 //! schedules nothing more, gives executions in flight a short grace, and reports every
 //! execution that did not run or finish as a skip saying so, never as a pass.
 
+mod answer;
 mod auth;
 mod bindings;
 mod exec;

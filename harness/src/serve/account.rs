@@ -86,17 +86,24 @@ pub(crate) fn delete_member(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
         .iter()
         .position(|member| i64::try_from(member.member_id).ok() == Some(member_id));
     match position {
-        Some(index) => {
+        Some(index) if !ctx.fault(Fault::DeleteMemberKept) => {
             members.remove(index);
         }
+        Some(_) => {}
         None if zero_allowed || ctx.variant(Variant::UnknownIsEmpty) => {}
         None => return Err(ErrorObject::invalid_params("member_id", "unknown member")),
     }
     let renamed = ctx.variant(Variant::MemberFieldNames);
-    let remaining: Vec<Value> = members
+    let mut remaining: Vec<Value> = members
         .iter()
         .map(|member| member.to_json(owner_id, renamed))
         .collect();
+    if ctx.fault(Fault::MemberNameTooLong)
+        && let Some(first) = remaining.first_mut()
+    {
+        let (_, name) = super::fixtures::member_field_names(renamed);
+        first[name] = Value::from("m".repeat(65));
+    }
     let allowed = if ctx.fault(Fault::DeleteMemberFlagString) {
         json!("true")
     } else {

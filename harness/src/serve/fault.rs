@@ -117,6 +117,12 @@ faults! {
     SigSignatureOptional => "sig-signature-optional",
         "client_signature without a signature is accepted",
         ["auth.grant_type.required_params"];
+    SigTimestampOptional => "sig-timestamp-optional",
+        "client_signature without a timestamp is accepted, its signature unchecked",
+        ["auth.grant_type.required_params"];
+    SigDataNotReturned => "sig-data-not-returned",
+        "client_signature does not return the data it was given",
+        ["auth.client_signature.data_returned"];
     SigUnchecked => "sig-unchecked",
         "client_signature is accepted whatever the signature",
         ["auth.client_signature.wrong_key"];
@@ -205,6 +211,9 @@ faults! {
     ToggleResultTrue => "toggle-result-true",
         "toggle_subaccount_login returns true instead of \"ok\"",
         ["m.toggle_subaccount_login.result"];
+    MmpOmittedFirstOnly => "mmp-omitted-first-only",
+        "get_mmp_status without index_name returns only the first triggered status",
+        ["m.get_mmp_status.all_when_omitted"];
     MmpIndexAny => "mmp-index-any",
         "get_mmp_status accepts any index_name",
         ["m.get_mmp_status.index_name"];
@@ -307,6 +316,12 @@ faults! {
     DeleteMemberNoMainaccount => "delete-member-no-mainaccount",
         "delete_member does not require the mainaccount scope",
         ["m.delete_member.scope"];
+    DeleteMemberKept => "delete-member-kept",
+        "delete_member leaves the deleted member among the members it returns",
+        ["m.delete_member.deleted_absent"];
+    MemberNameTooLong => "member-name-too-long",
+        "delete_member returns a member whose name is 65 characters long",
+        ["m.delete_member.name_length"];
     DeleteMemberFlagString => "delete-member-flag-string",
         "delete_member returns is_direct_access_allowed as a string",
         ["m.delete_member.result"];

@@ -184,6 +184,16 @@ pub(crate) struct Member {
     pub(crate) last_modified: u64,
 }
 
+/// The names of the member record's identifier and name fields, which SPEC.md 2.6 does not
+/// show; `renamed` picks the `member-field-names` variant's. The target file gives them.
+pub(crate) fn member_field_names(renamed: bool) -> (&'static str, &'static str) {
+    if renamed {
+        ("id", "member_name")
+    } else {
+        ("member_id", "name")
+    }
+}
+
 impl Member {
     /// The record as the main account sees it, with owner and account list. SPEC.md 2.6
     /// does not show the field names; `renamed` picks the `member-field-names` variant's.

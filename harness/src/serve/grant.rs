@@ -23,6 +23,11 @@ pub(crate) fn auth(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
     let grant_type = ctx
         .listed("grant_type", ctx.fault(Fault::GrantTypeAny), false)?
         .ok_or_else(|| ErrorObject::invalid_params("grant_type", "missing required parameter"))?;
+    // SPEC.md 4.1: `data` is "returned in the response", under a name it does not show;
+    // the reference returns it as `data`.
+    let echo = (grant_type == "client_signature" && !ctx.fault(Fault::SigDataNotReturned))
+        .then(|| ctx.params.str("data").map(str::to_owned))
+        .flatten();
     let issued = match grant_type {
         "client_signature" => client_signature(ctx)?,
         // The `refresh-token-optional` fault lets a refresh without its token fall back
@@ -36,7 +41,11 @@ pub(crate) fn auth(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
         // client_credentials, or any other name when the grant-type-any fault is on.
         _ => client_credentials(ctx)?,
     };
-    Ok(finish(ctx, &issued))
+    let mut token_set = finish(ctx, &issued);
+    if let (Some(data), Some(members)) = (echo, token_set.as_object_mut()) {
+        members.insert("data".to_owned(), Value::from(data));
+    }
+    Ok(token_set)
 }
 
 /// `public/exchange_token`: a token for the caller's main account or one of its
@@ -190,7 +199,15 @@ fn client_credentials(ctx: &Ctx<'_>) -> Result<Issued, ErrorObject> {
 
 fn client_signature(ctx: &Ctx<'_>) -> Result<Issued, ErrorObject> {
     let client_id = ctx.params.required_str("client_id")?;
-    let timestamp = u64::try_from(ctx.params.required_int("timestamp")?)
+    // The `sig-timestamp-optional` fault verifies only what is given: without a timestamp,
+    // neither the window nor the signature.
+    let unstamped = ctx.fault(Fault::SigTimestampOptional) && !ctx.params.has("timestamp");
+    let timestamp = if unstamped {
+        i64::try_from(ctx.state.now_ms()).unwrap_or(i64::MAX)
+    } else {
+        ctx.params.required_int("timestamp")?
+    };
+    let timestamp = u64::try_from(timestamp)
         .map_err(|_| ErrorObject::invalid_params("timestamp", "must not be negative"))?;
     let signature = if ctx.fault(Fault::SigSignatureOptional) {
         ctx.params.str("signature")
@@ -232,7 +249,7 @@ fn client_signature(ctx: &Ctx<'_>) -> Result<Issued, ErrorObject> {
     if ctx.fault(Fault::SigUppercaseHex) {
         expected = expected.to_ascii_uppercase();
     }
-    let checked = !ctx.fault(Fault::SigUnchecked) && signature.is_some();
+    let checked = !ctx.fault(Fault::SigUnchecked) && !unstamped && signature.is_some();
     if checked && !signature.is_some_and(|signature| sign::signatures_match(&expected, signature)) {
         return Err(ErrorObject::invalid_credentials("signature does not match"));
     }

@@ -272,7 +272,7 @@ impl ServerState {
             })
             .collect();
         // What the reference chose where SPEC.md leaves a point open and a client must know:
-        // its throttling code and fork_token's parameter names.
+        // its throttling code, fork_token's parameter names and the member record's field names.
         let mut limits = self.limits.clone();
         if self.variant(super::Variant::OtherErrorCodes) {
             limits.throttle_codes = vec![OTHER_THROTTLE_CODE];
@@ -282,6 +282,8 @@ impl ServerState {
         } else {
             "session_name"
         };
+        let member_names =
+            super::fixtures::member_field_names(self.variant(super::Variant::MemberFieldNames));
         Target {
             name: "reference".to_owned(),
             base_url: format!("{origin}/api/v2"),
@@ -309,6 +311,13 @@ impl ServerState {
                 BTreeMap::from([
                     ("refresh_token".to_owned(), "refresh_token".to_owned()),
                     ("session_name".to_owned(), session_param.to_owned()),
+                ]),
+            )]),
+            field_names: BTreeMap::from([(
+                "member".to_owned(),
+                BTreeMap::from([
+                    ("identifier".to_owned(), member_names.0.to_owned()),
+                    ("name".to_owned(), member_names.1.to_owned()),
                 ]),
             )]),
         }

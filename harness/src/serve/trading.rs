@@ -54,6 +54,13 @@ pub(crate) fn get_mmp_status(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
     let statuses: Vec<Value> = super::fixtures::mmp_statuses()
         .into_iter()
         .filter(|status| held && status.block_rfq == block_rfq)
+        .take(
+            if index_name.is_none() && ctx.fault(Fault::MmpOmittedFirstOnly) {
+                1
+            } else {
+                usize::MAX
+            },
+        )
         .filter(|status| index_name.is_none_or(|name| name == "all" || name == status.index_name))
         .filter(|status| group.is_none_or(|group| status.mmp_group == Some(group)))
         .map(|status| {

@@ -11,6 +11,8 @@
 //!   the alternatives a conforming server may choose; the reference server's spec-open
 //!   variants draw from them.
 //! - [`SECTIONS`]: every section with its title, the rows of the report's coverage table.
+//! - [`UNNAMED_FIELDS`]: the fields it describes without showing their names, which a
+//!   target file names in `[field_names]`.
 //!
 //! The rules themselves (clause id, level and the SPEC.md words each `must` clause quotes)
 //! live in `cases/clauses.toml`; the table names clause ids, and a test checks every id it
@@ -21,6 +23,7 @@ mod enums;
 mod methods;
 mod open;
 mod sections;
+mod unnamed;
 
 pub use enums::{
     GRANT_TYPES, HISTORY_CURRENCIES, INDEX_NAMES, LISTED_LOG_TYPES, TRANSACTION_LOG_CURRENCIES,
@@ -28,6 +31,7 @@ pub use enums::{
 pub use methods::METHODS;
 pub use open::{OPEN_POINTS, OpenPoint};
 pub use sections::{SECTIONS, Section};
+pub use unnamed::{UNNAMED_FIELDS, UnnamedField, unnamed_field};
 
 /// The JSON type a parameter is declared with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -37,6 +37,10 @@
 //! [param_names."public/fork_token"]              # names SPEC.md does not show (4.3); cases
 //! refresh_token = "refresh_token"                # calling such a method are skipped without
 //! session_name = "session_name"                  # them
+//!
+//! [field_names.member]                           # fields SPEC.md describes without
+//! identifier = "member_id"                       # names (2.6); checks reading such a
+//! name = "name"                                  # field are skipped without them
 //! ```
 
 use std::collections::BTreeMap;
@@ -48,6 +52,7 @@ use crate::auth::sign::DEFAULT_SCHEME;
 use crate::file_error::{FileError, line_of};
 
 mod limits;
+mod names;
 mod property;
 mod secret;
 mod trust;
@@ -83,6 +88,10 @@ pub struct Target {
     /// For methods whose parameter names SPEC.md does not show (`public/fork_token`): the
     /// target's name for each parameter the harness sends, by method and harness name.
     pub param_names: BTreeMap<String, BTreeMap<String, String>>,
+    /// For fields SPEC.md describes without showing their names (`spec::UNNAMED_FIELDS`):
+    /// the target's name of each, by record and field. A check on a field not named here
+    /// is skipped with the reason.
+    pub field_names: BTreeMap<String, BTreeMap<String, String>>,
 }
 
 /// One API key.
@@ -151,7 +160,9 @@ struct TargetFile {
     #[serde(default)]
     accept_invalid_certs: bool,
     #[serde(default)]
-    param_names: BTreeMap<String, BTreeMap<String, String>>,
+    param_names: names::Names,
+    #[serde(default)]
+    field_names: names::Names,
 }
 
 #[derive(Deserialize)]
@@ -320,27 +331,8 @@ impl Target {
                 "ca_file must name a PEM file",
             ));
         }
-        for method in file.param_names.keys() {
-            let named = crate::spec::method(method).is_some_and(|method| !method.params_shown);
-            if !named {
-                let hint = crate::file_error::did_you_mean(
-                    method,
-                    crate::spec::METHODS
-                        .iter()
-                        .filter(|method| !method.params_shown)
-                        .map(|method| method.name),
-                )
-                .map(|known| format!(" (did you mean \"{known}\"?)"))
-                .unwrap_or_default();
-                return Err(FileError::new(
-                    path,
-                    key_line(text, "[param_names"),
-                    format!(
-                        "param_names.\"{method}\": only methods whose parameter names SPEC.md does not show take names here{hint}"
-                    ),
-                ));
-            }
-        }
+        names::check_param_names(path, text, &file.param_names)?;
+        names::check_field_names(path, text, &file.field_names)?;
         let tls = TlsTrust {
             ca_file: file
                 .ca_file
@@ -363,6 +355,7 @@ impl Target {
             limits: file.limits,
             tls,
             param_names: file.param_names,
+            field_names: file.field_names,
         })
     }
 
@@ -415,10 +408,15 @@ impl Target {
         }
         out.push_str("\n[limits]\n");
         out.push_str(&toml::to_string(&self.limits).unwrap_or_default());
-        for (method, names) in &self.param_names {
-            out.push_str(&format!("\n[param_names.{}]\n", quote(method)));
-            for (name, target_name) in names {
-                out.push_str(&format!("{} = {}\n", quote(name), quote(target_name)));
+        for (table, tables) in [
+            ("param_names", &self.param_names),
+            ("field_names", &self.field_names),
+        ] {
+            for (key, names) in tables {
+                out.push_str(&format!("\n[{table}.{}]\n", quote(key)));
+                for (name, target_name) in names {
+                    out.push_str(&format!("{} = {}\n", quote(name), quote(target_name)));
+                }
             }
         }
         out

@@ -21,6 +21,13 @@ direct_access_key = "da-key"
 transaction_log_per_second = 2.0
 transaction_log_burst = 5
 clock_skew_ms = 2000
+
+[param_names."public/fork_token"]
+session_name = "name"
+
+[field_names.member]
+identifier = "id"
+name = "member_name"
 "#;
 
 fn env(name: &str) -> Option<String> {
@@ -133,4 +140,30 @@ fn unreadable_or_empty_ca_file_is_an_error_at_its_line() {
     let error = Target::parse(Path::new("t.toml"), empty, &|_| None).unwrap_err();
     assert_eq!(error.to_string(), "t.toml:3: ca_file must name a PEM file");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn field_names_load_and_name_only_unnamed_fields() {
+    let target = Target::parse(Path::new("t.toml"), GOOD, &env).unwrap();
+    assert_eq!(target.field_names["member"]["identifier"], "id");
+    assert_eq!(target.param_names["public/fork_token"]["session_name"], "name");
+    let base = "name = \"x\"\nbase_url = \"http://h/api/v2\"\n";
+    let refused = |table: &str| {
+        let text = format!("{base}{table}");
+        Target::parse(Path::new("t.toml"), &text, &|_| None)
+            .unwrap_err()
+            .to_string()
+    };
+    assert_eq!(
+        refused("[field_names.membr]\nname = \"n\"\n"),
+        "t.toml:3: field_names.membr: SPEC.md leaves no field of a \"membr\" record unnamed (did you mean \"member\"?)"
+    );
+    assert_eq!(
+        refused("[field_names.member]\nidentifer = \"id\"\n"),
+        "t.toml:3: field_names.member.identifer: not a field SPEC.md describes without naming (did you mean \"identifier\"?)"
+    );
+    assert_eq!(
+        refused("[param_names.\"public/fork_tokn\"]\nx = \"y\"\n"),
+        "t.toml:3: param_names.\"public/fork_tokn\": only methods whose parameter names SPEC.md does not show take names here (did you mean \"public/fork_token\"?)"
+    );
 }

@@ -31,6 +31,7 @@ fn shared(fixtures: Fixtures) -> Shared {
         limits: RateLimits::default(),
         tls: Default::default(),
         param_names: Default::default(),
+        field_names: Default::default(),
     };
     let schemas = SchemaSet::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../cases/schemas"))
         .expect("schemas load");

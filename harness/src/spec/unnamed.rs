@@ -1,0 +1,39 @@
+//! The fields SPEC.md describes without showing their names. A check on one of them reads
+//! the name from the target file's `[field_names.<record>]` table, and is skipped with the
+//! reason where the target file does not give it.
+
+/// One field SPEC.md describes but does not name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UnnamedField {
+    /// The record, as the target file's table names it (`[field_names.member]`).
+    pub record: &'static str,
+    /// The field, as the target file's key names it.
+    pub field: &'static str,
+    /// The section that describes it.
+    pub section: &'static str,
+    /// SPEC.md's description of the field.
+    pub described: &'static str,
+}
+
+/// Every field a check reads whose name SPEC.md does not show.
+pub const UNNAMED_FIELDS: &[UnnamedField] = &[
+    UnnamedField {
+        record: "member",
+        field: "identifier",
+        section: "2.6",
+        described: "member identifier (integer >= 1)",
+    },
+    UnnamedField {
+        record: "member",
+        field: "name",
+        section: "2.6",
+        described: "name (string, maximum 64 characters)",
+    },
+];
+
+/// The unnamed field `field` of `record`, if SPEC.md describes one.
+pub fn unnamed_field(record: &str, field: &str) -> Option<&'static UnnamedField> {
+    UNNAMED_FIELDS
+        .iter()
+        .find(|unnamed| unnamed.record == record && unnamed.field == field)
+}
