@@ -1,14 +1,17 @@
 //! What a step's answer is held to and what it leaves behind: its matchers with every
 //! template resolved (a matcher on a field whose name SPEC.md does not show, and the target
 //! file does not give in `[field_names]`, is skipped with a note), and the captures kept
-//! for later steps (a path through `[*]` captures the list it finds).
+//! for later steps (a path through `[*]` captures the list it finds; a login step with
+//! `lacks` whose granted scope grants it after all skips the case).
 
 use serde_json::Value;
 
 use super::exec::{Execution, Stop};
 use super::template;
-use crate::case::Step;
+use crate::auth::scope::Scope;
+use crate::case::{AuthMode, Step};
 use crate::check::Matcher;
+use crate::target_file::Target;
 
 impl Execution<'_> {
     /// The step's matchers with their templates resolved; those on a field the target file
@@ -17,7 +20,7 @@ impl Execution<'_> {
         let expect = &step.expect;
         let mut matchers = Vec::with_capacity(expect.matchers.len());
         for matcher in &expect.matchers {
-            match self.field_name_missing(&matcher.path) {
+            match missing_field_name(&self.shared.target, &matcher.path) {
                 Some(name) => self.notes.push(format!(
                     "{} not checked: SPEC.md does not show the field name and the target file does not give {name} in [field_names]",
                     matcher.path
@@ -56,20 +59,31 @@ impl Execution<'_> {
         Ok(resolved)
     }
 
-    /// The first `{{field_names.<record>.<field>}}` of a matcher path the target file does
-    /// not give: a field SPEC.md describes without showing its name.
-    fn field_name_missing(&self, path: &str) -> Option<String> {
-        let mut rest = path;
-        while let Some(start) = rest.find("{{field_names.") {
-            let after = &rest[start + 2..];
-            let end = after.find("}}")?;
-            let name = after[..end].trim();
-            if template::Bindings::value_of(self, name).is_none() {
-                return Some(name.trim_start_matches("field_names.").to_owned());
-            }
-            rest = &after[end..];
+    /// A login step (`client_credentials`, `client_signature`) with `lacks`: skips the case
+    /// when the granted scope of the answer grants the requirement after all, as a `bearer`
+    /// login with `lacks` does (SPEC.md does not say what a requested scope grants beyond
+    /// what it names).
+    fn skip_if_granted(&self, step: &Step, response: &Value) -> Result<(), Stop> {
+        let Some(requirement) = &step.auth.lacks else {
+            return Ok(());
+        };
+        if step.auth.mode == AuthMode::Bearer {
+            return Ok(());
         }
-        None
+        let granted = response
+            .pointer("/result/scope")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        if Scope::parse(granted).grants(requirement) {
+            return Err(Stop::Skip(format!(
+                "the login asked for scope \"{}\" was granted \"{granted}\", which grants {requirement}: its refusal cannot be checked",
+                step.params
+                    .get("scope")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+            )));
+        }
+        Ok(())
     }
 
     pub(super) fn capture(
@@ -78,7 +92,14 @@ impl Execution<'_> {
         response: &Value,
         clauses: &[String],
     ) -> Result<(), Stop> {
+        self.skip_if_granted(step, response)?;
         for (name, path) in &step.capture {
+            if let Some(field) = missing_field_name(&self.shared.target, path) {
+                return Err(Stop::Skip(format!(
+                    "SPEC.md does not show the field name {path} captures, and the target file does not give {field} in [field_names]"
+                )));
+            }
+            let path = &self.resolved(path)?;
             let found = crate::check::lookup(response, path);
             // A path through `[*]` captures the list of what it finds, empty or not.
             if path.contains("[*]") {
@@ -99,4 +120,25 @@ impl Execution<'_> {
         }
         Ok(())
     }
+}
+
+/// The first `{{field_names.<record>.<field>}}` of `text` the target file does not give: a
+/// field SPEC.md describes without showing its name.
+pub(super) fn missing_field_name(target: &Target, text: &str) -> Option<String> {
+    let mut rest = text;
+    while let Some(start) = rest.find("{{field_names.") {
+        let after = &rest[start + "{{field_names.".len()..];
+        let end = after.find("}}")?;
+        let name = after[..end].trim();
+        let (record, field) = name.split_once('.').unwrap_or((name, ""));
+        let given = target
+            .field_names
+            .get(record)
+            .is_some_and(|fields| fields.contains_key(field));
+        if !given {
+            return Some(name.to_owned());
+        }
+        rest = &after[end..];
+    }
+    None
 }

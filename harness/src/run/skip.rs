@@ -39,6 +39,17 @@ pub(crate) fn skip_reason(
             "SPEC.md does not show the parameter names of {method}; the target file does not name them in [param_names.\"{method}\"]"
         ));
     }
+    // Field names SPEC.md does not show (2.6, 4.2) are the target file's to give; a case
+    // whose later steps need a value captured through one cannot run without it.
+    if let Some(field) = case.steps.iter().find_map(|step| {
+        step.capture
+            .values()
+            .find_map(|path| super::answer::missing_field_name(target, path))
+    }) {
+        return Some(format!(
+            "SPEC.md does not show the name of the field a step captures; the target file does not give {field} in [field_names]"
+        ));
+    }
     let over_ws = transport == TransportKind::Ws
         || case
             .steps
@@ -117,6 +128,19 @@ currency = "BTC"
         let named = target(
             "[param_names.\"public/fork_token\"]\nrefresh_token = \"r\"\nsession_name = \"name\"\n",
         );
+        assert_eq!(skip_reason(&named, &case, TransportKind::HttpQuery), None);
+    }
+
+    #[test]
+    fn a_capture_through_an_unshown_field_name_needs_the_target_to_name_it() {
+        let text = "id = \"c\"\ntitle = \"t\"\nclauses = [\"x\"]\n[[step]]\ncall = \"public/exchange_token\"\ncapture = { token = \"result.{{field_names.exchange_token.access_token}}\" }\n";
+        let case: Case = toml::from_str(text).expect("test case parses");
+        let reason = skip_reason(&target(""), &case, TransportKind::HttpQuery).unwrap_or_default();
+        assert!(
+            reason.contains("exchange_token.access_token in [field_names]"),
+            "{reason}"
+        );
+        let named = target("[field_names.exchange_token]\naccess_token = \"token\"\n");
         assert_eq!(skip_reason(&named, &case, TransportKind::HttpQuery), None);
     }
 

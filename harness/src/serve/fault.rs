@@ -168,6 +168,12 @@ faults! {
     RefreshSessionChanged => "refresh-session-changed",
         "refreshing a session-scoped token returns another session name",
         ["auth.refresh.session_kept"];
+    ExchangeTokenForCaller => "exchange-token-for-caller",
+        "public/exchange_token issues the token for the caller instead of subject_id",
+        ["auth.exchange_token.subject"];
+    ExchangeTokenFullScope => "exchange-token-full-scope",
+        "public/exchange_token without a scope grants the subaccount's full permissions, not the caller's",
+        ["auth.exchange_token.keeps_permissions"];
     ExchangeTokenBroken => "exchange-token-broken",
         "public/exchange_token always answers with an error",
         ["auth.exchange_token.accepted"];

@@ -77,6 +77,7 @@ pub(crate) fn exchange_token(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
             )
         })?;
     let scope = match ctx.params.str("scope") {
+        None if ctx.fault(Fault::ExchangeTokenFullScope) => subject.maximum.clone(),
         None => record.scope.clone(),
         Some(requested) => {
             let capped = ctx.variant(Variant::ExchangeScopeCapped);
@@ -89,7 +90,12 @@ pub(crate) fn exchange_token(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
             grant_scope(Some(requested), &record.scope, keep_unnamed(ctx))
         }
     };
-    let issued = issue(ctx, subject, bound_scope(&scope, &subject.maximum))?;
+    let holder = if ctx.fault(Fault::ExchangeTokenForCaller) {
+        caller
+    } else {
+        subject
+    };
+    let issued = issue(ctx, holder, bound_scope(&scope, &holder.maximum))?;
     Ok(finish(ctx, &issued))
 }
 

@@ -313,13 +313,19 @@ impl ServerState {
                     ("session_name".to_owned(), session_param.to_owned()),
                 ]),
             )]),
-            field_names: BTreeMap::from([(
-                "member".to_owned(),
-                BTreeMap::from([
-                    ("identifier".to_owned(), member_names.0.to_owned()),
-                    ("name".to_owned(), member_names.1.to_owned()),
-                ]),
-            )]),
+            field_names: BTreeMap::from([
+                (
+                    "member".to_owned(),
+                    BTreeMap::from([
+                        ("identifier".to_owned(), member_names.0.to_owned()),
+                        ("name".to_owned(), member_names.1.to_owned()),
+                    ]),
+                ),
+                (
+                    "exchange_token".to_owned(),
+                    BTreeMap::from([("access_token".to_owned(), "access_token".to_owned())]),
+                ),
+            ]),
         }
     }
 

@@ -29,6 +29,12 @@ pub const UNNAMED_FIELDS: &[UnnamedField] = &[
         section: "2.6",
         described: "name (string, maximum 64 characters)",
     },
+    UnnamedField {
+        record: "exchange_token",
+        field: "access_token",
+        section: "4.2",
+        described: "an access token for another subaccount (\"Response shape: not shown.\")",
+    },
 ];
 
 /// The unnamed field `field` of `record`, if SPEC.md describes one.

@@ -146,7 +146,10 @@ fn unreadable_or_empty_ca_file_is_an_error_at_its_line() {
 fn field_names_load_and_name_only_unnamed_fields() {
     let target = Target::parse(Path::new("t.toml"), GOOD, &env).unwrap();
     assert_eq!(target.field_names["member"]["identifier"], "id");
-    assert_eq!(target.param_names["public/fork_token"]["session_name"], "name");
+    assert_eq!(
+        target.param_names["public/fork_token"]["session_name"],
+        "name"
+    );
     let base = "name = \"x\"\nbase_url = \"http://h/api/v2\"\n";
     let refused = |table: &str| {
         let text = format!("{base}{table}");
