@@ -132,8 +132,8 @@ pub fn parse_case(
     Ok(case)
 }
 
-/// Connection names: each goes with a WebSocket step, and a name used by one step only that
-/// is close to another is taken for a typo.
+/// Connection names: none is empty, and a name used by one step only that is close to
+/// another is taken for a typo.
 fn check_connections(path: &Path, case: &Case) -> Result<(), FileError> {
     let mut uses: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
     for step in &case.steps {
@@ -143,15 +143,6 @@ fn check_connections(path: &Path, case: &Case) -> Result<(), FileError> {
         let error = |message: String| Err(FileError::new(path, step.line, message));
         if name.trim().is_empty() {
             return error("connection is empty".to_owned());
-        }
-        let over_ws = match step.transport {
-            Some(transport) => transport == TransportKind::Ws,
-            None => case.transports.contains(&TransportKind::Ws),
-        };
-        if !over_ws {
-            return error(format!(
-                "connection \"{name}\" names a WebSocket connection, but the step never runs over ws"
-            ));
         }
         uses.entry(name).or_default().push(step.line);
     }

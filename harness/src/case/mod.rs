@@ -168,8 +168,9 @@ pub struct Step {
     /// observes is a note.
     #[serde(default)]
     pub always: bool,
-    /// On the WebSocket transport, the named connection the step goes over (opened on first
-    /// use); steps without it share the execution's default connection. Ignored over HTTP.
+    /// The named connection the step goes over, opened on first use and kept for later
+    /// steps of the name: a WebSocket of its own, or over HTTP a client with a connection
+    /// pool of its own. Steps without it share the execution's default connection.
     pub connection: Option<String>,
     /// The transport of this step, whatever the execution's transport (`http-query`,
     /// `http-body` or `ws`).
@@ -349,14 +350,6 @@ impl Step {
     /// The transport the step goes over when its execution runs over `execution`.
     pub fn transport_in(&self, execution: TransportKind) -> TransportKind {
         self.transport.unwrap_or(execution)
-    }
-
-    /// The named WebSocket connection the step goes over when its execution runs over
-    /// `execution`: `None` for the default connection, and always over HTTP.
-    pub fn connection_in(&self, execution: TransportKind) -> Option<&str> {
-        (self.transport_in(execution) == TransportKind::Ws)
-            .then_some(self.connection.as_deref())
-            .flatten()
     }
 }
 

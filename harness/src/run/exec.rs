@@ -21,7 +21,7 @@ use super::{CaseResult, Shared};
 use crate::auth::clock::Clock;
 use crate::case::{Case, Step, TransportKind};
 use crate::check::{self, Expected, Finding, ParsedAnswer, Verdict};
-use crate::transport::{ClientSession, Exchange, Outgoing, WsSession};
+use crate::transport::{ClientSession, Exchange, HttpClient, Outgoing, TransportError, WsSession};
 
 /// Why an execution stops early.
 #[derive(Debug)]
@@ -42,9 +42,9 @@ pub(crate) struct Execution<'a> {
     pub(crate) transport: TransportKind,
     /// The client side: HTTP handle, WebSocket, logins, signing.
     pub(super) session: ClientSession,
-    /// The named WebSocket connections of the steps that ask for one (`connection`); the
-    /// session holds the one in use.
-    connections: BTreeMap<String, Option<WsSession>>,
+    /// The named connections of the steps that ask for one (`connection`); the session
+    /// holds the one in use.
+    connections: BTreeMap<String, NamedConnection>,
     pub(super) next_id: u64,
     pub(super) captures: BTreeMap<String, Value>,
     pub(super) last_nonce: Option<String>,
@@ -204,6 +204,13 @@ fn finish(
     }
 }
 
+/// A connection of its own a step names: its WebSocket and its HTTP client.
+#[derive(Default)]
+struct NamedConnection {
+    ws: Option<WsSession>,
+    http: Option<HttpClient>,
+}
+
 impl<'a> Execution<'a> {
     /// An execution before its first step, with a client session of its own.
     pub(super) fn new(shared: &'a Shared, case: &'a Case, transport: TransportKind) -> Self {
@@ -280,7 +287,7 @@ impl Execution<'_> {
         self.session.close().await;
         for ws in std::mem::take(&mut self.connections)
             .into_values()
-            .flatten()
+            .filter_map(|connection| connection.ws)
         {
             ws.close().await;
         }
@@ -290,19 +297,41 @@ impl Execution<'_> {
     /// the execution's otherwise.
     async fn step(&mut self, step: &Step) -> Result<(), Stop> {
         let execution_transport = self.transport;
-        let connection = step.connection_in(execution_transport).map(str::to_owned);
         self.transport = step.transport_in(execution_transport);
-        if let Some(name) = &connection {
-            let ws = self.connections.entry(name.clone()).or_default();
-            self.session.swap_ws(ws);
-        }
+        let connection = match step.connection.clone() {
+            Some(name) => match self.swap_connection(&name) {
+                Ok(()) => Some(name),
+                Err(error) => {
+                    self.transport = execution_transport;
+                    return Err(Stop::Error(error.to_string()));
+                }
+            },
+            None => None,
+        };
         let outcome = self.step_here(step).await;
         if let Some(name) = &connection {
-            let ws = self.connections.entry(name.clone()).or_default();
-            self.session.swap_ws(ws);
+            // Swapping back cannot fail: the connection exists now.
+            let _ = self.swap_connection(name);
         }
         self.transport = execution_transport;
         outcome
+    }
+
+    /// Exchanges the session's connection of the step's transport with the named one (an
+    /// HTTP client of its own made on first use; a WebSocket opened on first call).
+    fn swap_connection(&mut self, name: &str) -> Result<(), TransportError> {
+        let connection = self.connections.entry(name.to_owned()).or_default();
+        if self.transport == TransportKind::Ws {
+            self.session.swap_ws(&mut connection.ws);
+            return Ok(());
+        }
+        if connection.http.is_none() {
+            connection.http = Some(self.session.fresh_http()?);
+        }
+        if let Some(http) = connection.http.as_mut() {
+            self.session.swap_http(http);
+        }
+        Ok(())
     }
 
     async fn step_here(&mut self, step: &Step) -> Result<(), Stop> {

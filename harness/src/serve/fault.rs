@@ -135,6 +135,9 @@ faults! {
     SignedNonceReuse => "signed-nonce-reuse",
         "a reused signed-header nonce is accepted",
         ["auth.signed.nonce_single_use"];
+    SignedNoncePerConnection => "signed-nonce-per-connection",
+        "signed-header nonces are remembered per HTTP connection: one replayed on another connection is accepted",
+        ["auth.signed.nonce_single_use"];
     SignedUriWithoutQuery => "signed-uri-without-query",
         "signed-header request data uses the path without the query string",
         ["auth.signed.request_data", "auth.signed.accepted"];

@@ -225,6 +225,10 @@ fn answer_jsonrpc(state: &ServerState, parts: &Parts, read: BodyRead) -> Answer 
         uri,
         path,
         body: &body,
+        peer: parts
+            .extensions
+            .get::<ConnectInfo<std::net::SocketAddr>>()
+            .map(|ConnectInfo(peer)| *peer),
     };
     let outcome = call::call(state, Transport::Http(http), &method_name, params, origin);
     let status = status_for(state, &outcome);

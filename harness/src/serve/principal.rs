@@ -58,6 +58,8 @@ pub(crate) struct HttpAuth<'a> {
     pub(crate) path: &'a str,
     /// The raw body bytes.
     pub(crate) body: &'a [u8],
+    /// The client's address: which TCP connection the request came on.
+    pub(crate) peer: Option<std::net::SocketAddr>,
 }
 
 impl ServerState {
@@ -161,7 +163,14 @@ impl ServerState {
             return Err(ErrorObject::invalid_credentials("signature does not match"));
         }
         if !self.fault(Fault::SignedNonceReuse) {
-            self.use_nonce(&header.client_id, &header.nonce, header.timestamp)?;
+            // The `signed-nonce-per-connection` fault keeps one nonce cache per connection.
+            let nonce = match http.peer {
+                Some(peer) if self.fault(Fault::SignedNoncePerConnection) => {
+                    format!("{peer}\u{0}{}", header.nonce)
+                }
+                _ => header.nonce.clone(),
+            };
+            self.use_nonce(&header.client_id, &nonce, header.timestamp)?;
         }
         Ok(key_principal(user, &header.client_id))
     }

@@ -295,6 +295,18 @@ impl ClientSession {
         Ok(exchanges)
     }
 
+    /// A new HTTP client with a pool of its own: its requests go over other TCP
+    /// connections than the session's.
+    pub fn fresh_http(&self) -> Result<HttpClient, TransportError> {
+        HttpClient::new(self.limits, &self.dialer)
+    }
+
+    /// Exchanges the session's HTTP client with `other`, as [`ClientSession::swap_ws`] does
+    /// the WebSocket.
+    pub fn swap_http(&mut self, other: &mut HttpClient) {
+        std::mem::swap(&mut self.http, other);
+    }
+
     /// Exchanges the session's WebSocket with `other`: how an execution moves its calls to
     /// another connection of its own and back.
     pub fn swap_ws(&mut self, other: &mut Option<WsSession>) {

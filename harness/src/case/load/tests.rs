@@ -135,23 +135,10 @@ connection = "second"
 "#;
 
 #[test]
-fn steps_may_name_websocket_connections() {
+fn steps_may_name_connections() {
     let case = parse_case(Path::new("c.toml"), TWO_CONNECTIONS, &catalog(), &schemas()).unwrap();
-    assert_eq!(
-        case.steps[1].connection_in(TransportKind::Ws),
-        Some("second")
-    );
-    assert_eq!(case.steps[1].connection_in(TransportKind::HttpBody), None);
-}
-
-#[test]
-fn a_connection_on_a_step_that_never_runs_over_ws_is_refused() {
-    let text = TWO_CONNECTIONS.replace("[\"ws\"]", "[\"http-body\"]");
-    let error = parse_case(Path::new("c.toml"), &text, &catalog(), &schemas()).unwrap_err();
-    assert_eq!(
-        error.to_string(),
-        "c.toml:7: connection \"first\" names a WebSocket connection, but the step never runs over ws"
-    );
+    assert_eq!(case.steps[0].connection.as_deref(), Some("first"));
+    assert_eq!(case.steps[1].connection.as_deref(), Some("second"));
 }
 
 #[test]
