@@ -9,10 +9,10 @@ use std::time::Instant;
 
 use serde_json::Map;
 
-use super::assess::{self, Failure, Judgement};
+use super::assess::{Failure, Judgement};
+use super::execute::{Outcome, execute};
 use super::rules::{self, Expectation};
 use super::send::Sender;
-use super::walk;
 use super::{
     Config, FuzzError, FuzzFinding, FuzzReport, FuzzRequest, RequestAuth, case_file,
     shard_requests, shrink,
@@ -23,13 +23,6 @@ use crate::target_file::Target;
 
 /// A failed request: as generated, its expectation, what broke, and its index.
 type Failed = (FuzzRequest, Expectation, Failure, usize);
-
-/// One request's verdict.
-#[derive(Clone, Debug)]
-pub(crate) struct Outcome {
-    pub(crate) expectation: Expectation,
-    pub(crate) judgement: Judgement,
-}
 
 /// Fuzzes `target`; findings are data in the report, errors mean the run could not happen.
 pub async fn run(
@@ -198,60 +191,6 @@ pub async fn run(
     )
     .await?;
     Ok(report)
-}
-
-/// Sends one generated request (or walks it) and judges the answer.
-pub(crate) async fn execute(
-    sender: &Sender,
-    schemas: &SchemaSet,
-    redactor: &Redactor,
-    request: &FuzzRequest,
-    id: u64,
-    ws: &mut Option<crate::transport::WsSession>,
-) -> Outcome {
-    if request.walk {
-        let (expectation, judgement) = walk::walk(sender, schemas, redactor, request, id, ws).await;
-        return Outcome {
-            expectation,
-            judgement,
-        };
-    }
-    match sender.send(request, id, ws).await {
-        Ok(sent) => {
-            let as_sent = FuzzRequest {
-                params: sent.params.clone(),
-                ..request.clone()
-            };
-            let expectation = rules::expect(&as_sent, &sent.knowledge);
-            let judgement = assess::assess(request, &expectation, &sent, schemas, redactor);
-            Outcome {
-                expectation,
-                judgement,
-            }
-        }
-        Err(setup) => {
-            let seen = setup.exchange.response.map_or_else(
-                || {
-                    setup
-                        .exchange
-                        .failure
-                        .map(|failure| failure.message)
-                        .unwrap_or_default()
-                },
-                |received| received.body.chars().take(160).collect(),
-            );
-            Outcome {
-                expectation: Expectation::Result("auth.client_credentials.accepted"),
-                judgement: Judgement::Fail(Failure {
-                    clause: "auth.client_credentials.accepted".to_owned(),
-                    message: format!(
-                        "the login this request needs failed: {}",
-                        redactor.text(&seen)
-                    ),
-                }),
-            }
-        }
-    }
 }
 
 /// Groups failures by clause and method, then shrinks and writes the first of each group.

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::assess::{Failure, Judgement};
-use super::run::execute;
+use super::execute::execute;
 use super::send::Sender;
 use super::{FuzzRequest, RequestAuth};
 use crate::check::{Redactor, SchemaSet};
