@@ -7,41 +7,31 @@ use serde_json::Value;
 use super::FuzzRequest;
 use super::rules::Expectation;
 use super::send::Sent;
-use crate::check::{Redactor, SchemaSet, short};
+use crate::check::{Finding, Redactor, SchemaSet, Verdict, short};
 use crate::jsonrpc::{self, code};
 use crate::transport::TransportErrorKind;
 
-/// A broken rule.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Failure {
-    pub(crate) clause: String,
-    pub(crate) message: String,
+/// A broken rule: a [`Finding`] at [`Verdict::Fail`] on the one clause it breaks.
+fn fail(clause: &str, message: String) -> Option<Finding> {
+    Some(Finding::fail(clause, message))
 }
 
-/// The verdict on one answer.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Judgement {
-    Pass,
-    /// A valid request refused with a throttling code: the server protecting itself.
-    RateLimited,
-    Fail(Failure),
+/// Whether a judgement is a throttled answer, which is never judged: a [`Finding`] at
+/// [`Verdict::Skip`] (not judged, with the reason).
+pub(crate) fn is_throttled(finding: &Finding) -> bool {
+    finding.verdict == Verdict::Skip
 }
 
-fn fail(clause: &str, message: String) -> Judgement {
-    Judgement::Fail(Failure {
-        clause: clause.to_owned(),
-        message,
-    })
-}
-
-/// Judges the answer `sent` got.
+/// Judges the answer `sent` got: `None` when it holds, else a [`Finding`] at
+/// [`Verdict::Fail`] on the clause it breaks, or at [`Verdict::Skip`] for a throttled
+/// answer.
 pub(crate) fn assess(
     request: &FuzzRequest,
     expectation: &Expectation,
     sent: &Sent,
     schemas: &SchemaSet,
     redactor: &Redactor,
-) -> Judgement {
+) -> Option<Finding> {
     let transport_clause = match request.transport {
         crate::case::TransportKind::HttpQuery => "transport.http.query",
         crate::case::TransportKind::HttpBody => "transport.http.body",
@@ -80,8 +70,12 @@ pub(crate) fn assess(
         // A throttling answer (a code of the target's `[limits] throttle_codes`) is the
         // server protecting itself: SPEC.md states the transaction log's rate and leaves the
         // limits of every other method open (section 8).
-        (Expectation::Result(_), _, Some(_)) if sent.throttled => {
-            return Judgement::RateLimited;
+        (Expectation::Result(_), _, Some(error)) if sent.throttled => {
+            return Some(Finding::new(
+                Verdict::Skip,
+                Vec::new(),
+                format!("throttled with code {}: not judged", error.code),
+            ));
         }
         (Expectation::Result(clause), _, Some(error)) => {
             return fail(
@@ -117,9 +111,8 @@ pub(crate) fn assess(
         }
         _ => {}
     }
-    let Some(result) = answer.get("result") else {
-        return Judgement::Pass;
-    };
+    // An expected error came: nothing more to judge.
+    let result = answer.get("result")?;
     if request.transport.is_http() && received.status != Some(200) {
         return fail(
             "http.status.success",
@@ -142,7 +135,7 @@ pub(crate) fn assess(
     }
     match echoed_rules(request, result) {
         Some((clause, message)) => fail(clause, message),
-        None => Judgement::Pass,
+        None => None,
     }
 }
 

@@ -3,17 +3,18 @@
 //! candidate.
 
 use super::FuzzRequest;
-use super::assess::{self, Failure, Judgement};
+use super::assess;
 use super::rules::{self, Expectation};
 use super::send::Sender;
 use super::walk;
-use crate::check::{Redactor, SchemaSet};
+use crate::check::{Finding, Redactor, SchemaSet};
 
-/// One request's verdict.
+/// One request's verdict: the oracle's expectation and, unless the answer held, the
+/// finding on it (see [`assess::assess`]).
 #[derive(Clone, Debug)]
 pub(crate) struct Outcome {
     pub(crate) expectation: Expectation,
-    pub(crate) judgement: Judgement,
+    pub(crate) finding: Option<Finding>,
 }
 
 /// Sends one generated request (or walks it) and judges the answer.
@@ -26,10 +27,10 @@ pub(crate) async fn execute(
     ws: &mut Option<crate::transport::WsSession>,
 ) -> Outcome {
     if request.walk {
-        let (expectation, judgement) = walk::walk(sender, schemas, redactor, request, id, ws).await;
+        let (expectation, finding) = walk::walk(sender, schemas, redactor, request, id, ws).await;
         return Outcome {
             expectation,
-            judgement,
+            finding,
         };
     }
     match sender.send(request, id, ws).await {
@@ -39,10 +40,10 @@ pub(crate) async fn execute(
                 ..request.clone()
             };
             let expectation = rules::expect(&as_sent, &sent.knowledge);
-            let judgement = assess::assess(request, &expectation, &sent, schemas, redactor);
+            let finding = assess::assess(request, &expectation, &sent, schemas, redactor);
             Outcome {
                 expectation,
-                judgement,
+                finding,
             }
         }
         Err(setup) => {
@@ -58,13 +59,13 @@ pub(crate) async fn execute(
             );
             Outcome {
                 expectation: Expectation::Result("auth.client_credentials.accepted"),
-                judgement: Judgement::Fail(Failure {
-                    clause: "auth.client_credentials.accepted".to_owned(),
-                    message: format!(
+                finding: Some(Finding::fail(
+                    "auth.client_credentials.accepted",
+                    format!(
                         "the login this request needs failed: {}",
                         redactor.text(&seen)
                     ),
-                }),
+                )),
             }
         }
     }

@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use serde_json::Map;
 
-use super::assess::{Failure, Judgement};
+use super::assess;
 use super::execute::{Outcome, execute};
 use super::rules::{self, Expectation};
 use super::send::Sender;
@@ -18,11 +18,11 @@ use super::{
     shard_requests, shrink,
 };
 use crate::case::TransportKind;
-use crate::check::{Redactor, SchemaSet};
+use crate::check::{Finding, Redactor, SchemaSet};
 use crate::target_file::Target;
 
 /// A failed request: as generated, its expectation, what broke, and its index.
-type Failed = (FuzzRequest, Expectation, Failure, usize);
+type Failed = (FuzzRequest, Expectation, Finding, usize);
 
 /// Fuzzes `target`; findings are data in the report, errors mean the run could not happen.
 pub async fn run(
@@ -147,10 +147,10 @@ pub async fn run(
             Expectation::Error { .. } => report.expected_error += 1,
             Expectation::Any => report.expected_any += 1,
         }
-        match outcome.judgement {
-            Judgement::Pass => {}
-            Judgement::RateLimited => report.rate_limited += 1,
-            Judgement::Fail(failure) => {
+        match outcome.finding {
+            None => {}
+            Some(finding) if assess::is_throttled(&finding) => report.rate_limited += 1,
+            Some(failure) => {
                 let (number, request) = requests[index].clone();
                 failed.push((request, outcome.expectation, failure, number));
             }
@@ -172,7 +172,10 @@ pub async fn run(
             &mut ws,
         )
         .await;
-        if let Judgement::Fail(mut failure) = outcome.judgement {
+        if let Some(mut failure) = outcome
+            .finding
+            .filter(|finding| !assess::is_throttled(finding))
+        {
             failure.message = format!("the server did not stay up: {}", failure.message);
             failed.push((request, outcome.expectation, failure, config.requests));
         }
@@ -205,7 +208,7 @@ async fn findings(
     // The first failure of each clause and method, with how many requests failed that way.
     let mut groups: BTreeMap<(String, String), (Failed, usize)> = BTreeMap::new();
     for failed in failed {
-        let key = (failed.2.clause.clone(), failed.0.method.clone());
+        let key = (failed.2.clause().to_owned(), failed.0.method.clone());
         groups
             .entry(key)
             .and_modify(|group| group.1 += 1)
@@ -247,14 +250,14 @@ async fn findings(
                 &id,
                 &shrunk,
                 &shrunk_expectation,
-                &failure.clause,
+                failure.clause(),
                 &failure.message,
                 &sender.target,
             );
             case_path = Some(super::write_case_file(dir, &id, &text)?);
         }
         findings.push(FuzzFinding {
-            clause: failure.clause,
+            clause: failure.clause().to_owned(),
             message: failure.message,
             first_index,
             occurrences,
