@@ -16,7 +16,7 @@ mod schema;
 
 pub use answer::{Expected, Outcome, ParsedAnswer, answer, error_note, finding};
 pub use captured::{
-    Answer, Captured, NEEDS_SECOND_FACTOR, Observation, SECOND_FACTOR_ERROR, judge_captured,
+    Captured, NEEDS_SECOND_FACTOR, Observation, ResponseForm, SECOND_FACTOR_ERROR, judge_captured,
     method_from_file_name, result_clause,
 };
 pub use catalog::{Catalog, Clause, Level, Side};

@@ -132,7 +132,7 @@ pub(crate) async fn execute(shared: &Shared, case: &Case, transport: TransportKi
     let verdict = findings
         .iter()
         .map(|finding| finding.verdict)
-        .max()
+        .reduce(Verdict::worst)
         .unwrap_or(Verdict::Pass);
     let message = findings
         .first()

@@ -39,8 +39,8 @@ fn an_error_envelope_is_a_legitimate_answer() {
         json!({"jsonrpc": "2.0", "id": 3, "error": {"code": 13009, "message": "unauthorized", "data": {"reason": "no token"}}}),
     );
     assert_eq!(
-        captured.answer,
-        Answer::Error {
+        captured.form,
+        ResponseForm::Error {
             code: Some(13009),
             message: Some("unauthorized".to_owned())
         }
@@ -113,7 +113,7 @@ fn a_result_is_checked_against_the_method_schema() {
         LOG,
         json!({"jsonrpc": "2.0", "id": 1, "result": {"logs": [{"id": "x"}], "continuation": 0.5}}),
     );
-    assert_eq!(captured.answer, Answer::Result);
+    assert_eq!(captured.form, ResponseForm::Result);
     assert_eq!(captured.verdict, Verdict::Fail);
     assert!(
         captured
@@ -127,14 +127,14 @@ fn a_result_is_checked_against_the_method_schema() {
         "public/get_historical_volatility",
         json!([[1_700_000_000_000_u64, 42.5]]),
     );
-    assert_eq!(bare.answer, Answer::BareResult);
+    assert_eq!(bare.form, ResponseForm::BareResult);
     assert_eq!(bare.verdict, Verdict::Pass);
 }
 
 #[test]
 fn an_envelope_without_result_or_error_fails() {
     let captured = judge(TOGGLE, json!({"jsonrpc": "2.0", "id": 1}));
-    assert_eq!(captured.answer, Answer::Malformed);
+    assert_eq!(captured.form, ResponseForm::Malformed);
     assert_eq!(
         clauses(&captured),
         [(Verdict::Fail, "env.response.exclusive")]
