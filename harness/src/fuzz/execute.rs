@@ -12,7 +12,7 @@ use crate::check::{Finding, Redactor, SchemaSet};
 /// One request's verdict: the oracle's expectation and, unless the answer held, the
 /// finding on it (see [`assess::assess`]).
 #[derive(Clone, Debug)]
-pub(crate) struct Outcome {
+pub(crate) struct Assessed {
     pub(crate) expectation: Expectation,
     pub(crate) finding: Option<Finding>,
 }
@@ -25,10 +25,10 @@ pub(crate) async fn execute(
     request: &FuzzRequest,
     id: u64,
     ws: &mut Option<crate::transport::WsSession>,
-) -> Outcome {
+) -> Assessed {
     if request.walk {
         let (expectation, finding) = walk::walk(sender, schemas, redactor, request, id, ws).await;
-        return Outcome {
+        return Assessed {
             expectation,
             finding,
         };
@@ -41,7 +41,7 @@ pub(crate) async fn execute(
             };
             let expectation = rules::expect(&as_sent, &sent.knowledge);
             let finding = assess::assess(request, &expectation, &sent, schemas, redactor);
-            Outcome {
+            Assessed {
                 expectation,
                 finding,
             }
@@ -57,7 +57,7 @@ pub(crate) async fn execute(
                 },
                 |received| received.body.chars().take(160).collect(),
             );
-            Outcome {
+            Assessed {
                 expectation: Expectation::Result("auth.client_credentials.accepted"),
                 finding: Some(Finding::fail(
                     "auth.client_credentials.accepted",

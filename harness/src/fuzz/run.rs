@@ -10,7 +10,7 @@ use std::time::Instant;
 use serde_json::Map;
 
 use super::assess;
-use super::execute::{Outcome, execute};
+use super::execute::{Assessed, execute};
 use super::rules::{self, Expectation};
 use super::send::Sender;
 use super::{
@@ -75,7 +75,7 @@ pub async fn run(
         &target,
         &config.transports,
     ));
-    let outcomes: Arc<Mutex<Vec<Option<Outcome>>>> =
+    let outcomes: Arc<Mutex<Vec<Option<Assessed>>>> =
         Arc::new(Mutex::new(vec![None; requests.len()]));
     let next = Arc::new(AtomicUsize::new(0));
     let started = Instant::now();
@@ -124,7 +124,7 @@ pub async fn run(
         let _ = worker.await;
     }
     let elapsed = started.elapsed();
-    let outcomes: Vec<Option<Outcome>> =
+    let outcomes: Vec<Option<Assessed>> =
         std::mem::take(&mut *outcomes.lock().unwrap_or_else(PoisonError::into_inner));
     let mut report = FuzzReport {
         seed: config.seed,
@@ -272,7 +272,7 @@ async fn findings(
 /// The oracle's expectation of a shrunk request without sending it: the granted scope is
 /// taken from the original judgement when the credentials did not change.
 fn expect_offline(shrunk: &FuzzRequest, original: &Expectation) -> Expectation {
-    let knowledge = rules::Knowledge::default();
+    let knowledge = rules::OracleKnowledge::default();
     match rules::expect(shrunk, &knowledge) {
         Expectation::Result(_) if matches!(original, Expectation::Error { .. }) => original.clone(),
         other => other,

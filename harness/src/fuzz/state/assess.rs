@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use super::model::{Kind, Outcome, Prediction};
+use super::model::{Outcome, Prediction, TokenKind};
 use crate::auth::scope::Scope;
 use crate::check::Finding;
 
@@ -69,7 +69,7 @@ pub fn outcome(prediction: &Prediction, seen: &Seen) -> Option<Finding> {
 pub fn refreshed(
     old_access: &str,
     old_refresh: &str,
-    old_kind: &Kind,
+    old_kind: &TokenKind,
     new_set: &Value,
 ) -> Option<Finding> {
     let field = |name: &str| new_set.get(name).and_then(Value::as_str);
@@ -87,7 +87,7 @@ pub fn refreshed(
     }
     let granted = field("scope").map(Scope::parse);
     match (old_kind, granted) {
-        (Kind::Session(old), Some(scope)) if scope.session.as_deref() != Some(old) => {
+        (TokenKind::Session(old), Some(scope)) if scope.session.as_deref() != Some(old) => {
             Some(Finding::fail(
                 "auth.refresh.session_kept",
                 format!(
@@ -131,8 +131,8 @@ mod tests {
     fn either_accepts_both_and_throttling_is_never_judged() {
         let error = Seen::Error(13009);
         let result = Seen::Result(json!("ok"));
-        assert!(outcome(&predicted(Outcome::Either), &error).is_none());
-        assert!(outcome(&predicted(Outcome::Either), &result).is_none());
+        assert!(outcome(&predicted(Outcome::Any), &error).is_none());
+        assert!(outcome(&predicted(Outcome::Any), &result).is_none());
         assert!(outcome(&predicted(Outcome::Error), &Seen::Throttled).is_none());
         let finding = outcome(&predicted(Outcome::Error), &result).unwrap();
         assert_eq!(finding.verdict, crate::check::Verdict::Fail);
@@ -166,7 +166,7 @@ mod tests {
 
     #[test]
     fn a_refresh_must_rotate_and_keep_the_session() {
-        let session = Kind::Session("a".to_owned());
+        let session = TokenKind::Session("a".to_owned());
         let good = json!({"access_token": "at2", "refresh_token": "rt2", "scope": "session:a"});
         assert!(refreshed("at1", "rt1", &session, &good).is_none());
         let same = json!({"access_token": "at2", "refresh_token": "rt1"});
@@ -179,6 +179,6 @@ mod tests {
             refreshed("at1", "rt1", &session, &moved).unwrap().clause(),
             "auth.refresh.session_kept"
         );
-        assert!(refreshed("at1", "rt1", &Kind::Connection, &moved).is_none());
+        assert!(refreshed("at1", "rt1", &TokenKind::Connection, &moved).is_none());
     }
 }

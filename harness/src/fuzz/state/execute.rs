@@ -80,7 +80,7 @@ pub(crate) async fn execute(
         run.predicted[match prediction.outcome {
             Outcome::Result => 0,
             Outcome::Error => 1,
-            Outcome::Either => 2,
+            Outcome::Any => 2,
         }] += 1;
         if crate::spec::is_paced(step.action.method()) {
             let token = step

@@ -98,7 +98,7 @@ fn refreshing_a_connection_token_ends_the_old_access_token() {
     );
     // What the old refresh token does after rotation is open.
     let again = model.predict(&http(Action::Refresh { of: 0 }), None);
-    assert_eq!(again.outcome, Outcome::Either);
+    assert_eq!(again.outcome, Outcome::Any);
     assert_eq!(
         model
             .predict(&http(Action::Refresh { of: 1 }), None)
@@ -118,7 +118,7 @@ fn a_session_token_after_refresh_is_open_and_stays_forkable() {
     );
     assert_eq!(
         model.predict(&http(mmp(Some(0))), None).outcome,
-        Outcome::Either
+        Outcome::Any
     );
     let fork = Action::Fork {
         of: 1,
@@ -165,7 +165,7 @@ fn logout_ends_its_pair_and_leaves_the_accounts_other_tokens_open() {
     assert_eq!(refresh.outcome, Outcome::Error);
     assert_eq!(
         model.predict(&http(mmp(Some(1))), None).outcome,
-        Outcome::Either
+        Outcome::Any
     );
     assert_eq!(
         model.predict(&http(mmp(Some(2))), None).outcome,
@@ -218,9 +218,9 @@ fn disabling_the_subaccount_ends_its_tokens_and_its_login_becomes_open() {
         Outcome::Result
     );
     let again = model.predict(&http(login(Who::Sub, None)), None);
-    assert_eq!(again.outcome, Outcome::Either);
+    assert_eq!(again.outcome, Outcome::Any);
     let exchange = model.predict(&http(Action::Exchange { of: 0 }), None);
-    assert_eq!(exchange.outcome, Outcome::Either);
+    assert_eq!(exchange.outcome, Outcome::Any);
 }
 
 #[test]
@@ -236,10 +236,7 @@ fn a_toggle_is_open_but_with_an_ended_token_is_an_error() {
         token,
         enable: true,
     };
-    assert_eq!(
-        model.predict(&http(toggle(1)), None).outcome,
-        Outcome::Either
-    );
+    assert_eq!(model.predict(&http(toggle(1)), None).outcome, Outcome::Any);
     assert_eq!(
         model.predict(&http(toggle(0)), None).outcome,
         Outcome::Error
@@ -278,7 +275,7 @@ fn a_connection_token_or_an_issued_one_may_or_may_not_be_remembered() {
     );
     assert_eq!(
         used.predict(&ws(mmp(None)), Some("ws0-0")).outcome,
-        Outcome::Either
+        Outcome::Any
     );
     let issued = run(
         &[(ws(login(Who::Main, Some("s"))), token_set(Some("s")))],
@@ -286,7 +283,7 @@ fn a_connection_token_or_an_issued_one_may_or_may_not_be_remembered() {
     );
     assert_eq!(
         issued.predict(&ws(mmp(None)), Some("ws0-0")).outcome,
-        Outcome::Either
+        Outcome::Any
     );
 }
 
@@ -321,10 +318,7 @@ fn a_replayed_nonce_is_refused_only_once_it_went_out() {
         (Outcome::Error, "auth.signed.nonce_single_use")
     );
     let fresh = Model::new();
-    assert_eq!(
-        fresh.predict(&signed(Some(0)), None).outcome,
-        Outcome::Either
-    );
+    assert_eq!(fresh.predict(&signed(Some(0)), None).outcome, Outcome::Any);
 }
 
 #[test]
@@ -341,10 +335,13 @@ fn exchange_by_the_main_account_gives_a_subaccount_token_of_open_kind() {
         before
             .predict(&http(Action::Exchange { of: 0 }), None)
             .outcome,
-        Outcome::Either
+        Outcome::Any
     );
     let state = model.token(1).expect("the exchange issued a token");
-    assert_eq!((state.owner, state.kind.clone()), (Who::Sub, Kind::Unknown));
+    assert_eq!(
+        (state.owner, state.kind.clone()),
+        (Who::Sub, TokenKind::Unknown)
+    );
     assert_eq!(
         model.predict(&http(mmp(Some(1))), None).outcome,
         Outcome::Result
@@ -353,7 +350,7 @@ fn exchange_by_the_main_account_gives_a_subaccount_token_of_open_kind() {
         of: 1,
         name: "x".to_owned(),
     };
-    assert_eq!(model.predict(&http(fork), None).outcome, Outcome::Either);
+    assert_eq!(model.predict(&http(fork), None).outcome, Outcome::Any);
 }
 
 #[test]
@@ -362,7 +359,7 @@ fn a_failed_issue_leaves_no_token() {
     assert!(model.token(0).is_none());
     assert_eq!(
         model.predict(&http(mmp(Some(0))), None).outcome,
-        Outcome::Either
+        Outcome::Any
     );
 }
 
