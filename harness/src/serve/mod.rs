@@ -29,6 +29,7 @@ mod grant;
 mod http;
 mod ledger;
 mod market;
+mod message;
 mod observe;
 mod params;
 
