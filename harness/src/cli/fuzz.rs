@@ -179,30 +179,20 @@ fn run(args: RunArgs) -> Result<u8, CliError> {
         println!("fuzz: {reason}: the findings so far are written, unshrunk");
     }
     for finding in &report.findings {
-        println!(
-            "FAIL {} ({} {}, {} requests): {}",
-            finding.clause,
-            finding.shrunk.transport,
-            finding.shrunk.method,
-            finding.occurrences,
-            finding.message
+        let what = format!(
+            "{} {}, {} requests",
+            finding.shrunk.transport, finding.shrunk.method, finding.occurrences
         );
-        if let Some(path) = &finding.case_file {
-            println!("  case file: {}", path.display());
-        }
+        print_finding(&finding.clause, &what, &finding.message, &finding.case_file);
     }
     for finding in &stateful.findings {
-        println!(
-            "FAIL {} ({} steps, shrunk from {}; {} sequences): {}",
-            finding.clause,
+        let what = format!(
+            "{} steps, shrunk from {}; {} sequences",
             finding.shrunk.steps.len(),
             finding.sequence.steps.len(),
-            finding.occurrences,
-            finding.message
+            finding.occurrences
         );
-        if let Some(path) = &finding.case_file {
-            println!("  case file: {}", path.display());
-        }
+        print_finding(&finding.clause, &what, &finding.message, &finding.case_file);
     }
     println!(
         "fuzz: {} findings ({} failed requests); report {}; rerun: {rerun}",
@@ -219,4 +209,13 @@ fn run(args: RunArgs) -> Result<u8, CliError> {
             exit::PASS
         },
     )
+}
+
+/// Prints one finding as `FAIL clause (what): message`, then its case file when one was
+/// written.
+fn print_finding(clause: &str, what: &str, message: &str, case_file: &Option<PathBuf>) {
+    println!("FAIL {clause} ({what}): {message}");
+    if let Some(path) = case_file {
+        println!("  case file: {}", path.display());
+    }
 }
