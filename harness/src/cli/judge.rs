@@ -126,14 +126,12 @@ pub(crate) fn judge(args: JudgeArgs) -> Result<u8, CliError> {
             CliError::harness(format!("failed to listen on {}: {error}", args.listen))
         })?;
         let mut written = running.target().clone();
-        if let Some(identity) = &identity {
-            args.tls.name_ca(
-                identity,
-                &mut written,
-                args.target_out.as_deref(),
-                running.addr,
-            )?;
-        }
+        args.tls.name_ca(
+            identity.as_ref(),
+            &mut written,
+            args.target_out.as_deref(),
+            running.addr,
+        )?;
         let target_text = written.to_toml();
         match &args.target_out {
             Some(path) => std::fs::write(path, &target_text).map_err(|error| {

@@ -65,15 +65,19 @@ impl TlsArgs {
         }
     }
 
-    /// Names the CA in `target`: `--tls-ca`, or the generated CA written beside
-    /// `target_out` (`NAME.ca.pem`) or into the temporary directory. Prints where it is.
+    /// Names the CA in `target` when the server speaks TLS (`identity`): `--tls-ca`, or the
+    /// generated CA written beside `target_out` (`NAME.ca.pem`) or into the temporary
+    /// directory. Prints where it is.
     pub(crate) fn name_ca(
         &self,
-        identity: &TlsIdentity,
+        identity: Option<&TlsIdentity>,
         target: &mut Target,
         target_out: Option<&Path>,
         addr: SocketAddr,
     ) -> Result<(), CliError> {
+        let Some(identity) = identity else {
+            return Ok(());
+        };
         let ca_file = match (&self.tls_ca, identity.ca_pem()) {
             (Some(given), _) => given.clone(),
             (None, Some(pem)) => {
@@ -114,21 +118,24 @@ impl ServeArgs {
     }
 }
 
+/// The usage error for an unknown fault or variant `name`, with a did-you-mean among
+/// `known` and the command (`harness faults`, `harness variants`) that lists them.
+fn unknown_name<'a>(what: &str, name: &str, known: impl Iterator<Item = &'a str>) -> CliError {
+    let hint = harness::file_error::did_you_mean(name, known)
+        .map(|known| format!(" (did you mean \"{known}\"?)"))
+        .unwrap_or_default();
+    CliError::usage(format!(
+        "unknown {what} \"{name}\"{hint}; `harness {what}s` lists them"
+    ))
+}
+
 /// Resolves fault names, with a did-you-mean for a typo.
 pub(crate) fn parse_faults(names: &[String]) -> Result<Vec<Fault>, CliError> {
     names
         .iter()
         .map(|name| {
             Fault::from_name(name).ok_or_else(|| {
-                let hint = harness::file_error::did_you_mean(
-                    name,
-                    Fault::ALL.iter().map(|fault| fault.name()),
-                )
-                .map(|known| format!(" (did you mean \"{known}\"?)"))
-                .unwrap_or_default();
-                CliError::usage(format!(
-                    "unknown fault \"{name}\"{hint}; `harness faults` lists them"
-                ))
+                unknown_name("fault", name, Fault::ALL.iter().map(|fault| fault.name()))
             })
         })
         .collect()
@@ -143,15 +150,11 @@ pub(crate) fn parse_variants(names: &[String]) -> Result<Vec<Variant>, CliError>
             continue;
         }
         let variant = Variant::from_name(name).ok_or_else(|| {
-            let hint = harness::file_error::did_you_mean(
+            unknown_name(
+                "variant",
                 name,
                 Variant::ALL.iter().map(|variant| variant.name()),
             )
-            .map(|known| format!(" (did you mean \"{known}\"?)"))
-            .unwrap_or_default();
-            CliError::usage(format!(
-                "unknown variant \"{name}\"{hint}; `harness variants` lists them"
-            ))
         })?;
         variants.push(variant);
     }
@@ -175,14 +178,12 @@ pub(crate) fn serve(args: ServeArgs) -> Result<u8, CliError> {
             CliError::harness(format!("failed to listen on {}: {error}", args.listen))
         })?;
         let mut target = running.target();
-        if let Some(identity) = &identity {
-            args.tls.name_ca(
-                identity,
-                &mut target,
-                args.target_out.as_deref(),
-                running.addr,
-            )?;
-        }
+        args.tls.name_ca(
+            identity.as_ref(),
+            &mut target,
+            args.target_out.as_deref(),
+            running.addr,
+        )?;
         let target = target.to_toml();
         let scheme = args.scheme();
         match &args.target_out {
