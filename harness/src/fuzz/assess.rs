@@ -9,6 +9,7 @@ use super::rules::Expectation;
 use super::send::Sent;
 use crate::check::{Finding, Redactor, SchemaSet, Verdict, short};
 use crate::jsonrpc::{self, code};
+use crate::spec;
 use crate::transport::TransportErrorKind;
 
 /// A broken rule: a [`Finding`] at [`Verdict::Fail`] on the one clause it breaks.
@@ -189,6 +190,16 @@ fn entries<'a>(result: &'a Value, member: &str) -> &'a [Value] {
         .map_or(&[], Vec::as_slice)
 }
 
+/// What is wrong when a page holds more entries than the request's `count`, or than the
+/// method's default `count` of the spec table when it gave none.
+fn over_count(request: &FuzzRequest, list: &[Value]) -> Option<String> {
+    let default = spec::method(&request.method)
+        .and_then(spec::Method::count_bounds)
+        .map_or(i64::MAX, |(_, _, default)| default);
+    let count = int_param(request, "count").unwrap_or(default);
+    (list.len() as i64 > count).then(|| format!("{} entries for count {count}", list.len()))
+}
+
 /// Rules a result shows directly: at most `count` entries (or the default), entries inside
 /// the window, and filters that come back echoed.
 fn echoed_rules(request: &FuzzRequest, result: &Value) -> Option<(&'static str, String)> {
@@ -201,12 +212,8 @@ fn echoed_rules(request: &FuzzRequest, result: &Value) -> Option<(&'static str, 
     match request.method.as_str() {
         "private/get_transaction_log" => {
             let logs = entries(result, "logs");
-            let count = int_param(request, "count").unwrap_or(100);
-            if logs.len() as i64 > count {
-                return Some((
-                    "m.get_transaction_log.count",
-                    format!("{} entries for count {count}", logs.len()),
-                ));
+            if let Some(message) = over_count(request, logs) {
+                return Some(("m.get_transaction_log.count", message));
             }
             let start = int_param(request, "start_timestamp");
             let end = int_param(request, "end_timestamp");
@@ -235,12 +242,8 @@ fn echoed_rules(request: &FuzzRequest, result: &Value) -> Option<(&'static str, 
         }
         "private/get_trigger_order_history" => {
             let list = entries(result, "entries");
-            let count = int_param(request, "count").unwrap_or(20);
-            if list.len() as i64 > count {
-                return Some((
-                    "m.get_trigger_order_history.count",
-                    format!("{} entries for count {count}", list.len()),
-                ));
+            if let Some(message) = over_count(request, list) {
+                return Some(("m.get_trigger_order_history.count", message));
             }
             if let Some(name) = str_param(request, "instrument_name")
                 && let Some(entry) = list
