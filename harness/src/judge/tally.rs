@@ -221,6 +221,22 @@ impl Tally {
     }
 }
 
+/// Test support: asserts that `findings` (as [`Tally::describe`] writes them) are exactly
+/// one, of `verdict` when given, containing every one of `parts`.
+#[cfg(test)]
+pub(crate) fn assert_only_finding(findings: &[String], verdict: Option<Verdict>, parts: &[&str]) {
+    assert_eq!(findings.len(), 1, "{findings:?}");
+    let finding = &findings[0];
+    assert!(
+        verdict.is_none_or(|verdict| finding.starts_with(&format!("{verdict} "))),
+        "{findings:?}"
+    );
+    assert!(
+        parts.iter().all(|part| finding.contains(part)),
+        "{findings:?}"
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
