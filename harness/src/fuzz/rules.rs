@@ -190,16 +190,7 @@ fn judge_value(spec: &Param, value: &Value, query: bool, knowledge: &OracleKnowl
         (Kind::Num, Value::Number(_)) => Some(value.clone()),
         (Kind::Bool, Value::Bool(_)) => Some(value.clone()),
         (Kind::Int | Kind::Num | Kind::Bool, Value::String(text)) => {
-            let parsed = match spec.kind {
-                Kind::Int => text.parse::<i64>().ok().map(Value::from),
-                Kind::Num => text
-                    .parse::<f64>()
-                    .ok()
-                    .filter(|n| n.is_finite())
-                    .map(Value::from),
-                _ => matches!(text.as_str(), "true" | "false").then(|| Value::Bool(text == "true")),
-            };
-            match parsed {
+            match spec.kind.from_text(text) {
                 // A JSON string holding a number: a lenient server may take it.
                 Some(_) if !query => return Judged::Unsure,
                 Some(parsed) => Some(parsed),

@@ -75,7 +75,7 @@ impl Params {
                 continue;
             }
             let typed = match (origin, value) {
-                (Origin::Query, Value::String(text)) => coerce(&text, spec.kind),
+                (Origin::Query, Value::String(text)) => spec.kind.from_text(&text),
                 (_, value) if leniency.coerce => lenient_json(value, spec.kind),
                 (_, value) => typed_json(value, spec.kind),
             };
@@ -167,28 +167,10 @@ impl Params {
     }
 }
 
-/// Coerces a query-string value to the declared type.
-fn coerce(text: &str, kind: Kind) -> Option<Value> {
-    match kind {
-        Kind::Str => Some(Value::String(text.to_owned())),
-        Kind::Int => text.parse::<i64>().ok().map(Value::from),
-        Kind::Num => text
-            .parse::<f64>()
-            .ok()
-            .filter(|number| number.is_finite())
-            .map(Value::from),
-        Kind::Bool => match text {
-            "true" => Some(Value::Bool(true)),
-            "false" => Some(Value::Bool(false)),
-            _ => None,
-        },
-    }
-}
-
 /// Accepts a JSON value of the declared type, or one whose text coerces to it.
 fn lenient_json(value: Value, kind: Kind) -> Option<Value> {
     match value {
-        Value::String(text) => coerce(&text, kind),
+        Value::String(text) => kind.from_text(&text),
         Value::Number(_) | Value::Bool(_) if kind == Kind::Str => {
             Some(Value::String(value.to_string()))
         }
