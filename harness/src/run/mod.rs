@@ -194,6 +194,22 @@ impl Shared {
             positions_drawn: std::sync::atomic::AtomicUsize::new(0),
         })
     }
+
+    /// A position of the target's pool no other execution of the run has closed: a server
+    /// may refuse to close a position twice (SPEC.md 4.12 does not say), so every closing
+    /// execution needs its own.
+    pub(super) fn draw_position(&self) -> Result<String, String> {
+        let pool = self.target.fixtures.position_pool();
+        let index = self
+            .positions_drawn
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        pool.get(index).map(|&name| name.to_owned()).ok_or_else(|| {
+            format!(
+                "each execution that closes a position needs its own, and the {} of the target file were taken by earlier ones: list more in [fixtures] positions",
+                pool.len()
+            )
+        })
+    }
 }
 
 /// The executions a config selects, in order.
