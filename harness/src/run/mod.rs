@@ -214,22 +214,29 @@ impl Shared {
 
 /// The executions a config selects, in order.
 pub fn plan(config: &Config) -> Vec<(Arc<Case>, TransportKind)> {
+    select(
+        config.cases.iter().cloned(),
+        config.filter.as_deref(),
+        config.transports.as_deref(),
+    )
+}
+
+/// The executions of `cases` whose id contains `filter` over the `transports` given (every
+/// transport of a case when `None`), in order: a case's transports in the order it lists
+/// them.
+pub fn select(
+    cases: impl IntoIterator<Item = Case>,
+    filter: Option<&str>,
+    transports: Option<&[TransportKind]>,
+) -> Vec<(Arc<Case>, TransportKind)> {
     let mut plan = Vec::new();
-    for case in &config.cases {
-        if config
-            .filter
-            .as_ref()
-            .is_some_and(|filter| !case.id.contains(filter.as_str()))
-        {
+    for case in cases {
+        if filter.is_some_and(|filter| !case.id.contains(filter)) {
             continue;
         }
-        let case = Arc::new(case.clone());
+        let case = Arc::new(case);
         for &transport in &case.transports {
-            if config
-                .transports
-                .as_ref()
-                .is_some_and(|only| !only.contains(&transport))
-            {
+            if transports.is_some_and(|only| !only.contains(&transport)) {
                 continue;
             }
             plan.push((case.clone(), transport));
