@@ -125,20 +125,12 @@ pub(crate) fn judge(args: JudgeArgs) -> Result<u8, CliError> {
         let running = judge::start(config).await.map_err(|error| {
             CliError::harness(format!("failed to listen on {}: {error}", args.listen))
         })?;
-        let mut written = running.target().clone();
-        args.tls.name_ca(
+        args.tls.write_target(
             identity.as_ref(),
-            &mut written,
+            running.target().clone(),
             args.target_out.as_deref(),
             running.addr,
         )?;
-        let target_text = written.to_toml();
-        match &args.target_out {
-            Some(path) => std::fs::write(path, &target_text).map_err(|error| {
-                CliError::harness(format!("failed to write {}: {error}", path.display()))
-            })?,
-            None => print!("{target_text}"),
-        }
         eprintln!(
             "client judge ({}) on {}; point your client at base_url {} or ws_url {}",
             scenario.name(),

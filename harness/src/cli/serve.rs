@@ -65,10 +65,32 @@ impl TlsArgs {
         }
     }
 
+    /// Writes the target file of a server listening on `addr` to `target_out`, or prints it
+    /// when none is given, with its CA named first (see [`TlsArgs::name_ca`]).
+    pub(crate) fn write_target(
+        &self,
+        identity: Option<&TlsIdentity>,
+        mut target: Target,
+        target_out: Option<&Path>,
+        addr: SocketAddr,
+    ) -> Result<(), CliError> {
+        self.name_ca(identity, &mut target, target_out, addr)?;
+        let text = target.to_toml();
+        match target_out {
+            Some(path) => std::fs::write(path, &text).map_err(|error| {
+                CliError::harness(format!("failed to write {}: {error}", path.display()))
+            }),
+            None => {
+                print!("{text}");
+                Ok(())
+            }
+        }
+    }
+
     /// Names the CA in `target` when the server speaks TLS (`identity`): `--tls-ca`, or the
     /// generated CA written beside `target_out` (`NAME.ca.pem`) or into the temporary
     /// directory. Prints where it is.
-    pub(crate) fn name_ca(
+    fn name_ca(
         &self,
         identity: Option<&TlsIdentity>,
         target: &mut Target,
@@ -177,33 +199,25 @@ pub(crate) fn serve(args: ServeArgs) -> Result<u8, CliError> {
         let running = serve::start(config).await.map_err(|error| {
             CliError::harness(format!("failed to listen on {}: {error}", args.listen))
         })?;
-        let mut target = running.target();
-        args.tls.name_ca(
+        let scheme = args.scheme();
+        if args.target_out.is_none() {
+            eprintln!(
+                "reference server on {scheme}://{}; its target file:",
+                running.addr
+            );
+        }
+        args.tls.write_target(
             identity.as_ref(),
-            &mut target,
+            running.target(),
             args.target_out.as_deref(),
             running.addr,
         )?;
-        let target = target.to_toml();
-        let scheme = args.scheme();
-        match &args.target_out {
-            Some(path) => {
-                std::fs::write(path, &target).map_err(|error| {
-                    CliError::harness(format!("failed to write {}: {error}", path.display()))
-                })?;
-                eprintln!(
-                    "reference server on {scheme}://{}; target file written to {}",
-                    running.addr,
-                    path.display()
-                );
-            }
-            None => {
-                eprintln!(
-                    "reference server on {scheme}://{}; its target file:",
-                    running.addr
-                );
-                print!("{target}");
-            }
+        if let Some(path) = &args.target_out {
+            eprintln!(
+                "reference server on {scheme}://{}; target file written to {}",
+                running.addr,
+                path.display()
+            );
         }
         eprintln!("press Ctrl-C to stop");
         let _ = tokio::signal::ctrl_c().await;
