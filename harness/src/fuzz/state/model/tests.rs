@@ -34,6 +34,19 @@ fn mmp(token: Option<usize>) -> Action {
     }
 }
 
+fn fork(of: usize, name: &str) -> Action {
+    Action::Fork {
+        of,
+        name: name.to_owned(),
+    }
+}
+
+/// What the model predicts of `step`: the outcome and the clause a wrong answer breaks.
+fn predicted(model: &Model, step: &SeqStep) -> (Outcome, &'static str) {
+    let prediction = model.predict(step, None);
+    (prediction.outcome, prediction.clause)
+}
+
 fn token_set(session: Option<&str>) -> Observed {
     let scope = match session {
         Some(name) => format!("{SCOPE} session:{name}"),
@@ -68,9 +81,8 @@ fn run(steps: &[(SeqStep, Observed)], connection: Option<&str>) -> Model {
 #[test]
 fn a_fresh_login_token_works_and_a_missing_scope_is_refused() {
     let model = run(&[(http(login(Who::Main, None)), token_set(None))], None);
-    let call = model.predict(&http(mmp(Some(0))), None);
     assert_eq!(
-        (call.outcome, call.clause),
+        predicted(&model, &http(mmp(Some(0)))),
         (Outcome::Result, "auth.http.bearer")
     );
     let log = model.predict(&http(Action::DeleteMember { token: 0 }), None);
@@ -120,13 +132,8 @@ fn a_session_token_after_refresh_is_open_and_stays_forkable() {
         model.predict(&http(mmp(Some(0))), None).outcome,
         Outcome::Any
     );
-    let fork = Action::Fork {
-        of: 1,
-        name: "b".to_owned(),
-    };
-    let fork = model.predict(&http(fork), None);
     assert_eq!(
-        (fork.outcome, fork.clause),
+        predicted(&model, &http(fork(1, "b"))),
         (Outcome::Result, "auth.fork_token.accepted")
     );
 }
@@ -134,13 +141,8 @@ fn a_session_token_after_refresh_is_open_and_stays_forkable() {
 #[test]
 fn a_connection_token_cannot_be_forked() {
     let model = run(&[(http(login(Who::Main, None)), token_set(None))], None);
-    let fork = Action::Fork {
-        of: 0,
-        name: "b".to_owned(),
-    };
-    let fork = model.predict(&http(fork), None);
     assert_eq!(
-        (fork.outcome, fork.clause),
+        predicted(&model, &http(fork(0, "b"))),
         (Outcome::Error, "auth.fork_token.connection_refused")
     );
 }
@@ -156,9 +158,8 @@ fn logout_ends_its_pair_and_leaves_the_accounts_other_tokens_open() {
         ],
         Some("ws0-0"),
     );
-    let gone = model.predict(&http(mmp(Some(0))), None);
     assert_eq!(
-        (gone.outcome, gone.clause),
+        predicted(&model, &http(mmp(Some(0)))),
         (Outcome::Error, "auth.logout.invalidates")
     );
     let refresh = model.predict(&http(Action::Refresh { of: 0 }), None);
@@ -205,9 +206,8 @@ fn disabling_the_subaccount_ends_its_tokens_and_its_login_becomes_open() {
         ],
         None,
     );
-    let sub = model.predict(&http(mmp(Some(1))), None);
     assert_eq!(
-        (sub.outcome, sub.clause),
+        predicted(&model, &http(mmp(Some(1)))),
         (
             Outcome::Error,
             "m.toggle_subaccount_login.disable_ends_sessions"
@@ -312,9 +312,8 @@ fn a_remembered_token_that_ended_is_refused() {
 fn a_replayed_nonce_is_refused_only_once_it_went_out() {
     let signed = |replay_of| http(Action::Signed { replay_of });
     let model = run(&[(signed(None), ok())], None);
-    let replay = model.predict(&signed(Some(0)), None);
     assert_eq!(
-        (replay.outcome, replay.clause),
+        predicted(&model, &signed(Some(0))),
         (Outcome::Error, "auth.signed.nonce_single_use")
     );
     let fresh = Model::new();
@@ -346,11 +345,10 @@ fn exchange_by_the_main_account_gives_a_subaccount_token_of_open_kind() {
         model.predict(&http(mmp(Some(1))), None).outcome,
         Outcome::Result
     );
-    let fork = Action::Fork {
-        of: 1,
-        name: "x".to_owned(),
-    };
-    assert_eq!(model.predict(&http(fork), None).outcome, Outcome::Any);
+    assert_eq!(
+        model.predict(&http(fork(1, "x")), None).outcome,
+        Outcome::Any
+    );
 }
 
 #[test]
