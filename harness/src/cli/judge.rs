@@ -175,10 +175,8 @@ pub(crate) fn judge(args: JudgeArgs) -> Result<u8, CliError> {
             transports: (!args.transports.is_empty()).then_some(args.transports.as_slice()),
         };
         let mut run_report = judge::to_run_report(&judged);
-        let outcomes = expectations
-            .as_ref()
-            .map(|expectations| expectations.apply(&mut run_report.results))
-            .unwrap_or_default();
+        let outcomes =
+            super::run::apply_expectations(expectations.as_ref(), &mut run_report.results);
         let context = Context {
             report: &run_report,
             catalog: &catalog,

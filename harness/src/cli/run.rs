@@ -16,7 +16,7 @@ use harness::case::{self, TransportKind};
 use harness::check::{Catalog, SchemaSet, Verdict};
 use harness::expect::{self, EntryOutcome, EntryStatus, Expectations, Known, Selector};
 use harness::report::{self, Context, Summary};
-use harness::run::{self, Event, Interrupt, RunError, RunReport};
+use harness::run::{self, CaseResult, Event, Interrupt, RunError, RunReport};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::target::{TargetArgs, TargetChoice, Timeouts};
@@ -154,10 +154,7 @@ pub(crate) fn run(args: RunArgs) -> Result<u8, CliError> {
             other => CliError::harness(other),
         })
     })?;
-    let outcomes = expectations
-        .as_ref()
-        .map(|expectations| expectations.apply(&mut report.results))
-        .unwrap_or_default();
+    let outcomes = apply_expectations(expectations.as_ref(), &mut report.results);
     let context = Context {
         report: &report,
         catalog: &corpus.catalog,
@@ -233,6 +230,17 @@ pub(crate) fn write_expectations(
         expect::PLACEHOLDER
     );
     Ok(())
+}
+
+/// The known failures of an expectations file applied to `results` (none without one),
+/// with what became of each entry.
+pub(crate) fn apply_expectations(
+    expectations: Option<&Expectations>,
+    results: &mut [CaseResult],
+) -> Vec<EntryOutcome> {
+    expectations
+        .map(|expectations| expectations.apply(results))
+        .unwrap_or_default()
 }
 
 /// One line per fixed entry, and counts; returns how many entries are fixed.
