@@ -29,6 +29,9 @@ pub use methods::METHODS;
 pub use open::{OPEN_POINTS, OpenPoint};
 pub use sections::{SECTIONS, Section};
 
+/// The interface version SPEC.md describes ("The interface version is 2.1.1").
+pub const INTERFACE_VERSION: &str = "2.1.1";
+
 /// The JSON type a parameter is declared with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
