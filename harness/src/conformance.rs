@@ -191,22 +191,12 @@ impl Suite {
             serial: RwLock::new(()),
         });
         let mut trials = Vec::new();
-        for case in cases {
-            let case = Arc::new(case);
-            for &transport in &case.transports {
-                if self
-                    .transports
-                    .as_ref()
-                    .is_some_and(|only| !only.contains(&transport))
-                {
-                    continue;
-                }
-                let (shared, case) = (shared.clone(), case.clone());
-                trials.push(Trial::ignorable_test(
-                    format!("{} [{transport}]", case.id),
-                    move || shared.trial(&case, transport),
-                ));
-            }
+        for (case, transport) in run::select(cases, None, self.transports.as_deref()) {
+            let shared = shared.clone();
+            trials.push(Trial::ignorable_test(
+                format!("{} [{transport}]", case.id),
+                move || shared.trial(&case, transport),
+            ));
         }
         Ok(trials)
     }

@@ -21,9 +21,10 @@ pub const NEEDS_SECOND_FACTOR: &[&str] = &["private/toggle_subaccount_login"];
 /// The error name SPEC.md section 7 gives to code 13668.
 pub const SECOND_FACTOR_ERROR: &str = "security_key_authorization_error";
 
-/// What a captured response is.
+/// The form of a captured response: an envelope with a result or an error, a bare result,
+/// or neither.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Answer {
+pub enum ResponseForm {
     /// A JSON-RPC envelope with a `result`.
     Result,
     /// A JSON-RPC envelope with an `error`: its code and message, as far as they are there.
@@ -56,7 +57,7 @@ pub struct Observation {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Captured {
     /// What the response is.
-    pub answer: Answer,
+    pub form: ResponseForm,
     /// The worst observation's verdict; `pass` when there is none.
     pub verdict: Verdict,
     /// Every observation, in the order made.
@@ -123,8 +124,8 @@ pub fn judge_captured(
             );
         }
     }
-    let answer = if !is_envelope {
-        Answer::BareResult
+    let form = if !is_envelope {
+        ResponseForm::BareResult
     } else if let Some(error) = response
         .get("error")
         .filter(|_| response.get("result").is_none())
@@ -148,15 +149,15 @@ pub fn judge_captured(
                 ),
             );
         }
-        Answer::Error { code, message }
+        ResponseForm::Error { code, message }
     } else if response.get("result").is_some() {
-        Answer::Result
+        ResponseForm::Result
     } else {
-        Answer::Malformed
+        ResponseForm::Malformed
     };
-    let result = match answer {
-        Answer::BareResult => Some(response),
-        Answer::Result => response.get("result"),
+    let result = match form {
+        ResponseForm::BareResult => Some(response),
+        ResponseForm::Result => response.get("result"),
         _ => None,
     };
     if let (Some(result), Some(schema)) = (result, schemas.for_method(method)) {
@@ -173,10 +174,9 @@ pub fn judge_captured(
     let verdict = observations
         .iter()
         .map(|observation| observation.verdict)
-        .max()
-        .unwrap_or(Verdict::Pass);
+        .fold(Verdict::Pass, Verdict::worst);
     Captured {
-        answer,
+        form,
         verdict,
         observations,
     }

@@ -16,7 +16,7 @@ mod schema;
 
 pub use answer::{Expected, Outcome, ParsedAnswer, answer, error_note, finding};
 pub use captured::{
-    Answer, Captured, NEEDS_SECOND_FACTOR, Observation, SECOND_FACTOR_ERROR, judge_captured,
+    Captured, NEEDS_SECOND_FACTOR, Observation, ResponseForm, SECOND_FACTOR_ERROR, judge_captured,
     method_from_file_name, result_clause,
 };
 pub use catalog::{Catalog, Clause, Level, Side};
@@ -136,11 +136,22 @@ impl Finding {
             message: message.into(),
         }
     }
+
+    /// A broken `must` clause: a finding on that one clause at [`Verdict::Fail`].
+    pub fn fail(clause: &str, message: impl Into<String>) -> Finding {
+        Finding::new(Verdict::Fail, vec![clause.to_owned()], message)
+    }
+
+    /// The first clause the finding concerns (the only one of a fuzzer's or the judge's
+    /// findings); empty when it names none.
+    pub fn clause(&self) -> &str {
+        self.clauses.first().map_or("", String::as_str)
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::Verdict;
+    use super::{Finding, Verdict};
 
     #[test]
     fn severity_order_is_skip_pass_fixed_info_warn_xfail_error_fail() {
@@ -173,5 +184,13 @@ mod tests {
             assert_eq!(Verdict::from_name(verdict.as_str()), Some(verdict));
         }
         assert_eq!(Verdict::from_name("passed"), None);
+    }
+
+    #[test]
+    fn a_failure_is_a_fail_finding_on_its_one_clause() {
+        let finding = Finding::fail("auth.refresh.rotates", "same refresh token");
+        assert_eq!(finding.verdict, Verdict::Fail);
+        assert_eq!(finding.clause(), "auth.refresh.rotates");
+        assert_eq!(Finding::new(Verdict::Info, Vec::new(), "x").clause(), "");
     }
 }

@@ -14,7 +14,7 @@ use harness::case::TransportKind;
 use harness::check::SchemaSet;
 use harness::fuzz::{self, Config, FuzzError, Shard};
 
-use super::target::{Allowances, TargetChoice, Timeouts};
+use super::target::{TargetArgs, TargetChoice, Timeouts};
 use super::{CliError, cases_dir, exit, runtime};
 
 /// `harness fuzz [options]`, or `harness fuzz merge DIR...`.
@@ -24,7 +24,7 @@ pub(crate) struct FuzzArgs {
     #[command(subcommand)]
     command: Option<FuzzCommand>,
     #[command(flatten)]
-    run: RunArgs,
+    run: FuzzRunArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -35,10 +35,9 @@ enum FuzzCommand {
 }
 
 #[derive(Debug, Args)]
-struct RunArgs {
-    /// Target file describing the server (default: start the reference server in-process).
-    #[arg(long, value_name = "FILE")]
-    target: Option<PathBuf>,
+struct FuzzRunArgs {
+    #[command(flatten)]
+    target: TargetArgs,
     /// Generated requests to send, stateful sequences included.
     #[arg(long, default_value_t = 1_000)]
     requests: usize,
@@ -60,13 +59,6 @@ struct RunArgs {
     /// Requests in flight at once.
     #[arg(long, default_value_t = 32)]
     concurrency: usize,
-    /// Inject a fault into the reference server (see `harness faults`); not with --target.
-    #[arg(long = "fault", value_name = "NAME")]
-    faults: Vec<String>,
-    /// Switch on a spec-open variant of the reference server (see `harness variants`), or
-    /// `all`; not with --target.
-    #[arg(long = "variant", value_name = "NAME")]
-    variants: Vec<String>,
     /// Only these transports: http-query, http-body, ws, rest (repeatable).
     #[arg(long = "transport", value_name = "NAME", value_parser = parse_transport)]
     transports: Vec<TransportKind>,
@@ -75,8 +67,6 @@ struct RunArgs {
     cases: Option<PathBuf>,
     #[command(flatten)]
     timeouts: Timeouts,
-    #[command(flatten)]
-    allowances: Allowances,
 }
 
 fn parse_transport(name: &str) -> Result<TransportKind, String> {
@@ -92,14 +82,8 @@ pub(crate) fn fuzz(args: FuzzArgs) -> Result<u8, CliError> {
     }
 }
 
-fn run(args: RunArgs) -> Result<u8, CliError> {
-    let allowances = args.allowances;
-    let choice = TargetChoice::from_args(
-        args.target.as_deref(),
-        &args.faults,
-        &args.variants,
-        allowances,
-    )?;
+fn run(args: FuzzRunArgs) -> Result<u8, CliError> {
+    let choice = TargetChoice::from_args(&args.target)?;
     let schemas_dir = cases_dir(args.cases.clone()).join("schemas");
     let schemas = Arc::new(SchemaSet::load(&schemas_dir).map_err(CliError::usage)?);
     let seed = args.seed.unwrap_or_else(rand::random);
@@ -179,30 +163,20 @@ fn run(args: RunArgs) -> Result<u8, CliError> {
         println!("fuzz: {reason}: the findings so far are written, unshrunk");
     }
     for finding in &report.findings {
-        println!(
-            "FAIL {} ({} {}, {} requests): {}",
-            finding.clause,
-            finding.shrunk.transport,
-            finding.shrunk.method,
-            finding.occurrences,
-            finding.message
+        let what = format!(
+            "{} {}, {} requests",
+            finding.shrunk.transport, finding.shrunk.method, finding.occurrences
         );
-        if let Some(path) = &finding.case_file {
-            println!("  case file: {}", path.display());
-        }
+        print_finding(&finding.clause, &what, &finding.message, &finding.case_file);
     }
     for finding in &stateful.findings {
-        println!(
-            "FAIL {} ({} steps, shrunk from {}; {} sequences): {}",
-            finding.clause,
+        let what = format!(
+            "{} steps, shrunk from {}; {} sequences",
             finding.shrunk.steps.len(),
             finding.sequence.steps.len(),
-            finding.occurrences,
-            finding.message
+            finding.occurrences
         );
-        if let Some(path) = &finding.case_file {
-            println!("  case file: {}", path.display());
-        }
+        print_finding(&finding.clause, &what, &finding.message, &finding.case_file);
     }
     println!(
         "fuzz: {} findings ({} failed requests); report {}; rerun: {rerun}",
@@ -219,4 +193,13 @@ fn run(args: RunArgs) -> Result<u8, CliError> {
             exit::PASS
         },
     )
+}
+
+/// Prints one finding as `FAIL clause (what): message`, then its case file when one was
+/// written.
+fn print_finding(clause: &str, what: &str, message: &str, case_file: &Option<PathBuf>) {
+    println!("FAIL {clause} ({what}): {message}");
+    if let Some(path) = case_file {
+        println!("  case file: {}", path.display());
+    }
 }

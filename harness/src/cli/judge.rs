@@ -125,22 +125,12 @@ pub(crate) fn judge(args: JudgeArgs) -> Result<u8, CliError> {
         let running = judge::start(config).await.map_err(|error| {
             CliError::harness(format!("failed to listen on {}: {error}", args.listen))
         })?;
-        let mut written = running.target().clone();
-        if let Some(identity) = &identity {
-            args.tls.name_ca(
-                identity,
-                &mut written,
-                args.target_out.as_deref(),
-                running.addr,
-            )?;
-        }
-        let target_text = written.to_toml();
-        match &args.target_out {
-            Some(path) => std::fs::write(path, &target_text).map_err(|error| {
-                CliError::harness(format!("failed to write {}: {error}", path.display()))
-            })?,
-            None => print!("{target_text}"),
-        }
+        args.tls.write_target(
+            identity.as_ref(),
+            running.target().clone(),
+            args.target_out.as_deref(),
+            running.addr,
+        )?;
         eprintln!(
             "client judge ({}) on {}; point your client at base_url {} or ws_url {}",
             scenario.name(),
@@ -185,10 +175,8 @@ pub(crate) fn judge(args: JudgeArgs) -> Result<u8, CliError> {
             transports: (!args.transports.is_empty()).then_some(args.transports.as_slice()),
         };
         let mut run_report = judge::to_run_report(&judged);
-        let outcomes = expectations
-            .as_ref()
-            .map(|expectations| expectations.apply(&mut run_report.results))
-            .unwrap_or_default();
+        let outcomes =
+            super::run::apply_expectations(expectations.as_ref(), &mut run_report.results);
         let context = Context {
             report: &run_report,
             catalog: &catalog,

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use harness::check::{
-    Answer, Captured, Catalog, SchemaSet, Verdict, judge_captured, method_from_file_name,
+    Captured, Catalog, ResponseForm, SchemaSet, Verdict, judge_captured, method_from_file_name,
 };
 use harness::file_error::did_you_mean;
 use serde_json::Value;
@@ -192,11 +192,11 @@ fn judge_file(
 }
 
 fn print_file(file: &Path, method: &str, captured: &Captured) {
-    let answer = match &captured.answer {
-        Answer::Result => "result".to_owned(),
-        Answer::BareResult => "bare result".to_owned(),
-        Answer::Malformed => "malformed envelope".to_owned(),
-        Answer::Error { code, message } => format!(
+    let answer = match &captured.form {
+        ResponseForm::Result => "result".to_owned(),
+        ResponseForm::BareResult => "bare result".to_owned(),
+        ResponseForm::Malformed => "malformed envelope".to_owned(),
+        ResponseForm::Error { code, message } => format!(
             "error {} {}",
             code.map_or_else(|| "(no integer code)".to_owned(), |code| code.to_string()),
             message.as_deref().unwrap_or("(no string message)")

@@ -16,17 +16,16 @@ use harness::case::{self, TransportKind};
 use harness::check::{Catalog, SchemaSet, Verdict};
 use harness::expect::{self, EntryOutcome, EntryStatus, Expectations, Known, Selector};
 use harness::report::{self, Context, Summary};
-use harness::run::{self, Event, Interrupt, RunError, RunReport};
+use harness::run::{self, CaseResult, Event, Interrupt, RunError, RunReport};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use super::target::{Allowances, TargetChoice, Timeouts};
+use super::target::{TargetArgs, TargetChoice, Timeouts};
 use super::{CliError, cases_dir, exit, runtime};
 
 #[derive(Debug, Args)]
 pub(crate) struct RunArgs {
-    /// Target file describing the server (default: start the reference server in-process).
-    #[arg(long, value_name = "FILE")]
-    target: Option<PathBuf>,
+    #[command(flatten)]
+    target: TargetArgs,
     /// Only cases whose id contains this text.
     #[arg(long, value_name = "PATTERN")]
     filter: Option<String>,
@@ -36,13 +35,6 @@ pub(crate) struct RunArgs {
     /// Directory for report.json, junit.xml, report.md and report.html.
     #[arg(long, value_name = "DIR", default_value = "reports/latest")]
     out: PathBuf,
-    /// Inject a fault into the reference server (see `harness faults`); not with --target.
-    #[arg(long = "fault", value_name = "NAME")]
-    faults: Vec<String>,
-    /// Switch on a spec-open variant of the reference server (see `harness variants`), or
-    /// `all`; not with --target.
-    #[arg(long = "variant", value_name = "NAME")]
-    variants: Vec<String>,
     /// Case directory (default: ./cases).
     #[arg(long, value_name = "DIR")]
     cases: Option<PathBuf>,
@@ -51,8 +43,6 @@ pub(crate) struct RunArgs {
     concurrency: usize,
     #[command(flatten)]
     timeouts: Timeouts,
-    #[command(flatten)]
-    allowances: Allowances,
     /// Also write each execution's responses as reviewable insta snapshots into DIR.
     #[arg(long, value_name = "DIR")]
     snapshots: Option<PathBuf>,
@@ -119,13 +109,7 @@ pub(crate) fn load_expectations(
 pub(crate) fn run(args: RunArgs) -> Result<u8, CliError> {
     let corpus = load_corpus(&cases_dir(args.cases.clone()))?;
     let expectations = load_expectations(args.expect.as_deref(), &known_for_run(&corpus))?;
-    let allowances = args.allowances;
-    let choice = TargetChoice::from_args(
-        args.target.as_deref(),
-        &args.faults,
-        &args.variants,
-        allowances,
-    )?;
+    let choice = TargetChoice::from_args(&args.target)?;
     let rerun = format!("harness run{}", choice.flags());
     let runtime = runtime()?;
     let mut report = runtime.block_on(async {
@@ -170,10 +154,7 @@ pub(crate) fn run(args: RunArgs) -> Result<u8, CliError> {
             other => CliError::harness(other),
         })
     })?;
-    let outcomes = expectations
-        .as_ref()
-        .map(|expectations| expectations.apply(&mut report.results))
-        .unwrap_or_default();
+    let outcomes = apply_expectations(expectations.as_ref(), &mut report.results);
     let context = Context {
         report: &report,
         catalog: &corpus.catalog,
@@ -249,6 +230,17 @@ pub(crate) fn write_expectations(
         expect::PLACEHOLDER
     );
     Ok(())
+}
+
+/// The known failures of an expectations file applied to `results` (none without one),
+/// with what became of each entry.
+pub(crate) fn apply_expectations(
+    expectations: Option<&Expectations>,
+    results: &mut [CaseResult],
+) -> Vec<EntryOutcome> {
+    expectations
+        .map(|expectations| expectations.apply(results))
+        .unwrap_or_default()
 }
 
 /// One line per fixed entry, and counts; returns how many entries are fixed.

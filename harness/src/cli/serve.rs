@@ -65,15 +65,41 @@ impl TlsArgs {
         }
     }
 
-    /// Names the CA in `target`: `--tls-ca`, or the generated CA written beside
-    /// `target_out` (`NAME.ca.pem`) or into the temporary directory. Prints where it is.
-    pub(crate) fn name_ca(
+    /// Writes the target file of a server listening on `addr` to `target_out`, or prints it
+    /// when none is given, with its CA named first (see [`TlsArgs::name_ca`]).
+    pub(crate) fn write_target(
         &self,
-        identity: &TlsIdentity,
+        identity: Option<&TlsIdentity>,
+        mut target: Target,
+        target_out: Option<&Path>,
+        addr: SocketAddr,
+    ) -> Result<(), CliError> {
+        self.name_ca(identity, &mut target, target_out, addr)?;
+        let text = target.to_toml();
+        match target_out {
+            Some(path) => std::fs::write(path, &text).map_err(|error| {
+                CliError::harness(format!("failed to write {}: {error}", path.display()))
+            }),
+            None => {
+                print!("{text}");
+                Ok(())
+            }
+        }
+    }
+
+    /// Names the CA in `target` when the server speaks TLS (`identity`): `--tls-ca`, or the
+    /// generated CA written beside `target_out` (`NAME.ca.pem`) or into the temporary
+    /// directory. Prints where it is.
+    fn name_ca(
+        &self,
+        identity: Option<&TlsIdentity>,
         target: &mut Target,
         target_out: Option<&Path>,
         addr: SocketAddr,
     ) -> Result<(), CliError> {
+        let Some(identity) = identity else {
+            return Ok(());
+        };
         let ca_file = match (&self.tls_ca, identity.ca_pem()) {
             (Some(given), _) => given.clone(),
             (None, Some(pem)) => {
@@ -114,21 +140,24 @@ impl ServeArgs {
     }
 }
 
+/// The usage error for an unknown fault or variant `name`, with a did-you-mean among
+/// `known` and the command (`harness faults`, `harness variants`) that lists them.
+fn unknown_name<'a>(what: &str, name: &str, known: impl Iterator<Item = &'a str>) -> CliError {
+    let hint = harness::file_error::did_you_mean(name, known)
+        .map(|known| format!(" (did you mean \"{known}\"?)"))
+        .unwrap_or_default();
+    CliError::usage(format!(
+        "unknown {what} \"{name}\"{hint}; `harness {what}s` lists them"
+    ))
+}
+
 /// Resolves fault names, with a did-you-mean for a typo.
 pub(crate) fn parse_faults(names: &[String]) -> Result<Vec<Fault>, CliError> {
     names
         .iter()
         .map(|name| {
             Fault::from_name(name).ok_or_else(|| {
-                let hint = harness::file_error::did_you_mean(
-                    name,
-                    Fault::ALL.iter().map(|fault| fault.name()),
-                )
-                .map(|known| format!(" (did you mean \"{known}\"?)"))
-                .unwrap_or_default();
-                CliError::usage(format!(
-                    "unknown fault \"{name}\"{hint}; `harness faults` lists them"
-                ))
+                unknown_name("fault", name, Fault::ALL.iter().map(|fault| fault.name()))
             })
         })
         .collect()
@@ -143,15 +172,11 @@ pub(crate) fn parse_variants(names: &[String]) -> Result<Vec<Variant>, CliError>
             continue;
         }
         let variant = Variant::from_name(name).ok_or_else(|| {
-            let hint = harness::file_error::did_you_mean(
+            unknown_name(
+                "variant",
                 name,
                 Variant::ALL.iter().map(|variant| variant.name()),
             )
-            .map(|known| format!(" (did you mean \"{known}\"?)"))
-            .unwrap_or_default();
-            CliError::usage(format!(
-                "unknown variant \"{name}\"{hint}; `harness variants` lists them"
-            ))
         })?;
         variants.push(variant);
     }
@@ -174,35 +199,25 @@ pub(crate) fn serve(args: ServeArgs) -> Result<u8, CliError> {
         let running = serve::start(config).await.map_err(|error| {
             CliError::harness(format!("failed to listen on {}: {error}", args.listen))
         })?;
-        let mut target = running.target();
-        if let Some(identity) = &identity {
-            args.tls.name_ca(
-                identity,
-                &mut target,
-                args.target_out.as_deref(),
-                running.addr,
-            )?;
-        }
-        let target = target.to_toml();
         let scheme = args.scheme();
-        match &args.target_out {
-            Some(path) => {
-                std::fs::write(path, &target).map_err(|error| {
-                    CliError::harness(format!("failed to write {}: {error}", path.display()))
-                })?;
-                eprintln!(
-                    "reference server on {scheme}://{}; target file written to {}",
-                    running.addr,
-                    path.display()
-                );
-            }
-            None => {
-                eprintln!(
-                    "reference server on {scheme}://{}; its target file:",
-                    running.addr
-                );
-                print!("{target}");
-            }
+        if args.target_out.is_none() {
+            eprintln!(
+                "reference server on {scheme}://{}; its target file:",
+                running.addr
+            );
+        }
+        args.tls.write_target(
+            identity.as_ref(),
+            running.target(),
+            args.target_out.as_deref(),
+            running.addr,
+        )?;
+        if let Some(path) = &args.target_out {
+            eprintln!(
+                "reference server on {scheme}://{}; target file written to {}",
+                running.addr,
+                path.display()
+            );
         }
         eprintln!("press Ctrl-C to stop");
         let _ = tokio::signal::ctrl_c().await;

@@ -4,13 +4,31 @@
 //! spec-open variants. Shared by `run` and `fuzz`.
 
 use std::net::IpAddr;
-use std::path::Path;
+use std::path::PathBuf;
 
 use harness::serve::{self, Fault, Variant};
 use harness::target_file::Target;
 
 use super::CliError;
 use super::serve::{parse_faults, parse_variants};
+
+/// The options of `run` and `fuzz` that choose their target: a target file, or the
+/// reference server with faults or variants; and what the command line allows.
+#[derive(Clone, Debug, clap::Args)]
+pub(crate) struct TargetArgs {
+    /// Target file describing the server (default: start the reference server in-process).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) target: Option<PathBuf>,
+    /// Inject a fault into the reference server (see `harness faults`); not with --target.
+    #[arg(long = "fault", value_name = "NAME")]
+    pub(crate) faults: Vec<String>,
+    /// Switch on a spec-open variant of the reference server (see `harness variants`), or
+    /// `all`; not with --target.
+    #[arg(long = "variant", value_name = "NAME")]
+    pub(crate) variants: Vec<String>,
+    #[command(flatten)]
+    pub(crate) allowances: Allowances,
+}
 
 /// What the command line allows beyond the safe defaults.
 #[derive(Clone, Copy, Debug, Default, clap::Args)]
@@ -44,12 +62,10 @@ pub(crate) struct TargetChoice {
 
 impl TargetChoice {
     /// Reads `--target FILE` or prepares the reference server with `--fault NAME`s.
-    pub(crate) fn from_args(
-        target: Option<&Path>,
-        fault_names: &[String],
-        variant_names: &[String],
-        allowances: Allowances,
-    ) -> Result<TargetChoice, CliError> {
+    pub(crate) fn from_args(args: &TargetArgs) -> Result<TargetChoice, CliError> {
+        let (target, fault_names, variant_names) =
+            (args.target.as_deref(), &args.faults, &args.variants);
+        let allowances = args.allowances;
         let faults = parse_faults(fault_names)?;
         let variants = parse_variants(variant_names)?;
         if target.is_some() && !(faults.is_empty() && variants.is_empty()) {

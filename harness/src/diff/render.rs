@@ -7,14 +7,7 @@ use super::{Change, Diff, Row};
 /// Terminal text: one section per non-empty list, one line per execution, and a summary.
 pub fn render_text(diff: &Diff) -> String {
     let mut out = String::new();
-    let changes = [
-        ("newly failing", &diff.newly_failing),
-        ("newly passing", &diff.newly_passing),
-    ];
-    for (title, list) in changes {
-        if list.is_empty() {
-            continue;
-        }
+    for (title, list) in changed(diff) {
         let _ = writeln!(out, "{title} ({}):", list.len());
         for change in list {
             let after = &change.after;
@@ -30,10 +23,7 @@ pub fn render_text(diff: &Diff) -> String {
             );
         }
     }
-    for (title, rows) in [("added", &diff.added), ("removed", &diff.removed)] {
-        if rows.is_empty() {
-            continue;
-        }
+    for (title, rows) in came_or_went(diff) {
         let _ = writeln!(out, "{title} ({}):", rows.len());
         for row in rows {
             let _ = writeln!(
@@ -58,17 +48,11 @@ pub fn render_markdown(diff: &Diff) -> String {
         let _ = writeln!(out, "No execution changed its outcome.");
         return out;
     }
-    let changes = [
-        ("Newly failing", &diff.newly_failing),
-        ("Newly passing", &diff.newly_passing),
-    ];
-    for (title, list) in changes {
-        if list.is_empty() {
-            continue;
-        }
+    for (title, list) in changed(diff) {
         let _ = writeln!(
             out,
-            "#### {title} ({})\n\n| now | was | case | transport | clauses | message |\n|---|---|---|---|---|---|",
+            "#### {} ({})\n\n| now | was | case | transport | clauses | message |\n|---|---|---|---|---|---|",
+            capitalized(title),
             list.len()
         );
         for Change { before, after } in list.iter() {
@@ -85,13 +69,11 @@ pub fn render_markdown(diff: &Diff) -> String {
         }
         out.push('\n');
     }
-    for (title, rows) in [("Added", &diff.added), ("Removed", &diff.removed)] {
-        if rows.is_empty() {
-            continue;
-        }
+    for (title, rows) in came_or_went(diff) {
         let _ = writeln!(
             out,
-            "#### {title} ({})\n\n| verdict | case | transport | clauses |\n|---|---|---|---|",
+            "#### {} ({})\n\n| verdict | case | transport | clauses |\n|---|---|---|---|",
+            capitalized(title),
             rows.len()
         );
         for Row {
@@ -113,6 +95,37 @@ pub fn render_markdown(diff: &Diff) -> String {
         out.push('\n');
     }
     out
+}
+
+/// The executions whose outcome changed, newly failing then newly passing, each list with
+/// its title; empty lists left out.
+fn changed(diff: &Diff) -> impl Iterator<Item = (&'static str, &[Change])> {
+    [
+        ("newly failing", diff.newly_failing.as_slice()),
+        ("newly passing", diff.newly_passing.as_slice()),
+    ]
+    .into_iter()
+    .filter(|(_, list)| !list.is_empty())
+}
+
+/// The executions only one report has, added then removed, each list with its title;
+/// empty lists left out.
+fn came_or_went(diff: &Diff) -> impl Iterator<Item = (&'static str, &[Row])> {
+    [
+        ("added", diff.added.as_slice()),
+        ("removed", diff.removed.as_slice()),
+    ]
+    .into_iter()
+    .filter(|(_, rows)| !rows.is_empty())
+}
+
+/// A title with its first letter upper-case, for a Markdown heading.
+fn capitalized(title: &str) -> String {
+    let mut letters = title.chars();
+    letters
+        .next()
+        .map(|first| first.to_uppercase().chain(letters).collect())
+        .unwrap_or_default()
 }
 
 /// `2 regressions; 3 newly failing, 1 newly passing, 0 added, 0 removed`.

@@ -49,26 +49,36 @@ fn a_file_that_is_not_a_report_says_where() {
 
 #[test]
 fn lists_newly_failing_newly_passing_added_and_removed() {
-    let old = vec![
-        row("stays", "ws", Verdict::Pass),
-        row("breaks", "ws", Verdict::Pass),
-        row("breaks", "http-query", Verdict::Info),
-        row("mends", "ws", Verdict::Fail),
-        row("known", "ws", Verdict::Xfail),
-        row("accepted", "ws", Verdict::Pass),
-        row("was-skipped", "ws", Verdict::Skip),
-        row("gone", "ws", Verdict::Pass),
+    // Each execution with its verdict in the old report and in the new one (`None`: absent).
+    let executions = [
+        ("stays", "ws", Some(Verdict::Pass), Some(Verdict::Pass)),
+        ("breaks", "ws", Some(Verdict::Pass), Some(Verdict::Fail)),
+        (
+            "breaks",
+            "http-query",
+            Some(Verdict::Info),
+            Some(Verdict::Error),
+        ),
+        ("mends", "ws", Some(Verdict::Fail), Some(Verdict::Warn)),
+        ("known", "ws", Some(Verdict::Xfail), Some(Verdict::Fail)),
+        ("accepted", "ws", Some(Verdict::Pass), Some(Verdict::Xfail)),
+        (
+            "was-skipped",
+            "ws",
+            Some(Verdict::Skip),
+            Some(Verdict::Fail),
+        ),
+        ("gone", "ws", Some(Verdict::Pass), None),
+        ("new", "rest", None, Some(Verdict::Pass)),
     ];
-    let new = vec![
-        row("stays", "ws", Verdict::Pass),
-        row("breaks", "ws", Verdict::Fail),
-        row("breaks", "http-query", Verdict::Error),
-        row("mends", "ws", Verdict::Warn),
-        row("known", "ws", Verdict::Fail),
-        row("accepted", "ws", Verdict::Xfail),
-        row("was-skipped", "ws", Verdict::Fail),
-        row("new", "rest", Verdict::Pass),
-    ];
+    let old: Vec<Row> = executions
+        .iter()
+        .filter_map(|(case, transport, old, _)| old.map(|verdict| row(case, transport, verdict)))
+        .collect();
+    let new: Vec<Row> = executions
+        .iter()
+        .filter_map(|(case, transport, _, new)| new.map(|verdict| row(case, transport, verdict)))
+        .collect();
     let diff = diff(&old, &new);
     let failing: Vec<(&str, &str, Verdict)> = diff
         .newly_failing

@@ -47,35 +47,29 @@ pub fn parse(path: &Path, text: &str, known: &Known) -> Result<Expectations, Fil
         toml::from_str(text).map_err(|error| FileError::from_toml(path, text, &error))?;
     let mut entries = Vec::with_capacity(file.known_failure.len());
     let mut seen: BTreeMap<(Selector, Option<TransportKind>), usize> = BTreeMap::new();
+    let cases: Vec<&str> = known.cases.keys().map(String::as_str).collect();
+    let clauses: Vec<&str> = known.clauses.iter().map(String::as_str).collect();
     for spanned in file.known_failure {
         let line = line_of(text, spanned.span().start);
         let raw = spanned.into_inner();
         let at = |value: &Spanned<String>| line_of(text, value.span().start);
+        // A case or clause the run knows, or the error naming the nearest known one.
+        let named = |value: Spanned<String>, what: &str, names: &[&str]| {
+            if names.contains(&value.get_ref().as_str()) {
+                Ok(value.into_inner())
+            } else {
+                Err(unknown(
+                    path,
+                    at(&value),
+                    what,
+                    value.get_ref(),
+                    names.iter().copied(),
+                ))
+            }
+        };
         let selector = match (raw.case, raw.clause) {
-            (Some(case), None) => {
-                if !known.cases.contains_key(case.get_ref()) {
-                    return Err(unknown(
-                        path,
-                        at(&case),
-                        "case",
-                        case.get_ref(),
-                        known.cases.keys().map(String::as_str),
-                    ));
-                }
-                Selector::Case(case.into_inner())
-            }
-            (None, Some(clause)) => {
-                if !known.clauses.contains(clause.get_ref()) {
-                    return Err(unknown(
-                        path,
-                        at(&clause),
-                        "clause",
-                        clause.get_ref(),
-                        known.clauses.iter().map(String::as_str),
-                    ));
-                }
-                Selector::Clause(clause.into_inner())
-            }
+            (Some(case), None) => Selector::Case(named(case, "case", &cases)?),
+            (None, Some(clause)) => Selector::Clause(named(clause, "clause", &clauses)?),
             (Some(_), Some(_)) => {
                 return Err(FileError::new(
                     path,

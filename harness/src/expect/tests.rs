@@ -40,7 +40,7 @@ fn result(case: &str, transport: TransportKind, findings: &[(Verdict, &str)]) ->
     let verdict = findings
         .iter()
         .map(|finding| finding.verdict)
-        .max()
+        .reduce(Verdict::worst)
         .unwrap_or(Verdict::Pass);
     CaseResult {
         case: case.to_owned(),

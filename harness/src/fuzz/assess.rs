@@ -7,41 +7,32 @@ use serde_json::Value;
 use super::FuzzRequest;
 use super::rules::Expectation;
 use super::send::Sent;
-use crate::check::{Redactor, SchemaSet, short};
+use crate::check::{Finding, Redactor, SchemaSet, Verdict, short};
 use crate::jsonrpc::{self, code};
+use crate::spec;
 use crate::transport::TransportErrorKind;
 
-/// A broken rule.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Failure {
-    pub(crate) clause: String,
-    pub(crate) message: String,
+/// A broken rule: a [`Finding`] at [`Verdict::Fail`] on the one clause it breaks.
+fn fail(clause: &str, message: String) -> Option<Finding> {
+    Some(Finding::fail(clause, message))
 }
 
-/// The verdict on one answer.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Judgement {
-    Pass,
-    /// A valid request refused with a throttling code: the server protecting itself.
-    RateLimited,
-    Fail(Failure),
+/// Whether a judgement is a throttled answer, which is never judged: a [`Finding`] at
+/// [`Verdict::Skip`] (not judged, with the reason).
+pub(crate) fn is_throttled(finding: &Finding) -> bool {
+    finding.verdict == Verdict::Skip
 }
 
-fn fail(clause: &str, message: String) -> Judgement {
-    Judgement::Fail(Failure {
-        clause: clause.to_owned(),
-        message,
-    })
-}
-
-/// Judges the answer `sent` got.
+/// Judges the answer `sent` got: `None` when it holds, else a [`Finding`] at
+/// [`Verdict::Fail`] on the clause it breaks, or at [`Verdict::Skip`] for a throttled
+/// answer.
 pub(crate) fn assess(
     request: &FuzzRequest,
     expectation: &Expectation,
     sent: &Sent,
     schemas: &SchemaSet,
     redactor: &Redactor,
-) -> Judgement {
+) -> Option<Finding> {
     let transport_clause = match request.transport {
         crate::case::TransportKind::HttpQuery => "transport.http.query",
         crate::case::TransportKind::HttpBody => "transport.http.body",
@@ -80,8 +71,12 @@ pub(crate) fn assess(
         // A throttling answer (a code of the target's `[limits] throttle_codes`) is the
         // server protecting itself: SPEC.md states the transaction log's rate and leaves the
         // limits of every other method open (section 8).
-        (Expectation::Result(_), _, Some(_)) if sent.throttled => {
-            return Judgement::RateLimited;
+        (Expectation::Result(_), _, Some(error)) if sent.throttled => {
+            return Some(Finding::new(
+                Verdict::Skip,
+                Vec::new(),
+                format!("throttled with code {}: not judged", error.code),
+            ));
         }
         (Expectation::Result(clause), _, Some(error)) => {
             return fail(
@@ -117,9 +112,8 @@ pub(crate) fn assess(
         }
         _ => {}
     }
-    let Some(result) = answer.get("result") else {
-        return Judgement::Pass;
-    };
+    // An expected error came: nothing more to judge.
+    let result = answer.get("result")?;
     if request.transport.is_http() && received.status != Some(200) {
         return fail(
             "http.status.success",
@@ -142,7 +136,7 @@ pub(crate) fn assess(
     }
     match echoed_rules(request, result) {
         Some((clause, message)) => fail(clause, message),
-        None => Judgement::Pass,
+        None => None,
     }
 }
 
@@ -196,6 +190,16 @@ fn entries<'a>(result: &'a Value, member: &str) -> &'a [Value] {
         .map_or(&[], Vec::as_slice)
 }
 
+/// What is wrong when a page holds more entries than the request's `count`, or than the
+/// method's default `count` of the spec table when it gave none.
+fn over_count(request: &FuzzRequest, list: &[Value]) -> Option<String> {
+    let default = spec::method(&request.method)
+        .and_then(spec::Method::count_bounds)
+        .map_or(i64::MAX, |(_, _, default)| default);
+    let count = int_param(request, "count").unwrap_or(default);
+    (list.len() as i64 > count).then(|| format!("{} entries for count {count}", list.len()))
+}
+
 /// Rules a result shows directly: at most `count` entries (or the default), entries inside
 /// the window, and filters that come back echoed.
 fn echoed_rules(request: &FuzzRequest, result: &Value) -> Option<(&'static str, String)> {
@@ -208,12 +212,8 @@ fn echoed_rules(request: &FuzzRequest, result: &Value) -> Option<(&'static str, 
     match request.method.as_str() {
         "private/get_transaction_log" => {
             let logs = entries(result, "logs");
-            let count = int_param(request, "count").unwrap_or(100);
-            if logs.len() as i64 > count {
-                return Some((
-                    "m.get_transaction_log.count",
-                    format!("{} entries for count {count}", logs.len()),
-                ));
+            if let Some(message) = over_count(request, logs) {
+                return Some(("m.get_transaction_log.count", message));
             }
             let start = int_param(request, "start_timestamp");
             let end = int_param(request, "end_timestamp");
@@ -242,12 +242,8 @@ fn echoed_rules(request: &FuzzRequest, result: &Value) -> Option<(&'static str, 
         }
         "private/get_trigger_order_history" => {
             let list = entries(result, "entries");
-            let count = int_param(request, "count").unwrap_or(20);
-            if list.len() as i64 > count {
-                return Some((
-                    "m.get_trigger_order_history.count",
-                    format!("{} entries for count {count}", list.len()),
-                ));
+            if let Some(message) = over_count(request, list) {
+                return Some(("m.get_trigger_order_history.count", message));
             }
             if let Some(name) = str_param(request, "instrument_name")
                 && let Some(entry) = list

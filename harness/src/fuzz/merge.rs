@@ -56,16 +56,77 @@ pub struct SeedShards {
     pub missing: Vec<usize>,
 }
 
-/// A distinct finding of the merged runs.
+/// A distinct finding of the merged runs: a [`FuzzFinding`] of a single request or a
+/// [`SequenceFinding`] of a stateful sequence.
 #[derive(Clone, Debug, Serialize)]
-pub struct MergedFinding {
+pub struct Merged<F> {
     /// The seed of the run it was kept from.
     pub seed: u64,
-    /// The finding as that run reported it; `occurrences` counts the failed requests of
-    /// every run, and `case_file` is the copy in the merged directory.
-    pub finding: FuzzFinding,
+    /// The finding as that run reported it; `occurrences` counts the failed requests (or
+    /// sequences) of every run, and `case_file` is the copy in the merged directory.
+    pub finding: F,
     /// The `--out` directories of the runs that found it.
     pub runs: Vec<PathBuf>,
+}
+
+/// A distinct finding of the merged runs' single requests.
+pub type MergedFinding = Merged<FuzzFinding>;
+
+/// A distinct finding of the merged runs' stateful sequences.
+pub type MergedSequenceFinding = Merged<SequenceFinding>;
+
+/// A finding that merging folds with the same finding of other runs.
+trait Distinct: Clone {
+    /// Whether `other` is the same finding: the same clause and shrunk request (or sequence).
+    fn same(&self, other: &Self) -> bool;
+    /// How many requests (or sequences) failed this way.
+    fn occurrences(&mut self) -> &mut usize;
+    /// The same count, read.
+    fn count(&self) -> usize;
+}
+
+impl Distinct for FuzzFinding {
+    fn same(&self, other: &Self) -> bool {
+        self.clause == other.clause && same_request(&self.shrunk, &other.shrunk)
+    }
+    fn occurrences(&mut self) -> &mut usize {
+        &mut self.occurrences
+    }
+    fn count(&self) -> usize {
+        self.occurrences
+    }
+}
+
+impl Distinct for SequenceFinding {
+    fn same(&self, other: &Self) -> bool {
+        self.clause == other.clause && self.shrunk == other.shrunk
+    }
+    fn occurrences(&mut self) -> &mut usize {
+        &mut self.occurrences
+    }
+    fn count(&self) -> usize {
+        self.occurrences
+    }
+}
+
+/// Adds the findings of the run in `dir` to `kept`: each to the kept finding it repeats
+/// (its occurrences added, the run listed once), else as a new distinct finding.
+fn keep<F: Distinct>(kept: &mut Vec<Merged<F>>, seed: u64, dir: &Path, findings: &[F]) {
+    for finding in findings {
+        match kept.iter_mut().find(|kept| kept.finding.same(finding)) {
+            Some(kept) => {
+                *kept.finding.occurrences() += finding.count();
+                if !kept.runs.iter().any(|run| run == dir) {
+                    kept.runs.push(dir.to_owned());
+                }
+            }
+            None => kept.push(Merged {
+                seed,
+                finding: finding.clone(),
+                runs: vec![dir.to_owned()],
+            }),
+        }
+    }
 }
 
 /// The merged report.
@@ -83,18 +144,6 @@ pub struct MergedReport {
     pub findings: Vec<MergedFinding>,
     /// Distinct findings of stateful sequences, by clause and shrunk sequence.
     pub sequence_findings: Vec<MergedSequenceFinding>,
-}
-
-/// A distinct finding of the merged runs' stateful sequences.
-#[derive(Clone, Debug, Serialize)]
-pub struct MergedSequenceFinding {
-    /// The seed of the run it was kept from.
-    pub seed: u64,
-    /// The finding as that run reported it; `occurrences` counts the failed sequences of
-    /// every run, and `case_file` is the copy in the merged directory.
-    pub finding: SequenceFinding,
-    /// The `--out` directories of the runs that found it.
-    pub runs: Vec<PathBuf>,
 }
 
 /// Why runs could not be merged.
@@ -177,46 +226,16 @@ pub fn merge(runs: &[(PathBuf, FuzzReport)]) -> MergedReport {
         });
         merged.sent += report.sent;
         merged.run_findings += report.findings.len();
-        for finding in &report.findings {
-            let same = merged.findings.iter_mut().find(|kept| {
-                kept.finding.clause == finding.clause
-                    && same_request(&kept.finding.shrunk, &finding.shrunk)
-            });
-            match same {
-                Some(kept) => {
-                    kept.finding.occurrences += finding.occurrences;
-                    if !kept.runs.contains(dir) {
-                        kept.runs.push(dir.clone());
-                    }
-                }
-                None => merged.findings.push(MergedFinding {
-                    seed: report.seed,
-                    finding: finding.clone(),
-                    runs: vec![dir.clone()],
-                }),
-            }
-        }
+        keep(&mut merged.findings, report.seed, dir, &report.findings);
     }
     for (dir, report) in runs {
         merged.run_findings += report.stateful.findings.len();
-        for finding in &report.stateful.findings {
-            let same = merged.sequence_findings.iter_mut().find(|kept| {
-                kept.finding.clause == finding.clause && kept.finding.shrunk == finding.shrunk
-            });
-            match same {
-                Some(kept) => {
-                    kept.finding.occurrences += finding.occurrences;
-                    if !kept.runs.contains(dir) {
-                        kept.runs.push(dir.clone());
-                    }
-                }
-                None => merged.sequence_findings.push(MergedSequenceFinding {
-                    seed: report.seed,
-                    finding: finding.clone(),
-                    runs: vec![dir.clone()],
-                }),
-            }
-        }
+        keep(
+            &mut merged.sequence_findings,
+            report.seed,
+            dir,
+            &report.stateful.findings,
+        );
     }
     merged.findings.sort_by(|a, b| {
         (&a.finding.clause, a.seed, a.finding.first_index).cmp(&(

@@ -20,6 +20,7 @@
 
 mod assess;
 mod case_file;
+mod execute;
 mod generate;
 pub mod merge;
 #[cfg(any(test, feature = "arbitrary"))]

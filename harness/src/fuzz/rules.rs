@@ -60,7 +60,7 @@ pub enum Expectation {
 
 /// What the oracle knows beyond the request: the fixtures and the scope a token was granted.
 #[derive(Clone, Debug, Default)]
-pub struct Knowledge {
+pub struct OracleKnowledge {
     /// `fixtures.instrument_name`.
     pub instrument: Option<String>,
     /// `fixtures.subaccount_id`.
@@ -86,7 +86,7 @@ fn error(clause: &'static str, why: impl Into<String>) -> Expectation {
 }
 
 /// The oracle: what `request` must get.
-pub fn expect(request: &FuzzRequest, knowledge: &Knowledge) -> Expectation {
+pub fn expect(request: &FuzzRequest, knowledge: &OracleKnowledge) -> Expectation {
     if request.raw.is_some() {
         // SPEC.md does not say that a body departing from the envelope (`jsonrpc` "1.0",
         // array `params`: the `lenient-envelope` variant) is refused, and that malformed JSON
@@ -172,7 +172,7 @@ enum Judged {
     Invalid(String),
 }
 
-fn judge_value(spec: &Param, value: &Value, query: bool, knowledge: &Knowledge) -> Judged {
+fn judge_value(spec: &Param, value: &Value, query: bool, knowledge: &OracleKnowledge) -> Judged {
     if value.is_null() {
         return Judged::Unsure;
     }
@@ -190,16 +190,7 @@ fn judge_value(spec: &Param, value: &Value, query: bool, knowledge: &Knowledge) 
         (Kind::Num, Value::Number(_)) => Some(value.clone()),
         (Kind::Bool, Value::Bool(_)) => Some(value.clone()),
         (Kind::Int | Kind::Num | Kind::Bool, Value::String(text)) => {
-            let parsed = match spec.kind {
-                Kind::Int => text.parse::<i64>().ok().map(Value::from),
-                Kind::Num => text
-                    .parse::<f64>()
-                    .ok()
-                    .filter(|n| n.is_finite())
-                    .map(Value::from),
-                _ => matches!(text.as_str(), "true" | "false").then(|| Value::Bool(text == "true")),
-            };
-            match parsed {
+            match spec.kind.from_text(text) {
                 // A JSON string holding a number: a lenient server may take it.
                 Some(_) if !query => return Judged::Unsure,
                 Some(parsed) => Some(parsed),
@@ -251,7 +242,7 @@ fn judge_value(spec: &Param, value: &Value, query: bool, knowledge: &Knowledge) 
 fn method_refusal(
     request: &FuzzRequest,
     rule: &Method,
-    knowledge: &Knowledge,
+    knowledge: &OracleKnowledge,
 ) -> Option<Expectation> {
     let params: &Map<String, Value> = &request.params;
     let query = request.transport == TransportKind::HttpQuery;

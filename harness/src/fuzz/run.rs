@@ -9,27 +9,20 @@ use std::time::Instant;
 
 use serde_json::Map;
 
-use super::assess::{self, Failure, Judgement};
+use super::assess;
+use super::execute::{Assessed, execute};
 use super::rules::{self, Expectation};
 use super::send::Sender;
-use super::walk;
 use super::{
     Config, FuzzError, FuzzFinding, FuzzReport, FuzzRequest, RequestAuth, case_file,
     shard_requests, shrink,
 };
 use crate::case::TransportKind;
-use crate::check::{Redactor, SchemaSet};
+use crate::check::{Finding, Redactor, SchemaSet};
 use crate::target_file::Target;
 
 /// A failed request: as generated, its expectation, what broke, and its index.
-type Failed = (FuzzRequest, Expectation, Failure, usize);
-
-/// One request's verdict.
-#[derive(Clone, Debug)]
-pub(crate) struct Outcome {
-    pub(crate) expectation: Expectation,
-    pub(crate) judgement: Judgement,
-}
+type Failed = (FuzzRequest, Expectation, Finding, usize);
 
 /// Fuzzes `target`; findings are data in the report, errors mean the run could not happen.
 pub async fn run(
@@ -82,7 +75,7 @@ pub async fn run(
         &target,
         &config.transports,
     ));
-    let outcomes: Arc<Mutex<Vec<Option<Outcome>>>> =
+    let outcomes: Arc<Mutex<Vec<Option<Assessed>>>> =
         Arc::new(Mutex::new(vec![None; requests.len()]));
     let next = Arc::new(AtomicUsize::new(0));
     let started = Instant::now();
@@ -131,7 +124,7 @@ pub async fn run(
         let _ = worker.await;
     }
     let elapsed = started.elapsed();
-    let outcomes: Vec<Option<Outcome>> =
+    let outcomes: Vec<Option<Assessed>> =
         std::mem::take(&mut *outcomes.lock().unwrap_or_else(PoisonError::into_inner));
     let mut report = FuzzReport {
         seed: config.seed,
@@ -154,10 +147,10 @@ pub async fn run(
             Expectation::Error { .. } => report.expected_error += 1,
             Expectation::Any => report.expected_any += 1,
         }
-        match outcome.judgement {
-            Judgement::Pass => {}
-            Judgement::RateLimited => report.rate_limited += 1,
-            Judgement::Fail(failure) => {
+        match outcome.finding {
+            None => {}
+            Some(finding) if assess::is_throttled(&finding) => report.rate_limited += 1,
+            Some(failure) => {
                 let (number, request) = requests[index].clone();
                 failed.push((request, outcome.expectation, failure, number));
             }
@@ -179,7 +172,10 @@ pub async fn run(
             &mut ws,
         )
         .await;
-        if let Judgement::Fail(mut failure) = outcome.judgement {
+        if let Some(mut failure) = outcome
+            .finding
+            .filter(|finding| !assess::is_throttled(finding))
+        {
             failure.message = format!("the server did not stay up: {}", failure.message);
             failed.push((request, outcome.expectation, failure, config.requests));
         }
@@ -200,60 +196,6 @@ pub async fn run(
     Ok(report)
 }
 
-/// Sends one generated request (or walks it) and judges the answer.
-pub(crate) async fn execute(
-    sender: &Sender,
-    schemas: &SchemaSet,
-    redactor: &Redactor,
-    request: &FuzzRequest,
-    id: u64,
-    ws: &mut Option<crate::transport::WsSession>,
-) -> Outcome {
-    if request.walk {
-        let (expectation, judgement) = walk::walk(sender, schemas, redactor, request, id, ws).await;
-        return Outcome {
-            expectation,
-            judgement,
-        };
-    }
-    match sender.send(request, id, ws).await {
-        Ok(sent) => {
-            let as_sent = FuzzRequest {
-                params: sent.params.clone(),
-                ..request.clone()
-            };
-            let expectation = rules::expect(&as_sent, &sent.knowledge);
-            let judgement = assess::assess(request, &expectation, &sent, schemas, redactor);
-            Outcome {
-                expectation,
-                judgement,
-            }
-        }
-        Err(setup) => {
-            let seen = setup.exchange.response.map_or_else(
-                || {
-                    setup
-                        .exchange
-                        .failure
-                        .map(|failure| failure.message)
-                        .unwrap_or_default()
-                },
-                |received| received.body.chars().take(160).collect(),
-            );
-            Outcome {
-                expectation: Expectation::Result("auth.client_credentials.accepted"),
-                judgement: Judgement::Fail(Failure {
-                    clause: "auth.client_credentials.accepted".to_owned(),
-                    message: format!(
-                        "the login this request needs failed: {}",
-                        redactor.text(&seen)
-                    ),
-                }),
-            }
-        }
-    }
-}
-
 /// Groups failures by clause and method, then shrinks and writes the first of each group.
 async fn findings(
     sender: &Sender,
@@ -266,7 +208,7 @@ async fn findings(
     // The first failure of each clause and method, with how many requests failed that way.
     let mut groups: BTreeMap<(String, String), (Failed, usize)> = BTreeMap::new();
     for failed in failed {
-        let key = (failed.2.clause.clone(), failed.0.method.clone());
+        let key = (failed.2.clause().to_owned(), failed.0.method.clone());
         groups
             .entry(key)
             .and_modify(|group| group.1 += 1)
@@ -308,14 +250,14 @@ async fn findings(
                 &id,
                 &shrunk,
                 &shrunk_expectation,
-                &failure.clause,
+                failure.clause(),
                 &failure.message,
                 &sender.target,
             );
             case_path = Some(super::write_case_file(dir, &id, &text)?);
         }
         findings.push(FuzzFinding {
-            clause: failure.clause,
+            clause: failure.clause().to_owned(),
             message: failure.message,
             first_index,
             occurrences,
@@ -330,7 +272,7 @@ async fn findings(
 /// The oracle's expectation of a shrunk request without sending it: the granted scope is
 /// taken from the original judgement when the credentials did not change.
 fn expect_offline(shrunk: &FuzzRequest, original: &Expectation) -> Expectation {
-    let knowledge = rules::Knowledge::default();
+    let knowledge = rules::OracleKnowledge::default();
     match rules::expect(shrunk, &knowledge) {
         Expectation::Result(_) if matches!(original, Expectation::Error { .. }) => original.clone(),
         other => other,

@@ -6,7 +6,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::rules::{Knowledge, LOCK_PORTFOLIO};
+use super::rules::{LOCK_PORTFOLIO, OracleKnowledge};
 use super::{FuzzRequest, RequestAuth, SecretPlan};
 use crate::auth::clock::Clock;
 use crate::auth::nonce::fresh_nonce;
@@ -27,7 +27,7 @@ pub(crate) struct Sent {
     /// The id the request carried, when it carried one.
     pub(crate) sent_id: Option<u64>,
     /// What the oracle needs beyond the request.
-    pub(crate) knowledge: Knowledge,
+    pub(crate) knowledge: OracleKnowledge,
     /// The parameters as sent, with what the sender added (secrets included: never print).
     pub(crate) params: Map<String, Value>,
     /// The answer is an error with one of the target's `[limits] throttle_codes`.
@@ -154,7 +154,7 @@ impl Sender {
         ws: &mut Option<WsSession>,
     ) -> Result<Sent, SetupFailure> {
         let mut params = request.params.clone();
-        let mut knowledge = Knowledge {
+        let mut knowledge = OracleKnowledge {
             instrument: self.target.fixtures.instrument_name.clone(),
             subaccount: self.target.fixtures.subaccount_id,
             granted: None,
@@ -212,7 +212,7 @@ impl Sender {
         &self,
         request: &FuzzRequest,
         params: &mut Map<String, Value>,
-        knowledge: &mut Knowledge,
+        knowledge: &mut OracleKnowledge,
     ) -> Result<(Option<Authorization>, bool), SetupFailure> {
         let transport = request.transport;
         let for_log = crate::spec::is_paced(&request.method);

@@ -10,11 +10,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::assess::{Failure, Judgement};
-use super::run::execute;
+use super::execute::execute;
 use super::send::Sender;
 use super::{FuzzRequest, RequestAuth};
-use crate::check::{Redactor, SchemaSet};
+use crate::check::{Finding, Redactor, SchemaSet, Verdict};
 
 /// Ids of shrink requests start here, far from the generated requests' ids.
 const SHRINK_ID_BASE: u64 = 1 << 40;
@@ -25,7 +24,7 @@ pub(crate) async fn shrink(
     schemas: &SchemaSet,
     redactor: &Redactor,
     request: &FuzzRequest,
-    failure: &Failure,
+    failure: &Finding,
     budget: usize,
     run_timeout: Duration,
 ) -> (FuzzRequest, usize) {
@@ -40,10 +39,12 @@ pub(crate) async fn shrink(
             }
             sent += 1;
             let id = SHRINK_ID_BASE + sent as u64;
-            let judgement = execute(sender, schemas, redactor, &candidate, id, &mut ws)
+            let finding = execute(sender, schemas, redactor, &candidate, id, &mut ws)
                 .await
-                .judgement;
-            if matches!(&judgement, Judgement::Fail(again) if again.clause == failure.clause) {
+                .finding;
+            if finding.is_some_and(|again| {
+                again.verdict == Verdict::Fail && again.clauses == failure.clauses
+            }) {
                 best = candidate;
                 continue 'improve;
             }

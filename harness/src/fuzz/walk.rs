@@ -9,17 +9,18 @@ use std::collections::HashSet;
 use serde_json::Value;
 
 use super::FuzzRequest;
-use super::assess::{self, Failure, Judgement};
+use super::assess;
 use super::rules::{self, Expectation};
 use super::send::Sender;
-use crate::check::{Redactor, SchemaSet, short};
+use crate::check::{Finding, Redactor, SchemaSet, short};
 use crate::transport::WsSession;
 
 /// Pages followed at most: the reference server's histories end well before this at the
 /// smallest page size the generator uses.
 const MAX_PAGES: usize = 400;
 
-/// Walks `request` and judges the whole walk.
+/// Walks `request` and judges the whole walk: `None` when it holds, else the finding on
+/// the first page or rule that broke.
 pub(crate) async fn walk(
     sender: &Sender,
     schemas: &SchemaSet,
@@ -27,7 +28,7 @@ pub(crate) async fn walk(
     request: &FuzzRequest,
     id: u64,
     ws: &mut Option<WsSession>,
-) -> (Expectation, Judgement) {
+) -> (Expectation, Option<Finding>) {
     let rule = rules::method(&request.method);
     let paging = rule.and_then(|rule| rule.paging);
     let (items, clause) = paging.map_or(("logs", "m.get_transaction_log.continuation"), |paging| {
@@ -35,12 +36,7 @@ pub(crate) async fn walk(
     });
     let accepted = rule.map_or(clause, |rule| rule.clause);
     let expectation = Expectation::Result(accepted);
-    let fail = |message: String| {
-        Judgement::Fail(Failure {
-            clause: clause.to_owned(),
-            message,
-        })
-    };
+    let fail = |message: String| Some(Finding::fail(clause, message));
     let mut seen: HashSet<String> = HashSet::new();
     let mut cursor: Option<Value> = None;
     for page in 0..MAX_PAGES {
@@ -59,9 +55,9 @@ pub(crate) async fn walk(
                 fail("the login a page needs failed".to_owned()),
             );
         };
-        match assess::assess(&page_request, &expectation, &sent, schemas, redactor) {
-            Judgement::Pass => {}
-            other => return (expectation, other),
+        if let Some(finding) = assess::assess(&page_request, &expectation, &sent, schemas, redactor)
+        {
+            return (expectation, Some(finding));
         }
         let result = sent
             .exchange
@@ -93,7 +89,7 @@ pub(crate) async fn walk(
             }
         }
         match result.get("continuation") {
-            None | Some(Value::Null) => return (expectation, Judgement::Pass),
+            None | Some(Value::Null) => return (expectation, None),
             Some(next) => cursor = Some(next.clone()),
         }
     }

@@ -42,62 +42,56 @@ pub(crate) fn check_envelope(record: &Record, call: &Call, tally: &mut Tally) {
         );
         return;
     };
-    match object.get("jsonrpc") {
-        Some(Value::String(version)) if version == "2.0" => {
-            tally.pass("client.env.jsonrpc", transport);
-        }
-        Some(other) => tally.fail(
+    // Each member: its clause, what a missing one is told, and what is wrong with a
+    // present one (`None`: nothing).
+    type Wrong = fn(&Value) -> Option<String>;
+    let members: [(&str, &str, &str, Wrong); 4] = [
+        (
+            "jsonrpc",
             "client.env.jsonrpc",
-            transport,
-            seq,
-            format!("jsonrpc is {}, not \"2.0\"", short(other)),
+            "jsonrpc is missing",
+            |value| {
+                (value.as_str() != Some("2.0"))
+                    .then(|| format!("jsonrpc is {}, not \"2.0\"", short(value)))
+            },
         ),
-        None => tally.fail("client.env.jsonrpc", transport, seq, "jsonrpc is missing"),
-    }
-    match object.get("id") {
-        Some(Value::Number(number)) if number.is_i64() || number.is_u64() => {
-            tally.pass("client.env.id", transport);
-        }
-        Some(other) => tally.fail(
+        (
+            "id",
             "client.env.id",
-            transport,
-            seq,
-            format!("id is {} {}, not an integer", kind(other), short(other)),
+            "id is missing",
+            |value| match value {
+                Value::Number(number) if number.is_i64() || number.is_u64() => None,
+                other => Some(is_not("id", other, "an integer")),
+            },
         ),
-        None => tally.fail("client.env.id", transport, seq, "id is missing"),
-    }
-    match object.get("method") {
-        Some(Value::String(method)) if is_method_name(method) => {
-            tally.pass("client.env.method", transport);
-        }
-        Some(Value::String(method)) => tally.fail(
+        (
+            "method",
             "client.env.method",
-            transport,
-            seq,
-            format!("method \"{method}\" is not named public/<name> or private/<name>"),
+            "method is missing",
+            |value| match value {
+                Value::String(method) if is_method_name(method) => None,
+                Value::String(method) => Some(format!(
+                    "method \"{method}\" is not named public/<name> or private/<name>"
+                )),
+                other => Some(is_not("method", other, "a string")),
+            },
         ),
-        Some(other) => tally.fail(
-            "client.env.method",
-            transport,
-            seq,
-            format!("method is {} {}, not a string", kind(other), short(other)),
-        ),
-        None => tally.fail("client.env.method", transport, seq, "method is missing"),
-    }
-    match object.get("params") {
-        Some(Value::Object(_)) => tally.pass("client.env.params", transport),
-        Some(other) => tally.fail(
+        (
+            "params",
             "client.env.params",
-            transport,
-            seq,
-            format!("params is {} {}, not an object", kind(other), short(other)),
-        ),
-        None => tally.fail(
-            "client.env.params",
-            transport,
-            seq,
             "params is missing: a call without parameters sends {}",
+            |value| match value {
+                Value::Object(_) => None,
+                other => Some(is_not("params", other, "an object")),
+            },
         ),
+    ];
+    for (name, clause, missing, wrong) in members {
+        match object.get(name).map(wrong) {
+            Some(None) => tally.pass(clause, transport),
+            Some(Some(message)) => tally.fail(clause, transport, seq, message),
+            None => tally.fail(clause, transport, seq, missing),
+        }
     }
 }
 
@@ -119,6 +113,11 @@ pub(crate) fn check_http_method(record: &Record, tally: &mut Tally) {
             )
         },
     );
+}
+
+/// What is wrong with a member of another type: `NAME is TYPE VALUE, not WANTED`.
+fn is_not(name: &str, value: &Value, wanted: &str) -> String {
+    format!("{name} is {} {}, not {wanted}", kind(value), short(value))
 }
 
 /// `public/<name>` or `private/<name>` with a non-empty name.

@@ -16,6 +16,7 @@
 //! are tried and the one that matches is named in the finding.
 
 mod envelope;
+mod nonces;
 mod pace;
 mod paging;
 mod placement;
@@ -210,7 +211,7 @@ impl Judge {
 pub fn assess(records: &[Record], knowledge: &Knowledge) -> Tally {
     let mut tally = Tally::default();
     let mut sessions = Sessions::default();
-    let mut nonces = signature::NonceBook::default();
+    let mut nonces = nonces::NonceBook::default();
     let mut callers = Vec::with_capacity(records.len());
     for record in records {
         let call = record.call();

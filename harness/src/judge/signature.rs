@@ -1,12 +1,10 @@
-//! The client signature of `public/auth` (SPEC.md 5.5) and the nonce book both signature
-//! schemes share.
+//! The client signature of `public/auth` (SPEC.md 5.5); the nonce book it shares with the
+//! signed header is `nonces.rs`.
 //!
 //! A signature that does not verify is diagnosed rather than only refused: the judge
 //! recomputes it under the framings clients are known to get wrong (no trailing LF, data
 //! before the nonce, CRLF, the timestamp in seconds, ...) and the key mistakes (the
 //! secret's hex or base64 taken as bytes), and names the one that matches.
-
-use std::collections::{HashMap, HashSet};
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -117,15 +115,17 @@ pub(crate) fn key_mistakes(secret: &str, message: &[u8]) -> Vec<Mistake> {
 }
 
 /// A parsed `public/auth` client signature request.
-struct Presented {
-    client_id: String,
-    timestamp: Option<u64>,
-    nonce: String,
+pub(crate) struct Presented {
+    pub(crate) client_id: String,
+    pub(crate) timestamp: Option<u64>,
+    pub(crate) nonce: String,
     data: String,
     signature: String,
 }
 
-fn presented(call: &Call) -> Option<Presented> {
+/// The client signature a request presents, when it is a `public/auth` with grant type
+/// `client_signature`.
+pub(crate) fn presented(call: &Call) -> Option<Presented> {
     if !call.is("public/auth") || call.text("grant_type").as_deref() != Some("client_signature") {
         return None;
     }
@@ -270,80 +270,6 @@ pub(crate) fn check_client_signature(
             seq,
             format!("signature does not verify with the secret of {} under any known framing (a wrong secret?)", sig.client_id),
         ),
-    }
-}
-
-/// Every nonce each client used, across both signature schemes, with the request that
-/// used it first.
-#[derive(Debug, Default)]
-pub(crate) struct NonceBook {
-    seen: HashMap<(String, String), u64>,
-    /// Clients already warned about timestamp nonces, per clause: once says it all.
-    warned: HashSet<(String, &'static str)>,
-}
-
-impl NonceBook {
-    /// Checks that the nonce of a signed request was never used before by the same client.
-    pub(crate) fn check(
-        &mut self,
-        record: &Record,
-        call: &Call,
-        knowledge: &Knowledge,
-        tally: &mut Tally,
-    ) {
-        let (clause, client_id, nonce, timestamp) = if let Some(sig) = presented(call) {
-            (
-                "client.sig.nonce_unique",
-                sig.client_id,
-                sig.nonce,
-                sig.timestamp,
-            )
-        } else if let Some(header) = record.header("authorization").and_then(|value| {
-            super::signed::parse_signed(value, knowledge.signature_scheme.as_deref())
-        }) {
-            (
-                "client.signed.nonce_unique",
-                header.client_id,
-                header.nonce,
-                Some(header.timestamp),
-            )
-        } else {
-            return;
-        };
-        let (transport, seq) = (record.transport, Some(record.seq));
-        if nonce.is_empty() {
-            tally.note(
-                clause,
-                transport,
-                "no nonce: the timestamp alone makes the request unique",
-            );
-            return;
-        }
-        match self.seen.get(&(client_id.clone(), nonce.clone())) {
-            Some(first) => tally.fail(
-                clause,
-                transport,
-                seq,
-                format!(
-                    "nonce \"{nonce}\" was already used by request #{first}{}",
-                    if timestamp.is_some_and(|timestamp| timestamp.to_string() == nonce) {
-                        ": the nonce is the millisecond timestamp, so requests signed in the same millisecond share it"
-                    } else {
-                        ""
-                    }
-                ),
-            ),
-            None => {
-                if timestamp.is_some_and(|timestamp| timestamp.to_string() == nonce)
-                    && self.warned.insert((client_id.clone(), clause))
-                {
-                    tally.warn(clause, transport, seq, "the nonce is the millisecond timestamp: two requests signed in the same millisecond would reuse it");
-                } else {
-                    tally.pass(clause, transport);
-                }
-                self.seen.insert((client_id, nonce), record.seq);
-            }
-        }
     }
 }
 

@@ -221,6 +221,22 @@ impl Tally {
     }
 }
 
+/// Test support: asserts that `findings` (as [`Tally::describe`] writes them) are exactly
+/// one, of `verdict` when given, containing every one of `parts`.
+#[cfg(test)]
+pub(crate) fn assert_only_finding(findings: &[String], verdict: Option<Verdict>, parts: &[&str]) {
+    assert_eq!(findings.len(), 1, "{findings:?}");
+    let finding = &findings[0];
+    assert!(
+        verdict.is_none_or(|verdict| finding.starts_with(&format!("{verdict} "))),
+        "{findings:?}"
+    );
+    assert!(
+        parts.iter().all(|part| finding.contains(part)),
+        "{findings:?}"
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -262,24 +278,13 @@ mod tests {
 
     #[test]
     fn warnings_do_not_crowd_out_failures() {
+        let (clause, ws) = ("client.sig.nonce_unique", TransportKind::Ws);
         let mut tally = Tally::default();
         for seq in 0..30 {
-            tally.warn(
-                "client.sig.nonce_unique",
-                TransportKind::Ws,
-                Some(seq),
-                "ts nonce",
-            );
+            tally.warn(clause, ws, Some(seq), "ts nonce");
         }
-        tally.fail(
-            "client.sig.nonce_unique",
-            TransportKind::Ws,
-            Some(31),
-            "reused",
-        );
-        let cell = tally
-            .get("client.sig.nonce_unique", TransportKind::Ws)
-            .unwrap();
+        tally.fail(clause, ws, Some(31), "reused");
+        let cell = tally.get(clause, ws).unwrap();
         assert_eq!(cell.findings.len(), KEPT_ADVISORIES + 1);
         assert_eq!(cell.requests.last(), Some(&Some(31)));
         assert_eq!(cell.verdict(), Some(Verdict::Fail));
@@ -287,18 +292,12 @@ mod tests {
 
     #[test]
     fn findings_beyond_the_cap_are_counted_not_kept() {
+        let (clause, body) = ("client.env.params", TransportKind::HttpBody);
         let mut tally = Tally::default();
         for seq in 0..100 {
-            tally.fail(
-                "client.env.params",
-                TransportKind::HttpBody,
-                Some(seq),
-                "array",
-            );
+            tally.fail(clause, body, Some(seq), "array");
         }
-        let cell = tally
-            .get("client.env.params", TransportKind::HttpBody)
-            .unwrap();
+        let cell = tally.get(clause, body).unwrap();
         assert_eq!(cell.findings.len(), KEPT_PER_CELL);
         assert_eq!(cell.failures(), 100);
     }

@@ -42,7 +42,8 @@ pub fn render_html(context: &Context<'_>, summary: &Summary) -> String {
     );
     let _ = write!(
         out,
-        "<p>SPEC.md interface 2.1.1 &middot; harness {} &middot; {:.2} s</p>",
+        "<p>SPEC.md interface {} &middot; harness {} &middot; {:.2} s</p>",
+        crate::spec::INTERFACE_VERSION,
         env!("CARGO_PKG_VERSION"),
         report.duration.as_secs_f64()
     );

@@ -55,7 +55,7 @@ pub fn render_json(context: &Context<'_>, summary: &Summary) -> String {
     let report = json!({
         "target": context.report.target,
         "harness_version": env!("CARGO_PKG_VERSION"),
-        "spec_version": "2.1.1",
+        "spec_version": crate::spec::INTERFACE_VERSION,
         "duration_ms": (context.report.duration.as_secs_f64() * 1000.0).round(),
         "interrupted": context.report.interrupted,
         "summary": summary_counts,

@@ -14,7 +14,8 @@ pub fn render_markdown(context: &Context<'_>, summary: &Summary) -> String {
     let _ = writeln!(out, "# Conformance report: {}\n", report.target);
     let _ = writeln!(
         out,
-        "SPEC.md interface 2.1.1, harness {}, {:.2} s.\n",
+        "SPEC.md interface {}, harness {}, {:.2} s.\n",
+        crate::spec::INTERFACE_VERSION,
         env!("CARGO_PKG_VERSION"),
         report.duration.as_secs_f64()
     );

@@ -5,13 +5,17 @@
 //! the `public/auth` parameters of SPEC.md 5.3 and 5.5; `basic` and `signed` build the HTTP
 //! `Authorization` headers of SPEC.md 5.6; `api_key` sends the Direct Access key (5.8). A
 //! step that asks for a wrong secret gets the account's secret with `-wrong` appended.
+//! The step's authentication also says whose pacing budget (`pace.rs`) its requests draw
+//! from.
 
 use serde_json::{Map, Value};
 
 use super::exec::{Execution, Stop};
+use super::pace::ANONYMOUS;
 use crate::auth::nonce::fresh_nonce;
 use crate::auth::sign;
 use crate::case::{Auth, AuthMode, Step};
+use crate::target_file::CountedPer;
 use crate::transport::{Authorization, ClientSession, Credentials, Token, place_bearer};
 
 /// `secret`, or one that is not it when the step asks for a wrong secret.
@@ -242,6 +246,22 @@ impl Execution<'_> {
                 );
                 Err(Stop::Failed)
             }
+        }
+    }
+}
+
+impl Execution<'_> {
+    /// Whose pacing budget a request with this authentication draws from: its account, or,
+    /// on a target whose limit is counted per token, this execution's own token for it.
+    pub(super) fn pace_key(&self, auth: &Auth) -> String {
+        let account = match auth.mode {
+            AuthMode::None => ANONYMOUS.to_owned(),
+            AuthMode::ApiKey => "direct_access".to_owned(),
+            _ => auth.account.clone().unwrap_or_else(|| "main".to_owned()),
+        };
+        match self.shared.target.limits.transaction_log_counted_per {
+            CountedPer::Account => account,
+            CountedPer::Token => format!("{} [{}] {account}", self.case.id, self.transport),
         }
     }
 }

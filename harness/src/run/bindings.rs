@@ -1,13 +1,10 @@
 //! What a template of a step sees (`{{name}}`): the execution's captures, the target
 //! file's fixtures, account ids and field names (`[field_names]`, for fields SPEC.md
 //! describes without naming), the clock, a fresh nonce, and the position this execution
-//! drew from the target's pool for a closing case.
-
-use std::sync::atomic::Ordering;
+//! drew from the target's pool for a closing case ([`Shared::draw_position`](super::Shared::draw_position)).
 
 use serde_json::Value;
 
-use super::Shared;
 use super::exec::Execution;
 use super::template::Bindings;
 use crate::auth::nonce::fresh_nonce;
@@ -43,18 +40,4 @@ impl Bindings for Execution<'_> {
             .get(role)
             .map(|account| Value::from(account.client_id.clone()))
     }
-}
-
-/// A position of the target's pool no other execution of the run has closed: a server
-/// may refuse to close a position twice (SPEC.md 4.12 does not say), so every closing
-/// execution needs its own.
-pub(super) fn draw_position(shared: &Shared) -> Result<String, String> {
-    let pool = shared.target.fixtures.position_pool();
-    let index = shared.positions_drawn.fetch_add(1, Ordering::Relaxed);
-    pool.get(index).map(|&name| name.to_owned()).ok_or_else(|| {
-        format!(
-            "each execution that closes a position needs its own, and the {} of the target file were taken by earlier ones: list more in [fixtures] positions",
-            pool.len()
-        )
-    })
 }

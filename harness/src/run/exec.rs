@@ -63,7 +63,7 @@ pub(crate) async fn execute(shared: &Shared, case: &Case, transport: TransportKi
     let position = match skip_reason(&shared.target, case, transport) {
         Some(reason) => Err(reason),
         None if case.needs.fixtures.iter().any(|name| name == "position") => {
-            super::bindings::draw_position(shared).map(Some)
+            shared.draw_position().map(Some)
         }
         None => Ok(None),
     };
@@ -132,7 +132,7 @@ pub(crate) async fn execute(shared: &Shared, case: &Case, transport: TransportKi
     let verdict = findings
         .iter()
         .map(|finding| finding.verdict)
-        .max()
+        .reduce(Verdict::worst)
         .unwrap_or(Verdict::Pass);
     let message = findings
         .first()

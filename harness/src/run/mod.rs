@@ -195,26 +195,49 @@ impl Shared {
             positions_drawn: std::sync::atomic::AtomicUsize::new(0),
         })
     }
+
+    /// A position of the target's pool no other execution of the run has closed: a server
+    /// may refuse to close a position twice (SPEC.md 4.12 does not say), so every closing
+    /// execution needs its own.
+    pub(super) fn draw_position(&self) -> Result<String, String> {
+        let pool = self.target.fixtures.position_pool();
+        let index = self
+            .positions_drawn
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        pool.get(index).map(|&name| name.to_owned()).ok_or_else(|| {
+            format!(
+                "each execution that closes a position needs its own, and the {} of the target file were taken by earlier ones: list more in [fixtures] positions",
+                pool.len()
+            )
+        })
+    }
 }
 
 /// The executions a config selects, in order.
 pub fn plan(config: &Config) -> Vec<(Arc<Case>, TransportKind)> {
+    select(
+        config.cases.iter().cloned(),
+        config.filter.as_deref(),
+        config.transports.as_deref(),
+    )
+}
+
+/// The executions of `cases` whose id contains `filter` over the `transports` given (every
+/// transport of a case when `None`), in order: a case's transports in the order it lists
+/// them.
+pub fn select(
+    cases: impl IntoIterator<Item = Case>,
+    filter: Option<&str>,
+    transports: Option<&[TransportKind]>,
+) -> Vec<(Arc<Case>, TransportKind)> {
     let mut plan = Vec::new();
-    for case in &config.cases {
-        if config
-            .filter
-            .as_ref()
-            .is_some_and(|filter| !case.id.contains(filter.as_str()))
-        {
+    for case in cases {
+        if filter.is_some_and(|filter| !case.id.contains(filter)) {
             continue;
         }
-        let case = Arc::new(case.clone());
+        let case = Arc::new(case);
         for &transport in &case.transports {
-            if config
-                .transports
-                .as_ref()
-                .is_some_and(|only| !only.contains(&transport))
-            {
+            if transports.is_some_and(|only| !only.contains(&transport)) {
                 continue;
             }
             plan.push((case.clone(), transport));

@@ -21,11 +21,9 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use super::exec::Execution;
-use crate::case::{Auth, AuthMode};
 use crate::check::ParsedAnswer;
 use crate::jsonrpc;
-use crate::target_file::{CountedPer, RateLimits};
+use crate::target_file::RateLimits;
 
 /// Retries of a throttled request before its answer is judged as it is.
 pub(crate) const THROTTLE_RETRIES: u32 = 4;
@@ -116,22 +114,6 @@ impl Pacer {
     pub(crate) fn backoff(&self, attempt: u32) -> Duration {
         let interval = 1.0 / self.per_second.max(0.01);
         Duration::from_secs_f64(interval * f64::from(1u32 << attempt.min(6).saturating_sub(1)))
-    }
-}
-
-impl Execution<'_> {
-    /// Whose pacing budget a request with this authentication draws from: its account, or,
-    /// on a target whose limit is counted per token, this execution's own token for it.
-    pub(super) fn pace_key(&self, auth: &Auth) -> String {
-        let account = match auth.mode {
-            AuthMode::None => ANONYMOUS.to_owned(),
-            AuthMode::ApiKey => "direct_access".to_owned(),
-            _ => auth.account.clone().unwrap_or_else(|| "main".to_owned()),
-        };
-        match self.shared.target.limits.transaction_log_counted_per {
-            CountedPer::Account => account,
-            CountedPer::Token => format!("{} [{}] {account}", self.case.id, self.transport),
-        }
     }
 }
 

@@ -19,7 +19,7 @@ use super::template;
 use crate::case::{AuthMode, Probe, Step, Walk};
 use crate::check::short;
 use crate::jsonrpc::{self, validate_response};
-use crate::transport::{Authorization, Outgoing, place_bearer};
+use crate::transport::{Outgoing, place_bearer};
 
 /// A finished walk: the entry keys in order.
 struct Pages {
@@ -41,16 +41,26 @@ impl Execution<'_> {
         }
     }
 
-    async fn walk_auth(
+    /// A request of a walk or probe to `method`: a bearer step's token placed as the
+    /// transport carries it, other steps unauthenticated.
+    async fn paged_request(
         &mut self,
         step: &Step,
-        params: &mut Map<String, Value>,
-    ) -> Result<Option<Authorization>, Stop> {
-        if step.auth.mode != AuthMode::Bearer {
-            return Ok(None);
-        }
-        let token = self.bearer_token(&step.auth).await?;
-        Ok(place_bearer(self.transport, &token, params))
+        method: &str,
+        mut params: Map<String, Value>,
+    ) -> Result<Outgoing, Stop> {
+        let authorization = if step.auth.mode == AuthMode::Bearer {
+            let token = self.bearer_token(&step.auth).await?;
+            place_bearer(self.transport, &token, &mut params)
+        } else {
+            None
+        };
+        Ok(Outgoing {
+            method: method.to_owned(),
+            params,
+            raw: None,
+            authorization,
+        })
     }
 
     pub(crate) async fn walk(&mut self, step: &Step, walk: &Walk) -> Result<(), Stop> {
@@ -102,13 +112,7 @@ impl Execution<'_> {
             if let Some(cursor) = &cursor {
                 params.insert(walk.cursor.clone(), cursor.clone());
             }
-            let authorization = self.walk_auth(step, &mut params).await?;
-            let outgoing = Outgoing {
-                method: walk.call.clone(),
-                params,
-                raw: None,
-                authorization,
-            };
+            let outgoing = self.paged_request(step, &walk.call, params).await?;
             let account = self.pace_key(&step.auth);
             let mut attempt = 0;
             let answer = loop {
@@ -262,14 +266,9 @@ impl Execution<'_> {
         for sent in 1..=budget {
             // Unpaced, yet counted: the paced requests after the probe wait for the budget.
             self.shared.pacer.spend(&account, Instant::now());
-            let mut params = params.clone();
-            let authorization = self.walk_auth(step, &mut params).await?;
-            let outgoing = Outgoing {
-                method: probe.call.clone(),
-                params,
-                raw: None,
-                authorization,
-            };
+            let outgoing = self
+                .paged_request(step, &probe.call, params.clone())
+                .await?;
             let answer = self.send(&outgoing).await?;
             let refused = answer.json.as_ref().and_then(jsonrpc::error_of);
             // Keep the report readable: only the first two and the deciding exchange stay.

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use super::ServerState;
 use super::Variant;
-use super::ctx::Ctx;
+use super::ctx::{CountFaults, Ctx};
 use super::fault::Fault;
 use super::ledger::{LogQuery, Order};
 use super::state::lock;
@@ -120,21 +120,14 @@ pub(crate) fn get_transaction_log(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObjec
         ctx.fault(Fault::TxlogCurrencyAny),
         ctx.fault(Fault::TxlogCurrencyLastRefused),
     )?;
-    let (min, max, default) = ctx.count_bounds();
-    let min_count = if ctx.fault(Fault::TxlogCount0) {
-        0
-    } else {
-        min + i64::from(ctx.fault(Fault::TxlogCount1Refused))
-    };
-    let max_count = max + i64::from(ctx.fault(Fault::TxlogCount251))
-        - i64::from(ctx.fault(Fault::TxlogCountMaxRefused));
-    let default_count = if ctx.fault(Fault::TxlogDefault150) {
-        default + default / 2
-    } else {
-        default
-    };
+    let (mut count, default_count) = ctx.count(&CountFaults {
+        zero: Fault::TxlogCount0,
+        min_refused: Fault::TxlogCount1Refused,
+        over_max: Fault::TxlogCount251,
+        max_refused: Fault::TxlogCountMaxRefused,
+        default_raised: Fault::TxlogDefault150,
+    })?;
     let params = &ctx.params;
-    let mut count = params.count("count", min_count, max_count, default_count)?;
     if count == 0 {
         count = default_count;
     }

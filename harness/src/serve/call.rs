@@ -23,7 +23,7 @@ use crate::target_file::CountedPer;
 type Run = fn(&mut Ctx<'_>) -> Result<Value, ErrorObject>;
 
 /// A method of the spec table served over JSON-RPC, with its handler.
-struct Method {
+struct ServedMethod {
     spec: &'static spec::Method,
     /// Every parameter accepted: the spec's and the server's own choices for names the spec
     /// does not show.
@@ -80,7 +80,7 @@ const HANDLERS: &[(&str, Run, &[Declared])] = &[
 ];
 
 /// The served methods, built once from the spec table and [`HANDLERS`].
-static METHODS: LazyLock<Vec<Method>> = LazyLock::new(|| {
+static METHODS: LazyLock<Vec<ServedMethod>> = LazyLock::new(|| {
     spec::METHODS
         .iter()
         .filter(|method| method.interface != spec::Interface::DirectAccess)
@@ -92,7 +92,7 @@ static METHODS: LazyLock<Vec<Method>> = LazyLock::new(|| {
                 .map(|param| declared(param.name, param.kind))
                 .chain(extra.iter().copied())
                 .collect();
-            Some(Method {
+            Some(ServedMethod {
                 spec: method,
                 params,
                 run: *run,
@@ -101,7 +101,7 @@ static METHODS: LazyLock<Vec<Method>> = LazyLock::new(|| {
         .collect()
 });
 
-fn served(method_name: &str) -> Option<&'static Method> {
+fn served(method_name: &str) -> Option<&'static ServedMethod> {
     METHODS
         .iter()
         .find(|method| method.spec.name == method_name)

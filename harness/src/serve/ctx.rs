@@ -16,6 +16,20 @@ pub(crate) enum Transport<'a> {
     Ws(&'a mut Connection),
 }
 
+/// The faults that distort one method's `count` bounds (see [`Ctx::count`]).
+pub(crate) struct CountFaults {
+    /// 0 is accepted.
+    pub(crate) zero: Fault,
+    /// The least legal count is refused.
+    pub(crate) min_refused: Fault,
+    /// One above the most is accepted.
+    pub(crate) over_max: Fault,
+    /// The most is refused.
+    pub(crate) max_refused: Fault,
+    /// The default is half again as large.
+    pub(crate) default_raised: Fault,
+}
+
 /// Everything a method body sees.
 pub(crate) struct Ctx<'a> {
     pub(crate) state: &'a ServerState,
@@ -87,9 +101,23 @@ impl Ctx<'_> {
         self.state.knobs().page_len(count)
     }
 
-    /// The method's `count` bounds and default from the spec table.
-    pub(crate) fn count_bounds(&self) -> (i64, i64, i64) {
-        self.method.count_bounds().unwrap_or((1, 1, 1))
+    /// The `count` parameter checked against the spec table's bounds as the method's count
+    /// faults distort them, with the default it takes when absent: returns both.
+    pub(crate) fn count(&self, faults: &CountFaults) -> Result<(i64, i64), ErrorObject> {
+        let (min, max, default) = self.method.count_bounds().unwrap_or((1, 1, 1));
+        let min = if self.fault(faults.zero) {
+            0
+        } else {
+            min + i64::from(self.fault(faults.min_refused))
+        };
+        let max = max + i64::from(self.fault(faults.over_max))
+            - i64::from(self.fault(faults.max_refused));
+        let default = if self.fault(faults.default_raised) {
+            default + default / 2
+        } else {
+            default
+        };
+        Ok((self.params.count("count", min, max, default)?, default))
     }
 
     /// Whether a spec-open variant is on.

@@ -29,6 +29,7 @@ mod grant;
 mod http;
 mod ledger;
 mod market;
+mod message;
 mod observe;
 mod params;
 
@@ -59,8 +60,9 @@ use crate::target_file::{CountedPer, RateLimits, Target};
 
 pub use fault::Fault;
 pub use observe::{Knobs, Observer, RawAnswer, RawRequest, Wire};
-pub use params::{QueryInput, QueryValue, params_from_query, query_params_coerce};
-pub use property::dispatch_envelope;
+pub use property::{
+    QueryInput, QueryValue, dispatch_envelope, params_from_query, query_params_coerce,
+};
 pub use tls::{MAX_HANDSHAKES, TlsIdentity};
 pub use variant::Variant;
 

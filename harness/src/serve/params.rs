@@ -51,6 +51,11 @@ pub(crate) struct Params {
 }
 
 impl Params {
+    /// The checked values, by name.
+    pub(crate) fn into_values(self) -> Map<String, Value> {
+        self.values
+    }
+
     /// Checks raw parameters against the declared list.
     pub(crate) fn check(
         raw: Map<String, Value>,
@@ -70,7 +75,7 @@ impl Params {
                 continue;
             }
             let typed = match (origin, value) {
-                (Origin::Query, Value::String(text)) => coerce(&text, spec.kind),
+                (Origin::Query, Value::String(text)) => spec.kind.from_text(&text),
                 (_, value) if leniency.coerce => lenient_json(value, spec.kind),
                 (_, value) => typed_json(value, spec.kind),
             };
@@ -162,110 +167,10 @@ impl Params {
     }
 }
 
-/// The parameters the reference server makes of an HTTP query string for `method`: each
-/// name once, each value coerced to its declared type, unknown names refused. This is the
-/// server's own coercion, exposed for fuzzing and for clients that want to predict it.
-pub fn params_from_query(method: &str, query: &str) -> Result<Map<String, Value>, ErrorObject> {
-    let specs = super::call::declared_params(method).ok_or_else(ErrorObject::method_not_found)?;
-    let raw = super::http::query_params(query)?;
-    Params::check(raw, specs, Origin::Query, Leniency::default()).map(|params| params.values)
-}
-
-/// A parameter value as a client holds it before it becomes a query string.
-#[derive(Clone, Debug)]
-#[cfg_attr(any(test, feature = "arbitrary"), derive(arbitrary::Arbitrary))]
-pub enum QueryValue {
-    /// A string.
-    Str(String),
-    /// An integer.
-    Int(i64),
-    /// A number.
-    Num(f64),
-    /// A boolean.
-    Bool(bool),
-}
-
-/// Input of [`query_params_coerce`].
-#[derive(Clone, Debug)]
-#[cfg_attr(any(test, feature = "arbitrary"), derive(arbitrary::Arbitrary))]
-pub struct QueryInput {
-    /// Picks a method of the table (modulo their number).
-    pub method: u8,
-    /// Values by parameter position (modulo the method's parameter count).
-    pub values: Vec<(u8, QueryValue)>,
-    /// A raw query string, sent as is.
-    pub raw: String,
-}
-
-/// Fuzz and proptest property `query_params_coerce`: a raw query string never panics the
-/// server's coercion, and every value it accepts has its parameter's declared type; and
-/// values of the declared types, encoded as the harness's HTTP client encodes them, come
-/// back from the coercion unchanged.
-pub fn query_params_coerce(input: &QueryInput) -> Result<(), String> {
-    let names: Vec<&str> = super::call::method_names().collect();
-    let method = names[usize::from(input.method) % names.len()];
-    let specs = super::call::declared_params(method).unwrap_or_default();
-    if let Ok(params) = params_from_query(method, &input.raw) {
-        for (name, value) in &params {
-            let spec = specs.iter().find(|spec| spec.name == name);
-            let fits = spec.is_some_and(|spec| typed_json(value.clone(), spec.kind).is_some());
-            if !fits {
-                return Err(format!("{method}?{} gave {name} = {value}", input.raw));
-            }
-        }
-    }
-    if specs.is_empty() {
-        return Ok(());
-    }
-    let mut expected = Map::new();
-    for (position, value) in &input.values {
-        let spec = specs[usize::from(*position) % specs.len()];
-        let typed = match (spec.kind, value) {
-            (Kind::Str, QueryValue::Str(text)) => Value::from(text.as_str()),
-            (Kind::Int, QueryValue::Int(number)) => Value::from(*number),
-            (Kind::Num, QueryValue::Num(number)) if number.is_finite() => Value::from(*number),
-            (Kind::Bool, QueryValue::Bool(flag)) => Value::from(*flag),
-            _ => continue,
-        };
-        expected.insert(spec.name.to_owned(), typed);
-    }
-    let mut query = form_urlencoded::Serializer::new(String::new());
-    for (name, value) in &expected {
-        if let Some(text) = crate::transport::query_value(value) {
-            query.append_pair(name, &text);
-        }
-    }
-    let query = query.finish();
-    match params_from_query(method, &query) {
-        Ok(params) if params == expected => Ok(()),
-        other => Err(format!(
-            "{method}?{query} gave {other:?}, sent {expected:?}"
-        )),
-    }
-}
-
-/// Coerces a query-string value to the declared type.
-fn coerce(text: &str, kind: Kind) -> Option<Value> {
-    match kind {
-        Kind::Str => Some(Value::String(text.to_owned())),
-        Kind::Int => text.parse::<i64>().ok().map(Value::from),
-        Kind::Num => text
-            .parse::<f64>()
-            .ok()
-            .filter(|number| number.is_finite())
-            .map(Value::from),
-        Kind::Bool => match text {
-            "true" => Some(Value::Bool(true)),
-            "false" => Some(Value::Bool(false)),
-            _ => None,
-        },
-    }
-}
-
 /// Accepts a JSON value of the declared type, or one whose text coerces to it.
 fn lenient_json(value: Value, kind: Kind) -> Option<Value> {
     match value {
-        Value::String(text) => coerce(&text, kind),
+        Value::String(text) => kind.from_text(&text),
         Value::Number(_) | Value::Bool(_) if kind == Kind::Str => {
             Some(Value::String(value.to_string()))
         }
@@ -274,7 +179,7 @@ fn lenient_json(value: Value, kind: Kind) -> Option<Value> {
 }
 
 /// Accepts a JSON value only if it already has the declared type.
-fn typed_json(value: Value, kind: Kind) -> Option<Value> {
+pub(super) fn typed_json(value: Value, kind: Kind) -> Option<Value> {
     let fits = match kind {
         Kind::Str => value.is_string(),
         // An integer that does not fit i64 is refused rather than wrapped.
@@ -287,7 +192,6 @@ fn typed_json(value: Value, kind: Kind) -> Option<Value> {
 
 #[cfg(test)]
 mod tests {
-    use proptest::prelude::*;
     use serde_json::json;
 
     use super::*;
@@ -380,25 +284,5 @@ mod tests {
         .unwrap();
         assert_eq!(params.int("count"), None);
         assert_eq!(params.count("count", 1, 250, 100).unwrap(), 100);
-    }
-
-    fn query_value() -> impl Strategy<Value = QueryValue> {
-        prop_oneof![
-            "(.|\n|\\+|%|&|=){0,12}".prop_map(QueryValue::Str),
-            any::<i64>().prop_map(QueryValue::Int),
-            any::<f64>().prop_map(QueryValue::Num),
-            any::<bool>().prop_map(QueryValue::Bool),
-        ]
-    }
-
-    proptest! {
-        #[test]
-        fn query_strings_coerce_to_declared_types(
-            method in any::<u8>(),
-            values in prop::collection::vec((any::<u8>(), query_value()), 0..6),
-            raw in "(([a-z_]{1,8}|count|currency)=(-?[0-9.e+]{0,5}|true|x|%[0-9A-F]{0,2})&?){0,4}",
-        ) {
-            prop_assert_eq!(query_params_coerce(&QueryInput { method, values, raw }), Ok(()));
-        }
     }
 }

@@ -1,6 +1,7 @@
-//! The fuzz property of the reference server's transport-free core,
-//! [`ServerState::dispatch_message`], shared by the cargo-fuzz target `dispatch_envelope`
-//! and the proptest test below.
+//! The fuzz properties of the reference server, each shared by its cargo-fuzz target and a
+//! proptest test below: `dispatch_envelope` of its transport-free core,
+//! [`ServerState::dispatch_message`], and `query_params_coerce` of its coercion of HTTP
+//! query strings to the declared parameter types ([`params_from_query`]).
 //!
 //! The server is built once and shared between calls, with a clock that stands still and a
 //! rate limit that never runs dry, so an input behaves the same whenever it runs; the
@@ -9,12 +10,16 @@
 
 use std::sync::{LazyLock, Mutex};
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
+use super::call::{declared_params, method_names};
+use super::http::query_params;
+use super::params::{Leniency, Origin, Params, typed_json};
 use super::state::{MAIN_ID, lock};
 use super::{Config, Connection, ServerState, fixtures};
 use crate::auth::clock::Clock;
-use crate::jsonrpc;
+use crate::jsonrpc::{self, ErrorObject};
+use crate::spec::Kind;
 
 /// Session tokens the property rotates through.
 const FUZZ_TOKENS: usize = 8;
@@ -86,6 +91,88 @@ fn fuzz_token(state: &ServerState, pool: &Mutex<Vec<String>>, slot: usize) -> Op
     Some(issued.access_token)
 }
 
+/// The parameters the reference server makes of an HTTP query string for `method`: each
+/// name once, each value coerced to its declared type, unknown names refused. This is the
+/// server's own coercion, exposed for fuzzing and for clients that want to predict it.
+pub fn params_from_query(method: &str, query: &str) -> Result<Map<String, Value>, ErrorObject> {
+    let specs = declared_params(method).ok_or_else(ErrorObject::method_not_found)?;
+    let raw = query_params(query)?;
+    Params::check(raw, specs, Origin::Query, Leniency::default()).map(Params::into_values)
+}
+
+/// A parameter value as a client holds it before it becomes a query string.
+#[derive(Clone, Debug)]
+#[cfg_attr(any(test, feature = "arbitrary"), derive(arbitrary::Arbitrary))]
+pub enum QueryValue {
+    /// A string.
+    Str(String),
+    /// An integer.
+    Int(i64),
+    /// A number.
+    Num(f64),
+    /// A boolean.
+    Bool(bool),
+}
+
+/// Input of [`query_params_coerce`].
+#[derive(Clone, Debug)]
+#[cfg_attr(any(test, feature = "arbitrary"), derive(arbitrary::Arbitrary))]
+pub struct QueryInput {
+    /// Picks a method of the table (modulo their number).
+    pub method: u8,
+    /// Values by parameter position (modulo the method's parameter count).
+    pub values: Vec<(u8, QueryValue)>,
+    /// A raw query string, sent as is.
+    pub raw: String,
+}
+
+/// Fuzz and proptest property `query_params_coerce`: a raw query string never panics the
+/// server's coercion, and every value it accepts has its parameter's declared type; and
+/// values of the declared types, encoded as the harness's HTTP client encodes them, come
+/// back from the coercion unchanged.
+pub fn query_params_coerce(input: &QueryInput) -> Result<(), String> {
+    let names: Vec<&str> = method_names().collect();
+    let method = names[usize::from(input.method) % names.len()];
+    let specs = declared_params(method).unwrap_or_default();
+    if let Ok(params) = params_from_query(method, &input.raw) {
+        for (name, value) in &params {
+            let spec = specs.iter().find(|spec| spec.name == name);
+            let fits = spec.is_some_and(|spec| typed_json(value.clone(), spec.kind).is_some());
+            if !fits {
+                return Err(format!("{method}?{} gave {name} = {value}", input.raw));
+            }
+        }
+    }
+    if specs.is_empty() {
+        return Ok(());
+    }
+    let mut expected = Map::new();
+    for (position, value) in &input.values {
+        let spec = specs[usize::from(*position) % specs.len()];
+        let typed = match (spec.kind, value) {
+            (Kind::Str, QueryValue::Str(text)) => Value::from(text.as_str()),
+            (Kind::Int, QueryValue::Int(number)) => Value::from(*number),
+            (Kind::Num, QueryValue::Num(number)) if number.is_finite() => Value::from(*number),
+            (Kind::Bool, QueryValue::Bool(flag)) => Value::from(*flag),
+            _ => continue,
+        };
+        expected.insert(spec.name.to_owned(), typed);
+    }
+    let mut query = form_urlencoded::Serializer::new(String::new());
+    for (name, value) in &expected {
+        if let Some(text) = crate::transport::query_value(value) {
+            query.append_pair(name, &text);
+        }
+    }
+    let query = query.finish();
+    match params_from_query(method, &query) {
+        Ok(params) if params == expected => Ok(()),
+        other => Err(format!(
+            "{method}?{query} gave {other:?}, sent {expected:?}"
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
@@ -95,7 +182,7 @@ mod tests {
     /// Requests for every method of the table, with parameters drawn from the values the
     /// methods take and a few they refuse.
     fn message() -> impl Strategy<Value = String> {
-        let method = prop::sample::select(super::super::call::method_names().collect::<Vec<_>>());
+        let method = prop::sample::select(method_names().collect::<Vec<_>>());
         let value = prop_oneof![
             Just("null"),
             Just("0"),
@@ -147,6 +234,26 @@ mod tests {
             let mut bytes = vec![flags];
             bytes.extend_from_slice(messages.join("\n").as_bytes());
             prop_assert_eq!(dispatch_envelope(&bytes), Ok(()));
+        }
+    }
+
+    fn query_value() -> impl Strategy<Value = QueryValue> {
+        prop_oneof![
+            "(.|\n|\\+|%|&|=){0,12}".prop_map(QueryValue::Str),
+            any::<i64>().prop_map(QueryValue::Int),
+            any::<f64>().prop_map(QueryValue::Num),
+            any::<bool>().prop_map(QueryValue::Bool),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn query_strings_coerce_to_declared_types(
+            method in any::<u8>(),
+            values in prop::collection::vec((any::<u8>(), query_value()), 0..6),
+            raw in "(([a-z_]{1,8}|count|currency)=(-?[0-9.e+]{0,5}|true|x|%[0-9A-F]{0,2})&?){0,4}",
+        ) {
+            prop_assert_eq!(query_params_coerce(&QueryInput { method, values, raw }), Ok(()));
         }
     }
 }

@@ -8,7 +8,7 @@
 
 use serde_json::{Value, json};
 
-use super::ctx::Ctx;
+use super::ctx::{CountFaults, Ctx};
 use super::fault::Fault;
 use super::fixtures::{DEFAULT_INSTRUMENT, round};
 use super::state::MAIN_ID;
@@ -94,22 +94,13 @@ pub(crate) fn get_trigger_order_history(ctx: &mut Ctx<'_>) -> Result<Value, Erro
         .params
         .str("instrument_name")
         .filter(|_| !ctx.fault(Fault::TriggerInstrumentIgnored));
-    let (min, max, default) = ctx.count_bounds();
-    let min_count = if ctx.fault(Fault::TriggerCount0) {
-        0
-    } else {
-        min + i64::from(ctx.fault(Fault::TriggerCount1Refused))
-    };
-    let max_count = max + i64::from(ctx.fault(Fault::TriggerCount1001))
-        - i64::from(ctx.fault(Fault::TriggerCountMaxRefused));
-    let default_count = if ctx.fault(Fault::TriggerDefault30) {
-        default + default / 2
-    } else {
-        default
-    };
-    let count = ctx
-        .params
-        .count("count", min_count, max_count, default_count)?;
+    let (count, _) = ctx.count(&CountFaults {
+        zero: Fault::TriggerCount0,
+        min_refused: Fault::TriggerCount1Refused,
+        over_max: Fault::TriggerCount1001,
+        max_refused: Fault::TriggerCountMaxRefused,
+        default_raised: Fault::TriggerDefault30,
+    })?;
     let entries: &[super::ledger::TriggerEntry] = if ctx.caller()?.user_id == MAIN_ID {
         &ctx.state.ledger.triggers
     } else {

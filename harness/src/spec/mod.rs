@@ -33,6 +33,9 @@ pub use open::{OPEN_POINTS, OpenPoint};
 pub use sections::{SECTIONS, Section};
 pub use unnamed::{UNNAMED_FIELDS, UnnamedField, unnamed_field};
 
+/// The interface version SPEC.md describes ("The interface version is 2.1.1").
+pub const INTERFACE_VERSION: &str = "2.1.1";
+
 /// The JSON type a parameter is declared with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
@@ -54,6 +57,27 @@ impl Kind {
             Kind::Int => "integer",
             Kind::Num => "number",
             Kind::Bool => "boolean",
+        }
+    }
+
+    /// The value a text stands for as this type, as an HTTP query string carries every
+    /// value: the text itself for a string, a whole `i64`, a finite number, `true` or
+    /// `false`; `None` when the text is no such value.
+    pub fn from_text(self, text: &str) -> Option<serde_json::Value> {
+        use serde_json::Value;
+        match self {
+            Kind::Str => Some(Value::String(text.to_owned())),
+            Kind::Int => text.parse::<i64>().ok().map(Value::from),
+            Kind::Num => text
+                .parse::<f64>()
+                .ok()
+                .filter(|number| number.is_finite())
+                .map(Value::from),
+            Kind::Bool => match text {
+                "true" => Some(Value::Bool(true)),
+                "false" => Some(Value::Bool(false)),
+                _ => None,
+            },
         }
     }
 }

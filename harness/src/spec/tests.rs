@@ -261,3 +261,9 @@ fn every_clause_the_table_names_is_in_the_catalog() {
         );
     }
 }
+
+#[test]
+fn the_interface_version_is_the_one_spec_md_states() {
+    let stated = format!("The interface version is {}", super::INTERFACE_VERSION);
+    assert!(spec_text().contains(&stated), "{stated}");
+}

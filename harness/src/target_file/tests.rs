@@ -34,6 +34,13 @@ fn env(name: &str) -> Option<String> {
     (name == "DEMO_SECRET").then(|| "s3cr3t".to_owned())
 }
 
+/// The error of parsing `text` as target file `t.toml` with no environment, as shown.
+fn parse_error(text: &str) -> String {
+    Target::parse(Path::new("t.toml"), text, &|_| None)
+        .unwrap_err()
+        .to_string()
+}
+
 #[test]
 fn good_file_loads_with_secret_from_env() {
     let target = Target::parse(Path::new("t.toml"), GOOD, &env).unwrap();
@@ -60,9 +67,8 @@ fn to_toml_round_trips() {
 #[test]
 fn unknown_key_names_line_and_suggests() {
     let text = "name = \"x\"\nbase_url = \"http://h/api/v2\"\nallow_destructve = true\n";
-    let error = Target::parse(Path::new("t.toml"), text, &|_| None).unwrap_err();
     assert_eq!(
-        error.to_string(),
+        parse_error(text),
         "t.toml:3: unknown field \"allow_destructve\" (did you mean \"allow_destructive\"?)"
     );
 }
@@ -70,9 +76,8 @@ fn unknown_key_names_line_and_suggests() {
 #[test]
 fn missing_env_secret_is_an_error_at_its_account() {
     let text = "name = \"x\"\nbase_url = \"http://h/api/v2\"\n[accounts.main]\nclient_id = \"a\"\nclient_secret_env = \"NOPE\"\n";
-    let error = Target::parse(Path::new("t.toml"), text, &|_| None).unwrap_err();
     assert_eq!(
-        error.to_string(),
+        parse_error(text),
         "t.toml:3: environment variable NOPE (for client_secret) is not set"
     );
 }
@@ -137,8 +142,7 @@ fn unreadable_or_empty_ca_file_is_an_error_at_its_line() {
         assert!(error.message.contains(ca_file), "{error}");
     }
     let empty = "name = \"x\"\nbase_url = \"https://h/api/v2\"\nca_file = \"\"\n";
-    let error = Target::parse(Path::new("t.toml"), empty, &|_| None).unwrap_err();
-    assert_eq!(error.to_string(), "t.toml:3: ca_file must name a PEM file");
+    assert_eq!(parse_error(empty), "t.toml:3: ca_file must name a PEM file");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

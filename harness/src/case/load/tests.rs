@@ -32,6 +32,13 @@ auth = { mode = "client_signature", timestamp_offset_ms = -61000 }
 expect = { outcome = "error" }
 "#;
 
+/// The error of loading `text` as case file `c.toml`, as it is shown.
+fn load_error(text: &str) -> String {
+    parse_case(Path::new("c.toml"), text, &catalog(), &schemas())
+        .unwrap_err()
+        .to_string()
+}
+
 #[test]
 fn good_case_loads_with_step_lines() {
     let case = parse_case(Path::new("c.toml"), GOOD, &catalog(), &schemas()).unwrap();
@@ -42,9 +49,9 @@ fn good_case_loads_with_step_lines() {
 #[test]
 fn misspelt_key_gets_line_and_suggestion() {
     let text = GOOD.replace("expect =", "expct =");
-    let error = parse_case(Path::new("c.toml"), &text, &catalog(), &schemas()).unwrap_err();
+    let error = load_error(&text);
     assert_eq!(
-        error.to_string(),
+        error,
         "c.toml:9: unknown field \"expct\" (did you mean \"expect\"?)"
     );
 }
@@ -55,9 +62,9 @@ fn unknown_clause_gets_suggestion() {
         "auth.client_signature.window\"]",
         "auth.client_signature.windw\"]",
     );
-    let error = parse_case(Path::new("c.toml"), &text, &catalog(), &schemas()).unwrap_err();
+    let error = load_error(&text);
     assert_eq!(
-        error.to_string(),
+        error,
         "c.toml:4: unknown clause \"auth.client_signature.windw\" (did you mean \"auth.client_signature.window\"?)"
     );
 }
@@ -65,11 +72,9 @@ fn unknown_clause_gets_suggestion() {
 #[test]
 fn unknown_auth_mode_gets_suggestion() {
     let text = GOOD.replace("client_signature\"", "client_signatur\"");
-    let error = parse_case(Path::new("c.toml"), &text, &catalog(), &schemas()).unwrap_err();
+    let error = load_error(&text);
     assert!(
-        error
-            .to_string()
-            .contains("did you mean \"client_signature\""),
+        error.contains("did you mean \"client_signature\""),
         "{error}"
     );
 }
@@ -80,9 +85,9 @@ fn step_with_two_kinds_is_refused() {
         "call = \"public/auth\"",
         "call = \"public/auth\"\nraw = \"{}\"",
     );
-    let error = parse_case(Path::new("c.toml"), &text, &catalog(), &schemas()).unwrap_err();
+    let error = load_error(&text);
     assert_eq!(
-        error.to_string(),
+        error,
         "c.toml:6: a step has exactly one of call, raw, walk or probe"
     );
 }
@@ -93,8 +98,8 @@ fn basic_auth_over_websocket_is_refused() {
         "mode = \"client_signature\", timestamp_offset_ms = -61000",
         "mode = \"basic\"",
     );
-    let error = parse_case(Path::new("c.toml"), &text, &catalog(), &schemas()).unwrap_err();
-    assert!(error.message.contains("needs an http transport"), "{error}");
+    let error = load_error(&text);
+    assert!(error.contains("needs an http transport"), "{error}");
 }
 
 #[test]
@@ -145,9 +150,9 @@ fn steps_may_name_connections() {
 fn a_connection_used_once_close_to_another_gets_a_suggestion() {
     let text = TWO_CONNECTIONS.replace("\"second\"", "\"firsst\"");
     let text = format!("{text}\n[[step]]\ncall = \"public/test\"\nconnection = \"first\"\n");
-    let error = parse_case(Path::new("c.toml"), &text, &catalog(), &schemas()).unwrap_err();
+    let error = load_error(&text);
     assert_eq!(
-        error.to_string(),
+        error,
         "c.toml:11: connection \"firsst\" is used by this step only (did you mean \"first\"?)"
     );
 }
@@ -158,11 +163,8 @@ fn a_step_transport_is_one_of_the_json_rpc_transports() {
         "connection = \"second\"",
         "connection = \"second\"\ntransport = \"rest\"",
     );
-    let error = parse_case(Path::new("c.toml"), &text, &catalog(), &schemas()).unwrap_err();
-    assert!(
-        error.to_string().contains("the transport of a step is"),
-        "{error}"
-    );
+    let error = load_error(&text);
+    assert!(error.contains("the transport of a step is"), "{error}");
 }
 
 #[test]
@@ -172,15 +174,15 @@ fn in_flight_goes_on_a_ws_only_call_step_and_never_on_a_paced_method() {
     assert_eq!(case.steps[1].in_flight, Some(4));
     let over_http = ok.replace("[\"ws\"]", "[\"ws\", \"http-body\"]");
     let over_http = over_http.replace("connection = \"first\"\n", "");
-    let error = parse_case(Path::new("c.toml"), &over_http, &catalog(), &schemas()).unwrap_err();
-    assert!(error.to_string().contains("runs over ws only"), "{error}");
+    let error = load_error(&over_http);
+    assert!(error.contains("runs over ws only"), "{error}");
     let too_many = ok.replace("in_flight = 4", "in_flight = 17");
-    let error = parse_case(Path::new("c.toml"), &too_many, &catalog(), &schemas()).unwrap_err();
-    assert!(error.to_string().contains("2 to 16"), "{error}");
+    let error = load_error(&too_many);
+    assert!(error.contains("2 to 16"), "{error}");
     let paced = ok.replace(
         "call = \"public/test\"\nin_flight",
         "call = \"private/get_transaction_log\"\nin_flight",
     );
-    let error = parse_case(Path::new("c.toml"), &paced, &catalog(), &schemas()).unwrap_err();
-    assert!(error.to_string().contains("paced method"), "{error}");
+    let error = load_error(&paced);
+    assert!(error.contains("paced method"), "{error}");
 }

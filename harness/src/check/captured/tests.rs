@@ -39,8 +39,8 @@ fn an_error_envelope_is_a_legitimate_answer() {
         json!({"jsonrpc": "2.0", "id": 3, "error": {"code": 13009, "message": "unauthorized", "data": {"reason": "no token"}}}),
     );
     assert_eq!(
-        captured.answer,
-        Answer::Error {
+        captured.form,
+        ResponseForm::Error {
             code: Some(13009),
             message: Some("unauthorized".to_owned())
         }
@@ -87,24 +87,22 @@ fn the_second_factor_error_must_carry_13668() {
 
 #[test]
 fn nothing_fails_that_spec_md_does_not_state() {
-    // Another error of a method that needs the second factor: no code is stated for it.
-    let other = judge(
-        TOGGLE,
-        json!({"jsonrpc": "2.0", "id": 1, "error": {"code": 13009, "message": "unauthorized"}}),
-    );
-    assert_eq!(other.verdict, Verdict::Pass);
-    // 13668 under another name: SPEC.md does not say where the name goes.
-    let renamed = judge(
-        TOGGLE,
-        json!({"jsonrpc": "2.0", "id": 1, "error": {"code": 13668, "message": "2fa required"}}),
-    );
-    assert_eq!(renamed.verdict, Verdict::Pass);
-    // The name on a method SPEC.md does not say needs the second factor.
-    let elsewhere = judge(
-        LOG,
-        json!({"jsonrpc": "2.0", "id": 1, "error": {"code": 1, "message": "security_key_authorization_error"}}),
-    );
-    assert_eq!(elsewhere.verdict, Verdict::Pass);
+    let open = [
+        // Another error of a method that needs the second factor: no code is stated for it.
+        (TOGGLE, json!({"code": 13009, "message": "unauthorized"})),
+        // 13668 under another name: SPEC.md does not say where the name goes.
+        (TOGGLE, json!({"code": 13668, "message": "2fa required"})),
+        // The name on a method SPEC.md does not say needs the second factor.
+        (
+            LOG,
+            json!({"code": 1, "message": "security_key_authorization_error"}),
+        ),
+    ];
+    for (method, error) in open {
+        let shown = format!("{method}: {error}");
+        let captured = judge(method, json!({"jsonrpc": "2.0", "id": 1, "error": error}));
+        assert_eq!(captured.verdict, Verdict::Pass, "{shown}");
+    }
 }
 
 #[test]
@@ -113,7 +111,7 @@ fn a_result_is_checked_against_the_method_schema() {
         LOG,
         json!({"jsonrpc": "2.0", "id": 1, "result": {"logs": [{"id": "x"}], "continuation": 0.5}}),
     );
-    assert_eq!(captured.answer, Answer::Result);
+    assert_eq!(captured.form, ResponseForm::Result);
     assert_eq!(captured.verdict, Verdict::Fail);
     assert!(
         captured
@@ -127,14 +125,14 @@ fn a_result_is_checked_against_the_method_schema() {
         "public/get_historical_volatility",
         json!([[1_700_000_000_000_u64, 42.5]]),
     );
-    assert_eq!(bare.answer, Answer::BareResult);
+    assert_eq!(bare.form, ResponseForm::BareResult);
     assert_eq!(bare.verdict, Verdict::Pass);
 }
 
 #[test]
 fn an_envelope_without_result_or_error_fails() {
     let captured = judge(TOGGLE, json!({"jsonrpc": "2.0", "id": 1}));
-    assert_eq!(captured.answer, Answer::Malformed);
+    assert_eq!(captured.form, ResponseForm::Malformed);
     assert_eq!(
         clauses(&captured),
         [(Verdict::Fail, "env.response.exclusive")]

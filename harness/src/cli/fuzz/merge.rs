@@ -62,36 +62,27 @@ pub(crate) fn merge(args: MergeArgs) -> Result<u8, CliError> {
             run.dir.display()
         );
     }
+    let runs = merged.runs.len();
     for kept in &merged.findings {
         let finding = &kept.finding;
-        println!(
-            "FAIL {} ({} {}, {} requests, {} of {} runs): {}",
-            finding.clause,
+        let what = format!(
+            "{} {}, {} requests, {} of {runs} runs",
             finding.shrunk.transport,
             finding.shrunk.method,
             finding.occurrences,
-            kept.runs.len(),
-            merged.runs.len(),
-            finding.message
+            kept.runs.len()
         );
-        if let Some(path) = &finding.case_file {
-            println!("  case file: {}", path.display());
-        }
+        super::print_finding(&finding.clause, &what, &finding.message, &finding.case_file);
     }
     for kept in &merged.sequence_findings {
         let finding = &kept.finding;
-        println!(
-            "FAIL {} ({} steps, {} sequences, {} of {} runs): {}",
-            finding.clause,
+        let what = format!(
+            "{} steps, {} sequences, {} of {runs} runs",
             finding.shrunk.steps.len(),
             finding.occurrences,
-            kept.runs.len(),
-            merged.runs.len(),
-            finding.message
+            kept.runs.len()
         );
-        if let Some(path) = &finding.case_file {
-            println!("  case file: {}", path.display());
-        }
+        super::print_finding(&finding.clause, &what, &finding.message, &finding.case_file);
     }
     println!(
         "fuzz merge: {} findings ({} in the runs); report {}",

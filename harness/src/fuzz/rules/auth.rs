@@ -4,14 +4,14 @@
 
 use serde_json::Value;
 
-use super::{Expectation, Knowledge, Method, error};
+use super::{Expectation, Method, OracleKnowledge, error};
 use crate::fuzz::{FuzzRequest, RequestAuth, SecretPlan};
 
 /// Credentials the method cannot run with.
 pub(super) fn auth_refusal(
     request: &FuzzRequest,
     rule: &Method,
-    knowledge: &Knowledge,
+    knowledge: &OracleKnowledge,
 ) -> Option<Expectation> {
     let http = request.transport.is_http();
     if !rule.private {
@@ -126,7 +126,7 @@ pub(super) fn auth_refusal(
 
 pub(super) fn auth_params_refusal(
     request: &FuzzRequest,
-    knowledge: &Knowledge,
+    knowledge: &OracleKnowledge,
 ) -> Option<Expectation> {
     let grant = request.params.get("grant_type").and_then(Value::as_str);
     let planned = match &request.auth {

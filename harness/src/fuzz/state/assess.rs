@@ -5,8 +5,9 @@
 
 use serde_json::Value;
 
-use super::model::{Kind, Outcome, Prediction};
+use super::model::{Outcome, Prediction, TokenKind};
 use crate::auth::scope::Scope;
+use crate::check::Finding;
 
 /// What came back, as far as judging goes.
 #[derive(Clone, Debug, PartialEq)]
@@ -45,14 +46,12 @@ impl Seen {
     }
 }
 
-/// A broken expectation: the clause and what was seen.
-pub type Broken = (String, String);
-
-/// The outcome against the prediction.
-pub fn outcome(prediction: &Prediction, seen: &Seen) -> Option<Broken> {
+/// The outcome against the prediction: `None` when it holds, else the failure on the
+/// prediction's clause.
+pub fn outcome(prediction: &Prediction, seen: &Seen) -> Option<Finding> {
     let broken = |what: &str| {
-        Some((
-            prediction.clause.to_owned(),
+        Some(Finding::fail(
+            prediction.clause,
             format!("{what} ({})", prediction.why),
         ))
     };
@@ -70,44 +69,46 @@ pub fn outcome(prediction: &Prediction, seen: &Seen) -> Option<Broken> {
 pub fn refreshed(
     old_access: &str,
     old_refresh: &str,
-    old_kind: &Kind,
+    old_kind: &TokenKind,
     new_set: &Value,
-) -> Option<Broken> {
+) -> Option<Finding> {
     let field = |name: &str| new_set.get(name).and_then(Value::as_str);
     if field("refresh_token") == Some(old_refresh) {
-        return Some((
-            "auth.refresh.rotates".to_owned(),
-            "the refresh answered with the same refresh token it was given".to_owned(),
+        return Some(Finding::fail(
+            "auth.refresh.rotates",
+            "the refresh answered with the same refresh token it was given",
         ));
     }
     if field("access_token") == Some(old_access) {
-        return Some((
-            "auth.refresh.rotates".to_owned(),
-            "the refresh answered with the access token it replaced".to_owned(),
+        return Some(Finding::fail(
+            "auth.refresh.rotates",
+            "the refresh answered with the access token it replaced",
         ));
     }
     let granted = field("scope").map(Scope::parse);
     match (old_kind, granted) {
-        (Kind::Session(old), Some(scope)) if scope.session.as_deref() != Some(old) => Some((
-            "auth.refresh.session_kept".to_owned(),
-            format!(
-                "refreshing a token of session {old} gave one of {}",
-                scope
-                    .session
-                    .map_or_else(|| "no session".to_owned(), |new| format!("session {new}"))
-            ),
-        )),
+        (TokenKind::Session(old), Some(scope)) if scope.session.as_deref() != Some(old) => {
+            Some(Finding::fail(
+                "auth.refresh.session_kept",
+                format!(
+                    "refreshing a token of session {old} gave one of {}",
+                    scope
+                        .session
+                        .map_or_else(|| "no session".to_owned(), |new| format!("session {new}"))
+                ),
+            ))
+        }
         _ => None,
     }
 }
 
 /// The transaction-log page of a call without `count`: at most the default 100 entries
 /// (4.8).
-pub fn default_page(result: &Value) -> Option<Broken> {
+pub fn default_page(result: &Value) -> Option<Finding> {
     let logs = result.get("logs").and_then(Value::as_array)?;
     (logs.len() > 100).then(|| {
-        (
-            "m.get_transaction_log.count_default".to_owned(),
+        Finding::fail(
+            "m.get_transaction_log.count_default",
             format!("{} entries without count (default 100)", logs.len()),
         )
     })
@@ -130,12 +131,17 @@ mod tests {
     fn either_accepts_both_and_throttling_is_never_judged() {
         let error = Seen::Error(13009);
         let result = Seen::Result(json!("ok"));
-        assert!(outcome(&predicted(Outcome::Either), &error).is_none());
-        assert!(outcome(&predicted(Outcome::Either), &result).is_none());
+        assert!(outcome(&predicted(Outcome::Any), &error).is_none());
+        assert!(outcome(&predicted(Outcome::Any), &result).is_none());
         assert!(outcome(&predicted(Outcome::Error), &Seen::Throttled).is_none());
-        let (clause, message) = outcome(&predicted(Outcome::Error), &result).unwrap();
-        assert_eq!(clause, "auth.logout.invalidates");
-        assert!(message.contains("got a result"), "{message}");
+        let finding = outcome(&predicted(Outcome::Error), &result).unwrap();
+        assert_eq!(finding.verdict, crate::check::Verdict::Fail);
+        assert_eq!(finding.clause(), "auth.logout.invalidates");
+        assert!(
+            finding.message.contains("got a result"),
+            "{}",
+            finding.message
+        );
         assert!(outcome(&predicted(Outcome::Result), &error).is_some());
     }
 
@@ -160,19 +166,19 @@ mod tests {
 
     #[test]
     fn a_refresh_must_rotate_and_keep_the_session() {
-        let session = Kind::Session("a".to_owned());
+        let session = TokenKind::Session("a".to_owned());
         let good = json!({"access_token": "at2", "refresh_token": "rt2", "scope": "session:a"});
         assert!(refreshed("at1", "rt1", &session, &good).is_none());
         let same = json!({"access_token": "at2", "refresh_token": "rt1"});
         assert_eq!(
-            refreshed("at1", "rt1", &session, &same).unwrap().0,
+            refreshed("at1", "rt1", &session, &same).unwrap().clause(),
             "auth.refresh.rotates"
         );
         let moved = json!({"access_token": "at2", "refresh_token": "rt2", "scope": "session:b"});
         assert_eq!(
-            refreshed("at1", "rt1", &session, &moved).unwrap().0,
+            refreshed("at1", "rt1", &session, &moved).unwrap().clause(),
             "auth.refresh.session_kept"
         );
-        assert!(refreshed("at1", "rt1", &Kind::Connection, &moved).is_none());
+        assert!(refreshed("at1", "rt1", &TokenKind::Connection, &moved).is_none());
     }
 }

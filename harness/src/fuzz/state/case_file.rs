@@ -207,7 +207,7 @@ pub fn case_file(
         let outcome_name = match outcome {
             Outcome::Result => "result",
             Outcome::Error => "error",
-            Outcome::Either => "any",
+            Outcome::Any => "any",
         };
         match (&step.action, outcome) {
             (Action::Refresh { of }, Outcome::Result) => {

@@ -11,14 +11,14 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
-use super::assess::{self, Broken, Seen};
+use super::assess::{self, Seen};
 use super::generate::PACED_METHOD;
 use super::model::{Model, Observed, Outcome};
 use super::{Action, Grant, SeqStep, Sequence, Who};
 use crate::auth::nonce::fresh_nonce;
 use crate::auth::sign;
 use crate::case::TransportKind;
-use crate::check::Redactor;
+use crate::check::{Finding, Redactor};
 use crate::fuzz::send::Sender;
 use crate::transport::{Authorization, Exchange, Outgoing, SignedPlan, WsSession, place_bearer};
 
@@ -38,8 +38,8 @@ pub(crate) struct SequenceRun {
     pub(crate) skipped: Vec<usize>,
     /// Answers throttled, not judged.
     pub(crate) throttled: usize,
-    /// The first step that broke the model, with the clause and what was seen.
-    pub(crate) failure: Option<(usize, Broken)>,
+    /// The first step that broke the model, with the failure on it.
+    pub(crate) failure: Option<(usize, Finding)>,
     /// What the model predicted of each step sent (`None`: skipped or not reached).
     pub(crate) outcomes: Vec<Option<Outcome>>,
 }
@@ -80,7 +80,7 @@ pub(crate) async fn execute(
         run.predicted[match prediction.outcome {
             Outcome::Result => 0,
             Outcome::Error => 1,
-            Outcome::Either => 2,
+            Outcome::Any => 2,
         }] += 1;
         if crate::spec::is_paced(step.action.method()) {
             let token = step
@@ -107,7 +107,7 @@ pub(crate) async fn execute(
                     Err(error) => {
                         run.sent += 1;
                         let message = format!("the WebSocket could not be opened: {error}");
-                        run.failure = Some((index, ("transport.ws".to_owned(), message)));
+                        run.failure = Some((index, Finding::fail("transport.ws", message)));
                         break;
                     }
                 }
@@ -123,7 +123,10 @@ pub(crate) async fn execute(
         sent_params[index] = Some(outgoing.params.clone());
         let seen = seen(sender, &exchange, redactor);
         let mut broken = match &seen {
-            Seen::Nothing(what) => Some((transport_clause(step.transport), what.clone())),
+            Seen::Nothing(what) => Some(Finding::fail(
+                transport_clause(step.transport),
+                what.clone(),
+            )),
             seen => assess::outcome(&prediction, seen),
         };
         let mut observed = Observed::default();
@@ -153,8 +156,9 @@ pub(crate) async fn execute(
             Seen::Throttled => run.throttled += 1,
             Seen::Error(_) | Seen::Nothing(_) => {}
         }
-        if let Some((clause, message)) = broken {
-            run.failure = Some((index, (clause, redactor.text(&message))));
+        if let Some(mut finding) = broken {
+            finding.message = redactor.text(&finding.message);
+            run.failure = Some((index, finding));
             break;
         }
         model.apply(index, step, connection, &observed);
@@ -352,13 +356,12 @@ fn seen(sender: &Sender, exchange: &Exchange, redactor: &Redactor) -> Seen {
     Seen::of(answer, &sender.target.limits.throttle_codes)
 }
 
-fn transport_clause(transport: TransportKind) -> String {
+fn transport_clause(transport: TransportKind) -> &'static str {
     match transport {
         TransportKind::HttpQuery => "transport.http.query",
         TransportKind::HttpBody => "transport.http.body",
         TransportKind::Ws | TransportKind::Rest => "transport.ws",
     }
-    .to_owned()
 }
 
 /// The token set of a refresh against SPEC.md 5.3 ([`assess::refreshed`]; a fork's
@@ -368,7 +371,7 @@ fn token_set_broken(
     model: &Model,
     held: &[Option<Held>],
     result: &Value,
-) -> Option<Broken> {
+) -> Option<Finding> {
     match &step.action {
         Action::Private { method, .. } if method == PACED_METHOD => assess::default_page(result),
         Action::Refresh { of } => {

@@ -17,16 +17,9 @@ use super::{Action, SeqStep, Who};
 use crate::auth::scope::Scope;
 use crate::case::TransportKind;
 
-/// What the server must answer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Outcome {
-    /// A result.
-    Result,
-    /// An error.
-    Error,
-    /// Either: SPEC.md leaves it open.
-    Either,
-}
+/// What the server must answer: the runner's [`Outcome`] of a step, `Any` where SPEC.md
+/// leaves it open.
+pub use crate::check::Outcome;
 
 /// A predicted outcome, the clause a wrong answer breaks, and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -49,7 +42,7 @@ impl Prediction {
     }
 
     fn either(why: impl Into<String>) -> Prediction {
-        Prediction::new(Outcome::Either, "", why)
+        Prediction::new(Outcome::Any, "", why)
     }
 }
 
@@ -66,7 +59,7 @@ pub enum Validity {
 
 /// What kind of token it is (SPEC.md 5.4: `connection` or `session:<name>`).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Kind {
+pub enum TokenKind {
     /// Connection-scoped.
     Connection,
     /// Of the named session.
@@ -81,7 +74,7 @@ pub struct TokenState {
     /// Whose it is.
     pub owner: Who,
     /// Connection or session.
-    pub kind: Kind,
+    pub kind: TokenKind,
     /// The scope granted, when the answer said.
     pub granted: Option<Scope>,
     /// The access token.
@@ -249,7 +242,7 @@ impl Model {
             return Prediction::either("no token to fork");
         };
         match (&token.kind, token.refresh) {
-            (Kind::Connection, _) => Prediction::new(
+            (TokenKind::Connection, _) => Prediction::new(
                 Outcome::Error,
                 "auth.fork_token.connection_refused",
                 format!("the token of step {} is connection-scoped", of + 1),
@@ -259,7 +252,7 @@ impl Model {
                 clause,
                 format!("the refresh token of step {} was invalidated", of + 1),
             ),
-            (Kind::Session(name), Validity::Valid) => Prediction::new(
+            (TokenKind::Session(name), Validity::Valid) => Prediction::new(
                 Outcome::Result,
                 "auth.fork_token.accepted",
                 format!("the token of step {} is of session {name}", of + 1),

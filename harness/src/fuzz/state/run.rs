@@ -108,9 +108,9 @@ pub(crate) async fn run(
         report.expected_any += run.predicted[2];
         report.skipped += run.skipped.len();
         report.throttled += run.throttled;
-        if let Some((_, (clause, _))) = &run.failure {
+        if let Some((_, failure)) = &run.failure {
             groups
-                .entry(clause.clone())
+                .entry(failure.clause().to_owned())
                 .and_modify(|group| group.1 += 1)
                 .or_insert(((number, sequence, run), 1));
         }
@@ -140,9 +140,10 @@ pub(crate) async fn run(
         )
         .await;
         report.shrink_requests += sent;
-        let Some((_, (clause, message))) = shrunk_run.failure.clone() else {
+        let Some((_, failure)) = shrunk_run.failure.clone() else {
             continue;
         };
+        let (clause, message) = (failure.clause().to_owned(), failure.message);
         let mut case_path = None;
         if let Some(dir) = &config.out {
             let id = format!("fuzz.s{}.q{number}", config.seed);

@@ -25,9 +25,10 @@ pub(crate) async fn shrink(
     deadline: Instant,
 ) -> (Sequence, SequenceRun, usize) {
     let (mut current, mut current_run) = failing;
-    let Some((step, (clause, _))) = current_run.failure.clone() else {
+    let Some((step, failure)) = current_run.failure.clone() else {
         return (current, current_run, 0);
     };
+    let clause = failure.clause().to_owned();
     current = current.prefix(step + 1);
     current_run.outcomes.truncate(step + 1);
     let mut sent = 0;
@@ -90,7 +91,7 @@ fn keep_if_same(
 
 fn fails_the_same(run: &SequenceRun, clause: &str) -> Option<usize> {
     match &run.failure {
-        Some((failed_at, (failed_clause, _))) if failed_clause == clause => Some(*failed_at),
+        Some((failed_at, failed)) if failed.clause() == clause => Some(*failed_at),
         _ => None,
     }
 }

@@ -2,6 +2,7 @@ use std::collections::BTreeMap;
 
 use super::*;
 use crate::case::TransportKind;
+use crate::judge::nonces::NonceBook;
 use crate::target_file::RateLimits;
 
 const NOW: u64 = 1_750_000_000_000;

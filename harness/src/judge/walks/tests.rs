@@ -1,7 +1,9 @@
 use serde_json::json;
 
 use super::*;
+use crate::check::Verdict;
 use crate::judge::paging::tests::{one_session, page};
+use crate::judge::tally::assert_only_finding;
 
 fn tally_of(records: &[Record]) -> Tally {
     let callers = one_session(records);
@@ -86,10 +88,10 @@ fn reading_the_first_page_again_once_warns_and_three_times_in_a_row_fails() {
         page(2, 10, 5, None, 5, Some(77)),
     ];
     let findings = judged(&twice);
-    assert_eq!(findings.len(), 1, "{findings:?}");
-    assert!(
-        findings[0].starts_with("warn") && findings[0].contains("read the first page again"),
-        "{findings:?}"
+    assert_only_finding(
+        &findings,
+        Some(Verdict::Warn),
+        &["read the first page again"],
     );
     let thrice = [
         page(1, 0, 5, None, 5, Some(77)),
@@ -108,11 +110,10 @@ fn reading_the_first_page_again_once_warns_and_three_times_in_a_row_fails() {
 #[test]
 fn a_single_short_page_warns() {
     let findings = judged(&[page(1, 0, 100, None, 5, Some(77))]);
-    assert_eq!(findings.len(), 1, "{findings:?}");
-    assert!(
-        findings[0].starts_with("warn")
-            && findings[0].contains("a short page does not mark the end"),
-        "{findings:?}"
+    assert_only_finding(
+        &findings,
+        Some(Verdict::Warn),
+        &["a short page does not mark the end"],
     );
 }
 
@@ -122,10 +123,10 @@ fn stopping_mid_walk_warns() {
         page(1, 0, 5, None, 5, Some(77)),
         page(2, 10, 5, Some(77), 5, Some(66)),
     ]);
-    assert_eq!(findings.len(), 1, "{findings:?}");
-    assert!(
-        findings[0].starts_with("warn") && findings[0].contains("stopped after 1 followed pages"),
-        "{findings:?}"
+    assert_only_finding(
+        &findings,
+        Some(Verdict::Warn),
+        &["stopped after 1 followed pages"],
     );
 }
 

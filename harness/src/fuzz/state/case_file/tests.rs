@@ -100,7 +100,7 @@ fn every_action_writes_a_case_the_loader_accepts() {
     };
     let mut outcomes = vec![Some(Outcome::Result); sequence.steps.len()];
     outcomes[1] = Some(Outcome::Error);
-    outcomes[7] = Some(Outcome::Either);
+    outcomes[7] = Some(Outcome::Any);
     outcomes[11] = None;
     let text = case_file(
         "fuzz.s1.q0",

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use super::{Kind, Model, Observed, TokenState, Validity, none};
+use super::{Model, Observed, TokenKind, TokenState, Validity, none};
 use crate::auth::scope::Scope;
 use crate::fuzz::state::{Action, SeqStep, Who};
 
@@ -38,10 +38,10 @@ impl Model {
             Action::Login { who, session, .. } => {
                 let kind = match (&granted, session) {
                     (Some(scope), _) if scope.session.is_some() => {
-                        Kind::Session(scope.session.clone().unwrap_or_default())
+                        TokenKind::Session(scope.session.clone().unwrap_or_default())
                     }
-                    (_, Some(name)) => Kind::Session(name.clone()),
-                    (_, None) => Kind::Connection,
+                    (_, Some(name)) => TokenKind::Session(name.clone()),
+                    (_, None) => TokenKind::Connection,
                 };
                 let validity = if *who == Who::Sub && self.sub_disabled != Some(false) {
                     Validity::Unknown
@@ -56,7 +56,7 @@ impl Model {
                     old.refresh = Validity::Unknown;
                     let (owner, old_granted) = (old.owner, old.granted.clone());
                     let granted = granted.or(old_granted);
-                    let kind = Kind::Session(name.clone());
+                    let kind = TokenKind::Session(name.clone());
                     let validity = self.owner_validity(owner);
                     self.issue(index, owner, kind, granted, validity, observed, connection);
                 }
@@ -68,7 +68,7 @@ impl Model {
                     self.issue(
                         index,
                         Who::Sub,
-                        Kind::Unknown,
+                        TokenKind::Unknown,
                         granted,
                         validity,
                         observed,
@@ -110,7 +110,7 @@ impl Model {
         let (Some(name), Some(state)) = (connection, self.tokens.get(&presented)) else {
             return;
         };
-        let certain = result && matches!(state.kind, Kind::Session(_));
+        let certain = result && matches!(state.kind, TokenKind::Session(_));
         let memory = self.memory.entry(name.to_owned()).or_insert_with(none);
         if certain {
             *memory = BTreeSet::from([Some(presented)]);
@@ -124,7 +124,7 @@ impl Model {
         &mut self,
         index: usize,
         owner: Who,
-        kind: Kind,
+        kind: TokenKind,
         granted: Option<Scope>,
         access: Validity,
         observed: &Observed,
@@ -168,9 +168,9 @@ impl Model {
         // 5.3 says the result carries a new refresh token, not what the old one does after.
         old.refresh = Validity::Unknown;
         old.access = match old.kind {
-            Kind::Connection => Validity::Invalid("auth.refresh.connection_invalidates"),
+            TokenKind::Connection => Validity::Invalid("auth.refresh.connection_invalidates"),
             // The session goes on; whether its previous access token does is open.
-            Kind::Session(_) | Kind::Unknown => Validity::Unknown,
+            TokenKind::Session(_) | TokenKind::Unknown => Validity::Unknown,
         };
         let (owner, kind, old_granted) = (old.owner, old.kind.clone(), old.granted.clone());
         let validity = self.owner_validity(owner);

@@ -34,6 +34,19 @@ fn mmp(token: Option<usize>) -> Action {
     }
 }
 
+fn fork(of: usize, name: &str) -> Action {
+    Action::Fork {
+        of,
+        name: name.to_owned(),
+    }
+}
+
+/// What the model predicts of `step`: the outcome and the clause a wrong answer breaks.
+fn predicted(model: &Model, step: &SeqStep) -> (Outcome, &'static str) {
+    let prediction = model.predict(step, None);
+    (prediction.outcome, prediction.clause)
+}
+
 fn token_set(session: Option<&str>) -> Observed {
     let scope = match session {
         Some(name) => format!("{SCOPE} session:{name}"),
@@ -68,9 +81,8 @@ fn run(steps: &[(SeqStep, Observed)], connection: Option<&str>) -> Model {
 #[test]
 fn a_fresh_login_token_works_and_a_missing_scope_is_refused() {
     let model = run(&[(http(login(Who::Main, None)), token_set(None))], None);
-    let call = model.predict(&http(mmp(Some(0))), None);
     assert_eq!(
-        (call.outcome, call.clause),
+        predicted(&model, &http(mmp(Some(0)))),
         (Outcome::Result, "auth.http.bearer")
     );
     let log = model.predict(&http(Action::DeleteMember { token: 0 }), None);
@@ -98,7 +110,7 @@ fn refreshing_a_connection_token_ends_the_old_access_token() {
     );
     // What the old refresh token does after rotation is open.
     let again = model.predict(&http(Action::Refresh { of: 0 }), None);
-    assert_eq!(again.outcome, Outcome::Either);
+    assert_eq!(again.outcome, Outcome::Any);
     assert_eq!(
         model
             .predict(&http(Action::Refresh { of: 1 }), None)
@@ -118,15 +130,10 @@ fn a_session_token_after_refresh_is_open_and_stays_forkable() {
     );
     assert_eq!(
         model.predict(&http(mmp(Some(0))), None).outcome,
-        Outcome::Either
+        Outcome::Any
     );
-    let fork = Action::Fork {
-        of: 1,
-        name: "b".to_owned(),
-    };
-    let fork = model.predict(&http(fork), None);
     assert_eq!(
-        (fork.outcome, fork.clause),
+        predicted(&model, &http(fork(1, "b"))),
         (Outcome::Result, "auth.fork_token.accepted")
     );
 }
@@ -134,13 +141,8 @@ fn a_session_token_after_refresh_is_open_and_stays_forkable() {
 #[test]
 fn a_connection_token_cannot_be_forked() {
     let model = run(&[(http(login(Who::Main, None)), token_set(None))], None);
-    let fork = Action::Fork {
-        of: 0,
-        name: "b".to_owned(),
-    };
-    let fork = model.predict(&http(fork), None);
     assert_eq!(
-        (fork.outcome, fork.clause),
+        predicted(&model, &http(fork(0, "b"))),
         (Outcome::Error, "auth.fork_token.connection_refused")
     );
 }
@@ -156,16 +158,15 @@ fn logout_ends_its_pair_and_leaves_the_accounts_other_tokens_open() {
         ],
         Some("ws0-0"),
     );
-    let gone = model.predict(&http(mmp(Some(0))), None);
     assert_eq!(
-        (gone.outcome, gone.clause),
+        predicted(&model, &http(mmp(Some(0)))),
         (Outcome::Error, "auth.logout.invalidates")
     );
     let refresh = model.predict(&http(Action::Refresh { of: 0 }), None);
     assert_eq!(refresh.outcome, Outcome::Error);
     assert_eq!(
         model.predict(&http(mmp(Some(1))), None).outcome,
-        Outcome::Either
+        Outcome::Any
     );
     assert_eq!(
         model.predict(&http(mmp(Some(2))), None).outcome,
@@ -205,9 +206,8 @@ fn disabling_the_subaccount_ends_its_tokens_and_its_login_becomes_open() {
         ],
         None,
     );
-    let sub = model.predict(&http(mmp(Some(1))), None);
     assert_eq!(
-        (sub.outcome, sub.clause),
+        predicted(&model, &http(mmp(Some(1)))),
         (
             Outcome::Error,
             "m.toggle_subaccount_login.disable_ends_sessions"
@@ -218,9 +218,9 @@ fn disabling_the_subaccount_ends_its_tokens_and_its_login_becomes_open() {
         Outcome::Result
     );
     let again = model.predict(&http(login(Who::Sub, None)), None);
-    assert_eq!(again.outcome, Outcome::Either);
+    assert_eq!(again.outcome, Outcome::Any);
     let exchange = model.predict(&http(Action::Exchange { of: 0 }), None);
-    assert_eq!(exchange.outcome, Outcome::Either);
+    assert_eq!(exchange.outcome, Outcome::Any);
 }
 
 #[test]
@@ -236,10 +236,7 @@ fn a_toggle_is_open_but_with_an_ended_token_is_an_error() {
         token,
         enable: true,
     };
-    assert_eq!(
-        model.predict(&http(toggle(1)), None).outcome,
-        Outcome::Either
-    );
+    assert_eq!(model.predict(&http(toggle(1)), None).outcome, Outcome::Any);
     assert_eq!(
         model.predict(&http(toggle(0)), None).outcome,
         Outcome::Error
@@ -278,7 +275,7 @@ fn a_connection_token_or_an_issued_one_may_or_may_not_be_remembered() {
     );
     assert_eq!(
         used.predict(&ws(mmp(None)), Some("ws0-0")).outcome,
-        Outcome::Either
+        Outcome::Any
     );
     let issued = run(
         &[(ws(login(Who::Main, Some("s"))), token_set(Some("s")))],
@@ -286,7 +283,7 @@ fn a_connection_token_or_an_issued_one_may_or_may_not_be_remembered() {
     );
     assert_eq!(
         issued.predict(&ws(mmp(None)), Some("ws0-0")).outcome,
-        Outcome::Either
+        Outcome::Any
     );
 }
 
@@ -315,16 +312,12 @@ fn a_remembered_token_that_ended_is_refused() {
 fn a_replayed_nonce_is_refused_only_once_it_went_out() {
     let signed = |replay_of| http(Action::Signed { replay_of });
     let model = run(&[(signed(None), ok())], None);
-    let replay = model.predict(&signed(Some(0)), None);
     assert_eq!(
-        (replay.outcome, replay.clause),
+        predicted(&model, &signed(Some(0))),
         (Outcome::Error, "auth.signed.nonce_single_use")
     );
     let fresh = Model::new();
-    assert_eq!(
-        fresh.predict(&signed(Some(0)), None).outcome,
-        Outcome::Either
-    );
+    assert_eq!(fresh.predict(&signed(Some(0)), None).outcome, Outcome::Any);
 }
 
 #[test]
@@ -341,19 +334,21 @@ fn exchange_by_the_main_account_gives_a_subaccount_token_of_open_kind() {
         before
             .predict(&http(Action::Exchange { of: 0 }), None)
             .outcome,
-        Outcome::Either
+        Outcome::Any
     );
     let state = model.token(1).expect("the exchange issued a token");
-    assert_eq!((state.owner, state.kind.clone()), (Who::Sub, Kind::Unknown));
+    assert_eq!(
+        (state.owner, state.kind.clone()),
+        (Who::Sub, TokenKind::Unknown)
+    );
     assert_eq!(
         model.predict(&http(mmp(Some(1))), None).outcome,
         Outcome::Result
     );
-    let fork = Action::Fork {
-        of: 1,
-        name: "x".to_owned(),
-    };
-    assert_eq!(model.predict(&http(fork), None).outcome, Outcome::Either);
+    assert_eq!(
+        model.predict(&http(fork(1, "x")), None).outcome,
+        Outcome::Any
+    );
 }
 
 #[test]
@@ -362,7 +357,7 @@ fn a_failed_issue_leaves_no_token() {
     assert!(model.token(0).is_none());
     assert_eq!(
         model.predict(&http(mmp(Some(0))), None).outcome,
-        Outcome::Either
+        Outcome::Any
     );
 }
 

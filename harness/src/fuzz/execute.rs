@@ -1,0 +1,72 @@
+//! One generated request sent (or walked) and its answer judged against the oracle's
+//! expectation: what the fuzz run does for each request and the shrinker for each
+//! candidate.
+
+use super::FuzzRequest;
+use super::assess;
+use super::rules::{self, Expectation};
+use super::send::Sender;
+use super::walk;
+use crate::check::{Finding, Redactor, SchemaSet};
+
+/// One request's verdict: the oracle's expectation and, unless the answer held, the
+/// finding on it (see [`assess::assess`]).
+#[derive(Clone, Debug)]
+pub(crate) struct Assessed {
+    pub(crate) expectation: Expectation,
+    pub(crate) finding: Option<Finding>,
+}
+
+/// Sends one generated request (or walks it) and judges the answer.
+pub(crate) async fn execute(
+    sender: &Sender,
+    schemas: &SchemaSet,
+    redactor: &Redactor,
+    request: &FuzzRequest,
+    id: u64,
+    ws: &mut Option<crate::transport::WsSession>,
+) -> Assessed {
+    if request.walk {
+        let (expectation, finding) = walk::walk(sender, schemas, redactor, request, id, ws).await;
+        return Assessed {
+            expectation,
+            finding,
+        };
+    }
+    match sender.send(request, id, ws).await {
+        Ok(sent) => {
+            let as_sent = FuzzRequest {
+                params: sent.params.clone(),
+                ..request.clone()
+            };
+            let expectation = rules::expect(&as_sent, &sent.knowledge);
+            let finding = assess::assess(request, &expectation, &sent, schemas, redactor);
+            Assessed {
+                expectation,
+                finding,
+            }
+        }
+        Err(setup) => {
+            let seen = setup.exchange.response.map_or_else(
+                || {
+                    setup
+                        .exchange
+                        .failure
+                        .map(|failure| failure.message)
+                        .unwrap_or_default()
+                },
+                |received| received.body.chars().take(160).collect(),
+            );
+            Assessed {
+                expectation: Expectation::Result("auth.client_credentials.accepted"),
+                finding: Some(Finding::fail(
+                    "auth.client_credentials.accepted",
+                    format!(
+                        "the login this request needs failed: {}",
+                        redactor.text(&seen)
+                    ),
+                )),
+            }
+        }
+    }
+}
