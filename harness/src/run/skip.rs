@@ -117,31 +117,31 @@ currency = "BTC"
     const READ: &str = "public/get_currencies";
 
     #[test]
-    fn a_method_with_unshown_parameter_names_needs_the_target_to_name_them() {
-        let text = "id = \"c\"\ntitle = \"t\"\nclauses = [\"x\"]\n[[step]]\ncall = \"public/fork_token\"\nparams = { refresh_token = \"r\", session_name = \"s\" }\n";
-        let case: Case = toml::from_str(text).expect("test case parses");
-        let reason = skip_reason(&target(""), &case, TransportKind::HttpQuery).unwrap_or_default();
-        assert!(
-            reason.contains("[param_names.\"public/fork_token\"]"),
-            "{reason}"
-        );
-        let named = target(
-            "[param_names.\"public/fork_token\"]\nrefresh_token = \"r\"\nsession_name = \"name\"\n",
-        );
-        assert_eq!(skip_reason(&named, &case, TransportKind::HttpQuery), None);
-    }
-
-    #[test]
-    fn a_capture_through_an_unshown_field_name_needs_the_target_to_name_it() {
-        let text = "id = \"c\"\ntitle = \"t\"\nclauses = [\"x\"]\n[[step]]\ncall = \"public/exchange_token\"\ncapture = { token = \"result.{{field_names.exchange_token.access_token}}\" }\n";
-        let case: Case = toml::from_str(text).expect("test case parses");
-        let reason = skip_reason(&target(""), &case, TransportKind::HttpQuery).unwrap_or_default();
-        assert!(
-            reason.contains("exchange_token.access_token in [field_names]"),
-            "{reason}"
-        );
-        let named = target("[field_names.exchange_token]\naccess_token = \"token\"\n");
-        assert_eq!(skip_reason(&named, &case, TransportKind::HttpQuery), None);
+    fn names_spec_md_does_not_show_must_come_from_the_target_file() {
+        // (a step using such a name, what the skip reason names, the target's table of it)
+        let steps = [
+            (
+                "call = \"public/fork_token\"\nparams = { refresh_token = \"r\", session_name = \"s\" }",
+                "[param_names.\"public/fork_token\"]",
+                "[param_names.\"public/fork_token\"]\nrefresh_token = \"r\"\nsession_name = \"name\"\n",
+            ),
+            (
+                "call = \"public/exchange_token\"\ncapture = { token = \"result.{{field_names.exchange_token.access_token}}\" }",
+                "exchange_token.access_token in [field_names]",
+                "[field_names.exchange_token]\naccess_token = \"token\"\n",
+            ),
+        ];
+        for (step, named_in_reason, table) in steps {
+            let text = format!("id = \"c\"\ntitle = \"t\"\nclauses = [\"x\"]\n[[step]]\n{step}\n");
+            let case: Case = toml::from_str(&text).expect("test case parses");
+            let reason =
+                skip_reason(&target(""), &case, TransportKind::HttpQuery).unwrap_or_default();
+            assert!(reason.contains(named_in_reason), "{reason}");
+            assert_eq!(
+                skip_reason(&target(table), &case, TransportKind::HttpQuery),
+                None
+            );
+        }
     }
 
     #[test]
