@@ -252,7 +252,7 @@ impl Matcher {
 }
 
 /// Whether `value` is `needle` or holds it at any depth.
-fn holds(value: &Value, needle: &Value) -> bool {
+pub fn holds(value: &Value, needle: &Value) -> bool {
     loosely_equal(value, needle)
         || match value {
             Value::Array(items) => items.iter().any(|item| holds(item, needle)),

@@ -20,7 +20,7 @@ pub use captured::{
     method_from_file_name, result_clause,
 };
 pub use catalog::{Catalog, Clause, Level, Side};
-pub use matcher::{Matcher, lookup, short, type_name};
+pub use matcher::{Matcher, holds, lookup, short, type_name};
 pub use quote::{SpecText, normalize_quote};
 pub use redact::{REDACTED, Redactor, SECRET_MEMBERS};
 pub use schema::{SchemaError, SchemaSet, SchemaViolation};

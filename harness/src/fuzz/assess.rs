@@ -1,6 +1,7 @@
 //! Judging one answer against the oracle's expectation: the envelope first, then result or
 //! error as expected, then for a result the HTTP status, the schema and the rules of
-//! SPEC.md section 4 an answer shows directly (page sizes, windows and filters echoed).
+//! SPEC.md section 4 an answer shows directly (page sizes, windows, filters and signed data
+//! echoed).
 
 use serde_json::Value;
 
@@ -269,6 +270,15 @@ fn echoed_rules(request: &FuzzRequest, result: &Value) -> Option<(&'static str, 
                 return Some((
                     "m.get_book_summary_by_instrument.instrument",
                     format!("summary of {} for {name}", field(entry, "instrument_name")),
+                ));
+            }
+        }
+        "public/auth" if str_param(request, "grant_type") == Some("client_signature") => {
+            let data = str_param(request, "data")?;
+            if !crate::check::holds(result, &Value::from(data)) {
+                return Some((
+                    "auth.client_signature.data_returned",
+                    format!("the token set does not return the data {data:?}"),
                 ));
             }
         }
