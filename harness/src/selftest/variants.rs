@@ -17,8 +17,6 @@ use std::fmt::Write;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures_util::StreamExt;
-
 use super::{Config, run_against};
 use crate::case::{Case, Outcome};
 use crate::check::Verdict;
@@ -314,31 +312,6 @@ async fn judge_row(config: &Config, variants: &[Variant]) -> Result<Vec<String>,
         .collect())
 }
 
-/// One row: the suite, the fuzz seeds and judge self-play against `variants`.
-async fn variant_row(
-    config: &Config,
-    plan: &VariantPlan,
-    variants: &[Variant],
-) -> Result<VariantRow, RunError> {
-    let row_started = Instant::now();
-    let suite = run_against(config, server_config(variants)).await?;
-    let (suite_failures, suite_warnings) = failed_executions(&suite);
-    let fuzz_findings = fuzz_row(config, plan, variants).await?;
-    let judge_failures = if plan.judge {
-        judge_row(config, variants).await?
-    } else {
-        Vec::new()
-    };
-    Ok(VariantRow {
-        variants: variants.to_vec(),
-        suite_failures,
-        suite_warnings,
-        fuzz_findings,
-        judge_failures,
-        duration: row_started.elapsed(),
-    })
-}
-
 /// Runs every row of `plan`, reporting each as it ends.
 pub async fn variant_matrix(
     config: &Config,
@@ -347,12 +320,24 @@ pub async fn variant_matrix(
 ) -> Result<VariantMatrix, RunError> {
     let started = Instant::now();
     let mut rows = Vec::with_capacity(plan.rows.len());
-    // Rows run `ROWS_AT_ONCE` at a time and come back in order (see `ROWS_AT_ONCE`).
-    let mut outcomes = futures_util::stream::iter(&plan.rows)
-        .map(|variants| variant_row(config, plan, variants))
-        .buffered(super::ROWS_AT_ONCE);
-    while let Some(row) = outcomes.next().await {
-        let row = row?;
+    for variants in &plan.rows {
+        let row_started = Instant::now();
+        let suite = run_against(config, server_config(variants)).await?;
+        let (suite_failures, suite_warnings) = failed_executions(&suite);
+        let fuzz_findings = fuzz_row(config, plan, variants).await?;
+        let judge_failures = if plan.judge {
+            judge_row(config, variants).await?
+        } else {
+            Vec::new()
+        };
+        let row = VariantRow {
+            variants: variants.clone(),
+            suite_failures,
+            suite_warnings,
+            fuzz_findings,
+            judge_failures,
+            duration: row_started.elapsed(),
+        };
         on_row(&row);
         rows.push(row);
     }
