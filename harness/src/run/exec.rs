@@ -353,12 +353,11 @@ impl Execution<'_> {
             raw.and_then(|raw| raw.get("method").and_then(Value::as_str).map(str::to_owned))
                 .unwrap_or_default()
         });
-        let paced = crate::spec::is_paced(&method);
-        let account = self.pace_key(&step.auth);
+        let account = crate::spec::is_paced(&method).then(|| self.pace_key(&step.auth));
         let mut attempt = 0;
         let answer = loop {
-            if paced {
-                self.shared.pacer.wait(&account).await;
+            if let Some(account) = &account {
+                self.shared.pacer.wait(account).await;
             }
             // Prepared after the wait, so signatures carry a fresh timestamp and nonce.
             let outgoing = self.prepare(step, &method).await?;
@@ -368,12 +367,13 @@ impl Execution<'_> {
                 None => break answer,
             }
         };
-        let clauses = self.case.step_clauses(step).to_vec();
-        let response = self.check_answer(answer, &clauses, step)?;
+        let case = self.case;
+        let clauses = case.step_clauses(step);
+        let response = self.check_answer(answer, clauses, step)?;
         if self.failing() {
             return Err(Stop::Failed);
         }
-        self.capture(step, &response, &clauses)
+        self.capture(step, &response, clauses)
     }
 
     /// When `answer` is the target throttling and retries are left: notes it and returns the

@@ -60,14 +60,14 @@ pub struct Config {
 
 /// What the runner reports as it goes.
 #[derive(Clone, Debug)]
-pub enum Event {
+pub enum Event<'a> {
     /// The run starts with this many executions.
     Started {
         /// Number of (case, transport) executions.
         total: usize,
     },
-    /// One execution finished.
-    Finished(Box<CaseResult>),
+    /// One execution finished (lent, not copied: the result holds every answer's text).
+    Finished(&'a CaseResult),
 }
 
 /// The outcome of one case over one transport.
@@ -246,10 +246,18 @@ pub fn select(
     plan
 }
 
+/// Whether an execution of `case` is a long chain of requests: a pagination walk or a
+/// rate probe, tens to hundreds of requests one after the other.
+fn is_long(case: &Case) -> bool {
+    case.steps
+        .iter()
+        .any(|step| step.walk.is_some() || step.probe.is_some())
+}
+
 /// Runs the selected cases and returns every result.
 pub async fn run(
     config: Config,
-    on_event: impl Fn(&Event) + Send + Sync + 'static,
+    on_event: impl Fn(&Event<'_>) + Send + Sync + 'static,
 ) -> Result<RunReport, RunError> {
     run_until(config, Interrupt::new(), on_event).await
 }
@@ -260,7 +268,7 @@ pub async fn run(
 pub async fn run_until(
     config: Config,
     interrupt: Interrupt,
-    on_event: impl Fn(&Event) + Send + Sync + 'static,
+    on_event: impl Fn(&Event<'_>) + Send + Sync + 'static,
 ) -> Result<RunReport, RunError> {
     let started = Instant::now();
     let plan = plan(&config);
@@ -286,10 +294,13 @@ pub async fn run_until(
             ));
         })
     };
-    let (serial, parallel): (Vec<_>, Vec<_>) = plan
+    let (serial, mut parallel): (Vec<_>, Vec<_>) = plan
         .into_iter()
         .enumerate()
         .partition(|(_, (case, _))| case.serial);
+    // Long chains of requests (walks, rate probes) start first, so the run does not end
+    // waiting on one that started last; results are put back in plan order below.
+    parallel.sort_by_key(|(_, (case, _))| !is_long(case));
     let semaphore = Arc::new(Semaphore::new(config.concurrency.max(1)));
     let mut handles = Vec::new();
     for (index, (case, transport)) in parallel {
@@ -305,7 +316,7 @@ pub async fn run_until(
                 Ok(_permit) => execute_interruptible(&shared, case, transport, &interrupt).await,
                 Err(reason) => interrupt::not_run(&case, transport, &reason, false),
             };
-            on_event(&Event::Finished(Box::new(result.clone())));
+            on_event(&Event::Finished(&result));
             (index, result)
         }));
     }
@@ -317,7 +328,7 @@ pub async fn run_until(
     }
     for (index, (case, transport)) in serial {
         let result = execute_interruptible(&shared, case, transport, &interrupt).await;
-        on_event(&Event::Finished(Box::new(result.clone())));
+        on_event(&Event::Finished(&result));
         results.push((index, result));
     }
     timer.abort();

@@ -189,7 +189,7 @@ mod tests {
                 id: Some(7),
                 ..SentRequest::default()
             },
-            response: Some(Received::from_bytes(Some(200), body.as_bytes())),
+            response: Some(Received::from_bytes(Some(200), body.as_bytes().to_vec())),
             failure: None,
             elapsed_ms: 0.0,
         }

@@ -159,7 +159,7 @@ impl HttpClient {
             Ok(bytes) => Exchange {
                 transport: kind,
                 request,
-                response: Some(Received::from_bytes(Some(status), &bytes)),
+                response: Some(Received::from_bytes(Some(status), bytes)),
                 failure: None,
                 elapsed_ms: started.elapsed().as_secs_f64() * 1000.0,
             },
@@ -183,7 +183,10 @@ async fn read_capped(
     mut response: reqwest::Response,
     cap: usize,
 ) -> Result<Vec<u8>, TransportError> {
-    let mut bytes = Vec::new();
+    // Sized once from the announced length (within the cap), so a large page is not grown
+    // and copied chunk by chunk.
+    let announced = response.content_length().unwrap_or(0);
+    let mut bytes = Vec::with_capacity(usize::try_from(announced).unwrap_or(cap).min(cap));
     loop {
         match response.chunk().await {
             Ok(Some(chunk)) => {

@@ -205,12 +205,13 @@ impl Exchange {
 }
 
 impl Received {
-    pub(crate) fn from_bytes(status: Option<u16>, bytes: &[u8]) -> Received {
-        Received {
-            status,
-            body: String::from_utf8_lossy(bytes).into_owned(),
-            json: serde_json::from_slice(bytes).ok(),
-        }
+    /// The answer from the bytes read, parsed once; the bytes become the kept text without
+    /// a copy when they are UTF-8 (as JSON must be), and are copied lossily otherwise.
+    pub(crate) fn from_bytes(status: Option<u16>, bytes: Vec<u8>) -> Received {
+        let json = serde_json::from_slice(&bytes).ok();
+        let body = String::from_utf8(bytes)
+            .unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned());
+        Received { status, body, json }
     }
 }
 
@@ -233,7 +234,7 @@ mod tests {
         Exchange {
             transport: TransportKind::Ws,
             request: SentRequest::default(),
-            response: Some(Received::from_bytes(None, body.as_bytes())),
+            response: Some(Received::from_bytes(None, body.as_bytes().to_vec())),
             failure: None,
             elapsed_ms: 0.0,
         }

@@ -271,7 +271,7 @@ impl WsSession {
                 Ok(Some(Ok(frame))) => frame,
             };
             let bytes = match frame {
-                Message::Text(text) => text.as_bytes().to_vec(),
+                Message::Text(text) => Vec::from(text.as_str()),
                 Message::Binary(bytes) => bytes.to_vec(),
                 Message::Close(_) => {
                     return Err(TransportError::new(
@@ -281,7 +281,7 @@ impl WsSession {
                 }
                 Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => continue,
             };
-            let received = Received::from_bytes(None, &bytes);
+            let received = Received::from_bytes(None, bytes);
             if received.json.as_ref().is_some_and(is_notification) {
                 self.notifications += 1;
                 continue;
