@@ -166,18 +166,15 @@ mod tests {
 
     #[test]
     fn min_and_max_take_two_integers() {
-        assert!(resolve(&json!("{{max(token, now_ms)}}"), &Fixed).is_err());
-        assert!(resolve(&json!("{{min(now_ms)}}"), &Fixed).is_err());
+        assert!(resolved("{{max(token, now_ms)}}").is_err());
+        assert!(resolved("{{min(now_ms)}}").is_err());
     }
 
     #[test]
     fn interpolation_and_missing() {
+        assert_eq!(resolved("Bearer {{token}}!").unwrap(), json!("Bearer abc!"));
         assert_eq!(
-            resolve(&json!("Bearer {{token}}!"), &Fixed).unwrap(),
-            json!("Bearer abc!")
-        );
-        assert_eq!(
-            resolve(&json!("{{nope}}"), &Fixed).unwrap_err(),
+            resolved("{{nope}}").unwrap_err(),
             "template {{nope}} has no value"
         );
     }
