@@ -12,18 +12,10 @@ pub fn render_markdown(context: &Context<'_>, summary: &Summary) -> String {
     let report = context.report;
     let mut out = String::new();
     let _ = writeln!(out, "# Conformance report: {}\n", report.target);
-    let _ = writeln!(
-        out,
-        "SPEC.md interface {}, harness {}, {:.2} s.\n",
-        crate::spec::INTERFACE_VERSION,
-        env!("CARGO_PKG_VERSION"),
-        report.duration.as_secs_f64()
-    );
+    let _ = writeln!(out, "{}.\n", super::provenance(report, ", "));
     if let Some(reason) = &report.interrupted {
-        let _ = writeln!(
-            out,
-            "**Interrupted: {reason}.** Executions that did not run are skips marked \"not run\".\n"
-        );
+        let note = super::not_run_note(|words| format!("\"{words}\""));
+        let _ = writeln!(out, "**Interrupted: {reason}.** {note}\n");
     }
     let names: Vec<&str> = Verdict::ALL
         .iter()
