@@ -5,7 +5,7 @@
 
 use std::fmt::Write;
 
-use super::{Context, Summary, failures_first, is_noteworthy, known_failures, reproduction};
+use super::{Context, Summary, failures_first, is_noteworthy, known_failures, shown_reproduction};
 use crate::case::TransportKind;
 use crate::check::Verdict;
 use crate::run::CaseResult;
@@ -183,15 +183,8 @@ pub fn render_html(context: &Context<'_>, summary: &Summary) -> String {
                 escape(&report.redactor.text(&response))
             );
         }
-        if matches!(
-            result.verdict,
-            Verdict::Fail | Verdict::Warn | Verdict::Error
-        ) {
-            let _ = write!(
-                out,
-                "<p>Reproduce</p><pre>{}</pre>",
-                escape(&reproduction(context, result).join("\n"))
-            );
+        if let Some(commands) = shown_reproduction(context, result) {
+            let _ = write!(out, "<p>Reproduce</p><pre>{}</pre>", escape(&commands));
         }
         out.push_str("</details>");
     }

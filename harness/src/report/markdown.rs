@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use super::{Context, Summary, failures_first, is_noteworthy, known_failures, reproduction};
+use super::{Context, Summary, failures_first, is_noteworthy, known_failures, shown_reproduction};
 use crate::check::Verdict;
 use crate::run::CaseResult;
 
@@ -75,15 +75,8 @@ pub fn render_markdown(context: &Context<'_>, summary: &Summary) -> String {
             );
         }
         out.push_str(&quotes(context, result));
-        if matches!(
-            result.verdict,
-            Verdict::Fail | Verdict::Warn | Verdict::Error
-        ) {
-            let _ = writeln!(
-                out,
-                "\n```sh\n{}\n```\n",
-                reproduction(context, result).join("\n")
-            );
+        if let Some(commands) = shown_reproduction(context, result) {
+            let _ = writeln!(out, "\n```sh\n{commands}\n```\n");
         }
     }
     let known = known_failures(report);

@@ -15,7 +15,7 @@ pub use html::{escape, render_html};
 pub use json::render_json;
 pub use junit::render_junit;
 pub use markdown::render_markdown;
-pub use repro::{reproduction, shell_quote, wire_command};
+pub use repro::{reproduction, shell_quote, shown_reproduction, wire_command};
 pub use sections::SectionCoverage;
 pub use snapshot::{SnapshotStats, normalize, snapshot_name, snapshot_of, write_snapshots};
 
