@@ -49,27 +49,18 @@ fn a_file_that_is_not_a_report_says_where() {
 
 #[test]
 fn lists_newly_failing_newly_passing_added_and_removed() {
+    use Verdict::{Error, Fail, Info, Pass, Skip, Warn, Xfail};
     // Each execution with its verdict in the old report and in the new one (`None`: absent).
     let executions = [
-        ("stays", "ws", Some(Verdict::Pass), Some(Verdict::Pass)),
-        ("breaks", "ws", Some(Verdict::Pass), Some(Verdict::Fail)),
-        (
-            "breaks",
-            "http-query",
-            Some(Verdict::Info),
-            Some(Verdict::Error),
-        ),
-        ("mends", "ws", Some(Verdict::Fail), Some(Verdict::Warn)),
-        ("known", "ws", Some(Verdict::Xfail), Some(Verdict::Fail)),
-        ("accepted", "ws", Some(Verdict::Pass), Some(Verdict::Xfail)),
-        (
-            "was-skipped",
-            "ws",
-            Some(Verdict::Skip),
-            Some(Verdict::Fail),
-        ),
-        ("gone", "ws", Some(Verdict::Pass), None),
-        ("new", "rest", None, Some(Verdict::Pass)),
+        ("stays", "ws", Some(Pass), Some(Pass)),
+        ("breaks", "ws", Some(Pass), Some(Fail)),
+        ("breaks", "http-query", Some(Info), Some(Error)),
+        ("mends", "ws", Some(Fail), Some(Warn)),
+        ("known", "ws", Some(Xfail), Some(Fail)),
+        ("accepted", "ws", Some(Pass), Some(Xfail)),
+        ("was-skipped", "ws", Some(Skip), Some(Fail)),
+        ("gone", "ws", Some(Pass), None),
+        ("new", "rest", None, Some(Pass)),
     ];
     let old: Vec<Row> = executions
         .iter()

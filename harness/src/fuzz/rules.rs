@@ -120,9 +120,9 @@ pub fn expect(request: &FuzzRequest, knowledge: &OracleKnowledge) -> Expectation
             continue;
         };
         match judge_value(spec, value, query, knowledge) {
-            Judged::Valid => {}
-            Judged::Unsure => certain = false,
-            Judged::Invalid(why) => return error(spec.clause, format!("{name} {why}")),
+            ValueValidity::Valid => {}
+            ValueValidity::Unsure => certain = false,
+            ValueValidity::Invalid(why) => return error(spec.clause, format!("{name} {why}")),
         }
     }
     let has = |name: &str| {
@@ -166,15 +166,21 @@ pub fn expect(request: &FuzzRequest, knowledge: &OracleKnowledge) -> Expectation
     }
 }
 
-enum Judged {
+/// Whether a parameter value is one SPEC.md allows, not, or not said.
+enum ValueValidity {
     Valid,
     Unsure,
     Invalid(String),
 }
 
-fn judge_value(spec: &Param, value: &Value, query: bool, knowledge: &OracleKnowledge) -> Judged {
+fn judge_value(
+    spec: &Param,
+    value: &Value,
+    query: bool,
+    knowledge: &OracleKnowledge,
+) -> ValueValidity {
     if value.is_null() {
-        return Judged::Unsure;
+        return ValueValidity::Unsure;
     }
     // Over a query string every value is text: what matters is whether it coerces.
     let coerced: Option<Value> = match (spec.kind, value) {
@@ -185,14 +191,14 @@ fn judge_value(spec: &Param, value: &Value, query: bool, knowledge: &OracleKnowl
         )),
         (Kind::Int, Value::Number(number)) if number.is_i64() => Some(value.clone()),
         (Kind::Int, Value::Number(number)) if number.is_u64() => {
-            return Judged::Invalid("is beyond any range".to_owned());
+            return ValueValidity::Invalid("is beyond any range".to_owned());
         }
         (Kind::Num, Value::Number(_)) => Some(value.clone()),
         (Kind::Bool, Value::Bool(_)) => Some(value.clone()),
         (Kind::Int | Kind::Num | Kind::Bool, Value::String(text)) => {
             match spec.kind.from_text(text) {
                 // A JSON string holding a number: a lenient server may take it.
-                Some(_) if !query => return Judged::Unsure,
+                Some(_) if !query => return ValueValidity::Unsure,
                 Some(parsed) => Some(parsed),
                 None => None,
             }
@@ -202,22 +208,22 @@ fn judge_value(spec: &Param, value: &Value, query: bool, knowledge: &OracleKnowl
     // SPEC.md gives each parameter a type but does not say that a value of another type is
     // refused: a server may coerce it, or ignore it (the `coerce-types` variant).
     let Some(value) = coerced else {
-        return Judged::Unsure;
+        return ValueValidity::Unsure;
     };
     match spec.values {
         Values::OneOf(allowed) => match value.as_str() {
-            Some(text) if allowed.contains(&text) => Judged::Valid,
-            _ => Judged::Invalid(format!("{value} is not one of the listed values")),
+            Some(text) if allowed.contains(&text) => ValueValidity::Valid,
+            _ => ValueValidity::Invalid(format!("{value} is not one of the listed values")),
         },
         Values::Range(min, max) => match value.as_i64() {
-            Some(number) if (min..=max).contains(&number) => Judged::Valid,
-            _ => Judged::Invalid(format!("{value} is outside {min}..={max}")),
+            Some(number) if (min..=max).contains(&number) => ValueValidity::Valid,
+            _ => ValueValidity::Invalid(format!("{value} is outside {min}..={max}")),
         },
         Values::Fixture(Fixture::Instrument) => {
             if knowledge.instrument.as_deref() == value.as_str() {
-                Judged::Valid
+                ValueValidity::Valid
             } else {
-                Judged::Unsure
+                ValueValidity::Unsure
             }
         }
         // The fixture subaccount belongs to the main account.
@@ -227,14 +233,14 @@ fn judge_value(spec: &Param, value: &Value, query: bool, knowledge: &OracleKnowl
                 .as_deref()
                 .is_none_or(|account| account == "main");
             if main && knowledge.subaccount.is_some() && knowledge.subaccount == value.as_u64() {
-                Judged::Valid
+                ValueValidity::Valid
             } else {
-                Judged::Unsure
+                ValueValidity::Unsure
             }
         }
         // A member or a continuation the target did not hand out may or may not exist.
-        Values::Fixture(Fixture::Member) | Values::Token => Judged::Unsure,
-        Values::Free => Judged::Valid,
+        Values::Fixture(Fixture::Member) | Values::Token => ValueValidity::Unsure,
+        Values::Free => ValueValidity::Valid,
     }
 }
 

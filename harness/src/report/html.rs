@@ -5,7 +5,7 @@
 
 use std::fmt::Write;
 
-use super::{Context, Summary, failures_first, is_noteworthy, known_failures, reproduction};
+use super::{Context, Summary, failures_first, is_noteworthy, known_failures, shown_reproduction};
 use crate::case::TransportKind;
 use crate::check::Verdict;
 use crate::run::CaseResult;
@@ -40,17 +40,12 @@ pub fn render_html(context: &Context<'_>, summary: &Summary) -> String {
         "<h1>Conformance report: {}</h1>",
         escape(&report.target)
     );
-    let _ = write!(
-        out,
-        "<p>SPEC.md interface {} &middot; harness {} &middot; {:.2} s</p>",
-        crate::spec::INTERFACE_VERSION,
-        env!("CARGO_PKG_VERSION"),
-        report.duration.as_secs_f64()
-    );
+    let _ = write!(out, "<p>{}</p>", super::provenance(report, " &middot; "));
     if let Some(reason) = &report.interrupted {
+        let note = super::not_run_note(|words| format!("&ldquo;{words}&rdquo;"));
         let _ = write!(
             out,
-            "<p id=\"interrupted\"><b>Interrupted: {}.</b> Executions that did not run are skips marked &ldquo;not run&rdquo;.</p>",
+            "<p id=\"interrupted\"><b>Interrupted: {}.</b> {note}</p>",
             escape(reason)
         );
     }
@@ -188,15 +183,8 @@ pub fn render_html(context: &Context<'_>, summary: &Summary) -> String {
                 escape(&report.redactor.text(&response))
             );
         }
-        if matches!(
-            result.verdict,
-            Verdict::Fail | Verdict::Warn | Verdict::Error
-        ) {
-            let _ = write!(
-                out,
-                "<p>Reproduce</p><pre>{}</pre>",
-                escape(&reproduction(context, result).join("\n"))
-            );
+        if let Some(commands) = shown_reproduction(context, result) {
+            let _ = write!(out, "<p>Reproduce</p><pre>{}</pre>", escape(&commands));
         }
         out.push_str("</details>");
     }

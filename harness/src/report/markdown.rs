@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use super::{Context, Summary, failures_first, is_noteworthy, known_failures, reproduction};
+use super::{Context, Summary, failures_first, is_noteworthy, known_failures, shown_reproduction};
 use crate::check::Verdict;
 use crate::run::CaseResult;
 
@@ -12,18 +12,10 @@ pub fn render_markdown(context: &Context<'_>, summary: &Summary) -> String {
     let report = context.report;
     let mut out = String::new();
     let _ = writeln!(out, "# Conformance report: {}\n", report.target);
-    let _ = writeln!(
-        out,
-        "SPEC.md interface {}, harness {}, {:.2} s.\n",
-        crate::spec::INTERFACE_VERSION,
-        env!("CARGO_PKG_VERSION"),
-        report.duration.as_secs_f64()
-    );
+    let _ = writeln!(out, "{}.\n", super::provenance(report, ", "));
     if let Some(reason) = &report.interrupted {
-        let _ = writeln!(
-            out,
-            "**Interrupted: {reason}.** Executions that did not run are skips marked \"not run\".\n"
-        );
+        let note = super::not_run_note(|words| format!("\"{words}\""));
+        let _ = writeln!(out, "**Interrupted: {reason}.** {note}\n");
     }
     let names: Vec<&str> = Verdict::ALL
         .iter()
@@ -83,15 +75,8 @@ pub fn render_markdown(context: &Context<'_>, summary: &Summary) -> String {
             );
         }
         out.push_str(&quotes(context, result));
-        if matches!(
-            result.verdict,
-            Verdict::Fail | Verdict::Warn | Verdict::Error
-        ) {
-            let _ = writeln!(
-                out,
-                "\n```sh\n{}\n```\n",
-                reproduction(context, result).join("\n")
-            );
+        if let Some(commands) = shown_reproduction(context, result) {
+            let _ = writeln!(out, "\n```sh\n{commands}\n```\n");
         }
     }
     let known = known_failures(report);

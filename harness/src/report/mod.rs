@@ -15,7 +15,7 @@ pub use html::{escape, render_html};
 pub use json::render_json;
 pub use junit::render_junit;
 pub use markdown::render_markdown;
-pub use repro::{reproduction, shell_quote, wire_command};
+pub use repro::{reproduction, shell_quote, shown_reproduction, wire_command};
 pub use sections::SectionCoverage;
 pub use snapshot::{SnapshotStats, normalize, snapshot_name, snapshot_of, write_snapshots};
 
@@ -126,6 +126,26 @@ fn case_clauses(result: &CaseResult) -> BTreeSet<&String> {
     let mut clauses: BTreeSet<&String> = result.clauses.iter().collect();
     clauses.extend(result.findings.iter().flat_map(|finding| &finding.clauses));
     clauses
+}
+
+/// What a report was made against and by, and how long the run took, its parts joined by
+/// `separator`: `SPEC.md interface 2.1.1, harness 0.1.0, 1.23 s`.
+fn provenance(report: &RunReport, separator: &str) -> String {
+    format!(
+        "SPEC.md interface {}{separator}harness {}{separator}{:.2} s",
+        crate::spec::INTERFACE_VERSION,
+        env!("CARGO_PKG_VERSION"),
+        report.duration.as_secs_f64()
+    )
+}
+
+/// What the reports of an interrupted run say of the executions it did not run, after the
+/// reason; `quote` is how the format writes the quoted words.
+fn not_run_note(quote: fn(&str) -> String) -> String {
+    format!(
+        "Executions that did not run are skips marked {}.",
+        quote("not run")
+    )
 }
 
 /// Writes the four report files into `dir` and returns their paths.

@@ -6,6 +6,7 @@
 //! it are redacted like everywhere else, so a user substitutes their own token there.
 
 use super::Context;
+use crate::check::Verdict;
 use crate::run::CaseResult;
 use crate::transport::Exchange;
 
@@ -22,6 +23,16 @@ pub fn reproduction(context: &Context<'_>, result: &CaseResult) -> Vec<String> {
         .into_iter()
         .map(|line| context.report.redactor.text(&line))
         .collect()
+}
+
+/// The reproduction commands as the reports people read show them, one per line: for a
+/// failure, a warning or an error; `None` for any other verdict.
+pub fn shown_reproduction(context: &Context<'_>, result: &CaseResult) -> Option<String> {
+    matches!(
+        result.verdict,
+        Verdict::Fail | Verdict::Warn | Verdict::Error
+    )
+    .then(|| reproduction(context, result).join("\n"))
 }
 
 /// The exchange as a shell command.

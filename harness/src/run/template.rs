@@ -145,52 +145,36 @@ mod tests {
         }
     }
 
-    #[test]
-    fn whole_template_keeps_type() {
-        assert_eq!(
-            resolve(&json!("{{fixtures.subaccount_id}}"), &Fixed).unwrap(),
-            json!(7)
-        );
+    /// Resolves a template string against [`Fixed`].
+    fn resolved(template: &str) -> Result<Value, String> {
+        resolve(&json!(template), &Fixed)
     }
 
     #[test]
-    fn arithmetic() {
-        assert_eq!(
-            resolve(&json!("{{now_ms - 61000}}"), &Fixed).unwrap(),
-            json!(-60000)
-        );
-        assert_eq!(
-            resolve(&json!("{{ now_ms + 1 }}"), &Fixed).unwrap(),
-            json!(1001)
-        );
+    fn whole_templates_keep_their_type_and_compute() {
+        let cases = [
+            ("{{fixtures.subaccount_id}}", json!(7)),
+            ("{{now_ms - 61000}}", json!(-60000)),
+            ("{{ now_ms + 1 }}", json!(1001)),
+            ("{{min(now_ms, fixtures.subaccount_id)}}", json!(7)),
+            ("{{ max(fixtures.subaccount_id, now_ms + 5) }}", json!(1005)),
+        ];
+        for (template, value) in cases {
+            assert_eq!(resolved(template), Ok(value), "{template}");
+        }
     }
 
     #[test]
-    fn min_and_max_of_two_names() {
-        assert_eq!(
-            resolve(&json!("{{min(now_ms, fixtures.subaccount_id)}}"), &Fixed).unwrap(),
-            json!(7)
-        );
-        assert_eq!(
-            resolve(
-                &json!("{{ max(fixtures.subaccount_id, now_ms + 5) }}"),
-                &Fixed
-            )
-            .unwrap(),
-            json!(1005)
-        );
-        assert!(resolve(&json!("{{max(token, now_ms)}}"), &Fixed).is_err());
-        assert!(resolve(&json!("{{min(now_ms)}}"), &Fixed).is_err());
+    fn min_and_max_take_two_integers() {
+        assert!(resolved("{{max(token, now_ms)}}").is_err());
+        assert!(resolved("{{min(now_ms)}}").is_err());
     }
 
     #[test]
     fn interpolation_and_missing() {
+        assert_eq!(resolved("Bearer {{token}}!").unwrap(), json!("Bearer abc!"));
         assert_eq!(
-            resolve(&json!("Bearer {{token}}!"), &Fixed).unwrap(),
-            json!("Bearer abc!")
-        );
-        assert_eq!(
-            resolve(&json!("{{nope}}"), &Fixed).unwrap_err(),
+            resolved("{{nope}}").unwrap_err(),
             "template {{nope}} has no value"
         );
     }

@@ -57,6 +57,15 @@ fn table_name(method: &Method) -> &'static str {
     }
 }
 
+/// Each method of the table with the text of its SPEC.md subsection.
+fn method_sections() -> Vec<(&'static Method, String)> {
+    let sections = sections(&spec_text());
+    METHODS
+        .iter()
+        .map(|method| (method, sections[table_name(method)].1.clone()))
+        .collect()
+}
+
 #[test]
 fn every_method_of_section_4_is_in_the_table_and_no_other() {
     let text = spec_text();
@@ -84,11 +93,8 @@ fn every_method_of_section_4_is_in_the_table_and_no_other() {
 
 #[test]
 fn parameter_tables_match_names_types_lists_and_bounds() {
-    let text = spec_text();
-    let sections = sections(&text);
     let mut compared = 0;
-    for method in METHODS {
-        let (_, section) = &sections[table_name(method)];
+    for (method, section) in &method_sections() {
         for (name, kind, rule) in table_rows(section) {
             if name.starts_with('(') {
                 // "(filter keywords)": its name is not shown, so the table has no entry.
@@ -147,10 +153,7 @@ fn parameter_tables_match_names_types_lists_and_bounds() {
 
 #[test]
 fn parameters_given_in_prose_match() {
-    let text = spec_text();
-    let sections = sections(&text);
-    for method in METHODS {
-        let (_, section) = &sections[table_name(method)];
+    for (method, section) in &method_sections() {
         if !table_rows(section).is_empty() {
             continue;
         }
@@ -176,10 +179,7 @@ fn parameters_given_in_prose_match() {
 
 #[test]
 fn stated_scopes_match() {
-    let text = spec_text();
-    let sections = sections(&text);
-    for method in METHODS {
-        let (_, section) = &sections[table_name(method)];
+    for (method, section) in &method_sections() {
         let first = section.lines().next().unwrap_or_default();
         for scope in method.scope {
             assert!(
@@ -200,10 +200,7 @@ fn stated_scopes_match() {
 
 #[test]
 fn paged_paced_and_interfaces_follow_the_spec() {
-    let text = spec_text();
-    let sections = sections(&text);
-    for method in METHODS {
-        let (_, section) = &sections[table_name(method)];
+    for (method, section) in &method_sections() {
         assert_eq!(
             method.paging.is_some(),
             section.contains("continuation"),
@@ -232,6 +229,7 @@ fn paged_paced_and_interfaces_follow_the_spec() {
             method.name
         );
     }
+    let text = spec_text();
     let limits = text.split("## 8. Limits").nth(1).expect("section 8");
     for method in METHODS {
         let paced_in_spec = limits.contains(&format!("| `{}` sustained rate", method.name));

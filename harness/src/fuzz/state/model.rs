@@ -44,6 +44,12 @@ impl Prediction {
     fn either(why: impl Into<String>) -> Prediction {
         Prediction::new(Outcome::Any, "", why)
     }
+
+    /// An error, as `clause` says of the `what` of step `step` (0-based), invalidated.
+    fn invalidated(clause: &'static str, what: &str, step: usize) -> Prediction {
+        let why = format!("the {what} of step {} was invalidated", step + 1);
+        Prediction::new(Outcome::Error, clause, why)
+    }
 }
 
 /// Whether a token works, and if not, the clause that says it must not.
@@ -172,11 +178,7 @@ impl Model {
                 "logout over HTTP (4.4: WebSocket only)",
             ),
             Action::Logout { token } => match self.access(*token) {
-                Validity::Invalid(clause) => Prediction::new(
-                    Outcome::Error,
-                    clause,
-                    format!("the token of step {} was invalidated", token + 1),
-                ),
+                Validity::Invalid(clause) => Prediction::invalidated(clause, "token", *token),
                 // "Parameters and result: not shown" (4.4).
                 _ => Prediction::either("the result of logout is not shown (4.4)"),
             },
@@ -266,11 +268,7 @@ impl Model {
             return Prediction::either("no token to exchange");
         };
         match token.refresh {
-            Validity::Invalid(clause) => Prediction::new(
-                Outcome::Error,
-                clause,
-                format!("the refresh token of step {} was invalidated", of + 1),
-            ),
+            Validity::Invalid(clause) => Prediction::invalidated(clause, "refresh token", of),
             Validity::Valid if token.owner == Who::Main && self.sub_disabled == Some(false) => {
                 Prediction::new(
                     Outcome::Result,
@@ -296,11 +294,7 @@ impl Model {
             return Prediction::either("no such token");
         };
         match state.access {
-            Validity::Invalid(clause) => Prediction::new(
-                Outcome::Error,
-                clause,
-                format!("the token of step {} was invalidated", token + 1),
-            ),
+            Validity::Invalid(clause) => Prediction::invalidated(clause, "token", token),
             Validity::Unknown => Prediction::either(format!(
                 "what became of the token of step {} is open",
                 token + 1
