@@ -11,7 +11,6 @@ use super::template;
 use crate::auth::scope::Scope;
 use crate::case::{AuthMode, Step};
 use crate::check::Matcher;
-use crate::target_file::Target;
 
 impl Execution<'_> {
     /// The step's matchers with their templates resolved; those on a field the target file
@@ -20,7 +19,7 @@ impl Execution<'_> {
         let expect = &step.expect;
         let mut matchers = Vec::with_capacity(expect.matchers.len());
         for matcher in &expect.matchers {
-            match missing_field_name(&self.shared.target, &matcher.path) {
+            match self.shared.target.missing_field_name(&matcher.path) {
                 Some(name) => self.notes.push(format!(
                     "{} not checked: SPEC.md does not show the field name and the target file does not give {name} in [field_names]",
                     matcher.path
@@ -94,7 +93,7 @@ impl Execution<'_> {
     ) -> Result<(), Stop> {
         self.skip_if_granted(step, response)?;
         for (name, path) in &step.capture {
-            if let Some(field) = missing_field_name(&self.shared.target, path) {
+            if let Some(field) = self.shared.target.missing_field_name(path) {
                 return Err(Stop::Skip(format!(
                     "SPEC.md does not show the field name {path} captures, and the target file does not give {field} in [field_names]"
                 )));
@@ -120,25 +119,4 @@ impl Execution<'_> {
         }
         Ok(())
     }
-}
-
-/// The first `{{field_names.<record>.<field>}}` of `text` the target file does not give: a
-/// field SPEC.md describes without showing its name.
-pub(super) fn missing_field_name(target: &Target, text: &str) -> Option<String> {
-    let mut rest = text;
-    while let Some(start) = rest.find("{{field_names.") {
-        let after = &rest[start + "{{field_names.".len()..];
-        let end = after.find("}}")?;
-        let name = after[..end].trim();
-        let (record, field) = name.split_once('.').unwrap_or((name, ""));
-        let given = target
-            .field_names
-            .get(record)
-            .is_some_and(|fields| fields.contains_key(field));
-        if !given {
-            return Some(name.to_owned());
-        }
-        rest = &after[end..];
-    }
-    None
 }

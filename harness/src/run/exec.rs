@@ -13,8 +13,8 @@ use std::time::Instant;
 
 use serde_json::Value;
 
+use super::budget::RecordBudget;
 use super::pace;
-use super::send::RecordBudget;
 use super::skip::skip_reason;
 use super::template;
 use super::{CaseResult, Shared};

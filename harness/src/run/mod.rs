@@ -13,6 +13,7 @@
 mod answer;
 mod auth;
 mod bindings;
+mod budget;
 mod exec;
 mod in_flight;
 mod interrupt;

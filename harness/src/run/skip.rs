@@ -44,7 +44,7 @@ pub(crate) fn skip_reason(
     if let Some(field) = case.steps.iter().find_map(|step| {
         step.capture
             .values()
-            .find_map(|path| super::answer::missing_field_name(target, path))
+            .find_map(|path| target.missing_field_name(path))
     }) {
         return Some(format!(
             "SPEC.md does not show the name of the field a step captures; the target file does not give {field} in [field_names]"

@@ -77,3 +77,27 @@ fn hint<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> String
         .map(|known| format!(" (did you mean \"{known}\"?)"))
         .unwrap_or_default()
 }
+
+impl super::Target {
+    /// The first `{{field_names.<record>.<field>}}` of `text` (a case file's path or
+    /// template) this target file does not give: a field SPEC.md describes without showing
+    /// its name.
+    pub fn missing_field_name(&self, text: &str) -> Option<String> {
+        let mut rest = text;
+        while let Some(start) = rest.find("{{field_names.") {
+            let after = &rest[start + "{{field_names.".len()..];
+            let end = after.find("}}")?;
+            let name = after[..end].trim();
+            let (record, field) = name.split_once('.').unwrap_or((name, ""));
+            let given = self
+                .field_names
+                .get(record)
+                .is_some_and(|fields| fields.contains_key(field));
+            if !given {
+                return Some(name.to_owned());
+            }
+            rest = &after[end..];
+        }
+        None
+    }
+}

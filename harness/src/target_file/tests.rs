@@ -174,3 +174,19 @@ fn field_names_load_and_name_only_unnamed_fields() {
         "t.toml:3: param_names.\"public/fork_tokn\": only methods whose parameter names SPEC.md does not show take names here (did you mean \"public/fork_token\"?)"
     );
 }
+
+#[test]
+fn missing_field_name_is_the_first_unnamed_field_a_text_uses() {
+    let target = Target::parse(Path::new("t.toml"), GOOD, &env).unwrap();
+    assert_eq!(target.missing_field_name("result.members[*]"), None);
+    assert_eq!(
+        target.missing_field_name("result.members[*].{{field_names.member.name}}"),
+        None
+    );
+    assert_eq!(
+        target.missing_field_name(
+            "{{field_names.member.identifier}}.{{field_names.exchange_token.access_token}}"
+        ),
+        Some("exchange_token.access_token".to_owned())
+    );
+}
