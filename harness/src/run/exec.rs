@@ -298,40 +298,40 @@ impl Execution<'_> {
     async fn step(&mut self, step: &Step) -> Result<(), Stop> {
         let execution_transport = self.transport;
         self.transport = step.transport_in(execution_transport);
-        let connection = match step.connection.clone() {
-            Some(name) => match self.swap_connection(&name) {
-                Ok(()) => Some(name),
-                Err(error) => {
-                    self.transport = execution_transport;
-                    return Err(Stop::Error(error.to_string()));
-                }
-            },
-            None => None,
-        };
+        let connection = step.connection.as_deref();
+        if let Some(name) = connection {
+            if let Err(error) = self.open_connection(name) {
+                self.transport = execution_transport;
+                return Err(Stop::Error(error.to_string()));
+            }
+            self.swap_connection(name);
+        }
         let outcome = self.step_here(step).await;
-        if let Some(name) = &connection {
-            // Swapping back cannot fail: the connection exists now.
-            let _ = self.swap_connection(name);
+        if let Some(name) = connection {
+            self.swap_connection(name);
         }
         self.transport = execution_transport;
         outcome
     }
 
-    /// Exchanges the session's connection of the step's transport with the named one (an
-    /// HTTP client of its own made on first use; a WebSocket opened on first call).
-    fn swap_connection(&mut self, name: &str) -> Result<(), TransportError> {
+    /// Makes the named connection's HTTP client on its first use over HTTP (a WebSocket
+    /// is opened by its first call).
+    fn open_connection(&mut self, name: &str) -> Result<(), TransportError> {
+        let connection = self.connections.entry(name.to_owned()).or_default();
+        if self.transport != TransportKind::Ws && connection.http.is_none() {
+            connection.http = Some(self.session.fresh_http()?);
+        }
+        Ok(())
+    }
+
+    /// Exchanges the session's connection of the step's transport with the named one.
+    fn swap_connection(&mut self, name: &str) {
         let connection = self.connections.entry(name.to_owned()).or_default();
         if self.transport == TransportKind::Ws {
             self.session.swap_ws(&mut connection.ws);
-            return Ok(());
-        }
-        if connection.http.is_none() {
-            connection.http = Some(self.session.fresh_http()?);
-        }
-        if let Some(http) = connection.http.as_mut() {
+        } else if let Some(http) = connection.http.as_mut() {
             self.session.swap_http(http);
         }
-        Ok(())
     }
 
     async fn step_here(&mut self, step: &Step) -> Result<(), Stop> {
