@@ -14,16 +14,22 @@ use crate::check::Matcher;
 
 impl Execution<'_> {
     /// The step's matchers with their templates resolved; those on a field the target file
-    /// does not name are left out with a note.
+    /// does not name are left out with a note, and their clauses counted as unchecked.
     pub(super) fn resolved_matchers(&mut self, step: &Step) -> Result<Vec<Matcher>, Stop> {
         let expect = &step.expect;
         let mut matchers = Vec::with_capacity(expect.matchers.len());
         for matcher in &expect.matchers {
             match self.shared.target.missing_field_name(&matcher.path) {
-                Some(name) => self.notes.push(format!(
-                    "{} not checked: SPEC.md does not show the field name and the target file does not give {name} in [field_names]",
-                    matcher.path
-                )),
+                Some(name) => {
+                    self.notes.push(format!(
+                        "{} not checked: SPEC.md does not show the field name and the target file does not give {name} in [field_names]",
+                        matcher.path
+                    ));
+                    // Its clauses are not covered by this execution.
+                    let clauses = matcher.clauses.as_deref();
+                    let clauses = clauses.unwrap_or_else(|| self.case.step_clauses(step));
+                    self.unchecked.extend(clauses.iter().cloned());
+                }
                 None => matchers.push(self.resolve_matcher(matcher)?),
             }
         }

@@ -8,7 +8,7 @@
 //! first step with a failing finding ends the execution, since later steps usually build
 //! on its answer; only `always` steps (clean-up) run after it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
 use serde_json::Value;
@@ -52,6 +52,9 @@ pub(crate) struct Execution<'a> {
     pub(super) position: Option<String>,
     pub(crate) findings: Vec<Finding>,
     pub(crate) notes: Vec<String>,
+    /// Clauses whose check was left out (a matcher on a field the target file does not
+    /// name): the execution does not cover them, whatever the case lists.
+    pub(super) unchecked: BTreeSet<String>,
     pub(crate) exchanges: Vec<Exchange>,
     /// Answer bytes kept in `exchanges` so far.
     pub(super) budget: RecordBudget,
@@ -112,6 +115,7 @@ pub(crate) async fn execute(shared: &Shared, case: &Case, transport: TransportKi
         findings,
         notes,
         exchanges,
+        unchecked,
         ..
     } = execution;
     if let Some(message) = error {
@@ -138,9 +142,21 @@ pub(crate) async fn execute(shared: &Shared, case: &Case, transport: TransportKi
         .first()
         .map(|finding| finding.message.clone())
         .unwrap_or_else(|| notes.join("; "));
-    finish(
+    let mut result = finish(
         case, transport, verdict, message, findings, notes, exchanges, started,
-    )
+    );
+    let cited: BTreeSet<&String> = result
+        .findings
+        .iter()
+        .flat_map(|finding| &finding.clauses)
+        .collect();
+    let unchecked: BTreeSet<String> = unchecked
+        .into_iter()
+        .filter(|clause| !cited.contains(clause))
+        .collect();
+    result.checks.retain(|clause| !unchecked.contains(clause));
+    result.clauses.retain(|clause| !unchecked.contains(clause));
+    result
 }
 
 /// A result for an execution the harness could not carry out.
@@ -232,6 +248,7 @@ impl<'a> Execution<'a> {
             position: None,
             findings: Vec::new(),
             notes: Vec::new(),
+            unchecked: BTreeSet::new(),
             exchanges: Vec::new(),
             budget: RecordBudget::default(),
         }

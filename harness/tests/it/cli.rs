@@ -327,3 +327,59 @@ fn full_suite_passes_against_an_external_server_through_its_target_file() {
     assert_eq!(report["summary"]["skip"], 0);
     assert!(report["summary"]["pass"].as_u64().unwrap() > 100);
 }
+
+#[test]
+fn checks_on_fields_the_target_file_does_not_name_are_skipped_and_not_covered() {
+    let dir = temp_dir("field-names");
+    let target = dir.join("t.toml");
+    let mut server = spawn_reference(&target);
+    let text_target = std::fs::read_to_string(&target).unwrap();
+    let unnamed = &text_target[..text_target.find("[field_names").unwrap()];
+    std::fs::write(&target, unnamed).unwrap();
+    let output = run(&[
+        "run",
+        "--quiet",
+        "--target",
+        target.to_str().unwrap(),
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    server.kill().unwrap();
+    let _ = server.wait();
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).unwrap()).unwrap();
+    let results = report["results"].as_array().unwrap();
+    let result = |case: &str| {
+        results
+            .iter()
+            .find(|result| result["case"] == case)
+            .unwrap_or_else(|| panic!("no result for {case}"))
+    };
+    // The matchers on the member record's fields are left out with a note...
+    let delete = result("m.delete_member.delete_ok");
+    assert_eq!(delete["verdict"], "pass", "{delete}");
+    assert!(
+        delete["notes"]
+            .to_string()
+            .contains("member.name in [field_names]")
+    );
+    // ...the cases capturing the exchanged token are skipped with the reason...
+    let subject = result("auth.exchange_token_subject");
+    assert_eq!(subject["verdict"], "skip", "{subject}");
+    assert!(
+        subject["message"]
+            .to_string()
+            .contains("exchange_token.access_token")
+    );
+    // ...and none of their clauses counts as covered.
+    let uncovered = report["coverage"]["uncovered"].to_string();
+    for clause in [
+        "m.delete_member.deleted_absent",
+        "m.delete_member.name_length",
+        "auth.exchange_token.subject",
+        "auth.exchange_token.keeps_permissions",
+    ] {
+        assert!(uncovered.contains(clause), "{clause} in {uncovered}");
+    }
+}
