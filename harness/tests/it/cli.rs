@@ -306,36 +306,22 @@ fn lint_response_names_path_and_clause_and_exits_by_conformance() {
 /// target file: what a server team does in CI.
 #[test]
 fn full_suite_passes_against_an_external_server_through_its_target_file() {
-    let dir = temp_dir("external");
-    let target = dir.join("target.toml");
-    let mut server = spawn_reference(&target);
-    let output = run(&[
-        "run",
-        "--quiet",
-        "--target",
-        target.to_str().unwrap(),
-        "--out",
-        dir.to_str().unwrap(),
-    ]);
-    server.kill().unwrap();
-    let _ = server.wait();
+    let (output, report) = run_against_reference("external", |target| target.to_owned());
     assert_eq!(output.status.code(), Some(0), "{}", text(&output));
-    let report: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).unwrap()).unwrap();
     assert_eq!(report["target"], "reference");
     assert_eq!(report["summary"]["fail"], 0);
     assert_eq!(report["summary"]["skip"], 0);
     assert!(report["summary"]["pass"].as_u64().unwrap() > 100);
 }
 
-#[test]
-fn checks_on_fields_the_target_file_does_not_name_are_skipped_and_not_covered() {
-    let dir = temp_dir("field-names");
-    let target = dir.join("t.toml");
+/// The whole suite against `harness serve` in its own process, through the target file it
+/// wrote as `edit` changes it: the exit status and `report.json`.
+fn run_against_reference(name: &str, edit: impl Fn(&str) -> String) -> (Output, serde_json::Value) {
+    let dir = temp_dir(name);
+    let target = dir.join("target.toml");
     let mut server = spawn_reference(&target);
-    let text_target = std::fs::read_to_string(&target).unwrap();
-    let unnamed = &text_target[..text_target.find("[field_names").unwrap()];
-    std::fs::write(&target, unnamed).unwrap();
+    let written = std::fs::read_to_string(&target).unwrap();
+    std::fs::write(&target, edit(&written)).unwrap();
     let output = run(&[
         "run",
         "--quiet",
@@ -346,9 +332,17 @@ fn checks_on_fields_the_target_file_does_not_name_are_skipped_and_not_covered() 
     ]);
     server.kill().unwrap();
     let _ = server.wait();
-    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
-    let report: serde_json::Value =
+    let report =
         serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).unwrap()).unwrap();
+    (output, report)
+}
+
+#[test]
+fn checks_on_fields_the_target_file_does_not_name_are_skipped_and_not_covered() {
+    let (output, report) = run_against_reference("field-names", |target| {
+        target[..target.find("[field_names").unwrap()].to_owned()
+    });
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
     let results = report["results"].as_array().unwrap();
     let result = |case: &str| {
         results
