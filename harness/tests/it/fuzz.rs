@@ -11,7 +11,7 @@ use std::time::Duration;
 use harness::case::TransportKind;
 use harness::check::{Catalog, SchemaSet};
 use harness::fuzz::{self, Config, FuzzReport};
-use harness::serve::{self, Fault};
+use harness::serve::{self, Fault, Variant};
 
 fn cases() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../cases")
@@ -35,6 +35,20 @@ fn fuzz_reference(
     requests: usize,
     out: Option<PathBuf>,
 ) -> FuzzReport {
+    let mut config = Config::new(seed, requests);
+    config.out = out;
+    config.concurrency = 16;
+    config.shrink_budget = 60;
+    fuzz_reference_with(faults, &[], &config)
+}
+
+/// Fuzzes a fresh reference server with `faults` and `variants` on, as `config` says,
+/// within 120 s.
+pub(crate) fn fuzz_reference_with(
+    faults: &[Fault],
+    variants: &[Variant],
+    config: &Config,
+) -> FuzzReport {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -42,12 +56,9 @@ fn fuzz_reference(
     runtime.block_on(async {
         let mut reference = serve::Config::loopback();
         reference.faults = faults.to_vec();
+        reference.variants = variants.to_vec();
         let running = serve::start(reference).await.unwrap();
-        let mut config = Config::new(seed, requests);
-        config.out = out;
-        config.concurrency = 16;
-        config.shrink_budget = 60;
-        let run = fuzz::run(running.target(), schemas(), &config);
+        let run = fuzz::run(running.target(), schemas(), config);
         let report = tokio::time::timeout(Duration::from_secs(120), run).await;
         running.shutdown().await;
         report

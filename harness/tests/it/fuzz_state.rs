@@ -5,12 +5,9 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Arc;
-use std::time::Duration;
 
-use harness::check::SchemaSet;
-use harness::fuzz::{self, Config, FuzzReport};
-use harness::serve::{self, Fault, Variant};
+use harness::fuzz::{Config, FuzzReport};
+use harness::serve::{Fault, Variant};
 
 /// The faults single requests miss (`fuzz/README.md`, the per-fault table): the 11 that
 /// need memory across calls, and a default page size that only a call over the whole
@@ -51,28 +48,12 @@ fn sequences_against(
     requests: usize,
     out: Option<PathBuf>,
 ) -> FuzzReport {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
-        let mut reference = serve::Config::loopback();
-        reference.faults = faults.to_vec();
-        reference.variants = variants.to_vec();
-        let running = serve::start(reference).await.unwrap();
-        let mut config = Config::new(1, requests);
-        config.stateful_percent = 100;
-        config.out = out;
-        config.concurrency = 8;
-        config.shrink_budget = 80;
-        let schemas = Arc::new(SchemaSet::load(&cases().join("schemas")).unwrap());
-        let run = fuzz::run(running.target(), schemas, &config);
-        let report = tokio::time::timeout(Duration::from_secs(120), run).await;
-        running.shutdown().await;
-        report
-            .expect("the run ends within 120 s")
-            .expect("the run completes")
-    })
+    let mut config = Config::new(1, requests);
+    config.stateful_percent = 100;
+    config.out = out;
+    config.concurrency = 8;
+    config.shrink_budget = 80;
+    super::fuzz::fuzz_reference_with(faults, variants, &config)
 }
 
 /// Runs the case files in `case_file`'s directory with `flags`; the exit code.
