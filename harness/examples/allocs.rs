@@ -15,6 +15,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use clap::Parser;
 use futures_util::{SinkExt, StreamExt};
 use harness::case::{self, TransportKind};
 use harness::check::{Catalog, SchemaSet, Verdict};
@@ -190,18 +191,17 @@ async fn breakdown(schemas: &SchemaSet, base_url: &str) {
     });
 }
 
-fn arg(name: &str, default: u64) -> u64 {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|arg| arg == name)
-        .and_then(|index| args.get(index + 1))
-        .and_then(|value| value.parse().ok())
-        .unwrap_or(default)
+/// Allocations per request: raw client against the runner.
+#[derive(Debug, Parser)]
+struct Args {
+    /// Requests of each measurement.
+    #[arg(long, default_value_t = 2_000)]
+    requests: u64,
 }
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
-    let requests = arg("--requests", 2_000);
+    let requests = Args::parse().requests;
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cases");
     let catalog = Arc::new(Catalog::load(&dir.join("clauses.toml")).expect("catalog loads"));
     let schemas = Arc::new(SchemaSet::load(&dir.join("schemas")).expect("schemas load"));

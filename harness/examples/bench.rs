@@ -14,6 +14,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use clap::Parser;
 use futures_util::{SinkExt, StreamExt};
 use harness::case::{self, TransportKind};
 use harness::check::{Catalog, SchemaSet, Verdict};
@@ -136,19 +137,23 @@ async fn runner(
     (n_cases * steps_per_case) as f64 / elapsed
 }
 
-fn arg(name: &str, default: f64) -> f64 {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|arg| arg == name)
-        .and_then(|index| args.get(index + 1))
-        .and_then(|value| value.parse().ok())
-        .unwrap_or(default)
+/// The runner's rate against a raw client's, and the full suite's wall time.
+#[derive(Debug, Parser)]
+struct Args {
+    /// Seconds each rate measurement lasts.
+    #[arg(long, default_value_t = 3.0)]
+    seconds: f64,
+    /// Runs of the full suite whose wall times are summarised.
+    #[arg(long, default_value_t = 5)]
+    suite_runs: usize,
 }
 
 #[tokio::main]
 async fn main() {
-    let seconds = arg("--seconds", 3.0);
-    let suite_runs = arg("--suite-runs", 5.0) as usize;
+    let Args {
+        seconds,
+        suite_runs,
+    } = Args::parse();
     let corpus = corpus();
     let running = serve::start(serve::Config::loopback())
         .await
