@@ -9,7 +9,10 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use harness::auth::sign;
 use harness::check::{Catalog, SchemaSet};
 use harness::jsonrpc;
-use serde_json::{Value, json};
+mod fixture;
+
+use fixture::transaction_log_page;
+use serde_json::Value;
 
 fn cases_dir() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../cases")
@@ -55,22 +58,6 @@ fn signing(c: &mut Criterion) {
         b.iter(|| sign::SignedHeader::parse(black_box(header), sign::DEFAULT_SCHEME));
     });
     group.finish();
-}
-
-fn transaction_log_page(entries: usize) -> Value {
-    let logs: Vec<Value> = (0..entries)
-        .map(|index| {
-            json!({
-                "id": index, "user_seq": index, "user_id": 7, "username": "main", "timestamp": 1_704_067_200_000u64 + index as u64,
-                "currency": "BTC", "type": "trade", "side": "open buy", "instrument_name": "BTC-PERPETUAL", "amount": 10.0,
-                "position": 10.0, "price": 42_000.5, "price_currency": "USD", "mark_price": 42_001.0, "commission": 0.0001,
-                "cashflow": -0.0001, "change": -0.0001, "balance": 1.5, "equity": 1.6, "interest_pl": null, "total_interest_pl": 0.0,
-                "session_rpl": 0.0, "session_upl": 0.01, "trade_id": format!("BTC-{index}"), "order_id": format!("o-{index}"),
-                "user_role": "taker", "fee_role": "taker", "profit_as_cashflow": false, "ip": "127.0.0.1", "info": "api"
-            })
-        })
-        .collect();
-    json!({ "logs": logs, "continuation": 99 })
 }
 
 fn envelope_and_schema(c: &mut Criterion) {

@@ -10,23 +10,14 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+mod fixture;
+
+use fixture::transaction_log_page;
 use serde_json::{Value, json};
 
-/// A 100-entry transaction-log page as the reference server answers it.
+/// A 100-entry transaction-log page as the reference server answers it, in its envelope.
 fn transaction_log_answer(entries: usize) -> String {
-    let logs: Vec<Value> = (0..entries)
-        .map(|index| {
-            json!({
-                "id": index, "user_seq": index, "user_id": 7, "username": "main", "timestamp": 1_704_067_200_000u64 + index as u64,
-                "currency": "BTC", "type": "trade", "side": "open buy", "instrument_name": "BTC-PERPETUAL", "amount": 10.0,
-                "position": 10.0, "price": 42_000.5, "price_currency": "USD", "mark_price": 42_001.0, "commission": 0.0001,
-                "cashflow": -0.0001, "change": -0.0001, "balance": 1.5, "equity": 1.6, "interest_pl": null, "total_interest_pl": 0.0,
-                "session_rpl": 0.0, "session_upl": 0.01, "trade_id": format!("BTC-{index}"), "order_id": format!("o-{index}"),
-                "user_role": "taker", "fee_role": "taker", "profit_as_cashflow": false, "ip": "127.0.0.1", "info": "api"
-            })
-        })
-        .collect();
-    json!({"jsonrpc": "2.0", "id": 7, "result": {"logs": logs, "continuation": 99}, "usIn": 1, "usOut": 2, "usDiff": 1, "testnet": false})
+    json!({"jsonrpc": "2.0", "id": 7, "result": transaction_log_page(entries), "usIn": 1, "usOut": 2, "usDiff": 1, "testnet": false})
         .to_string()
 }
 
