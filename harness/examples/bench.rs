@@ -146,6 +146,9 @@ struct Args {
     /// Runs of the full suite whose wall times are summarised.
     #[arg(long, default_value_t = 5)]
     suite_runs: usize,
+    /// Measure only the full suite's wall time (for a profile of the suite alone).
+    #[arg(long)]
+    suite_only: bool,
 }
 
 #[tokio::main]
@@ -153,6 +156,7 @@ async fn main() {
     let Args {
         seconds,
         suite_runs,
+        suite_only,
     } = Args::parse();
     let corpus = corpus();
     let running = serve::start(serve::Config::loopback())
@@ -167,10 +171,15 @@ async fn main() {
         "{:10} {:>5} {:>12} {:>12} {:>7}",
         "transport", "conns", "raw req/s", "runner req/s", "ratio"
     );
-    for (transport, kind) in [
-        ("http", TransportKind::HttpQuery),
-        ("ws", TransportKind::Ws),
-    ] {
+    let rate_transports: &[(&str, TransportKind)] = if suite_only {
+        &[]
+    } else {
+        &[
+            ("http", TransportKind::HttpQuery),
+            ("ws", TransportKind::Ws),
+        ]
+    };
+    for &(transport, kind) in rate_transports {
         for connections in [1usize, 8] {
             let raw = if transport == "http" {
                 raw_http(&target.base_url, connections, seconds).await
