@@ -92,6 +92,28 @@ async fn raw_ws(ws_url: &str, connections: usize, seconds: f64) -> f64 {
     count.load(Ordering::Relaxed) as f64 / seconds
 }
 
+/// CPU time this process has used so far (user + system, every thread: client and server
+/// alike), from `/proc/self/stat`; `None` where there is no such file. Rates move with the
+/// load of a shared machine, CPU time per request much less, so both are printed.
+fn process_cpu() -> Option<Duration> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name, which is in parentheses and may hold spaces.
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    // USER_HZ is 100 on every Linux this runs on.
+    Some(Duration::from_millis(ticks * 10))
+}
+
+/// Microseconds of CPU per request between two readings of [`process_cpu`].
+fn cpu_per_request(before: Option<Duration>, after: Option<Duration>, requests: f64) -> String {
+    match (before, after) {
+        (Some(before), Some(after)) if requests > 0.0 => {
+            format!("{:.0}", (after - before).as_secs_f64() * 1e6 / requests)
+        }
+        _ => "n/a".to_owned(),
+    }
+}
+
 /// The runner against the server: `connections` cases at once, each a long sequence of
 /// `public/get_currencies` calls over one transport.
 async fn runner(
@@ -101,7 +123,7 @@ async fn runner(
     connections: usize,
     seconds: f64,
     raw_rate: f64,
-) -> f64 {
+) -> (f64, f64) {
     // Size the work to take about `seconds` at the raw rate, then time it.
     let steps_per_case = 100usize;
     let total_requests = (raw_rate * seconds).max(1_000.0) as usize;
@@ -134,7 +156,8 @@ async fn runner(
         n_cases,
         "every bench case passes"
     );
-    (n_cases * steps_per_case) as f64 / elapsed
+    let requests = (n_cases * steps_per_case) as f64;
+    (requests / elapsed, requests)
 }
 
 /// The runner's rate against a raw client's, and the full suite's wall time.
@@ -143,12 +166,15 @@ struct Args {
     /// Seconds each rate measurement lasts.
     #[arg(long, default_value_t = 3.0)]
     seconds: f64,
-    /// Runs of the full suite whose wall times are summarised.
+    /// Runs of the full suite whose wall times are summarised (0: the rates alone).
     #[arg(long, default_value_t = 5)]
     suite_runs: usize,
     /// Measure only the full suite's wall time (for a profile of the suite alone).
     #[arg(long)]
     suite_only: bool,
+    /// Measure the rates at this many connections only (default: 1 and 8).
+    #[arg(long)]
+    connections: Option<usize>,
 }
 
 #[tokio::main]
@@ -157,7 +183,9 @@ async fn main() {
         seconds,
         suite_runs,
         suite_only,
+        connections,
     } = Args::parse();
+    let connection_counts = connections.map_or(vec![1, 8], |count| vec![count]);
     let corpus = corpus();
     let running = serve::start(serve::Config::loopback())
         .await
@@ -168,8 +196,8 @@ async fn main() {
         std::thread::available_parallelism().map_or(0, |n| n.get())
     );
     println!(
-        "{:10} {:>5} {:>12} {:>12} {:>7}",
-        "transport", "conns", "raw req/s", "runner req/s", "ratio"
+        "{:10} {:>5} {:>12} {:>12} {:>7} {:>13} {:>13}",
+        "transport", "conns", "raw req/s", "runner req/s", "ratio", "raw CPU µs/r", "runner µs/r"
     );
     let rate_transports: &[(&str, TransportKind)] = if suite_only {
         &[]
@@ -180,7 +208,8 @@ async fn main() {
         ]
     };
     for &(transport, kind) in rate_transports {
-        for connections in [1usize, 8] {
+        for &connections in &connection_counts {
+            let cpu_start = process_cpu();
             let raw = if transport == "http" {
                 raw_http(&target.base_url, connections, seconds).await
             } else {
@@ -191,15 +220,25 @@ async fn main() {
                 )
                 .await
             };
-            let runner_rate = runner(&corpus, &target, kind, connections, seconds, raw).await;
+            let cpu_raw_done = process_cpu();
+            let (runner_rate, runner_requests) =
+                runner(&corpus, &target, kind, connections, seconds, raw).await;
+            let cpu_runner_done = process_cpu();
             println!(
-                "{transport:10} {connections:>5} {raw:>12.0} {runner_rate:>12.0} {:>6.0}%",
-                100.0 * runner_rate / raw
+                "{transport:10} {connections:>5} {raw:>12.0} {runner_rate:>12.0} {:>6.0}% {:>13} {:>13}",
+                100.0 * runner_rate / raw,
+                cpu_per_request(cpu_start, cpu_raw_done, raw * seconds),
+                cpu_per_request(cpu_raw_done, cpu_runner_done, runner_requests),
             );
         }
     }
+    if suite_runs == 0 {
+        running.shutdown().await;
+        return;
+    }
     let mut walls = Vec::new();
     let mut executions = 0;
+    let cpu_suites_start = process_cpu();
     for _ in 0..suite_runs {
         let suite_server = serve::start(serve::Config::loopback())
             .await
@@ -226,10 +265,11 @@ async fn main() {
         );
         suite_server.shutdown().await;
     }
+    let cpu_per_suite = cpu_per_request(cpu_suites_start, process_cpu(), suite_runs as f64);
     walls.sort_by(f64::total_cmp);
     let median = walls[walls.len() / 2];
     println!(
-        "suite: {executions} case executions; wall time median {median:.3} s (min {:.3}, max {:.3}) over {suite_runs} runs; {:.0} executions/s",
+        "suite: {executions} case executions; wall time median {median:.3} s (min {:.3}, max {:.3}) over {suite_runs} runs; {:.0} executions/s; {cpu_per_suite} µs of CPU per run (server, client and server starts)",
         walls[0],
         walls[walls.len() - 1],
         executions as f64 / median

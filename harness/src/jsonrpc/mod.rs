@@ -69,6 +69,32 @@ impl Request {
     }
 }
 
+/// The text of a well-formed request, written straight from borrowed parts: the same text
+/// as `Request::new(id, method, params).to_value()` serialised, without copying `params`.
+pub fn request_text(id: u64, method: &str, params: &Map<String, Value>) -> String {
+    #[derive(Serialize)]
+    struct Borrowed<'a> {
+        jsonrpc: &'static str,
+        id: u64,
+        method: &'a str,
+        params: &'a Map<String, Value>,
+    }
+    to_text(&Borrowed {
+        jsonrpc: VERSION,
+        id,
+        method,
+        params,
+    })
+}
+
+/// Compact JSON text of `value`. Written into a byte buffer, which is several times faster
+/// than `Value`'s `Display` (that goes through a `fmt::Formatter` a piece at a time).
+pub fn to_text(value: &impl Serialize) -> String {
+    // A `Value` or a struct of plain fields and `Value`s has string keys only, the one
+    // thing serialisation can refuse; the fallback is never taken.
+    serde_json::to_string(value).unwrap_or_default()
+}
+
 /// A JSON-RPC error object.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ErrorObject {

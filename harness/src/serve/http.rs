@@ -114,7 +114,7 @@ fn respond((status, envelope): Answer) -> Response {
     (
         status,
         [(header::CONTENT_TYPE, "application/json")],
-        envelope.to_string(),
+        jsonrpc::to_text(&envelope),
     )
         .into_response()
 }

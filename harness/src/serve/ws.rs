@@ -162,7 +162,9 @@ async fn serve_socket(state: Arc<ServerState>, socket: WebSocket, handshake: Han
             // a slow reader below holds only its answer, so 64 of them stay small.
             drop(bytes);
             // A closed writer means the client went away; the answer has nowhere to go.
-            let _ = answers.send(Outgoing::Answer(response.to_string())).await;
+            let _ = answers
+                .send(Outgoing::Answer(crate::jsonrpc::to_text(&response)))
+                .await;
             if close {
                 let _ = answers.send(Outgoing::Close).await;
             }

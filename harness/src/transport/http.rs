@@ -14,7 +14,7 @@ use super::{
 };
 use crate::auth::sign::SignedHeader;
 use crate::case::TransportKind;
-use crate::jsonrpc::Request;
+use crate::jsonrpc;
 
 /// A pooled HTTP client (keep-alive connections are reused across calls).
 #[derive(Clone, Debug)]
@@ -56,28 +56,27 @@ impl HttpClient {
         outgoing: &Outgoing,
     ) -> Exchange {
         let mut url = format!("{base_url}/{}", outgoing.method);
-        let body: Option<String> = match kind {
-            TransportKind::HttpBody => Some(outgoing.raw.clone().unwrap_or_else(|| {
-                Request::new(id, &outgoing.method, outgoing.params.clone())
-                    .to_value()
-                    .to_string()
-            })),
-            _ if outgoing.raw.is_some() => outgoing.raw.clone(),
-            _ => {
-                let mut query = form_urlencoded::Serializer::new(String::new());
-                for (name, value) in &outgoing.params {
-                    if let Some(text) = super::query_value(value) {
-                        query.append_pair(name, &text);
+        let body: Option<String> =
+            match kind {
+                TransportKind::HttpBody => Some(outgoing.raw.clone().unwrap_or_else(|| {
+                    jsonrpc::request_text(id, &outgoing.method, &outgoing.params)
+                })),
+                _ if outgoing.raw.is_some() => outgoing.raw.clone(),
+                _ => {
+                    let mut query = form_urlencoded::Serializer::new(String::new());
+                    for (name, value) in &outgoing.params {
+                        if let Some(text) = super::query_value(value) {
+                            query.append_pair(name, &text);
+                        }
                     }
+                    let query = query.finish();
+                    if !query.is_empty() {
+                        url.push('?');
+                        url.push_str(&query);
+                    }
+                    None
                 }
-                let query = query.finish();
-                if !query.is_empty() {
-                    url.push('?');
-                    url.push_str(&query);
-                }
-                None
-            }
-        };
+            };
         let mut request = SentRequest {
             method: "GET".to_owned(),
             url: url.clone(),

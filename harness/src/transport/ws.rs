@@ -28,7 +28,7 @@ use super::{
     proxy, tls,
 };
 use crate::case::TransportKind;
-use crate::jsonrpc::Request;
+use crate::jsonrpc;
 
 /// How many non-answer frames a call skips before giving up.
 const MAX_SKIPPED_FRAMES: usize = 10_000;
@@ -100,11 +100,10 @@ impl WsSession {
                 .raw
                 .as_deref()
                 .is_some_and(|raw| raw.contains("\"access_token\""));
-        let text = outgoing.raw.clone().unwrap_or_else(|| {
-            Request::new(id, &outgoing.method, outgoing.params.clone())
-                .to_value()
-                .to_string()
-        });
+        let text = outgoing
+            .raw
+            .clone()
+            .unwrap_or_else(|| jsonrpc::request_text(id, &outgoing.method, &outgoing.params));
         let request = SentRequest {
             method: "WS".to_owned(),
             url: self.url.clone(),
