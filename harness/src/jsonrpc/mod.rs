@@ -352,6 +352,21 @@ mod tests {
         assert_eq!(parse_request(bytes).unwrap().id, json!(42));
     }
 
+    #[test]
+    fn request_text_is_the_request_value_serialised() {
+        let params =
+            json!({"currency": "BTC", "count": 10, "nested": {"b": [1.5, null], "a": "x\"y"}});
+        let Value::Object(params) = params else {
+            unreachable!("an object literal")
+        };
+        let built = Request::new(7, "private/get_transaction_log", params.clone());
+        assert_eq!(
+            super::request_text(7, "private/get_transaction_log", &params),
+            built.to_value().to_string()
+        );
+        assert_eq!(to_text(&built.to_value()), built.to_value().to_string());
+    }
+
     proptest! {
         #[test]
         fn any_bytes_get_a_valid_answer(bytes in prop::collection::vec(any::<u8>(), 0..200)) {
