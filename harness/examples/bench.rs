@@ -22,6 +22,10 @@ use harness::run;
 use harness::serve;
 use tokio_tungstenite::tungstenite::Message;
 
+// The allocator the `harness` binary uses, so the figures are the binary's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 struct Corpus {
     catalog: Arc<Catalog>,
     schemas: Arc<SchemaSet>,

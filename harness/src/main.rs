@@ -4,6 +4,9 @@ mod cli;
 
 use std::process::ExitCode;
 
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let args = <cli::Args as clap::Parser>::parse();
     match cli::run(args) {

@@ -253,7 +253,23 @@ pub fn request_from_value(value: Value) -> Result<Incoming, (Value, ErrorObject)
 
 /// A success response envelope.
 pub fn success(id: Value, result: Value) -> Value {
-    json!({ "jsonrpc": VERSION, "id": id, "result": result })
+    object([
+        ("jsonrpc", Value::from(VERSION)),
+        ("id", id),
+        ("result", result),
+    ])
+}
+
+/// A JSON object of these members, in this order, moving each value in. `json!` would copy
+/// every value that is not a literal (it serialises it into a new `Value`), which for a
+/// 100-entry page was a tenth of the reference server's time.
+pub fn object<const N: usize>(members: [(&str, Value); N]) -> Value {
+    Value::Object(
+        members
+            .into_iter()
+            .map(|(name, value)| (name.to_owned(), value))
+            .collect(),
+    )
 }
 
 /// An error response envelope.

@@ -17,7 +17,7 @@ use super::fault::Fault;
 use super::ledger::{LogQuery, Order};
 use super::state::lock;
 use crate::auth::sign;
-use crate::jsonrpc::ErrorObject;
+use crate::jsonrpc::{self, ErrorObject};
 
 /// `private/toggle_subaccount_login`.
 pub(crate) fn toggle_subaccount_login(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
@@ -109,7 +109,10 @@ pub(crate) fn delete_member(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
     } else {
         json!(true)
     };
-    Ok(json!({ "members": remaining, "is_direct_access_allowed": allowed }))
+    Ok(jsonrpc::object([
+        ("members", Value::Array(remaining)),
+        ("is_direct_access_allowed", allowed),
+    ]))
 }
 
 /// `private/get_transaction_log`.
@@ -190,7 +193,13 @@ pub(crate) fn get_transaction_log(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObjec
             }
         }
     }
-    Ok(json!({ "logs": logs, "continuation": continuation }))
+    Ok(jsonrpc::object([
+        ("logs", Value::Array(logs)),
+        (
+            "continuation",
+            continuation.map_or(Value::Null, Value::from),
+        ),
+    ]))
 }
 
 fn non_negative(value: Option<i64>, name: &str) -> Result<Option<u64>, ErrorObject> {

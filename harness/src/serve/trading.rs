@@ -12,7 +12,7 @@ use super::ctx::{CountFaults, Ctx};
 use super::fault::Fault;
 use super::fixtures::{DEFAULT_INSTRUMENT, round};
 use super::state::MAIN_ID;
-use crate::jsonrpc::ErrorObject;
+use crate::jsonrpc::{self, ErrorObject};
 
 /// Marks a trigger history continuation, so a value from elsewhere is recognised as such.
 const CONTINUATION_PREFIX: &str = "toh1-";
@@ -140,7 +140,7 @@ pub(crate) fn get_trigger_order_history(ctx: &mut Ctx<'_>) -> Result<Value, Erro
     {
         first.insert("trigger".to_owned(), json!("index"));
     }
-    let mut result = json!({ "entries": bodies });
+    let mut result = jsonrpc::object([("entries", Value::Array(bodies))]);
     if let (Some(position), Some(object)) = (next, result.as_object_mut()) {
         object.insert(
             "continuation".to_owned(),
