@@ -7,7 +7,9 @@
 //!    its ratio to the raw rate;
 //! 3. suite: the full case corpus's wall time and case executions per second.
 //!
-//! `cargo run --release --example bench -- [--seconds S] [--suite-runs N]`
+//! `cargo run --release --example bench -- [--seconds S] [--suite-runs N]`; `--suite-only`,
+//! `--suite-runs 0`, `--transport` and `--connections` narrow it to one part, for a profile
+//! of that part (BENCHMARKS.md, "Profiles").
 
 use std::path::Path;
 use std::sync::Arc;
@@ -179,6 +181,9 @@ struct Args {
     /// Measure the rates at this many connections only (default: 1 and 8).
     #[arg(long)]
     connections: Option<usize>,
+    /// Measure the rates over this transport only (default: both).
+    #[arg(long, value_parser = ["http", "ws"])]
+    transport: Option<String>,
 }
 
 #[tokio::main]
@@ -188,6 +193,7 @@ async fn main() {
         suite_runs,
         suite_only,
         connections,
+        transport: only_transport,
     } = Args::parse();
     let connection_counts = connections.map_or(vec![1, 8], |count| vec![count]);
     let corpus = corpus();
@@ -211,6 +217,9 @@ async fn main() {
             ("ws", TransportKind::Ws),
         ]
     };
+    let rate_transports = rate_transports
+        .iter()
+        .filter(|(name, _)| only_transport.as_deref().is_none_or(|only| only == *name));
     for &(transport, kind) in rate_transports {
         for &connections in &connection_counts {
             let cpu_start = process_cpu();
