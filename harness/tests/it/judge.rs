@@ -159,11 +159,7 @@ fn signed(target: &Target, timestamp: u64, nonce: &str, signed_uri: &str) -> Str
         &target.signature_scheme,
         &client_id,
         &secret,
-        timestamp,
-        nonce,
-        "GET",
-        signed_uri,
-        b"",
+        &sign::HttpSignedFields::get(timestamp, nonce, signed_uri),
     )
     .unwrap()
     .to_header_value()
