@@ -1,20 +1,15 @@
 use std::path::Path;
 
 use super::*;
+use crate::check::{Level, Side};
 
 fn catalog() -> Catalog {
-    Catalog::parse(
-        Path::new("clauses.toml"),
-        r#"
-[[clause]]
-id = "auth.client_signature.window"
-section = "5.5"
-level = "must"
-side = "server"
-text = "t"
-"#,
-    )
-    .unwrap()
+    Catalog::of_clauses(&[(
+        "auth.client_signature.window",
+        "5.5",
+        Level::Must,
+        Side::Server,
+    )])
 }
 
 fn schemas() -> SchemaSet {
