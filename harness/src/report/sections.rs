@@ -122,7 +122,6 @@ pub(crate) fn sections_html(rows: &[SectionCoverage]) -> String {
 
 #[cfg(test)]
 mod tests {
-
     use super::*;
 
     #[test]
