@@ -14,7 +14,7 @@ use super::ServerState;
 use super::Variant;
 use super::ctx::{CountFaults, Ctx};
 use super::fault::Fault;
-use super::ledger::{LogQuery, Order};
+use super::ledger::{LogQuery, Order, PageAsk};
 use super::state::lock;
 use crate::auth::sign;
 use crate::jsonrpc::ErrorObject;
@@ -160,10 +160,15 @@ pub(crate) fn get_transaction_log(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObjec
         Order::NewestFirst
     };
     let log = &ctx.state.ledger.log;
-    let (walk, next) = ctx
-        .state
-        .knobs()
-        .log_page(log, &query, cursor, page_len, order);
+    let (walk, next) = ctx.state.knobs().log_page(
+        log,
+        &query,
+        PageAsk {
+            cursor,
+            len: page_len,
+            order,
+        },
+    );
     let continuation = match next {
         Some(_) if ctx.fault(Fault::TxlogPagesOverlap) => walk.last().map(|entry| entry.id),
         Some(id) => Some(id),
