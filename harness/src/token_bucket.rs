@@ -91,38 +91,76 @@ impl TokenBucket {
 mod tests {
     use super::*;
 
+    /// A scenario: its name, tokens a second, the burst, then each take as (now in ms,
+    /// slack in ms, whether a token was taken). The bucket starts full at the first take.
+    type Scenario = (&'static str, f64, u32, &'static [(f64, f64, bool)]);
+
+    const SCENARIOS: &[Scenario] = &[
+        (
+            "a burst then one token per interval",
+            1.0,
+            2,
+            &[
+                (0.0, 0.0, true),
+                (0.0, 0.0, true),
+                (0.0, 0.0, false),
+                (500.0, 0.0, false),
+                (1_000.0, 0.0, true),
+                (1_000.0, 0.0, false),
+            ],
+        ),
+        (
+            "slack takes a token that is almost there",
+            1.0,
+            1,
+            &[
+                (1_000.0, 0.0, true),
+                (1_700.0, 250.0, false),
+                (1_800.0, 250.0, true),
+            ],
+        ),
+        (
+            "time never runs back",
+            1.0,
+            1,
+            &[
+                (1_000.0, 0.0, true),
+                (0.0, 0.0, false),
+                (1_999.0, 0.0, false),
+            ],
+        ),
+        (
+            "a burst of zero allows one",
+            1.0,
+            0,
+            &[(0.0, 0.0, true), (0.0, 0.0, false)],
+        ),
+    ];
+
     #[test]
-    fn a_burst_then_one_token_per_interval() {
-        let rate = Rate::new(1.0, 2);
-        let mut bucket = rate.full(0.0);
-        let taken: Vec<bool> = [0.0, 0.0, 0.0, 500.0, 1_000.0, 1_000.0]
-            .into_iter()
-            .map(|now_ms| rate.take(&mut bucket, now_ms, 0.0))
-            .collect();
-        assert_eq!(taken, [true, true, false, false, true, false]);
-        assert_eq!(rate.wait_ms(&bucket), 1_000.0);
+    fn takes_follow_the_burst_and_the_rate() {
+        for (name, per_second, burst, takes) in SCENARIOS {
+            let rate = Rate::new(*per_second, *burst);
+            let mut bucket = rate.full(takes[0].0);
+            let taken: Vec<bool> = takes
+                .iter()
+                .map(|(now_ms, slack_ms, _)| rate.take(&mut bucket, *now_ms, *slack_ms))
+                .collect();
+            let expected: Vec<bool> = takes.iter().map(|take| take.2).collect();
+            assert_eq!(taken, expected, "{name}");
+        }
     }
 
     #[test]
-    fn slack_takes_a_token_that_is_almost_there_and_time_never_runs_back() {
+    fn a_debt_is_bounded_and_waited_out() {
         let rate = Rate::new(1.0, 1);
-        let mut bucket = rate.full(1_000.0);
-        assert!(rate.take(&mut bucket, 1_000.0, 0.0));
-        assert!(!rate.take(&mut bucket, 1_700.0, 250.0));
-        assert!(rate.take(&mut bucket, 1_800.0, 250.0));
-        assert!(!rate.take(&mut bucket, 0.0, 0.0));
-        assert!(!rate.is_full_at(&bucket, 2_500.0));
-        assert!(rate.is_full_at(&bucket, 3_000.0));
+        let mut bucket = rate.full(0.0);
+        assert!(rate.take(&mut bucket, 0.0, 0.0));
+        assert_eq!(rate.wait_ms(&bucket), 1_000.0);
         bucket.owe(1.5);
         bucket.owe(1.5);
         assert_eq!(rate.wait_ms(&bucket), 2_500.0);
-    }
-
-    #[test]
-    fn a_burst_of_zero_allows_one() {
-        let rate = Rate::new(1.0, 0);
-        let mut bucket = rate.full(0.0);
-        assert!(rate.take(&mut bucket, 0.0, 0.0));
-        assert!(!rate.take(&mut bucket, 0.0, 0.0));
+        assert!(!rate.is_full_at(&bucket, 2_000.0));
+        assert!(rate.is_full_at(&bucket, 2_500.0));
     }
 }
