@@ -21,7 +21,7 @@ use crate::jsonrpc::ErrorObject;
 
 /// `private/toggle_subaccount_login`.
 pub(crate) fn toggle_subaccount_login(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
-    ctx.require("account:read_write")?;
+    ctx.require_stated_scope()?;
     let sid = ctx.params.required_int("sid")?;
     let login = ctx.params.required_str("state")?;
     if !ctx.fault(Fault::ToggleStateAny) && login != "enable" && login != "disable" {
@@ -114,7 +114,7 @@ pub(crate) fn delete_member(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
 
 /// `private/get_transaction_log`.
 pub(crate) fn get_transaction_log(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
-    ctx.require("account:read")?;
+    ctx.require_stated_scope()?;
     let currency = ctx.listed(
         "currency",
         ctx.fault(Fault::TxlogCurrencyAny),
