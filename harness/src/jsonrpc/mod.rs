@@ -302,13 +302,7 @@ mod tests {
             Just("true".to_owned()),
         ];
         let member = (
-            prop_oneof![
-                Just("jsonrpc"),
-                Just("id"),
-                Just("method"),
-                Just("params"),
-                Just("x")
-            ],
+            prop::sample::select(&["jsonrpc", "id", "method", "params", "x"][..]),
             value,
         )
             .prop_map(|(key, value)| format!("\"{key}\":{value}"));
