@@ -78,6 +78,15 @@ fn run(steps: &[(SeqStep, Observed)], connection: Option<&str>) -> Model {
     model
 }
 
+/// A login over HTTP by `who`, then a call over WebSocket (connection `ws0-0` when
+/// [`run`] is given it) authenticated with its token.
+fn login_then_ws_call(who: Who, session: Option<&str>) -> [(SeqStep, Observed); 2] {
+    [
+        (http(login(who, session)), token_set(session)),
+        (ws(mmp(Some(0))), ok()),
+    ]
+}
+
 #[test]
 fn a_fresh_login_token_works_and_a_missing_scope_is_refused() {
     let model = run(&[(http(login(Who::Main, None)), token_set(None))], None);
@@ -245,13 +254,7 @@ fn a_toggle_is_open_but_with_an_ended_token_is_an_error() {
 
 #[test]
 fn a_connection_remembers_the_session_token_it_was_authenticated_with() {
-    let model = run(
-        &[
-            (http(login(Who::Main, Some("m"))), token_set(Some("m"))),
-            (ws(mmp(Some(0))), ok()),
-        ],
-        Some("ws0-0"),
-    );
+    let model = run(&login_then_ws_call(Who::Main, Some("m")), Some("ws0-0"));
     let remembered = model.predict(&ws(mmp(None)), Some("ws0-0"));
     assert_eq!(
         (remembered.outcome, remembered.clause),
@@ -266,13 +269,7 @@ fn a_connection_remembers_the_session_token_it_was_authenticated_with() {
 
 #[test]
 fn a_connection_token_or_an_issued_one_may_or_may_not_be_remembered() {
-    let used = run(
-        &[
-            (http(login(Who::Main, None)), token_set(None)),
-            (ws(mmp(Some(0))), ok()),
-        ],
-        Some("ws0-0"),
-    );
+    let used = run(&login_then_ws_call(Who::Main, None), Some("ws0-0"));
     assert_eq!(
         used.predict(&ws(mmp(None)), Some("ws0-0")).outcome,
         Outcome::Any
@@ -289,10 +286,9 @@ fn a_connection_token_or_an_issued_one_may_or_may_not_be_remembered() {
 
 #[test]
 fn a_remembered_token_that_ended_is_refused() {
-    let model = run(
-        &[
-            (http(login(Who::Sub, Some("s"))), token_set(Some("s"))),
-            (ws(mmp(Some(0))), ok()),
+    let history: Vec<(SeqStep, Observed)> = login_then_ws_call(Who::Sub, Some("s"))
+        .into_iter()
+        .chain([
             (http(login(Who::Main, None)), token_set(None)),
             (
                 http(Action::Toggle {
@@ -301,9 +297,9 @@ fn a_remembered_token_that_ended_is_refused() {
                 }),
                 ok(),
             ),
-        ],
-        Some("ws0-0"),
-    );
+        ])
+        .collect();
+    let model = run(&history, Some("ws0-0"));
     let call = model.predict(&ws(mmp(None)), Some("ws0-0"));
     assert_eq!(call.outcome, Outcome::Error);
 }
