@@ -22,6 +22,19 @@ fn verdict(records: &[Record]) -> Option<crate::check::Verdict> {
         .and_then(|cell| cell.verdict())
 }
 
+/// A walk that follows every continuation it is handed: one page of `count` 5 per
+/// `(entries served, continuation handed out)`, 10 ms apart, each asking for the
+/// continuation of the page before.
+fn followed(pages: &[(u64, Option<u64>)]) -> Vec<Record> {
+    let mut asked = None;
+    let mut walk = Vec::new();
+    for (seq, (served, next)) in (1..).zip(pages) {
+        walk.push(page(seq, (seq - 1) * 10, 5, asked, *served, *next));
+        asked = *next;
+    }
+    walk
+}
+
 /// The same page request with `name` set to `value` among its parameters.
 fn with_param(mut record: Record, name: &str, value: Value) -> Record {
     let mut envelope: Value = serde_json::from_slice(&record.body).unwrap();
@@ -42,16 +55,9 @@ fn walks_read_to_the_end_or_stopped_where_a_reader_may_stop_pass() {
     let passing: [(&str, Vec<Record>); 5] = [
         (
             "followed to the end",
-            vec![
-                page(1, 0, 5, None, 5, Some(77)),
-                page(2, 10, 5, Some(77), 5, Some(66)),
-                page(3, 20, 5, Some(66), 2, None),
-            ],
+            followed(&[(5, Some(77)), (5, Some(66)), (2, None)]),
         ),
-        (
-            "one page and no more",
-            vec![page(1, 0, 5, None, 5, Some(77))],
-        ),
+        ("one page and no more", followed(&[(5, Some(77))])),
         (
             "a poller reading the first page now and then",
             vec![
@@ -62,11 +68,7 @@ fn walks_read_to_the_end_or_stopped_where_a_reader_may_stop_pass() {
         ),
         (
             "followed past a continuation of 0",
-            vec![
-                page(1, 0, 5, None, 5, Some(1)),
-                page(2, 10, 5, Some(1), 5, Some(0)),
-                page(3, 20, 5, Some(0), 2, None),
-            ],
+            followed(&[(5, Some(1)), (5, Some(0)), (2, None)]),
         ),
         (
             "first pages of other counts are new reads",
@@ -91,10 +93,7 @@ fn early_stops_that_spec_md_allows_but_that_look_wrong_warn() {
             "a short page does not mark the end",
         ),
         (
-            vec![
-                page(1, 0, 5, None, 5, Some(77)),
-                page(2, 10, 5, Some(77), 5, Some(66)),
-            ],
+            followed(&[(5, Some(77)), (5, Some(66))]),
             "stopped after 1 followed pages",
         ),
         (
@@ -148,10 +147,7 @@ fn a_restart_loop_a_falsy_cursor_taken_for_the_end_or_a_continuation_never_hande
         ),
         (restarts_with_fresh_end, "restart loop"),
         (
-            vec![
-                page(1, 0, 5, None, 5, Some(1)),
-                page(2, 10, 5, Some(1), 5, Some(0)),
-            ],
+            followed(&[(5, Some(1)), (5, Some(0))]),
             "0 is a further page",
         ),
         (
