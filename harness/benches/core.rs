@@ -45,11 +45,13 @@ fn signing(c: &mut Criterion) {
         b.iter(|| {
             sign::http_signature(
                 black_box("AMANDASECRECT"),
-                black_box(1_576_074_319_000),
-                black_box("1iqt2wls"),
-                "GET",
-                black_box("/api/v2/private/get_account_summary?currency=BTC"),
-                b"",
+                &sign::HttpSignedFields {
+                    timestamp: black_box(1_576_074_319_000),
+                    nonce: black_box("1iqt2wls"),
+                    method: "GET",
+                    uri: black_box("/api/v2/private/get_account_summary?currency=BTC"),
+                    body: b"",
+                },
             )
         });
     });

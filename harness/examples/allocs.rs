@@ -13,7 +13,6 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
 
 use clap::Parser;
 use futures_util::{SinkExt, StreamExt};
@@ -130,17 +129,7 @@ async fn runner(
                 .expect("case parses")
         })
         .collect();
-    let config = run::Config {
-        target: target.clone(),
-        cases,
-        catalog: catalog.clone(),
-        schemas: schemas.clone(),
-        transports: None,
-        filter: None,
-        concurrency: 1,
-        limits: harness::transport::RequestLimits::default(),
-        run_timeout: Duration::from_secs(600),
-    };
+    let config = run::Config::new(target.clone(), cases, catalog.clone(), schemas.clone());
     let start = counters();
     let report = run::run(config, |_| {}).await.expect("runner runs");
     let figures = per_request(start, n_cases * steps_per_case);

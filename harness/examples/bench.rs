@@ -144,15 +144,13 @@ async fn runner(
         })
         .collect();
     let config = run::Config {
-        target: target.clone(),
-        cases,
-        catalog: corpus.catalog.clone(),
-        schemas: corpus.schemas.clone(),
-        transports: None,
-        filter: None,
         concurrency: connections,
-        limits: harness::transport::RequestLimits::default(),
-        run_timeout: Duration::from_secs(600),
+        ..run::Config::new(
+            target.clone(),
+            cases,
+            corpus.catalog.clone(),
+            corpus.schemas.clone(),
+        )
     };
     let started = Instant::now();
     let report = run::run(config, |_| {}).await.expect("runner runs");
@@ -257,15 +255,13 @@ async fn main() {
             .await
             .expect("reference server starts");
         let config = run::Config {
-            target: suite_server.target(),
-            cases: corpus.cases.clone(),
-            catalog: corpus.catalog.clone(),
-            schemas: corpus.schemas.clone(),
-            transports: None,
-            filter: None,
             concurrency: 16,
-            limits: harness::transport::RequestLimits::default(),
-            run_timeout: Duration::from_secs(600),
+            ..run::Config::new(
+                suite_server.target(),
+                corpus.cases.clone(),
+                corpus.catalog.clone(),
+                corpus.schemas.clone(),
+            )
         };
         let started = Instant::now();
         let report = run::run(config, |_| {}).await.expect("suite runs");

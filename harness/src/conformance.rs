@@ -32,7 +32,6 @@
 
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
-use std::time::Duration;
 
 use libtest_mimic::{Completion, Failed, Trial};
 
@@ -168,15 +167,13 @@ impl Suite {
         };
         refuse_plain_text_to_another_host(&target)?;
         let config = run::Config {
-            target: target.clone(),
-            cases: Vec::new(),
-            catalog: Arc::new(catalog),
-            schemas: Arc::new(schemas),
-            transports: None,
-            filter: None,
-            concurrency: 1,
             limits: self.limits,
-            run_timeout: Duration::from_secs(600),
+            ..run::Config::new(
+                target.clone(),
+                Vec::new(),
+                Arc::new(catalog),
+                Arc::new(schemas),
+            )
         };
         let runner = Runner::new(&config).map_err(|error| error.to_string())?;
         let shared = Arc::new(Shared {

@@ -18,4 +18,5 @@ pub mod selftest;
 pub mod serve;
 pub mod spec;
 pub mod target_file;
+pub mod token_bucket;
 pub mod transport;

@@ -157,17 +157,23 @@ pub fn parse_client_string_to_sign(text: &str) -> Option<(u64, &str, &str)> {
     Some((timestamp.parse().ok()?, nonce, data))
 }
 
-/// Splits an HTTP string to sign back into timestamp, nonce, method, URI and body, the
-/// inverse of [`http_string_to_sign`]. The body may hold LF: it is everything between the
-/// URI's LF and the final LF.
-pub fn parse_http_string_to_sign(bytes: &[u8]) -> Option<(u64, &str, &str, &str, &[u8])> {
+/// Splits an HTTP string to sign back into its fields, the inverse of
+/// [`http_string_to_sign`]. The body may hold LF: it is everything between the URI's LF and
+/// the final LF.
+pub fn parse_http_string_to_sign(bytes: &[u8]) -> Option<HttpSignedFields<'_>> {
     let mut fields = bytes.splitn(5, |byte| *byte == b'\n');
     let timestamp = std::str::from_utf8(fields.next()?).ok()?.parse().ok()?;
     let nonce = std::str::from_utf8(fields.next()?).ok()?;
     let method = std::str::from_utf8(fields.next()?).ok()?;
     let uri = std::str::from_utf8(fields.next()?).ok()?;
     let body = fields.next()?.strip_suffix(b"\n")?;
-    Some((timestamp, nonce, method, uri, body))
+    Some(HttpSignedFields {
+        timestamp,
+        nonce,
+        method,
+        uri,
+        body,
+    })
 }
 
 /// Whether `presented` is the `client_signature` of section 5.5 for these fields: lowercase
@@ -201,32 +207,47 @@ pub fn request_data(method: &str, uri: &str, body: &[u8]) -> Result<Vec<u8>, Sig
     Ok(data)
 }
 
+/// What the HTTP signature of section 5.6 covers: the fields of its string to sign.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HttpSignedFields<'a> {
+    /// Milliseconds since the epoch.
+    pub timestamp: u64,
+    /// The nonce.
+    pub nonce: &'a str,
+    /// The HTTP method; signed upper-case.
+    pub method: &'a str,
+    /// The URI with its query.
+    pub uri: &'a str,
+    /// The request body.
+    pub body: &'a [u8],
+}
+
+impl<'a> HttpSignedFields<'a> {
+    /// The fields of a `GET` of `uri` with no body.
+    pub fn get(timestamp: u64, nonce: &'a str, uri: &'a str) -> HttpSignedFields<'a> {
+        HttpSignedFields {
+            timestamp,
+            nonce,
+            method: "GET",
+            uri,
+            body: b"",
+        }
+    }
+}
+
 /// The string to sign of section 5.6: timestamp LF nonce LF request data.
-pub fn http_string_to_sign(
-    timestamp: u64,
-    nonce: &str,
-    method: &str,
-    uri: &str,
-    body: &[u8],
-) -> Result<Vec<u8>, SignError> {
-    if nonce.contains('\n') {
+pub fn http_string_to_sign(fields: &HttpSignedFields<'_>) -> Result<Vec<u8>, SignError> {
+    if fields.nonce.contains('\n') {
         return Err(SignError::LineFeedIn("nonce"));
     }
-    let mut text = format!("{timestamp}\n{nonce}\n").into_bytes();
-    text.extend_from_slice(&request_data(method, uri, body)?);
+    let mut text = format!("{}\n{}\n", fields.timestamp, fields.nonce).into_bytes();
+    text.extend_from_slice(&request_data(fields.method, fields.uri, fields.body)?);
     Ok(text)
 }
 
 /// The HTTP signature of section 5.6.
-pub fn http_signature(
-    secret: &str,
-    timestamp: u64,
-    nonce: &str,
-    method: &str,
-    uri: &str,
-    body: &[u8],
-) -> Result<String, SignError> {
-    let string_to_sign = http_string_to_sign(timestamp, nonce, method, uri, body)?;
+pub fn http_signature(secret: &str, fields: &HttpSignedFields<'_>) -> Result<String, SignError> {
+    let string_to_sign = http_string_to_sign(fields)?;
     Ok(hmac_hex(secret.as_bytes(), &string_to_sign))
 }
 
@@ -283,26 +304,18 @@ impl std::error::Error for HeaderError {}
 
 impl SignedHeader {
     /// Signs a request and builds the header fields.
-    #[expect(
-        clippy::too_many_arguments,
-        reason = "the spec's fields, in the spec's order"
-    )]
     pub fn sign(
         scheme: &str,
         client_id: &str,
         secret: &str,
-        timestamp: u64,
-        nonce: &str,
-        method: &str,
-        uri: &str,
-        body: &[u8],
+        fields: &HttpSignedFields<'_>,
     ) -> Result<SignedHeader, SignError> {
         Ok(SignedHeader {
             scheme: scheme.to_owned(),
             client_id: client_id.to_owned(),
-            timestamp,
-            nonce: nonce.to_owned(),
-            signature: http_signature(secret, timestamp, nonce, method, uri, body)?,
+            timestamp: fields.timestamp,
+            nonce: fields.nonce.to_owned(),
+            signature: http_signature(secret, fields)?,
         })
     }
 

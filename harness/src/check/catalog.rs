@@ -205,4 +205,31 @@ impl Catalog {
 }
 
 #[cfg(test)]
+impl Catalog {
+    /// A catalog for tests of these `(id, section, level, side)` clauses, each with text `t`
+    /// and no quote.
+    pub(crate) fn of_clauses(clauses: &[(&str, &str, Level, Side)]) -> Catalog {
+        let clauses: Vec<Clause> = clauses
+            .iter()
+            .map(|&(id, section, level, side)| Clause {
+                id: id.to_owned(),
+                section: section.to_owned(),
+                level,
+                side,
+                text: "t".to_owned(),
+                quote: Vec::new(),
+                note: None,
+                line: 0,
+            })
+            .collect();
+        let index = clauses
+            .iter()
+            .enumerate()
+            .map(|(position, clause)| (clause.id.clone(), position))
+            .collect();
+        Catalog { clauses, index }
+    }
+}
+
+#[cfg(test)]
 mod tests;

@@ -154,12 +154,12 @@ impl Matcher {
         if let Some(expected) = &self.equals
             && !loosely_equal(value, expected)
         {
-            return Some(format!("is {}, expected {}", short(value), short(expected)));
+            return value_is(value, format!("expected {}", short(expected)));
         }
         if let Some(unexpected) = &self.not_equals
             && loosely_equal(value, unexpected)
         {
-            return Some(format!("is {}, expected anything else", short(value)));
+            return value_is(value, "expected anything else".to_owned());
         }
         if let Some(allowed) = &self.one_of
             && !allowed
@@ -167,11 +167,7 @@ impl Matcher {
                 .any(|candidate| loosely_equal(value, candidate))
         {
             let list: Vec<String> = allowed.iter().map(short).collect();
-            return Some(format!(
-                "is {}, expected one of {}",
-                short(value),
-                list.join(", ")
-            ));
+            return value_is(value, format!("expected one of {}", list.join(", ")));
         }
         if let Some(expected) = &self.json_type {
             let actual = type_name(value);
@@ -187,7 +183,7 @@ impl Matcher {
         };
         if self.len.is_some() || self.len_min.is_some() || self.len_max.is_some() {
             let Some(length) = length else {
-                return Some(format!("is {}, which has no length", short(value)));
+                return value_is(value, "which has no length".to_owned());
             };
             if let Some(expected) = self.len.filter(|expected| length != *expected) {
                 return Some(format!("has length {length}, expected {expected}"));
@@ -201,7 +197,7 @@ impl Matcher {
         }
         if self.min.is_some() || self.max.is_some() {
             let Some(number) = value.as_f64() else {
-                return Some(format!("is {}, expected a number", short(value)));
+                return value_is(value, "expected a number".to_owned());
             };
             if let Some(minimum) = self.min.filter(|minimum| number < *minimum) {
                 return Some(format!("is {number}, expected at least {minimum}"));
@@ -213,11 +209,7 @@ impl Matcher {
         if let Some(needle) = &self.holds
             && !holds(value, needle)
         {
-            return Some(format!(
-                "is {}, which holds no {} anywhere",
-                short(value),
-                short(needle)
-            ));
+            return value_is(value, format!("which holds no {} anywhere", short(needle)));
         }
         if let Some(list) = &self.among {
             let Some(items) = list.as_array() else {
@@ -227,19 +219,12 @@ impl Matcher {
                 ));
             };
             if !items.iter().any(|item| loosely_equal(value, item)) {
-                return Some(format!(
-                    "is {}, which is not among {}",
-                    short(value),
-                    short(list)
-                ));
+                return value_is(value, format!("which is not among {}", short(list)));
             }
         }
         if let Some(needle) = &self.contains {
             let Some(text) = value.as_str() else {
-                return Some(format!(
-                    "is {}, expected a string containing \"{needle}\"",
-                    short(value)
-                ));
+                return value_is(value, format!("expected a string containing \"{needle}\""));
             };
             if !text.contains(needle.as_str()) {
                 return Some(format!(
@@ -249,6 +234,11 @@ impl Matcher {
         }
         None
     }
+}
+
+/// A mismatch of `value`: `is <value>, <expectation>`.
+fn value_is(value: &Value, expectation: String) -> Option<String> {
+    Some(format!("is {}, {expectation}", short(value)))
 }
 
 /// Whether `value` is `needle` or holds it at any depth.

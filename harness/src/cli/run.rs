@@ -120,10 +120,6 @@ pub(crate) fn run(args: RunArgs) -> Result<u8, CliError> {
         );
         let (target, reference) = choice.start().await?;
         let config = run::Config {
-            target,
-            cases: corpus.cases,
-            catalog: corpus.catalog.clone(),
-            schemas: corpus.schemas.clone(),
             transports: (!args.transports.is_empty()).then(|| args.transports.clone()),
             filter: args.filter.clone(),
             concurrency: args.concurrency,
@@ -132,6 +128,12 @@ pub(crate) fn run(args: RunArgs) -> Result<u8, CliError> {
                 ..Default::default()
             },
             run_timeout: Duration::from_secs(args.timeouts.run_timeout_s),
+            ..run::Config::new(
+                target,
+                corpus.cases,
+                corpus.catalog.clone(),
+                corpus.schemas.clone(),
+            )
         };
         let progress = progress_bar(args.quiet);
         let bar = progress.clone();

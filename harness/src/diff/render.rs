@@ -10,15 +10,11 @@ pub fn render_text(diff: &Diff) -> String {
     for (title, list) in changed(diff) {
         let _ = writeln!(out, "{title} ({}):", list.len());
         for change in list {
-            let after = &change.after;
             let _ = writeln!(
                 out,
-                "  {:5} {} [{}] {{{}}}: {} (was {})",
-                after.verdict.as_str().to_uppercase(),
-                after.case,
-                after.transport,
-                after.clauses.join(", "),
-                one_line(&after.message),
+                "  {}: {} (was {})",
+                row_line(&change.after),
+                one_line(&change.after.message),
                 change.before.verdict
             );
         }
@@ -26,18 +22,22 @@ pub fn render_text(diff: &Diff) -> String {
     for (title, rows) in came_or_went(diff) {
         let _ = writeln!(out, "{title} ({}):", rows.len());
         for row in rows {
-            let _ = writeln!(
-                out,
-                "  {:5} {} [{}] {{{}}}",
-                row.verdict.as_str().to_uppercase(),
-                row.case,
-                row.transport,
-                row.clauses.join(", ")
-            );
+            let _ = writeln!(out, "  {}", row_line(row));
         }
     }
     let _ = writeln!(out, "{}", headline(diff));
     out
+}
+
+/// An execution as a terminal line: `VERDICT case [transport] {clauses}`.
+fn row_line(row: &Row) -> String {
+    format!(
+        "{:5} {} [{}] {{{}}}",
+        row.verdict.as_str().to_uppercase(),
+        row.case,
+        row.transport,
+        row.clauses.join(", ")
+    )
 }
 
 /// Markdown for a pull-request comment: a headline, then a table per non-empty list.
@@ -49,12 +49,11 @@ pub fn render_markdown(diff: &Diff) -> String {
         return out;
     }
     for (title, list) in changed(diff) {
-        let _ = writeln!(
-            out,
-            "#### {} ({})\n\n| now | was | case | transport | clauses | message |\n|---|---|---|---|---|---|",
-            capitalized(title),
-            list.len()
-        );
+        out.push_str(&table_head(
+            title,
+            list.len(),
+            &["now", "was", "case", "transport", "clauses", "message"],
+        ));
         for Change { before, after } in list.iter() {
             let _ = writeln!(
                 out,
@@ -70,12 +69,11 @@ pub fn render_markdown(diff: &Diff) -> String {
         out.push('\n');
     }
     for (title, rows) in came_or_went(diff) {
-        let _ = writeln!(
-            out,
-            "#### {} ({})\n\n| verdict | case | transport | clauses |\n|---|---|---|---|",
-            capitalized(title),
-            rows.len()
-        );
+        out.push_str(&table_head(
+            title,
+            rows.len(),
+            &["verdict", "case", "transport", "clauses"],
+        ));
         for Row {
             case,
             transport,
@@ -95,6 +93,16 @@ pub fn render_markdown(diff: &Diff) -> String {
         out.push('\n');
     }
     out
+}
+
+/// A Markdown table's title with the number of its rows, then its head of `columns`.
+fn table_head(title: &str, rows: usize, columns: &[&str]) -> String {
+    format!(
+        "#### {} ({rows})\n\n| {} |\n|{}\n",
+        capitalized(title),
+        columns.join(" | "),
+        "---|".repeat(columns.len())
+    )
 }
 
 /// The executions whose outcome changed, newly failing then newly passing, each list with

@@ -117,6 +117,14 @@ impl ErrorObject {
         }
     }
 
+    /// An error whose data gives the reason.
+    fn with_reason(code: i64, message: &str, reason: &str) -> ErrorObject {
+        ErrorObject {
+            data: Some(json!({ "reason": reason })),
+            ..ErrorObject::new(code, message)
+        }
+    }
+
     /// `-32700 parse_error`.
     pub fn parse_error() -> ErrorObject {
         ErrorObject::new(code::PARSE_ERROR, "parse_error")
@@ -124,10 +132,7 @@ impl ErrorObject {
 
     /// `-32600 invalid_request` with a reason.
     pub fn invalid_request(reason: &str) -> ErrorObject {
-        ErrorObject {
-            data: Some(json!({ "reason": reason })),
-            ..ErrorObject::new(code::INVALID_REQUEST, "invalid_request")
-        }
+        ErrorObject::with_reason(code::INVALID_REQUEST, "invalid_request", reason)
     }
 
     /// `-32601 method_not_found`.
@@ -145,18 +150,12 @@ impl ErrorObject {
 
     /// `13004 invalid_credentials` with a reason.
     pub fn invalid_credentials(reason: &str) -> ErrorObject {
-        ErrorObject {
-            data: Some(json!({ "reason": reason })),
-            ..ErrorObject::new(code::INVALID_CREDENTIALS, "invalid_credentials")
-        }
+        ErrorObject::with_reason(code::INVALID_CREDENTIALS, "invalid_credentials", reason)
     }
 
     /// `13009 unauthorized` with a reason.
     pub fn unauthorized(reason: &str) -> ErrorObject {
-        ErrorObject {
-            data: Some(json!({ "reason": reason })),
-            ..ErrorObject::new(code::UNAUTHORIZED, "unauthorized")
-        }
+        ErrorObject::with_reason(code::UNAUTHORIZED, "unauthorized", reason)
     }
 
     /// `13668 security_key_authorization_error`.
@@ -174,10 +173,7 @@ impl ErrorObject {
 
     /// `11050 bad_request` with a reason.
     pub fn bad_request(reason: &str) -> ErrorObject {
-        ErrorObject {
-            data: Some(json!({ "reason": reason })),
-            ..ErrorObject::new(code::BAD_REQUEST, "bad_request")
-        }
+        ErrorObject::with_reason(code::BAD_REQUEST, "bad_request", reason)
     }
 }
 
@@ -348,13 +344,7 @@ mod tests {
             Just("true".to_owned()),
         ];
         let member = (
-            prop_oneof![
-                Just("jsonrpc"),
-                Just("id"),
-                Just("method"),
-                Just("params"),
-                Just("x")
-            ],
+            prop::sample::select(&["jsonrpc", "id", "method", "params", "x"][..]),
             value,
         )
             .prop_map(|(key, value)| format!("\"{key}\":{value}"));

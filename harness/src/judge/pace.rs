@@ -17,17 +17,20 @@ use super::Tally;
 use super::record::Record;
 use super::sessions::Caller;
 use crate::target_file::RateLimits;
+use crate::token_bucket::{Rate, TokenBucket};
 
 /// Slack for the time between a client's pacer deciding and the request arriving.
 const JITTER_MS: f64 = 250.0;
 
-struct Bucket {
-    tokens: f64,
-    at_ms: u64,
-    excess: usize,
-    first_excess: Option<(u64, usize)>,
-    sent: usize,
+/// One caller's requests so far.
+struct CallerPace {
+    bucket: TokenBucket,
     transport: crate::case::TransportKind,
+    sent: usize,
+    /// Requests that found the bucket empty.
+    excess: usize,
+    /// The first of those: its number and its place among the caller's requests.
+    first_excess: Option<(u64, usize)>,
 }
 
 /// Checks every caller's transaction-log requests against the advertised rate.
@@ -38,47 +41,44 @@ pub(crate) fn check_transaction_log_rate(
     tally: &mut Tally,
 ) {
     let clause = "client.rate.transaction_log";
-    let per_ms = limits.transaction_log_per_second.max(f64::MIN_POSITIVE) / 1000.0;
-    let burst = f64::from(limits.transaction_log_burst.max(1));
-    let mut buckets: HashMap<&str, Bucket> = HashMap::new();
+    let rate = Rate::new(
+        limits.transaction_log_per_second.max(f64::MIN_POSITIVE),
+        limits.transaction_log_burst,
+    );
+    let mut paces: HashMap<&str, CallerPace> = HashMap::new();
     let mut order = Vec::new();
     for (record, caller) in records.iter().zip(callers) {
         if !record.call().is("private/get_transaction_log") {
             continue;
         }
-        let bucket = buckets.entry(caller.key.as_str()).or_insert_with(|| {
+        let at_ms = record.at_ms as f64;
+        let pace = paces.entry(caller.key.as_str()).or_insert_with(|| {
             order.push(caller.key.as_str());
-            Bucket {
-                tokens: burst,
-                at_ms: record.at_ms,
+            CallerPace {
+                bucket: rate.full(at_ms),
+                transport: record.transport,
+                sent: 0,
                 excess: 0,
                 first_excess: None,
-                sent: 0,
-                transport: record.transport,
             }
         });
-        let elapsed = record.at_ms.saturating_sub(bucket.at_ms) as f64;
-        bucket.tokens = (bucket.tokens + elapsed * per_ms).min(burst);
-        bucket.at_ms = bucket.at_ms.max(record.at_ms);
-        bucket.sent += 1;
-        if bucket.tokens + JITTER_MS * per_ms >= 1.0 {
-            bucket.tokens -= 1.0;
-        } else {
-            bucket.excess += 1;
-            bucket.first_excess.get_or_insert((record.seq, bucket.sent));
+        pace.sent += 1;
+        if !rate.take(&mut pace.bucket, at_ms, JITTER_MS) {
+            pace.excess += 1;
+            pace.first_excess.get_or_insert((record.seq, pace.sent));
         }
     }
     for key in order {
-        let bucket = &buckets[key];
-        match bucket.first_excess {
-            None => tally.pass(clause, bucket.transport),
+        let pace = &paces[key];
+        match pace.first_excess {
+            None => tally.pass(clause, pace.transport),
             Some((seq, nth)) => tally.fail(
                 clause,
-                bucket.transport,
+                pace.transport,
                 Some(seq),
                 format!(
                     "{} of {} get_transaction_log requests came faster than a burst of {} then {} per second allows, from request {nth} of this caller on",
-                    bucket.excess, bucket.sent, limits.transaction_log_burst, limits.transaction_log_per_second
+                    pace.excess, pace.sent, limits.transaction_log_burst, limits.transaction_log_per_second
                 ),
             ),
         }

@@ -10,37 +10,21 @@ use super::Tally;
 use super::record::{Call, Record};
 use super::sessions::Caller;
 use crate::check::short;
+use crate::spec::{Method, Paging};
 
-/// A paged method of the spec table, with its result member, `count` bounds and default.
-pub(crate) struct PagedCall {
-    pub(crate) method: &'static str,
-    pub(crate) items: &'static str,
-    pub(crate) min: i64,
-    pub(crate) max: i64,
-    pub(crate) default_count: i64,
-}
-
-/// The call's method when it is paged ([`crate::spec::paged_methods`]).
-pub(crate) fn paged(call: &Call) -> Option<PagedCall> {
+/// The spec table's entry of the call's method when it is paged
+/// ([`crate::spec::paged_methods`]), with its paging and its `count` bounds and default.
+pub(crate) fn paged(call: &Call) -> Option<(&'static Method, Paging, (i64, i64, i64))> {
     let method = crate::spec::paged_methods().find(|method| call.is(method.name))?;
-    let (min, max, default_count) = method.count_bounds()?;
-    Some(PagedCall {
-        method: method.name,
-        items: method.paging?.items,
-        min,
-        max,
-        default_count,
-    })
+    Some((method, method.paging?, method.count_bounds()?))
 }
 
 /// Checks that `count` is within the method's bounds.
 pub(crate) fn check_count(record: &Record, call: &Call, tally: &mut Tally) {
-    let Some(PagedCall {
-        method, min, max, ..
-    }) = paged(call)
-    else {
+    let Some((method, _, (min, max, _))) = paged(call) else {
         return;
     };
+    let method = method.name;
     let Some(raw) = call.params.get("count").filter(|value| !value.is_null()) else {
         return;
     };

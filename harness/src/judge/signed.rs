@@ -204,6 +204,15 @@ mod tests {
         tally
     }
 
+    /// The signature with the secret of `knowledge` and nonce `n1` of a `GET` of `uri`.
+    fn signature(timestamp: u64, uri: &str) -> String {
+        sign::http_signature(
+            "s3cret-value",
+            &sign::HttpSignedFields::get(timestamp, "n1", uri),
+        )
+        .unwrap()
+    }
+
     fn header(sig: &str) -> String {
         format!("deri-hmac-sha256 id=c,ts={NOW},sig={sig},nonce=n1")
     }
@@ -211,14 +220,14 @@ mod tests {
     #[test]
     fn a_correct_signature_in_any_pair_order_passes() {
         let uri = "/api/v2/private/get_mmp_status?index_name=btc_usd";
-        let sig = sign::http_signature("s3cret-value", NOW, "n1", "GET", uri, b"").unwrap();
+        let sig = signature(NOW, uri);
         assert_eq!(signed(uri, header(&sig)), Vec::<String>::new());
     }
 
     #[test]
     fn any_scheme_name_is_verified_and_noted_unless_one_was_given() {
         let uri = "/api/v2/private/get_mmp_status";
-        let sig = sign::http_signature("s3cret-value", NOW, "n1", "GET", uri, b"").unwrap();
+        let sig = signature(NOW, uri);
         let header = format!("svc-hmac-sha256 id=c,ts={NOW},nonce=n1,sig={sig}");
         let tally = judged(uri, header.clone(), None);
         assert_eq!(tally.describe(), Vec::<String>::new());
@@ -243,15 +252,7 @@ mod tests {
     #[test]
     fn a_signature_over_the_path_alone_is_diagnosed() {
         let uri = "/api/v2/private/get_mmp_status?index_name=btc_usd";
-        let sig = sign::http_signature(
-            "s3cret-value",
-            NOW,
-            "n1",
-            "GET",
-            "/api/v2/private/get_mmp_status",
-            b"",
-        )
-        .unwrap();
+        let sig = signature(NOW, "/api/v2/private/get_mmp_status");
         assert_only_finding(
             &signed(uri, header(&sig)),
             None,
@@ -275,7 +276,7 @@ mod tests {
     fn a_stale_timestamp_is_stale() {
         let uri = "/api/v2/private/x";
         let ts = NOW - 61_000;
-        let sig = sign::http_signature("s3cret-value", ts, "n1", "GET", uri, b"").unwrap();
+        let sig = signature(ts, uri);
         let findings = signed(
             uri,
             format!("deri-hmac-sha256 id=c,ts={ts},sig={sig},nonce=n1"),

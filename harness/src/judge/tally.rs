@@ -276,13 +276,22 @@ mod tests {
         assert_eq!(cell.verdict(), Some(Verdict::Pass));
     }
 
+    /// A tally with `n` findings of `verdict` (warn, else fail) on one cell, one a request.
+    fn flooded(clause: &str, transport: TransportKind, verdict: Verdict, n: u64) -> Tally {
+        let mut tally = Tally::default();
+        for seq in 0..n {
+            match verdict {
+                Verdict::Warn => tally.warn(clause, transport, Some(seq), "ts nonce"),
+                _ => tally.fail(clause, transport, Some(seq), "array"),
+            }
+        }
+        tally
+    }
+
     #[test]
     fn warnings_do_not_crowd_out_failures() {
         let (clause, ws) = ("client.sig.nonce_unique", TransportKind::Ws);
-        let mut tally = Tally::default();
-        for seq in 0..30 {
-            tally.warn(clause, ws, Some(seq), "ts nonce");
-        }
+        let mut tally = flooded(clause, ws, Verdict::Warn, 30);
         tally.fail(clause, ws, Some(31), "reused");
         let cell = tally.get(clause, ws).unwrap();
         assert_eq!(cell.findings.len(), KEPT_ADVISORIES + 1);
@@ -293,10 +302,7 @@ mod tests {
     #[test]
     fn findings_beyond_the_cap_are_counted_not_kept() {
         let (clause, body) = ("client.env.params", TransportKind::HttpBody);
-        let mut tally = Tally::default();
-        for seq in 0..100 {
-            tally.fail(clause, body, Some(seq), "array");
-        }
+        let tally = flooded(clause, body, Verdict::Fail, 100);
         let cell = tally.get(clause, body).unwrap();
         assert_eq!(cell.findings.len(), KEPT_PER_CELL);
         assert_eq!(cell.failures(), 100);

@@ -27,11 +27,12 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::Tally;
-use super::paging::{PagedCall, paged};
+use super::paging::paged;
 use super::record::{Call, Record};
 use super::sessions::Caller;
 use crate::case::TransportKind;
 use crate::check::short;
+use crate::spec::Paging;
 
 /// The clause every walk is judged against.
 const CLAUSE: &str = "client.pagination.follow";
@@ -74,12 +75,7 @@ pub(crate) fn check_pagination(records: &[Record], callers: &[Caller], tally: &m
     let mut order = Vec::new();
     for (record, caller) in records.iter().zip(callers) {
         let call = record.call();
-        let Some(PagedCall {
-            items,
-            default_count,
-            ..
-        }) = paged(&call)
-        else {
+        let Some((_, Paging { items, .. }, (_, _, default_count))) = paged(&call) else {
             continue;
         };
         let Some(answer) = record.answer.as_ref() else {

@@ -58,13 +58,13 @@ pub fn render_html(context: &Context<'_>, summary: &Summary) -> String {
             summary.count(verdict)
         );
     }
-    let _ = write!(
-        out,
-        "<p id=\"coverage\">Coverage: <b>{}</b> of <b>{}</b> {} <code>must</code> clauses checked.</p></section>",
-        summary.must_covered,
-        summary.must_total,
-        super::side_name(report.side)
+    let coverage = super::coverage_sentence(
+        summary,
+        report.side,
+        |figure| format!("<b>{figure}</b>"),
+        |word| format!("<code>{word}</code>"),
     );
+    let _ = write!(out, "<p id=\"coverage\">{coverage}</p></section>");
     if let Some(extra) = &context.extra_html {
         out.push_str(extra);
     }
@@ -136,13 +136,8 @@ pub fn render_html(context: &Context<'_>, summary: &Summary) -> String {
         if !result.findings.is_empty() {
             out.push_str("<ul>");
             for finding in &result.findings {
-                let _ = write!(
-                    out,
-                    "<li>{} [{}]: {}</li>",
-                    finding.verdict,
-                    escape(&finding.clauses.join(", ")),
-                    escape(&report.redactor.text(&finding.message))
-                );
+                let line = report.redactor.text(&super::finding_line(finding));
+                let _ = write!(out, "<li>{}</li>", escape(&line));
             }
             out.push_str("</ul>");
         }
@@ -217,15 +212,7 @@ pub fn render_html(context: &Context<'_>, summary: &Summary) -> String {
 /// block quote per clause; a clause without a quote shows its note (why SPEC.md does not
 /// make the finding a failure).
 fn quotes(out: &mut String, context: &Context<'_>, result: &CaseResult) {
-    let cited = result
-        .findings
-        .iter()
-        .filter(|finding| matches!(finding.verdict, Verdict::Fail | Verdict::Warn))
-        .flat_map(|finding| &finding.clauses);
-    for clause in context.catalog.clauses_of(cited) {
-        if clause.quote.is_empty() && clause.note.is_none() {
-            continue;
-        }
+    for clause in super::quoted_clauses(context, result) {
         let _ = write!(
             out,
             "<blockquote class=\"quote\" data-clause=\"{0}\"><p><code>{0}</code> &middot; SPEC.md {1} &middot; {2}</p>",

@@ -32,13 +32,13 @@ pub fn render_markdown(context: &Context<'_>, summary: &Summary) -> String {
         "---|".repeat(names.len()),
         counts.join(" | ")
     );
-    let _ = writeln!(
-        out,
-        "Coverage: {} of {} {} `must` clauses checked.",
-        summary.must_covered,
-        summary.must_total,
-        super::side_name(report.side)
+    let coverage = super::coverage_sentence(
+        summary,
+        report.side,
+        |figure| figure.to_string(),
+        |word| format!("`{word}`"),
     );
+    let _ = writeln!(out, "{coverage}");
     if !summary.uncovered.is_empty() {
         let _ = writeln!(out, "Not checked: {}.", summary.uncovered.join(", "));
     }
@@ -66,13 +66,7 @@ pub fn render_markdown(context: &Context<'_>, summary: &Summary) -> String {
             result.message
         );
         for finding in result.findings.iter().skip(1) {
-            let _ = writeln!(
-                out,
-                "- {} [{}]: {}",
-                finding.verdict,
-                finding.clauses.join(", "),
-                finding.message
-            );
+            let _ = writeln!(out, "- {}", super::finding_line(finding));
         }
         out.push_str(&quotes(context, result));
         if let Some(commands) = shown_reproduction(context, result) {
@@ -104,13 +98,8 @@ pub fn render_markdown(context: &Context<'_>, summary: &Summary) -> String {
 /// block quotes; a clause without a quote shows its note (why SPEC.md does not make the
 /// finding a failure).
 fn quotes(context: &Context<'_>, result: &CaseResult) -> String {
-    let cited = result
-        .findings
-        .iter()
-        .filter(|finding| matches!(finding.verdict, Verdict::Fail | Verdict::Warn))
-        .flat_map(|finding| &finding.clauses);
     let mut out = String::new();
-    for clause in context.catalog.clauses_of(cited) {
+    for clause in super::quoted_clauses(context, result) {
         let words = if clause.quote.is_empty() {
             clause.note.clone().unwrap_or_default()
         } else {

@@ -23,7 +23,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use crate::case::TransportKind;
-use crate::check::{Catalog, Level, Side, Verdict};
+use crate::check::{Catalog, Clause, Finding, Level, Side, Verdict};
 use crate::run::{CaseResult, RunReport};
 
 /// The word for the side a run judges, as reports print it.
@@ -146,6 +146,50 @@ fn not_run_note(quote: fn(&str) -> String) -> String {
         "Executions that did not run are skips marked {}.",
         quote("not run")
     )
+}
+
+/// The coverage sentence of the summary, its figures and the word `must` marked up by
+/// `figure` and `code`.
+fn coverage_sentence(
+    summary: &Summary,
+    side: Side,
+    figure: fn(usize) -> String,
+    code: fn(&str) -> String,
+) -> String {
+    format!(
+        "Coverage: {} of {} {} {} clauses checked.",
+        figure(summary.must_covered),
+        figure(summary.must_total),
+        side_name(side),
+        code("must")
+    )
+}
+
+/// One finding of a result: `verdict [clauses]: message`.
+fn finding_line(finding: &Finding) -> String {
+    format!(
+        "{} [{}]: {}",
+        finding.verdict,
+        finding.clauses.join(", "),
+        finding.message
+    )
+}
+
+/// The clauses whose SPEC.md words a result shows: those a failing or warning finding
+/// cites, each once, that have a quote or, failing that, a note (why SPEC.md does not make
+/// the finding a failure).
+fn quoted_clauses<'a>(context: &Context<'a>, result: &'a CaseResult) -> Vec<&'a Clause> {
+    let cited = result
+        .findings
+        .iter()
+        .filter(|finding| matches!(finding.verdict, Verdict::Fail | Verdict::Warn))
+        .flat_map(|finding| &finding.clauses);
+    context
+        .catalog
+        .clauses_of(cited)
+        .into_iter()
+        .filter(|clause| !clause.quote.is_empty() || clause.note.is_some())
+        .collect()
 }
 
 /// Writes the four report files into `dir` and returns their paths.

@@ -122,38 +122,15 @@ pub(crate) fn sections_html(rows: &[SectionCoverage]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use std::path::Path;
-
     use super::*;
 
     #[test]
     fn rows_count_rules_checked_and_failed_per_section_and_keep_empty_sections() {
-        let catalog = Catalog::parse(
-            Path::new("clauses.toml"),
-            r#"
-[[clause]]
-id = "a.one"
-section = "4.8"
-level = "info"
-side = "server"
-text = "t"
-
-[[clause]]
-id = "a.two"
-section = "4.8"
-level = "warn"
-side = "server"
-text = "t"
-
-[[clause]]
-id = "c.one"
-section = "4.8"
-level = "info"
-side = "client"
-text = "t"
-"#,
-        )
-        .unwrap();
+        let catalog = Catalog::of_clauses(&[
+            ("a.one", "4.8", Level::Info, Side::Server),
+            ("a.two", "4.8", Level::Warn, Side::Server),
+            ("c.one", "4.8", Level::Info, Side::Client),
+        ]);
         let covered = BTreeSet::from(["a.one".to_owned(), "a.two".to_owned()]);
         let matrix = BTreeMap::from([(
             "a.two".to_owned(),

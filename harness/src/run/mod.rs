@@ -59,6 +59,30 @@ pub struct Config {
     pub run_timeout: Duration,
 }
 
+impl Config {
+    /// A run of `cases` against `target`: over every transport, unfiltered, one execution
+    /// at a time, with the default request limits and ten minutes for the whole run. Set
+    /// other values by struct update: `Config { concurrency: 8, ..Config::new(...) }`.
+    pub fn new(
+        target: Target,
+        cases: Vec<Case>,
+        catalog: Arc<Catalog>,
+        schemas: Arc<SchemaSet>,
+    ) -> Config {
+        Config {
+            target,
+            cases,
+            catalog,
+            schemas,
+            transports: None,
+            filter: None,
+            concurrency: 1,
+            limits: transport::RequestLimits::default(),
+            run_timeout: Duration::from_secs(600),
+        }
+    }
+}
+
 /// What the runner reports as it goes.
 #[derive(Clone, Debug)]
 pub enum Event<'a> {

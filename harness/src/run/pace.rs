@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 use crate::check::ParsedAnswer;
 use crate::jsonrpc;
 use crate::target_file::RateLimits;
+use crate::token_bucket::{Rate, TokenBucket};
 
 /// Retries of a throttled request before its answer is judged as it is.
 pub(crate) const THROTTLE_RETRIES: u32 = 4;
@@ -38,64 +39,66 @@ const PROBE_DEBT_MAX: f64 = 2_000.0;
 /// The pacing budget of requests sent without an account's credentials.
 pub(crate) const ANONYMOUS: &str = "anonymous";
 
-struct Bucket {
-    tokens: f64,
-    updated: Instant,
-}
-
 /// Token buckets per account.
 pub(crate) struct Pacer {
-    per_second: f64,
-    burst: f64,
-    buckets: Mutex<HashMap<String, Bucket>>,
+    rate: Rate,
+    /// The origin of the buckets' milliseconds.
+    started: Instant,
+    buckets: Mutex<HashMap<String, TokenBucket>>,
 }
 
 impl Pacer {
     pub(crate) fn new(limits: &RateLimits) -> Pacer {
         Pacer {
-            per_second: limits.transaction_log_per_second / PACING_MARGIN,
-            burst: f64::from(limits.transaction_log_burst.max(1)),
+            rate: Rate::new(
+                limits.transaction_log_per_second / PACING_MARGIN,
+                limits.transaction_log_burst,
+            ),
+            started: Instant::now(),
             buckets: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// Runs `change` on `account`'s bucket, filled to `now`.
+    fn with_bucket<T>(
+        &self,
+        account: &str,
+        now: Instant,
+        change: impl FnOnce(&mut TokenBucket, f64) -> T,
+    ) -> T {
+        let now_ms = now.saturating_duration_since(self.started).as_secs_f64() * 1_000.0;
+        let mut buckets = self
+            .buckets
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let bucket = buckets
+            .entry(account.to_owned())
+            .or_insert_with(|| self.rate.full(now_ms));
+        change(bucket, now_ms)
     }
 
     /// How long `account` must wait before its next paced request, taking that request's
     /// token when the wait is zero.
     fn take(&self, account: &str, now: Instant) -> Duration {
-        let mut buckets = self
-            .buckets
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let bucket = buckets.entry(account.to_owned()).or_insert(Bucket {
-            tokens: self.burst,
-            updated: now,
-        });
-        let refill = now.duration_since(bucket.updated).as_secs_f64() * self.per_second;
-        bucket.tokens = (bucket.tokens + refill).min(self.burst);
-        bucket.updated = now;
-        if bucket.tokens >= 1.0 {
-            bucket.tokens -= 1.0;
-            Duration::ZERO
-        } else {
-            Duration::from_secs_f64((1.0 - bucket.tokens) / self.per_second)
-        }
+        self.with_bucket(account, now, |bucket, now_ms| {
+            if self.rate.take(bucket, now_ms, 0.0) {
+                Duration::ZERO
+            } else {
+                Duration::from_secs_f64(self.rate.wait_ms(bucket) / 1_000.0)
+            }
+        })
     }
 
     /// Counts a request `account` sent without waiting (the rate-limit probe), so that the
     /// paced requests after it wait until the target's budget has filled again. The debt
     /// is bounded by what the probe can send.
     pub(crate) fn spend(&self, account: &str, now: Instant) {
-        if self.take(account, now).is_zero() {
-            return;
-        }
-        // No whole token was there to take: the request sent anyway is owed.
-        let mut buckets = self
-            .buckets
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        if let Some(bucket) = buckets.get_mut(account) {
-            bucket.tokens = (bucket.tokens - 1.0).max(-PROBE_DEBT_MAX);
-        }
+        self.with_bucket(account, now, |bucket, now_ms| {
+            if !self.rate.take(bucket, now_ms, 0.0) {
+                // No whole token was there to take: the request sent anyway is owed.
+                bucket.owe(PROBE_DEBT_MAX);
+            }
+        });
     }
 
     /// Waits until `account` may send one more paced request.
@@ -112,7 +115,7 @@ impl Pacer {
     /// The wait before retry `attempt` (1-based) of a throttled request: one refill
     /// interval, doubled each time.
     pub(crate) fn backoff(&self, attempt: u32) -> Duration {
-        let interval = 1.0 / self.per_second.max(0.01);
+        let interval = 1.0 / self.rate.per_second().max(0.01);
         Duration::from_secs_f64(interval * f64::from(1u32 << attempt.min(6).saturating_sub(1)))
     }
 }

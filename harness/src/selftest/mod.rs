@@ -190,18 +190,18 @@ async fn run_against(config: &Config, server_config: serve::Config) -> Result<Ru
         })
     })?;
     let run_config = run::Config {
-        target: running.target(),
-        cases: config.cases.clone(),
-        catalog: config.catalog.clone(),
-        schemas: config.schemas.clone(),
-        transports: None,
-        filter: None,
         concurrency: config.concurrency,
         limits: crate::transport::RequestLimits {
             request_timeout: Duration::from_secs(3),
             ..Default::default()
         },
         run_timeout: Duration::from_secs(120),
+        ..run::Config::new(
+            running.target(),
+            config.cases.clone(),
+            config.catalog.clone(),
+            config.schemas.clone(),
+        )
     };
     let report = run::run(run_config, |_| {}).await;
     running.shutdown().await;

@@ -280,21 +280,21 @@ async fn judge_row(config: &Config, variants: &[Variant]) -> Result<Vec<String>,
     let running = judge::start(judge_config)
         .await
         .map_err(|error| harness_error(error.to_string()))?;
+    let cases = config
+        .cases
+        .iter()
+        .filter(|case| conforming_client_case(case))
+        .cloned()
+        .collect();
     let run_config = run::Config {
-        target: running.target().clone(),
-        cases: config
-            .cases
-            .iter()
-            .filter(|case| conforming_client_case(case))
-            .cloned()
-            .collect(),
-        catalog: Arc::clone(&config.catalog),
-        schemas: Arc::clone(&config.schemas),
-        transports: None,
-        filter: None,
         concurrency: config.concurrency,
-        limits: crate::transport::RequestLimits::default(),
         run_timeout: Duration::from_secs(120),
+        ..run::Config::new(
+            running.target().clone(),
+            cases,
+            Arc::clone(&config.catalog),
+            Arc::clone(&config.schemas),
+        )
     };
     let report = run::run(run_config, |_| {}).await;
     let knowledge = running.knowledge();

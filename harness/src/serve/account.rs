@@ -14,14 +14,14 @@ use super::ServerState;
 use super::Variant;
 use super::ctx::{CountFaults, Ctx};
 use super::fault::Fault;
-use super::ledger::{LogQuery, Order};
+use super::ledger::{LogQuery, Order, PageAsk};
 use super::state::lock;
 use crate::auth::sign;
 use crate::jsonrpc::{self, ErrorObject};
 
 /// `private/toggle_subaccount_login`.
 pub(crate) fn toggle_subaccount_login(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
-    ctx.require("account:read_write")?;
+    ctx.require_stated_scope()?;
     let sid = ctx.params.required_int("sid")?;
     let login = ctx.params.required_str("state")?;
     if !ctx.fault(Fault::ToggleStateAny) && login != "enable" && login != "disable" {
@@ -117,7 +117,7 @@ pub(crate) fn delete_member(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
 
 /// `private/get_transaction_log`.
 pub(crate) fn get_transaction_log(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
-    ctx.require("account:read")?;
+    ctx.require_stated_scope()?;
     let currency = ctx.listed(
         "currency",
         ctx.fault(Fault::TxlogCurrencyAny),
@@ -163,10 +163,15 @@ pub(crate) fn get_transaction_log(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObjec
         Order::NewestFirst
     };
     let log = &ctx.state.ledger.log;
-    let (walk, next) = ctx
-        .state
-        .knobs()
-        .log_page(log, &query, cursor, page_len, order);
+    let (walk, next) = ctx.state.knobs().log_page(
+        log,
+        &query,
+        PageAsk {
+            cursor,
+            len: page_len,
+            order,
+        },
+    );
     let continuation = match next {
         Some(_) if ctx.fault(Fault::TxlogPagesOverlap) => walk.last().map(|entry| entry.id),
         Some(id) => Some(id),

@@ -68,6 +68,15 @@ impl Ctx<'_> {
         }
     }
 
+    /// Refuses a caller whose token lacks a scope requirement the spec table states for
+    /// the method (SPEC.md 5.4: all must be granted).
+    pub(crate) fn require_stated_scope(&self) -> Result<(), ErrorObject> {
+        self.method
+            .scope
+            .iter()
+            .try_for_each(|requirement| self.require(requirement))
+    }
+
     /// A string parameter restricted to the values the spec table lists for it, unless
     /// `widened` (a fault) lets every value through; `last_refused` (a fault) forgets the
     /// last listed value, as a server with an outdated list would.

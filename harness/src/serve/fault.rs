@@ -10,26 +10,14 @@
 /// the four can never drift apart.
 macro_rules! faults {
     ($($variant:ident => $name:literal, $description:literal, [$($clause:literal),+ $(,)?];)+) => {
-        /// A named way for the reference server to break one rule.
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        pub enum Fault {
-            $(
-                #[doc = $description]
-                $variant,
-            )+
+        switches! {
+            /// A named way for the reference server to break one rule.
+            pub enum Fault ("harness run --fault") in FaultSet {
+                $($variant => $name, $description;)+
+            }
         }
 
         impl Fault {
-            /// Every fault, in declaration order.
-            pub const ALL: &'static [Fault] = &[$(Fault::$variant),+];
-
-            /// The kebab-case name used by `harness run --fault NAME`.
-            pub fn name(self) -> &'static str {
-                match self {
-                    $(Fault::$variant => $name,)+
-                }
-            }
-
             /// One line saying which rule the fault breaks and how.
             pub fn description(self) -> &'static str {
                 match self {
@@ -372,35 +360,6 @@ faults! {
         ["m.toggle_subaccount_login.disable_ends_sessions"];
 }
 
-impl Fault {
-    /// The fault with this kebab-case name, if any.
-    pub fn from_name(name: &str) -> Option<Fault> {
-        Fault::ALL
-            .iter()
-            .copied()
-            .find(|fault| fault.name() == name)
-    }
-
-    fn bit(self) -> u128 {
-        // Fewer than 128 faults exist; the unit test below keeps it that way.
-        1u128 << (self as u32)
-    }
-}
-
-/// A set of faults as a bitset: testing one costs a shift and an AND.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct FaultSet(u128);
-
-impl FaultSet {
-    pub(crate) fn new(faults: &[Fault]) -> FaultSet {
-        FaultSet(faults.iter().fold(0, |bits, fault| bits | fault.bit()))
-    }
-
-    pub(crate) fn has(self, fault: Fault) -> bool {
-        self.0 & fault.bit() != 0
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -420,6 +379,7 @@ mod tests {
         assert_eq!(Fault::from_name("no-such-fault"), None);
     }
 
+    /// The set `switch.rs` declares, for variants too.
     #[test]
     fn set_holds_exactly_its_members() {
         let set = FaultSet::new(&[Fault::LockNoKey, Fault::EnvelopeNoJsonrpc]);

@@ -121,12 +121,20 @@ fn respond((status, envelope): Answer) -> Response {
 
 /// Reads the body of a GET (other methods are answered without reading it, unless an
 /// observer wants to see what they carried), shows the request to the observer, answers it
-/// unless the observer refused it, and shows the answer.
+/// unless the observer refused it (a GET by `answer`, any other method as not found), and
+/// shows the answer.
 async fn observed(
     state: &ServerState,
     request: Request,
     answer: fn(&ServerState, &Parts, BodyRead) -> Answer,
 ) -> Response {
+    let answer = |state: &ServerState, parts: &Parts, read: BodyRead| {
+        if parts.method == Method::GET {
+            answer(state, parts, read)
+        } else {
+            not_found_answer(state)
+        }
+    };
     let (parts, body) = request.into_parts();
     let read = if parts.method == Method::GET || state.observer.is_some() {
         read_body(body, state.max_body_bytes).await
@@ -179,9 +187,6 @@ async fn jsonrpc_get(State(state): State<Arc<ServerState>>, request: Request) ->
 }
 
 fn answer_jsonrpc(state: &ServerState, parts: &Parts, read: BodyRead) -> Answer {
-    if parts.method != Method::GET {
-        return not_found_answer(state);
-    }
     let path = parts.uri.path();
     let method_name = path.strip_prefix("/api/v2/").unwrap_or_default().to_owned();
     let uri = parts
@@ -254,9 +259,6 @@ async fn direct(State(state): State<Arc<ServerState>>, request: Request) -> Resp
 }
 
 fn answer_direct(state: &ServerState, parts: &Parts, read: BodyRead) -> Answer {
-    if parts.method != Method::GET {
-        return not_found_answer(state);
-    }
     let body = match read {
         BodyRead::Complete(bytes) => bytes,
         BodyRead::TooLarge | BodyRead::Broken => {

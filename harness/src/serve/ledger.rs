@@ -90,7 +90,16 @@ pub(crate) enum Order {
     OldestFirst,
 }
 
-/// One page of the log: up to `page_len` matching entries from the `cursor` id on (at or
+/// Which page a request asks for: from the `cursor` id on (the first page without), at
+/// most `len` entries, in `order`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct PageAsk {
+    pub(crate) cursor: Option<u64>,
+    pub(crate) len: usize,
+    pub(crate) order: Order,
+}
+
+/// One page of the log: up to `ask.len` matching entries from the `ask.cursor` id on (at or
 /// below it newest first, at or above it oldest first), and the id of the next page's first
 /// entry, found by looking one entry ahead, so a cursor is handed out only when a non-empty
 /// page follows.
@@ -101,10 +110,13 @@ pub(crate) enum Order {
 pub(crate) fn log_page<'a>(
     log: &'a [LogEntry],
     query: &LogQuery<'_>,
-    cursor: Option<u64>,
-    page_len: usize,
-    order: Order,
+    ask: PageAsk,
 ) -> (Vec<&'a LogEntry>, Option<u64>) {
+    let PageAsk {
+        cursor,
+        len: page_len,
+        order,
+    } = ask;
     let entries: Box<dyn Iterator<Item = &LogEntry>> = match order {
         Order::NewestFirst => Box::new(
             log.iter()

@@ -18,7 +18,10 @@
 //! routes a request through authentication, parameters and the method, `principal.rs`
 //! decides who is calling, `grant.rs` issues tokens, `account.rs`, `trading.rs` and
 //! `market.rs` hold the methods of SPEC.md section 4, `fixtures.rs` and `ledger.rs` the
-//! data, `tokens.rs`, `rate.rs` and `params.rs` the bookkeeping, `fault.rs` the switches.
+//! data, `tokens.rs`, `rate.rs` and `params.rs` the bookkeeping, `fault.rs` and `variant.rs` the switches, declared alike by `switch.rs`.
+
+#[macro_use]
+mod switch;
 
 mod account;
 mod call;

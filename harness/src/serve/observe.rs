@@ -15,7 +15,7 @@ use axum::http::HeaderMap;
 use serde_json::Value;
 
 use super::ServerState;
-use super::ledger::{LogEntry, LogQuery, Order, log_page};
+use super::ledger::{LogEntry, LogQuery, PageAsk, log_page};
 use crate::jsonrpc::ErrorObject;
 
 /// Which listener a request came through.
@@ -116,24 +116,22 @@ impl Knobs {
         &self,
         log: &'a [LogEntry],
         query: &LogQuery<'_>,
-        cursor: Option<u64>,
-        page_len: usize,
-        order: Order,
+        ask: PageAsk,
     ) -> (Vec<&'a LogEntry>, Option<u64>) {
         if !self.small_cursors {
-            return log_page(log, query, cursor, page_len, order);
+            return log_page(log, query, ask);
         }
         // Continuation c names the page c + 1 places from the end, so the last page is
         // reached with 0. A client that changes `count` mid-walk gets the pages of the new
         // length; one that sends a continuation past the first page gets an empty one.
-        let page_len = page_len.max(1);
+        let page_len = ask.len.max(1);
         let matching: Vec<&LogEntry> = log
             .iter()
             .rev()
             .filter(|entry| query.matches(entry))
             .collect();
         let pages = matching.len().div_ceil(page_len);
-        let index = match cursor {
+        let index = match ask.cursor {
             None => 0,
             Some(cursor) => match usize::try_from(cursor)
                 .ok()
@@ -218,6 +216,15 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::serve::ledger::Order;
+
+    fn newest_first(cursor: Option<u64>, len: usize) -> PageAsk {
+        PageAsk {
+            cursor,
+            len,
+            order: Order::NewestFirst,
+        }
+    }
 
     #[test]
     fn default_knobs_change_nothing() {
@@ -251,7 +258,7 @@ mod tests {
         };
         let (mut cursor, mut seen, mut handed_out) = (None, Vec::new(), Vec::new());
         loop {
-            let (page, next) = knobs.log_page(&log, &query, cursor, 3, Order::NewestFirst);
+            let (page, next) = knobs.log_page(&log, &query, newest_first(cursor, 3));
             seen.extend(page.iter().map(|entry| entry.id));
             match next {
                 Some(next) => handed_out.push(next),
@@ -264,7 +271,7 @@ mod tests {
         assert_eq!(seen, expected);
         assert_eq!(
             knobs
-                .log_page(&log, &query, Some(3), 3, Order::NewestFirst)
+                .log_page(&log, &query, newest_first(Some(3), 3))
                 .0
                 .len(),
             0

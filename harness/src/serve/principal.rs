@@ -150,11 +150,13 @@ impl ServerState {
         };
         let expected = sign::http_signature(
             user.client_secret.expose(),
-            header.timestamp,
-            &header.nonce,
-            http.method,
-            uri,
-            http.body,
+            &sign::HttpSignedFields {
+                timestamp: header.timestamp,
+                nonce: &header.nonce,
+                method: http.method,
+                uri,
+                body: http.body,
+            },
         )
         .map_err(|error| ErrorObject::invalid_credentials(&error.to_string()))?;
         if !self.fault(Fault::SignedUnchecked)

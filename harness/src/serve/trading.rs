@@ -84,7 +84,7 @@ pub(crate) fn get_mmp_status(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
 
 /// `private/get_trigger_order_history`.
 pub(crate) fn get_trigger_order_history(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
-    ctx.require("trade:read")?;
+    ctx.require_stated_scope()?;
     let currency = ctx.listed(
         "currency",
         ctx.fault(Fault::TriggerCurrencyAny),

@@ -45,19 +45,19 @@ mod tests {
     /// Target files with odd but legal account names, URLs and values.
     fn target_text() -> impl Strategy<Value = String> {
         let role = prop_oneof![
-            Just("main".to_owned()),
-            Just("\"two factor\"".to_owned()),
-            Just("\"a.b\"".to_owned()),
-            Just("'x\"y'".to_owned()),
-            "[a-z_-]{1,5}".prop_map(|role| role),
+            4 => prop::sample::select(&["main", "\"two factor\"", "\"a.b\"", "'x\"y'"][..])
+                .prop_map(str::to_owned),
+            1 => "[a-z_-]{1,5}".prop_map(|role| role),
         ];
         let value = "[a-z\"\\\\ ./:]{0,8}".prop_map(|text| format!("{text:?}"));
-        let tls = prop_oneof![
-            Just(String::new()),
-            Just("ca_file = \"certs/ca.pem\"\n".to_owned()),
-            Just("ca_file = \"/etc/ssl/ca.pem\"\naccept_invalid_certs = true\n".to_owned()),
-            Just("accept_invalid_certs = false\n".to_owned()),
-        ];
+        let tls = prop::sample::select(
+            &[
+                "",
+                "ca_file = \"certs/ca.pem\"\n",
+                "ca_file = \"/etc/ssl/ca.pem\"\naccept_invalid_certs = true\n",
+                "accept_invalid_certs = false\n",
+            ][..],
+        );
         (role, value.clone(), value, any::<bool>(), tls).prop_map(
             |(role, client_id, secret, env, tls)| {
                 let secret_line = if env {

@@ -12,7 +12,7 @@ use super::{
     Authorization, Exchange, Outgoing, Received, RequestLimits, SentRequest, TransportError,
     TransportErrorKind, tls,
 };
-use crate::auth::sign::SignedHeader;
+use crate::auth::sign::{HttpSignedFields, SignedHeader};
 use crate::case::TransportKind;
 use crate::jsonrpc;
 
@@ -90,16 +90,14 @@ impl HttpClient {
             Some(Authorization::Signed(plan)) => {
                 let uri = plan.sign_uri.clone().unwrap_or_else(|| request_uri(&url));
                 let body_bytes = body.as_deref().unwrap_or("").as_bytes();
-                match SignedHeader::sign(
-                    &plan.scheme,
-                    &plan.client_id,
-                    &plan.secret,
-                    plan.timestamp,
-                    &plan.nonce,
-                    "GET",
-                    &uri,
-                    body_bytes,
-                ) {
+                let fields = HttpSignedFields {
+                    timestamp: plan.timestamp,
+                    nonce: &plan.nonce,
+                    method: "GET",
+                    uri: &uri,
+                    body: body_bytes,
+                };
+                match SignedHeader::sign(&plan.scheme, &plan.client_id, &plan.secret, &fields) {
                     Ok(mut header) => {
                         if plan.uppercase_hex {
                             header.signature = header.signature.to_ascii_uppercase();

@@ -86,18 +86,19 @@ async fn run_plan(behaviour: Behaviour, plan: Plan<'_>) -> Result<RunReport, Run
         .cloned()
         .collect();
     let config = run::Config {
-        target: hostile.target(),
-        cases,
-        catalog: corpus.catalog.clone(),
-        schemas: corpus.schemas.clone(),
         transports: Some(plan.transports.to_vec()),
-        filter: None,
         concurrency: 16,
         limits: RequestLimits {
             request_timeout: plan.request_timeout,
             max_response_bytes: CAP,
         },
         run_timeout: plan.run_timeout,
+        ..run::Config::new(
+            hostile.target(),
+            cases,
+            corpus.catalog.clone(),
+            corpus.schemas.clone(),
+        )
     };
     let outcome = with_timeout(run::run(config, |_| {})).await;
     hostile.stop().await;

@@ -95,15 +95,10 @@ fn runtime() -> tokio::runtime::Runtime {
 fn config(target: Target, filter: &str) -> run::Config {
     let (cases, catalog, schemas) = corpus();
     run::Config {
-        target,
-        cases,
-        catalog: Arc::new(catalog),
-        schemas: Arc::new(schemas),
-        transports: None,
         filter: Some(filter.to_owned()),
         concurrency: 4,
-        limits: harness::transport::RequestLimits::default(),
         run_timeout: std::time::Duration::from_secs(120),
+        ..run::Config::new(target, cases, Arc::new(catalog), Arc::new(schemas))
     }
 }
 

@@ -159,11 +159,7 @@ fn signed(target: &Target, timestamp: u64, nonce: &str, signed_uri: &str) -> Str
         &target.signature_scheme,
         &client_id,
         &secret,
-        timestamp,
-        nonce,
-        "GET",
-        signed_uri,
-        b"",
+        &sign::HttpSignedFields::get(timestamp, nonce, signed_uri),
     )
     .unwrap()
     .to_header_value()
@@ -198,15 +194,14 @@ fn the_harness_runner_is_a_client_the_judge_finds_nothing_against() {
     let (report, tally) = runtime.block_on(async {
         let judge = start(Scenario::Default, 100).await;
         let config = run::Config {
-            target: judge.target().clone(),
-            cases,
-            catalog: Arc::new(catalog),
-            schemas: Arc::new(schemas),
-            transports: None,
-            filter: None,
             concurrency: 8,
-            limits: harness::transport::RequestLimits::default(),
             run_timeout: Duration::from_secs(300),
+            ..run::Config::new(
+                judge.target().clone(),
+                cases,
+                Arc::new(catalog),
+                Arc::new(schemas),
+            )
         };
         let report = with_timeout(run::run(config, |_| {}))
             .await

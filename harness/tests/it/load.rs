@@ -171,15 +171,9 @@ async fn flood_of_bad_input_is_answered_and_the_suite_still_passes() {
     let schemas = SchemaSet::load(&root.join("schemas")).unwrap();
     let cases = case::discover(&root, &catalog, &schemas).unwrap();
     let config = run::Config {
-        target,
-        cases,
-        catalog: Arc::new(catalog),
-        schemas: Arc::new(schemas),
-        transports: None,
-        filter: None,
         concurrency: 16,
-        limits: harness::transport::RequestLimits::default(),
         run_timeout: WAIT,
+        ..run::Config::new(target, cases, Arc::new(catalog), Arc::new(schemas))
     };
     let report = with_timeout(run::run(config, |_| {})).await.unwrap();
     running.shutdown().await;

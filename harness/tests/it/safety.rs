@@ -100,19 +100,13 @@ async fn a_state_changing_case_that_does_not_say_so_is_skipped_all_the_same() {
         .await
         .unwrap();
     for allow_destructive in [false, true] {
+        let target = Target {
+            allow_destructive,
+            ..running.target()
+        };
         let config = run::Config {
-            target: Target {
-                allow_destructive,
-                ..running.target()
-            },
-            cases: Vec::new(),
-            catalog: catalog.clone(),
-            schemas: schemas.clone(),
-            transports: None,
-            filter: None,
-            concurrency: 1,
-            limits: harness::transport::RequestLimits::default(),
             run_timeout: WAIT,
+            ..run::Config::new(target, Vec::new(), catalog.clone(), schemas.clone())
         };
         for (case, transport, method) in [
             (&logout, TransportKind::Ws, "private/logout"),

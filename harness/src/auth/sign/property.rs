@@ -8,9 +8,9 @@
 use sha2::{Digest, Sha256};
 
 use super::{
-    DEFAULT_SCHEME, SignError, SignedHeader, client_signature, client_string_to_sign,
-    http_string_to_sign, parse_client_string_to_sign, parse_http_string_to_sign,
-    verify_client_signature,
+    DEFAULT_SCHEME, HttpSignedFields, SignError, SignedHeader, client_signature,
+    client_string_to_sign, http_string_to_sign, parse_client_string_to_sign,
+    parse_http_string_to_sign, verify_client_signature,
 };
 
 /// Fields of both strings to sign.
@@ -97,24 +97,24 @@ pub fn string_to_sign_roundtrip(input: &SignInput) -> Result<(), String> {
         Err(error) => return Err(format!("client string refused: {error}")),
     }
     let separators_clean = !nonce_lf && !input.method.contains('\n') && !input.uri.contains('\n');
-    let built = http_string_to_sign(
-        input.timestamp,
-        &input.nonce,
-        &input.method,
-        &input.uri,
-        &input.body,
-    );
+    let built = http_string_to_sign(&HttpSignedFields {
+        timestamp: input.timestamp,
+        nonce: &input.nonce,
+        method: &input.method,
+        uri: &input.uri,
+        body: &input.body,
+    });
     match (built, separators_clean) {
         (Ok(bytes), true) => {
             let parsed = parse_http_string_to_sign(&bytes);
             let method = input.method.to_ascii_uppercase();
-            let expected = (
-                input.timestamp,
-                input.nonce.as_str(),
-                method.as_str(),
-                input.uri.as_str(),
-                input.body.as_slice(),
-            );
+            let expected = HttpSignedFields {
+                timestamp: input.timestamp,
+                nonce: &input.nonce,
+                method: &method,
+                uri: &input.uri,
+                body: &input.body,
+            };
             if parsed != Some(expected) {
                 return Err(format!("http string {bytes:?} splits into {parsed:?}"));
             }

@@ -7,11 +7,11 @@ use super::*;
 fn http_signature_matches_published_vector() {
     let signature = http_signature(
         "AMANDASECRECT",
-        1_576_074_319_000,
-        "1iqt2wls",
-        "GET",
-        "/api/v2/private/get_account_summary?currency=BTC",
-        b"",
+        &HttpSignedFields::get(
+            1_576_074_319_000,
+            "1iqt2wls",
+            "/api/v2/private/get_account_summary?currency=BTC",
+        ),
     )
     .unwrap();
     assert_eq!(
@@ -51,11 +51,11 @@ fn line_feed_in_nonce_is_refused() {
         Err(SignError::LineFeedIn("nonce"))
     );
     assert_eq!(
-        http_string_to_sign(1, "a\nb", "GET", "/", b""),
+        http_string_to_sign(&HttpSignedFields::get(1, "a\nb", "/")),
         Err(SignError::LineFeedIn("nonce"))
     );
     assert_eq!(
-        http_string_to_sign(1, "a", "GET", "/\n", b""),
+        http_string_to_sign(&HttpSignedFields::get(1, "a", "/\n")),
         Err(SignError::LineFeedIn("uri"))
     );
 }
@@ -140,18 +140,20 @@ proptest! {
     fn changing_any_http_input_changes_the_signature(
         timestamp in any::<u64>(), nonce in field(), uri in "/[a-z/_?=&0-9]{0,40}", body in proptest::collection::vec(any::<u8>(), 0..40),
     ) {
-        let original = http_signature("secret", timestamp, &nonce, "GET", &uri, &body).unwrap();
-        prop_assert_ne!(&original, &http_signature("secret", timestamp, &nonce, "GET", &format!("{uri}x"), &body).unwrap());
-        prop_assert_ne!(&original, &http_signature("secret", timestamp, &nonce, "POST", &uri, &body).unwrap());
+        let fields = HttpSignedFields { timestamp, nonce: &nonce, method: "GET", uri: &uri, body: &body };
+        let original = http_signature("secret", &fields).unwrap();
+        let longer_uri = format!("{uri}x");
+        prop_assert_ne!(&original, &http_signature("secret", &HttpSignedFields { uri: &longer_uri, ..fields }).unwrap());
+        prop_assert_ne!(&original, &http_signature("secret", &HttpSignedFields { method: "POST", ..fields }).unwrap());
         let mut longer = body.clone();
         longer.push(b'\n');
-        prop_assert_ne!(&original, &http_signature("secret", timestamp, &nonce, "GET", &uri, &longer).unwrap());
-        prop_assert_ne!(&original, &http_signature("secrets", timestamp, &nonce, "GET", &uri, &body).unwrap());
+        prop_assert_ne!(&original, &http_signature("secret", &HttpSignedFields { body: &longer, ..fields }).unwrap());
+        prop_assert_ne!(&original, &http_signature("secrets", &fields).unwrap());
     }
 
     #[test]
     fn header_build_then_parse_round_trips(client_id in field(), timestamp in any::<u64>(), nonce in field(), spaces in any::<bool>()) {
-        let header = SignedHeader::sign(DEFAULT_SCHEME, &client_id, "s", timestamp, &nonce, "GET", "/x", b"").unwrap();
+        let header = SignedHeader::sign(DEFAULT_SCHEME, &client_id, "s", &HttpSignedFields::get(timestamp, &nonce, "/x")).unwrap();
         let mut text = header.to_header_value();
         if spaces { text = text.replace(',', ", "); }
         prop_assert_eq!(SignedHeader::parse(&text, DEFAULT_SCHEME).unwrap(), header);

@@ -1,20 +1,15 @@
 use std::path::Path;
 
 use super::*;
+use crate::check::{Level, Side};
 
 fn catalog() -> Catalog {
-    Catalog::parse(
-        Path::new("clauses.toml"),
-        r#"
-[[clause]]
-id = "auth.client_signature.window"
-section = "5.5"
-level = "must"
-side = "server"
-text = "t"
-"#,
-    )
-    .unwrap()
+    Catalog::of_clauses(&[(
+        "auth.client_signature.window",
+        "5.5",
+        Level::Must,
+        Side::Server,
+    )])
 }
 
 fn schemas() -> SchemaSet {
@@ -46,60 +41,55 @@ fn good_case_loads_with_step_lines() {
     assert_eq!(case.transports.len(), 3);
 }
 
-#[test]
-fn misspelt_key_gets_line_and_suggestion() {
-    let text = GOOD.replace("expect =", "expct =");
-    let error = load_error(&text);
-    assert_eq!(
-        error,
-        "c.toml:9: unknown field \"expct\" (did you mean \"expect\"?)"
-    );
-}
-
-#[test]
-fn unknown_clause_gets_suggestion() {
-    let text = GOOD.replace(
+/// Edits that break a good case file, and the error each gets: (the file, the text
+/// replaced, its replacement, the error or a part of it).
+const BREAKING_EDITS: &[(&str, &str, &str, &str)] = &[
+    (
+        GOOD,
+        "expect =",
+        "expct =",
+        "c.toml:9: unknown field \"expct\" (did you mean \"expect\"?)",
+    ),
+    (
+        GOOD,
         "auth.client_signature.window\"]",
         "auth.client_signature.windw\"]",
-    );
-    let error = load_error(&text);
-    assert_eq!(
-        error,
-        "c.toml:4: unknown clause \"auth.client_signature.windw\" (did you mean \"auth.client_signature.window\"?)"
-    );
-}
-
-#[test]
-fn unknown_auth_mode_gets_suggestion() {
-    let text = GOOD.replace("client_signature\"", "client_signatur\"");
-    let error = load_error(&text);
-    assert!(
-        error.contains("did you mean \"client_signature\""),
-        "{error}"
-    );
-}
-
-#[test]
-fn step_with_two_kinds_is_refused() {
-    let text = GOOD.replace(
+        "c.toml:4: unknown clause \"auth.client_signature.windw\" (did you mean \"auth.client_signature.window\"?)",
+    ),
+    (
+        GOOD,
+        "client_signature\"",
+        "client_signatur\"",
+        "did you mean \"client_signature\"",
+    ),
+    (
+        GOOD,
         "call = \"public/auth\"",
         "call = \"public/auth\"\nraw = \"{}\"",
-    );
-    let error = load_error(&text);
-    assert_eq!(
-        error,
-        "c.toml:6: a step has exactly one of call, raw, walk or probe"
-    );
-}
-
-#[test]
-fn basic_auth_over_websocket_is_refused() {
-    let text = GOOD.replace(
+        "c.toml:6: a step has exactly one of call, raw, walk or probe",
+    ),
+    (
+        GOOD,
         "mode = \"client_signature\", timestamp_offset_ms = -61000",
         "mode = \"basic\"",
-    );
-    let error = load_error(&text);
-    assert!(error.contains("needs an http transport"), "{error}");
+        "needs an http transport",
+    ),
+    (
+        TWO_CONNECTIONS,
+        "connection = \"second\"",
+        "connection = \"second\"\ntransport = \"rest\"",
+        "the transport of a step is",
+    ),
+];
+
+#[test]
+fn breaking_edits_are_refused_with_their_line_and_reason() {
+    for (file, replaced, replacement, expected) in BREAKING_EDITS {
+        let text = file.replace(replaced, replacement);
+        assert_ne!(&text, file, "{replaced:?} is in the file");
+        let error = load_error(&text);
+        assert!(error.contains(expected), "{error}");
+    }
 }
 
 #[test]
@@ -155,16 +145,6 @@ fn a_connection_used_once_close_to_another_gets_a_suggestion() {
         error,
         "c.toml:11: connection \"firsst\" is used by this step only (did you mean \"first\"?)"
     );
-}
-
-#[test]
-fn a_step_transport_is_one_of_the_json_rpc_transports() {
-    let text = TWO_CONNECTIONS.replace(
-        "connection = \"second\"",
-        "connection = \"second\"\ntransport = \"rest\"",
-    );
-    let error = load_error(&text);
-    assert!(error.contains("the transport of a step is"), "{error}");
 }
 
 #[test]

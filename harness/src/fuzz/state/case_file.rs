@@ -7,7 +7,7 @@
 //! `"reuse"` when the step it replays is the latest signed one, else a literal nonce
 //! written into both steps.
 
-use super::execute::LOGIN_SCOPE;
+use super::execute::login_scope;
 use super::generate::PACED_METHOD;
 use super::model::Outcome;
 use super::{Action, Grant, Sequence, Who};
@@ -106,49 +106,35 @@ pub fn case_file(
                 .flatten()
                 .map_or_else(|| "\"reuse\"".to_owned(), |nonce| quote(&nonce))
         };
+        let own_nonce = literal
+            .get(index)
+            .cloned()
+            .flatten()
+            .map(|nonce| format!(", nonce = {}", quote(&nonce)))
+            .unwrap_or_default();
         match &step.action {
-            Action::Login {
-                who,
-                grant,
-                session,
-            } => {
-                let scope = match session {
-                    Some(name) => format!("{LOGIN_SCOPE} session:{name}"),
-                    None => LOGIN_SCOPE.to_owned(),
+            Action::Login { .. } | Action::ReplayLogin { .. } => {
+                // A replay sends the login of step `of` again, signed with its nonce.
+                let (login, replay_nonce) = match step.action {
+                    Action::ReplayLogin { of } => (of, Some(format!(", nonce = {}", nonce_of(of)))),
+                    _ => (index, None),
                 };
-                out.push_str(&format!("params = {{ scope = {} }}\n", quote(&scope)));
+                let (who, grant, session) = login_of(sequence, login);
+                let (grant, nonce) = match replay_nonce {
+                    Some(nonce) => (Grant::ClientSignature, nonce),
+                    None => (grant, own_nonce),
+                };
                 let mode = match grant {
                     Grant::ClientCredentials => "client_credentials",
                     Grant::ClientSignature => "client_signature",
                 };
-                let nonce = literal
-                    .get(index)
-                    .cloned()
-                    .flatten()
-                    .map(|nonce| format!(", nonce = {}", quote(&nonce)))
-                    .unwrap_or_default();
+                out.push_str(&format!(
+                    "params = {{ scope = {} }}\n",
+                    quote(&login_scope(session))
+                ));
                 out.push_str(&format!(
                     "auth = {{ mode = \"{mode}\", account = {}{nonce} }}\n",
                     quote(who.role())
-                ));
-            }
-            Action::ReplayLogin { of } => {
-                let scope = match &sequence.steps.get(*of).map(|step| &step.action) {
-                    Some(Action::Login {
-                        session: Some(name),
-                        ..
-                    }) => format!("{LOGIN_SCOPE} session:{name}"),
-                    _ => LOGIN_SCOPE.to_owned(),
-                };
-                let who = match sequence.steps.get(*of).map(|step| &step.action) {
-                    Some(Action::Login { who, .. }) => *who,
-                    _ => Who::Main,
-                };
-                out.push_str(&format!("params = {{ scope = {} }}\n", quote(&scope)));
-                out.push_str(&format!(
-                    "auth = {{ mode = \"client_signature\", account = {}, nonce = {} }}\n",
-                    quote(who.role()),
-                    nonce_of(*of)
                 ));
             }
             Action::Refresh { of } => out.push_str(&format!(
@@ -189,12 +175,7 @@ pub fn case_file(
             Action::Signed { replay_of } => {
                 let nonce = match replay_of {
                     Some(of) => format!(", nonce = {}", nonce_of(*of)),
-                    None => literal
-                        .get(index)
-                        .cloned()
-                        .flatten()
-                        .map(|nonce| format!(", nonce = {}", quote(&nonce)))
-                        .unwrap_or_default(),
+                    None => own_nonce,
                 };
                 out.push_str(&format!("auth = {{ mode = \"signed\"{nonce} }}\n"));
             }
@@ -263,6 +244,19 @@ fn rotation_matchers(of: usize, session: Option<&str>) -> String {
         ));
     }
     out
+}
+
+/// The account, grant and session of the login at step `index`; the main account's
+/// signature login without a session when that step is no login.
+fn login_of(sequence: &Sequence, index: usize) -> (Who, Grant, Option<&str>) {
+    match sequence.steps.get(index).map(|step| &step.action) {
+        Some(Action::Login {
+            who,
+            grant,
+            session,
+        }) => (*who, *grant, session.as_deref()),
+        _ => (Who::Main, Grant::ClientSignature, None),
+    }
 }
 
 /// The session of the token step `index` issued, when the sequence says (a login or fork

@@ -311,6 +311,14 @@ fn build(
     Some((outgoing, account))
 }
 
+/// The scope a login asks for: [`LOGIN_SCOPE`], and `session:<name>` with a session name.
+pub(crate) fn login_scope(session: Option<&str>) -> String {
+    match session {
+        Some(name) => format!("{LOGIN_SCOPE} session:{name}"),
+        None => LOGIN_SCOPE.to_owned(),
+    }
+}
+
 /// `public/auth` parameters of a login by `grant` for `who`, asking for [`LOGIN_SCOPE`].
 fn login_params(
     sender: &Sender,
@@ -319,13 +327,9 @@ fn login_params(
     session: Option<&str>,
 ) -> Map<String, Value> {
     let credentials = sender.session().credentials(who.role()).unwrap_or_default();
-    let scope = match session {
-        Some(name) => format!("{LOGIN_SCOPE} session:{name}"),
-        None => LOGIN_SCOPE.to_owned(),
-    };
     let mut params = Map::new();
     params.insert("client_id".to_owned(), json!(credentials.client_id));
-    params.insert("scope".to_owned(), json!(scope));
+    params.insert("scope".to_owned(), json!(login_scope(session)));
     match grant {
         Grant::ClientCredentials => {
             params.insert("grant_type".to_owned(), json!("client_credentials"));

@@ -22,6 +22,19 @@ fn verdict(records: &[Record]) -> Option<crate::check::Verdict> {
         .and_then(|cell| cell.verdict())
 }
 
+/// A walk that follows every continuation it is handed: one page of `count` 5 per
+/// `(entries served, continuation handed out)`, 10 ms apart, each asking for the
+/// continuation of the page before.
+fn followed(pages: &[(u64, Option<u64>)]) -> Vec<Record> {
+    let mut asked = None;
+    let mut walk = Vec::new();
+    for (seq, (served, next)) in (1..).zip(pages) {
+        walk.push(page(seq, (seq - 1) * 10, 5, asked, *served, *next));
+        asked = *next;
+    }
+    walk
+}
+
 /// The same page request with `name` set to `value` among its parameters.
 fn with_param(mut record: Record, name: &str, value: Value) -> Record {
     let mut envelope: Value = serde_json::from_slice(&record.body).unwrap();
@@ -38,14 +51,62 @@ fn refused_for_pacing(mut record: Record) -> Record {
 }
 
 #[test]
-fn a_walk_followed_to_the_end_passes() {
-    let walk = [
-        page(1, 0, 5, None, 5, Some(77)),
-        page(2, 10, 5, Some(77), 5, Some(66)),
-        page(3, 20, 5, Some(66), 2, None),
+fn walks_read_to_the_end_or_stopped_where_a_reader_may_stop_pass() {
+    let passing: [(&str, Vec<Record>); 5] = [
+        (
+            "followed to the end",
+            followed(&[(5, Some(77)), (5, Some(66)), (2, None)]),
+        ),
+        ("one page and no more", followed(&[(5, Some(77))])),
+        (
+            "a poller reading the first page now and then",
+            vec![
+                page(1, 0, 5, None, 5, Some(77)),
+                page(2, 30_000, 5, None, 5, Some(77)),
+                page(3, 60_000, 5, None, 5, Some(77)),
+            ],
+        ),
+        (
+            "followed past a continuation of 0",
+            followed(&[(5, Some(1)), (5, Some(0)), (2, None)]),
+        ),
+        (
+            "first pages of other counts are new reads",
+            vec![
+                page(1, 0, 5, None, 5, Some(77)),
+                page(2, 10, 10, None, 10, Some(72)),
+                page(3, 20, 1, None, 1, Some(81)),
+            ],
+        ),
     ];
-    assert_eq!(judged(&walk), Vec::<String>::new());
-    assert_eq!(verdict(&walk), Some(crate::check::Verdict::Pass));
+    for (name, walk) in passing {
+        assert_eq!(judged(&walk), Vec::<String>::new(), "{name}");
+        assert_eq!(verdict(&walk), Some(Verdict::Pass), "{name}");
+    }
+}
+
+#[test]
+fn early_stops_that_spec_md_allows_but_that_look_wrong_warn() {
+    let warned: [(Vec<Record>, &str); 3] = [
+        (
+            vec![page(1, 0, 100, None, 5, Some(77))],
+            "a short page does not mark the end",
+        ),
+        (
+            followed(&[(5, Some(77)), (5, Some(66))]),
+            "stopped after 1 followed pages",
+        ),
+        (
+            vec![
+                page(1, 0, 5, None, 5, Some(77)),
+                page(2, 10, 5, None, 5, Some(77)),
+            ],
+            "read the first page again",
+        ),
+    ];
+    for (walk, warning) in warned {
+        assert_only_finding(&judged(&walk), Some(Verdict::Warn), &[warning]);
+    }
 }
 
 #[test]
@@ -65,87 +126,54 @@ fn a_fresh_end_timestamp_with_every_page_is_still_one_walk() {
 }
 
 #[test]
-fn one_page_and_no_more_passes() {
-    let walk = [page(1, 0, 5, None, 5, Some(77))];
-    assert_eq!(judged(&walk), Vec::<String>::new());
-    assert_eq!(verdict(&walk), Some(crate::check::Verdict::Pass));
-}
-
-#[test]
-fn a_poller_reading_the_first_page_now_and_then_passes() {
-    let polls = [
-        page(1, 0, 5, None, 5, Some(77)),
-        page(2, 30_000, 5, None, 5, Some(77)),
-        page(3, 60_000, 5, None, 5, Some(77)),
+fn a_restart_loop_a_falsy_cursor_taken_for_the_end_or_a_continuation_never_handed_out_fails() {
+    let restarts_with_fresh_end: Vec<Record> = (1..=3)
+        .map(|seq| {
+            with_param(
+                page(seq, seq * 10, 5, None, 5, Some(77)),
+                "end_timestamp",
+                json!(1_750_000_000_000_u64 + seq),
+            )
+        })
+        .collect();
+    let failing: [(Vec<Record>, &str); 5] = [
+        (
+            vec![
+                page(1, 0, 5, None, 5, Some(77)),
+                page(2, 10, 5, None, 5, Some(77)),
+                page(3, 20, 5, None, 5, Some(77)),
+            ],
+            "restart loop",
+        ),
+        (restarts_with_fresh_end, "restart loop"),
+        (
+            followed(&[(5, Some(1)), (5, Some(0))]),
+            "0 is a further page",
+        ),
+        (
+            vec![
+                page(1, 0, 5, None, 5, Some(77)),
+                with_param(page(2, 10, 5, None, 5, None), "continuation", json!("77")),
+            ],
+            "with its json type",
+        ),
+        (
+            vec![
+                page(1, 0, 5, None, 5, Some(77)),
+                page(2, 10, 5, Some(78), 5, None),
+            ],
+            "sent continuation 78",
+        ),
     ];
-    assert_eq!(judged(&polls), Vec::<String>::new());
-}
-
-#[test]
-fn reading_the_first_page_again_once_warns_and_three_times_in_a_row_fails() {
-    let twice = [
-        page(1, 0, 5, None, 5, Some(77)),
-        page(2, 10, 5, None, 5, Some(77)),
-    ];
-    let findings = judged(&twice);
-    assert_only_finding(
-        &findings,
-        Some(Verdict::Warn),
-        &["read the first page again"],
-    );
-    let thrice = [
-        page(1, 0, 5, None, 5, Some(77)),
-        page(2, 10, 5, None, 5, Some(77)),
-        page(3, 20, 5, None, 5, Some(77)),
-    ];
-    let findings = judged(&thrice);
-    assert!(
-        findings
-            .iter()
-            .any(|f| f.starts_with("fail") && f.contains("restart loop")),
-        "{findings:?}"
-    );
-}
-
-#[test]
-fn a_single_short_page_warns() {
-    let findings = judged(&[page(1, 0, 100, None, 5, Some(77))]);
-    assert_only_finding(
-        &findings,
-        Some(Verdict::Warn),
-        &["a short page does not mark the end"],
-    );
-}
-
-#[test]
-fn stopping_mid_walk_warns() {
-    let findings = judged(&[
-        page(1, 0, 5, None, 5, Some(77)),
-        page(2, 10, 5, Some(77), 5, Some(66)),
-    ]);
-    assert_only_finding(
-        &findings,
-        Some(Verdict::Warn),
-        &["stopped after 1 followed pages"],
-    );
-}
-
-#[test]
-fn stopping_at_continuation_zero_after_following_pages_fails() {
-    let findings = judged(&[
-        page(1, 0, 5, None, 5, Some(1)),
-        page(2, 10, 5, Some(1), 5, Some(0)),
-    ]);
-    assert!(
-        findings[0].starts_with("fail") && findings[0].contains("0 is a further page"),
-        "{findings:?}"
-    );
-    let walk = [
-        page(1, 0, 5, None, 5, Some(1)),
-        page(2, 10, 5, Some(1), 5, Some(0)),
-        page(3, 20, 5, Some(0), 2, None),
-    ];
-    assert_eq!(judged(&walk), Vec::<String>::new());
+    for (walk, words) in failing {
+        let findings = judged(&walk);
+        assert!(
+            findings
+                .iter()
+                .any(|finding| finding.starts_with("fail") && finding.contains(words)),
+            "{findings:?}"
+        );
+    }
 }
 
 #[test]
@@ -168,42 +196,6 @@ fn a_page_refused_for_pacing_counts_as_followed_whether_or_not_it_is_sent_again(
         page(3, 1_010, 5, Some(77), 2, None),
     ];
     assert_eq!(judged(&resent), Vec::<String>::new());
-}
-
-#[test]
-fn a_continuation_of_another_type_or_value_is_caught() {
-    let as_string = with_param(page(2, 10, 5, None, 5, None), "continuation", json!("77"));
-    let findings = judged(&[page(1, 0, 5, None, 5, Some(77)), as_string]);
-    assert!(findings[0].contains("with its json type"), "{findings:?}");
-    let findings = judged(&[
-        page(1, 0, 5, None, 5, Some(77)),
-        page(2, 10, 5, Some(78), 5, None),
-    ]);
-    assert!(findings[0].contains("sent continuation 78"), "{findings:?}");
-}
-
-#[test]
-fn a_first_page_with_another_count_is_a_new_read_not_a_re_read() {
-    let reads = [
-        page(1, 0, 5, None, 5, Some(77)),
-        page(2, 10, 10, None, 10, Some(72)),
-        page(3, 20, 1, None, 1, Some(81)),
-    ];
-    assert_eq!(judged(&reads), Vec::<String>::new());
-    let restarts_with_fresh_end: Vec<Record> = (1..=3)
-        .map(|seq| {
-            with_param(
-                page(seq, seq * 10, 5, None, 5, Some(77)),
-                "end_timestamp",
-                json!(1_750_000_000_000_u64 + seq),
-            )
-        })
-        .collect();
-    assert!(
-        judged(&restarts_with_fresh_end)
-            .iter()
-            .any(|f| f.contains("restart loop"))
-    );
 }
 
 #[test]

@@ -60,7 +60,15 @@ fn walk(
     let mut cursor = None;
     // One page per entry plus the empty last page is the most a correct walk needs.
     for _ in 0..=log.len() + 1 {
-        let (page, next) = log_page(log, query, cursor, count, order);
+        let (page, next) = log_page(
+            log,
+            query,
+            PageAsk {
+                cursor,
+                len: count,
+                order,
+            },
+        );
         if page.len() > count {
             return Err(format!("page of {} entries for count {count}", page.len()));
         }
@@ -120,7 +128,15 @@ fn empty_window_is_one_empty_page_with_null_continuation() {
         currency: "BTC",
         body: json!({}),
     }];
-    let (page, next) = log_page(&log, &query, None, 5, Order::NewestFirst);
+    let (page, next) = log_page(
+        &log,
+        &query,
+        PageAsk {
+            cursor: None,
+            len: 5,
+            order: Order::NewestFirst,
+        },
+    );
     assert!(page.is_empty());
     assert_eq!(next, None);
 }

@@ -19,40 +19,58 @@ fn proxied(rule: &ProxyRule, url: &str) -> Option<String> {
         .map(|proxy| proxy.as_str().to_owned())
 }
 
-#[test]
-fn https_and_wss_take_the_https_proxy_http_and_ws_the_http_proxy() {
-    let rule = rule(&[
-        ("HTTPS_PROXY", "http://secure:3128"),
-        ("HTTP_PROXY", "plain:8080"),
-    ]);
-    assert_eq!(
-        proxied(&rule, "https://api.example.com/api/v2").as_deref(),
-        Some("http://secure:3128/")
-    );
-    assert_eq!(
-        proxied(&rule, "wss://api.example.com/ws").as_deref(),
-        Some("http://secure:3128/")
-    );
-    assert_eq!(
-        proxied(&rule, "http://api.example.com/").as_deref(),
-        Some("http://plain:8080/")
-    );
-    assert_eq!(
-        proxied(&rule, "ws://api.example.com/").as_deref(),
-        Some("http://plain:8080/")
-    );
-}
+/// Proxy variables, a URL, and the proxy it goes through (`None`: a direct connection).
+type ProxyChoice = (
+    &'static [(&'static str, &'static str)],
+    &'static str,
+    Option<&'static str>,
+);
+
+const BOTH: &[(&str, &str)] = &[
+    ("HTTPS_PROXY", "http://secure:3128"),
+    ("HTTP_PROXY", "plain:8080"),
+];
+
+const CHOICES: &[ProxyChoice] = &[
+    // https and wss take the https proxy, http and ws the http proxy.
+    (
+        BOTH,
+        "https://api.example.com/api/v2",
+        Some("http://secure:3128/"),
+    ),
+    (
+        BOTH,
+        "wss://api.example.com/ws",
+        Some("http://secure:3128/"),
+    ),
+    (BOTH, "http://api.example.com/", Some("http://plain:8080/")),
+    (BOTH, "ws://api.example.com/", Some("http://plain:8080/")),
+    // Lowercase names win over uppercase.
+    (
+        &[
+            ("https_proxy", "http://lower:1"),
+            ("HTTPS_PROXY", "http://upper:2"),
+        ],
+        "https://h.example/",
+        Some("http://lower:1/"),
+    ),
+    // A star bypasses every host.
+    (
+        &[("HTTPS_PROXY", "http://p:1"), ("no_proxy", "*")],
+        "https://example.com/",
+        None,
+    ),
+];
 
 #[test]
-fn lowercase_names_win_over_uppercase() {
-    let rule = rule(&[
-        ("https_proxy", "http://lower:1"),
-        ("HTTPS_PROXY", "http://upper:2"),
-    ]);
-    assert_eq!(
-        proxied(&rule, "https://h.example/").as_deref(),
-        Some("http://lower:1/")
-    );
+fn each_scheme_takes_its_variable_lowercase_first_unless_no_proxy_says_otherwise() {
+    for (variables, url, expected) in CHOICES {
+        assert_eq!(
+            proxied(&rule(variables), url).as_deref(),
+            *expected,
+            "{url}"
+        );
+    }
 }
 
 #[test]
@@ -97,12 +115,6 @@ fn no_proxy_matches_domains_suffixes_addresses_and_networks() {
     ] {
         assert!(proxied(&rule, url).is_some(), "{url}");
     }
-}
-
-#[test]
-fn a_star_bypasses_every_host() {
-    let rule = rule(&[("HTTPS_PROXY", "http://p:1"), ("no_proxy", "*")]);
-    assert_eq!(proxied(&rule, "https://example.com/"), None);
 }
 
 #[test]

@@ -155,11 +155,7 @@ fn a_well_behaved_client_with_its_own_scheme_name_and_session_passes() {
             "deri-hmac-sha256",
             &client_id,
             &secret,
-            now_ms(),
-            "n-good-1",
-            "GET",
-            uri,
-            b"",
+            &harness::auth::sign::HttpSignedFields::get(now_ms(), "n-good-1", uri),
         )
         .unwrap()
         .to_header_value();

@@ -91,11 +91,7 @@ async fn http_credentials_are_accepted_and_refused() {
             DEFAULT_SCHEME,
             &client_id,
             key,
-            timestamp,
-            nonce,
-            "GET",
-            uri,
-            b"",
+            &harness::auth::sign::HttpSignedFields::get(timestamp, nonce, uri),
         )
         .expect("signs")
         .to_header_value()

@@ -17,6 +17,11 @@ fn step(transport: TransportKind, connection: u8, action: Action) -> SeqStep {
     }
 }
 
+/// A signed request on connection 0, a fresh one or the replay of step `replay_of`'s.
+fn signed(transport: TransportKind, replay_of: Option<usize>) -> SeqStep {
+    step(transport, 0, Action::Signed { replay_of })
+}
+
 /// A sequence touching every action, as a case file the loader accepts.
 #[test]
 fn every_action_writes_a_case_the_loader_accepts() {
@@ -64,16 +69,8 @@ fn every_action_writes_a_case_the_loader_accepts() {
                     method: "private/get_mmp_status".to_owned(),
                 },
             ),
-            step(
-                TransportKind::HttpQuery,
-                0,
-                Action::Signed { replay_of: None },
-            ),
-            step(
-                TransportKind::HttpBody,
-                0,
-                Action::Signed { replay_of: Some(8) },
-            ),
+            signed(TransportKind::HttpQuery, None),
+            signed(TransportKind::HttpBody, Some(8)),
             step(
                 TransportKind::HttpBody,
                 0,
@@ -135,21 +132,9 @@ fn every_action_writes_a_case_the_loader_accepts() {
 fn a_replay_after_another_signed_step_gets_a_literal_nonce() {
     let sequence = Sequence {
         steps: vec![
-            step(
-                TransportKind::HttpQuery,
-                0,
-                Action::Signed { replay_of: None },
-            ),
-            step(
-                TransportKind::HttpQuery,
-                0,
-                Action::Signed { replay_of: None },
-            ),
-            step(
-                TransportKind::HttpBody,
-                0,
-                Action::Signed { replay_of: Some(0) },
-            ),
+            signed(TransportKind::HttpQuery, None),
+            signed(TransportKind::HttpQuery, None),
+            signed(TransportKind::HttpBody, Some(0)),
         ],
     };
     let outcomes = vec![

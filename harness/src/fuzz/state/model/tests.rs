@@ -41,6 +41,11 @@ fn fork(of: usize, name: &str) -> Action {
     }
 }
 
+/// The outcome the model predicts of `action` over HTTP.
+fn http_outcome(model: &Model, action: Action) -> Outcome {
+    model.predict(&http(action), None).outcome
+}
+
 /// What the model predicts of `step`: the outcome and the clause a wrong answer breaks.
 fn predicted(model: &Model, step: &SeqStep) -> (Outcome, &'static str) {
     let prediction = model.predict(step, None);
@@ -78,6 +83,23 @@ fn run(steps: &[(SeqStep, Observed)], connection: Option<&str>) -> Model {
     model
 }
 
+/// A login over HTTP by the main account without a session, then a refresh of its token.
+fn login_then_refresh() -> [(SeqStep, Observed); 2] {
+    [
+        (http(login(Who::Main, None)), token_set(None)),
+        (http(Action::Refresh { of: 0 }), token_set(None)),
+    ]
+}
+
+/// A login over HTTP by `who`, then a call over WebSocket (connection `ws0-0` when
+/// [`run`] is given it) authenticated with its token.
+fn login_then_ws_call(who: Who, session: Option<&str>) -> [(SeqStep, Observed); 2] {
+    [
+        (http(login(who, session)), token_set(session)),
+        (ws(mmp(Some(0))), ok()),
+    ]
+}
+
 #[test]
 fn a_fresh_login_token_works_and_a_missing_scope_is_refused() {
     let model = run(&[(http(login(Who::Main, None)), token_set(None))], None);
@@ -85,36 +107,28 @@ fn a_fresh_login_token_works_and_a_missing_scope_is_refused() {
         predicted(&model, &http(mmp(Some(0)))),
         (Outcome::Result, "auth.http.bearer")
     );
-    let log = model.predict(&http(Action::DeleteMember { token: 0 }), None);
-    assert_eq!(log.outcome, Outcome::Error);
-    assert_eq!(log.clause, "m.delete_member.scope");
+    assert_eq!(
+        predicted(&model, &http(Action::DeleteMember { token: 0 })),
+        (Outcome::Error, "m.delete_member.scope")
+    );
 }
 
 #[test]
 fn refreshing_a_connection_token_ends_the_old_access_token() {
-    let model = run(
-        &[
-            (http(login(Who::Main, None)), token_set(None)),
-            (http(Action::Refresh { of: 0 }), token_set(None)),
-        ],
-        None,
-    );
+    let model = run(&login_then_refresh(), None);
     let old = model.predict(&http(mmp(Some(0))), None);
     assert_eq!(
         (old.outcome, old.clause),
         (Outcome::Error, "auth.refresh.connection_invalidates")
     );
-    assert_eq!(
-        model.predict(&http(mmp(Some(1))), None).outcome,
-        Outcome::Result
-    );
+    assert_eq!(http_outcome(&model, mmp(Some(1))), Outcome::Result);
     // What the old refresh token does after rotation is open.
-    let again = model.predict(&http(Action::Refresh { of: 0 }), None);
-    assert_eq!(again.outcome, Outcome::Any);
     assert_eq!(
-        model
-            .predict(&http(Action::Refresh { of: 1 }), None)
-            .outcome,
+        http_outcome(&model, Action::Refresh { of: 0 }),
+        Outcome::Any
+    );
+    assert_eq!(
+        http_outcome(&model, Action::Refresh { of: 1 }),
         Outcome::Result
     );
 }
@@ -128,10 +142,7 @@ fn a_session_token_after_refresh_is_open_and_stays_forkable() {
         ],
         None,
     );
-    assert_eq!(
-        model.predict(&http(mmp(Some(0))), None).outcome,
-        Outcome::Any
-    );
+    assert_eq!(http_outcome(&model, mmp(Some(0))), Outcome::Any);
     assert_eq!(
         predicted(&model, &http(fork(1, "b"))),
         (Outcome::Result, "auth.fork_token.accepted")
@@ -162,16 +173,12 @@ fn logout_ends_its_pair_and_leaves_the_accounts_other_tokens_open() {
         predicted(&model, &http(mmp(Some(0)))),
         (Outcome::Error, "auth.logout.invalidates")
     );
-    let refresh = model.predict(&http(Action::Refresh { of: 0 }), None);
-    assert_eq!(refresh.outcome, Outcome::Error);
     assert_eq!(
-        model.predict(&http(mmp(Some(1))), None).outcome,
-        Outcome::Any
+        http_outcome(&model, Action::Refresh { of: 0 }),
+        Outcome::Error
     );
-    assert_eq!(
-        model.predict(&http(mmp(Some(2))), None).outcome,
-        Outcome::Result
-    );
+    assert_eq!(http_outcome(&model, mmp(Some(1))), Outcome::Any);
+    assert_eq!(http_outcome(&model, mmp(Some(2))), Outcome::Result);
 }
 
 #[test]
@@ -184,10 +191,7 @@ fn a_logout_refused_changes_nothing() {
         ],
         Some("ws0-0"),
     );
-    assert_eq!(
-        model.predict(&http(mmp(Some(0))), None).outcome,
-        Outcome::Result
-    );
+    assert_eq!(http_outcome(&model, mmp(Some(0))), Outcome::Result);
 }
 
 #[test]
@@ -213,45 +217,28 @@ fn disabling_the_subaccount_ends_its_tokens_and_its_login_becomes_open() {
             "m.toggle_subaccount_login.disable_ends_sessions"
         )
     );
+    assert_eq!(http_outcome(&model, mmp(Some(0))), Outcome::Result);
+    assert_eq!(http_outcome(&model, login(Who::Sub, None)), Outcome::Any);
     assert_eq!(
-        model.predict(&http(mmp(Some(0))), None).outcome,
-        Outcome::Result
+        http_outcome(&model, Action::Exchange { of: 0 }),
+        Outcome::Any
     );
-    let again = model.predict(&http(login(Who::Sub, None)), None);
-    assert_eq!(again.outcome, Outcome::Any);
-    let exchange = model.predict(&http(Action::Exchange { of: 0 }), None);
-    assert_eq!(exchange.outcome, Outcome::Any);
 }
 
 #[test]
 fn a_toggle_is_open_but_with_an_ended_token_is_an_error() {
-    let model = run(
-        &[
-            (http(login(Who::Main, None)), token_set(None)),
-            (http(Action::Refresh { of: 0 }), token_set(None)),
-        ],
-        None,
-    );
+    let model = run(&login_then_refresh(), None);
     let toggle = |token| Action::Toggle {
         token,
         enable: true,
     };
-    assert_eq!(model.predict(&http(toggle(1)), None).outcome, Outcome::Any);
-    assert_eq!(
-        model.predict(&http(toggle(0)), None).outcome,
-        Outcome::Error
-    );
+    assert_eq!(http_outcome(&model, toggle(1)), Outcome::Any);
+    assert_eq!(http_outcome(&model, toggle(0)), Outcome::Error);
 }
 
 #[test]
 fn a_connection_remembers_the_session_token_it_was_authenticated_with() {
-    let model = run(
-        &[
-            (http(login(Who::Main, Some("m"))), token_set(Some("m"))),
-            (ws(mmp(Some(0))), ok()),
-        ],
-        Some("ws0-0"),
-    );
+    let model = run(&login_then_ws_call(Who::Main, Some("m")), Some("ws0-0"));
     let remembered = model.predict(&ws(mmp(None)), Some("ws0-0"));
     assert_eq!(
         (remembered.outcome, remembered.clause),
@@ -266,13 +253,7 @@ fn a_connection_remembers_the_session_token_it_was_authenticated_with() {
 
 #[test]
 fn a_connection_token_or_an_issued_one_may_or_may_not_be_remembered() {
-    let used = run(
-        &[
-            (http(login(Who::Main, None)), token_set(None)),
-            (ws(mmp(Some(0))), ok()),
-        ],
-        Some("ws0-0"),
-    );
+    let used = run(&login_then_ws_call(Who::Main, None), Some("ws0-0"));
     assert_eq!(
         used.predict(&ws(mmp(None)), Some("ws0-0")).outcome,
         Outcome::Any
@@ -289,10 +270,9 @@ fn a_connection_token_or_an_issued_one_may_or_may_not_be_remembered() {
 
 #[test]
 fn a_remembered_token_that_ended_is_refused() {
-    let model = run(
-        &[
-            (http(login(Who::Sub, Some("s"))), token_set(Some("s"))),
-            (ws(mmp(Some(0))), ok()),
+    let history: Vec<(SeqStep, Observed)> = login_then_ws_call(Who::Sub, Some("s"))
+        .into_iter()
+        .chain([
             (http(login(Who::Main, None)), token_set(None)),
             (
                 http(Action::Toggle {
@@ -301,9 +281,9 @@ fn a_remembered_token_that_ended_is_refused() {
                 }),
                 ok(),
             ),
-        ],
-        Some("ws0-0"),
-    );
+        ])
+        .collect();
+    let model = run(&history, Some("ws0-0"));
     let call = model.predict(&ws(mmp(None)), Some("ws0-0"));
     assert_eq!(call.outcome, Outcome::Error);
 }
@@ -331,9 +311,7 @@ fn exchange_by_the_main_account_gives_a_subaccount_token_of_open_kind() {
     );
     let before = Model::new();
     assert_eq!(
-        before
-            .predict(&http(Action::Exchange { of: 0 }), None)
-            .outcome,
+        http_outcome(&before, Action::Exchange { of: 0 }),
         Outcome::Any
     );
     let state = model.token(1).expect("the exchange issued a token");
@@ -341,24 +319,15 @@ fn exchange_by_the_main_account_gives_a_subaccount_token_of_open_kind() {
         (state.owner, state.kind.clone()),
         (Who::Sub, TokenKind::Unknown)
     );
-    assert_eq!(
-        model.predict(&http(mmp(Some(1))), None).outcome,
-        Outcome::Result
-    );
-    assert_eq!(
-        model.predict(&http(fork(1, "x")), None).outcome,
-        Outcome::Any
-    );
+    assert_eq!(http_outcome(&model, mmp(Some(1))), Outcome::Result);
+    assert_eq!(http_outcome(&model, fork(1, "x")), Outcome::Any);
 }
 
 #[test]
 fn a_failed_issue_leaves_no_token() {
     let model = run(&[(http(login(Who::Main, None)), Observed::default())], None);
     assert!(model.token(0).is_none());
-    assert_eq!(
-        model.predict(&http(mmp(Some(0))), None).outcome,
-        Outcome::Any
-    );
+    assert_eq!(http_outcome(&model, mmp(Some(0))), Outcome::Any);
 }
 
 #[test]
