@@ -9,6 +9,8 @@ signing); else the allocator when the sample is in it; else the innermost caller
 server's code, the harness's own code, HTTP or WebSocket framing, scheduling).
 Prints two tables in Markdown: side by activity, and the heaviest harness functions
 (inclusive). See BENCHMARKS.md, "Profiles", for how to record the input.
+
+Usage: perf script -i perf.data | scripts/profile-breakdown.py [--from REGEX]
 """
 import collections
 import re
@@ -85,10 +87,17 @@ def activity_of(stack):
 
 
 def main():
+    # `--from REGEX`: count only the samples from the first whose stack matches REGEX on
+    # (e.g. `run_until` to leave out the raw client's half of `--example bench`).
+    start = re.compile(sys.argv[2]) if len(sys.argv) > 2 and sys.argv[1] == "--from" else None
     table = collections.Counter()
     functions = collections.Counter()
     total = 0
     for stack in samples(sys.stdin):
+        if start is not None:
+            if not any(start.search(symbol) for symbol, _ in stack):
+                continue
+            start = None
         total += 1
         table[(side_of(stack), activity_of(stack))] += 1
         seen = set()

@@ -249,7 +249,8 @@ impl<'a> Execution<'a> {
             findings: Vec::new(),
             notes: Vec::new(),
             unchecked: BTreeSet::new(),
-            exchanges: Vec::new(),
+            // One exchange a step, bar walks and probes: no regrowth moving them about.
+            exchanges: Vec::with_capacity(case.steps.len()),
             budget: RecordBudget::default(),
         }
     }

@@ -27,11 +27,17 @@ impl HttpClient {
     /// A client with these limits, connecting as `dialer` says.
     pub fn new(limits: RequestLimits, dialer: &Dialer) -> Result<HttpClient, TransportError> {
         let proxies = dialer.proxies.clone();
-        let client = reqwest::Client::builder()
-            .use_preconfigured_tls(ClientConfig::clone(&dialer.tls))
-            .proxy(reqwest::Proxy::custom(move |url| {
+        let builder =
+            reqwest::Client::builder().use_preconfigured_tls(ClientConfig::clone(&dialer.tls));
+        // Without a proxy in the environment, reqwest skips asking for one on every request.
+        let builder = if proxies.is_direct() {
+            builder.no_proxy()
+        } else {
+            builder.proxy(reqwest::Proxy::custom(move |url| {
                 proxies.proxy_for(url).cloned()
             }))
+        };
+        let client = builder
             .timeout(limits.request_timeout)
             .connect_timeout(limits.request_timeout)
             .pool_max_idle_per_host(64)

@@ -65,6 +65,11 @@ impl ProxyRule {
         })
     }
 
+    /// Whether no URL goes through a proxy: the environment names none.
+    pub fn is_direct(&self) -> bool {
+        self.http.is_none() && self.https.is_none()
+    }
+
     /// The proxy that carries `url`, or `None` to connect directly.
     pub fn proxy_for(&self, url: &Url) -> Option<&Url> {
         let proxy = match url.scheme() {
