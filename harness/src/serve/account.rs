@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use super::ServerState;
 use super::Variant;
-use super::ctx::{CountFaults, Ctx};
+use super::ctx::{CountFaults, Ctx, PagedFaults, PagedParams};
 use super::fault::Fault;
 use super::ledger::{LogQuery, Order, PageAsk};
 use super::state::lock;
@@ -117,23 +117,23 @@ pub(crate) fn delete_member(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
 
 /// `private/get_transaction_log`.
 pub(crate) fn get_transaction_log(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
-    ctx.require_stated_scope()?;
-    let currency = ctx.listed(
-        "currency",
-        ctx.fault(Fault::TxlogCurrencyAny),
-        ctx.fault(Fault::TxlogCurrencyLastRefused),
-    )?;
-    let (mut count, default_count) = ctx.count(&CountFaults {
-        zero: Fault::TxlogCount0,
-        min_refused: Fault::TxlogCount1Refused,
-        over_max: Fault::TxlogCount251,
-        max_refused: Fault::TxlogCountMaxRefused,
-        default_raised: Fault::TxlogDefault150,
+    let PagedParams {
+        currency,
+        count,
+        default_count,
+    } = ctx.paged_params(&PagedFaults {
+        currency_any: Fault::TxlogCurrencyAny,
+        currency_last_refused: Fault::TxlogCurrencyLastRefused,
+        count: CountFaults {
+            zero: Fault::TxlogCount0,
+            min_refused: Fault::TxlogCount1Refused,
+            over_max: Fault::TxlogCount251,
+            max_refused: Fault::TxlogCountMaxRefused,
+            default_raised: Fault::TxlogDefault150,
+        },
     })?;
     let params = &ctx.params;
-    if count == 0 {
-        count = default_count;
-    }
+    let count = if count == 0 { default_count } else { count };
     let start = non_negative(params.int("start_timestamp"), "start_timestamp")?.unwrap_or(0);
     let end = non_negative(params.int("end_timestamp"), "end_timestamp")?
         .unwrap_or_else(|| ctx.state.now_ms());

@@ -30,6 +30,27 @@ pub(crate) struct CountFaults {
     pub(crate) default_raised: Fault,
 }
 
+/// The faults that distort the parameters every paged method of the spec table shares
+/// (see [`Ctx::paged_params`]).
+pub(crate) struct PagedFaults {
+    /// Every `currency` is accepted.
+    pub(crate) currency_any: Fault,
+    /// The last listed `currency` is refused.
+    pub(crate) currency_last_refused: Fault,
+    /// What distorts `count`.
+    pub(crate) count: CountFaults,
+}
+
+/// A paged method's shared parameters, checked.
+pub(crate) struct PagedParams<'p> {
+    /// `currency`, one of the listed values.
+    pub(crate) currency: Option<&'p str>,
+    /// `count` as requested, or the default when absent.
+    pub(crate) count: i64,
+    /// The default `count`, as the faults distort it.
+    pub(crate) default_count: i64,
+}
+
 /// Everything a method body sees.
 pub(crate) struct Ctx<'a> {
     pub(crate) state: &'a ServerState,
@@ -127,6 +148,26 @@ impl Ctx<'_> {
             default
         };
         Ok((self.params.count("count", min, max, default)?, default))
+    }
+
+    /// The caller's scope and the shared parameters of a paged method (`currency`,
+    /// `count`), checked in that order as the method's faults distort them.
+    pub(crate) fn paged_params(
+        &self,
+        faults: &PagedFaults,
+    ) -> Result<PagedParams<'_>, ErrorObject> {
+        self.require_stated_scope()?;
+        let currency = self.listed(
+            "currency",
+            self.fault(faults.currency_any),
+            self.fault(faults.currency_last_refused),
+        )?;
+        let (count, default_count) = self.count(&faults.count)?;
+        Ok(PagedParams {
+            currency,
+            count,
+            default_count,
+        })
     }
 
     /// Whether a spec-open variant is on.

@@ -8,7 +8,7 @@
 
 use serde_json::{Value, json};
 
-use super::ctx::{CountFaults, Ctx};
+use super::ctx::{CountFaults, Ctx, PagedFaults, PagedParams};
 use super::fault::Fault;
 use super::fixtures::{DEFAULT_INSTRUMENT, round};
 use super::state::MAIN_ID;
@@ -84,23 +84,23 @@ pub(crate) fn get_mmp_status(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
 
 /// `private/get_trigger_order_history`.
 pub(crate) fn get_trigger_order_history(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
-    ctx.require_stated_scope()?;
-    let currency = ctx.listed(
-        "currency",
-        ctx.fault(Fault::TriggerCurrencyAny),
-        ctx.fault(Fault::TriggerCurrencyLastRefused),
-    )?;
+    let PagedParams {
+        currency, count, ..
+    } = ctx.paged_params(&PagedFaults {
+        currency_any: Fault::TriggerCurrencyAny,
+        currency_last_refused: Fault::TriggerCurrencyLastRefused,
+        count: CountFaults {
+            zero: Fault::TriggerCount0,
+            min_refused: Fault::TriggerCount1Refused,
+            over_max: Fault::TriggerCount1001,
+            max_refused: Fault::TriggerCountMaxRefused,
+            default_raised: Fault::TriggerDefault30,
+        },
+    })?;
     let instrument = ctx
         .params
         .str("instrument_name")
         .filter(|_| !ctx.fault(Fault::TriggerInstrumentIgnored));
-    let (count, _) = ctx.count(&CountFaults {
-        zero: Fault::TriggerCount0,
-        min_refused: Fault::TriggerCount1Refused,
-        over_max: Fault::TriggerCount1001,
-        max_refused: Fault::TriggerCountMaxRefused,
-        default_raised: Fault::TriggerDefault30,
-    })?;
     let entries: &[super::ledger::TriggerEntry] = if ctx.caller()?.user_id == MAIN_ID {
         &ctx.state.ledger.triggers
     } else {
