@@ -1,3 +1,5 @@
+//! Unit tests of `harness diff`: reading `report.json` and listing what changed between two runs.
+
 use super::*;
 
 fn row(case: &str, transport: &str, verdict: Verdict) -> Row {

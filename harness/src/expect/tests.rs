@@ -1,3 +1,5 @@
+//! Unit tests of expectation files: entries read with their lines, known failures becoming xfail or fixed, and the file `--write-expect` writes.
+
 use std::path::Path;
 
 use super::*;

@@ -1,3 +1,5 @@
+//! Unit tests of the target file: loading, secrets from the environment, round trips and `path:line` errors.
+
 use std::path::Path;
 
 use super::*;

@@ -1,3 +1,5 @@
+//! Unit tests of the signers: published vectors, strings to sign, the signed `Authorization` header, and their properties.
+
 use proptest::prelude::*;
 
 use super::*;

@@ -1,3 +1,5 @@
+//! Unit tests of the case loader: good cases load with their step lines, bad ones give `path:line: message`.
+
 use std::path::Path;
 
 use super::*;

@@ -1,3 +1,5 @@
+//! Unit tests of judging captured responses against the catalog and the result schemas.
+
 use std::path::Path;
 use std::sync::OnceLock;
 

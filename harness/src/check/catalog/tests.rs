@@ -1,3 +1,5 @@
+//! Unit tests of the clause catalog: quotes, and the problems a `must` clause without a SPEC.md quote raises.
+
 use std::path::Path;
 
 use super::*;

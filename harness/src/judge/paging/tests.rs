@@ -1,3 +1,5 @@
+//! Unit tests of the judge's paging checks, with record builders the walk tests share.
+
 use serde_json::json;
 
 use super::*;

@@ -1,3 +1,5 @@
+//! Unit tests of the judge's signature checks: correct, wrong and replayed client signatures.
+
 use std::collections::BTreeMap;
 
 use super::*;

@@ -1,3 +1,5 @@
+//! Unit tests of the judge's walk checks: walks read to the end or stopped where a reader may, and restarts, loops and unknown continuations.
+
 use serde_json::json;
 
 use super::*;

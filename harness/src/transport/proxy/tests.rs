@@ -1,3 +1,5 @@
+//! Unit tests of the proxy rule: which variable carries which scheme, `NO_PROXY`, and loopback.
+
 use super::*;
 
 fn rule(pairs: &[(&str, &str)]) -> ProxyRule {

@@ -1,3 +1,5 @@
+//! Unit tests of the sequence case-file writer: every action becomes a case the loader accepts.
+
 use std::path::Path;
 
 use super::*;

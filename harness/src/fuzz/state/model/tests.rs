@@ -1,3 +1,5 @@
+//! Unit tests of the model of token state: what each sequence step should get, as SPEC.md section 5 rules it.
+
 use super::*;
 use crate::fuzz::state::Grant;
 
