@@ -34,7 +34,7 @@ pub(crate) fn diff(args: DiffArgs) -> Result<u8, CliError> {
         Format::Text => print!("{}", diff::render_text(&diff)),
         Format::Markdown => print!("{}", diff::render_markdown(&diff)),
     }
-    Ok(if diff.regressions().next().is_some() {
+    Ok(if !diff.regressions.is_empty() {
         exit::FAIL
     } else {
         exit::PASS

@@ -14,7 +14,7 @@ use std::time::Duration;
 use clap::Args;
 use harness::case::{self, TransportKind};
 use harness::check::{Catalog, SchemaSet, Verdict};
-use harness::expect::{self, EntryOutcome, EntryStatus, Expectations, Known, Selector};
+use harness::expect::{self, EntryOutcome, EntryStatus, Expectations, Known};
 use harness::report::{self, Context, Summary};
 use harness::run::{self, CaseResult, Event, Interrupt, RunError, RunReport};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -102,8 +102,13 @@ pub(crate) fn load_expectations(
     path: Option<&Path>,
     known: &Known,
 ) -> Result<Option<Expectations>, CliError> {
-    path.map(|path| expect::load(path, known).map_err(CliError::usage))
-        .transpose()
+    let expectations = path
+        .map(|path| expect::load(path, known).map_err(CliError::usage))
+        .transpose()?;
+    for warning in expectations.iter().flat_map(|file| &file.warnings) {
+        eprintln!("{warning}");
+    }
+    Ok(expectations)
 }
 
 pub(crate) fn run(args: RunArgs) -> Result<u8, CliError> {
@@ -265,17 +270,13 @@ pub(crate) fn print_expectations(
         .filter(|outcome| outcome.status == EntryStatus::Fixed)
     {
         let entry = &outcome.entry;
-        let (kind, name) = match &entry.selector {
-            Selector::Case(case) => ("case", case),
-            Selector::Clause(clause) => ("clause", clause),
-        };
         let over = entry
             .transport
             .map(|transport| format!(" [{transport}]"))
             .unwrap_or_default();
         println!(
-            "FIXED {kind} {name}{over} ({file}:{}): passes now: remove it from {file}",
-            entry.line
+            "FIXED {}{over} ({file}:{}): passes now: remove it from {file}",
+            entry.selector, entry.line
         );
     }
     println!(

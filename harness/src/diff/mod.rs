@@ -4,9 +4,12 @@
 //!
 //! An execution is one (case, transport) row. Its verdict is passing (`pass`, `info`,
 //! `warn`, `fixed`), failing (`fail`, `error`, `xfail`) or not run (`skip`). A
-//! **regression** is an execution that now fails or errs (`fail`, `error`) and did not
-//! fail before (passed, or did not run); a known failure (`xfail`) that newly fails is
-//! listed but is no regression, since an expectations file accepted it.
+//! **regression** is an execution that now fails the gate (`fail`, `error`) and did not
+//! before (passed, did not run, or was a known failure: a known-failing case that breaks a
+//! clause its entries do not name fails again). A **newly known failure** is an execution
+//! that now fails as an expectations file accepts (`xfail`) and did not fail before: no
+//! regression, but listed apart, since a gate that only grows its list of known failures
+//! is still losing ground. A **fix** is an execution that failed and passes now.
 
 mod render;
 
@@ -46,8 +49,10 @@ pub struct Change {
 /// run's).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Diff {
-    /// Did not fail before, fails now.
-    pub newly_failing: Vec<Change>,
+    /// Fails the gate now (`fail`, `error`), did not before.
+    pub regressions: Vec<Change>,
+    /// A known failure now (`xfail`), did not fail before.
+    pub newly_known: Vec<Change>,
     /// Failed before, passes now.
     pub newly_passing: Vec<Change>,
     /// Only in the new run.
@@ -131,8 +136,10 @@ pub fn diff(old: &[Row], new: &[Row]) -> Diff {
             before: (*was).clone(),
             after: row.clone(),
         };
-        if row.verdict.is_broken() && !was.verdict.is_broken() {
-            diff.newly_failing.push(change());
+        if row.verdict.is_failure() && !was.verdict.is_failure() {
+            diff.regressions.push(change());
+        } else if row.verdict == Verdict::Xfail && !was.verdict.is_broken() {
+            diff.newly_known.push(change());
         } else if passing(row.verdict) && was.verdict.is_broken() {
             diff.newly_passing.push(change());
         }
@@ -146,16 +153,10 @@ pub fn diff(old: &[Row], new: &[Row]) -> Diff {
 }
 
 impl Diff {
-    /// Newly failing executions that fail the gate (`fail`, `error`; not `xfail`).
-    pub fn regressions(&self) -> impl Iterator<Item = &Change> {
-        self.newly_failing
-            .iter()
-            .filter(|change| change.after.verdict.is_failure())
-    }
-
     /// Whether nothing changed that the diff lists.
     pub fn is_empty(&self) -> bool {
-        self.newly_failing.is_empty()
+        self.regressions.is_empty()
+            && self.newly_known.is_empty()
             && self.newly_passing.is_empty()
             && self.added.is_empty()
             && self.removed.is_empty()

@@ -105,11 +105,12 @@ fn table_head(title: &str, rows: usize, columns: &[&str]) -> String {
     )
 }
 
-/// The executions whose outcome changed, newly failing then newly passing, each list with
-/// its title; empty lists left out.
+/// The executions whose outcome changed (regressions, newly known failures, newly passing),
+/// each list with its title; empty lists left out.
 fn changed(diff: &Diff) -> impl Iterator<Item = (&'static str, &[Change])> {
     [
-        ("newly failing", diff.newly_failing.as_slice()),
+        ("regressions", diff.regressions.as_slice()),
+        ("newly known failures", diff.newly_known.as_slice()),
         ("newly passing", diff.newly_passing.as_slice()),
     ]
     .into_iter()
@@ -136,17 +137,17 @@ fn capitalized(title: &str) -> String {
         .unwrap_or_default()
 }
 
-/// `2 regressions; 3 newly failing, 1 newly passing, 0 added, 0 removed`.
+/// `2 regressions; 3 newly known failures, 1 newly passing, 0 added, 0 removed`.
 fn headline(diff: &Diff) -> String {
-    let regressions = diff.regressions().count();
+    let regressions = diff.regressions.len();
     let lead = match regressions {
         0 => "no regression".to_owned(),
         1 => "1 regression".to_owned(),
         n => format!("{n} regressions"),
     };
     format!(
-        "{lead}; {} newly failing, {} newly passing, {} added, {} removed",
-        diff.newly_failing.len(),
+        "{lead}; {} newly known failures, {} newly passing, {} added, {} removed",
+        diff.newly_known.len(),
         diff.newly_passing.len(),
         diff.added.len(),
         diff.removed.len()

@@ -1,5 +1,5 @@
 //! Reading an expectations file: TOML with `deny_unknown_fields`, then the checks serde
-//! cannot express (one of `case` and `clause`, a reason, a known case, clause and
+//! cannot express (a `case`, a `clause` or both, a reason, a known case, clause and
 //! transport, no duplicate), each defect reported as `path:line: message` with a
 //! did-you-mean where a name is close to a known one.
 
@@ -46,6 +46,7 @@ pub fn parse(path: &Path, text: &str, known: &Known) -> Result<Expectations, Fil
     let file: ExpectFile =
         toml::from_str(text).map_err(|error| FileError::from_toml(path, text, &error))?;
     let mut entries = Vec::with_capacity(file.known_failure.len());
+    let mut warnings = Vec::new();
     let mut seen: BTreeMap<(Selector, Option<TransportKind>), usize> = BTreeMap::new();
     let cases: Vec<&str> = known.cases.keys().map(String::as_str).collect();
     let clauses: Vec<&str> = known.clauses.iter().map(String::as_str).collect();
@@ -67,24 +68,32 @@ pub fn parse(path: &Path, text: &str, known: &Known) -> Result<Expectations, Fil
                 ))
             }
         };
-        let selector = match (raw.case, raw.clause) {
-            (Some(case), None) => Selector::Case(named(case, "case", &cases)?),
-            (None, Some(clause)) => Selector::Clause(named(clause, "clause", &clauses)?),
-            (Some(_), Some(_)) => {
-                return Err(FileError::new(
-                    path,
-                    line,
-                    "a known_failure names a case or a clause, not both",
-                ));
-            }
-            (None, None) => {
-                return Err(FileError::new(
-                    path,
-                    line,
-                    "a known_failure needs a case or a clause",
-                ));
-            }
-        };
+        let case = raw
+            .case
+            .map(|case| named(case, "case", &cases))
+            .transpose()?;
+        let clause = raw
+            .clause
+            .map(|clause| named(clause, "clause", &clauses))
+            .transpose()?;
+        if case.is_none() && clause.is_none() {
+            return Err(FileError::new(
+                path,
+                line,
+                "a known_failure needs a case, a clause, or both",
+            ));
+        }
+        if let (Some(case), None) = (&case, &clause)
+            && !known.clauses.contains(case)
+        {
+            warnings.push(format!(
+                "{}:{line}: warning: known failure of case \"{case}\" names no clause, so it \
+                 hides every failure of the case, new ones included; name the clause it \
+                 breaks (clause = \"...\"), as `--write-expect` writes",
+                path.display()
+            ));
+        }
+        let selector = Selector { case, clause };
         let transport = match raw.transport {
             None => None,
             Some(name) => Some(transport(
@@ -125,6 +134,7 @@ pub fn parse(path: &Path, text: &str, known: &Known) -> Result<Expectations, Fil
     Ok(Expectations {
         path: path.to_owned(),
         entries,
+        warnings,
     })
 }
 
@@ -145,7 +155,7 @@ fn transport(
             TransportKind::ALL.iter().map(|kind| kind.as_str()),
         ));
     };
-    if let Selector::Case(case) = selector
+    if let Some(case) = &selector.case
         && let Some(transports) = known.cases.get(case)
         && !transports.contains(&kind)
     {

@@ -1,13 +1,14 @@
 //! Writing an expectations file from a run (`harness run --write-expect FILE`): the
-//! entries of a previous file that still fail or did not run, then one entry per case
-//! that fails now and no entry covers, each with a placeholder reason to replace.
+//! entries of a previous file that still fail or did not run, then one entry per case,
+//! clause and transport that fails now and no entry covers, each with a placeholder reason
+//! to replace. Entries that narrow are what keep a new failure of another clause, or of
+//! the same clause over another transport, failing the run.
 
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 
 use serde::Serialize;
 
 use super::{Entry, EntryOutcome, EntryStatus, Selector};
-use crate::case::TransportKind;
 use crate::check::{Redactor, Verdict};
 use crate::run::CaseResult;
 
@@ -15,8 +16,10 @@ use crate::run::CaseResult;
 pub const PLACEHOLDER: &str = "FIXME: say why this failure is accepted";
 
 /// The entries a file written now holds: `previous` entries still needed (failing, or not
-/// run this time), then one per case failing now (with a transport when only some of the
-/// transports it ran over fail). Messages in placeholders go through `redactor`.
+/// run this time), then one per case, clause and transport failing now that they do not
+/// cover, in the run's order. Messages in placeholders go through `redactor`. An
+/// execution the harness could not carry out (`error`) gets no entry: it is no known
+/// failure of the target.
 pub fn entries_for(
     results: &[CaseResult],
     previous: &[EntryOutcome],
@@ -27,47 +30,30 @@ pub fn entries_for(
         .filter(|outcome| outcome.status != EntryStatus::Fixed)
         .map(|outcome| outcome.entry.clone())
         .collect();
-    // Per case: the transports it ran over, and its failing results.
-    let mut cases: BTreeMap<&str, (Vec<TransportKind>, Vec<&CaseResult>)> = BTreeMap::new();
-    let mut order: Vec<&str> = Vec::new();
+    let mut written = BTreeSet::new();
     for result in results {
-        if result.verdict == Verdict::Skip {
+        if !matches!(result.verdict, Verdict::Fail | Verdict::Xfail) {
             continue;
         }
-        let slot = cases.entry(result.case.as_str()).or_insert_with(|| {
-            order.push(result.case.as_str());
-            (Vec::new(), Vec::new())
-        });
-        slot.0.push(result.transport);
-        if result.verdict.is_failure() {
-            slot.1.push(result);
-        }
-    }
-    for case in order {
-        let (ran, failing) = &cases[case];
-        let Some(first) = failing.first() else {
-            continue;
-        };
-        let placeholder = |result: &CaseResult| {
-            let message: String = redactor.text(&result.message).chars().take(160).collect();
-            format!(
-                "{PLACEHOLDER} (fails {}: {message})",
-                result.clauses.join(", ")
-            )
-        };
-        if failing.len() == ran.len() {
-            entries.push(Entry {
-                selector: Selector::Case(case.to_owned()),
-                transport: None,
-                reason: placeholder(first),
-                line: 0,
-            });
-        } else {
-            for result in failing {
+        for finding in &result.findings {
+            if !finding.verdict.is_broken() {
+                continue;
+            }
+            for clause in &finding.clauses {
+                let selector = Selector::case_clause(&result.case, clause);
+                let covered = entries.iter().any(|entry| {
+                    entry.covers_transport(result.transport)
+                        && entry.selector.names_case(&result.case)
+                        && entry.selector.names_finding(finding)
+                });
+                if covered || !written.insert((selector.clone(), result.transport)) {
+                    continue;
+                }
+                let message: String = redactor.text(&finding.message).chars().take(160).collect();
                 entries.push(Entry {
-                    selector: Selector::Case(case.to_owned()),
+                    selector,
                     transport: Some(result.transport),
-                    reason: placeholder(result),
+                    reason: format!("{PLACEHOLDER} ({message})"),
                     line: 0,
                 });
             }
@@ -97,17 +83,11 @@ pub fn render(entries: &[Entry]) -> String {
     let file = FileOut {
         known_failure: entries
             .iter()
-            .map(|entry| {
-                let (case, clause) = match &entry.selector {
-                    Selector::Case(case) => (Some(case.clone()), None),
-                    Selector::Clause(clause) => (None, Some(clause.clone())),
-                };
-                EntryOut {
-                    case,
-                    clause,
-                    transport: entry.transport.map(|kind| kind.as_str().to_owned()),
-                    reason: entry.reason.clone(),
-                }
+            .map(|entry| EntryOut {
+                case: entry.selector.case.clone(),
+                clause: entry.selector.clause.clone(),
+                transport: entry.transport.map(|kind| kind.as_str().to_owned()),
+                reason: entry.reason.clone(),
             })
             .collect(),
     };
@@ -119,8 +99,9 @@ pub fn render(entries: &[Entry]) -> String {
     };
     format!(
         "# Known failures for `harness run --expect` (README.md, \"Known failures\").\n\
-         # Each entry names a case or a clause, optionally one transport, and why the failure\n\
-         # is accepted. A known failure is reported as xfail and does not fail the run; an\n\
-         # entry that passes again is reported as fixed: remove it then.\n\n{body}"
+         # Each entry names a case and the clause it breaks (or only one of the two), optionally\n\
+         # one transport, and why the failure is accepted. A known failure is\n\
+         # reported as xfail and does not fail the run; a failure no entry names still fails it;\n\
+         # an entry that passes again is reported as fixed: remove it then.\n\n{body}"
     )
 }

@@ -41,7 +41,7 @@ fn regressions_fixes_and_removed_cases_between_two_runs() {
     let worse = run(&["diff", &path(&clean), &path(&faulty)]);
     assert_eq!(worse.status.code(), Some(1), "{}", text(&worse));
     let stdout = String::from_utf8_lossy(&worse.stdout);
-    assert!(stdout.contains("newly failing ("), "{stdout}");
+    assert!(stdout.contains("regressions ("), "{stdout}");
     assert!(
         stdout.contains(&format!("FAIL  {CASE} [ws] {{{CLAUSE}")),
         "{stdout}"
@@ -75,7 +75,7 @@ fn regressions_fixes_and_removed_cases_between_two_runs() {
     assert_eq!(markdown.status.code(), Some(1));
     let comment = String::from_utf8_lossy(&markdown.stdout);
     assert!(comment.starts_with("### Conformance: "), "{comment}");
-    assert!(comment.contains("#### Newly failing"), "{comment}");
+    assert!(comment.contains("#### Regressions"), "{comment}");
     assert!(
         comment.contains(&format!("| fail | pass | `{CASE}` | ws | {CLAUSE}")),
         "{comment}"

@@ -58,7 +58,12 @@ fn known_failure_stays_green_new_failure_goes_red_fixed_is_reported() {
     );
     assert_eq!(written.status.code(), Some(1), "{}", text(&written));
     let file = std::fs::read_to_string(&expect).unwrap();
-    assert!(file.contains(&format!("case = \"{CASE}\"")), "{file}");
+    assert!(
+        file.contains(&format!(
+            "case = \"{CASE}\"\nclause = \"{CLAUSE}\"\ntransport = \"ws\""
+        )),
+        "{file}"
+    );
     assert!(
         file.contains("FIXME: say why this failure is accepted"),
         "{file}"
@@ -85,6 +90,13 @@ fn known_failure_stays_green_new_failure_goes_red_fixed_is_reported() {
         &["--fault", "sig-nonce-reuse", "--expect", expect_arg],
     );
     assert_eq!(known.status.code(), Some(0), "{}", text(&known));
+    assert!(
+        String::from_utf8_lossy(&known.stderr).contains(&format!(
+            "{expect_arg}:1: warning: known failure of case \"{CASE}\" names no clause"
+        )),
+        "the broad form is accepted with a warning: {}",
+        text(&known)
+    );
     let stdout = text(&known);
     assert!(stdout.contains(&format!("XFAIL {CASE}")), "{stdout}");
     assert!(stdout.contains("known failures"), "{stdout}");
@@ -147,6 +159,59 @@ fn known_failure_stays_green_new_failure_goes_red_fixed_is_reported() {
     );
     let strict = gate(&dir, "strict", &["--expect", expect_arg, "--strict-expect"]);
     assert_eq!(strict.status.code(), Some(1), "{}", text(&strict));
+}
+
+/// A file written under one fault, a run under a second fault that breaks another clause
+/// of the same cases: the entries are as narrow as what failed, so the run fails and the
+/// diff against a clean run shows the regression.
+#[test]
+fn a_known_failure_does_not_hide_a_new_clause_of_the_same_case() {
+    let dir = temp_dir("expect-two-faults");
+    let expect = dir.join("expect.toml");
+    let expect_arg = expect.to_str().unwrap();
+    let clean = gate(&dir, "clean", &[]);
+    assert_eq!(clean.status.code(), Some(0), "{}", text(&clean));
+    let first = gate(
+        &dir,
+        "first",
+        &[
+            "--fault",
+            "envelope-no-jsonrpc",
+            "--write-expect",
+            expect_arg,
+        ],
+    );
+    assert_eq!(first.status.code(), Some(1), "{}", text(&first));
+    let file = std::fs::read_to_string(&expect).unwrap();
+    assert!(file.contains("clause = \"env.response.jsonrpc\""), "{file}");
+    assert!(!file.contains("env.response.id\""), "{file}");
+
+    let second = gate(
+        &dir,
+        "second",
+        &["--fault", "envelope-id-off-by-one", "--expect", expect_arg],
+    );
+    assert_eq!(second.status.code(), Some(1), "{}", text(&second));
+    let json = report(&dir.join("second"));
+    assert_eq!(json["summary"]["xfail"], 0, "{}", json["summary"]);
+    assert!(
+        json["summary"]["fail"].as_u64().unwrap() >= 1,
+        "{}",
+        json["summary"]
+    );
+
+    let path = |name: &str| {
+        dir.join(name)
+            .join("report.json")
+            .to_str()
+            .unwrap()
+            .to_owned()
+    };
+    let diff = run(&["diff", &path("clean"), &path("second")]);
+    assert_eq!(diff.status.code(), Some(1), "{}", text(&diff));
+    let stdout = String::from_utf8_lossy(&diff.stdout);
+    assert!(stdout.contains("regressions ("), "{stdout}");
+    assert!(stdout.contains("env.response.id"), "{stdout}");
 }
 
 #[test]
