@@ -27,16 +27,17 @@
 //! and their clauses; a skip (missing account, fixture or permission) and a known failure
 //! of [`Suite::expect`] are ignored trials with the reason. Cases marked `serial` change
 //! state other cases may see: each runs alone (against the reference server, on a fresh
-//! server of its own). Setup defects (a broken target file, an unreachable cases
-//! directory) fail one trial, `conformance setup`, that says what is wrong.
+//! server of its own). Setup defects (a broken target file, a broken case file of an
+//! added directory) fail one trial, `conformance setup`, that says what is wrong.
 
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 
 use libtest_mimic::{Completion, Failed, Trial};
 
-use crate::case::{self, Case, TransportKind};
-use crate::check::{Catalog, SchemaSet, Verdict};
+use crate::case::{Case, TransportKind};
+use crate::check::Verdict;
+use crate::corpus::{Corpus, CorpusSource};
 use crate::expect::{self, Expectations, Known};
 use crate::run::{self, CaseResult, Runner};
 use crate::serve;
@@ -72,8 +73,8 @@ pub enum TargetSource {
 pub struct Suite {
     /// The server under test.
     pub source: TargetSource,
-    /// The `cases/` directory (default: the one beside this crate).
-    pub cases_dir: PathBuf,
+    /// The corpus (default: the one embedded in this crate).
+    pub corpus: CorpusSource,
     /// Only these transports (all when `None`).
     pub transports: Option<Vec<TransportKind>>,
     /// Per-request limits.
@@ -102,7 +103,7 @@ impl Suite {
     pub fn new(source: TargetSource) -> Suite {
         Suite {
             source,
-            cases_dir: PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../cases")),
+            corpus: CorpusSource::default(),
             transports: None,
             limits: RequestLimits::default(),
             expect: None,
@@ -123,12 +124,11 @@ impl Suite {
     }
 
     fn prepare(self) -> Result<Vec<Trial>, String> {
-        let catalog =
-            Catalog::load(&self.cases_dir.join("clauses.toml")).map_err(|e| e.to_string())?;
-        let schemas =
-            SchemaSet::load(&self.cases_dir.join("schemas")).map_err(|e| e.to_string())?;
-        let cases =
-            case::discover(&self.cases_dir, &catalog, &schemas).map_err(|e| e.to_string())?;
+        let Corpus {
+            catalog,
+            schemas,
+            cases,
+        } = Corpus::load(&self.corpus).map_err(|e| e.to_string())?;
         let expectations = match &self.expect {
             None => None,
             Some(path) => {
@@ -168,12 +168,7 @@ impl Suite {
         refuse_plain_text_to_another_host(&target)?;
         let config = run::Config {
             limits: self.limits,
-            ..run::Config::new(
-                target.clone(),
-                Vec::new(),
-                Arc::new(catalog),
-                Arc::new(schemas),
-            )
+            ..run::Config::new(target.clone(), Vec::new(), catalog, schemas)
         };
         let runner = Runner::new(&config).map_err(|error| error.to_string())?;
         let shared = Arc::new(Shared {

@@ -6,6 +6,7 @@ pub mod auth;
 pub mod case;
 pub mod check;
 pub mod conformance;
+pub mod corpus;
 pub mod diff;
 pub mod expect;
 pub mod file_error;

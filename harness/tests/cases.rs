@@ -76,7 +76,10 @@ fn main() -> std::process::ExitCode {
     // The same trials a server crate gets from `harness::conformance`, against the
     // reference server, each passing one also checked against its snapshot.
     let mut suite = Suite::new(TargetSource::Reference(serve::Config::loopback()));
-    suite.cases_dir = root;
+    suite.corpus = harness::corpus::CorpusSource {
+        dir: Some(root),
+        added: Vec::new(),
+    };
     suite.on_pass = Some(std::sync::Arc::new(snapshot_matches));
     suite.skips_fail = true;
     trials.extend(suite.trials());

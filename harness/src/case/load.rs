@@ -9,6 +9,19 @@ use super::{AuthMode, Case, Outcome, TransportKind};
 use crate::check::{Catalog, SchemaSet};
 use crate::file_error::{FileError, did_you_mean, line_of};
 
+/// The `*.toml` files of a corpus that are not case files: the clause catalog, the
+/// traceability table and the corpus crate's manifest.
+pub const NOT_CASE_FILES: &[&str] = &["clauses.toml", "statements.toml", "Cargo.toml"];
+
+/// Whether a corpus file (by its path) is a case file.
+pub fn is_case_file(path: &Path) -> bool {
+    path.extension().is_some_and(|ext| ext == "toml")
+        && path
+            .file_name()
+            .and_then(|name| name.to_str())
+            .is_some_and(|name| !NOT_CASE_FILES.contains(&name))
+}
+
 /// Loads every `*.toml` case file under `dir` (recursively, in path order), except the
 /// clause catalog. Clause ids and schema names are checked against `catalog` and `schemas`.
 pub fn discover(
@@ -19,13 +32,40 @@ pub fn discover(
     let mut paths = Vec::new();
     collect(dir, &mut paths)?;
     paths.sort();
-    let mut cases = Vec::with_capacity(paths.len());
-    let mut seen: BTreeMap<String, PathBuf> = BTreeMap::new();
+    let mut files = Vec::with_capacity(paths.len());
     for path in paths {
-        let case = load_file(&path, catalog, schemas)?;
-        if let Some(first) = seen.insert(case.id.clone(), path.clone()) {
+        let text = std::fs::read_to_string(&path).map_err(|error| {
+            FileError::new(&path, 0, format!("failed to read case file: {error}"))
+        })?;
+        files.push((path, text));
+    }
+    let cases = parse_all(
+        files
+            .iter()
+            .map(|(path, text)| (path.as_path(), text.as_str())),
+        catalog,
+        schemas,
+    )?;
+    if cases.is_empty() {
+        return Err(FileError::new(dir, 0, "no case files found"));
+    }
+    Ok(cases)
+}
+
+/// Parses case-file texts in the order given; a case id used twice is an error naming both
+/// files.
+pub fn parse_all<'a>(
+    files: impl IntoIterator<Item = (&'a Path, &'a str)>,
+    catalog: &Catalog,
+    schemas: &SchemaSet,
+) -> Result<Vec<Case>, FileError> {
+    let mut cases = Vec::new();
+    let mut seen: BTreeMap<String, PathBuf> = BTreeMap::new();
+    for (path, text) in files {
+        let case = parse_case(path, text, catalog, schemas)?;
+        if let Some(first) = seen.insert(case.id.clone(), path.to_owned()) {
             return Err(FileError::new(
-                &path,
+                path,
                 1,
                 format!(
                     "case id \"{}\" is also used by {}",
@@ -35,9 +75,6 @@ pub fn discover(
             ));
         }
         cases.push(case);
-    }
-    if cases.is_empty() {
-        return Err(FileError::new(dir, 0, "no case files found"));
     }
     Ok(cases)
 }
@@ -51,9 +88,7 @@ fn collect(dir: &Path, paths: &mut Vec<PathBuf>) -> Result<(), FileError> {
             .path();
         if path.is_dir() {
             collect(&path, paths)?;
-        } else if path.extension().is_some_and(|ext| ext == "toml")
-            && path.file_name().is_some_and(|name| name != "clauses.toml")
-        {
+        } else if is_case_file(&path) {
             paths.push(path);
         }
     }

@@ -2,7 +2,7 @@
 //! `case_parse_no_panic` and the proptest test below: any text either loads as a case that
 //! keeps the loader's promises or is refused with a `path:line` inside the file.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::LazyLock;
 
 use super::parse_case;
@@ -15,12 +15,20 @@ const FUZZ_PATH: &str = "fuzz.toml";
 /// accepts has an id, clauses, transports and steps, each step of exactly one kind at a line
 /// of the file; a refusal names the file and a line no further than its end.
 ///
-/// The clause catalog and schemas are this repository's `cases/`.
+/// The clause catalog and schemas are the embedded corpus's.
 pub fn case_parse_no_panic(bytes: &[u8]) -> Result<(), String> {
     static CORPUS: LazyLock<Result<(Catalog, SchemaSet), String>> = LazyLock::new(|| {
-        let root = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../cases"));
-        let catalog = Catalog::load(&root.join("clauses.toml")).map_err(|e| e.to_string())?;
-        let schemas = SchemaSet::load(&root.join("schemas")).map_err(|e| e.to_string())?;
+        let file = |path: &str| harness_cases::FILES.iter().find(|file| file.path == path);
+        let catalog_text = file("clauses.toml").map_or("", |file| file.text);
+        let catalog =
+            Catalog::parse(Path::new("clauses.toml"), catalog_text).map_err(|e| e.to_string())?;
+        let schemas = SchemaSet::from_texts(
+            harness_cases::FILES
+                .iter()
+                .filter(|file| file.path.starts_with("schemas/"))
+                .map(|file| (Path::new(file.path), file.text)),
+        )
+        .map_err(|e| e.to_string())?;
         Ok((catalog, schemas))
     });
     let (catalog, schemas) = CORPUS.as_ref().map_err(Clone::clone)?;

@@ -81,7 +81,7 @@ impl SchemaSet {
             path: path.to_owned(),
             source,
         };
-        let mut documents = BTreeMap::new();
+        let mut files = Vec::new();
         let entries = std::fs::read_dir(dir).map_err(|source| read_error(dir, source))?;
         for entry in entries {
             let path = entry.map_err(|source| read_error(dir, source))?.path();
@@ -90,9 +90,24 @@ impl SchemaSet {
             }
             let text =
                 std::fs::read_to_string(&path).map_err(|source| read_error(&path, source))?;
+            files.push((path, text));
+        }
+        SchemaSet::from_texts(
+            files
+                .iter()
+                .map(|(path, text)| (path.as_path(), text.as_str())),
+        )
+    }
+
+    /// Compiles schema texts, each named by its path's file stem (`method.public.auth`).
+    pub fn from_texts<'a>(
+        files: impl IntoIterator<Item = (&'a Path, &'a str)>,
+    ) -> Result<SchemaSet, SchemaError> {
+        let mut documents = BTreeMap::new();
+        for (path, text) in files {
             let document: Value =
-                serde_json::from_str(&text).map_err(|error| SchemaError::Invalid {
-                    path: path.clone(),
+                serde_json::from_str(text).map_err(|error| SchemaError::Invalid {
+                    path: path.to_owned(),
                     message: error.to_string(),
                 })?;
             let name = path
@@ -100,7 +115,7 @@ impl SchemaSet {
                 .and_then(|stem| stem.to_str())
                 .unwrap_or_default()
                 .to_owned();
-            documents.insert(name, (path, document));
+            documents.insert(name, (path.to_owned(), document));
         }
         SchemaSet::compile(documents)
     }

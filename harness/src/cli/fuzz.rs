@@ -6,16 +6,14 @@
 mod merge;
 
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
 use harness::case::TransportKind;
-use harness::check::SchemaSet;
 use harness::fuzz::{self, Config, FuzzError, Shard};
 
 use super::target::{TargetArgs, TargetChoice, Timeouts};
-use super::{CliError, cases_dir, exit, runtime};
+use super::{CliError, CorpusArgs, exit, runtime};
 
 /// `harness fuzz [options]`, or `harness fuzz merge DIR...`.
 #[derive(Debug, Args)]
@@ -62,9 +60,8 @@ struct FuzzRunArgs {
     /// Only these transports: http-query, http-body, ws, rest (repeatable).
     #[arg(long = "transport", value_name = "NAME", value_parser = parse_transport)]
     transports: Vec<TransportKind>,
-    /// Case directory holding schemas/ (default: ./cases).
-    #[arg(long, value_name = "DIR")]
-    cases: Option<PathBuf>,
+    #[command(flatten)]
+    corpus: CorpusArgs,
     #[command(flatten)]
     timeouts: Timeouts,
 }
@@ -84,8 +81,7 @@ pub(crate) fn fuzz(args: FuzzArgs) -> Result<u8, CliError> {
 
 fn run(args: FuzzRunArgs) -> Result<u8, CliError> {
     let choice = TargetChoice::from_args(&args.target)?;
-    let schemas_dir = cases_dir(args.cases.clone()).join("schemas");
-    let schemas = Arc::new(SchemaSet::load(&schemas_dir).map_err(CliError::usage)?);
+    let schemas = args.corpus.load()?.schemas;
     let seed = args.seed.unwrap_or_else(rand::random);
     let mut config = Config::new(seed, args.requests);
     config.shard = args.shard;

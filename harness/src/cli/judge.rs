@@ -13,13 +13,13 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use harness::case::TransportKind;
-use harness::check::{Catalog, Level, Side, Verdict};
+use harness::check::{Level, Side, Verdict};
 use harness::judge::{self, Judged, Scenario};
 use harness::report::{self, Context, Summary};
 use harness::target_file::RateLimits;
 
 use super::serve::TlsArgs;
-use super::{CliError, cases_dir, exit, runtime};
+use super::{CliError, CorpusArgs, exit, runtime};
 
 #[derive(Debug, Args)]
 pub(crate) struct JudgeArgs {
@@ -58,9 +58,8 @@ pub(crate) struct JudgeArgs {
     /// Only report these transports: http-query, http-body, ws, rest (repeatable).
     #[arg(long = "transport", value_name = "NAME", value_parser = parse_transport)]
     transports: Vec<TransportKind>,
-    /// Case directory holding clauses.toml (default: ./cases).
-    #[arg(long, value_name = "DIR")]
-    cases: Option<PathBuf>,
+    #[command(flatten)]
+    corpus: CorpusArgs,
     #[command(flatten)]
     tls: TlsArgs,
     /// Known failures (TOML, `case` = a client clause id): reported as xfail, not failed.
@@ -97,8 +96,7 @@ pub(crate) fn judge(args: JudgeArgs) -> Result<u8, CliError> {
         return Ok(exit::PASS);
     }
     let scenario = parse_scenario(&args.scenario)?;
-    let catalog_path = cases_dir(args.cases.clone()).join("clauses.toml");
-    let catalog = Catalog::load(&catalog_path).map_err(CliError::usage)?;
+    let catalog = args.corpus.load()?.catalog;
     let identity = args.tls.identity(args.listen)?;
     let known = harness::expect::Known::new(
         catalog

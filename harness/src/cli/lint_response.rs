@@ -21,7 +21,7 @@ use harness::check::{
 use harness::file_error::did_you_mean;
 use serde_json::Value;
 
-use super::{CliError, cases_dir, exit};
+use super::{CliError, CorpusArgs, exit};
 
 #[derive(Debug, Args)]
 pub(crate) struct LintResponseArgs {
@@ -33,15 +33,13 @@ pub(crate) struct LintResponseArgs {
     /// file's name).
     #[arg(long, value_name = "METHOD")]
     method: Option<String>,
-    /// Case directory holding clauses.toml and schemas/ (default: ./cases).
-    #[arg(long, value_name = "DIR")]
-    cases: Option<PathBuf>,
+    #[command(flatten)]
+    corpus: CorpusArgs,
 }
 
 pub(crate) fn lint_response(args: LintResponseArgs) -> Result<u8, CliError> {
-    let dir = cases_dir(args.cases);
-    let schemas = SchemaSet::load(&dir.join("schemas")).map_err(CliError::usage)?;
-    let catalog = Catalog::load(&dir.join("clauses.toml")).map_err(CliError::usage)?;
+    let corpus = args.corpus.load()?;
+    let (schemas, catalog) = (corpus.schemas, corpus.catalog);
     let methods: Vec<String> = schemas
         .names()
         .filter_map(|name| name.strip_prefix("method."))

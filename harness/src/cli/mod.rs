@@ -40,7 +40,7 @@ pub(crate) mod exit {
 /// Conformance test harness and fuzzing suite for the derivatives-trading JSON-RPC API
 /// (interface 2.1.1).
 #[derive(Debug, Parser)]
-#[command(name = "harness", version, about)]
+#[command(name = "harness", version = harness::corpus::version_line(), about)]
 pub(crate) struct Args {
     #[command(subcommand)]
     command: Command,
@@ -115,16 +115,29 @@ pub(crate) fn run(args: Args) -> Result<u8, CliError> {
     }
 }
 
-/// The `cases/` directory: `--cases`, else `./cases`, else the one beside the crate.
-pub(crate) fn cases_dir(explicit: Option<PathBuf>) -> PathBuf {
-    explicit.unwrap_or_else(|| {
-        let local = PathBuf::from("cases");
-        if local.join("clauses.toml").exists() {
-            local
-        } else {
-            PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../cases"))
-        }
-    })
+/// The corpus a command reads: the one embedded in the binary unless `--cases` names
+/// another, with the case files of each `--add-cases` added.
+#[derive(Clone, Debug, clap::Args)]
+pub(crate) struct CorpusArgs {
+    /// A whole corpus instead of the embedded one: a directory holding clauses.toml,
+    /// schemas/ and case files.
+    #[arg(long, value_name = "DIR")]
+    cases: Option<PathBuf>,
+    /// A directory of case files added to the corpus (repeatable), checked against its
+    /// catalog and schemas.
+    #[arg(long = "add-cases", value_name = "DIR")]
+    add_cases: Vec<PathBuf>,
+}
+
+impl CorpusArgs {
+    /// Loads the corpus; a broken file is a usage error with `path:line`.
+    pub(crate) fn load(&self) -> Result<harness::corpus::Corpus, CliError> {
+        harness::corpus::Corpus::load(&harness::corpus::CorpusSource {
+            dir: self.cases.clone(),
+            added: self.add_cases.clone(),
+        })
+        .map_err(CliError::usage)
+    }
 }
 
 /// A multi-threaded tokio runtime.

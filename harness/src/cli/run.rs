@@ -8,19 +8,18 @@
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
-use harness::case::{self, TransportKind};
-use harness::check::{Catalog, SchemaSet, Verdict};
+use harness::case::TransportKind;
+use harness::check::Verdict;
 use harness::expect::{self, EntryOutcome, EntryStatus, Expectations, Known};
 use harness::report::{self, Context, Summary};
 use harness::run::{self, CaseResult, Event, Interrupt, RunError, RunReport};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::target::{TargetArgs, TargetChoice, Timeouts};
-use super::{CliError, cases_dir, exit, runtime};
+use super::{CliError, CorpusArgs, exit, runtime};
 
 #[derive(Debug, Args)]
 pub(crate) struct RunArgs {
@@ -35,9 +34,8 @@ pub(crate) struct RunArgs {
     /// Directory for report.json, junit.xml, report.md and report.html.
     #[arg(long, value_name = "DIR", default_value = "reports/latest")]
     out: PathBuf,
-    /// Case directory (default: ./cases).
-    #[arg(long, value_name = "DIR")]
-    cases: Option<PathBuf>,
+    #[command(flatten)]
+    corpus: CorpusArgs,
     /// Executions at once.
     #[arg(long, default_value_t = 16)]
     concurrency: usize,
@@ -66,28 +64,9 @@ fn parse_transport(name: &str) -> Result<TransportKind, String> {
     })
 }
 
-/// What a run needs from `cases/`.
-pub(crate) struct Corpus {
-    pub(crate) catalog: Arc<Catalog>,
-    pub(crate) schemas: Arc<SchemaSet>,
-    pub(crate) cases: Vec<case::Case>,
-}
-
-/// Loads the catalog, schemas and cases; defects are usage errors with `path:line`.
-pub(crate) fn load_corpus(dir: &Path) -> Result<Corpus, CliError> {
-    let catalog = Catalog::load(&dir.join("clauses.toml")).map_err(CliError::usage)?;
-    let schemas = SchemaSet::load(&dir.join("schemas")).map_err(CliError::usage)?;
-    let cases = case::discover(dir, &catalog, &schemas).map_err(CliError::usage)?;
-    Ok(Corpus {
-        catalog: Arc::new(catalog),
-        schemas: Arc::new(schemas),
-        cases,
-    })
-}
-
 /// What an expectations file may name in a `harness run`: the corpus's cases and the
 /// catalog's clauses.
-pub(crate) fn known_for_run(corpus: &Corpus) -> Known {
+pub(crate) fn known_for_run(corpus: &harness::corpus::Corpus) -> Known {
     Known::new(
         corpus
             .cases
@@ -112,7 +91,7 @@ pub(crate) fn load_expectations(
 }
 
 pub(crate) fn run(args: RunArgs) -> Result<u8, CliError> {
-    let corpus = load_corpus(&cases_dir(args.cases.clone()))?;
+    let corpus = args.corpus.load()?;
     let expectations = load_expectations(args.expect.as_deref(), &known_for_run(&corpus))?;
     let choice = TargetChoice::from_args(&args.target)?;
     let rerun = format!("harness run{}", choice.flags());

@@ -10,9 +10,8 @@ use clap::{Args, ValueEnum};
 use harness::report::Context;
 use harness::selftest::{self, FaultMatrix, FaultRow, VariantMatrix, VariantPlan, variants};
 
-use super::run::load_corpus;
 use super::serve::{parse_faults, parse_variants};
-use super::{CliError, cases_dir, exit, runtime};
+use super::{CliError, CorpusArgs, exit, runtime};
 
 /// Which halves of the self-proof to run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -42,9 +41,8 @@ pub(crate) struct SelftestArgs {
     /// Directory for the reports.
     #[arg(long, value_name = "DIR", default_value = "reports/selftest")]
     out: PathBuf,
-    /// Case directory (default: ./cases).
-    #[arg(long, value_name = "DIR")]
-    cases: Option<PathBuf>,
+    #[command(flatten)]
+    corpus: CorpusArgs,
     /// Executions at once within one run.
     #[arg(long, default_value_t = 16)]
     concurrency: usize,
@@ -89,7 +87,7 @@ fn fault_summary(matrix: &FaultMatrix, whole: bool) -> bool {
 }
 
 pub(crate) fn selftest(args: SelftestArgs) -> Result<u8, CliError> {
-    let corpus = load_corpus(&cases_dir(args.cases))?;
+    let corpus = args.corpus.load()?;
     let config = selftest::Config {
         cases: corpus.cases,
         catalog: corpus.catalog.clone(),

@@ -10,6 +10,7 @@ mod fuzz_shard;
 mod fuzz_state;
 mod hostile;
 mod independence;
+mod install;
 mod interrupt;
 mod judge;
 mod lint;
