@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use super::*;
 
 fn spec_text() -> String {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../spec/SPEC.md");
-    std::fs::read_to_string(path).expect("spec/SPEC.md is in the repository")
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../cases/SPEC.md");
+    std::fs::read_to_string(path).expect("cases/SPEC.md is in the repository")
 }
 
 /// Section 4's subsections by method name: `### 4.N `name``.

@@ -1,5 +1,5 @@
 //! Every `must` clause quotes the SPEC.md words it enforces, and every quote is found in
-//! `spec/SPEC.md`, the repository's copy of SPEC.md (see `cases/clauses.toml` for how quotes
+//! `cases/SPEC.md`, the repository's copy of SPEC.md (see `cases/clauses.toml` for how quotes
 //! are compared: whitespace runs as one space, backticks and table pipes dropped).
 
 use std::path::{Path, PathBuf};
@@ -11,7 +11,7 @@ fn root() -> PathBuf {
 }
 
 fn spec() -> String {
-    std::fs::read_to_string(root().join("spec/SPEC.md")).expect("spec/SPEC.md is in the repository")
+    std::fs::read_to_string(root().join("cases/SPEC.md")).expect("cases/SPEC.md is in the repository")
 }
 
 #[test]
@@ -20,7 +20,7 @@ fn spec_copy_is_interface_2_1_1() {
     assert!(spec.starts_with("# Derivatives Trading Platform JSON-RPC API\n"));
     assert!(
         spec.contains("- The interface version is 2.1.1; the HTTP path prefix is `/api/v2`."),
-        "spec/SPEC.md must be SPEC.md of interface 2.1.1"
+        "cases/SPEC.md must be SPEC.md of interface 2.1.1"
     );
 }
 
