@@ -31,8 +31,8 @@ pub(crate) fn diff(args: DiffArgs) -> Result<u8, CliError> {
     let new = read(&args.new)?;
     let diff = diff::diff(&old, &new);
     match args.format {
-        Format::Text => print!("{}", diff::render_text(&diff)),
-        Format::Markdown => print!("{}", diff::render_markdown(&diff)),
+        Format::Text => out!("{}", diff::render_text(&diff)),
+        Format::Markdown => out!("{}", diff::render_markdown(&diff)),
     }
     Ok(if !diff.regressions.is_empty() {
         exit::FAIL

@@ -11,7 +11,7 @@ pub(crate) fn list() -> Result<u8, CliError> {
         .max()
         .unwrap_or(0);
     for fault in Fault::ALL {
-        println!("{:width$}  {}", fault.name(), fault.description());
+        outln!("{:width$}  {}", fault.name(), fault.description());
     }
     Ok(exit::PASS)
 }

@@ -128,7 +128,7 @@ fn run(args: FuzzRunArgs) -> Result<u8, CliError> {
             report_path.display()
         ))
     })?;
-    println!(
+    outln!(
         "fuzz: {} requests in {:.2} s ({:.0}/s): {} expected a result, {} an error, {} either; {} rate-limited; {} shrink requests",
         report.sent,
         report.elapsed.as_secs_f64(),
@@ -140,7 +140,7 @@ fn run(args: FuzzRunArgs) -> Result<u8, CliError> {
         report.shrink_requests,
     );
     let stateful = &report.stateful;
-    println!(
+    outln!(
         "fuzz: {} stateful sequences, {} requests in {:.2} s: {} expected a result, {} an error, {} either; {} skipped; {} throttled; {} shrink requests",
         stateful.sequences,
         stateful.sent,
@@ -153,10 +153,10 @@ fn run(args: FuzzRunArgs) -> Result<u8, CliError> {
         stateful.shrink_requests,
     );
     if report.timed_out {
-        println!("fuzz: the run timeout stopped the run before every request was sent");
+        outln!("fuzz: the run timeout stopped the run before every request was sent");
     }
     if let Some(reason) = &report.interrupted {
-        println!("fuzz: {reason}: the findings so far are written, unshrunk");
+        outln!("fuzz: {reason}: the findings so far are written, unshrunk");
     }
     for finding in &report.findings {
         let what = format!(
@@ -174,7 +174,7 @@ fn run(args: FuzzRunArgs) -> Result<u8, CliError> {
         );
         print_finding(&finding.clause, &what, &finding.message, &finding.case_file);
     }
-    println!(
+    outln!(
         "fuzz: {} findings ({} failed requests); report {}; rerun: {rerun}",
         report.findings.len() + stateful.findings.len(),
         report.failed_requests,
@@ -194,8 +194,8 @@ fn run(args: FuzzRunArgs) -> Result<u8, CliError> {
 /// Prints one finding as `FAIL clause (what): message`, then its case file when one was
 /// written.
 fn print_finding(clause: &str, what: &str, message: &str, case_file: &Option<PathBuf>) {
-    println!("FAIL {clause} ({what}): {message}");
+    outln!("FAIL {clause} ({what}): {message}");
     if let Some(path) = case_file {
-        println!("  case file: {}", path.display());
+        outln!("  case file: {}", path.display());
     }
 }

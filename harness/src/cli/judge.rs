@@ -91,7 +91,7 @@ fn parse_scenario(name: &str) -> Result<Scenario, CliError> {
 pub(crate) fn judge(args: JudgeArgs) -> Result<u8, CliError> {
     if args.list_scenarios || args.scenario == "list" {
         for scenario in Scenario::ALL {
-            println!("{:14} {}", scenario.name(), scenario.description());
+            outln!("{:14} {}", scenario.name(), scenario.description());
         }
         return Ok(exit::PASS);
     }
@@ -187,7 +187,7 @@ pub(crate) fn judge(args: JudgeArgs) -> Result<u8, CliError> {
             .into_iter()
             .filter(|result| matches!(result.verdict, Verdict::Fail | Verdict::Warn))
         {
-            println!(
+            outln!(
                 "{:5} {} [{}]: {}",
                 result.verdict.as_str().to_uppercase(),
                 result.case,
@@ -199,7 +199,7 @@ pub(crate) fn judge(args: JudgeArgs) -> Result<u8, CliError> {
             .iter()
             .map(|verdict| format!("{} {verdict}", summary.count(*verdict)))
             .collect();
-        println!(
+        outln!(
             "{}: {} requests ({} not kept), {}",
             run_report.target,
             records.len(),

@@ -65,7 +65,7 @@ pub(crate) fn lint_response(args: LintResponseArgs) -> Result<u8, CliError> {
                 *counts.entry(captured.verdict).or_default() += 1;
             }
             Err(message) => {
-                println!("{message}");
+                outln!("{message}");
                 *counts.entry(Verdict::Error).or_default() += 1;
                 unjudged += 1;
             }
@@ -79,7 +79,7 @@ pub(crate) fn lint_response(args: LintResponseArgs) -> Result<u8, CliError> {
                 .map(|count| format!("{count} {verdict}"))
         })
         .collect();
-    println!("{} file(s): {}", files.len(), summary.join(", "));
+    outln!("{} file(s): {}", files.len(), summary.join(", "));
     Ok(if counts.contains_key(&Verdict::Fail) {
         exit::FAIL
     } else if unjudged > 0 {
@@ -200,15 +200,18 @@ fn print_file(file: &Path, method: &str, captured: &Captured) {
             message.as_deref().unwrap_or("(no string message)")
         ),
     };
-    println!(
+    outln!(
         "{}: {} {method} {answer}",
         file.display(),
         captured.verdict.as_str().to_uppercase()
     );
     for observation in &captured.observations {
-        println!(
+        outln!(
             "  {} {}: [{}] {}",
-            observation.verdict, observation.path, observation.clause, observation.message
+            observation.verdict,
+            observation.path,
+            observation.clause,
+            observation.message
         );
     }
 }

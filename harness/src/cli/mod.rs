@@ -1,11 +1,30 @@
 //! The command line (binary only): argument parsing with clap, one file per subcommand,
-//! and the exit codes. Only this module knows about clap and exit codes.
+//! and the exit codes. Only this module knows about clap and exit codes. Standard output
+//! goes through `outln!` and `out!` (`out.rs`), which a closed pipe ends quietly.
+
+/// `println!` for a command's standard output, ended quietly by a closed pipe (`out.rs`).
+macro_rules! outln {
+    () => {
+        $crate::cli::out::write(format_args!(""), true)
+    };
+    ($($arg:tt)*) => {
+        $crate::cli::out::write(format_args!($($arg)*), true)
+    };
+}
+
+/// `print!` for a command's standard output, ended quietly by a closed pipe (`out.rs`).
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::cli::out::write(format_args!($($arg)*), false)
+    };
+}
 
 mod diff;
 mod faults;
 mod fuzz;
 mod judge;
 mod lint_response;
+mod out;
 mod run;
 mod selftest;
 mod serve;

@@ -174,7 +174,7 @@ pub(crate) fn run(args: RunArgs) -> Result<u8, CliError> {
     print_report_paths(&paths);
     let strict_fixed = args.strict_expect && fixed > 0;
     if strict_fixed {
-        println!(
+        outln!(
             "--strict-expect: {fixed} known failure(s) fixed; the run fails until they are removed"
         );
     }
@@ -253,12 +253,13 @@ pub(crate) fn print_expectations(
             .transport
             .map(|transport| format!(" [{transport}]"))
             .unwrap_or_default();
-        println!(
+        outln!(
             "FIXED {}{over} ({file}:{}): passes now: remove it from {file}",
-            entry.selector, entry.line
+            entry.selector,
+            entry.line
         );
     }
-    println!(
+    outln!(
         "{file}: {} known failure(s) still failing, {} fixed, {} not run",
         count(EntryStatus::Failing),
         count(EntryStatus::Fixed),
@@ -286,7 +287,7 @@ pub(crate) fn print_summary(report: &RunReport, summary: &Summary, context: &Con
             Verdict::Pass | Verdict::Info | Verdict::Fixed
         )
     }) {
-        println!(
+        outln!(
             "{:5} {} [{}] {{{}}}: {}",
             result.verdict.as_str().to_uppercase(),
             result.case,
@@ -296,7 +297,7 @@ pub(crate) fn print_summary(report: &RunReport, summary: &Summary, context: &Con
         );
         if result.verdict == Verdict::Fail {
             for line in report::reproduction(context, result).iter().take(1) {
-                println!("      reproduce: {line}");
+                outln!("      reproduce: {line}");
             }
         }
     }
@@ -304,7 +305,7 @@ pub(crate) fn print_summary(report: &RunReport, summary: &Summary, context: &Con
         .iter()
         .map(|verdict| format!("{} {}", summary.count(*verdict), verdict))
         .collect();
-    println!(
+    outln!(
         "{}: {} in {:.2} s; {} of {} server must clauses covered",
         report.target,
         counts.join(", "),
@@ -313,7 +314,7 @@ pub(crate) fn print_summary(report: &RunReport, summary: &Summary, context: &Con
         summary.must_total
     );
     let known = summary.count(Verdict::Xfail);
-    println!(
+    outln!(
         "{} passed, {} failed{}",
         summary.count(Verdict::Pass)
             + summary.count(Verdict::Info)
@@ -332,7 +333,7 @@ pub(crate) fn print_summary(report: &RunReport, summary: &Summary, context: &Con
             .iter()
             .filter(|result| result.message.starts_with(run::NOT_RUN))
             .count();
-        println!("{reason}: {not_run} executions not run; the reports hold what ran");
+        outln!("{reason}: {not_run} executions not run; the reports hold what ran");
     }
 }
 

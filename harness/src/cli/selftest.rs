@@ -55,7 +55,7 @@ fn print_fault_row(row: &FaultRow) {
         .map(|(case, _, _)| case.as_str())
         .collect();
     let mark = if row.killed() { "caught" } else { "MISSED" };
-    println!(
+    outln!(
         "{:32} {mark:7} {}",
         row.fault.name(),
         cases.into_iter().collect::<Vec<_>>().join(", ")
@@ -66,10 +66,10 @@ fn print_fault_row(row: &FaultRow) {
 fn fault_summary(matrix: &FaultMatrix, whole: bool) -> bool {
     let clean_failures = matrix.clean_failures();
     for failure in &clean_failures {
-        println!("clean server: {failure}");
+        outln!("clean server: {failure}");
     }
     let killed = matrix.rows.iter().filter(|row| row.killed()).count();
-    println!(
+    outln!(
         "mutation score {:.1}% ({killed} of {} faults caught) in {:.1} s; clean run {} failures; unkillable must clauses: {}",
         matrix.mutation_score(),
         matrix.rows.len(),
@@ -123,10 +123,10 @@ pub(crate) fn selftest(args: SelftestArgs) -> Result<u8, CliError> {
     let variant_matrix: Option<VariantMatrix> = if variants {
         let matrix = runtime
             .block_on(selftest::variant_matrix(&config, &plan, |row| {
-                println!("{}", variants::row_line(row));
+                outln!("{}", variants::row_line(row));
             }))
             .map_err(CliError::harness)?;
-        println!(
+        outln!(
             "false failures {} over {} variant rows in {:.1} s",
             matrix.false_failures(),
             matrix.rows.len(),

@@ -81,7 +81,7 @@ impl TlsArgs {
                 CliError::harness(format!("failed to write {}: {error}", path.display()))
             }),
             None => {
-                print!("{text}");
+                out!("{text}");
                 Ok(())
             }
         }

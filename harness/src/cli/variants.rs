@@ -8,16 +8,16 @@ use super::{CliError, exit};
 pub(crate) fn list() -> Result<u8, CliError> {
     for variant in Variant::ALL {
         let point = variant.open_point();
-        println!(
+        outln!(
             "{}  ({}, SPEC.md {})",
             variant.name(),
             point.id,
             point.section
         );
-        println!("    {}", variant.description());
-        println!("    open: {}", point.question);
-        println!("    SPEC.md: \"{}\"", point.passage);
-        println!("    reference: {}", point.reference);
+        outln!("    {}", variant.description());
+        outln!("    open: {}", point.question);
+        outln!("    SPEC.md: \"{}\"", point.passage);
+        outln!("    reference: {}", point.reference);
     }
     Ok(exit::PASS)
 }

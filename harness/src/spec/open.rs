@@ -316,8 +316,9 @@ mod tests {
 
     #[test]
     fn every_passage_is_found_in_spec_md() {
-        let spec = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../cases/SPEC.md"))
-            .expect("cases/SPEC.md");
+        let spec =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../cases/SPEC.md"))
+                .expect("cases/SPEC.md");
         let spec = normalized(&spec);
         for point in OPEN_POINTS {
             assert!(

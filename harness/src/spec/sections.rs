@@ -67,8 +67,9 @@ mod tests {
 
     #[test]
     fn every_section_opens_a_line_of_spec_md_in_order() {
-        let spec = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../cases/SPEC.md"))
-            .expect("cases/SPEC.md");
+        let spec =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../cases/SPEC.md"))
+                .expect("cases/SPEC.md");
         let mut from = 0;
         for section in SECTIONS {
             let line = spec[from..]

@@ -15,6 +15,7 @@ mod interrupt;
 mod judge;
 mod lint;
 mod load;
+mod pipe;
 mod quotes;
 mod safety;
 mod serve;

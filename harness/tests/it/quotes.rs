@@ -11,7 +11,8 @@ fn root() -> PathBuf {
 }
 
 fn spec() -> String {
-    std::fs::read_to_string(root().join("cases/SPEC.md")).expect("cases/SPEC.md is in the repository")
+    std::fs::read_to_string(root().join("cases/SPEC.md"))
+        .expect("cases/SPEC.md is in the repository")
 }
 
 #[test]

@@ -31,7 +31,7 @@ pub(crate) fn merge(args: MergeArgs) -> Result<u8, CliError> {
         MergeError::Write { .. } => CliError::harness(error),
         _ => CliError::usage(error),
     })?;
-    println!(
+    outln!(
         "fuzz merge: {} runs, {} requests sent",
         merged.runs.len(),
         merged.sent
@@ -54,10 +54,10 @@ pub(crate) fn merge(args: MergeArgs) -> Result<u8, CliError> {
                 list(&seed.missing)
             );
         }
-        println!("{line}");
+        outln!("{line}");
     }
     for run in merged.runs.iter().filter(|run| run.timed_out) {
-        println!(
+        outln!(
             "  {}: the run timeout stopped it before every request was sent",
             run.dir.display()
         );
@@ -84,7 +84,7 @@ pub(crate) fn merge(args: MergeArgs) -> Result<u8, CliError> {
         );
         super::print_finding(&finding.clause, &what, &finding.message, &finding.case_file);
     }
-    println!(
+    outln!(
         "fuzz merge: {} findings ({} in the runs); report {}",
         merged.findings.len() + merged.sequence_findings.len(),
         merged.run_findings,
