@@ -5,7 +5,7 @@
 //! params, an [`Auth`] mode, an [`Expect`] and captures), a `raw` message, a pagination
 //! [`Walk`], or a rate-limit [`Probe`]. String values may hold templates such as
 //! `{{fixtures.currency}}`, `{{capture_name}}`, `{{now_ms - 61000}}` or `{{nonce}}`.
-//! The loader in [`load`] turns defects into `path:line: message` errors.
+//! The loader in `load.rs` turns defects into `path:line: message` errors.
 
 mod load;
 mod property;

@@ -1,5 +1,5 @@
 //! Fuzzing: `harness fuzz` against a live server, and the cargo-fuzz entry points of the
-//! library's properties ([`target`]).
+//! library's properties (`properties.rs`).
 //!
 //! A run generates requests from the parameter rules of SPEC.md section 4 ([`generate`]):
 //! valid ones, and ones with a single defect (a value outside a list or range, a wrong type,

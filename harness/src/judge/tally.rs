@@ -28,12 +28,12 @@ const KEPT_ADVISORIES: usize = 3;
 pub struct Cell {
     /// Requests (or sequences) that held.
     pub passes: usize,
-    /// Failures (at most [`KEPT_PER_CELL`]) and warnings (at most [`KEPT_ADVISORIES`]),
+    /// Failures (at most `KEPT_PER_CELL`) and warnings (at most `KEPT_ADVISORIES`),
     /// in the order seen.
     pub findings: Vec<Finding>,
     /// The request each finding concerns ([`super::Record::seq`]), index for index.
     pub requests: Vec<Option<u64>>,
-    /// Observations that are not verdicts, each once (at most [`KEPT_ADVISORIES`]).
+    /// Observations that are not verdicts, each once (at most `KEPT_ADVISORIES`).
     pub notes: Vec<String>,
     /// Failures beyond those kept.
     pub more_failures: usize,

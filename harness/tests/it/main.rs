@@ -19,5 +19,6 @@ mod pipe;
 mod quotes;
 mod safety;
 mod serve;
+mod tidy;
 mod tls;
 mod variants;

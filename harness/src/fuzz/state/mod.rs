@@ -5,7 +5,7 @@
 //! A [`Sequence`] is generated from the run's seed ([`generate::sequence`]), sent step by
 //! step (`execute.rs`), and after each step the answer is checked against what the
 //! [`Model`](model::Model) predicts: a result, an error, or either where SPEC.md leaves
-//! the outcome open ([`judge`]). Steps refer to tokens by the index of the step that issued
+//! the outcome open (`assess.rs`). Steps refer to tokens by the index of the step that issued
 //! them, so removing a step while shrinking (`shrink.rs`) removes the steps that used its
 //! token. A failing sequence is written as a case file of `call` steps with captures
 //! ([`case_file::case_file`]) that `harness run --cases DIR` replays; `run.rs` schedules

@@ -1,0 +1,353 @@
+//! ARCHITECTURE.md kept true by a test, as rust-analyzer's `tidy` keeps its own: the
+//! imports of every module of `harness/src` against the layers table, the invariants that
+//! a grep can see (no network I/O in the pure modules, one reader of the system clock, clap
+//! only in `cli/`), every clause id written in Rust found in the catalog, and no behaviour
+//! that hangs on how a clause id is spelt. Library code only: tests may do as they like.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// One source file of the library or binary, as code (comments and tests left out).
+struct Source {
+    /// Path relative to `harness/src`, with `/`.
+    path: String,
+    /// The top-level module it belongs to (`cli` for `main.rs`).
+    module: String,
+    /// Its code: the part before `#[cfg(test)]`, full-line comments dropped.
+    code: String,
+}
+
+fn repository() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn sources() -> Vec<Source> {
+    let src = repository().join("harness/src");
+    let mut stack = vec![src.clone()];
+    let mut sources = Vec::new();
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                if path.file_name().is_some_and(|name| name != "tests") {
+                    stack.push(path);
+                }
+                continue;
+            }
+            let relative = path
+                .strip_prefix(&src)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/");
+            if !relative.ends_with(".rs") || relative.ends_with("tests.rs") {
+                continue;
+            }
+            let module = match relative.split('/').next().unwrap() {
+                // The crate root declares the modules; it is no module of its own.
+                "lib.rs" => continue,
+                "main.rs" => "cli".to_owned(),
+                first => first.trim_end_matches(".rs").to_owned(),
+            };
+            let text = std::fs::read_to_string(&path).unwrap();
+            let library = text.split("#[cfg(test)]").next().unwrap_or_default();
+            let code = library
+                .lines()
+                .filter(|line| !line.trim_start().starts_with("//"))
+                .collect::<Vec<_>>()
+                .join("\n");
+            sources.push(Source {
+                path: relative,
+                module,
+                code,
+            });
+        }
+    }
+    sources.sort_by(|a, b| a.path.cmp(&b.path));
+    sources
+}
+
+/// The layers table of ARCHITECTURE.md: module → the modules it may use, in table order.
+fn layers() -> Vec<(String, BTreeSet<String>)> {
+    let text = std::fs::read_to_string(repository().join("ARCHITECTURE.md")).unwrap();
+    let section = text
+        .split("\n## Layers\n")
+        .nth(1)
+        .expect("ARCHITECTURE.md has a ## Layers section");
+    let section = section.split("\n## ").next().unwrap();
+    let names = |cell: &str| -> Vec<String> {
+        cell.split(',')
+            .map(|name| name.trim().trim_matches('`').to_owned())
+            .filter(|name| !name.is_empty())
+            .collect()
+    };
+    section
+        .lines()
+        .filter(|line| line.starts_with("| `"))
+        .map(|line| {
+            let cells: Vec<&str> = line.trim_matches('|').split('|').collect();
+            let module = names(cells[0]).remove(0);
+            (
+                module,
+                names(cells.get(1).copied().unwrap_or(""))
+                    .into_iter()
+                    .collect(),
+            )
+        })
+        .collect()
+}
+
+/// The top-level modules a source's code names through `crate::` (a path, or a group
+/// `crate::{a, b::c}`).
+fn imports(source: &Source, modules: &BTreeSet<String>) -> BTreeSet<String> {
+    let leading = |text: &str| -> String {
+        text.trim_start()
+            .chars()
+            .take_while(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '_')
+            .collect()
+    };
+    let mut names = Vec::new();
+    for (at, _) in source.code.match_indices("crate::") {
+        if source.code[..at].ends_with('$') {
+            continue;
+        }
+        let rest = &source.code[at + "crate::".len()..];
+        let Some(group) = rest.strip_prefix('{') else {
+            names.push(leading(rest));
+            continue;
+        };
+        // The group's items at depth 0, each up to its comma.
+        let mut depth = 0;
+        let mut item = String::new();
+        for c in group.chars() {
+            match c {
+                '{' => depth += 1,
+                '}' if depth == 0 => break,
+                '}' => depth -= 1,
+                ',' if depth == 0 => {
+                    names.push(leading(&item));
+                    item.clear();
+                    continue;
+                }
+                _ => {}
+            }
+            item.push(c);
+        }
+        names.push(leading(&item));
+    }
+    names
+        .into_iter()
+        .filter(|name| modules.contains(name) && *name != source.module)
+        .collect()
+}
+
+#[test]
+fn every_import_is_one_the_layers_table_allows() {
+    let layers: BTreeMap<String, BTreeSet<String>> = layers().into_iter().collect();
+    let sources = sources();
+    let modules: BTreeSet<String> = sources.iter().map(|source| source.module.clone()).collect();
+    let mut broken = Vec::new();
+    for source in sources.iter().filter(|source| source.module != "cli") {
+        let Some(allowed) = layers.get(&source.module) else {
+            broken.push(format!(
+                "{}: module `{}` has no row in ARCHITECTURE.md's layers table",
+                source.path, source.module
+            ));
+            continue;
+        };
+        for used in imports(source, &modules) {
+            if !allowed.contains(&used) {
+                broken.push(format!(
+                    "{}: `{}` uses `{used}`, which its row of ARCHITECTURE.md's layers table does not allow",
+                    source.path, source.module
+                ));
+            }
+        }
+    }
+    assert!(broken.is_empty(), "{}", broken.join("\n"));
+}
+
+#[test]
+fn the_layers_table_names_every_module_once_and_only_rows_above_its_own() {
+    let layers = layers();
+    let sources = sources();
+    let modules: BTreeSet<String> = sources
+        .iter()
+        .map(|source| source.module.clone())
+        .filter(|module| module != "cli")
+        .collect();
+    let listed: Vec<&str> = layers.iter().map(|(module, _)| module.as_str()).collect();
+    let unique: BTreeSet<&str> = listed.iter().copied().collect();
+    assert_eq!(
+        listed.len(),
+        unique.len(),
+        "a module listed twice: {listed:?}"
+    );
+    let listed: BTreeSet<String> = unique.iter().map(|name| (*name).to_owned()).collect();
+    assert_eq!(listed, modules, "the table's modules and harness/src's");
+    // Floors: a row names only rows before it, so the table has no cycle.
+    let mut above = BTreeSet::new();
+    for (module, uses) in &layers {
+        for used in uses {
+            assert!(
+                above.contains(used),
+                "`{module}` may use `{used}`, which is not a row above it"
+            );
+        }
+        above.insert(module.clone());
+    }
+}
+
+/// Files whose code matches none of `patterns`, but those `allowed`.
+fn offenders(patterns: &[&str], scope: impl Fn(&Source) -> bool, allowed: &[&str]) -> Vec<String> {
+    sources()
+        .into_iter()
+        .filter(|source| scope(source) && !allowed.contains(&source.path.as_str()))
+        .filter_map(|source| {
+            patterns
+                .iter()
+                .find(|pattern| source.code.contains(**pattern))
+                .map(|pattern| format!("{}: {pattern}", source.path))
+        })
+        .collect()
+}
+
+#[test]
+fn the_invariants_a_grep_can_see_hold() {
+    let pure = ["jsonrpc", "check", "case", "report", "auth"];
+    let network = [
+        "tokio::net",
+        "std::net::TcpStream",
+        "reqwest",
+        "tokio_tungstenite",
+        "hyper",
+    ];
+    let io = offenders(
+        &network,
+        |source| pure.contains(&source.module.as_str()),
+        &["auth/clock.rs"],
+    );
+    assert!(io.is_empty(), "network I/O in a pure module: {io:?}");
+    let clock = offenders(&["SystemTime::now"], |_| true, &["auth/clock.rs"]);
+    assert!(
+        clock.is_empty(),
+        "the system clock read outside auth/clock.rs: {clock:?}"
+    );
+    let clap = offenders(
+        &["clap::", "use clap"],
+        |source| source.module != "cli",
+        &[],
+    );
+    assert!(clap.is_empty(), "clap outside cli/: {clap:?}");
+    let exits = offenders(
+        &["std::process::exit", "ExitCode"],
+        |source| source.module != "cli",
+        &[],
+    );
+    assert!(exits.is_empty(), "exit codes outside cli/: {exits:?}");
+}
+
+/// Every string literal of the code shaped like a clause id (`env.response.id`).
+fn id_literals(code: &str) -> Vec<String> {
+    let mut literals = Vec::new();
+    for piece in code.split('"').skip(1).step_by(2) {
+        let shaped = piece.contains('.')
+            && piece.split('.').all(|part| {
+                !part.is_empty()
+                    && part
+                        .chars()
+                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+            });
+        if shaped {
+            literals.push(piece.to_owned());
+        }
+    }
+    literals
+}
+
+#[test]
+fn every_clause_id_written_in_rust_is_in_the_catalog() {
+    let corpus = harness::corpus::Corpus::embedded().unwrap();
+    let catalog: BTreeSet<&str> = corpus.catalog.ids().collect();
+    let prefixes: BTreeSet<&str> = catalog
+        .iter()
+        .map(|id| id.split('.').next().unwrap())
+        .collect();
+    let open_points: BTreeSet<&str> = harness::spec::OPEN_POINTS
+        .iter()
+        .map(|point| point.id)
+        .collect();
+    let mut unknown = Vec::new();
+    let mut written = 0;
+    for source in sources() {
+        for literal in id_literals(&source.code) {
+            let prefix = literal.split('.').next().unwrap();
+            if !prefixes.contains(prefix) || open_points.contains(literal.as_str()) {
+                continue;
+            }
+            written += 1;
+            let spelt_prefix = STILL_SPELLING.contains(&source.path.as_str())
+                && catalog.iter().any(|id| id.starts_with(literal.as_str()));
+            if !catalog.contains(literal.as_str()) && !spelt_prefix {
+                unknown.push(format!("{}: \"{literal}\"", source.path));
+            }
+        }
+    }
+    assert!(
+        written > 100,
+        "the scan found {written} clause ids: is it still reading the code?"
+    );
+    assert!(
+        unknown.is_empty(),
+        "clause ids not in cases/clauses.toml: {unknown:?}"
+    );
+}
+
+/// Code that decides by how a clause id is spelt (`clause.starts_with("client.sig.")`)
+/// breaks when a clause is renamed and hides the decision from the catalog. The files that
+/// still do are listed; the list may only shrink.
+const STILL_SPELLING: &[&str] = &[
+    "fuzz/assess.rs",
+    "fuzz/case_file.rs",
+    "judge/recorder.rs",
+    "run/walk.rs",
+];
+
+#[test]
+fn no_new_behaviour_hangs_on_the_spelling_of_a_clause_id() {
+    let corpus = harness::corpus::Corpus::embedded().unwrap();
+    let prefixes: BTreeSet<String> = corpus
+        .catalog
+        .ids()
+        .map(|id| id.split('.').next().unwrap().to_owned())
+        .collect();
+    let mut patterns: Vec<String> = Vec::new();
+    for prefix in &prefixes {
+        patterns.push(format!("starts_with(\"{prefix}."));
+    }
+    let mut found = Vec::new();
+    for source in sources() {
+        let spelling = patterns
+            .iter()
+            .any(|pattern| source.code.contains(pattern.as_str()))
+            || (source.code.contains("clause") && source.code.contains(".ends_with(suffix)"));
+        if spelling {
+            found.push(source.path.clone());
+        }
+    }
+    let new: Vec<&String> = found
+        .iter()
+        .filter(|path| !STILL_SPELLING.contains(&path.as_str()))
+        .collect();
+    assert!(
+        new.is_empty(),
+        "decisions on a clause id's spelling: {new:?}"
+    );
+    let gone: Vec<&&str> = STILL_SPELLING
+        .iter()
+        .filter(|path| !found.iter().any(|found| found == *path))
+        .collect();
+    assert!(
+        gone.is_empty(),
+        "no longer spelling, remove from the list: {gone:?}"
+    );
+}
