@@ -96,6 +96,9 @@ pub(crate) fn exchange_token(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
         subject
     };
     let issued = issue(ctx, holder, bound_scope(&scope, &holder.maximum))?;
+    if holder.user_id != caller.user_id {
+        lock(&state.tokens).mark_through_main(&issued);
+    }
     Ok(finish(ctx, &issued))
 }
 

@@ -7,7 +7,7 @@
 //! expired records are pruned when it grows, and past a hard cap new tokens are refused
 //! rather than letting a flood of `public/auth` calls exhaust memory.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 use rand::Rng;
 use rand::distr::Alphanumeric;
@@ -89,6 +89,10 @@ pub(crate) struct TokenStore {
     issued: HashMap<u64, VecDeque<(String, String)>>,
     /// The longest lifetime a token gets, in seconds (the token-expiry scenario).
     lifetime_cap: Option<u64>,
+    /// Access and refresh tokens a main account obtained for a subaccount through
+    /// `public/exchange_token`, which the `disable-keeps-exchanged` variant keeps working
+    /// after the subaccount's login is disabled.
+    through_main: HashSet<String>,
 }
 
 impl TokenStore {
@@ -185,10 +189,21 @@ impl TokenStore {
         self.refresh.remove(token);
     }
 
-    /// Ends every session of a user (a subaccount whose login was disabled).
-    pub(crate) fn revoke_user(&mut self, user_id: u64) {
-        self.access.retain(|_, record| record.user_id != user_id);
-        self.refresh.retain(|_, record| record.user_id != user_id);
+    /// Marks a pair a main account obtained for one of its subaccounts.
+    pub(crate) fn mark_through_main(&mut self, issued: &Issued) {
+        self.through_main.insert(issued.access_token.clone());
+        self.through_main.insert(issued.refresh_token.clone());
+    }
+
+    /// Ends every session of a user (a subaccount whose login was disabled), but for the
+    /// pairs its main account obtained for it when `keep_through_main` holds.
+    pub(crate) fn revoke_user(&mut self, user_id: u64, keep_through_main: bool) {
+        let through_main = &self.through_main;
+        let kept = |token: &String| keep_through_main && through_main.contains(token);
+        self.access
+            .retain(|token, record| record.user_id != user_id || kept(token));
+        self.refresh
+            .retain(|token, record| record.user_id != user_id || kept(token));
     }
 
     /// Every token of the pairs each user holds (live, expired or revoked): what tests
@@ -314,7 +329,7 @@ mod tests {
             .unwrap();
         assert!(store.access(&issued.access_token, 1).is_some());
         assert!(store.access(&issued.access_token, 900_001).is_none());
-        store.revoke_user(1);
+        store.revoke_user(1, false);
         assert!(store.refresh(&issued.refresh_token, 1).is_none());
     }
 
