@@ -33,6 +33,7 @@ variants! {
     OtherErrorCodes => "other-error-codes";
     ErrorsStatus200 => "errors-status-200";
     ExtraMembers => "extra-members";
+    OptionalMembersOmitted => "optional-members-omitted";
     TriggerEndNull => "trigger-end-null";
     ShortPages => "short-pages";
     OldestFirst => "oldest-first";

@@ -166,6 +166,15 @@ pub const OPEN_POINTS: &[OpenPoint] = &[
         (REFERENCE, "extra-members"),
     ),
     point(
+        "results.optional_members",
+        "2.1",
+        "| sid | string | session id; optional |",
+        "does a session token's set carry the optional sid?",
+        "a session-scoped token set carries sid",
+        &[("optional-members-omitted", "no token set carries sid")],
+        ("optional-members-omitted", REFERENCE),
+    ),
+    point(
         "trigger_history.end_marker",
         "4.7",
         "Result: object {entries: array of trigger order history entries (2.2), continuation: string}.",
