@@ -195,6 +195,12 @@ impl TokenStore {
         self.through_main.insert(issued.refresh_token.clone());
     }
 
+    /// Whether a main account obtained this token's pair for a subaccount, or refreshed or
+    /// forked it from one it obtained.
+    pub(crate) fn is_through_main(&self, token: &str) -> bool {
+        self.through_main.contains(token)
+    }
+
     /// Ends every session of a user (a subaccount whose login was disabled), but for the
     /// pairs its main account obtained for it when `keep_through_main` holds.
     pub(crate) fn revoke_user(&mut self, user_id: u64, keep_through_main: bool) {
@@ -221,6 +227,9 @@ impl TokenStore {
             .retain(|_, record| record.expires_at_ms > now_ms);
         self.refresh
             .retain(|_, record| record.expires_at_ms > now_ms);
+        let (access, refresh) = (&self.access, &self.refresh);
+        self.through_main
+            .retain(|token| access.contains_key(token) || refresh.contains_key(token));
     }
 }
 
@@ -331,6 +340,21 @@ mod tests {
         assert!(store.access(&issued.access_token, 900_001).is_none());
         store.revoke_user(1, false);
         assert!(store.refresh(&issued.refresh_token, 1).is_none());
+    }
+
+    #[test]
+    fn a_disable_keeps_the_pairs_obtained_through_the_main_account_only_when_asked() {
+        let mut store = TokenStore::default();
+        let scope = || grant_scope(None, &maximum(), false);
+        let own = store.issue(1, scope(), 0).unwrap();
+        let exchanged = store.issue(1, scope(), 0).unwrap();
+        store.mark_through_main(&exchanged);
+        store.revoke_user(1, true);
+        assert!(store.access(&own.access_token, 1).is_none());
+        assert!(store.access(&exchanged.access_token, 1).is_some());
+        assert!(store.refresh(&exchanged.refresh_token, 1).is_some());
+        store.revoke_user(1, false);
+        assert!(store.access(&exchanged.access_token, 1).is_none());
     }
 
     #[test]

@@ -62,10 +62,12 @@ impl Model {
                 if let Some(old) = self.tokens.get_mut(of) {
                     old.refresh = Validity::Unknown;
                     let (owner, old_granted) = (old.owner, old.granted.clone());
+                    let through_main = old.through_main;
                     let granted = granted.or(old_granted);
                     let kind = TokenKind::Session(name.clone());
                     let validity = self.owner_validity(owner);
                     self.issue(index, owner, kind, granted, validity, observed, connection);
+                    self.inherit_through_main(index, through_main);
                 }
             }
             Action::Exchange { of } => {
@@ -81,9 +83,7 @@ impl Model {
                         observed,
                         connection,
                     );
-                    if let Some(token) = self.tokens.get_mut(&index) {
-                        token.through_main = true;
-                    }
+                    self.inherit_through_main(index, true);
                 }
             }
             Action::Logout { token } => self.apply_logout(*token),
@@ -201,9 +201,19 @@ impl Model {
             TokenKind::Session(_) | TokenKind::Unknown => Validity::Unknown,
         };
         let (owner, kind, old_granted) = (old.owner, old.kind.clone(), old.granted.clone());
+        let through_main = old.through_main;
         let validity = self.owner_validity(owner);
         let granted = granted.or(old_granted);
         self.issue(index, owner, kind, granted, validity, observed, connection);
+        self.inherit_through_main(index, through_main);
+    }
+
+    /// A token refreshed or forked from one the main account obtained for the subaccount
+    /// was obtained through the main account too: its holder is the main account.
+    fn inherit_through_main(&mut self, index: usize, through_main: bool) {
+        if let Some(token) = self.tokens.get_mut(&index) {
+            token.through_main |= through_main;
+        }
     }
 
     fn apply_logout(&mut self, token: usize) {

@@ -283,6 +283,7 @@ fn a_disable_ends_the_subaccounts_own_sessions_but_not_surely_an_exchanged_token
             (http(login(Who::Main, None)), token_set(None)),
             (http(Action::Exchange { of: 0 }), token_set(None)),
             (http(login(Who::Sub, None)), token_set(None)),
+            (http(Action::Refresh { of: 1 }), token_set(None)),
             (
                 http(Action::Toggle {
                     token: 0,
@@ -294,6 +295,7 @@ fn a_disable_ends_the_subaccounts_own_sessions_but_not_surely_an_exchanged_token
         None,
     );
     assert_eq!(http_outcome(&model, mmp(Some(1))), Outcome::Any);
+    assert_eq!(http_outcome(&model, mmp(Some(3))), Outcome::Any);
     assert_eq!(
         predicted(&model, &http(mmp(Some(2)))),
         (
