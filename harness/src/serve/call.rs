@@ -320,7 +320,8 @@ fn anonymous(state: &ServerState) -> Result<Option<Principal>, ErrorObject> {
 /// Settles the caller of a WebSocket request from `params.access_token` or the token the
 /// connection remembers. A presented session-scoped token is remembered even on public
 /// methods (not under the `ws-remembers-auth-only` variant, which remembers only what
-/// `public/auth` issued on the connection); a bad presented token fails only a request that needs a caller.
+/// `public/auth` issued on the connection); a bad presented token fails only a request
+/// that needs a caller.
 fn ws_principal(
     state: &ServerState,
     connection: &mut Connection,
