@@ -1,8 +1,9 @@
 //! Result shapes under the spec-open variants that change what a result looks like but not
 //! what it means: further members SPEC.md describes without names, no optional `sid`,
-//! `null` and string where a member's type allows them, the last trigger-history page marked with `null`,
-//! and member records with other field names. One pass over a method's result after its
-//! handler ran, so the handlers stay written for the reference's own choices.
+//! `null` and string where a member's type allows them, the last trigger-history page
+//! marked with `null`, and member records with other field names. One pass over a method's
+//! result after its handler ran, so the handlers stay written for the reference's own
+//! choices.
 
 use serde_json::{Map, Value, json};
 
