@@ -45,6 +45,9 @@ pub struct Scope {
     pub unknown: Vec<String>,
 }
 
+/// The access families section 5.4 lists, with `block_rfq`, which methods state as a need.
+const LISTED_AREAS: &[&str] = &["trade", "wallet", "account", "block_rfq"];
+
 impl Scope {
     /// Parses a scope string; never fails.
     pub fn parse(text: &str) -> Scope {
@@ -105,6 +108,17 @@ impl Scope {
         self.access
             .get(area)
             .is_some_and(|granted| *granted >= needed)
+    }
+
+    /// Whether every word is one section 5.4 lists: `connection`, `session:<name>`,
+    /// `mainaccount`, `expires:<number>`, `ip:<address>`, and a level of `trade`,
+    /// `wallet`, `account` or (as a method's need) `block_rfq`.
+    pub fn listed(&self) -> bool {
+        self.unknown.is_empty()
+            && self
+                .access
+                .keys()
+                .all(|area| LISTED_AREAS.contains(&area.as_str()))
     }
 
     /// Whether every grant of `self` is also granted by `ceiling`: the rule of

@@ -206,14 +206,18 @@ fn check_step(
     schemas: &SchemaSet,
 ) -> Result<(), FileError> {
     let error = |message: String| Err(FileError::new(path, step.line, message));
+    // A `call` beside a `raw` only names the method whose URL the raw body goes to.
     let kinds = [
-        step.call.is_some(),
+        step.call.is_some() && step.raw.is_none(),
         step.raw.is_some(),
         step.walk.is_some(),
         step.probe.is_some(),
     ];
     if kinds.iter().filter(|&&present| present).count() != 1 {
-        return error("a step has exactly one of call, raw, walk or probe".to_owned());
+        return error(
+            "a step has exactly one of call, raw (with an optional call naming its URL), walk or probe"
+                .to_owned(),
+        );
     }
     if let Some(copies) = step.in_flight {
         let only_ws = match step.transport {

@@ -140,7 +140,8 @@ pub struct Needs {
 pub struct Step {
     /// The method to call.
     pub call: Option<String>,
-    /// A raw message sent as the body (HTTP) or text frame (WebSocket).
+    /// A raw message sent as the body (HTTP) or text frame (WebSocket); over HTTP to the
+    /// URL of the step's `call` when it has one, else of the method the text names.
     pub raw: Option<String>,
     /// A pagination walk.
     pub walk: Option<Walk>,

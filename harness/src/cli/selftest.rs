@@ -10,7 +10,7 @@ use clap::{Args, ValueEnum};
 use harness::report::Context;
 use harness::selftest::{self, FaultMatrix, FaultRow, VariantMatrix, VariantPlan, variants};
 
-use super::serve::{parse_faults, parse_variants};
+use super::serve::{parse_faults, parse_variant_groups};
 use super::{CliError, CorpusArgs, exit, runtime};
 
 /// Which halves of the self-proof to run.
@@ -32,7 +32,8 @@ pub(crate) struct SelftestArgs {
     /// Only these faults (default: all).
     #[arg(long = "fault", value_name = "NAME")]
     faults: Vec<String>,
-    /// Only these variants, each alone (default: each alone, then all at once).
+    /// Only these variants, each alone, or `narrowest`, `widest` or `all` as one row
+    /// (default: each alone, the narrowest and the widest server, then all at once).
     #[arg(long = "variant", value_name = "NAME")]
     variants: Vec<String>,
     /// Generated requests of each of the two fuzz runs per variant row (0: no fuzzing).
@@ -97,10 +98,7 @@ pub(crate) fn selftest(args: SelftestArgs) -> Result<u8, CliError> {
     };
     let mut plan = VariantPlan::full();
     if !args.variants.is_empty() {
-        plan.rows = parse_variants(&args.variants)?
-            .into_iter()
-            .map(|variant| vec![variant])
-            .collect();
+        plan.rows = parse_variant_groups(&args.variants)?;
     }
     if args.fuzz_requests == 0 {
         plan.fuzz_seeds.clear();

@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use harness::serve::{self, Fault, TlsIdentity, Variant};
+use harness::serve::{self, Extreme, Fault, TlsIdentity, Variant};
 use harness::target_file::Target;
 
 use super::{CliError, exit, runtime};
@@ -163,26 +163,39 @@ pub(crate) fn parse_faults(names: &[String]) -> Result<Vec<Fault>, CliError> {
         .collect()
 }
 
-/// Resolves variant names (`all` for every one), with a did-you-mean for a typo.
+/// Resolves variant names (`all` for every one, `narrowest` and `widest` for the two
+/// extreme servers), with a did-you-mean for a typo.
 pub(crate) fn parse_variants(names: &[String]) -> Result<Vec<Variant>, CliError> {
     let mut variants = Vec::new();
-    for name in names {
-        if name == "all" {
-            variants.extend_from_slice(Variant::ALL);
-            continue;
-        }
-        let variant = Variant::from_name(name).ok_or_else(|| {
-            unknown_name(
-                "variant",
-                name,
-                Variant::ALL.iter().map(|variant| variant.name()),
-            )
-        })?;
-        variants.push(variant);
+    for group in parse_variant_groups(names)? {
+        variants.extend(group);
     }
     variants.sort_unstable();
     variants.dedup();
     Ok(variants)
+}
+
+/// Resolves each variant name to the variants it switches on: one, every one (`all`), or
+/// an extreme server's (`narrowest`, `widest`).
+pub(crate) fn parse_variant_groups(names: &[String]) -> Result<Vec<Vec<Variant>>, CliError> {
+    names
+        .iter()
+        .map(|name| {
+            if name == "all" {
+                return Ok(Variant::ALL.to_vec());
+            }
+            if let Some(extreme) = Extreme::from_name(name) {
+                return Ok(extreme.variants());
+            }
+            let known = Variant::ALL
+                .iter()
+                .map(|variant| variant.name())
+                .chain(Extreme::ALL.iter().map(|extreme| extreme.name()));
+            Variant::from_name(name)
+                .map(|variant| vec![variant])
+                .ok_or_else(|| unknown_name("variant", name, known))
+        })
+        .collect()
 }
 
 pub(crate) fn serve(args: ServeArgs) -> Result<u8, CliError> {

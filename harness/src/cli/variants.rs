@@ -1,7 +1,7 @@
 //! `harness variants`: the reference server's spec-open variants, each with the SPEC.md
-//! passage that leaves its point open.
+//! passage that leaves its point open, then the two extreme servers and what they switch on.
 
-use harness::serve::Variant;
+use harness::serve::{Extreme, Variant};
 
 use super::{CliError, exit};
 
@@ -18,6 +18,14 @@ pub(crate) fn list() -> Result<u8, CliError> {
         outln!("    open: {}", point.question);
         outln!("    SPEC.md: \"{}\"", point.passage);
         outln!("    reference: {}", point.reference);
+    }
+    for extreme in Extreme::ALL {
+        let names: Vec<&str> = extreme.variants().into_iter().map(Variant::name).collect();
+        outln!(
+            "{}  (--variant {0}) = {}",
+            extreme.name(),
+            names.join(" + ")
+        );
     }
     Ok(exit::PASS)
 }

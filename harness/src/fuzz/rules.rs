@@ -3,10 +3,13 @@
 //!
 //! The oracle says "error" only where the spec leaves no room: a value outside a listed
 //! enumeration or range, a type no coercion can fix, a missing required parameter, missing
-//! or bad credentials, a scope the method states and the token lacks. Where the spec is
-//! silent (unknown extra parameters, a string where an integer is declared, an unknown
-//! instrument, a state changed by an earlier request) it says "either", and only the
-//! envelope and, for a result, the schema are checked.
+//! or bad credentials, a scope the method states and the token lacks. It says "result"
+//! only for a request built from the stated types and listed values, with what SPEC.md
+//! marks required. Where the spec is silent (unknown extra parameters, a string where an
+//! integer is declared, an unknown instrument, an empty string, a scope value 5.4 does not
+//! list, a timestamp past any bound or a window that ends before it starts, a state changed
+//! by an earlier request) it says "either", and only the envelope and, for a result, the
+//! schema are checked: a server may refuse what SPEC.md does not require it to accept.
 
 use serde_json::{Map, Value};
 
@@ -120,6 +123,9 @@ pub fn expect(request: &FuzzRequest, knowledge: &OracleKnowledge) -> Expectation
             continue;
         };
         match judge_value(spec, value, query, knowledge) {
+            ValueValidity::Valid if name == "end_timestamp" && window_reversed(request, query) => {
+                certain = false;
+            }
             ValueValidity::Valid => {}
             ValueValidity::Unsure => certain = false,
             ValueValidity::Invalid(why) => return error(spec.clause, format!("{name} {why}")),
@@ -190,8 +196,13 @@ fn judge_value(
             crate::transport::query_value(value).unwrap_or_default(),
         )),
         (Kind::Int, Value::Number(number)) if number.is_i64() => Some(value.clone()),
+        // SPEC.md states no bound for a timestamp (the spec table's `i64::MAX`): a server
+        // may answer an empty page or refuse.
         (Kind::Int, Value::Number(number)) if number.is_u64() => {
-            return ValueValidity::Invalid("is beyond any range".to_owned());
+            return match spec.values {
+                Values::Range(_, i64::MAX) => ValueValidity::Unsure,
+                _ => ValueValidity::Invalid("is beyond any range".to_owned()),
+            };
         }
         (Kind::Num, Value::Number(_)) => Some(value.clone()),
         (Kind::Bool, Value::Bool(_)) => Some(value.clone()),
@@ -217,6 +228,8 @@ fn judge_value(
         },
         Values::Range(min, max) => match value.as_i64() {
             Some(number) if (min..=max).contains(&number) => ValueValidity::Valid,
+            // No stated bound (a timestamp): outside the table's range is either.
+            _ if max == i64::MAX => ValueValidity::Unsure,
             _ => ValueValidity::Invalid(format!("{value} is outside {min}..={max}")),
         },
         Values::Fixture(Fixture::Instrument) => {
@@ -240,8 +253,44 @@ fn judge_value(
         }
         // A member or a continuation the target did not hand out may or may not exist.
         Values::Fixture(Fixture::Member) | Values::Token => ValueValidity::Unsure,
-        Values::Free => ValueValidity::Valid,
+        Values::Free => free_value(spec.name, &value, knowledge),
     }
+}
+
+/// A value of a parameter SPEC.md gives a type but no list: valid only where nothing but
+/// the type is asked. An empty string (but the `mmp_group` SPEC.md 4.6 says may be empty),
+/// a scope naming a value 5.4 does not list, an instrument filter other than the fixture's,
+/// or a group SPEC.md does not name may be refused.
+fn free_value(name: &str, value: &Value, knowledge: &OracleKnowledge) -> ValueValidity {
+    let Some(text) = value.as_str() else {
+        return ValueValidity::Valid;
+    };
+    let valid = match name {
+        "mmp_group" => text.is_empty(),
+        "scope" => Scope::parse(text).listed(),
+        "instrument_name" => knowledge.instrument.as_deref() == Some(text),
+        _ => !text.is_empty(),
+    };
+    if valid {
+        ValueValidity::Valid
+    } else {
+        ValueValidity::Unsure
+    }
+}
+
+/// Whether the request's `end_timestamp` is before its `start_timestamp`: SPEC.md does not
+/// say whether such a window is refused or answered empty.
+fn window_reversed(request: &FuzzRequest, query: bool) -> bool {
+    let timestamp = |name: &str| -> Option<i64> {
+        match request.params.get(name)? {
+            Value::String(text) if query => text.parse().ok(),
+            other => other.as_i64(),
+        }
+    };
+    matches!(
+        (timestamp("start_timestamp"), timestamp("end_timestamp")),
+        (Some(start), Some(end)) if end < start
+    )
 }
 
 /// Rules between parameters, and per-method refusals the table cannot express.

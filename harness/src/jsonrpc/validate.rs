@@ -90,8 +90,10 @@ impl fmt::Display for EnvelopeViolation {
 
 /// Checks a response envelope against the request id it answers.
 ///
-/// `request_id` is `None` when the request had no usable id (the harness sent garbage on
-/// purpose); then any id is accepted.
+/// `request_id` is `None` when the request carried no id (a query-string GET) or no usable
+/// one (the harness sent garbage on purpose); then any id, `null` or none at all is
+/// accepted: SPEC.md 1 says the response id "echoes the request id", and there is nothing
+/// to echo.
 pub fn validate_response(response: &Value, request_id: Option<u64>) -> Vec<EnvelopeViolation> {
     let mut violations = Vec::new();
     let Some(object) = response.as_object() else {
@@ -104,7 +106,7 @@ pub fn validate_response(response: &Value, request_id: Option<u64>) -> Vec<Envel
         Some(other) => violations.push(EnvelopeViolation::JsonrpcWrong(other.clone())),
     }
     match (object.get("id"), request_id) {
-        (None, _) => violations.push(EnvelopeViolation::IdMissing),
+        (None, Some(_)) => violations.push(EnvelopeViolation::IdMissing),
         (Some(got), Some(expected)) if got.as_u64() != Some(expected) || !got.is_u64() => {
             violations.push(EnvelopeViolation::IdMismatch {
                 expected,
@@ -187,6 +189,17 @@ mod tests {
                 EnvelopeViolation::IdMissing
             ]
         );
+    }
+
+    #[test]
+    fn an_answer_to_a_request_without_id_may_carry_none_or_null() {
+        for response in [
+            json!({"jsonrpc": "2.0", "result": []}),
+            json!({"jsonrpc": "2.0", "id": null, "result": []}),
+            json!({"jsonrpc": "2.0", "error": {"code": -32700, "message": "parse error"}}),
+        ] {
+            assert_eq!(validate_response(&response, None), vec![], "{response}");
+        }
     }
 
     #[test]

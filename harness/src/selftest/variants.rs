@@ -23,7 +23,7 @@ use crate::check::Verdict;
 use crate::fuzz;
 use crate::judge;
 use crate::run::{self, RunError};
-use crate::serve::{self, Variant};
+use crate::serve::{self, Extreme, Variant};
 
 /// The paced method's rate (per second) the matrix's servers enforce and advertise.
 pub const MATRIX_PACED_PER_SECOND: f64 = 20.0;
@@ -42,9 +42,11 @@ pub struct VariantPlan {
 }
 
 impl VariantPlan {
-    /// Every variant alone, then all at once; two fuzz seeds of 2,000 requests; self-play.
+    /// Every variant alone, the narrowest and the widest server, then all at once; two
+    /// fuzz seeds of 2,000 requests; self-play.
     pub fn full() -> VariantPlan {
         let mut rows: Vec<Vec<Variant>> = Variant::ALL.iter().map(|&one| vec![one]).collect();
+        rows.extend(Extreme::ALL.map(Extreme::variants));
         rows.push(Variant::ALL.to_vec());
         VariantPlan {
             rows,
@@ -73,10 +75,13 @@ pub struct VariantRow {
 }
 
 impl VariantRow {
-    /// The row's name: the variant's, or `all` for every variant at once.
+    /// The row's name: the variant's, `narrowest` or `widest` for an extreme server, or
+    /// `all` for every variant at once.
     pub fn name(&self) -> String {
         if self.variants.len() == Variant::ALL.len() && self.variants.len() > 1 {
             "all".to_owned()
+        } else if let Some(extreme) = Extreme::of(&self.variants) {
+            extreme.name().to_owned()
         } else {
             let names: Vec<&str> = self.variants.iter().map(|variant| variant.name()).collect();
             names.join("+")
@@ -370,6 +375,8 @@ mod tests {
             "short-pages"
         );
         assert_eq!(row(Variant::ALL.to_vec(), 0, 0, 0).name(), "all");
+        let widest = row(Extreme::Widest.variants(), 0, 0, 0);
+        assert_eq!(widest.name(), "widest");
         let pair = row(vec![Variant::ShortPages, Variant::OldestFirst], 0, 0, 0);
         assert_eq!(pair.name(), "short-pages+oldest-first");
     }
@@ -405,14 +412,17 @@ mod tests {
     }
 
     #[test]
-    fn the_full_plan_has_every_variant_alone_and_all_at_once() {
+    fn the_full_plan_has_every_variant_alone_both_extremes_and_all_at_once() {
         let plan = VariantPlan::full();
-        assert_eq!(plan.rows.len(), Variant::ALL.len() + 1);
+        assert_eq!(plan.rows.len(), Variant::ALL.len() + 3);
         assert!(
             plan.rows[..Variant::ALL.len()]
                 .iter()
                 .all(|row| row.len() == 1)
         );
+        let n = Variant::ALL.len();
+        assert_eq!(Extreme::of(&plan.rows[n]), Some(Extreme::Narrowest));
+        assert_eq!(Extreme::of(&plan.rows[n + 1]), Some(Extreme::Widest));
         assert_eq!(plan.rows.last().map(Vec::len), Some(Variant::ALL.len()));
     }
 }

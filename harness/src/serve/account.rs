@@ -47,7 +47,8 @@ pub(crate) fn toggle_subaccount_login(ctx: &mut Ctx<'_>) -> Result<Value, ErrorO
     if login == "disable" {
         lock(&ctx.state.disabled_logins).insert(sid);
         if !ctx.fault(Fault::DisableKeepsSessions) {
-            lock(&ctx.state.tokens).revoke_user(sid);
+            let keep = ctx.variant(Variant::DisableKeepsExchanged);
+            lock(&ctx.state.tokens).revoke_user(sid, keep);
         }
     } else {
         lock(&ctx.state.disabled_logins).remove(&sid);

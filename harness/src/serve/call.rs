@@ -159,9 +159,15 @@ pub(crate) fn call(
         ignore_unknown: state.variant(Variant::UnknownParamsIgnored),
         coerce: state.variant(Variant::CoerceTypes),
     };
+    if state.variant(Variant::TimestampsUnbounded) {
+        clamp_timestamps(&mut raw);
+    }
     let params = Params::check(raw, &method.params, origin, leniency)?;
     if state.variant(Variant::RequireUnflagged) {
         required_under_variant(method.spec.name, &params)?;
+    }
+    if state.variant(Variant::RefusesUnlisted) {
+        refuse_unlisted(&params)?;
     }
     if !needs_caller && state.variant(Variant::PublicRefusesBadToken) {
         refuse_bad_token(state, &transport, presented.as_deref())?;
@@ -206,6 +212,51 @@ pub(crate) fn call(
     let mut result = (method.run)(&mut ctx)?;
     reshape::result(&ctx, &mut result);
     Ok(result)
+}
+
+/// Under the `timestamps-unbounded` variant, a timestamp past the signed 64-bit range is
+/// taken as its largest value and one before the epoch as the epoch (SPEC.md states no
+/// bound), so the answer is a page, empty where nothing falls in the window.
+fn clamp_timestamps(raw: &mut Map<String, Value>) {
+    for name in ["start_timestamp", "end_timestamp"] {
+        let Some(value) = raw.get_mut(name) else {
+            continue;
+        };
+        let number: Option<i128> = match &*value {
+            Value::Number(number) => number
+                .as_i64()
+                .map(i128::from)
+                .or_else(|| number.as_u64().map(i128::from)),
+            Value::String(text) => text.parse().ok(),
+            _ => None,
+        };
+        let Some(number) = number else {
+            continue;
+        };
+        let clamped = i64::try_from(number.clamp(0, i128::from(i64::MAX))).unwrap_or(i64::MAX);
+        *value = match value {
+            Value::String(_) => Value::String(clamped.to_string()),
+            _ => Value::from(clamped),
+        };
+    }
+}
+
+/// Under the `refuses-unlisted` variant, a requested scope naming a value section 5.4
+/// does not list, and an empty `instrument_name`, are refused: SPEC.md does not require
+/// a server to accept them.
+fn refuse_unlisted(params: &Params) -> Result<(), ErrorObject> {
+    if let Some(scope) = params.str("scope")
+        && !crate::auth::scope::Scope::parse(scope).listed()
+    {
+        return Err(ErrorObject::invalid_params(
+            "scope",
+            "names a value section 5.4 does not list",
+        ));
+    }
+    if params.str("instrument_name") == Some("") {
+        return Err(ErrorObject::invalid_params("instrument_name", "is empty"));
+    }
+    Ok(())
 }
 
 /// The parameters the `require-unflagged` variant requires beyond the reference's: ones
@@ -268,7 +319,9 @@ fn anonymous(state: &ServerState) -> Result<Option<Principal>, ErrorObject> {
 
 /// Settles the caller of a WebSocket request from `params.access_token` or the token the
 /// connection remembers. A presented session-scoped token is remembered even on public
-/// methods; a bad presented token fails only a request that needs a caller.
+/// methods (not under the `ws-remembers-auth-only` variant, which remembers only what
+/// `public/auth` issued on the connection); a bad presented token fails only a request
+/// that needs a caller.
 fn ws_principal(
     state: &ServerState,
     connection: &mut Connection,
@@ -281,6 +334,7 @@ fn ws_principal(
         if let Ok(principal) = &resolved
             && (principal.scope.session.is_some() || state.variant(Variant::WsRemembersAnyToken))
             && !state.fault(Fault::WsSessionForgotten)
+            && !state.variant(Variant::WsRemembersAuthOnly)
         {
             connection.session_token = Some(token);
         }

@@ -96,6 +96,9 @@ pub(crate) fn exchange_token(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
         subject
     };
     let issued = issue(ctx, holder, bound_scope(&scope, &holder.maximum))?;
+    if holder.user_id != caller.user_id {
+        lock(&state.tokens).mark_through_main(&issued);
+    }
     Ok(finish(ctx, &issued))
 }
 
@@ -147,6 +150,11 @@ pub(crate) fn fork_token(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
     scope.session = Some(session_name.to_owned());
     scope.connection = false;
     let issued = issue(ctx, user, scope)?;
+    let mut tokens = lock(&state.tokens);
+    if tokens.is_through_main(refresh_token) {
+        tokens.mark_through_main(&issued);
+    }
+    drop(tokens);
     Ok(finish(ctx, &issued))
 }
 
@@ -312,6 +320,9 @@ fn refresh(ctx: &Ctx<'_>) -> Result<Issued, ErrorObject> {
     let mut issued = tokens
         .issue(record.user_id, scope, now_ms)
         .ok_or_else(ErrorObject::too_many_requests)?;
+    if tokens.is_through_main(refresh_token) {
+        tokens.mark_through_main(&issued);
+    }
     if ctx.fault(Fault::RefreshSameToken) {
         tokens.keep_refresh(&mut issued, refresh_token);
     } else {

@@ -183,7 +183,24 @@ async fn observed(
 }
 
 async fn jsonrpc_get(State(state): State<Arc<ServerState>>, request: Request) -> Response {
+    if let Some(plain) = bare_url_plain(&state, request.uri().path()) {
+        return plain;
+    }
     observed(&state, request, answer_jsonrpc).await
+}
+
+/// Under the `bare-url-plain` variant, `{base_url}` itself (which names no method, and of
+/// which SPEC.md says nothing) is answered 404 with a plain-text body.
+fn bare_url_plain(state: &ServerState, path: &str) -> Option<Response> {
+    let bare = matches!(path, "/api/v2" | "/api/v2/");
+    (bare && state.variant(super::Variant::BareUrlPlain)).then(|| {
+        (
+            StatusCode::NOT_FOUND,
+            [(header::CONTENT_TYPE, "text/plain")],
+            "404 page not found",
+        )
+            .into_response()
+    })
 }
 
 fn answer_jsonrpc(state: &ServerState, parts: &Parts, read: BodyRead) -> Answer {
@@ -292,6 +309,9 @@ fn answer_direct(state: &ServerState, parts: &Parts, read: BodyRead) -> Answer {
 }
 
 async fn not_found(State(state): State<Arc<ServerState>>, request: Request) -> Response {
+    if let Some(plain) = bare_url_plain(&state, request.uri().path()) {
+        return plain;
+    }
     observed(&state, request, |state, _, _| not_found_answer(state)).await
 }
 

@@ -1,7 +1,8 @@
 //! The transport-free path of one JSON-RPC message through the reference server:
 //! [`ServerState::dispatch_message`] (bytes in, a response envelope out, never a panic),
 //! the request parser the `lenient-envelope` variant loosens, the error codes the
-//! `other-error-codes` variant rewords, and the envelope the envelope faults distort.
+//! `other-error-codes` variant rewords, and the envelope the envelope faults distort (and
+//! the `id-omitted` variant leaves without an id where the request carried none).
 //! Both transports answer through it.
 
 use serde_json::Value;
@@ -95,7 +96,10 @@ impl ServerState {
     }
 
     /// The response envelope, distorted by whichever envelope fault is on.
+    /// Under the `id-omitted` variant, an answer to a request that carried no id has no
+    /// `id` member at all.
     pub(crate) fn envelope(&self, id: Value, outcome: Result<Value, ErrorObject>) -> Value {
+        let no_request_id = id.is_null();
         let id = match (&id, id.as_u64()) {
             (_, Some(number)) if self.fault(Fault::EnvelopeIdOffByOne) => {
                 Value::from(number.wrapping_add(1))
@@ -114,6 +118,9 @@ impl ServerState {
         if let Some(object) = envelope.as_object_mut() {
             if self.fault(Fault::EnvelopeNoJsonrpc) {
                 object.remove("jsonrpc");
+            }
+            if no_request_id && self.variant(super::Variant::IdOmitted) {
+                object.remove("id");
             }
             if success && self.fault(Fault::EnvelopeResultAndError) {
                 let error = ErrorObject::new(0, "no_error");

@@ -67,7 +67,7 @@ pub use property::{
     QueryInput, QueryValue, dispatch_envelope, params_from_query, query_params_coerce,
 };
 pub use tls::{MAX_HANDSHAKES, TlsIdentity};
-pub use variant::Variant;
+pub use variant::{Extreme, Variant};
 
 /// How to run the reference server.
 #[derive(Clone, Debug)]

@@ -1,8 +1,9 @@
 //! Result shapes under the spec-open variants that change what a result looks like but not
-//! what it means: further members SPEC.md describes without names, `null` and string
-//! where a member's type allows them, the last trigger-history page marked with `null`,
-//! and member records with other field names. One pass over a method's result after its
-//! handler ran, so the handlers stay written for the reference's own choices.
+//! what it means: further members SPEC.md describes without names, no optional `sid`,
+//! `null` and string where a member's type allows them, the last trigger-history page
+//! marked with `null`, and member records with other field names. One pass over a method's
+//! result after its handler ran, so the handlers stay written for the reference's own
+//! choices.
 
 use serde_json::{Map, Value, json};
 
@@ -14,6 +15,15 @@ pub(crate) fn result(ctx: &Ctx<'_>, result: &mut Value) {
     let name = ctx.method.name;
     if ctx.variant(Variant::ExtraMembers) {
         extra_members(ctx, name, result);
+    }
+    if ctx.variant(Variant::OptionalMembersOmitted)
+        && matches!(
+            name,
+            "public/auth" | "public/exchange_token" | "public/fork_token"
+        )
+        && let Some(object) = result.as_object_mut()
+    {
+        object.remove("sid");
     }
     if ctx.variant(Variant::TriggerEndNull)
         && name == "private/get_trigger_order_history"

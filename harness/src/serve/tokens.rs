@@ -7,7 +7,7 @@
 //! expired records are pruned when it grows, and past a hard cap new tokens are refused
 //! rather than letting a flood of `public/auth` calls exhaust memory.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 use rand::Rng;
 use rand::distr::Alphanumeric;
@@ -89,6 +89,10 @@ pub(crate) struct TokenStore {
     issued: HashMap<u64, VecDeque<(String, String)>>,
     /// The longest lifetime a token gets, in seconds (the token-expiry scenario).
     lifetime_cap: Option<u64>,
+    /// Access and refresh tokens a main account obtained for a subaccount through
+    /// `public/exchange_token`, which the `disable-keeps-exchanged` variant keeps working
+    /// after the subaccount's login is disabled.
+    through_main: HashSet<String>,
 }
 
 impl TokenStore {
@@ -185,10 +189,27 @@ impl TokenStore {
         self.refresh.remove(token);
     }
 
-    /// Ends every session of a user (a subaccount whose login was disabled).
-    pub(crate) fn revoke_user(&mut self, user_id: u64) {
-        self.access.retain(|_, record| record.user_id != user_id);
-        self.refresh.retain(|_, record| record.user_id != user_id);
+    /// Marks a pair a main account obtained for one of its subaccounts.
+    pub(crate) fn mark_through_main(&mut self, issued: &Issued) {
+        self.through_main.insert(issued.access_token.clone());
+        self.through_main.insert(issued.refresh_token.clone());
+    }
+
+    /// Whether a main account obtained this token's pair for a subaccount, or refreshed or
+    /// forked it from one it obtained.
+    pub(crate) fn is_through_main(&self, token: &str) -> bool {
+        self.through_main.contains(token)
+    }
+
+    /// Ends every session of a user (a subaccount whose login was disabled), but for the
+    /// pairs its main account obtained for it when `keep_through_main` holds.
+    pub(crate) fn revoke_user(&mut self, user_id: u64, keep_through_main: bool) {
+        let through_main = &self.through_main;
+        let kept = |token: &String| keep_through_main && through_main.contains(token);
+        self.access
+            .retain(|token, record| record.user_id != user_id || kept(token));
+        self.refresh
+            .retain(|token, record| record.user_id != user_id || kept(token));
     }
 
     /// Every token of the pairs each user holds (live, expired or revoked): what tests
@@ -206,6 +227,9 @@ impl TokenStore {
             .retain(|_, record| record.expires_at_ms > now_ms);
         self.refresh
             .retain(|_, record| record.expires_at_ms > now_ms);
+        let (access, refresh) = (&self.access, &self.refresh);
+        self.through_main
+            .retain(|token| access.contains_key(token) || refresh.contains_key(token));
     }
 }
 
@@ -314,8 +338,23 @@ mod tests {
             .unwrap();
         assert!(store.access(&issued.access_token, 1).is_some());
         assert!(store.access(&issued.access_token, 900_001).is_none());
-        store.revoke_user(1);
+        store.revoke_user(1, false);
         assert!(store.refresh(&issued.refresh_token, 1).is_none());
+    }
+
+    #[test]
+    fn a_disable_keeps_the_pairs_obtained_through_the_main_account_only_when_asked() {
+        let mut store = TokenStore::default();
+        let scope = || grant_scope(None, &maximum(), false);
+        let own = store.issue(1, scope(), 0).unwrap();
+        let exchanged = store.issue(1, scope(), 0).unwrap();
+        store.mark_through_main(&exchanged);
+        store.revoke_user(1, true);
+        assert!(store.access(&own.access_token, 1).is_none());
+        assert!(store.access(&exchanged.access_token, 1).is_some());
+        assert!(store.refresh(&exchanged.refresh_token, 1).is_some());
+        store.revoke_user(1, false);
+        assert!(store.access(&exchanged.access_token, 1).is_none());
     }
 
     #[test]

@@ -29,7 +29,7 @@ pub use enums::{
     GRANT_TYPES, HISTORY_CURRENCIES, INDEX_NAMES, LISTED_LOG_TYPES, TRANSACTION_LOG_CURRENCIES,
 };
 pub use methods::METHODS;
-pub use open::{OPEN_POINTS, OpenPoint};
+pub use open::{OPEN_POINTS, OpenPoint, REFERENCE};
 pub use sections::{SECTIONS, Section};
 pub use unnamed::{UNNAMED_FIELDS, UnnamedField, unnamed_field};
 

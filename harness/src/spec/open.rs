@@ -2,6 +2,12 @@
 //! exactly), the choice the reference server makes, and the other choices a conforming
 //! server may make. Each alternative is one spec-open variant of the reference server
 //! (`harness variants`), and every check must pass against every one of them.
+//!
+//! Each point also names its two edges: the choice of the narrowest server SPEC.md allows
+//! (it refuses what it may refuse, remembers and sends no more than it must, takes the
+//! first legal choice) and that of the widest (it accepts what it need not refuse, sends
+//! every member it may, remembers what it may). `harness serve --variant narrowest` and
+//! `--variant widest` are those two servers, so a new point brings its own edges.
 
 /// One point SPEC.md leaves open.
 #[derive(Clone, Copy, Debug)]
@@ -18,7 +24,15 @@ pub struct OpenPoint {
     pub reference: &'static str,
     /// What else a conforming server may do, one variant each, by variant name.
     pub alternatives: &'static [(&'static str, &'static str)],
+    /// The narrowest server's choice: [`REFERENCE`] or an alternative's name.
+    pub narrowest: &'static str,
+    /// The widest server's choice: [`REFERENCE`] or an alternative's name; never the
+    /// narrowest's.
+    pub widest: &'static str,
 }
+
+/// The name [`OpenPoint::narrowest`] and [`OpenPoint::widest`] give the reference's choice.
+pub const REFERENCE: &str = "reference";
 
 const fn point(
     id: &'static str,
@@ -27,6 +41,7 @@ const fn point(
     question: &'static str,
     reference: &'static str,
     alternatives: &'static [(&'static str, &'static str)],
+    (narrowest, widest): (&'static str, &'static str),
 ) -> OpenPoint {
     OpenPoint {
         id,
@@ -35,6 +50,8 @@ const fn point(
         question,
         reference,
         alternatives,
+        narrowest,
+        widest,
     }
 }
 
@@ -50,6 +67,31 @@ pub const OPEN_POINTS: &[OpenPoint] = &[
             "lenient-envelope",
             "answers jsonrpc \"1.0\" and array params like a valid request",
         )],
+        (REFERENCE, "lenient-envelope"),
+    ),
+    point(
+        "envelope.id_without_request_id",
+        "1",
+        "| Response | id | integer | echoes the request id |",
+        "what id does the answer to a request that carried none (a query-string GET, unparsable bytes) carry?",
+        "id: null",
+        &[(
+            "id-omitted",
+            "answers a request that carried no id without an id member",
+        )],
+        ("id-omitted", REFERENCE),
+    ),
+    point(
+        "transport.bare_url",
+        "1",
+        "HTTP GET: the method path is appended to `{base_url}`.",
+        "what does {base_url}/ itself, which names no method, answer?",
+        "an error envelope, HTTP 404",
+        &[(
+            "bare-url-plain",
+            "answers {base_url}/ with HTTP 404 and a plain-text body",
+        )],
+        ("bare-url-plain", REFERENCE),
     ),
     point(
         "params.unknown",
@@ -61,6 +103,7 @@ pub const OPEN_POINTS: &[OpenPoint] = &[
             "unknown-params-ignored",
             "ignores parameters it does not know",
         )],
+        (REFERENCE, "unknown-params-ignored"),
     ),
     point(
         "params.coercion",
@@ -72,6 +115,7 @@ pub const OPEN_POINTS: &[OpenPoint] = &[
             "coerce-types",
             "coerces numeric strings, numbers and \"true\"/\"false\" to the declared type",
         )],
+        (REFERENCE, "coerce-types"),
     ),
     point(
         "params.required_not_shown",
@@ -83,6 +127,7 @@ pub const OPEN_POINTS: &[OpenPoint] = &[
             "require-unflagged",
             "also requires currency on the history, volatility and transaction-log methods, the transaction log's time window, and close_position's instrument_name and type",
         )],
+        ("require-unflagged", REFERENCE),
     ),
     point(
         "errors.codes",
@@ -94,6 +139,7 @@ pub const OPEN_POINTS: &[OpenPoint] = &[
             "other-error-codes",
             "every refusal but 13668 carries another code and message (e.g. 11050 bad_request, 10429 throttled)",
         )],
+        ("other-error-codes", REFERENCE),
     ),
     point(
         "errors.http_status",
@@ -105,6 +151,7 @@ pub const OPEN_POINTS: &[OpenPoint] = &[
             "errors-status-200",
             "every refusal is answered with HTTP 200",
         )],
+        ("errors-status-200", REFERENCE),
     ),
     point(
         "results.unnamed_members",
@@ -116,6 +163,16 @@ pub const OPEN_POINTS: &[OpenPoint] = &[
             "extra-members",
             "token sets, trigger and transaction-log entries, currencies and pages carry further members",
         )],
+        (REFERENCE, "extra-members"),
+    ),
+    point(
+        "results.optional_members",
+        "2.1",
+        "| sid | string | session id; optional |",
+        "does a session token's set carry the optional sid?",
+        "a session-scoped token set carries sid",
+        &[("optional-members-omitted", "no token set carries sid")],
+        ("optional-members-omitted", REFERENCE),
     ),
     point(
         "trigger_history.end_marker",
@@ -127,6 +184,7 @@ pub const OPEN_POINTS: &[OpenPoint] = &[
             "trigger-end-null",
             "the last page carries continuation: null",
         )],
+        (REFERENCE, "trigger-end-null"),
     ),
     point(
         "paging.short_pages",
@@ -138,6 +196,7 @@ pub const OPEN_POINTS: &[OpenPoint] = &[
             "short-pages",
             "pages hold fewer entries than count while a continuation is given",
         )],
+        ("short-pages", REFERENCE),
     ),
     point(
         "transaction_log.order",
@@ -149,6 +208,19 @@ pub const OPEN_POINTS: &[OpenPoint] = &[
             "oldest-first",
             "pages run from the oldest entry to the newest",
         )],
+        (REFERENCE, "oldest-first"),
+    ),
+    point(
+        "timestamps.bound",
+        "4.8",
+        "| start_timestamp | integer | earliest timestamp, ms |",
+        "is a timestamp past the 64-bit signed range, or before the epoch, refused?",
+        "refused with invalid_params",
+        &[(
+            "timestamps-unbounded",
+            "accepts any integer timestamp, clamped, and answers an empty page where nothing falls in the window",
+        )],
+        (REFERENCE, "timestamps-unbounded"),
     ),
     point(
         "rate.scope",
@@ -160,6 +232,7 @@ pub const OPEN_POINTS: &[OpenPoint] = &[
             "rate-per-user-burst-1",
             "one budget per user across its credentials and transports, burst 1",
         )],
+        ("rate-per-user-burst-1", REFERENCE),
     ),
     point(
         "auth.future_timestamp",
@@ -171,6 +244,7 @@ pub const OPEN_POINTS: &[OpenPoint] = &[
             "future-timestamps",
             "accepts signature timestamps ahead of its clock",
         )],
+        (REFERENCE, "future-timestamps"),
     ),
     point(
         "ws.token_memory",
@@ -182,6 +256,19 @@ pub const OPEN_POINTS: &[OpenPoint] = &[
             "ws-remembers-any-token",
             "a connection remembers any token it authenticated with",
         )],
+        (REFERENCE, "ws-remembers-any-token"),
+    ),
+    point(
+        "ws.presented_token",
+        "5.2",
+        "A WebSocket connection authenticated with a session token remembers it, so later requests on that connection may omit the token.",
+        "does a session token passed as access_token in a call authenticate the connection, or only a public/auth on it?",
+        "a session token passed in a call is remembered too",
+        &[(
+            "ws-remembers-auth-only",
+            "remembers only a session token that public/auth issued on the connection",
+        )],
+        ("ws-remembers-auth-only", REFERENCE),
     ),
     point(
         "scope.unnamed_families",
@@ -193,6 +280,19 @@ pub const OPEN_POINTS: &[OpenPoint] = &[
             "scope-unnamed-kept",
             "families a requested scope does not name keep the key's level, as the granted scope says",
         )],
+        (REFERENCE, "scope-unnamed-kept"),
+    ),
+    point(
+        "params.unlisted_values",
+        "4.1",
+        "| scope | string | requested access scope (see 5.4) |",
+        "is a requested scope naming a value 5.4 does not list, or an empty string filter, accepted?",
+        "accepted: unknown scope values are ignored, an empty filter matches nothing",
+        &[(
+            "refuses-unlisted",
+            "refuses a scope value 5.4 does not list and an empty instrument_name",
+        )],
+        ("refuses-unlisted", REFERENCE),
     ),
     point(
         "exchange_token.wide_scope",
@@ -204,6 +304,19 @@ pub const OPEN_POINTS: &[OpenPoint] = &[
             "exchange-scope-capped",
             "caps the requested scope at the caller's permissions",
         )],
+        (REFERENCE, "exchange-scope-capped"),
+    ),
+    point(
+        "disable.exchanged_tokens",
+        "4.5",
+        "when disabled, the subaccount cannot be accessed directly with e-mail and password but remains reachable through the main account.",
+        "does disabling a subaccount end the tokens the main account obtained for it through exchange_token?",
+        "it ends them with the subaccount's own",
+        &[(
+            "disable-keeps-exchanged",
+            "tokens the main account obtained for the subaccount keep working after a disable",
+        )],
+        (REFERENCE, "disable-keeps-exchanged"),
     ),
     point(
         "fork_token.parameters",
@@ -215,6 +328,7 @@ pub const OPEN_POINTS: &[OpenPoint] = &[
             "fork-token-names",
             "names them refresh_token and name (the target file says so)",
         )],
+        (REFERENCE, "fork-token-names"),
     ),
     point(
         "logout.result",
@@ -226,6 +340,7 @@ pub const OPEN_POINTS: &[OpenPoint] = &[
             "logout-closes",
             "answers null and then closes the websocket connection",
         )],
+        ("logout-closes", REFERENCE),
     ),
     point(
         "refresh.session_access_token",
@@ -237,6 +352,7 @@ pub const OPEN_POINTS: &[OpenPoint] = &[
             "session-refresh-revokes",
             "a refresh of a session token invalidates the previous access token",
         )],
+        ("session-refresh-revokes", REFERENCE),
     ),
     point(
         "public.bad_token",
@@ -248,6 +364,7 @@ pub const OPEN_POINTS: &[OpenPoint] = &[
             "public-refuses-bad-token",
             "refuses a public call that carries an invalid token",
         )],
+        ("public-refuses-bad-token", REFERENCE),
     ),
     point(
         "members.field_names",
@@ -259,6 +376,7 @@ pub const OPEN_POINTS: &[OpenPoint] = &[
             "member-field-names",
             "names the member fields id, member_name, is_active, main_user_id, user_ids, updated_at",
         )],
+        (REFERENCE, "member-field-names"),
     ),
     point(
         "mmp_status.none_triggered",
@@ -270,6 +388,7 @@ pub const OPEN_POINTS: &[OpenPoint] = &[
             "mmp-none-triggered",
             "no MMP status is triggered: every answer is empty",
         )],
+        ("mmp-none-triggered", REFERENCE),
     ),
     point(
         "nullable.members",
@@ -281,6 +400,7 @@ pub const OPEN_POINTS: &[OpenPoint] = &[
             "nulls-and-strings",
             "every member typed \"or null\" is null where it can be, and info is a string",
         )],
+        (REFERENCE, "nulls-and-strings"),
     ),
     point(
         "lookup.unknown",
@@ -292,6 +412,7 @@ pub const OPEN_POINTS: &[OpenPoint] = &[
             "unknown-is-empty",
             "answers an unknown instrument with an empty list and an unknown member with the unchanged list",
         )],
+        (REFERENCE, "unknown-is-empty"),
     ),
     point(
         "close_position.no_position",
@@ -303,47 +424,9 @@ pub const OPEN_POINTS: &[OpenPoint] = &[
             "positions-close-once",
             "refuses to close a position it closed before",
         )],
+        ("positions-close-once", REFERENCE),
     ),
 ];
 
 #[cfg(test)]
-mod tests {
-    use super::OPEN_POINTS;
-
-    fn normalized(text: &str) -> String {
-        text.split_whitespace().collect::<Vec<_>>().join(" ")
-    }
-
-    #[test]
-    fn every_passage_is_found_in_spec_md() {
-        let spec =
-            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../cases/SPEC.md"))
-                .expect("cases/SPEC.md");
-        let spec = normalized(&spec);
-        for point in OPEN_POINTS {
-            assert!(
-                spec.contains(&normalized(point.passage)),
-                "{}: passage not in SPEC.md: {}",
-                point.id,
-                point.passage
-            );
-        }
-    }
-
-    #[test]
-    fn ids_and_variant_names_are_unique() {
-        let mut ids: Vec<&str> = OPEN_POINTS.iter().map(|point| point.id).collect();
-        let mut names: Vec<&str> = OPEN_POINTS
-            .iter()
-            .flat_map(|point| point.alternatives.iter().map(|(name, _)| *name))
-            .collect();
-        let (id_count, name_count) = (ids.len(), names.len());
-        ids.sort_unstable();
-        ids.dedup();
-        names.sort_unstable();
-        names.dedup();
-        assert_eq!(ids.len(), id_count);
-        assert_eq!(names.len(), name_count);
-        assert!(name_count >= 20, "{name_count} variants");
-    }
-}
+mod tests;

@@ -82,8 +82,9 @@ fn bounded_run_against_the_clean_reference_finds_nothing() {
     assert!(
         // A valid request to a state-changing method, or one leaving out a parameter whose
         // required flag SPEC.md does not show, is "either"; a fifth must still be results
-        // (of the 1,800 stateless requests).
-        report.expected_result > 360 && report.expected_error > 450,
+        // (of the 1,800 stateless requests). A timestamp past any bound is "either" too
+        // (SPEC.md states none), which leaves about a quarter refusals.
+        report.expected_result > 360 && report.expected_error > 400,
         "{report:?}"
     );
     let findings: Vec<String> = report

@@ -1,15 +1,16 @@
 //! The false-failure matrix: the suite, `harness fuzz` and judge self-play find nothing
-//! against any spec-open variant of the reference server, alone or all at once. The fault
-//! matrix (`faults.rs`) proves every check can fail; this proves none fails a server that
-//! SPEC.md allows.
+//! against any spec-open variant of the reference server, alone, as the narrowest and the
+//! widest server SPEC.md allows, or all at once. The fault matrix (`faults.rs`) proves
+//! every check can fail; this proves none fails a server that SPEC.md allows.
 
 use std::path::Path;
 use std::sync::Arc;
 
 use harness::case;
-use harness::check::{Catalog, SchemaSet};
+use harness::check::{Catalog, Level, SchemaSet};
 use harness::selftest::{self, VariantPlan};
-use harness::serve::Variant;
+use harness::serve::{Extreme, Variant};
+use harness::spec::{OPEN_POINTS, OpenPoint};
 
 #[test]
 fn no_check_fails_any_spec_open_variant() {
@@ -38,7 +39,9 @@ fn no_check_fails_any_spec_open_variant() {
         .block_on(selftest::variant_matrix(&config, &plan, |_| {}))
         .unwrap();
     println!("{}", matrix.to_text());
-    assert_eq!(matrix.rows.len(), Variant::ALL.len() + 1);
+    assert_eq!(matrix.rows.len(), Variant::ALL.len() + 3);
+    let names: Vec<String> = matrix.rows.iter().map(|row| row.name()).collect();
+    assert!(names.contains(&"narrowest".to_owned()) && names.contains(&"widest".to_owned()));
     let false_failures: Vec<String> = matrix
         .rows
         .iter()
@@ -54,4 +57,48 @@ fn no_check_fails_any_spec_open_variant() {
         Vec::<String>::new(),
         "checks failed a server SPEC.md allows"
     );
+}
+
+/// A `must` clause admits two readings where its quoted words are (or hold) the passage an
+/// open point cites: each such point is taken one way by the narrowest server and the
+/// other way by the widest, so both readings run in the false-failure matrix.
+#[test]
+fn every_must_clause_that_admits_two_readings_is_taken_both_ways_by_the_extremes() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cases");
+    let catalog = Catalog::load(&root.join("clauses.toml")).unwrap();
+    let words = |text: &str| {
+        text.replace(['`', '|'], " ")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let switched_on = |extreme: Extreme, point: &OpenPoint| -> Option<&'static str> {
+        let variants = extreme.variants();
+        point
+            .alternatives
+            .iter()
+            .map(|(name, _)| *name)
+            .find(|name| variants.iter().any(|variant| variant.name() == *name))
+    };
+    let mut two_readings = Vec::new();
+    for clause in catalog.iter().filter(|clause| clause.level == Level::Must) {
+        for quote in clause.quote.iter().map(|quote| words(quote)) {
+            for point in OPEN_POINTS {
+                let passage = words(point.passage);
+                if !(passage.contains(&quote) || quote.contains(&passage)) {
+                    continue;
+                }
+                two_readings.push(format!("{} ~ {}", clause.id, point.id));
+                assert_ne!(
+                    switched_on(Extreme::Narrowest, point),
+                    switched_on(Extreme::Widest, point),
+                    "{}: {} is read alike by both extremes",
+                    clause.id,
+                    point.id
+                );
+            }
+        }
+    }
+    println!("{}", two_readings.join("\n"));
+    assert!(two_readings.len() >= 5, "{two_readings:?}");
 }

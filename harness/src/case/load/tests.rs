@@ -67,8 +67,8 @@ const BREAKING_EDITS: &[(&str, &str, &str, &str)] = &[
     (
         GOOD,
         "call = \"public/auth\"",
-        "call = \"public/auth\"\nraw = \"{}\"",
-        "c.toml:6: a step has exactly one of call, raw, walk or probe",
+        "call = \"public/auth\"\nprobe = { call = \"public/auth\" }",
+        "c.toml:6: a step has exactly one of call, raw (with an optional call naming its URL), walk or probe",
     ),
     (
         GOOD,

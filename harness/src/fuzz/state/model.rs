@@ -1,7 +1,9 @@
 //! The model of SPEC.md's token state machine (sections 4.1 to 4.5 and 5.2 to 5.4): which
 //! tokens a sequence holds, their owner, session and scope, whether each access and refresh
 //! token still works, what each WebSocket connection may remember, and whether the
-//! subaccount's login is disabled.
+//! subaccount's login is disabled. A connection is relied on to remember only a session
+//! token `public/auth` issued on it (5.2: a connection "authenticated with a session
+//! token"); whether passing a token in a call authenticates the connection is not stated.
 //!
 //! [`Model::predict`] says what a conforming server answers a step: a result, an error, or
 //! either where SPEC.md leaves it open, with the clause a wrong answer breaks.
@@ -87,6 +89,10 @@ pub struct TokenState {
     pub access: Validity,
     /// The refresh token.
     pub refresh: Validity,
+    /// The main account obtained it for the subaccount (`public/exchange_token`): SPEC.md
+    /// 4.5 says a disabled subaccount "remains reachable through the main account", so a
+    /// disable need not end it.
+    pub through_main: bool,
 }
 
 /// What the server answered a step, as far as the model needs it.

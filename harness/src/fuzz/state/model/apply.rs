@@ -29,7 +29,7 @@ impl Model {
             }
             _ => {}
         }
-        self.remember_presented(step, connection, observed.result);
+        self.remember_presented(step, connection);
         if !observed.result {
             return;
         }
@@ -48,17 +48,26 @@ impl Model {
                 } else {
                     Validity::Valid
                 };
+                let session = matches!(kind, TokenKind::Session(_))
+                    && granted
+                        .as_ref()
+                        .is_some_and(|scope| scope.session.is_some());
                 self.issue(index, *who, kind, granted, validity, observed, connection);
+                if session && validity == Validity::Valid {
+                    self.authenticated_by_auth(index, connection);
+                }
             }
             Action::Refresh { of } => self.apply_refresh(index, *of, granted, observed, connection),
             Action::Fork { of, name } => {
                 if let Some(old) = self.tokens.get_mut(of) {
                     old.refresh = Validity::Unknown;
                     let (owner, old_granted) = (old.owner, old.granted.clone());
+                    let through_main = old.through_main;
                     let granted = granted.or(old_granted);
                     let kind = TokenKind::Session(name.clone());
                     let validity = self.owner_validity(owner);
                     self.issue(index, owner, kind, granted, validity, observed, connection);
+                    self.inherit_through_main(index, through_main);
                 }
             }
             Action::Exchange { of } => {
@@ -74,15 +83,25 @@ impl Model {
                         observed,
                         connection,
                     );
+                    self.inherit_through_main(index, true);
                 }
             }
             Action::Logout { token } => self.apply_logout(*token),
             Action::Toggle { enable, .. } => {
                 self.sub_disabled = Some(!enable);
                 if !enable {
+                    // The subaccount's own sessions end (4.5); whether a token the main
+                    // account obtained for it does is open: it "remains reachable through
+                    // the main account".
                     for token in self.tokens.values_mut().filter(|t| t.owner == Who::Sub) {
-                        token.access =
-                            Validity::Invalid("m.toggle_subaccount_login.disable_ends_sessions");
+                        token.access = if token.through_main {
+                            match token.access {
+                                Validity::Invalid(clause) => Validity::Invalid(clause),
+                                _ => Validity::Unknown,
+                            }
+                        } else {
+                            Validity::Invalid("m.toggle_subaccount_login.disable_ends_sessions")
+                        };
                         token.refresh = Validity::Unknown;
                     }
                 }
@@ -94,10 +113,11 @@ impl Model {
         }
     }
 
-    /// A token presented in `params.access_token` authenticates the connection: one that
-    /// answered with a result is remembered if session-scoped (5.2); any other may be (the
-    /// server may remember connection tokens too, or a token whose call it then refused).
-    fn remember_presented(&mut self, step: &SeqStep, connection: Option<&str>, result: bool) {
+    /// A token presented in `params.access_token` may be remembered by the connection, but
+    /// need not be: SPEC.md 5.2 speaks of a connection "authenticated with a session token",
+    /// and does not say that passing one in a call authenticates it (the
+    /// `ws-remembers-auth-only` variant).
+    fn remember_presented(&mut self, step: &SeqStep, connection: Option<&str>) {
         let presented = match step.action {
             Action::Private {
                 token: Some(token), ..
@@ -107,15 +127,21 @@ impl Model {
             | Action::Logout { token } => token,
             _ => return,
         };
-        let (Some(name), Some(state)) = (connection, self.tokens.get(&presented)) else {
+        let (Some(name), true) = (connection, self.tokens.contains_key(&presented)) else {
             return;
         };
-        let certain = result && matches!(state.kind, TokenKind::Session(_));
-        let memory = self.memory.entry(name.to_owned()).or_insert_with(none);
-        if certain {
-            *memory = BTreeSet::from([Some(presented)]);
-        } else {
-            memory.insert(Some(presented));
+        self.memory
+            .entry(name.to_owned())
+            .or_insert_with(none)
+            .insert(Some(presented));
+    }
+
+    /// A session token `public/auth` issued on the connection authenticated it: the
+    /// connection remembers that token (5.2), and no longer nothing.
+    fn authenticated_by_auth(&mut self, token: usize, connection: Option<&str>) {
+        if let Some(name) = connection {
+            self.memory
+                .insert(name.to_owned(), BTreeSet::from([Some(token)]));
         }
     }
 
@@ -142,10 +168,12 @@ impl Model {
                 granted,
                 access,
                 refresh,
+                through_main: false,
             },
         );
-        // A token issued on a connection may be remembered by it (5.2 leaves open whether
-        // issuing counts as authenticating, and whether a connection token is remembered).
+        // A token issued on a connection may be remembered by it (whether a connection
+        // token is, or a token another method than public/auth issued, is open); a session
+        // token public/auth issued is (`authenticated_by_auth`).
         if let Some(name) = connection {
             self.memory
                 .entry(name.to_owned())
@@ -173,9 +201,19 @@ impl Model {
             TokenKind::Session(_) | TokenKind::Unknown => Validity::Unknown,
         };
         let (owner, kind, old_granted) = (old.owner, old.kind.clone(), old.granted.clone());
+        let through_main = old.through_main;
         let validity = self.owner_validity(owner);
         let granted = granted.or(old_granted);
         self.issue(index, owner, kind, granted, validity, observed, connection);
+        self.inherit_through_main(index, through_main);
+    }
+
+    /// A token refreshed or forked from one the main account obtained for the subaccount
+    /// was obtained through the main account too: its holder is the main account.
+    fn inherit_through_main(&mut self, index: usize, through_main: bool) {
+        if let Some(token) = self.tokens.get_mut(&index) {
+            token.through_main |= through_main;
+        }
     }
 
     fn apply_logout(&mut self, token: usize) {

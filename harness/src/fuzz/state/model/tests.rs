@@ -239,8 +239,11 @@ fn a_toggle_is_open_but_with_an_ended_token_is_an_error() {
 }
 
 #[test]
-fn a_connection_remembers_the_session_token_it_was_authenticated_with() {
-    let model = run(&login_then_ws_call(Who::Main, Some("m")), Some("ws0-0"));
+fn a_connection_remembers_the_session_token_public_auth_issued_on_it() {
+    let model = run(
+        &[(ws(login(Who::Main, Some("m"))), token_set(Some("m")))],
+        Some("ws0-0"),
+    );
     let remembered = model.predict(&ws(mmp(None)), Some("ws0-0"));
     assert_eq!(
         (remembered.outcome, remembered.clause),
@@ -254,19 +257,51 @@ fn a_connection_remembers_the_session_token_it_was_authenticated_with() {
 }
 
 #[test]
-fn a_connection_token_or_an_issued_one_may_or_may_not_be_remembered() {
-    let used = run(&login_then_ws_call(Who::Main, None), Some("ws0-0"));
-    assert_eq!(
-        used.predict(&ws(mmp(None)), Some("ws0-0")).outcome,
-        Outcome::Any
-    );
+fn a_token_passed_in_a_call_or_a_connection_token_may_or_may_not_be_remembered() {
+    for session in [None, Some("m")] {
+        let used = run(&login_then_ws_call(Who::Main, session), Some("ws0-0"));
+        assert_eq!(
+            used.predict(&ws(mmp(None)), Some("ws0-0")).outcome,
+            Outcome::Any,
+            "{session:?}"
+        );
+    }
     let issued = run(
-        &[(ws(login(Who::Main, Some("s"))), token_set(Some("s")))],
+        &[(ws(login(Who::Main, None)), token_set(None))],
         Some("ws0-0"),
     );
     assert_eq!(
         issued.predict(&ws(mmp(None)), Some("ws0-0")).outcome,
         Outcome::Any
+    );
+}
+
+#[test]
+fn a_disable_ends_the_subaccounts_own_sessions_but_not_surely_an_exchanged_token() {
+    let model = run(
+        &[
+            (http(login(Who::Main, None)), token_set(None)),
+            (http(Action::Exchange { of: 0 }), token_set(None)),
+            (http(login(Who::Sub, None)), token_set(None)),
+            (http(Action::Refresh { of: 1 }), token_set(None)),
+            (
+                http(Action::Toggle {
+                    token: 0,
+                    enable: false,
+                }),
+                ok(),
+            ),
+        ],
+        None,
+    );
+    assert_eq!(http_outcome(&model, mmp(Some(1))), Outcome::Any);
+    assert_eq!(http_outcome(&model, mmp(Some(3))), Outcome::Any);
+    assert_eq!(
+        predicted(&model, &http(mmp(Some(2)))),
+        (
+            Outcome::Error,
+            "m.toggle_subaccount_login.disable_ends_sessions"
+        )
     );
 }
 
