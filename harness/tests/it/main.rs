@@ -18,4 +18,5 @@ mod quotes;
 mod safety;
 mod serve;
 mod tls;
+mod trace;
 mod variants;
