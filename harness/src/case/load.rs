@@ -52,7 +52,9 @@ fn collect(dir: &Path, paths: &mut Vec<PathBuf>) -> Result<(), FileError> {
         if path.is_dir() {
             collect(&path, paths)?;
         } else if path.extension().is_some_and(|ext| ext == "toml")
-            && path.file_name().is_some_and(|name| name != "clauses.toml")
+            && path
+                .file_name()
+                .is_some_and(|name| name != "clauses.toml" && name != "statements.toml")
         {
             paths.push(path);
         }

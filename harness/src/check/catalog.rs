@@ -220,6 +220,12 @@ impl Catalog {
 
 #[cfg(test)]
 impl Catalog {
+    /// This catalog with this traceability table.
+    pub(crate) fn with_statements(mut self, statements: Statements) -> Catalog {
+        self.statements = statements;
+        self
+    }
+
     /// A catalog for tests of these `(id, section, level, side)` clauses, each with text `t`
     /// and no quote.
     pub(crate) fn of_clauses(clauses: &[(&str, &str, Level, Side)]) -> Catalog {

@@ -101,3 +101,49 @@ fn every_excuse_is_one_line_and_says_why() {
         );
     }
 }
+
+#[test]
+fn report_html_quotes_every_excuse_on_one_line_beside_coverage_by_statement() {
+    let out = std::env::temp_dir().join(format!("harness-it-trace-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_harness"))
+        .args([
+            "run",
+            "--quiet",
+            "--filter",
+            "auth.client_signature_stale",
+            "--out",
+        ])
+        .arg(&out)
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("<h2>Coverage by SPEC.md statement</h2>"));
+    assert!(html.contains("<tr data-statement=\"5.5.4\">"), "{html}");
+    let catalog = catalog();
+    for statement in catalog.statements().iter() {
+        if let Some(excuse) = &statement.excuse {
+            let line = format!(
+                "<li class=\"excuse\" data-statement=\"{0}\"><code>{0}</code> &ldquo;{1}&rdquo;: {2}</li>",
+                statement.id,
+                harness::report::escape(&statement.text),
+                harness::report::escape(excuse)
+            );
+            assert!(html.contains(&line), "{line}");
+        }
+    }
+    let markdown = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        markdown.contains("## Coverage by SPEC.md statement"),
+        "{markdown}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    assert_eq!(
+        json["coverage"]["statements"]["total"],
+        catalog.statements().len()
+    );
+    let _ = std::fs::remove_dir_all(&out);
+}
