@@ -191,8 +191,11 @@ fn client_credentials(ctx: &Ctx<'_>) -> Result<Issued, ErrorObject> {
         .state
         .user_by_client(client_id)
         .ok_or_else(|| ErrorObject::invalid_credentials("unknown client id"))?;
-    let secret_ok = client_secret
-        .is_none_or(|secret| sign::signatures_match(user.client_secret.expose(), secret));
+    let secret_ok = client_secret.is_none_or(|secret| {
+        sign::signatures_match(user.client_secret.expose(), secret)
+            || (ctx.fault(Fault::CredentialsAnyAccountSecret)
+                && any_account_has_secret(ctx, secret))
+    });
     if !secret_ok && !ctx.fault(Fault::CredentialsAnySecret) {
         return Err(ErrorObject::invalid_credentials("wrong client secret"));
     }
@@ -201,6 +204,15 @@ fn client_credentials(ctx: &Ctx<'_>) -> Result<Issued, ErrorObject> {
         user,
         grant_scope(ctx.params.str("scope"), &user.maximum, keep_unnamed(ctx)),
     )
+}
+
+/// Whether some account's secret is this one (what the `credentials-any-account-secret`
+/// fault accepts for any client id).
+fn any_account_has_secret(ctx: &Ctx<'_>, secret: &str) -> bool {
+    ctx.state
+        .users
+        .iter()
+        .any(|user| sign::signatures_match(user.client_secret.expose(), secret))
 }
 
 fn client_signature(ctx: &Ctx<'_>) -> Result<Issued, ErrorObject> {
@@ -240,6 +252,7 @@ fn client_signature(ctx: &Ctx<'_>) -> Result<Issued, ErrorObject> {
     let window = super::principal::signature_window_ms(
         ctx.fault(Fault::SigWindowWide),
         ctx.fault(Fault::SigWindowNarrow),
+        ctx.fault(Fault::SigWindow61s),
     );
     ctx.state.check_timestamp(timestamp, window)?;
     let string_to_sign = if ctx.fault(Fault::SigNoTrailingLf) && data.is_empty() {
@@ -264,6 +277,8 @@ fn client_signature(ctx: &Ctx<'_>) -> Result<Issued, ErrorObject> {
         // exact request cannot be replayed while a fresh one still goes through.
         let replay_key = if nonce.is_empty() {
             format!("\u{0}ts:{timestamp}")
+        } else if ctx.fault(Fault::SigNonceWithTimestamp) {
+            format!("{nonce}\u{0}{timestamp}")
         } else {
             nonce.to_owned()
         };
