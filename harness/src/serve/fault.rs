@@ -382,6 +382,9 @@ faults! {
     MmpIndexResponseValues => "mmp-index-response-values",
         "get_mmp_status accepts as index_name the values only a response may carry (eurr_usdc, ...)",
         ["m.get_mmp_status.index_name"];
+    ToggleStateAnyCase => "toggle-state-any-case",
+        "toggle_subaccount_login reads state in any letter case: Enable is taken for enable",
+        ["m.toggle_subaccount_login.params"];
     ScopeNotEnforcedForSub => "scope-not-enforced-for-sub",
         "private methods run whatever scope the token has when the caller is a subaccount",
         ["m.get_transaction_log.scope", "auth.scope.enforced"];

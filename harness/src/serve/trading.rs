@@ -102,7 +102,7 @@ pub(crate) fn get_trigger_order_history(ctx: &mut Ctx<'_>) -> Result<Value, Erro
     } = ctx.paged_params(&PagedFaults {
         // Under `trigger-currency-log-list` a currency of the transaction log's list counts
         // as any currency would under `trigger-currency-any`.
-        currency_any: if log_currency(ctx) {
+        currency_any: if log_currency(ctx) && ctx.fault(Fault::TriggerCurrencyLogList) {
             Fault::TriggerCurrencyLogList
         } else {
             Fault::TriggerCurrencyAny
