@@ -282,6 +282,7 @@ fn ws_principal(
             && (principal.scope.session.is_some() || state.variant(Variant::WsRemembersAnyToken))
             && !state.fault(Fault::WsSessionForgotten)
         {
+            state.share_session(&token);
             connection.session_token = Some(token);
         }
         return match resolved {
@@ -293,7 +294,11 @@ fn ws_principal(
     if !needs_caller {
         return Ok(None);
     }
-    if let Some(token) = connection.session_token.clone() {
+    if let Some(token) = connection
+        .session_token
+        .clone()
+        .or_else(|| state.shared_session())
+    {
         return match state.principal_from_token(&token) {
             Ok(principal) => Ok(Some(principal)),
             Err(error) => {

@@ -193,6 +193,7 @@ impl Ctx<'_> {
             && (issued.scope.session.is_some() || any_token)
             && !forget
         {
+            self.state.share_session(&issued.access_token);
             connection.session_token = Some(issued.access_token.clone());
         }
     }

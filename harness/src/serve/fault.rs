@@ -385,6 +385,9 @@ faults! {
     ToggleStateAnyCase => "toggle-state-any-case",
         "toggle_subaccount_login reads state in any letter case: Enable is taken for enable",
         ["m.toggle_subaccount_login.params"];
+    WsSessionShared => "ws-session-shared",
+        "a session token one websocket connection remembers is remembered by every connection: another one runs private calls without a token",
+        ["auth.private.requires_token"];
     ScopeNotEnforcedForSub => "scope-not-enforced-for-sub",
         "private methods run whatever scope the token has when the caller is a subaccount",
         ["m.get_transaction_log.scope", "auth.scope.enforced"];
