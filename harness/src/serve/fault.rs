@@ -388,6 +388,9 @@ faults! {
     WsSessionShared => "ws-session-shared",
         "a session token one websocket connection remembers is remembered by every connection: another one runs private calls without a token",
         ["auth.private.requires_token"];
+    GrantTypeAnyCase => "grant-type-any-case",
+        "public/auth reads grant_type in any letter case: Client_Credentials is taken for client_credentials",
+        ["auth.grant_type.enum"];
     ScopeNotEnforcedForSub => "scope-not-enforced-for-sub",
         "private methods run whatever scope the token has when the caller is a subaccount",
         ["m.get_transaction_log.scope", "auth.scope.enforced"];

@@ -17,11 +17,23 @@ use super::tokens::{Issued, bound_scope, grant_scope};
 use crate::auth::scope::Scope;
 use crate::auth::sign;
 use crate::jsonrpc::ErrorObject;
+use crate::spec;
 
 /// `public/auth`.
 pub(crate) fn auth(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
+    // The `grant-type-any-case` fault takes a listed grant type in any letter case.
+    let any_case = ctx.fault(Fault::GrantTypeAnyCase)
+        && ctx.params.str("grant_type").is_some_and(|name| {
+            spec::GRANT_TYPES
+                .iter()
+                .any(|listed| listed.eq_ignore_ascii_case(name))
+        });
     let grant_type = ctx
-        .listed("grant_type", ctx.fault(Fault::GrantTypeAny), false)?
+        .listed(
+            "grant_type",
+            ctx.fault(Fault::GrantTypeAny) || any_case,
+            false,
+        )?
         .ok_or_else(|| ErrorObject::invalid_params("grant_type", "missing required parameter"))?;
     // SPEC.md 4.1: `data` is "returned in the response", under a name it does not show;
     // the reference returns it as `data`.
