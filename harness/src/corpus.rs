@@ -1,5 +1,5 @@
-//! The corpus a run reads: the clause catalog (`clauses.toml`), the result schemas
-//! (`schemas/*.json`) and the case files, parsed from the texts the `harness-cases` crate
+//! The corpus a run reads: the clause catalog (`clauses.toml`) with its traceability table
+//! (`statements.toml`), the result schemas (`schemas/*.json`) and the case files, parsed from the texts the `harness-cases` crate
 //! embeds at build time, from a team's own directory (`--cases DIR`), or from either with a
 //! team's case files added (`--add-cases DIR`).
 //!
@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock};
 
 use crate::case::{self, Case};
-use crate::check::{Catalog, SchemaError, SchemaSet};
+use crate::check::{Catalog, SchemaError, SchemaSet, Statements};
 use crate::file_error::FileError;
 
 /// SHA-256 of the embedded corpus (every file's path, length and text, in path order).
@@ -115,7 +115,10 @@ impl Corpus {
                     "the corpus has no catalog",
                 )
             })?;
-        let catalog = Catalog::parse(&catalog_file.shown, &catalog_file.text)?;
+        let mut catalog = Catalog::parse(&catalog_file.shown, &catalog_file.text)?;
+        if let Some(table) = base.iter().find(|file| file.inner == "statements.toml") {
+            catalog = catalog.with_statements(Statements::parse(&table.shown, &table.text)?);
+        }
         let schemas = SchemaSet::from_texts(
             base.iter()
                 .filter(|file| is_schema(&file.inner))

@@ -8,6 +8,7 @@ use serde::Deserialize;
 
 use super::Verdict;
 use super::quote::{self, SpecText};
+use super::statements::Statements;
 use crate::file_error::FileError;
 
 /// How binding a clause is.
@@ -89,15 +90,22 @@ struct CatalogFile {
 pub struct Catalog {
     clauses: Vec<Clause>,
     index: BTreeMap<String, usize>,
+    statements: Statements,
 }
 
 impl Catalog {
-    /// Loads `clauses.toml`.
+    /// Loads `clauses.toml`, and the traceability table `statements.toml` beside it when
+    /// there is one (a corpus without it has an empty table).
     pub fn load(path: &Path) -> Result<Catalog, FileError> {
         let text = std::fs::read_to_string(path).map_err(|error| {
             FileError::new(path, 0, format!("failed to read clause catalog: {error}"))
         })?;
-        Catalog::parse(path, &text)
+        let mut catalog = Catalog::parse(path, &text)?;
+        let table = path.with_file_name("statements.toml");
+        if table.is_file() {
+            catalog.statements = Statements::load(&table)?;
+        }
+        Ok(catalog)
     }
 
     /// Parses catalog text; duplicate ids and empty quotes are errors.
@@ -135,7 +143,13 @@ impl Catalog {
         Ok(Catalog {
             clauses: file.clause,
             index,
+            statements: Statements::default(),
         })
+    }
+
+    /// The traceability table: SPEC.md's statements and the clauses that check them.
+    pub fn statements(&self) -> &Statements {
+        &self.statements
     }
 
     /// The clause with this id.
@@ -204,6 +218,15 @@ impl Catalog {
     }
 }
 
+impl Catalog {
+    /// This catalog with this traceability table (a corpus that is not a directory, such
+    /// as the embedded one, parses the table itself).
+    pub fn with_statements(mut self, statements: Statements) -> Catalog {
+        self.statements = statements;
+        self
+    }
+}
+
 #[cfg(test)]
 impl Catalog {
     /// A catalog for tests of these `(id, section, level, side)` clauses, each with text `t`
@@ -227,7 +250,11 @@ impl Catalog {
             .enumerate()
             .map(|(position, clause)| (clause.id.clone(), position))
             .collect();
-        Catalog { clauses, index }
+        Catalog {
+            clauses,
+            index,
+            statements: Statements::default(),
+        }
     }
 }
 

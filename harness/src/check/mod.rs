@@ -1,5 +1,5 @@
 //! Verdicts and the pure checks that produce them: the clause catalog and the SPEC.md
-//! quotes of its clauses, the check of one answer against a step's expectation
+//! quotes of its clauses, the traceability table from SPEC.md's statements to clauses, the check of one answer against a step's expectation
 //! ([`answer()`]), JSON Schema validation of results, JSON-path matchers and secret
 //! redaction.
 //!
@@ -13,6 +13,7 @@ mod matcher;
 mod quote;
 mod redact;
 mod schema;
+mod statements;
 
 pub use answer::{Expected, Outcome, ParsedAnswer, answer, error_note, finding};
 pub use captured::{
@@ -24,6 +25,9 @@ pub use matcher::{Matcher, holds, lookup, short, type_name};
 pub use quote::{SpecText, normalize_quote};
 pub use redact::{REDACTED, Redactor, SECRET_MEMBERS};
 pub use schema::{SchemaError, SchemaSet, SchemaViolation};
+pub use statements::{
+    EXCUSE_MAX_CHARS, SpecStatement, Statement, StatementKind, Statements, spec_statements,
+};
 
 use std::fmt;
 

@@ -99,6 +99,7 @@ pub fn render_html(context: &Context<'_>, summary: &Summary) -> String {
     }
     out.push_str("</table>");
     out.push_str(&super::sections::sections_html(&summary.sections));
+    out.push_str(&super::statements::statements_html(&summary.statements));
     if !summary.uncovered.is_empty() {
         let _ = write!(
             out,

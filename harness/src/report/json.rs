@@ -72,6 +72,7 @@ pub fn render_json(context: &Context<'_>, summary: &Summary) -> String {
                 "checked": row.checked,
                 "failed": row.failed,
             })).collect::<Vec<_>>(),
+            "statements": statements_json(summary),
         },
     });
     let mut text = serde_json::to_string_pretty(&report).unwrap_or_default();
@@ -104,4 +105,26 @@ fn cited_clauses(context: &Context<'_>) -> serde_json::Map<String, Value> {
             (clause.id.clone(), entry)
         })
         .collect()
+}
+
+/// Coverage by statement: the count of each status, and the statements failed or not
+/// checked.
+fn statements_json(summary: &Summary) -> Value {
+    let counts: serde_json::Map<String, Value> =
+        super::statements::status_counts(&summary.statements)
+            .into_iter()
+            .map(|(status, count)| (status.as_str().replace(' ', "_"), Value::from(count)))
+            .collect();
+    let open: Vec<&str> = summary
+        .statements
+        .iter()
+        .filter(|row| {
+            matches!(
+                row.status,
+                super::StatementStatus::Failed | super::StatementStatus::Unchecked
+            )
+        })
+        .map(|row| row.id.as_str())
+        .collect();
+    json!({ "total": summary.statements.len(), "counts": counts, "open": open })
 }

@@ -43,6 +43,7 @@ pub fn render_markdown(context: &Context<'_>, summary: &Summary) -> String {
         let _ = writeln!(out, "Not checked: {}.", summary.uncovered.join(", "));
     }
     out.push_str(&super::sections::sections_markdown(&summary.sections));
+    out.push_str(&super::statements::statements_markdown(&summary.statements));
     let noteworthy: Vec<_> = failures_first(report)
         .into_iter()
         .filter(|result| is_noteworthy(result))

@@ -10,6 +10,7 @@ mod markdown;
 mod repro;
 mod sections;
 mod snapshot;
+mod statements;
 
 pub use html::{escape, render_html};
 pub use json::render_json;
@@ -18,6 +19,7 @@ pub use markdown::render_markdown;
 pub use repro::{reproduction, shell_quote, shown_reproduction, wire_command};
 pub use sections::SectionCoverage;
 pub use snapshot::{SnapshotStats, normalize, snapshot_name, snapshot_of, write_snapshots};
+pub use statements::{StatementCoverage, StatementStatus};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -49,6 +51,8 @@ pub struct Summary {
     pub matrix: BTreeMap<String, BTreeMap<TransportKind, Verdict>>,
     /// Rules and checks per SPEC.md section, every section listed.
     pub sections: Vec<SectionCoverage>,
+    /// What the run says of each statement of the traceability table.
+    pub statements: Vec<StatementCoverage>,
 }
 
 /// What a report needs besides the results.
@@ -105,6 +109,7 @@ impl Summary {
             .map(|id| (*id).to_owned())
             .collect();
         let sections = sections::section_coverage(catalog, report.side, &covered, &matrix);
+        let statements = statements::statement_coverage(catalog, report.side, &covered, &matrix);
         Summary {
             counts,
             must_total: must.len(),
@@ -112,6 +117,7 @@ impl Summary {
             uncovered,
             matrix,
             sections,
+            statements,
         }
     }
 

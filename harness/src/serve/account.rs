@@ -24,6 +24,12 @@ pub(crate) fn toggle_subaccount_login(ctx: &mut Ctx<'_>) -> Result<Value, ErrorO
     ctx.require_stated_scope()?;
     let sid = ctx.params.required_int("sid")?;
     let login = ctx.params.required_str("state")?;
+    // The `toggle-state-any-case` fault reads the state in any letter case.
+    let login = if ctx.fault(Fault::ToggleStateAnyCase) {
+        login.to_ascii_lowercase()
+    } else {
+        login.to_owned()
+    };
     if !ctx.fault(Fault::ToggleStateAny) && login != "enable" && login != "disable" {
         return Err(ErrorObject::invalid_params(
             "state",

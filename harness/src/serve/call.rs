@@ -336,6 +336,7 @@ fn ws_principal(
             && !state.fault(Fault::WsSessionForgotten)
             && !state.variant(Variant::WsRemembersAuthOnly)
         {
+            state.share_session(&token);
             connection.session_token = Some(token);
         }
         return match resolved {
@@ -347,7 +348,11 @@ fn ws_principal(
     if !needs_caller {
         return Ok(None);
     }
-    if let Some(token) = connection.session_token.clone() {
+    if let Some(token) = connection
+        .session_token
+        .clone()
+        .or_else(|| state.shared_session())
+    {
         return match state.principal_from_token(&token) {
             Ok(principal) => Ok(Some(principal)),
             Err(error) => {

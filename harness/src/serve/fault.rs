@@ -358,6 +358,42 @@ faults! {
     DisableKeepsSessions => "disable-keeps-sessions",
         "disabling a subaccount's login leaves its sessions working",
         ["m.toggle_subaccount_login.disable_ends_sessions"];
+    SigWindow61s => "sig-window-61s",
+        "client_signature timestamps stay valid for 61 s instead of 60 s (only a timestamp just past the window shows it)",
+        ["auth.client_signature.window"];
+    SignedWindow61s => "signed-window-61s",
+        "signed-header timestamps stay valid for 61 s instead of 60 s (only a timestamp just past the window shows it)",
+        ["auth.signed.window"];
+    SigNonceWithTimestamp => "sig-nonce-with-timestamp",
+        "the client_signature replay cache keys a nonce with its timestamp: the same nonce with a new timestamp is accepted",
+        ["auth.client_signature.nonce_single_use"];
+    SignedNonceWithTimestamp => "signed-nonce-with-timestamp",
+        "the signed-header replay cache keys a nonce with its timestamp: the same nonce with a new timestamp is accepted",
+        ["auth.signed.nonce_single_use"];
+    CredentialsAnyAccountSecret => "credentials-any-account-secret",
+        "client_credentials accepts a client id with the secret of any account, not only its own",
+        ["auth.client_credentials.wrong_secret"];
+    TriggerCurrencyLogList => "trigger-currency-log-list",
+        "get_trigger_order_history accepts the transaction log's currencies (STETH, SOL, ...) besides its own five",
+        ["m.get_trigger_order_history.currency"];
+    VolatilityCurrencyLogList => "volatility-currency-log-list",
+        "get_historical_volatility accepts the transaction log's currencies (STETH, SOL, ...) besides its own five",
+        ["m.get_historical_volatility.currency"];
+    MmpIndexResponseValues => "mmp-index-response-values",
+        "get_mmp_status accepts as index_name the values only a response may carry (eurr_usdc, ...)",
+        ["m.get_mmp_status.index_name"];
+    ToggleStateAnyCase => "toggle-state-any-case",
+        "toggle_subaccount_login reads state in any letter case: Enable is taken for enable",
+        ["m.toggle_subaccount_login.params"];
+    WsSessionShared => "ws-session-shared",
+        "a session token one websocket connection remembers is remembered by every connection: another one runs private calls without a token",
+        ["auth.private.requires_token"];
+    GrantTypeAnyCase => "grant-type-any-case",
+        "public/auth reads grant_type in any letter case: Client_Credentials is taken for client_credentials",
+        ["auth.grant_type.enum"];
+    ScopeNotEnforcedForSub => "scope-not-enforced-for-sub",
+        "private methods run whatever scope the token has when the caller is a subaccount",
+        ["m.get_transaction_log.scope", "auth.scope.enforced"];
 }
 
 #[cfg(test)]

@@ -17,11 +17,23 @@ use super::tokens::{Issued, bound_scope, grant_scope};
 use crate::auth::scope::Scope;
 use crate::auth::sign;
 use crate::jsonrpc::ErrorObject;
+use crate::spec;
 
 /// `public/auth`.
 pub(crate) fn auth(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
+    // The `grant-type-any-case` fault takes a listed grant type in any letter case.
+    let any_case = ctx.fault(Fault::GrantTypeAnyCase)
+        && ctx.params.str("grant_type").is_some_and(|name| {
+            spec::GRANT_TYPES
+                .iter()
+                .any(|listed| listed.eq_ignore_ascii_case(name))
+        });
     let grant_type = ctx
-        .listed("grant_type", ctx.fault(Fault::GrantTypeAny), false)?
+        .listed(
+            "grant_type",
+            ctx.fault(Fault::GrantTypeAny) || any_case,
+            false,
+        )?
         .ok_or_else(|| ErrorObject::invalid_params("grant_type", "missing required parameter"))?;
     // SPEC.md 4.1: `data` is "returned in the response", under a name it does not show;
     // the reference returns it as `data`.
@@ -199,8 +211,11 @@ fn client_credentials(ctx: &Ctx<'_>) -> Result<Issued, ErrorObject> {
         .state
         .user_by_client(client_id)
         .ok_or_else(|| ErrorObject::invalid_credentials("unknown client id"))?;
-    let secret_ok = client_secret
-        .is_none_or(|secret| sign::signatures_match(user.client_secret.expose(), secret));
+    let secret_ok = client_secret.is_none_or(|secret| {
+        sign::signatures_match(user.client_secret.expose(), secret)
+            || (ctx.fault(Fault::CredentialsAnyAccountSecret)
+                && any_account_has_secret(ctx, secret))
+    });
     if !secret_ok && !ctx.fault(Fault::CredentialsAnySecret) {
         return Err(ErrorObject::invalid_credentials("wrong client secret"));
     }
@@ -209,6 +224,15 @@ fn client_credentials(ctx: &Ctx<'_>) -> Result<Issued, ErrorObject> {
         user,
         grant_scope(ctx.params.str("scope"), &user.maximum, keep_unnamed(ctx)),
     )
+}
+
+/// Whether some account's secret is this one (what the `credentials-any-account-secret`
+/// fault accepts for any client id).
+fn any_account_has_secret(ctx: &Ctx<'_>, secret: &str) -> bool {
+    ctx.state
+        .users
+        .iter()
+        .any(|user| sign::signatures_match(user.client_secret.expose(), secret))
 }
 
 fn client_signature(ctx: &Ctx<'_>) -> Result<Issued, ErrorObject> {
@@ -248,6 +272,7 @@ fn client_signature(ctx: &Ctx<'_>) -> Result<Issued, ErrorObject> {
     let window = super::principal::signature_window_ms(
         ctx.fault(Fault::SigWindowWide),
         ctx.fault(Fault::SigWindowNarrow),
+        ctx.fault(Fault::SigWindow61s),
     );
     ctx.state.check_timestamp(timestamp, window)?;
     let string_to_sign = if ctx.fault(Fault::SigNoTrailingLf) && data.is_empty() {
@@ -272,6 +297,8 @@ fn client_signature(ctx: &Ctx<'_>) -> Result<Issued, ErrorObject> {
         // exact request cannot be replayed while a fresh one still goes through.
         let replay_key = if nonce.is_empty() {
             format!("\u{0}ts:{timestamp}")
+        } else if ctx.fault(Fault::SigNonceWithTimestamp) {
+            format!("{nonce}\u{0}{timestamp}")
         } else {
             nonce.to_owned()
         };

@@ -8,6 +8,7 @@ use super::ctx::Ctx;
 use super::fault::Fault;
 use super::fixtures;
 use crate::jsonrpc::ErrorObject;
+use crate::spec;
 
 /// `public/get_currencies`.
 pub(crate) fn get_currencies(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
@@ -27,10 +28,15 @@ pub(crate) fn get_currencies(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
 /// `public/get_historical_volatility`. The currency defaults to BTC: section 4.10 does not
 /// say it is required.
 pub(crate) fn get_historical_volatility(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
+    let log_currency = ctx
+        .params
+        .str("currency")
+        .is_some_and(|currency| spec::TRANSACTION_LOG_CURRENCIES.contains(&currency));
     let currency = ctx
         .listed(
             "currency",
-            ctx.fault(Fault::VolatilityCurrencyAny),
+            ctx.fault(Fault::VolatilityCurrencyAny)
+                || (log_currency && ctx.fault(Fault::VolatilityCurrencyLogList)),
             ctx.fault(Fault::VolatilityCurrencyLastRefused),
         )?
         .unwrap_or("BTC");

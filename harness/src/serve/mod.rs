@@ -219,6 +219,9 @@ pub struct ServerState {
     disabled_logins: Mutex<HashSet<u64>>,
     /// Instruments whose position was closed (kept for the `positions-close-once` variant).
     closed_positions: Mutex<HashSet<String>>,
+    /// The session token a WebSocket connection remembered last, which only the
+    /// `ws-session-shared` fault keeps (and lends to every other connection).
+    shared_session: Mutex<Option<String>>,
     signature_scheme: String,
     knobs: Knobs,
     observer: Option<Arc<dyn Observer>>,

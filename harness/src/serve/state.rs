@@ -134,6 +134,7 @@ impl ServerState {
             members: Mutex::new(fixtures::members(MAIN_ID, SUB_ID)),
             disabled_logins: Mutex::new(HashSet::new()),
             closed_positions: Mutex::new(HashSet::new()),
+            shared_session: Mutex::new(None),
             signature_scheme: config.signature_scheme.clone(),
             knobs: config.knobs.clone(),
             observer: config.observer.clone(),
@@ -229,6 +230,20 @@ impl ServerState {
     /// Milliseconds since the epoch, from the configured clock.
     pub(crate) fn now_ms(&self) -> u64 {
         self.clock.now_ms()
+    }
+
+    /// Keeps a session token a connection remembers where every connection finds it, as a
+    /// server that remembers the session per process rather than per connection would:
+    /// only under the `ws-session-shared` fault.
+    pub(crate) fn share_session(&self, token: &str) {
+        if self.fault(Fault::WsSessionShared) {
+            *lock(&self.shared_session) = Some(token.to_owned());
+        }
+    }
+
+    /// The session token another connection remembered (see [`ServerState::share_session`]).
+    pub(crate) fn shared_session(&self) -> Option<String> {
+        lock(&self.shared_session).clone()
     }
 
     /// The user with this client id.

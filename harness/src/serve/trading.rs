@@ -13,6 +13,7 @@ use super::fault::Fault;
 use super::fixtures::{DEFAULT_INSTRUMENT, round};
 use super::state::MAIN_ID;
 use crate::jsonrpc::{self, ErrorObject};
+use crate::spec;
 
 /// Marks a trigger history continuation, so a value from elsewhere is recognised as such.
 const CONTINUATION_PREFIX: &str = "toh1-";
@@ -25,9 +26,14 @@ pub(crate) fn get_mmp_status(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
     } else {
         "trade:read"
     })?;
+    let response_only = ctx
+        .params
+        .str("index_name")
+        .is_some_and(|name| spec::RESPONSE_INDEX_NAMES.contains(&name));
     let index_name = ctx.listed(
         "index_name",
-        ctx.fault(Fault::MmpIndexAny),
+        ctx.fault(Fault::MmpIndexAny)
+            || (response_only && ctx.fault(Fault::MmpIndexResponseValues)),
         ctx.fault(Fault::MmpIndexLastRefused),
     )?;
     let group = match ctx.params.str("mmp_group") {
@@ -82,12 +88,25 @@ pub(crate) fn get_mmp_status(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
     Ok(Value::Array(statuses))
 }
 
+/// Whether the request's `currency` is one of the transaction log's (section 4.8).
+fn log_currency(ctx: &Ctx<'_>) -> bool {
+    ctx.params
+        .str("currency")
+        .is_some_and(|currency| spec::TRANSACTION_LOG_CURRENCIES.contains(&currency))
+}
+
 /// `private/get_trigger_order_history`.
 pub(crate) fn get_trigger_order_history(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
     let PagedParams {
         currency, count, ..
     } = ctx.paged_params(&PagedFaults {
-        currency_any: Fault::TriggerCurrencyAny,
+        // Under `trigger-currency-log-list` a currency of the transaction log's list counts
+        // as any currency would under `trigger-currency-any`.
+        currency_any: if log_currency(ctx) && ctx.fault(Fault::TriggerCurrencyLogList) {
+            Fault::TriggerCurrencyLogList
+        } else {
+            Fault::TriggerCurrencyAny
+        },
         currency_last_refused: Fault::TriggerCurrencyLastRefused,
         count: CountFaults {
             zero: Fault::TriggerCount0,

@@ -36,6 +36,31 @@ pub const INDEX_NAMES: &[&str] = &[
     "all",
 ];
 
+/// `index_name` values only a `private/get_mmp_status` response may carry besides
+/// [`INDEX_NAMES`] (section 4.6: "Response `index_name` may additionally take these
+/// values"); a request naming one is outside the parameter's list.
+pub const RESPONSE_INDEX_NAMES: &[&str] = &[
+    "eurr_usdc",
+    "steth_usdc",
+    "usyc_usdc",
+    "eurr_usdt",
+    "sol_usdt",
+    "steth_usdt",
+    "usdc_usdt",
+    "usde_usdt",
+    "btc_eurr",
+    "btc_usde",
+    "btc_usyc",
+    "eth_btc",
+    "eth_eurr",
+    "eth_usde",
+    "eth_usyc",
+    "steth_eth",
+    "paxg_btc",
+    "drbfix-btc_usdc",
+    "drbfix-eth_usdc",
+];
+
 /// `currency` values of `private/get_transaction_log` (section 4.8).
 pub const TRANSACTION_LOG_CURRENCIES: &[&str] = &[
     "BTC", "ETH", "STETH", "ETHW", "USDC", "USDT", "EURR", "SOL", "XRP", "USYC", "PAXG", "BNB",

@@ -21,4 +21,5 @@ mod safety;
 mod serve;
 mod tidy;
 mod tls;
+mod trace;
 mod variants;
