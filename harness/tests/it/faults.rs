@@ -1,6 +1,9 @@
-//! The fault matrix: the suite passes the clean reference server, catches every seeded
-//! fault with a failing case that cites a clause the fault breaks, and every server `must`
-//! clause of the catalog can be made to fail by some fault.
+//! The fault matrix's wiring: the suite passes the clean reference server and catches a
+//! sample of the seeded faults (every sixth, plus the first and the last), each with a
+//! failing case that cites a clause the fault breaks. The whole matrix, every fault and
+//! every server `must` clause made to fail by some fault, is `harness selftest --matrix
+//! faults`, which `.ci/run` runs and which exits 1 on any miss: it takes minutes, and the
+//! sample keeps `cargo test` a command a newcomer waits for gladly.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -8,6 +11,15 @@ use std::sync::Arc;
 use harness::case;
 use harness::check::{Catalog, SchemaSet};
 use harness::selftest::{self, FaultMatrix};
+use harness::serve::Fault;
+
+/// The faults `cargo test` runs: every sixth, and the last one declared.
+fn sample() -> Vec<Fault> {
+    let mut sample: Vec<Fault> = Fault::ALL.iter().copied().step_by(6).collect();
+    sample.extend(Fault::ALL.last().copied());
+    sample.dedup();
+    sample
+}
 
 fn matrix() -> FaultMatrix {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cases");
@@ -19,7 +31,7 @@ fn matrix() -> FaultMatrix {
         catalog: Arc::new(catalog),
         schemas: Arc::new(schemas),
         concurrency: 16,
-        faults: Vec::new(),
+        faults: sample(),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -31,7 +43,7 @@ fn matrix() -> FaultMatrix {
 }
 
 #[test]
-fn fault_matrix_kills_every_fault_and_every_must_clause() {
+fn fault_matrix_kills_a_sample_of_the_faults() {
     let matrix = matrix();
     println!("{}", matrix.to_text());
     assert_eq!(
@@ -50,14 +62,10 @@ fn fault_matrix_kills_every_fault_and_every_must_clause() {
         Vec::<&str>::new(),
         "faults not caught by a case citing one of their clauses"
     );
-    assert_eq!(
-        matrix.unkillable,
-        Vec::<String>::new(),
-        "must clauses no fault makes fail"
-    );
+    assert_eq!(matrix.rows.len(), sample().len());
     assert!(
-        matrix.rows.len() >= 30,
+        Fault::ALL.len() >= 30,
         "at least 30 faults, found {}",
-        matrix.rows.len()
+        Fault::ALL.len()
     );
 }
