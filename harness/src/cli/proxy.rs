@@ -104,8 +104,8 @@ pub(crate) fn proxy(args: ProxyArgs) -> Result<u8, CliError> {
         let paths = super::write_reports(&args.out, &context)?;
         if let Some(dir) = &args.record {
             let now_ms = harness::auth::clock::Clock::system().now_ms();
-            let written = proxy::record::write(dir, &session, &corpus.catalog, now_ms)
-                .map_err(|error| {
+            let written =
+                proxy::record::write(dir, &session, &corpus.catalog, now_ms).map_err(|error| {
                     CliError::harness(format!("failed to record to {}: {error}", dir.display()))
                 })?;
             eprintln!(

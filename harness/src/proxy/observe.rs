@@ -3,10 +3,10 @@
 //! [`Record`]s, and teaches the [`Redactor`] every secret, token and signature that passes.
 //!
 //! An HTTP answer names its request. A WebSocket answer is paired by id with the earliest
-//! request of the same id still unanswered on its connection; a message from the server
-//! without a matching id (a notification, or an id no request carried) is no answer, and a
-//! request it could have answered stays unanswered rather than being judged against
-//! something else.
+//! request of the same id still unanswered on its connection; an answer whose id matches
+//! none (a wrong id) goes to the oldest request still waiting, as the runner's WebSocket
+//! transport pairs them, so the wrong id is judged. A notification (a `method`, no
+//! `result` or `error`) is no answer.
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -117,16 +117,20 @@ impl Book {
                 let Ok(message) = serde_json::from_slice::<Value>(&body) else {
                     return;
                 };
-                let Some(id) = message.get("id").filter(|id| !id.is_null()) else {
-                    return;
-                };
+                let is_answer = message.get("result").is_some()
+                    || message.get("error").is_some()
+                    || message.get("method").is_none();
                 let Some(pending) = self.pending.get_mut(&connection) else {
                     return;
                 };
-                if let Some(position) = pending.iter().position(|(sent, _)| sent == id) {
-                    if let Some((_, seq)) = pending.remove(position) {
-                        self.answer(seq, None, &body, at_ms);
-                    }
+                // The request of the same id; failing that, an answer goes to the oldest
+                // request still waiting, so a wrong id is judged as one.
+                let position = message
+                    .get("id")
+                    .and_then(|id| pending.iter().position(|(sent, _)| sent == id))
+                    .or_else(|| is_answer.then_some(0));
+                if let Some((_, seq)) = position.and_then(|position| pending.remove(position)) {
+                    self.answer(seq, None, &body, at_ms);
                 }
             }
         }
