@@ -26,6 +26,7 @@ use rustls::ClientConfig;
 
 use super::{Event, Shared};
 use crate::serve::{RawRequest, Wire};
+use crate::target_file::Target;
 use crate::transport::{Dialer, RequestLimits};
 
 /// Headers that belong to one connection, never forwarded (RFC 9110 section 7.6.1), and
@@ -74,9 +75,8 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
         .with_state(shared)
 }
 
-/// The upstream URL of a path and query the client sent the proxy.
-pub(crate) fn upstream_url(shared: &Shared, path_and_query: &str) -> String {
-    let upstream = &shared.upstream;
+/// The URL of `upstream` for a path and query the client sent the proxy.
+pub(crate) fn map_url(upstream: &Target, path_and_query: &str) -> String {
     let base = upstream.base_url.trim_end_matches('/');
     if let (Some(rest), Some(direct)) = (
         path_and_query.strip_prefix("/direct"),
@@ -142,7 +142,7 @@ async fn forward(
         headers: header_list(&parts.headers),
         body: body.clone(),
     }));
-    let url = upstream_url(&shared, &path_and_query);
+    let url = map_url(&shared.upstream, &path_and_query);
     let mut upstream = shared.http.request(parts.method.clone(), &url);
     for (name, value) in parts.headers.iter().filter(|(name, _)| forwarded(name)) {
         upstream = upstream.header(name, value);

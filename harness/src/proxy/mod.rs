@@ -21,6 +21,9 @@ pub mod report;
 pub mod server;
 mod ws;
 
+#[cfg(test)]
+mod tests;
+
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
