@@ -16,6 +16,7 @@ use harness::proxy::{self, report as proxy_report};
 use harness::report::{self, Context, Summary};
 use harness::target_file::Target;
 
+use super::target::{Allowances, check_invalid_certs, check_plain_http};
 use super::{CliError, CorpusArgs, exit, runtime};
 
 #[derive(Debug, Args)]
@@ -41,12 +42,28 @@ pub(crate) struct ProxyArgs {
     /// Write the client's target file (the proxy's URLs) here instead of printing it.
     #[arg(long, value_name = "FILE")]
     target_out: Option<PathBuf>,
+    /// Accept any scheme name of the signed Authorization header, verify the signature and
+    /// note the name (as `harness judge` does); by default clients are held to the target
+    /// file's `signature_scheme`.
+    #[arg(long)]
+    any_signature_scheme: bool,
+    #[command(flatten)]
+    allowances: Allowances,
     #[command(flatten)]
     corpus: CorpusArgs,
 }
 
 pub(crate) fn proxy(args: ProxyArgs) -> Result<u8, CliError> {
     let upstream = Target::load(&args.target).map_err(CliError::usage)?;
+    check_plain_http(&upstream, args.allowances.plain_http)?;
+    check_invalid_certs(&upstream, args.allowances.invalid_certs)?;
+    // The client's leg is plain HTTP: credentials cross it in clear text.
+    if !args.listen.ip().is_loopback() && !args.allowances.plain_http {
+        return Err(CliError::usage(format!(
+            "--listen {} is not loopback and the proxy speaks plain HTTP to clients; their credentials would travel unencrypted (pass --allow-plain-http to do it anyway)",
+            args.listen
+        )));
+    }
     let corpus = args.corpus.load()?;
     runtime()?.block_on(async {
         let mut signals = super::signals::Signals::new();
@@ -84,7 +101,10 @@ pub(crate) fn proxy(args: ProxyArgs) -> Result<u8, CliError> {
             _ = signals.next() => {}
         }
         tokio::spawn(signals.exit_on_next());
-        let session = running.stop().await;
+        let mut session = running.stop().await;
+        if args.any_signature_scheme {
+            session.knowledge.signature_scheme = None;
+        }
         if session.records.is_empty() {
             return Err(CliError::harness(format!(
                 "no request arrived in {:.0} s: nothing to judge (point a client at {})",
