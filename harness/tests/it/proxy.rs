@@ -492,3 +492,39 @@ fn a_listen_address_other_than_loopback_needs_allow_plain_http() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("--allow-plain-http"));
     runtime.block_on(server.shutdown());
 }
+
+/// An `https`/`wss` upstream is reached with the target file's trust settings: its
+/// `ca_file` names the CA of the server's generated certificate.
+#[test]
+fn a_tls_upstream_is_reached_with_the_target_files_ca() {
+    let dir = super::cli::temp_dir("proxy-tls");
+    let identity =
+        serve::TlsIdentity::generate("127.0.0.1:0".parse().unwrap(), &[]).expect("a certificate");
+    let ca = dir.join("ca.pem");
+    std::fs::write(&ca, identity.ca_pem().unwrap()).unwrap();
+    let session = runtime().block_on(async {
+        let mut config = serve::Config::loopback();
+        config.tls = Some(identity);
+        let server = with_timeout(serve::start(config))
+            .await
+            .expect("server starts");
+        let mut upstream = server.target();
+        assert!(upstream.base_url.starts_with("https://"));
+        upstream.tls.ca_file = Some(ca.clone());
+        let proxy = with_timeout(proxy::start(proxy::Config::loopback(upstream)))
+            .await
+            .expect("proxy starts");
+        let target = proxy.client_target().clone();
+        let answer = get(&target, "/api/v2/public/get_currencies", None).await;
+        assert!(answer.get("result").is_some(), "{answer}");
+        let answers = ws(
+            &target,
+            &[json!({"jsonrpc": "2.0", "id": 1, "method": "public/get_currencies", "params": {}})],
+        )
+        .await;
+        assert!(answers[0].get("result").is_some(), "{answers:?}");
+        stop(server, proxy).await
+    });
+    assert_eq!(session.records.len(), 2);
+    assert!(session.records.iter().all(|record| record.answer.is_some()));
+}
