@@ -40,11 +40,18 @@ pub fn assess_answers(records: &[Record], schemas: &SchemaSet, catalog: &Catalog
     tally
 }
 
-/// Judges one answer; a request without an answer, or that names no method, is skipped.
+/// Judges one answer; a request without an answer, not sent with GET or over WebSocket,
+/// or that names no method, is skipped.
 pub fn assess_answer(record: &Record, schemas: &SchemaSet, catalog: &Catalog, tally: &mut Tally) {
     let Some(answer) = &record.answer else {
         return;
     };
+    // SPEC.md section 4: every method is invoked with GET (or as a WebSocket message); what
+    // a server answers a request sent otherwise is not stated (`client.http.method`
+    // holds the client to it).
+    if !matches!(record.http_method.as_str(), "GET" | "WS") {
+        return;
+    }
     let call = record.call();
     let Some(method) = call.method.clone() else {
         return;
@@ -116,9 +123,12 @@ pub fn assess_answer(record: &Record, schemas: &SchemaSet, catalog: &Catalog, ta
     }
 }
 
-/// Whether a record's answer was judged here (it has one and names a method).
+/// Whether a record's answer was judged here (it has one, to a GET or WebSocket request
+/// naming a method).
 pub fn judged(record: &Record) -> bool {
-    record.answer.is_some() && record.call().method.is_some()
+    record.answer.is_some()
+        && matches!(record.http_method.as_str(), "GET" | "WS")
+        && record.call().method.is_some()
 }
 
 /// The transports the answers of `records` came over.

@@ -298,6 +298,17 @@ fn what_spec_md_leaves_open_never_fails() {
     unanswered.answer = None;
     let tally = assess_answers(&[unanswered], &corpus.schemas, &corpus.catalog);
     assert_eq!(tally.iter().count(), 0);
+    // Nor is the answer to a request sent with POST (SPEC.md: every method is a GET).
+    let mut posted = record(
+        4,
+        TransportKind::HttpBody,
+        "/api/v2/public/get_currencies",
+        json!({"jsonrpc": "2.0", "id": 0, "method": "public/get_currencies", "params": {}}),
+        json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32601, "message": "not found"}}),
+    );
+    posted.http_method = "POST".to_owned();
+    let tally = assess_answers(&[posted], &corpus.schemas, &corpus.catalog);
+    assert_eq!(tally.iter().count(), 0);
 }
 
 #[test]
