@@ -16,6 +16,7 @@
 
 mod http;
 mod observe;
+mod pages;
 pub mod record;
 pub mod report;
 pub mod server;

@@ -6,7 +6,9 @@
 //! - the id: an answer to a request that carried an integer id echoes it;
 //! - a success over HTTP comes with status 200 (SPEC.md section 7);
 //! - a result against its method's schema, and a second-factor error named with another
-//!   code than 13668 (`check::judge_captured`, as `harness lint-response` judges one).
+//!   code than 13668 (`check::judge_captured`, as `harness lint-response` judges one);
+//! - pages against their request's `count` and window, and the pages of a walk against
+//!   each other (`pages.rs`).
 //!
 //! What needs a request the proxy did not see, or a state it cannot know (whether a call
 //! should have succeeded, whether the account has 2FA enabled, what a token grants), is not
@@ -37,6 +39,7 @@ pub fn assess_answers(records: &[Record], schemas: &SchemaSet, catalog: &Catalog
     for record in records {
         assess_answer(record, schemas, catalog, &mut tally);
     }
+    super::pages::check_pages(records, &mut tally);
     tally
 }
 
