@@ -1,7 +1,10 @@
 //! Forwarding HTTP: every request the client sends the proxy goes to the upstream
 //! target's URL of the same path, with its method, query, headers and body unchanged, and
 //! the upstream's status, headers and body go back unchanged. Only hop-by-hop headers
-//! (SPEC.md says nothing of them; HTTP says a proxy must not forward them) are left out.
+//! (SPEC.md says nothing of them; HTTP says a proxy must not forward them) are left out,
+//! and `Accept-Encoding`, so the upstream answers uncompressed and its answers can be
+//! judged (as mitmproxy's `anticomp` does); a client copes with an answer it did not need
+//! to decompress.
 //!
 //! Paths map by prefix: `/direct/...` to the upstream's `direct_access_url`, `/api/v2/...`
 //! to its `base_url` (which SPEC.md section 1 says ends in `/api/v2`), anything else to the
@@ -29,8 +32,8 @@ use crate::serve::{RawRequest, Wire};
 use crate::target_file::Target;
 use crate::transport::{Dialer, RequestLimits};
 
-/// Headers that belong to one connection, never forwarded (RFC 9110 section 7.6.1), and
-/// those the HTTP client sets itself.
+/// Headers that belong to one connection, never forwarded (RFC 9110 section 7.6.1), those
+/// the HTTP client sets itself, and the compression a client accepts (see the module).
 const NOT_FORWARDED: &[&str] = &[
     "connection",
     "keep-alive",
@@ -43,6 +46,7 @@ const NOT_FORWARDED: &[&str] = &[
     "upgrade",
     "host",
     "content-length",
+    "accept-encoding",
 ];
 
 /// The HTTP client of the upstream side: the dialer's TLS configuration and proxies, no
