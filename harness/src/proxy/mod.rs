@@ -85,6 +85,8 @@ pub(crate) struct Shared {
     /// Copies the judging task had no room for.
     pub(crate) unjudged: AtomicUsize,
     answered: Arc<watch::Sender<usize>>,
+    /// Turns true when the proxy stops: open WebSocket relays end.
+    pub(crate) closing: watch::Sender<bool>,
 }
 
 impl Shared {
@@ -160,6 +162,7 @@ pub async fn start(config: Config) -> std::io::Result<Proxy> {
         events,
         unjudged: AtomicUsize::new(0),
         answered: Arc::clone(&answered),
+        closing: watch::Sender::new(false),
     });
     let (finish, finished) = oneshot::channel();
     let judging = tokio::spawn(observe::judge_events(
@@ -221,9 +224,10 @@ impl Proxy {
         let _ = receiver.wait_for(|answered| *answered >= count).await;
     }
 
-    /// Stops accepting connections, waits for the judging task, and returns the session.
-    /// Open WebSocket connections are ended with the server task.
+    /// Stops accepting connections, ends open WebSocket relays, waits for the judging
+    /// task, and returns the session.
     pub async fn stop(self) -> Session {
+        self.shared.closing.send_replace(true);
         let _ = self.shutdown.send(());
         // Graceful shutdown waits for open connections; WebSocket ones may never close.
         let abort = self.task.abort_handle();

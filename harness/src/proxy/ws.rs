@@ -82,6 +82,7 @@ async fn relay(shared: Arc<Shared>, client: WebSocket, path_and_query: String, h
             )
         })
         .collect();
+    let shared_closing = shared.closing.subscribe();
     let (mut to_client, mut from_client) = client.split();
     let (mut to_upstream, mut from_upstream) = upstream.split();
     let upward = {
@@ -143,10 +144,12 @@ async fn relay(shared: Arc<Shared>, client: WebSocket, path_and_query: String, h
         }
         let _ = to_client.close().await;
     };
-    // Either side closing ends both.
+    // Either side closing ends both, and so does the proxy stopping.
+    let mut closing = shared_closing;
     tokio::select! {
         () = upward => {}
         () = downward => {}
+        _ = closing.wait_for(|closing| *closing) => {}
     }
 }
 

@@ -420,3 +420,33 @@ fn a_tls_upstream_is_reached_with_the_target_files_ca() {
     assert_eq!(session.records.len(), 2);
     assert!(session.records.iter().all(|record| record.answer.is_some()));
 }
+
+/// Stopping the proxy ends a WebSocket connection the client left open, and keeps what
+/// passed on it.
+#[test]
+fn stopping_ends_open_websocket_relays() {
+    runtime().block_on(async {
+        let (server, proxy) = start(Vec::new()).await;
+        let url = proxy.client_target().ws_url.clone().unwrap();
+        let (mut socket, _) = with_timeout(tokio_tungstenite::connect_async(url))
+            .await
+            .expect("ws connects");
+        let request =
+            json!({"jsonrpc": "2.0", "id": 1, "method": "public/get_currencies", "params": {}});
+        with_timeout(socket.send(Message::text(request.to_string())))
+            .await
+            .expect("sent");
+        let answer = with_timeout(socket.next()).await;
+        assert!(matches!(answer, Some(Ok(Message::Text(_)))), "{answer:?}");
+        let session = stop(server, proxy).await;
+        assert_eq!(session.records.len(), 1);
+        assert!(session.records[0].answer.is_some());
+        // The relay closed the client's side: the stream ends (or says close) at once.
+        loop {
+            match with_timeout(socket.next()).await {
+                None | Some(Err(_)) | Some(Ok(Message::Close(_))) => break,
+                Some(Ok(_)) => {}
+            }
+        }
+    });
+}
