@@ -10,6 +10,9 @@
 #   OUT       where the judge writes its reports (default: reports/<recipe>/<scenario>)
 #   VENV      the virtualenv (default: clients/<recipe>/.venv)
 #   PYTHON    the interpreter that makes the virtualenv (default: a CPython 3.12)
+#   PROXY     when 1, the library talks to `harness proxy` in front of the judge instead:
+#             the proxy's report (client: and server: results) goes to OUT, the judge's
+#             to OUT/judge, and the recipe exits with the proxy's code
 
 # The repository root, whatever the caller's directory.
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -48,11 +51,17 @@ start_judge() {
         (cd "$root" && cargo build --release -q --bin harness)
         harness=$root/target/release/harness
     fi
+    local judge_out=$out
+    [ "${PROXY:-0}" = 1 ] && judge_out=$out/judge
     (cd "$root" && exec "$harness" judge --listen 127.0.0.1:0 --scenario "$scenario" \
-        --target-out "$target" --out "$out" --for 600 "$@") > "$work/judge.out" 2> "$work/judge.err" &
+        --target-out "$target" --out "$judge_out" --for 600 "$@") > "$work/judge.out" 2> "$work/judge.err" &
     judge=$!
     for _ in $(seq 1 300); do
-        [ -s "$target" ] && return 0
+        if [ -s "$target" ]; then
+            [ "${PROXY:-0}" = 1 ] || return 0
+            start_proxy "$harness"
+            return $?
+        fi
         kill -0 "$judge" 2>/dev/null || break
         sleep 0.1
     done
@@ -61,12 +70,43 @@ start_judge() {
     return 3
 }
 
-# Stops the judge, prints its summary, and exits with its code.
+# Starts `harness proxy` in front of the judge (PROXY=1): the judge's reports move to
+# $out/judge, the proxy's go to $out, and $target becomes the proxy's target file. The
+# judge accepts any scheme name of the signed header, so the proxy does too.
+start_proxy() {
+    local harness=$1 judge_target=$target
+    target=$work/proxy-target.toml
+    (cd "$root" && exec "$harness" proxy --target "$judge_target" --listen 127.0.0.1:0 \
+        --any-signature-scheme --target-out "$target" --out "$out" --for 600) \
+        > "$work/proxy.out" 2> "$work/proxy.err" &
+    proxy=$!
+    for _ in $(seq 1 300); do
+        [ -s "$target" ] && return 0
+        kill -0 "$proxy" 2>/dev/null || break
+        sleep 0.1
+    done
+    cat "$work/proxy.err" >&2
+    echo "harness proxy did not start" >&2
+    return 3
+}
+
+# Stops the judge (and the proxy in front of it, first), prints their summaries, and exits
+# with the judge's code, or the proxy's under PROXY=1.
 stop_judge() {
-    local client_status=$1 judge_status=0
+    local client_status=$1 judge_status=0 proxy_status=0
+    if [ -n "${proxy:-}" ]; then
+        kill -TERM "$proxy"
+        wait "$proxy" || proxy_status=$?
+        cat "$work/proxy.out"
+    fi
     kill -TERM "$judge"
     wait "$judge" || judge_status=$?
     cat "$work/judge.out"
+    if [ -n "${proxy:-}" ]; then
+        echo "client exit $client_status; proxy exit $proxy_status; judge exit $judge_status; reports in $out"
+        rm -rf "$work"
+        exit "$proxy_status"
+    fi
     echo "client exit $client_status; judge exit $judge_status; reports in $out"
     rm -rf "$work"
     exit "$judge_status"

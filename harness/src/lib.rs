@@ -13,6 +13,7 @@ pub mod file_error;
 pub mod fuzz;
 pub mod jsonrpc;
 pub mod judge;
+pub mod proxy;
 pub mod report;
 pub mod run;
 pub mod selftest;

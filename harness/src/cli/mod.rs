@@ -25,6 +25,7 @@ mod fuzz;
 mod judge;
 mod lint_response;
 mod out;
+mod proxy;
 mod run;
 mod selftest;
 mod serve;
@@ -89,6 +90,9 @@ enum Command {
     /// Judge a client: serve the reference API, record every request, report the client
     /// clauses it broke.
     Judge(judge::JudgeArgs),
+    /// Proxy a live session to a target and judge both sides: the client's requests and
+    /// the server's answers.
+    Proxy(proxy::ProxyArgs),
 }
 
 /// An error with the exit code it maps to.
@@ -131,6 +135,7 @@ pub(crate) fn run(args: Args) -> Result<u8, CliError> {
         Command::Selftest(selftest_args) => selftest::selftest(selftest_args),
         Command::Fuzz(fuzz_args) => fuzz::fuzz(fuzz_args),
         Command::Judge(judge_args) => judge::judge(judge_args),
+        Command::Proxy(proxy_args) => proxy::proxy(proxy_args),
     }
 }
 

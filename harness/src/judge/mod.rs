@@ -33,6 +33,7 @@ mod walks;
 pub use record::{Answer, Call, Record};
 pub use recorder::Recorder;
 pub use results::{Judged, to_run_report};
+pub(crate) use results::{exchange, result as clause_result};
 pub use scenario::Scenario;
 pub use tally::{Cell, Tally};
 

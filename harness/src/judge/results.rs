@@ -82,7 +82,9 @@ pub fn to_run_report(judged: &Judged<'_>) -> RunReport {
     }
 }
 
-fn result(
+/// The result of one clause over one transport (used by `harness proxy` for the server's
+/// side too, from a tally of server clauses).
+pub(crate) fn result(
     judged: &Judged<'_>,
     clause: &str,
     text: &str,
@@ -183,7 +185,7 @@ fn skip_reason(clause: &str, transport: TransportKind) -> String {
 }
 
 /// An offending request as an exchange of the report.
-fn exchange(target: &Target, record: &Record) -> Exchange {
+pub(crate) fn exchange(target: &Target, record: &Record) -> Exchange {
     let origin = if record.transport == TransportKind::Ws {
         target
             .ws_url

@@ -16,6 +16,7 @@ mod judge;
 mod lint;
 mod load;
 mod pipe;
+mod proxy;
 mod quotes;
 mod safety;
 mod serve;

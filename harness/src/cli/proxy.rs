@@ -1,0 +1,174 @@
+//! `harness proxy`: a transparent reverse proxy in front of a target, judging both sides
+//! of the live session: the client's requests against the client clauses, the server's
+//! answers against the server checks an answer seen after its request allows.
+//!
+//! The session lasts until `--for` seconds pass, `--requests` answers went back, or
+//! Ctrl-C (or SIGTERM) arrives; a second signal stops at once. A session that saw no
+//! request exits 3 and writes no report. Exit 1 when either side broke a `must` clause.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use clap::Args;
+use harness::check::{Level, Verdict};
+use harness::proxy::{self, report as proxy_report};
+use harness::report::{self, Context, Summary};
+use harness::target_file::Target;
+
+use super::target::{Allowances, check_invalid_certs, check_plain_http};
+use super::{CliError, CorpusArgs, exit, runtime};
+
+#[derive(Debug, Args)]
+pub(crate) struct ProxyArgs {
+    /// The target file of the server behind the proxy (its URLs, accounts, TLS trust).
+    #[arg(long, value_name = "FILE")]
+    target: PathBuf,
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:8720")]
+    listen: SocketAddr,
+    /// End the session after this many seconds.
+    #[arg(long = "for", value_name = "SECONDS", conflicts_with = "requests")]
+    for_seconds: Option<u64>,
+    /// End the session once this many answers have gone back to clients.
+    #[arg(long, value_name = "N")]
+    requests: Option<usize>,
+    /// Directory for report.json, junit.xml, report.md and report.html.
+    #[arg(long, value_name = "DIR", default_value = "reports/proxy")]
+    out: PathBuf,
+    /// Write each client session here: snapshots/ of the answers and cases/ to replay.
+    #[arg(long, value_name = "DIR")]
+    record: Option<PathBuf>,
+    /// Write the client's target file (the proxy's URLs) here instead of printing it.
+    #[arg(long, value_name = "FILE")]
+    target_out: Option<PathBuf>,
+    /// Accept any scheme name of the signed Authorization header, verify the signature and
+    /// note the name (as `harness judge` does); by default clients are held to the target
+    /// file's `signature_scheme`.
+    #[arg(long)]
+    any_signature_scheme: bool,
+    #[command(flatten)]
+    allowances: Allowances,
+    #[command(flatten)]
+    corpus: CorpusArgs,
+}
+
+pub(crate) fn proxy(args: ProxyArgs) -> Result<u8, CliError> {
+    let upstream = Target::load(&args.target).map_err(CliError::usage)?;
+    check_plain_http(&upstream, args.allowances.plain_http)?;
+    check_invalid_certs(&upstream, args.allowances.invalid_certs)?;
+    // The client's leg is plain HTTP: credentials cross it in clear text.
+    if !args.listen.ip().is_loopback() && !args.allowances.plain_http {
+        return Err(CliError::usage(format!(
+            "--listen {} is not loopback and the proxy speaks plain HTTP to clients; their credentials would travel unencrypted (pass --allow-plain-http to do it anyway)",
+            args.listen
+        )));
+    }
+    let corpus = args.corpus.load()?;
+    runtime()?.block_on(async {
+        let mut signals = super::signals::Signals::new();
+        let config = proxy::Config {
+            listen: args.listen,
+            ..proxy::Config::loopback(upstream.clone())
+        };
+        let running = proxy::start(config).await.map_err(|error| {
+            CliError::harness(format!("failed to listen on {}: {error}", args.listen))
+        })?;
+        let text = running.client_target().to_toml();
+        match &args.target_out {
+            Some(path) => std::fs::write(path, &text).map_err(|error| {
+                CliError::harness(format!("failed to write {}: {error}", path.display()))
+            })?,
+            None => out!("{text}"),
+        }
+        eprintln!(
+            "harness proxy on {} in front of {}; point your client at base_url {}",
+            running.addr,
+            upstream.base_url,
+            running.client_target().base_url
+        );
+        let started = Instant::now();
+        let wanted = args.requests.unwrap_or(usize::MAX);
+        let deadline = async {
+            match args.for_seconds {
+                Some(seconds) => tokio::time::sleep(Duration::from_secs(seconds)).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            () = running.wait_for_answers(wanted) => {}
+            () = deadline => {}
+            _ = signals.next() => {}
+        }
+        tokio::spawn(signals.exit_on_next());
+        let mut session = running.stop().await;
+        if args.any_signature_scheme {
+            session.knowledge.signature_scheme = None;
+        }
+        if session.records.is_empty() {
+            return Err(CliError::harness(format!(
+                "no request arrived in {:.0} s: nothing to judge (point a client at {})",
+                started.elapsed().as_secs_f64(),
+                session.client_target.base_url
+            )));
+        }
+        let verdicts = proxy_report::judge_session(&session, &corpus.schemas, &corpus.catalog);
+        let run_report =
+            proxy_report::to_run_report(&session, &verdicts, &corpus.catalog, started.elapsed());
+        let context = Context {
+            report: &run_report,
+            catalog: &corpus.catalog,
+            rerun: format!("harness proxy --target {}", args.target.display()),
+            extra_html: None,
+        };
+        let paths = super::write_reports(&args.out, &context)?;
+        if let Some(dir) = &args.record {
+            let now_ms = harness::auth::clock::Clock::system().now_ms();
+            let written =
+                proxy::record::write(dir, &session, &corpus.catalog, now_ms).map_err(|error| {
+                    CliError::harness(format!("failed to record to {}: {error}", dir.display()))
+                })?;
+            eprintln!(
+                "recorded {} snapshots and {} case files in {}",
+                written.snapshots.len(),
+                written.cases.len(),
+                dir.display()
+            );
+        }
+        for result in report::failures_first(&run_report)
+            .into_iter()
+            .filter(|result| matches!(result.verdict, Verdict::Fail | Verdict::Warn))
+        {
+            outln!(
+                "{:5} {} [{}]: {}",
+                result.verdict.as_str().to_uppercase(),
+                result.case,
+                result.transport,
+                run_report.redactor.text(&result.message)
+            );
+        }
+        let summary = Summary::new(&run_report, &corpus.catalog);
+        let counts: Vec<String> = Verdict::ALL
+            .iter()
+            .map(|verdict| format!("{} {verdict}", summary.count(*verdict)))
+            .collect();
+        outln!(
+            "{}: {} requests ({} not judged), {}",
+            run_report.target,
+            session.records.len(),
+            session.unjudged,
+            counts.join(", ")
+        );
+        super::run::print_report_paths(&paths);
+        let broke_a_must = run_report.results.iter().any(|result| {
+            result.verdict == Verdict::Fail
+                && result.clauses.iter().any(|clause| {
+                    corpus
+                        .catalog
+                        .get(clause)
+                        .is_some_and(|clause| clause.level == Level::Must)
+                })
+        });
+        Ok(if broke_a_must { exit::FAIL } else { exit::PASS })
+    })
+}
