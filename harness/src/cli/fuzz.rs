@@ -59,6 +59,10 @@ struct FuzzRunArgs {
     /// Requests in flight at once.
     #[arg(long, default_value_t = 32)]
     concurrency: usize,
+    /// Seconds the workers still wait for the pacing budget of a paced method once every
+    /// other request is sent; paced requests still waiting then are left unsent.
+    #[arg(long, value_name = "S", default_value_t = 10)]
+    paced_wait_s: u64,
     /// Only these transports: http-query, http-body, ws, rest (repeatable).
     #[arg(long = "transport", value_name = "NAME", value_parser = parse_transport)]
     transports: Vec<TransportKind>,
@@ -93,6 +97,8 @@ fn run(args: FuzzRunArgs) -> Result<u8, CliError> {
     config.concurrency = args.concurrency.max(1);
     config.limits.request_timeout = Duration::from_millis(args.timeouts.timeout_ms);
     config.run_timeout = Duration::from_secs(args.timeouts.run_timeout_s);
+    config.no_answer_limit = args.timeouts.no_answer_limit;
+    config.paced_wait = Duration::from_secs(args.paced_wait_s);
     config.out = Some(args.out.clone());
     if !args.transports.is_empty() {
         config.transports = args.transports.clone();
@@ -133,7 +139,7 @@ fn run(args: FuzzRunArgs) -> Result<u8, CliError> {
         ))
     })?;
     println!(
-        "fuzz: {} requests in {:.2} s ({:.0}/s): {} expected a result, {} an error, {} either; {} rate-limited; {} shrink requests",
+        "fuzz: {} requests in {:.2} s ({:.0}/s): {} expected a result, {} an error, {} either; {} rate-limited; {} unanswered; {} shrink requests",
         report.sent,
         report.elapsed.as_secs_f64(),
         report.requests_per_second(),
@@ -141,7 +147,15 @@ fn run(args: FuzzRunArgs) -> Result<u8, CliError> {
         report.expected_error,
         report.expected_any,
         report.rate_limited,
+        report.unanswered,
         report.shrink_requests,
+    );
+    println!(
+        "fuzz: paced: {} requests ({:.1}% of those sent) at {:.2}/s; {} left unsent for the pacing budget",
+        report.paced_sent,
+        report.paced_share * 100.0,
+        report.paced_per_second,
+        report.paced_unsent,
     );
     let stateful = &report.stateful;
     println!(
@@ -185,7 +199,10 @@ fn run(args: FuzzRunArgs) -> Result<u8, CliError> {
         report_path.display()
     );
     Ok(
-        if !report.findings.is_empty() || !stateful.findings.is_empty() {
+        // A target that stopped answering could not be fuzzed: that comes before findings.
+        if report.target_stopped_answering() {
+            exit::HARNESS
+        } else if !report.findings.is_empty() || !stateful.findings.is_empty() {
             exit::FAIL
         } else if report.interrupted.is_some() {
             exit::INTERRUPTED

@@ -5,7 +5,7 @@
 use super::FuzzRequest;
 use super::assess;
 use super::rules::{self, Expectation};
-use super::send::Sender;
+use super::send::{Budget, Sender};
 use super::walk;
 use crate::check::{Finding, Redactor, SchemaSet};
 
@@ -17,7 +17,8 @@ pub(crate) struct Assessed {
     pub(crate) finding: Option<Finding>,
 }
 
-/// Sends one generated request (or walks it) and judges the answer.
+/// Sends one generated request (or walks it) and judges the answer; `budget` says whether
+/// the scheduler already took its pacing budget (for a walk: its first page's).
 pub(crate) async fn execute(
     sender: &Sender,
     schemas: &SchemaSet,
@@ -25,15 +26,17 @@ pub(crate) async fn execute(
     request: &FuzzRequest,
     id: u64,
     ws: &mut Option<crate::transport::WsSession>,
+    budget: Budget,
 ) -> Assessed {
     if request.walk {
-        let (expectation, finding) = walk::walk(sender, schemas, redactor, request, id, ws).await;
+        let (expectation, finding) =
+            walk::walk(sender, schemas, redactor, request, id, ws, budget).await;
         return Assessed {
             expectation,
             finding,
         };
     }
-    match sender.send(request, id, ws).await {
+    match sender.send(request, id, ws, budget).await {
         Ok(sent) => {
             let as_sent = FuzzRequest {
                 params: sent.params.clone(),

@@ -6,13 +6,20 @@
 //! `concurrency`; cases marked `serial` run alone afterwards, since they change state other
 //! cases may see. Every request has a timeout and the whole run has one too.
 //!
-//! A run can be stopped early by an [`Interrupt`] (a signal, or the run timeout): it
-//! schedules nothing more, gives executions in flight a short grace, and reports every
-//! execution that did not run or finish as a skip saying so, never as a pass.
+//! Executions that call a paced method (`spec::is_paced`) run in a lane of their own
+//! ([`PACED_LANE`] at once, started first): they wait for the pacing budget without holding
+//! one of the `concurrency` slots, so the unpaced executions go on while the budget fills.
+//!
+//! A run can be stopped early by an [`Interrupt`] (a signal, the run timeout, or the
+//! [`Breaker`] when the target stops answering): it schedules nothing more, gives
+//! executions in flight a short grace, and reports every execution that did not run or
+//! finish as a skip saying so, never as a pass. A target that refuses connections is known
+//! before anything is scheduled: the run's first call fails and the run ends at once.
 
 mod answer;
 mod auth;
 mod bindings;
+mod breaker;
 mod budget;
 mod exec;
 mod in_flight;
@@ -34,7 +41,12 @@ use crate::check::{Catalog, Finding, Redactor, SchemaSet, Side, Verdict};
 use crate::target_file::Target;
 use crate::transport::{self, Dialer, Exchange, HttpClient, TransportError};
 
+pub use breaker::{Breaker, DEFAULT_LIMIT, STOPPED_ANSWERING, is_no_answer, stopped_answering};
 pub use interrupt::{GRACE, Interrupt, NOT_RUN};
+
+/// Executions calling a paced method that run at once, outside the `concurrency` slots:
+/// enough that the budget is taken while one of them runs its unpaced steps.
+pub const PACED_LANE: usize = 4;
 
 /// How to run.
 #[derive(Clone, Debug)]
@@ -57,6 +69,8 @@ pub struct Config {
     pub limits: transport::RequestLimits,
     /// The whole run's limit.
     pub run_timeout: Duration,
+    /// Requests in a row without an answer that stop the run ([`Breaker`]; 0: never).
+    pub no_answer_limit: usize,
 }
 
 impl Config {
@@ -79,6 +93,7 @@ impl Config {
             concurrency: 1,
             limits: transport::RequestLimits::default(),
             run_timeout: Duration::from_secs(600),
+            no_answer_limit: DEFAULT_LIMIT,
         }
     }
 }
@@ -193,6 +208,8 @@ pub(crate) struct Shared {
     pub(crate) dialer: Dialer,
     pub(crate) limits: transport::RequestLimits,
     pub(crate) pacer: pace::Pacer,
+    /// Stops the run when the target stops answering.
+    pub(crate) breaker: Breaker,
     pub(crate) redactor: Redactor,
     /// Positions drawn so far from the target's pool (`{{fixtures.position}}`).
     pub(crate) positions_drawn: std::sync::atomic::AtomicUsize,
@@ -206,12 +223,14 @@ impl Shared {
         catalog: Arc<Catalog>,
         schemas: Arc<SchemaSet>,
         limits: transport::RequestLimits,
+        breaker: Breaker,
     ) -> Result<Shared, RunError> {
         let dialer = Dialer::new(&target.tls).map_err(RunError::Client)?;
         Ok(Shared {
             http: HttpClient::new(limits, &dialer).map_err(RunError::Client)?,
             dialer,
             pacer: pace::Pacer::new(&target.limits),
+            breaker,
             redactor: Redactor::new(target.secrets()),
             catalog,
             schemas,
@@ -279,6 +298,27 @@ fn is_long(case: &Case) -> bool {
         .any(|step| step.walk.is_some() || step.probe.is_some())
 }
 
+/// Whether an execution of `case` calls a paced method, and so waits for the pacing budget
+/// (a rate probe spends it): a call, a raw request naming it, a walk or a probe.
+fn is_paced(case: &Case) -> bool {
+    case.steps.iter().any(|step| {
+        let raw_method = step
+            .raw
+            .as_deref()
+            .and_then(|raw| serde_json::from_str::<serde_json::Value>(raw).ok())
+            .and_then(|raw| raw.get("method")?.as_str().map(str::to_owned));
+        [
+            step.call.as_deref(),
+            raw_method.as_deref(),
+            step.walk.as_ref().map(|walk| walk.call.as_str()),
+            step.probe.as_ref().map(|probe| probe.call.as_str()),
+        ]
+        .into_iter()
+        .flatten()
+        .any(crate::spec::is_paced)
+    })
+}
+
 /// Runs the selected cases and returns every result.
 pub async fn run(
     config: Config,
@@ -300,13 +340,25 @@ pub async fn run_until(
     if plan.is_empty() {
         return Err(RunError::NothingSelected);
     }
+    let breaker = Breaker::new(
+        config.no_answer_limit,
+        config.limits.request_timeout,
+        interrupt.clone(),
+    );
     let shared = Arc::new(Shared::new(
         config.target,
         config.catalog,
         config.schemas,
         config.limits,
+        breaker,
     )?);
     let redactor = shared.redactor.clone();
+    if plan
+        .iter()
+        .any(|(_, transport)| *transport != TransportKind::Ws)
+    {
+        first_call(&shared, &interrupt).await?;
+    }
     let on_event = Arc::new(on_event);
     on_event(&Event::Started { total: plan.len() });
     let timer = {
@@ -323,13 +375,20 @@ pub async fn run_until(
         .into_iter()
         .enumerate()
         .partition(|(_, (case, _))| case.serial);
-    // Long chains of requests (walks, rate probes) start first, so the run does not end
-    // waiting on one that started last; results are put back in plan order below.
-    parallel.sort_by_key(|(_, (case, _))| !is_long(case));
+    // Paced executions start first, in their lane, so the budget is in use from the start;
+    // then long chains of requests (walks, rate probes), so the run does not end waiting
+    // on one that started last; results are put back in plan order below.
+    parallel.sort_by_key(|(_, (case, _))| (!is_paced(case), !is_long(case)));
     let semaphore = Arc::new(Semaphore::new(config.concurrency.max(1)));
+    let paced_lane = Arc::new(Semaphore::new(PACED_LANE));
     let mut handles = Vec::new();
     for (index, (case, transport)) in parallel {
-        let (shared, semaphore, on_event) = (shared.clone(), semaphore.clone(), on_event.clone());
+        let semaphore = if is_paced(&case) {
+            paced_lane.clone()
+        } else {
+            semaphore.clone()
+        };
+        let (shared, on_event) = (shared.clone(), on_event.clone());
         let interrupt = interrupt.clone();
         handles.push(tokio::spawn(async move {
             let permit = tokio::select! {
@@ -378,10 +437,12 @@ pub async fn run_until(
         }));
     }
     // Fired after the last execution ended (the timer racing the end) stopped nothing.
-    let interrupted = interrupt.reason().filter(|_| {
-        results
-            .iter()
-            .any(|result| result.message.starts_with(NOT_RUN))
+    // The breaker's reason stays even then: the last requests went unanswered.
+    let interrupted = interrupt.reason().filter(|reason| {
+        stopped_answering(reason)
+            || results
+                .iter()
+                .any(|result| result.message.starts_with(NOT_RUN))
     });
     Ok(RunReport {
         target: shared.target.name.clone(),
@@ -391,6 +452,31 @@ pub async fn run_until(
         side: Side::Server,
         interrupted,
     })
+}
+
+/// The run's first call, `public/get_currencies` over HTTP, before anything is scheduled:
+/// a target that refuses connections (or cannot be reached) ends the run at once as
+/// unreachable, instead of every execution finding out on its own. Any other outcome,
+/// silence included, only counts toward the [`Breaker`]; an interrupt cuts the wait.
+async fn first_call(shared: &Shared, interrupt: &Interrupt) -> Result<(), RunError> {
+    let outgoing = transport::Outgoing {
+        method: "public/get_currencies".to_owned(),
+        ..transport::Outgoing::default()
+    };
+    let exchange = tokio::select! {
+        exchange = shared.http.call(TransportKind::HttpQuery, &shared.target.base_url, 0, &outgoing) => exchange,
+        _ = interrupt.fired() => return Ok(()),
+    };
+    shared.breaker.observe(exchange.failure.as_ref());
+    match exchange.failure {
+        Some(failure) if failure.kind == transport::TransportErrorKind::Connect => {
+            Err(RunError::Unreachable(TransportError {
+                message: shared.redactor.text(&failure.message),
+                ..failure
+            }))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// One execution, unless the interrupt has fired; cut [`GRACE`] after it fires.
@@ -435,6 +521,8 @@ impl Runner {
                 config.catalog.clone(),
                 config.schemas.clone(),
                 config.limits,
+                // Executions one at a time, scheduled by the caller: nothing to stop.
+                Breaker::new(0, config.limits.request_timeout, Interrupt::new()),
             )?),
         })
     }

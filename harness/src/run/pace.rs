@@ -78,8 +78,9 @@ impl Pacer {
     }
 
     /// How long `account` must wait before its next paced request, taking that request's
-    /// token when the wait is zero.
-    fn take(&self, account: &str, now: Instant) -> Duration {
+    /// token when the wait is zero: the non-blocking question a scheduler asks before it
+    /// gives a paced request a worker (zero: go; else: send other work first).
+    pub(crate) fn take(&self, account: &str, now: Instant) -> Duration {
         self.with_bucket(account, now, |bucket, now_ms| {
             if self.rate.take(bucket, now_ms, 0.0) {
                 Duration::ZERO

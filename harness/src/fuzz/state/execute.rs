@@ -105,6 +105,7 @@ pub(crate) async fn execute(
                 {
                     Ok(exchange) => exchange,
                     Err(error) => {
+                        sender.breaker_observes(&error);
                         run.sent += 1;
                         let message = format!("the WebSocket could not be opened: {error}");
                         run.failure = Some((index, Finding::fail("transport.ws", message)));
@@ -114,6 +115,7 @@ pub(crate) async fn execute(
             }
             (transport, _) => sender.session().call_http(transport, id, &outgoing).await,
         };
+        sender.observe(&exchange);
         run.sent += 1;
         if let Action::Signed { replay_of: None } = step.action
             && let Some(Authorization::Signed(plan)) = &outgoing.authorization

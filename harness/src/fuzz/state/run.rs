@@ -46,11 +46,21 @@ pub(crate) async fn run(
         }
         number += 1;
     }
-    let (serial, parallel): (Vec<_>, Vec<_>) = mine.iter().cloned().partition(|(_, sequence)| {
-        sequence
+    let (serial, mut parallel): (Vec<_>, Vec<_>) =
+        mine.iter().cloned().partition(|(_, sequence)| {
+            sequence
+                .steps
+                .iter()
+                .any(|step| crate::spec::is_state_changing(step.action.method()))
+        });
+    // Sequences that call the paced method start first: each waits for the budget on its
+    // worker while the other workers run the rest, so the budget is in use from the start
+    // and the run does not end waiting on a paced sequence that started last.
+    parallel.sort_by_key(|(_, sequence)| {
+        !sequence
             .steps
             .iter()
-            .any(|step| crate::spec::is_state_changing(step.action.method()))
+            .any(|step| crate::spec::is_paced(step.action.method()))
     });
     let started = Instant::now();
     let deadline = started + config.run_timeout;
