@@ -59,10 +59,11 @@ struct FuzzRunArgs {
     /// Requests in flight at once.
     #[arg(long, default_value_t = 32)]
     concurrency: usize,
-    /// Seconds the workers still wait for the pacing budget of a paced method once every
-    /// other request is sent; paced requests still waiting then are left unsent.
-    #[arg(long, value_name = "S", default_value_t = 10)]
-    paced_wait_s: u64,
+    /// Seconds a request to a paced method may wait for its pacing budget; past that it is
+    /// left unsent (a sequence's step skipped). 0: sent whenever the budget has room during
+    /// the run, never waited for.
+    #[arg(long, value_name = "S", default_value_t = 0.0)]
+    paced_wait_s: f64,
     /// Only these transports: http-query, http-body, ws, rest (repeatable).
     #[arg(long = "transport", value_name = "NAME", value_parser = parse_transport)]
     transports: Vec<TransportKind>,
@@ -98,7 +99,8 @@ fn run(args: FuzzRunArgs) -> Result<u8, CliError> {
     config.limits.request_timeout = Duration::from_millis(args.timeouts.timeout_ms);
     config.run_timeout = Duration::from_secs(args.timeouts.run_timeout_s);
     config.no_answer_limit = args.timeouts.no_answer_limit;
-    config.paced_wait = Duration::from_secs(args.paced_wait_s);
+    config.paced_wait = Duration::try_from_secs_f64(args.paced_wait_s)
+        .map_err(|_| CliError::usage("--paced-wait-s takes a number of seconds, 0 or more"))?;
     config.out = Some(args.out.clone());
     if !args.transports.is_empty() {
         config.transports = args.transports.clone();

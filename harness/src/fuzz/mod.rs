@@ -81,8 +81,10 @@ pub struct Config {
     pub interrupt: crate::run::Interrupt,
     /// Requests in a row without an answer that stop the run (`run::Breaker`; 0: never).
     pub no_answer_limit: usize,
-    /// How long the workers still wait for the pacing budget once every unpaced request
-    /// is sent; paced requests still deferred then are left unsent and counted.
+    /// How long a paced request may wait for its budget: the stateless ones deferred when
+    /// every other request is sent, a sequence's paced step. Past it the request is left
+    /// unsent (the step skipped) and counted. 0 (the default): the paced method is sent
+    /// whenever its budget has room during the run, and the run never waits for it.
     pub paced_wait: Duration,
 }
 
@@ -103,7 +105,7 @@ impl Config {
             out: None,
             interrupt: crate::run::Interrupt::new(),
             no_answer_limit: crate::run::DEFAULT_LIMIT,
-            paced_wait: Duration::from_secs(10),
+            paced_wait: Duration::ZERO,
         }
     }
 }

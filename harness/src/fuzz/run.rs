@@ -43,6 +43,7 @@ pub async fn run(
                 config.limits.request_timeout,
                 config.interrupt.clone(),
             ),
+            config.paced_wait,
         )
         .map_err(|error| FuzzError::Target(error.to_string()))?,
     );

@@ -65,6 +65,8 @@ pub(crate) struct Sender {
     pacer: Pacer,
     /// Counts requests in a row without an answer; stops the run at its limit.
     breaker: Breaker,
+    /// How long a paced call may wait for its budget (`Config::paced_wait`).
+    pub(crate) paced_wait: Duration,
 }
 
 impl std::fmt::Debug for Sender {
@@ -80,6 +82,7 @@ impl Sender {
         target: Target,
         limits: RequestLimits,
         breaker: Breaker,
+        paced_wait: Duration,
     ) -> Result<Sender, TransportError> {
         let dialer = Dialer::new(&target.tls)?;
         Ok(Sender {
@@ -92,6 +95,7 @@ impl Sender {
             ),
             pacer: Pacer::new(&target.limits),
             breaker,
+            paced_wait,
             target,
         })
     }
@@ -110,14 +114,30 @@ impl Sender {
         &self.session
     }
 
-    /// Waits for the budget of a paced method: the account's, or where the target counts
-    /// the limit per token, the token's.
-    pub(crate) async fn pace(&self, account: &str, access_token: Option<&str>) {
-        match access_token {
-            Some(token) if self.counted_per_token() => {
-                self.pacer.wait(&format!("token:{token}")).await;
+    /// Takes the budget of a paced call (the account's, or where the target counts the
+    /// limit per token, the token's) when it has room within `patience`; false, having
+    /// taken nothing, when it would not: a sequence then skips the call instead of holding
+    /// its worker.
+    pub(crate) async fn pace_within(
+        &self,
+        account: &str,
+        access_token: Option<&str>,
+        patience: Duration,
+    ) -> bool {
+        let key = match access_token {
+            Some(token) if self.counted_per_token() => format!("token:{token}"),
+            _ => account.to_owned(),
+        };
+        let deadline = Instant::now() + patience;
+        loop {
+            let wait = self.pacer.take(&key, Instant::now());
+            if wait.is_zero() {
+                return true;
             }
-            _ => self.pacer.wait(account).await,
+            if Instant::now() + wait > deadline {
+                return false;
+            }
+            tokio::time::sleep(wait).await;
         }
     }
 

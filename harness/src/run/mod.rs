@@ -424,7 +424,11 @@ pub async fn run_until(
         && results
             .iter()
             .any(|result| result.verdict == Verdict::Error);
+    // A run the breaker stopped keeps its report: the target answered once, or was
+    // reached and then went silent, and the reports say so.
+    let stopped = interrupt.reason().is_some_and(|reason| stopped_answering(&reason));
     if unreachable
+        && !stopped
         && let Some(failure) = results
             .iter()
             .flat_map(|result| &result.exchanges)

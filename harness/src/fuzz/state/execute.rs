@@ -5,7 +5,9 @@
 //! an old token, refresh it again, or replay a nonce. A step whose token never came (its
 //! issuing step was refused where SPEC.md left that open) is skipped. Each WebSocket
 //! connection of the sequence is opened on first use and closed after a logout on it, or
-//! at the end. The paced method waits for its account's budget through the sender's pacer.
+//! at the end. The paced method takes its account's budget through the sender's pacer,
+//! waiting at most the run's `paced_wait`; a paced step the budget has no room for is
+//! skipped, so a sequence never holds its worker behind the budget.
 
 use std::collections::BTreeMap;
 
@@ -34,7 +36,7 @@ pub(crate) struct SequenceRun {
     pub(crate) sent: usize,
     /// Steps predicted to give a result, an error, or either.
     pub(crate) predicted: [usize; 3],
-    /// Steps skipped: the token they need never came.
+    /// Steps skipped: the token they need never came, or the paced budget had no room.
     pub(crate) skipped: Vec<usize>,
     /// Answers throttled, not judged.
     pub(crate) throttled: usize,
@@ -76,24 +78,31 @@ pub(crate) async fn execute(
             run.skipped.push(index);
             continue;
         };
+        if crate::spec::is_paced(step.action.method()) {
+            let token = step
+                .action
+                .depends_on()
+                .and_then(|of| held.get(of).cloned().flatten());
+            let paced = sender
+                .pace_within(
+                    account.role(),
+                    token.as_ref().map(|held| held.access.as_str()),
+                    sender.paced_wait,
+                )
+                .await;
+            // No room in the budget: the call is skipped, not waited for, and the model
+            // learns nothing from it (a read of the log changes no token).
+            if !paced {
+                run.skipped.push(index);
+                continue;
+            }
+        }
         run.outcomes[index] = Some(prediction.outcome);
         run.predicted[match prediction.outcome {
             Outcome::Result => 0,
             Outcome::Error => 1,
             Outcome::Any => 2,
         }] += 1;
-        if crate::spec::is_paced(step.action.method()) {
-            let token = step
-                .action
-                .depends_on()
-                .and_then(|of| held.get(of).cloned().flatten());
-            sender
-                .pace(
-                    account.role(),
-                    token.as_ref().map(|held| held.access.as_str()),
-                )
-                .await;
-        }
         let id = first_id + index as u64;
         let exchange = match (step.transport, connection) {
             (TransportKind::Ws, Some(name)) => {
