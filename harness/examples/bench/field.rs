@@ -39,7 +39,7 @@ async fn fuzz_once(corpus: &Corpus, running: &serve::Running, seed: u64, request
     let wall = started.elapsed().as_secs_f64();
     let total = report.sent + report.stateful.sent;
     println!(
-        "  seed {seed}: {wall:6.2} s wall; {total} requests ({} single, {} in sequences) = {:.0}/s; paced {} sent ({:.1}%), {:.2}/s, {} left unsent; throttled {}; findings {}",
+        "  seed {seed}: {wall:6.2} s wall; {total} requests ({} single, {} in sequences) = {:.0}/s; paced {} sent ({:.1}%), {:.2}/s, {} left unsent, in sequences {} sent, {} skipped; throttled {} ({} single, {} in sequences); findings {}",
         report.sent,
         report.stateful.sent,
         total as f64 / wall,
@@ -47,7 +47,11 @@ async fn fuzz_once(corpus: &Corpus, running: &serve::Running, seed: u64, request
         report.paced_share * 100.0,
         report.paced_per_second,
         report.paced_unsent,
+        report.stateful.paced_sent,
+        report.stateful.paced_skipped,
         report.rate_limited + report.stateful.throttled,
+        report.rate_limited,
+        report.stateful.throttled,
         report.findings.len() + report.stateful.findings.len(),
     );
 }
@@ -207,8 +211,11 @@ async fn time_to_verdict(corpus: &Corpus) {
 }
 
 /// Every part of `--field`.
-pub(crate) async fn field(corpus: &Corpus, seeds: u64, requests: usize) {
+pub(crate) async fn field(corpus: &Corpus, seeds: u64, requests: usize, fuzz_only: bool) {
     fuzz_paced(corpus, seeds, requests).await;
+    if fuzz_only {
+        return;
+    }
     suite_paced(corpus).await;
     time_to_verdict(corpus).await;
 }

@@ -196,6 +196,9 @@ struct Args {
     /// With --field: requests a fuzz seed.
     #[arg(long, default_value_t = 5_000)]
     requests: usize,
+    /// With --field: only the fuzz part.
+    #[arg(long)]
+    fuzz_only: bool,
 }
 
 #[tokio::main]
@@ -209,9 +212,10 @@ async fn main() {
         field: field_only,
         seeds,
         requests,
+        fuzz_only,
     } = Args::parse();
     if field_only {
-        field::field(&corpus(), seeds, requests).await;
+        field::field(&corpus(), seeds, requests, fuzz_only).await;
         return;
     }
     let connection_counts = connections.map_or(vec![1, 8], |count| vec![count]);

@@ -153,11 +153,13 @@ fn run(args: FuzzRunArgs) -> Result<u8, CliError> {
         report.shrink_requests,
     );
     println!(
-        "fuzz: paced: {} requests ({:.1}% of those sent) at {:.2}/s; {} left unsent for the pacing budget",
+        "fuzz: paced: {} requests ({:.1}% of those sent) at {:.2}/s, {} left unsent for the pacing budget; in sequences {} sent, {} skipped for it",
         report.paced_sent,
         report.paced_share * 100.0,
         report.paced_per_second,
         report.paced_unsent,
+        report.stateful.paced_sent,
+        report.stateful.paced_skipped,
     );
     let stateful = &report.stateful;
     println!(

@@ -38,7 +38,7 @@ pub(crate) struct Schedule {
     requests: Arc<Vec<(usize, FuzzRequest)>>,
     next: AtomicUsize,
     /// Deferred paced requests by budget, oldest first.
-    deferred: Mutex<BTreeMap<String, VecDeque<usize>>>,
+    deferred: Mutex<BTreeMap<Vec<String>, VecDeque<usize>>>,
     /// When the last request that was not deferred was handed out.
     rest_sent: Mutex<Option<Instant>>,
     paced_wait: Duration,
@@ -74,10 +74,10 @@ impl Schedule {
             };
             match sender.budget_key(request) {
                 None => return Next::Send(index, Budget::Wait),
-                Some(key) if sender.try_pace(key).is_zero() => {
+                Some(key) if sender.try_pace(&key).is_zero() => {
                     return Next::Send(index, Budget::Taken);
                 }
-                Some(key) => deferred.entry(key.to_owned()).or_default().push_back(index),
+                Some(key) => deferred.entry(key).or_default().push_back(index),
             }
         }
         let now = Instant::now();

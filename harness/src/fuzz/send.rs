@@ -114,23 +114,20 @@ impl Sender {
         &self.session
     }
 
-    /// Takes the budget of a paced call (the account's, or where the target counts the
-    /// limit per token, the token's) when it has room within `patience`; false, having
-    /// taken nothing, when it would not: a sequence then skips the call instead of holding
-    /// its worker.
-    pub(crate) async fn pace_within(
-        &self,
-        account: &str,
-        access_token: Option<&str>,
-        patience: Duration,
-    ) -> bool {
-        let key = match access_token {
-            Some(token) if self.counted_per_token() => format!("token:{token}"),
-            _ => account.to_owned(),
+    /// Takes the budget of a paced call of a sequence when it has room within `patience`;
+    /// false, having taken nothing, when it would not: a sequence then skips the call
+    /// instead of holding its worker. Where the target counts the limit per token, the
+    /// token's budget; else every account's, since a sequence's token may be another
+    /// account's (an exchanged token is the subaccount's) or remembered by its connection.
+    pub(crate) async fn pace_within(&self, access_token: Option<&str>, patience: Duration) -> bool {
+        let keys = match access_token {
+            Some(token) if self.counted_per_token() => vec![format!("token:{token}")],
+            _ => self.every_budget(),
         };
+        let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
         let deadline = Instant::now() + patience;
         loop {
-            let wait = self.pacer.take(&key, Instant::now());
+            let wait = self.pacer.take_all(&keys, Instant::now());
             if wait.is_zero() {
                 return true;
             }
@@ -139,6 +136,16 @@ impl Sender {
             }
             tokio::time::sleep(wait).await;
         }
+    }
+
+    /// The budget of every account role of the target file, and the anonymous one.
+    fn every_budget(&self) -> Vec<String> {
+        self.target
+            .accounts
+            .keys()
+            .cloned()
+            .chain([ANONYMOUS.to_owned()])
+            .collect()
     }
 
     /// Counts what came of one request sent to the target (an answer, or why none came)
@@ -152,18 +159,27 @@ impl Sender {
         self.breaker.observe(Some(error));
     }
 
-    /// The budget a request to a paced method waits for, where the target counts the limit
-    /// per account (the default): the account role, or [`ANONYMOUS`]. `None` for an unpaced
-    /// method, and where the target counts per token (a fresh token is used instead).
-    pub(crate) fn budget_key<'r>(&self, request: &'r FuzzRequest) -> Option<&'r str> {
-        (crate::spec::is_paced(&request.method) && !self.counted_per_token())
-            .then(|| account_of(&request.auth).unwrap_or(ANONYMOUS))
+    /// The budgets a request to a paced method takes from, where the target counts the
+    /// limit per account (the default): its account role's, or without credentials of its
+    /// own [`ANONYMOUS`], or over WebSocket every account's (its connection may remember
+    /// any account's token, SPEC.md 5.2). `None` for an unpaced method, and where the
+    /// target counts per token (a fresh token is used instead).
+    pub(crate) fn budget_key(&self, request: &FuzzRequest) -> Option<Vec<String>> {
+        if !crate::spec::is_paced(&request.method) || self.counted_per_token() {
+            return None;
+        }
+        Some(match account_of(&request.auth) {
+            Some(account) => vec![account.to_owned()],
+            None if request.transport == TransportKind::Ws => self.every_budget(),
+            None => vec![ANONYMOUS.to_owned()],
+        })
     }
 
-    /// Takes a token of budget `key` when it has one (zero), else says how long until it
-    /// will: never waits.
-    pub(crate) fn try_pace(&self, key: &str) -> Duration {
-        self.pacer.take(key, Instant::now())
+    /// Takes a token of each of the budgets `keys` when they all have one (zero), else says
+    /// how long until they might: never waits.
+    pub(crate) fn try_pace(&self, keys: &[String]) -> Duration {
+        let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+        self.pacer.take_all(&keys, Instant::now())
     }
 
     /// A `client_credentials` login over HTTP.
@@ -290,9 +306,10 @@ impl Sender {
         let transport = request.transport;
         let for_log = crate::spec::is_paced(&request.method);
         if budget == Budget::Wait
-            && let Some(key) = self.budget_key(request)
+            && let Some(keys) = self.budget_key(request)
         {
-            self.pacer.wait(key).await;
+            let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+            self.pacer.wait_all(&keys).await;
         }
         let authorization = match &request.auth {
             RequestAuth::None => None,

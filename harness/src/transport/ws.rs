@@ -80,8 +80,10 @@ impl WsSession {
                 carried_access_token: false,
             }),
             Ok(Err(message)) => Err(TransportError::new(TransportErrorKind::Connect, message)),
+            // Connected, or still connecting, but no answer: the target's silence, not a
+            // refusal.
             Err(_) => Err(TransportError::new(
-                TransportErrorKind::Connect,
+                TransportErrorKind::Timeout,
                 format!("failed to connect to {url}: no handshake within the timeout"),
             )),
         }

@@ -40,6 +40,9 @@ pub(crate) struct SequenceRun {
     pub(crate) skipped: Vec<usize>,
     /// Answers throttled, not judged.
     pub(crate) throttled: usize,
+    /// Steps calling the paced method that were sent, and those skipped for want of room
+    /// in its budget.
+    pub(crate) paced: [usize; 2],
     /// The first step that broke the model, with the failure on it.
     pub(crate) failure: Option<(usize, Finding)>,
     /// What the model predicted of each step sent (`None`: skipped or not reached).
@@ -74,7 +77,7 @@ pub(crate) async fn execute(
     for (index, step) in sequence.steps.iter().enumerate() {
         let connection = names[index].as_deref();
         let prediction = model.predict(step, connection);
-        let Some((outgoing, account)) = build(sender, step, &held, &sent_params, &plans) else {
+        let Some((outgoing, _)) = build(sender, step, &held, &sent_params, &plans) else {
             run.skipped.push(index);
             continue;
         };
@@ -85,7 +88,6 @@ pub(crate) async fn execute(
                 .and_then(|of| held.get(of).cloned().flatten());
             let paced = sender
                 .pace_within(
-                    account.role(),
                     token.as_ref().map(|held| held.access.as_str()),
                     sender.paced_wait,
                 )
@@ -94,8 +96,10 @@ pub(crate) async fn execute(
             // learns nothing from it (a read of the log changes no token).
             if !paced {
                 run.skipped.push(index);
+                run.paced[1] += 1;
                 continue;
             }
+            run.paced[0] += 1;
         }
         run.outcomes[index] = Some(prediction.outcome);
         run.predicted[match prediction.outcome {

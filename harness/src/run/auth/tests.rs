@@ -1,6 +1,7 @@
 //! What each auth mode adds to a request, checked without a server: every mode but a
 //! `bearer` login builds its credentials locally.
 
+use std::time::Duration;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -40,6 +41,7 @@ fn shared(fixtures: Fixtures) -> Shared {
         Arc::new(Catalog::default()),
         Arc::new(schemas),
         RequestLimits::default(),
+        super::super::Breaker::new(0, Duration::from_secs(5), super::super::Interrupt::new()),
     )
     .expect("the client builds")
 }
