@@ -33,9 +33,13 @@ async fn paced_server(burst: u32) -> serve::Running {
 /// One fuzz run of `requests` from `seed`: its line of the table.
 async fn fuzz_once(corpus: &Corpus, running: &serve::Running, seed: u64, requests: usize) {
     let started = Instant::now();
-    let report = fuzz::run(running.target(), corpus.schemas.clone(), &fuzz::Config::new(seed, requests))
-        .await
-        .expect("fuzz runs");
+    let report = fuzz::run(
+        running.target(),
+        corpus.schemas.clone(),
+        &fuzz::Config::new(seed, requests),
+    )
+    .await
+    .expect("fuzz runs");
     let wall = started.elapsed().as_secs_f64();
     let total = report.sent + report.stateful.sent;
     println!(
@@ -129,7 +133,9 @@ fn suite_config(corpus: &Corpus, target: harness::target_file::Target) -> run::C
 
 /// A listener on 127.0.0.1 that accepts connections, reads what comes and never answers.
 async fn silent_server() -> (String, tokio::task::JoinHandle<()>) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
     let addr = listener.local_addr().expect("addr");
     let task = tokio::spawn(async move {
         for _ in 0..10_000 {

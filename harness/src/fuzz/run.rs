@@ -217,9 +217,10 @@ pub async fn run(
             Budget::Wait,
         )
         .await;
-        if let Some(mut failure) = outcome.finding.filter(|finding| {
-            !assess::is_throttled(finding) && !assess::is_unanswered(finding)
-        }) {
+        if let Some(mut failure) = outcome
+            .finding
+            .filter(|finding| !assess::is_throttled(finding) && !assess::is_unanswered(finding))
+        {
             failure.message = format!("the server did not stay up: {}", failure.message);
             failed.push((request, outcome.expectation, failure, config.requests));
         }

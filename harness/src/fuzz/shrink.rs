@@ -39,9 +39,17 @@ pub(crate) async fn shrink(
             }
             sent += 1;
             let id = SHRINK_ID_BASE + sent as u64;
-            let finding = execute(sender, schemas, redactor, &candidate, id, &mut ws, Budget::Wait)
-                .await
-                .finding;
+            let finding = execute(
+                sender,
+                schemas,
+                redactor,
+                &candidate,
+                id,
+                &mut ws,
+                Budget::Wait,
+            )
+            .await
+            .finding;
             if finding.is_some_and(|again| {
                 again.verdict == Verdict::Fail && again.clauses == failure.clauses
             }) {

@@ -51,7 +51,11 @@ pub(crate) async fn walk(
                 .insert("continuation".to_owned(), cursor.clone());
         }
         // The scheduler took the first page's budget at most; later pages wait for theirs.
-        let budget = if page == 0 { first_budget } else { Budget::Wait };
+        let budget = if page == 0 {
+            first_budget
+        } else {
+            Budget::Wait
+        };
         let Ok(sent) = sender.send(&page_request, id, ws, budget).await else {
             return (
                 expectation,

@@ -353,12 +353,11 @@ pub async fn run_until(
         breaker,
     )?);
     let redactor = shared.redactor.clone();
-    if plan
+    // Beside the executions, not before them: a silent target holds it as long as any.
+    let first = plan
         .iter()
         .any(|(_, transport)| *transport != TransportKind::Ws)
-    {
-        first_call(&shared, &interrupt).await?;
-    }
+        .then(|| tokio::spawn(first_call(shared.clone(), interrupt.clone())));
     let on_event = Arc::new(on_event);
     on_event(&Event::Started { total: plan.len() });
     let timer = {
@@ -416,6 +415,17 @@ pub async fn run_until(
         results.push((index, result));
     }
     timer.abort();
+    let refused = match first {
+        Some(first) if first.is_finished() => first.await.ok().flatten(),
+        Some(first) => {
+            first.abort();
+            None
+        }
+        None => None,
+    };
+    if let Some(failure) = refused {
+        return Err(RunError::Unreachable(failure));
+    }
     results.sort_by_key(|(index, _)| *index);
     let results: Vec<CaseResult> = results.into_iter().map(|(_, result)| result).collect();
     let unreachable = results
@@ -424,15 +434,15 @@ pub async fn run_until(
         && results
             .iter()
             .any(|result| result.verdict == Verdict::Error);
-    // A run the breaker stopped keeps its report: the target answered once, or was
-    // reached and then went silent, and the reports say so.
-    let stopped = interrupt.reason().is_some_and(|reason| stopped_answering(&reason));
+    // Unreachable is a connection that could not be made; a target that was reached and
+    // gave no answer (the breaker's "stopped answering", or a few time-outs) keeps its
+    // report, which says so.
     if unreachable
-        && !stopped
         && let Some(failure) = results
             .iter()
             .flat_map(|result| &result.exchanges)
             .find_map(|exchange| exchange.failure.clone())
+            .filter(|failure| failure.kind == transport::TransportErrorKind::Connect)
     {
         // The failed request's URL may carry a client secret in its query string.
         return Err(RunError::Unreachable(TransportError {
@@ -458,29 +468,50 @@ pub async fn run_until(
     })
 }
 
-/// The run's first call, `public/get_currencies` over HTTP, before anything is scheduled:
-/// a target that refuses connections (or cannot be reached) ends the run at once as
-/// unreachable, instead of every execution finding out on its own. Any other outcome,
-/// silence included, only counts toward the [`Breaker`]; an interrupt cuts the wait.
-async fn first_call(shared: &Shared, interrupt: &Interrupt) -> Result<(), RunError> {
+/// What the reason of a run stopped by a refused first call starts with.
+const UNREACHABLE: &str = "target unreachable: ";
+
+/// The run's first call, `public/get_currencies` over HTTP, sent as the executions start:
+/// a target that refuses connections (or cannot be reached) stops the run at once, and the
+/// failure is returned so that the run ends as unreachable, instead of every execution
+/// finding out on its own. Any other outcome, silence included, only counts toward the
+/// [`Breaker`].
+async fn first_call(shared: Arc<Shared>, interrupt: Interrupt) -> Option<TransportError> {
     let outgoing = transport::Outgoing {
         method: "public/get_currencies".to_owned(),
         ..transport::Outgoing::default()
     };
-    let exchange = tokio::select! {
-        exchange = shared.http.call(TransportKind::HttpQuery, &shared.target.base_url, 0, &outgoing) => exchange,
-        _ = interrupt.fired() => return Ok(()),
-    };
+    let exchange = shared
+        .http
+        .call(
+            TransportKind::HttpQuery,
+            &shared.target.base_url,
+            0,
+            &outgoing,
+        )
+        .await;
     shared.breaker.observe(exchange.failure.as_ref());
-    match exchange.failure {
-        Some(failure) if failure.kind == transport::TransportErrorKind::Connect => {
-            Err(RunError::Unreachable(TransportError {
-                message: shared.redactor.text(&failure.message),
-                ..failure
-            }))
-        }
-        _ => Ok(()),
+    let failure = exchange
+        .failure
+        .filter(|failure| failure.kind == transport::TransportErrorKind::Connect)?;
+    // The failed request's URL may carry a client secret in its query string.
+    let failure = TransportError {
+        message: shared.redactor.text(&failure.message),
+        ..failure
+    };
+    interrupt.fire(format!("{UNREACHABLE}{}", failure.message));
+    Some(failure)
+}
+
+/// Resolves when executions in flight are cut: [`GRACE`] after the interrupt fires, or at
+/// once when the target stopped answering or cannot be reached (nothing in flight can
+/// still get an answer).
+async fn cut(interrupt: &Interrupt) -> String {
+    let reason = interrupt.fired().await;
+    if !(stopped_answering(&reason) || reason.starts_with(UNREACHABLE)) {
+        tokio::time::sleep(GRACE).await;
     }
+    reason
 }
 
 /// One execution, unless the interrupt has fired; cut [`GRACE`] after it fires.
@@ -495,7 +526,7 @@ async fn execute_interruptible(
     }
     tokio::select! {
         result = exec::execute(shared, &case, transport) => result,
-        reason = interrupt.grace_over() => interrupt::not_run(&case, transport, &reason, true),
+        reason = cut(interrupt) => interrupt::not_run(&case, transport, &reason, true),
     }
 }
 

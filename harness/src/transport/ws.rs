@@ -289,8 +289,9 @@ impl WsSession {
             }
             return Ok(received);
         }
+        // Not silence: the target sent more than the cap allows, so a finding, not an error.
         Err(TransportError::new(
-            TransportErrorKind::Timeout,
+            TransportErrorKind::TooLarge,
             format!(
                 "{} sent {MAX_SKIPPED_FRAMES} frames without an answer",
                 self.url

@@ -57,7 +57,10 @@ async fn fuzzing_a_paced_target_keeps_to_its_budget_and_sends_the_rest() {
     let wall = started.elapsed().as_secs_f64();
     running.shutdown().await;
     assert_eq!(report.rate_limited, 0, "throttled answers");
-    assert_eq!(report.stateful.throttled, 0, "throttled answers in sequences");
+    assert_eq!(
+        report.stateful.throttled, 0,
+        "throttled answers in sequences"
+    );
     assert!(report.paced_sent > 0, "the paced method was not exercised");
     assert!(report.paced_unsent > 0, "nothing was left for the budget");
     // Never more than the burst and the rate allow over the run, on each of the three
@@ -102,7 +105,12 @@ async fn a_paced_execution_does_not_hold_the_only_slot() {
     let running = paced_server(1).await;
     let (catalog, schemas) = corpus_parts();
     let paced_step = "[[step]]\ncall = \"private/get_transaction_log\"\nauth = { mode = \"bearer\" }\nparams = { currency = \"BTC\" }\nexpect = { outcome = \"any\", no_schema = true }\n";
-    let mut cases = vec![parse("field.paced", &paced_step.repeat(4), &catalog, &schemas)];
+    let mut cases = vec![parse(
+        "field.paced",
+        &paced_step.repeat(4),
+        &catalog,
+        &schemas,
+    )];
     for index in 0..20 {
         cases.push(parse(
             &format!("field.unpaced.{index:02}"),
@@ -251,7 +259,10 @@ fn assert_run_stops_with_the_symptom(addr: SocketAddr, name: &str) {
         serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).unwrap()).unwrap();
     let interrupted = json["interrupted"].as_str().unwrap_or_default();
     assert!(interrupted.starts_with(run::STOPPED_ANSWERING), "{json}");
-    assert!(stdout.contains("0 of "), "coverage counted unanswered checks: {stdout}");
+    assert!(
+        stdout.contains("0 of "),
+        "coverage counted unanswered checks: {stdout}"
+    );
 }
 
 #[test]

@@ -1,10 +1,10 @@
 //! What each auth mode adds to a request, checked without a server: every mode but a
 //! `bearer` login builds its credentials locally.
 
-use std::time::Duration;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::json;
 
