@@ -25,6 +25,7 @@ mod exec;
 mod in_flight;
 mod interrupt;
 pub(crate) mod pace;
+mod schedule;
 mod send;
 mod skip;
 mod template;
@@ -43,10 +44,9 @@ use crate::transport::{self, Dialer, Exchange, HttpClient, TransportError};
 
 pub use breaker::{Breaker, DEFAULT_LIMIT, STOPPED_ANSWERING, is_no_answer, stopped_answering};
 pub use interrupt::{GRACE, Interrupt, NOT_RUN};
+pub use schedule::PACED_LANE;
 
-/// Executions calling a paced method that run at once, outside the `concurrency` slots:
-/// enough that the budget is taken while one of them runs its unpaced steps.
-pub const PACED_LANE: usize = 4;
+use schedule::{cut, first_call, is_long, is_paced};
 
 /// How to run.
 #[derive(Clone, Debug)]
@@ -290,35 +290,6 @@ pub fn select(
     plan
 }
 
-/// Whether an execution of `case` is a long chain of requests: a pagination walk or a
-/// rate probe, tens to hundreds of requests one after the other.
-fn is_long(case: &Case) -> bool {
-    case.steps
-        .iter()
-        .any(|step| step.walk.is_some() || step.probe.is_some())
-}
-
-/// Whether an execution of `case` calls a paced method, and so waits for the pacing budget
-/// (a rate probe spends it): a call, a raw request naming it, a walk or a probe.
-fn is_paced(case: &Case) -> bool {
-    case.steps.iter().any(|step| {
-        let raw_method = step
-            .raw
-            .as_deref()
-            .and_then(|raw| serde_json::from_str::<serde_json::Value>(raw).ok())
-            .and_then(|raw| raw.get("method")?.as_str().map(str::to_owned));
-        [
-            step.call.as_deref(),
-            raw_method.as_deref(),
-            step.walk.as_ref().map(|walk| walk.call.as_str()),
-            step.probe.as_ref().map(|probe| probe.call.as_str()),
-        ]
-        .into_iter()
-        .flatten()
-        .any(crate::spec::is_paced)
-    })
-}
-
 /// Runs the selected cases and returns every result.
 pub async fn run(
     config: Config,
@@ -466,52 +437,6 @@ pub async fn run_until(
         side: Side::Server,
         interrupted,
     })
-}
-
-/// What the reason of a run stopped by a refused first call starts with.
-const UNREACHABLE: &str = "target unreachable: ";
-
-/// The run's first call, `public/get_currencies` over HTTP, sent as the executions start:
-/// a target that refuses connections (or cannot be reached) stops the run at once, and the
-/// failure is returned so that the run ends as unreachable, instead of every execution
-/// finding out on its own. Any other outcome, silence included, only counts toward the
-/// [`Breaker`].
-async fn first_call(shared: Arc<Shared>, interrupt: Interrupt) -> Option<TransportError> {
-    let outgoing = transport::Outgoing {
-        method: "public/get_currencies".to_owned(),
-        ..transport::Outgoing::default()
-    };
-    let exchange = shared
-        .http
-        .call(
-            TransportKind::HttpQuery,
-            &shared.target.base_url,
-            0,
-            &outgoing,
-        )
-        .await;
-    shared.breaker.observe(exchange.failure.as_ref());
-    let failure = exchange
-        .failure
-        .filter(|failure| failure.kind == transport::TransportErrorKind::Connect)?;
-    // The failed request's URL may carry a client secret in its query string.
-    let failure = TransportError {
-        message: shared.redactor.text(&failure.message),
-        ..failure
-    };
-    interrupt.fire(format!("{UNREACHABLE}{}", failure.message));
-    Some(failure)
-}
-
-/// Resolves when executions in flight are cut: [`GRACE`] after the interrupt fires, or at
-/// once when the target stopped answering or cannot be reached (nothing in flight can
-/// still get an answer).
-async fn cut(interrupt: &Interrupt) -> String {
-    let reason = interrupt.fired().await;
-    if !(stopped_answering(&reason) || reason.starts_with(UNREACHABLE)) {
-        tokio::time::sleep(GRACE).await;
-    }
-    reason
 }
 
 /// One execution, unless the interrupt has fired; cut [`GRACE`] after it fires.

@@ -22,7 +22,9 @@ use crate::auth::sign;
 use crate::case::TransportKind;
 use crate::check::{Finding, Redactor};
 use crate::fuzz::send::Sender;
-use crate::transport::{Authorization, Exchange, Outgoing, SignedPlan, WsSession, place_bearer};
+use crate::transport::{
+    Authorization, Exchange, Outgoing, SignedPlan, TransportErrorKind, WsSession, place_bearer,
+};
 
 /// The scope every login asks for (with `session:<name>` when it names one): enough for
 /// the private calls, the toggle, and a `delete_member` that must be refused for lack of
@@ -40,6 +42,8 @@ pub(crate) struct SequenceRun {
     pub(crate) skipped: Vec<usize>,
     /// Answers throttled, not judged.
     pub(crate) throttled: usize,
+    /// Steps that got no answer (timed out, refused): not judged.
+    pub(crate) unanswered: usize,
     /// Steps calling the paced method that were sent, and those skipped for want of room
     /// in its budget.
     pub(crate) paced: [usize; 2],
@@ -130,6 +134,17 @@ pub(crate) async fn execute(
         };
         sender.observe(&exchange);
         run.sent += 1;
+        // No answer (timed out, refused): nothing to judge, so the sequence ends without a
+        // finding, counted; the run's breaker decides whether the target stopped answering.
+        if exchange.failure.as_ref().is_some_and(|failure| {
+            matches!(
+                failure.kind,
+                TransportErrorKind::Timeout | TransportErrorKind::Connect
+            )
+        }) {
+            run.unanswered += 1;
+            break;
+        }
         if let Action::Signed { replay_of: None } = step.action
             && let Some(Authorization::Signed(plan)) = &outgoing.authorization
         {

@@ -118,6 +118,7 @@ pub(crate) async fn run(
         report.expected_any += run.predicted[2];
         report.skipped += run.skipped.len();
         report.throttled += run.throttled;
+        report.unanswered += run.unanswered;
         report.paced_sent += run.paced[0];
         report.paced_skipped += run.paced[1];
         if let Some((_, failure)) = &run.failure {
