@@ -110,7 +110,9 @@ impl Breaker {
                 "timed out after {}",
                 seconds(self.request_timeout.as_secs_f64())
             ),
-            TransportErrorKind::Connect => "could not connect (refused, unreachable, or a failed TLS handshake)".to_owned(),
+            TransportErrorKind::Connect => {
+                "could not connect (refused, unreachable, or a failed TLS handshake)".to_owned()
+            }
             _ => "were closed or reset without an answer".to_owned(),
         };
         match kinds {
