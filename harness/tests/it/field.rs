@@ -144,7 +144,8 @@ async fn a_paced_execution_does_not_hold_the_only_slot() {
 }
 
 /// A plain TCP server on 127.0.0.1 that reads requests and answers `answer_after` later
-/// (a correct-looking HTTP answer), or never when `None`.
+/// (a correct-looking HTTP answer), or never when `None`; the first `answered` requests
+/// are answered at once.
 struct Quiet {
     addr: SocketAddr,
     _runtime: tokio::runtime::Runtime,
@@ -152,6 +153,11 @@ struct Quiet {
 
 impl Quiet {
     fn start(answer_after: Option<Duration>) -> Quiet {
+        Quiet::answering_first(0, answer_after)
+    }
+
+    fn answering_first(answered: usize, answer_after: Option<Duration>) -> Quiet {
+        let seen = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .enable_all()
@@ -166,11 +172,14 @@ impl Quiet {
                 let Ok((mut stream, _)) = listener.accept().await else {
                     break;
                 };
+                let seen = seen.clone();
                 tokio::spawn(async move {
                     let mut buffer = [0u8; 4096];
                     if !matches!(stream.read(&mut buffer).await, Ok(read) if read > 0) {
                         return;
                     }
+                    let first = seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst) < answered;
+                    let answer_after = if first { Some(Duration::ZERO) } else { answer_after };
                     let Some(pause) = answer_after else {
                         // Hold the connection until the test's runtime ends.
                         return std::future::pending::<()>().await;
@@ -314,4 +323,42 @@ fn fuzz_against_a_silent_or_refusing_target_ends_with_exit_3() {
         assert_eq!(output.status.code(), Some(3), "{name}: {stderr}");
         assert!(stderr.contains("target unreachable"), "{name}: {stderr}");
     }
+}
+
+#[test]
+fn fuzz_against_a_target_that_stops_answering_ends_with_exit_3_and_its_report() {
+    // The health call is answered; every request after it is held without a word.
+    let quiet = Quiet::answering_first(1, None);
+    let dir = temp_dir("field-fuzz-stops");
+    let mut command = harness();
+    command
+        .args([
+            "fuzz",
+            "--requests",
+            "200",
+            "--seed",
+            "1",
+            "--timeout-ms",
+            "300",
+        ])
+        .arg("--target")
+        .arg(target_file(&dir, quiet.addr))
+        .arg("--out")
+        .arg(&dir);
+    let output = run_bounded(command);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(3), "{stdout}");
+    assert!(
+        stdout.contains("target stopped answering: ") && stdout.contains("timed out after 0.3 s"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("\nFAIL "), "{stdout}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("fuzz.json")).unwrap()).unwrap();
+    assert!(
+        json["interrupted"]
+            .as_str()
+            .is_some_and(|reason| reason.starts_with(run::STOPPED_ANSWERING)),
+        "{json}"
+    );
 }

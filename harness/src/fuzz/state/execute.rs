@@ -124,6 +124,10 @@ pub(crate) async fn execute(
                     Err(error) => {
                         sender.breaker_observes(&error);
                         run.sent += 1;
+                        if crate::run::is_no_answer(error.kind) {
+                            run.unanswered += 1;
+                            break;
+                        }
                         let message = format!("the WebSocket could not be opened: {error}");
                         run.failure = Some((index, Finding::fail("transport.ws", message)));
                         break;
