@@ -48,6 +48,12 @@ impl Rate {
         self.tokens_at(bucket, now_ms) >= self.burst
     }
 
+    /// Whether `bucket` holds a whole token at `now_ms`, taking nothing: the question of a
+    /// caller that must take from several buckets at once or from none.
+    pub fn has_token_at(&self, bucket: &TokenBucket, now_ms: f64) -> bool {
+        self.tokens_at(bucket, now_ms) >= 1.0
+    }
+
     /// Fills `bucket` for the time since its last update.
     pub fn refill(&self, bucket: &mut TokenBucket, now_ms: f64) {
         bucket.tokens = self.tokens_at(bucket, now_ms);

@@ -57,6 +57,11 @@ struct FuzzRunArgs {
     /// Requests in flight at once.
     #[arg(long, default_value_t = 32)]
     concurrency: usize,
+    /// Seconds a request to a paced method may wait for its pacing budget; past that it is
+    /// left unsent (a sequence's step skipped). 0: sent whenever the budget has room during
+    /// the run, never waited for.
+    #[arg(long, value_name = "S", default_value_t = 0.0)]
+    paced_wait_s: f64,
     /// Only these transports: http-query, http-body, ws, rest (repeatable).
     #[arg(long = "transport", value_name = "NAME", value_parser = parse_transport)]
     transports: Vec<TransportKind>,
@@ -89,6 +94,9 @@ fn run(args: FuzzRunArgs) -> Result<u8, CliError> {
     config.concurrency = args.concurrency.max(1);
     config.limits.request_timeout = Duration::from_millis(args.timeouts.timeout_ms);
     config.run_timeout = Duration::from_secs(args.timeouts.run_timeout_s);
+    config.no_answer_limit = args.timeouts.no_answer_limit;
+    config.paced_wait = Duration::try_from_secs_f64(args.paced_wait_s)
+        .map_err(|_| CliError::usage("--paced-wait-s takes a number of seconds, 0 or more"))?;
     config.out = Some(args.out.clone());
     if !args.transports.is_empty() {
         config.transports = args.transports.clone();
@@ -129,7 +137,7 @@ fn run(args: FuzzRunArgs) -> Result<u8, CliError> {
         ))
     })?;
     outln!(
-        "fuzz: {} requests in {:.2} s ({:.0}/s): {} expected a result, {} an error, {} either; {} rate-limited; {} shrink requests",
+        "fuzz: {} requests in {:.2} s ({:.0}/s): {} expected a result, {} an error, {} either; {} rate-limited; {} unanswered; {} shrink requests",
         report.sent,
         report.elapsed.as_secs_f64(),
         report.requests_per_second(),
@@ -137,7 +145,17 @@ fn run(args: FuzzRunArgs) -> Result<u8, CliError> {
         report.expected_error,
         report.expected_any,
         report.rate_limited,
+        report.unanswered,
         report.shrink_requests,
+    );
+    outln!(
+        "fuzz: paced: {} requests ({:.1}% of those sent) at {:.2}/s, {} left unsent for the pacing budget; in sequences {} sent, {} skipped for it",
+        report.paced_sent,
+        report.paced_share * 100.0,
+        report.paced_per_second,
+        report.paced_unsent,
+        report.stateful.paced_sent,
+        report.stateful.paced_skipped,
     );
     let stateful = &report.stateful;
     outln!(
@@ -181,7 +199,10 @@ fn run(args: FuzzRunArgs) -> Result<u8, CliError> {
         report_path.display()
     );
     Ok(
-        if !report.findings.is_empty() || !stateful.findings.is_empty() {
+        // A target that stopped answering could not be fuzzed: that comes before findings.
+        if report.target_stopped_answering() {
+            exit::HARNESS
+        } else if !report.findings.is_empty() || !stateful.findings.is_empty() {
             exit::FAIL
         } else if report.interrupted.is_some() {
             exit::INTERRUPTED

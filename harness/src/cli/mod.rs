@@ -50,7 +50,8 @@ pub(crate) mod exit {
     pub(crate) const FAIL: u8 = 1;
     /// Bad arguments, or a broken case, target or expectations file.
     pub(crate) const USAGE: u8 = 2;
-    /// The harness could not do its job (target unreachable, I/O error, nothing ran).
+    /// The harness could not do its job (target unreachable or refusing connections, the
+    /// target stopped answering mid-run, I/O error, nothing ran).
     pub(crate) const HARNESS: u8 = 3;
     /// The run was interrupted (SIGINT, SIGTERM, `--run-timeout-s`) before every execution
     /// ran, and no check had failed: the reports hold what ran, the rest is "not run".

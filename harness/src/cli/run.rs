@@ -112,6 +112,7 @@ pub(crate) fn run(args: RunArgs) -> Result<u8, CliError> {
                 ..Default::default()
             },
             run_timeout: Duration::from_secs(args.timeouts.run_timeout_s),
+            no_answer_limit: args.timeouts.no_answer_limit,
             ..run::Config::new(
                 target,
                 corpus.cases,
@@ -181,11 +182,18 @@ pub(crate) fn run(args: RunArgs) -> Result<u8, CliError> {
     Ok(exit_code(&report, strict_fixed))
 }
 
-/// 1 if a check failed (or, `strict_fixed`, a known failure was fixed under
-/// `--strict-expect`); 3 if the harness could not run a case; 4 if the run was
-/// interrupted; 3 if nothing ran; else 0. Known failures (`xfail`) do not count.
+/// 3 if the target stopped answering (the run's breaker stopped it); 1 if a check failed
+/// (or, `strict_fixed`, a known failure was fixed under `--strict-expect`); 3 if the
+/// harness could not run a case; 4 if the run was interrupted; 3 if nothing ran; else 0.
+/// Known failures (`xfail`) do not count.
 pub(crate) fn exit_code(report: &RunReport, strict_fixed: bool) -> u8 {
-    if report.count(Verdict::Fail) > 0 || strict_fixed {
+    if report
+        .interrupted
+        .as_deref()
+        .is_some_and(run::stopped_answering)
+    {
+        exit::HARNESS
+    } else if report.count(Verdict::Fail) > 0 || strict_fixed {
         exit::FAIL
     } else if report.count(Verdict::Error) > 0 {
         exit::HARNESS

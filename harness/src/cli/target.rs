@@ -50,6 +50,10 @@ pub(crate) struct Timeouts {
     /// Wall time in seconds for the requests (for fuzz, and again for shrinking).
     #[arg(long, default_value_t = 600)]
     pub(crate) run_timeout_s: u64,
+    /// Requests in a row without an answer (timed out, refused, reset) after which the run
+    /// stops with exit 3: the target stopped answering (0: never).
+    #[arg(long, value_name = "N", default_value_t = harness::run::DEFAULT_LIMIT)]
+    pub(crate) no_answer_limit: usize,
 }
 
 /// The target a command was asked for, not yet started.

@@ -24,9 +24,14 @@ pub(crate) fn is_throttled(finding: &Finding) -> bool {
     finding.verdict == Verdict::Skip
 }
 
+/// Whether a finding says no answer came, so nothing was judged.
+pub(crate) fn is_unanswered(finding: &Finding) -> bool {
+    finding.verdict == Verdict::Error
+}
+
 /// Judges the answer `sent` got: `None` when it holds, else a [`Finding`] at
-/// [`Verdict::Fail`] on the clause it breaks, or at [`Verdict::Skip`] for a throttled
-/// answer.
+/// [`Verdict::Fail`] on the clause it breaks, at [`Verdict::Skip`] for a throttled
+/// answer, or at [`Verdict::Error`] when no answer came (timed out, refused).
 pub(crate) fn assess(
     request: &FuzzRequest,
     expectation: &Expectation,
@@ -49,10 +54,20 @@ pub(crate) fn assess(
             TransportErrorKind::Connect => "the server could not be reached",
             TransportErrorKind::Request => "the request could not be built",
         };
-        return fail(
-            transport_clause,
-            format!("{what}: {}", redactor.text(&failure.message)),
-        );
+        let message = format!("{what}: {}", redactor.text(&failure.message));
+        // No answer came: there is nothing to judge, so the harness reports an error, never
+        // a failure of the target.
+        if matches!(
+            failure.kind,
+            TransportErrorKind::Timeout | TransportErrorKind::Connect
+        ) {
+            return Some(Finding::new(
+                Verdict::Error,
+                vec![transport_clause.to_owned()],
+                message,
+            ));
+        }
+        return fail(transport_clause, message);
     }
     let Some(received) = &exchange.response else {
         return fail(transport_clause, "no answer".to_owned());

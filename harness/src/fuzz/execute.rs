@@ -5,9 +5,10 @@
 use super::FuzzRequest;
 use super::assess;
 use super::rules::{self, Expectation};
-use super::send::Sender;
+use super::send::{Budget, Sender};
 use super::walk;
-use crate::check::{Finding, Redactor, SchemaSet};
+use crate::check::{Finding, Redactor, SchemaSet, Verdict};
+use crate::transport::TransportErrorKind;
 
 /// One request's verdict: the oracle's expectation and, unless the answer held, the
 /// finding on it (see [`assess::assess`]).
@@ -17,7 +18,8 @@ pub(crate) struct Assessed {
     pub(crate) finding: Option<Finding>,
 }
 
-/// Sends one generated request (or walks it) and judges the answer.
+/// Sends one generated request (or walks it) and judges the answer; `budget` says whether
+/// the scheduler already took its pacing budget (for a walk: its first page's).
 pub(crate) async fn execute(
     sender: &Sender,
     schemas: &SchemaSet,
@@ -25,15 +27,17 @@ pub(crate) async fn execute(
     request: &FuzzRequest,
     id: u64,
     ws: &mut Option<crate::transport::WsSession>,
+    budget: Budget,
 ) -> Assessed {
     if request.walk {
-        let (expectation, finding) = walk::walk(sender, schemas, redactor, request, id, ws).await;
+        let (expectation, finding) =
+            walk::walk(sender, schemas, redactor, request, id, ws, budget).await;
         return Assessed {
             expectation,
             finding,
         };
     }
-    match sender.send(request, id, ws).await {
+    match sender.send(request, id, ws, budget).await {
         Ok(sent) => {
             let as_sent = FuzzRequest {
                 params: sent.params.clone(),
@@ -47,6 +51,14 @@ pub(crate) async fn execute(
             }
         }
         Err(setup) => {
+            // The login got no answer at all: nothing to judge, an error of the harness.
+            let unanswered = setup.exchange.response.is_none()
+                && setup.exchange.failure.as_ref().is_some_and(|failure| {
+                    matches!(
+                        failure.kind,
+                        TransportErrorKind::Timeout | TransportErrorKind::Connect
+                    )
+                });
             let seen = setup.exchange.response.map_or_else(
                 || {
                     setup
@@ -57,15 +69,18 @@ pub(crate) async fn execute(
                 },
                 |received| received.body.chars().take(160).collect(),
             );
+            let message = format!(
+                "the login this request needs failed: {}",
+                redactor.text(&seen)
+            );
+            let clause = "auth.client_credentials.accepted";
             Assessed {
-                expectation: Expectation::Result("auth.client_credentials.accepted"),
-                finding: Some(Finding::fail(
-                    "auth.client_credentials.accepted",
-                    format!(
-                        "the login this request needs failed: {}",
-                        redactor.text(&seen)
-                    ),
-                )),
+                expectation: Expectation::Result(clause),
+                finding: Some(if unanswered {
+                    Finding::new(Verdict::Error, vec![clause.to_owned()], message)
+                } else {
+                    Finding::fail(clause, message)
+                }),
             }
         }
     }

@@ -27,6 +27,7 @@ pub mod merge;
 pub mod properties;
 pub mod rules;
 mod run;
+mod schedule;
 mod send;
 mod shard;
 mod shrink;
@@ -78,6 +79,13 @@ pub struct Config {
     /// Stops the run early (a signal): no new request starts, and the failures seen so far
     /// are written unshrunk.
     pub interrupt: crate::run::Interrupt,
+    /// Requests in a row without an answer that stop the run (`run::Breaker`; 0: never).
+    pub no_answer_limit: usize,
+    /// How long a paced request may wait for its budget: the stateless ones deferred when
+    /// every other request is sent, a sequence's paced step. Past it the request is left
+    /// unsent (the step skipped) and counted. 0 (the default): the paced method is sent
+    /// whenever its budget has room during the run, and the run never waits for it.
+    pub paced_wait: Duration,
 }
 
 impl Config {
@@ -96,6 +104,8 @@ impl Config {
             run_timeout: Duration::from_secs(600),
             out: None,
             interrupt: crate::run::Interrupt::new(),
+            no_answer_limit: crate::run::DEFAULT_LIMIT,
+            paced_wait: Duration::ZERO,
         }
     }
 }
@@ -241,6 +251,22 @@ pub struct FuzzReport {
     pub expected_any: usize,
     /// Valid requests refused with `too_many_requests`, not counted as findings.
     pub rate_limited: usize,
+    /// Requests that got no answer (timed out, refused): nothing was judged.
+    #[serde(default)]
+    pub unanswered: usize,
+    /// Of the requests sent, those to a paced method (sent when its budget had room).
+    #[serde(default)]
+    pub paced_sent: usize,
+    /// Generated paced requests left unsent: their budget had no room within the run
+    /// (see `Config::paced_wait`).
+    #[serde(default)]
+    pub paced_unsent: usize,
+    /// `paced_sent` of `sent`: the share of the requests that went to a paced method.
+    #[serde(default)]
+    pub paced_share: f64,
+    /// `paced_sent` per second of the run: the rate the paced method reached.
+    #[serde(default)]
+    pub paced_per_second: f64,
     /// Requests sent by the shrinker.
     pub shrink_requests: usize,
     /// Distinct failures, shrunk.
@@ -260,6 +286,13 @@ impl FuzzReport {
     /// Generated requests per second.
     pub fn requests_per_second(&self) -> f64 {
         self.sent as f64 / self.elapsed.as_secs_f64().max(1e-9)
+    }
+
+    /// Whether the run stopped because the target stopped answering (`run::Breaker`).
+    pub fn target_stopped_answering(&self) -> bool {
+        self.interrupted
+            .as_deref()
+            .is_some_and(crate::run::stopped_answering)
     }
 }
 

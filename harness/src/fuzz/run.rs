@@ -1,9 +1,10 @@
 //! The fuzz run: a first health call, the generated requests sent by `concurrency` workers
-//! (each with its own WebSocket session), a health call per transport at the end, then the
-//! distinct failures shrunk and written as case files.
+//! (each with its own WebSocket session) in the order the schedule gives (`schedule.rs`:
+//! paced requests when their budget has room), a health call per transport at the end,
+//! then the distinct failures shrunk and written as case files. A target that stops
+//! answering trips the run's breaker, which stops the run as a signal would.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
@@ -12,13 +13,15 @@ use serde_json::Map;
 use super::assess;
 use super::execute::{Assessed, execute};
 use super::rules::{self, Expectation};
-use super::send::Sender;
+use super::schedule::{Next, Schedule};
+use super::send::{Budget, Sender};
 use super::{
     Config, FuzzError, FuzzFinding, FuzzReport, FuzzRequest, RequestAuth, case_file,
     shard_requests, shrink,
 };
 use crate::case::TransportKind;
 use crate::check::{Finding, Redactor, SchemaSet};
+use crate::run::Breaker;
 use crate::target_file::Target;
 
 /// A failed request: as generated, its expectation, what broke, and its index.
@@ -32,12 +35,21 @@ pub async fn run(
 ) -> Result<FuzzReport, FuzzError> {
     let redactor = Arc::new(Redactor::new(target.secrets()));
     let sender = Arc::new(
-        Sender::new(target.clone(), config.limits)
-            .map_err(|error| FuzzError::Target(error.to_string()))?,
+        Sender::new(
+            target.clone(),
+            config.limits,
+            Breaker::new(
+                config.no_answer_limit,
+                config.limits.request_timeout,
+                config.interrupt.clone(),
+            ),
+            config.paced_wait,
+        )
+        .map_err(|error| FuzzError::Target(error.to_string()))?,
     );
     let health = health_request(TransportKind::HttpQuery);
     let mut ws = None;
-    match sender.send(&health, 0, &mut ws).await {
+    match sender.send(&health, 0, &mut ws, Budget::Wait).await {
         Ok(sent) if sent.exchange.response.is_some() => {}
         Ok(sent) => {
             let message = sent
@@ -77,9 +89,9 @@ pub async fn run(
     ));
     let outcomes: Arc<Mutex<Vec<Option<Assessed>>>> =
         Arc::new(Mutex::new(vec![None; requests.len()]));
-    let next = Arc::new(AtomicUsize::new(0));
     let started = Instant::now();
     let deadline = started + config.run_timeout;
+    let schedule = Arc::new(Schedule::new(Arc::clone(&requests), config.paced_wait));
     let mut workers = Vec::new();
     for _ in 0..config.concurrency.max(1) {
         let (sender, schemas, redactor) = (
@@ -87,10 +99,10 @@ pub async fn run(
             Arc::clone(&schemas),
             Arc::clone(&redactor),
         );
-        let (requests, outcomes, next) = (
+        let (requests, outcomes, schedule) = (
             Arc::clone(&requests),
             Arc::clone(&outcomes),
-            Arc::clone(&next),
+            Arc::clone(&schedule),
         );
         let interrupt = config.interrupt.clone();
         workers.push(tokio::spawn(async move {
@@ -99,10 +111,18 @@ pub async fn run(
                 if Instant::now() > deadline || interrupt.reason().is_some() {
                     break;
                 }
-                let index = next.fetch_add(1, Ordering::Relaxed);
-                let Some((number, request)) = requests.get(index) else {
-                    break;
+                let (index, budget) = match schedule.next(&sender) {
+                    Next::Send(index, budget) => (index, budget),
+                    Next::Wait(delay) => {
+                        tokio::select! {
+                            () = tokio::time::sleep(delay) => {}
+                            _ = interrupt.fired() => {}
+                        }
+                        continue;
+                    }
+                    Next::Done => break,
                 };
+                let (number, request) = &requests[index];
                 let outcome = execute(
                     &sender,
                     &schemas,
@@ -110,6 +130,7 @@ pub async fn run(
                     request,
                     *number as u64 + 1,
                     &mut ws,
+                    budget,
                 )
                 .await;
                 outcomes.lock().unwrap_or_else(PoisonError::into_inner)[index] = Some(outcome);
@@ -124,15 +145,33 @@ pub async fn run(
         let _ = worker.await;
     }
     let elapsed = started.elapsed();
+    let paced_unsent = schedule.left_unsent();
     let outcomes: Vec<Option<Assessed>> =
         std::mem::take(&mut *outcomes.lock().unwrap_or_else(PoisonError::into_inner));
+    let paced_sent = outcomes
+        .iter()
+        .zip(requests.iter())
+        .filter(|(outcome, (_, request))| {
+            outcome.is_some() && crate::spec::is_paced(&request.method)
+        })
+        .count();
+    let sent = outcomes.iter().flatten().count();
+    // Requests neither sent nor left for the pacing budget: the run timeout cut them.
+    let cut = outcomes
+        .iter()
+        .enumerate()
+        .any(|(index, outcome)| outcome.is_none() && paced_unsent.binary_search(&index).is_err());
     let mut report = FuzzReport {
         seed: config.seed,
         requests: config.requests,
         shard: config.shard,
         stateful,
-        sent: outcomes.iter().flatten().count(),
-        timed_out: outcomes.iter().any(Option::is_none) && config.interrupt.reason().is_none(),
+        sent,
+        paced_sent,
+        paced_unsent: paced_unsent.len(),
+        paced_share: paced_sent as f64 / sent.max(1) as f64,
+        paced_per_second: paced_sent as f64 / elapsed.as_secs_f64().max(1e-9),
+        timed_out: cut && config.interrupt.reason().is_none(),
         interrupted: config.interrupt.reason(),
         elapsed,
         ..FuzzReport::default()
@@ -150,6 +189,7 @@ pub async fn run(
         match outcome.finding {
             None => {}
             Some(finding) if assess::is_throttled(&finding) => report.rate_limited += 1,
+            Some(finding) if assess::is_unanswered(&finding) => report.unanswered += 1,
             Some(failure) => {
                 let (number, request) = requests[index].clone();
                 failed.push((request, outcome.expectation, failure, number));
@@ -157,6 +197,10 @@ pub async fn run(
         }
     }
     for transport in &config.transports {
+        // A target that stopped answering is not asked again.
+        if report.target_stopped_answering() {
+            break;
+        }
         if *transport == TransportKind::Rest
             || (*transport == TransportKind::Ws && target.ws_url.is_none())
         {
@@ -170,11 +214,12 @@ pub async fn run(
             &request,
             u64::MAX >> 12,
             &mut ws,
+            Budget::Wait,
         )
         .await;
         if let Some(mut failure) = outcome
             .finding
-            .filter(|finding| !assess::is_throttled(finding))
+            .filter(|finding| !assess::is_throttled(finding) && !assess::is_unanswered(finding))
         {
             failure.message = format!("the server did not stay up: {}", failure.message);
             failed.push((request, outcome.expectation, failure, config.requests));

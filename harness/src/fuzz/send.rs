@@ -2,7 +2,12 @@
 //! [`ClientSession`] (one `client_credentials` login per account and scope, shared by every
 //! worker), secrets, nonces and timestamps are added at send time, and the transaction-log
 //! rate limit is respected by moving to a fresh token once a token has used the burst the
-//! target file declares.
+//! target file declares, or, where the target counts it per account, by the account's
+//! budget in the shared [`Pacer`]. The scheduler asks that budget without waiting
+//! ([`Sender::try_pace`]) and sends a paced request only when it has room ([`Budget::Taken`]),
+//! so no worker sleeps behind the budget while other work is ready.
+
+use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 
@@ -12,6 +17,7 @@ use crate::auth::clock::Clock;
 use crate::auth::nonce::fresh_nonce;
 use crate::auth::sign;
 use crate::case::TransportKind;
+use crate::run::Breaker;
 use crate::run::pace::{ANONYMOUS, Pacer};
 use crate::target_file::{CountedPer, Target};
 use crate::transport::{
@@ -34,6 +40,15 @@ pub(crate) struct Sent {
     pub(crate) throttled: bool,
 }
 
+/// Whether the pacing budget of a request was already taken by its scheduler.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Budget {
+    /// Wait for the budget before sending (shrinking, the later pages of a walk).
+    Wait,
+    /// The scheduler took the budget's token ([`Sender::try_pace`]): send at once.
+    Taken,
+}
+
 /// Why a request could not be sent: a login it needed failed.
 #[derive(Debug)]
 pub(crate) struct SetupFailure {
@@ -48,6 +63,10 @@ pub(crate) struct Sender {
     session: ClientSession,
     /// Paces the transaction log per account when the target counts its limit that way.
     pacer: Pacer,
+    /// Counts requests in a row without an answer; stops the run at its limit.
+    breaker: Breaker,
+    /// How long a paced call may wait for its budget (`Config::paced_wait`).
+    pub(crate) paced_wait: Duration,
 }
 
 impl std::fmt::Debug for Sender {
@@ -59,7 +78,12 @@ impl std::fmt::Debug for Sender {
 }
 
 impl Sender {
-    pub(crate) fn new(target: Target, limits: RequestLimits) -> Result<Sender, TransportError> {
+    pub(crate) fn new(
+        target: Target,
+        limits: RequestLimits,
+        breaker: Breaker,
+        paced_wait: Duration,
+    ) -> Result<Sender, TransportError> {
         let dialer = Dialer::new(&target.tls)?;
         Ok(Sender {
             session: ClientSession::new(
@@ -70,6 +94,8 @@ impl Sender {
                 Clock::system(),
             ),
             pacer: Pacer::new(&target.limits),
+            breaker,
+            paced_wait,
             target,
         })
     }
@@ -88,15 +114,72 @@ impl Sender {
         &self.session
     }
 
-    /// Waits for the budget of a paced method: the account's, or where the target counts
-    /// the limit per token, the token's.
-    pub(crate) async fn pace(&self, account: &str, access_token: Option<&str>) {
-        match access_token {
-            Some(token) if self.counted_per_token() => {
-                self.pacer.wait(&format!("token:{token}")).await;
+    /// Takes the budget of a paced call of a sequence when it has room within `patience`;
+    /// false, having taken nothing, when it would not: a sequence then skips the call
+    /// instead of holding its worker. Where the target counts the limit per token, the
+    /// token's budget; else every account's, since a sequence's token may be another
+    /// account's (an exchanged token is the subaccount's) or remembered by its connection.
+    pub(crate) async fn pace_within(&self, access_token: Option<&str>, patience: Duration) -> bool {
+        let keys = match access_token {
+            Some(token) if self.counted_per_token() => vec![format!("token:{token}")],
+            _ => self.every_budget(),
+        };
+        let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+        let deadline = Instant::now() + patience;
+        loop {
+            let wait = self.pacer.take_all(&keys, Instant::now());
+            if wait.is_zero() {
+                return true;
             }
-            _ => self.pacer.wait(account).await,
+            if Instant::now() + wait > deadline {
+                return false;
+            }
+            tokio::time::sleep(wait).await;
         }
+    }
+
+    /// The budget of every account role of the target file, and the anonymous one.
+    fn every_budget(&self) -> Vec<String> {
+        self.target
+            .accounts
+            .keys()
+            .cloned()
+            .chain([ANONYMOUS.to_owned()])
+            .collect()
+    }
+
+    /// Counts what came of one request sent to the target (an answer, or why none came)
+    /// toward the run's breaker.
+    pub(crate) fn observe(&self, exchange: &Exchange) {
+        self.breaker.observe(exchange.failure.as_ref());
+    }
+
+    /// Counts a request that could not be sent at all (a WebSocket that would not open).
+    pub(crate) fn breaker_observes(&self, error: &TransportError) {
+        self.breaker.observe(Some(error));
+    }
+
+    /// The budgets a request to a paced method takes from, where the target counts the
+    /// limit per account (the default): its account role's, or without credentials of its
+    /// own [`ANONYMOUS`], or over WebSocket every account's (its connection may remember
+    /// any account's token, SPEC.md 5.2). `None` for an unpaced method, and where the
+    /// target counts per token (a fresh token is used instead).
+    pub(crate) fn budget_key(&self, request: &FuzzRequest) -> Option<Vec<String>> {
+        if !crate::spec::is_paced(&request.method) || self.counted_per_token() {
+            return None;
+        }
+        Some(match account_of(&request.auth) {
+            Some(account) => vec![account.to_owned()],
+            None if request.transport == TransportKind::Ws => self.every_budget(),
+            None => vec![ANONYMOUS.to_owned()],
+        })
+    }
+
+    /// Takes a token of each of the budgets `keys` when they all have one (zero), else says
+    /// how long until they might: never waits.
+    pub(crate) fn try_pace(&self, keys: &[String]) -> Duration {
+        let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+        self.pacer.take_all(&keys, Instant::now())
     }
 
     /// A `client_credentials` login over HTTP.
@@ -106,6 +189,7 @@ impl Sender {
             .session
             .call_http(TransportKind::HttpBody, 0, &outgoing)
             .await;
+        self.observe(&exchange);
         let token = exchange
             .response
             .as_ref()
@@ -146,12 +230,14 @@ impl Sender {
         Ok(token)
     }
 
-    /// Sends `request` with JSON-RPC id `id`.
+    /// Sends `request` with JSON-RPC id `id`; a paced request waits for its budget unless
+    /// `budget` says the scheduler took it.
     pub(crate) async fn send(
         &self,
         request: &FuzzRequest,
         id: u64,
         ws: &mut Option<WsSession>,
+        budget: Budget,
     ) -> Result<Sent, SetupFailure> {
         let mut params = request.params.clone();
         let mut knowledge = OracleKnowledge {
@@ -164,7 +250,7 @@ impl Sender {
                 && ws.as_ref().is_some_and(WsSession::carried_access_token),
         };
         let (authorization, replay) = self
-            .authenticate(request, &mut params, &mut knowledge)
+            .authenticate(request, &mut params, &mut knowledge, budget)
             .await?;
         let raw = request
             .raw
@@ -188,8 +274,10 @@ impl Sender {
         };
         let mut exchange = self.exchange(request.transport, id, &outgoing, ws).await;
         if replay {
+            self.observe(&exchange);
             exchange = self.exchange(request.transport, id, &outgoing, ws).await;
         }
+        self.observe(&exchange);
         let throttle_codes = &self.target.limits.throttle_codes;
         let throttled = exchange
             .response
@@ -213,13 +301,15 @@ impl Sender {
         request: &FuzzRequest,
         params: &mut Map<String, Value>,
         knowledge: &mut OracleKnowledge,
+        budget: Budget,
     ) -> Result<(Option<Authorization>, bool), SetupFailure> {
         let transport = request.transport;
         let for_log = crate::spec::is_paced(&request.method);
-        if for_log && !self.counted_per_token() {
-            self.pacer
-                .wait(account_of(&request.auth).unwrap_or(ANONYMOUS))
-                .await;
+        if budget == Budget::Wait
+            && let Some(keys) = self.budget_key(request)
+        {
+            let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+            self.pacer.wait_all(&keys).await;
         }
         let authorization = match &request.auth {
             RequestAuth::None => None,

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::execute::execute;
-use super::send::Sender;
+use super::send::{Budget, Sender};
 use super::{FuzzRequest, RequestAuth};
 use crate::check::{Finding, Redactor, SchemaSet, Verdict};
 
@@ -39,9 +39,17 @@ pub(crate) async fn shrink(
             }
             sent += 1;
             let id = SHRINK_ID_BASE + sent as u64;
-            let finding = execute(sender, schemas, redactor, &candidate, id, &mut ws)
-                .await
-                .finding;
+            let finding = execute(
+                sender,
+                schemas,
+                redactor,
+                &candidate,
+                id,
+                &mut ws,
+                Budget::Wait,
+            )
+            .await
+            .finding;
             if finding.is_some_and(|again| {
                 again.verdict == Verdict::Fail && again.clauses == failure.clauses
             }) {

@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::FuzzRequest;
 use super::assess;
 use super::rules::{self, Expectation};
-use super::send::Sender;
+use super::send::{Budget, Sender};
 use crate::check::{Finding, Redactor, SchemaSet, short};
 use crate::transport::WsSession;
 
@@ -28,6 +28,7 @@ pub(crate) async fn walk(
     request: &FuzzRequest,
     id: u64,
     ws: &mut Option<WsSession>,
+    first_budget: Budget,
 ) -> (Expectation, Option<Finding>) {
     let rule = rules::method(&request.method);
     let paging = rule.and_then(|rule| rule.paging);
@@ -49,7 +50,13 @@ pub(crate) async fn walk(
                 .params
                 .insert("continuation".to_owned(), cursor.clone());
         }
-        let Ok(sent) = sender.send(&page_request, id, ws).await else {
+        // The scheduler took the first page's budget at most; later pages wait for theirs.
+        let budget = if page == 0 {
+            first_budget
+        } else {
+            Budget::Wait
+        };
+        let Ok(sent) = sender.send(&page_request, id, ws, budget).await else {
             return (
                 expectation,
                 fail("the login a page needs failed".to_owned()),

@@ -74,13 +74,6 @@ impl Interrupt {
             None => std::future::pending().await,
         }
     }
-
-    /// Resolves [`GRACE`] after the switch is fired: when executions in flight are cut.
-    pub(crate) async fn grace_over(&self) -> String {
-        let reason = self.fired().await;
-        tokio::time::sleep(GRACE).await;
-        reason
-    }
 }
 
 /// The result of an execution the interrupt kept from running (`started` false) or from

@@ -6,18 +6,26 @@
 //! `concurrency`; cases marked `serial` run alone afterwards, since they change state other
 //! cases may see. Every request has a timeout and the whole run has one too.
 //!
-//! A run can be stopped early by an [`Interrupt`] (a signal, or the run timeout): it
-//! schedules nothing more, gives executions in flight a short grace, and reports every
-//! execution that did not run or finish as a skip saying so, never as a pass.
+//! Executions that call a paced method (`spec::is_paced`) run in a lane of their own
+//! ([`PACED_LANE`] at once, started first): they wait for the pacing budget without holding
+//! one of the `concurrency` slots, so the unpaced executions go on while the budget fills.
+//!
+//! A run can be stopped early by an [`Interrupt`] (a signal, the run timeout, or the
+//! [`Breaker`] when the target stops answering): it schedules nothing more, gives
+//! executions in flight a short grace, and reports every execution that did not run or
+//! finish as a skip saying so, never as a pass. A target that refuses connections is known
+//! before anything is scheduled: the run's first call fails and the run ends at once.
 
 mod answer;
 mod auth;
 mod bindings;
+mod breaker;
 mod budget;
 mod exec;
 mod in_flight;
 mod interrupt;
 pub(crate) mod pace;
+mod schedule;
 mod send;
 mod skip;
 mod template;
@@ -34,7 +42,11 @@ use crate::check::{Catalog, Finding, Redactor, SchemaSet, Side, Verdict};
 use crate::target_file::Target;
 use crate::transport::{self, Dialer, Exchange, HttpClient, TransportError};
 
+pub use breaker::{Breaker, DEFAULT_LIMIT, STOPPED_ANSWERING, is_no_answer, stopped_answering};
 pub use interrupt::{GRACE, Interrupt, NOT_RUN};
+pub use schedule::PACED_LANE;
+
+use schedule::{cut, first_call, is_long, is_paced};
 
 /// How to run.
 #[derive(Clone, Debug)]
@@ -57,6 +69,8 @@ pub struct Config {
     pub limits: transport::RequestLimits,
     /// The whole run's limit.
     pub run_timeout: Duration,
+    /// Requests in a row without an answer that stop the run ([`Breaker`]; 0: never).
+    pub no_answer_limit: usize,
 }
 
 impl Config {
@@ -79,6 +93,7 @@ impl Config {
             concurrency: 1,
             limits: transport::RequestLimits::default(),
             run_timeout: Duration::from_secs(600),
+            no_answer_limit: DEFAULT_LIMIT,
         }
     }
 }
@@ -193,6 +208,8 @@ pub(crate) struct Shared {
     pub(crate) dialer: Dialer,
     pub(crate) limits: transport::RequestLimits,
     pub(crate) pacer: pace::Pacer,
+    /// Stops the run when the target stops answering.
+    pub(crate) breaker: Breaker,
     pub(crate) redactor: Redactor,
     /// Positions drawn so far from the target's pool (`{{fixtures.position}}`).
     pub(crate) positions_drawn: std::sync::atomic::AtomicUsize,
@@ -206,12 +223,14 @@ impl Shared {
         catalog: Arc<Catalog>,
         schemas: Arc<SchemaSet>,
         limits: transport::RequestLimits,
+        breaker: Breaker,
     ) -> Result<Shared, RunError> {
         let dialer = Dialer::new(&target.tls).map_err(RunError::Client)?;
         Ok(Shared {
             http: HttpClient::new(limits, &dialer).map_err(RunError::Client)?,
             dialer,
             pacer: pace::Pacer::new(&target.limits),
+            breaker,
             redactor: Redactor::new(target.secrets()),
             catalog,
             schemas,
@@ -271,14 +290,6 @@ pub fn select(
     plan
 }
 
-/// Whether an execution of `case` is a long chain of requests: a pagination walk or a
-/// rate probe, tens to hundreds of requests one after the other.
-fn is_long(case: &Case) -> bool {
-    case.steps
-        .iter()
-        .any(|step| step.walk.is_some() || step.probe.is_some())
-}
-
 /// Runs the selected cases and returns every result.
 pub async fn run(
     config: Config,
@@ -300,13 +311,24 @@ pub async fn run_until(
     if plan.is_empty() {
         return Err(RunError::NothingSelected);
     }
+    let breaker = Breaker::new(
+        config.no_answer_limit,
+        config.limits.request_timeout,
+        interrupt.clone(),
+    );
     let shared = Arc::new(Shared::new(
         config.target,
         config.catalog,
         config.schemas,
         config.limits,
+        breaker,
     )?);
     let redactor = shared.redactor.clone();
+    // Beside the executions, not before them: a silent target holds it as long as any.
+    let first = plan
+        .iter()
+        .any(|(_, transport)| *transport != TransportKind::Ws)
+        .then(|| tokio::spawn(first_call(shared.clone(), interrupt.clone())));
     let on_event = Arc::new(on_event);
     on_event(&Event::Started { total: plan.len() });
     let timer = {
@@ -323,13 +345,20 @@ pub async fn run_until(
         .into_iter()
         .enumerate()
         .partition(|(_, (case, _))| case.serial);
-    // Long chains of requests (walks, rate probes) start first, so the run does not end
-    // waiting on one that started last; results are put back in plan order below.
-    parallel.sort_by_key(|(_, (case, _))| !is_long(case));
+    // Paced executions start first, in their lane, so the budget is in use from the start;
+    // then long chains of requests (walks, rate probes), so the run does not end waiting
+    // on one that started last; results are put back in plan order below.
+    parallel.sort_by_key(|(_, (case, _))| (!is_paced(case), !is_long(case)));
     let semaphore = Arc::new(Semaphore::new(config.concurrency.max(1)));
+    let paced_lane = Arc::new(Semaphore::new(PACED_LANE));
     let mut handles = Vec::new();
     for (index, (case, transport)) in parallel {
-        let (shared, semaphore, on_event) = (shared.clone(), semaphore.clone(), on_event.clone());
+        let semaphore = if is_paced(&case) {
+            paced_lane.clone()
+        } else {
+            semaphore.clone()
+        };
+        let (shared, on_event) = (shared.clone(), on_event.clone());
         let interrupt = interrupt.clone();
         handles.push(tokio::spawn(async move {
             let permit = tokio::select! {
@@ -357,6 +386,17 @@ pub async fn run_until(
         results.push((index, result));
     }
     timer.abort();
+    let refused = match first {
+        Some(first) if first.is_finished() => first.await.ok().flatten(),
+        Some(first) => {
+            first.abort();
+            None
+        }
+        None => None,
+    };
+    if let Some(failure) = refused {
+        return Err(RunError::Unreachable(failure));
+    }
     results.sort_by_key(|(index, _)| *index);
     let results: Vec<CaseResult> = results.into_iter().map(|(_, result)| result).collect();
     let unreachable = results
@@ -365,11 +405,15 @@ pub async fn run_until(
         && results
             .iter()
             .any(|result| result.verdict == Verdict::Error);
+    // Unreachable is a connection that could not be made; a target that was reached and
+    // gave no answer (the breaker's "stopped answering", or a few time-outs) keeps its
+    // report, which says so.
     if unreachable
         && let Some(failure) = results
             .iter()
             .flat_map(|result| &result.exchanges)
             .find_map(|exchange| exchange.failure.clone())
+            .filter(|failure| failure.kind == transport::TransportErrorKind::Connect)
     {
         // The failed request's URL may carry a client secret in its query string.
         return Err(RunError::Unreachable(TransportError {
@@ -378,10 +422,12 @@ pub async fn run_until(
         }));
     }
     // Fired after the last execution ended (the timer racing the end) stopped nothing.
-    let interrupted = interrupt.reason().filter(|_| {
-        results
-            .iter()
-            .any(|result| result.message.starts_with(NOT_RUN))
+    // The breaker's reason stays even then: the last requests went unanswered.
+    let interrupted = interrupt.reason().filter(|reason| {
+        stopped_answering(reason)
+            || results
+                .iter()
+                .any(|result| result.message.starts_with(NOT_RUN))
     });
     Ok(RunReport {
         target: shared.target.name.clone(),
@@ -405,7 +451,7 @@ async fn execute_interruptible(
     }
     tokio::select! {
         result = exec::execute(shared, &case, transport) => result,
-        reason = interrupt.grace_over() => interrupt::not_run(&case, transport, &reason, true),
+        reason = cut(interrupt) => interrupt::not_run(&case, transport, &reason, true),
     }
 }
 
@@ -435,6 +481,8 @@ impl Runner {
                 config.catalog.clone(),
                 config.schemas.clone(),
                 config.limits,
+                // Executions one at a time, scheduled by the caller: nothing to stop.
+                Breaker::new(0, config.limits.request_timeout, Interrupt::new()),
             )?),
         })
     }

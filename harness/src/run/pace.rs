@@ -78,8 +78,9 @@ impl Pacer {
     }
 
     /// How long `account` must wait before its next paced request, taking that request's
-    /// token when the wait is zero.
-    fn take(&self, account: &str, now: Instant) -> Duration {
+    /// token when the wait is zero: the non-blocking question a scheduler asks before it
+    /// gives a paced request a worker (zero: go; else: send other work first).
+    pub(crate) fn take(&self, account: &str, now: Instant) -> Duration {
         self.with_bucket(account, now, |bucket, now_ms| {
             if self.rate.take(bucket, now_ms, 0.0) {
                 Duration::ZERO
@@ -87,6 +88,36 @@ impl Pacer {
                 Duration::from_secs_f64(self.rate.wait_ms(bucket) / 1_000.0)
             }
         })
+    }
+
+    /// Takes one token from each of `accounts` when every one of them has one, else takes
+    /// nothing and says how long until they all might: for a request whose budget is one
+    /// of several (a WebSocket connection that remembers some account's token), charged to
+    /// all of them so that none is exceeded.
+    pub(crate) fn take_all(&self, accounts: &[&str], now: Instant) -> Duration {
+        let now_ms = now.saturating_duration_since(self.started).as_secs_f64() * 1_000.0;
+        let mut buckets = self
+            .buckets
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut longest = Duration::ZERO;
+        for account in accounts {
+            let bucket = buckets
+                .entry((*account).to_owned())
+                .or_insert_with(|| self.rate.full(now_ms));
+            self.rate.refill(bucket, now_ms);
+            if !self.rate.has_token_at(bucket, now_ms) {
+                longest = longest.max(Duration::from_secs_f64(self.rate.wait_ms(bucket) / 1_000.0));
+            }
+        }
+        if longest.is_zero() {
+            for account in accounts {
+                if let Some(bucket) = buckets.get_mut(*account) {
+                    self.rate.take(bucket, now_ms, 0.0);
+                }
+            }
+        }
+        longest
     }
 
     /// Counts a request `account` sent without waiting (the rate-limit probe), so that the
@@ -105,6 +136,18 @@ impl Pacer {
     pub(crate) async fn wait(&self, account: &str) {
         loop {
             let delay = self.take(account, Instant::now());
+            if delay.is_zero() {
+                return;
+            }
+            tokio::time::sleep(delay).await;
+        }
+    }
+
+    /// Waits until every one of `accounts` may send one more paced request, and takes a
+    /// token from each ([`Pacer::take_all`]).
+    pub(crate) async fn wait_all(&self, accounts: &[&str]) {
+        loop {
+            let delay = self.take_all(accounts, Instant::now());
             if delay.is_zero() {
                 return;
             }
@@ -154,6 +197,21 @@ mod tests {
         assert_eq!(pacer.take("sub", start), Duration::ZERO);
         let later = start + Duration::from_millis(1_050);
         assert_eq!(pacer.take("main", later), Duration::ZERO);
+    }
+
+    #[test]
+    fn taking_from_several_budgets_takes_from_all_or_none() {
+        let pacer = pacer(1.0, 1);
+        let start = Instant::now();
+        assert_eq!(pacer.take("main", start), Duration::ZERO);
+        let wait = pacer.take_all(&["main", "sub"], start);
+        assert!(wait > Duration::from_millis(900), "{wait:?}");
+        // "sub" kept its token: nothing was taken.
+        assert_eq!(pacer.take("sub", start), Duration::ZERO);
+        let later = start + Duration::from_millis(1_100);
+        assert_eq!(pacer.take_all(&["main", "sub"], later), Duration::ZERO);
+        assert!(pacer.take("main", later) > Duration::ZERO);
+        assert!(pacer.take("sub", later) > Duration::ZERO);
     }
 
     #[test]

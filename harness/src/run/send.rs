@@ -4,8 +4,9 @@
 //! members of the parameters, the `Authorization` value); after, every token and signature
 //! of the answer and the header actually sent. The exchange is kept within the execution's
 //! budget of answer bytes ([`RecordBudget`](super::budget::RecordBudget)); the parsed answer moves to the caller. A
-//! target that cannot be reached is a harness error; one that times out, closes or floods
-//! is a finding.
+//! target that cannot be reached, or gives no answer within the timeout, is a harness
+//! error (nothing was there to judge); one that closes or floods is a finding. Every
+//! outcome is counted by the run's breaker (`breaker.rs`).
 
 use super::exec::{Execution, Stop};
 use crate::case::TransportKind;
@@ -92,7 +93,7 @@ impl Execution<'_> {
             .session
             .call(self.transport, id, outgoing)
             .await
-            .map_err(|error| Stop::Error(error.message))?;
+            .map_err(|error| self.unsent(&error))?;
         self.receive(exchange, &outgoing.method)
     }
 
@@ -112,7 +113,7 @@ impl Execution<'_> {
             .session
             .call_in_flight(&requests)
             .await
-            .map_err(|error| Stop::Error(error.message))?;
+            .map_err(|error| self.unsent(&error))?;
         let mut answers = Vec::with_capacity(exchanges.len());
         for (exchange, outgoing) in exchanges.into_iter().zip(outgoings) {
             answers.push(self.receive(exchange, &outgoing.method)?);
@@ -120,9 +121,18 @@ impl Execution<'_> {
         Ok(answers)
     }
 
-    /// Records an exchange and reads its answer; a request left without one is a failure
-    /// of the target, or an error of the harness when it could not be sent.
+    /// A request that could not be sent (a WebSocket that would not open): counted by the
+    /// run's breaker, and the harness's error.
+    fn unsent(&self, error: &TransportError) -> Stop {
+        self.shared.breaker.observe(Some(error));
+        Stop::Error(error.message.clone())
+    }
+
+    /// Records an exchange and reads its answer; a request left without one is an error of
+    /// the harness when it could not be sent or no answer came within the timeout (nothing
+    /// to judge), and a failure of the target when it closed, flooded or overflowed.
     fn receive(&mut self, mut exchange: Exchange, method: &str) -> Result<ParsedAnswer, Stop> {
+        self.shared.breaker.observe(exchange.failure.as_ref());
         let answer = learn_answer(&self.shared.redactor, &mut exchange);
         let failure = exchange.failure.clone();
         let recorded = self.budget.record(exchange);
@@ -130,6 +140,9 @@ impl Execution<'_> {
         match failure {
             None => Ok(answer),
             Some(failure) if is_harness_failure(&failure) => Err(Stop::Error(failure.message)),
+            Some(failure) if failure.kind == TransportErrorKind::Timeout => Err(Stop::Error(
+                format!("no answer to {method}: {}", failure.message),
+            )),
             Some(failure) => {
                 self.record(
                     &unanswered_clauses(self.transport),

@@ -152,7 +152,8 @@ pub enum TransportErrorKind {
     Timeout,
     /// The connection closed before an answer.
     Closed,
-    /// The answer exceeded the size cap.
+    /// The answer exceeded the size cap, or a WebSocket sent more frames than the cap
+    /// allows without one.
     TooLarge,
     /// The harness could not build the request (e.g. a bad URL).
     Request,

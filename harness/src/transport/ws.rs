@@ -80,8 +80,10 @@ impl WsSession {
                 carried_access_token: false,
             }),
             Ok(Err(message)) => Err(TransportError::new(TransportErrorKind::Connect, message)),
+            // Connected, or still connecting, but no answer: the target's silence, not a
+            // refusal.
             Err(_) => Err(TransportError::new(
-                TransportErrorKind::Connect,
+                TransportErrorKind::Timeout,
                 format!("failed to connect to {url}: no handshake within the timeout"),
             )),
         }
@@ -287,8 +289,9 @@ impl WsSession {
             }
             return Ok(received);
         }
+        // Not silence: the target sent more than the cap allows, so a finding, not an error.
         Err(TransportError::new(
-            TransportErrorKind::Timeout,
+            TransportErrorKind::TooLarge,
             format!(
                 "{} sent {MAX_SKIPPED_FRAMES} frames without an answer",
                 self.url

@@ -5,6 +5,7 @@ mod conformance;
 mod diff;
 mod expect;
 mod faults;
+mod field;
 mod fuzz;
 mod fuzz_shard;
 mod fuzz_state;

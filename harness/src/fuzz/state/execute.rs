@@ -5,7 +5,9 @@
 //! an old token, refresh it again, or replay a nonce. A step whose token never came (its
 //! issuing step was refused where SPEC.md left that open) is skipped. Each WebSocket
 //! connection of the sequence is opened on first use and closed after a logout on it, or
-//! at the end. The paced method waits for its account's budget through the sender's pacer.
+//! at the end. The paced method takes its account's budget through the sender's pacer,
+//! waiting at most the run's `paced_wait`; a paced step the budget has no room for is
+//! skipped, so a sequence never holds its worker behind the budget.
 
 use std::collections::BTreeMap;
 
@@ -20,7 +22,9 @@ use crate::auth::sign;
 use crate::case::TransportKind;
 use crate::check::{Finding, Redactor};
 use crate::fuzz::send::Sender;
-use crate::transport::{Authorization, Exchange, Outgoing, SignedPlan, WsSession, place_bearer};
+use crate::transport::{
+    Authorization, Exchange, Outgoing, SignedPlan, TransportErrorKind, WsSession, place_bearer,
+};
 
 /// The scope every login asks for (with `session:<name>` when it names one): enough for
 /// the private calls, the toggle, and a `delete_member` that must be refused for lack of
@@ -34,10 +38,15 @@ pub(crate) struct SequenceRun {
     pub(crate) sent: usize,
     /// Steps predicted to give a result, an error, or either.
     pub(crate) predicted: [usize; 3],
-    /// Steps skipped: the token they need never came.
+    /// Steps skipped: the token they need never came, or the paced budget had no room.
     pub(crate) skipped: Vec<usize>,
     /// Answers throttled, not judged.
     pub(crate) throttled: usize,
+    /// Steps that got no answer (timed out, refused): not judged.
+    pub(crate) unanswered: usize,
+    /// Steps calling the paced method that were sent, and those skipped for want of room
+    /// in its budget.
+    pub(crate) paced: [usize; 2],
     /// The first step that broke the model, with the failure on it.
     pub(crate) failure: Option<(usize, Finding)>,
     /// What the model predicted of each step sent (`None`: skipped or not reached).
@@ -72,28 +81,36 @@ pub(crate) async fn execute(
     for (index, step) in sequence.steps.iter().enumerate() {
         let connection = names[index].as_deref();
         let prediction = model.predict(step, connection);
-        let Some((outgoing, account)) = build(sender, step, &held, &sent_params, &plans) else {
+        let Some((outgoing, _)) = build(sender, step, &held, &sent_params, &plans) else {
             run.skipped.push(index);
             continue;
         };
+        if crate::spec::is_paced(step.action.method()) {
+            let token = step
+                .action
+                .depends_on()
+                .and_then(|of| held.get(of).cloned().flatten());
+            let paced = sender
+                .pace_within(
+                    token.as_ref().map(|held| held.access.as_str()),
+                    sender.paced_wait,
+                )
+                .await;
+            // No room in the budget: the call is skipped, not waited for, and the model
+            // learns nothing from it (a read of the log changes no token).
+            if !paced {
+                run.skipped.push(index);
+                run.paced[1] += 1;
+                continue;
+            }
+            run.paced[0] += 1;
+        }
         run.outcomes[index] = Some(prediction.outcome);
         run.predicted[match prediction.outcome {
             Outcome::Result => 0,
             Outcome::Error => 1,
             Outcome::Any => 2,
         }] += 1;
-        if crate::spec::is_paced(step.action.method()) {
-            let token = step
-                .action
-                .depends_on()
-                .and_then(|of| held.get(of).cloned().flatten());
-            sender
-                .pace(
-                    account.role(),
-                    token.as_ref().map(|held| held.access.as_str()),
-                )
-                .await;
-        }
         let id = first_id + index as u64;
         let exchange = match (step.transport, connection) {
             (TransportKind::Ws, Some(name)) => {
@@ -105,7 +122,12 @@ pub(crate) async fn execute(
                 {
                     Ok(exchange) => exchange,
                     Err(error) => {
+                        sender.breaker_observes(&error);
                         run.sent += 1;
+                        if crate::run::is_no_answer(error.kind) {
+                            run.unanswered += 1;
+                            break;
+                        }
                         let message = format!("the WebSocket could not be opened: {error}");
                         run.failure = Some((index, Finding::fail("transport.ws", message)));
                         break;
@@ -114,7 +136,19 @@ pub(crate) async fn execute(
             }
             (transport, _) => sender.session().call_http(transport, id, &outgoing).await,
         };
+        sender.observe(&exchange);
         run.sent += 1;
+        // No answer (timed out, refused): nothing to judge, so the sequence ends without a
+        // finding, counted; the run's breaker decides whether the target stopped answering.
+        if exchange.failure.as_ref().is_some_and(|failure| {
+            matches!(
+                failure.kind,
+                TransportErrorKind::Timeout | TransportErrorKind::Connect
+            )
+        }) {
+            run.unanswered += 1;
+            break;
+        }
         if let Action::Signed { replay_of: None } = step.action
             && let Some(Authorization::Signed(plan)) = &outgoing.authorization
         {

@@ -45,6 +45,15 @@ pub struct StatefulReport {
     pub skipped: usize,
     /// Answers with a throttle code, not judged.
     pub throttled: usize,
+    /// Steps that got no answer (timed out, refused): not judged, never a finding.
+    #[serde(default)]
+    pub unanswered: usize,
+    /// Steps calling the paced method that were sent when its budget had room.
+    #[serde(default)]
+    pub paced_sent: usize,
+    /// Steps calling the paced method skipped: its budget had no room in time.
+    #[serde(default)]
+    pub paced_skipped: usize,
     /// Requests sent by the shrinker.
     pub shrink_requests: usize,
     /// Distinct failures (one per clause), shrunk.

@@ -46,11 +46,21 @@ pub(crate) async fn run(
         }
         number += 1;
     }
-    let (serial, parallel): (Vec<_>, Vec<_>) = mine.iter().cloned().partition(|(_, sequence)| {
-        sequence
+    let (serial, mut parallel): (Vec<_>, Vec<_>) =
+        mine.iter().cloned().partition(|(_, sequence)| {
+            sequence
+                .steps
+                .iter()
+                .any(|step| crate::spec::is_state_changing(step.action.method()))
+        });
+    // Sequences that call the paced method start first: each waits for the budget on its
+    // worker while the other workers run the rest, so the budget is in use from the start
+    // and the run does not end waiting on a paced sequence that started last.
+    parallel.sort_by_key(|(_, sequence)| {
+        !sequence
             .steps
             .iter()
-            .any(|step| crate::spec::is_state_changing(step.action.method()))
+            .any(|step| crate::spec::is_paced(step.action.method()))
     });
     let started = Instant::now();
     let deadline = started + config.run_timeout;
@@ -108,6 +118,9 @@ pub(crate) async fn run(
         report.expected_any += run.predicted[2];
         report.skipped += run.skipped.len();
         report.throttled += run.throttled;
+        report.unanswered += run.unanswered;
+        report.paced_sent += run.paced[0];
+        report.paced_skipped += run.paced[1];
         if let Some((_, failure)) = &run.failure {
             groups
                 .entry(failure.clause().to_owned())

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::json;
 
@@ -40,6 +41,7 @@ fn shared(fixtures: Fixtures) -> Shared {
         Arc::new(Catalog::default()),
         Arc::new(schemas),
         RequestLimits::default(),
+        super::super::Breaker::new(0, Duration::from_secs(5), super::super::Interrupt::new()),
     )
     .expect("the client builds")
 }

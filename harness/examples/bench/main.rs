@@ -5,7 +5,10 @@
 //! 2. runner: the rate the harness's own runner reaches against the same server at the
 //!    same concurrency (templates, envelope and schema checks, recording included), and
 //!    its ratio to the raw rate;
-//! 3. suite: the full case corpus's wall time and case executions per second.
+//! 3. suite: the full case corpus's wall time and case executions per second;
+//! 4. with `--field`, field conditions instead (`field.rs`): fuzzing a paced target beside
+//!    an unpaced one, the suite against its pacing floor, time to verdict against a silent
+//!    target and a refusing port.
 //!
 //! `cargo run --release --example bench -- [--seconds S] [--suite-runs N]`; `--suite-only`,
 //! `--suite-runs 0`, `--transport` and `--connections` narrow it to one part, for a profile
@@ -23,6 +26,8 @@ use harness::check::{Catalog, SchemaSet, Verdict};
 use harness::run;
 use harness::serve;
 use tokio_tungstenite::tungstenite::Message;
+
+mod field;
 
 // The allocator the `harness` binary uses, so the figures are the binary's.
 #[global_allocator]
@@ -182,6 +187,18 @@ struct Args {
     /// Measure the rates over this transport only (default: both).
     #[arg(long, value_parser = ["http", "ws"])]
     transport: Option<String>,
+    /// Measure field conditions instead (paced, silent and refusing targets).
+    #[arg(long)]
+    field: bool,
+    /// With --field: fuzz seeds 1 to this.
+    #[arg(long, default_value_t = 3)]
+    seeds: u64,
+    /// With --field: requests a fuzz seed.
+    #[arg(long, default_value_t = 5_000)]
+    requests: usize,
+    /// With --field: only the fuzz part.
+    #[arg(long)]
+    fuzz_only: bool,
 }
 
 #[tokio::main]
@@ -192,7 +209,15 @@ async fn main() {
         suite_only,
         connections,
         transport: only_transport,
+        field: field_only,
+        seeds,
+        requests,
+        fuzz_only,
     } = Args::parse();
+    if field_only {
+        field::field(&corpus(), seeds, requests, fuzz_only).await;
+        return;
+    }
     let connection_counts = connections.map_or(vec![1, 8], |count| vec![count]);
     let corpus = corpus();
     let running = serve::start(serve::Config::loopback())
