@@ -4,7 +4,8 @@
 //! places the token where SPEC.md 5.2 says; `client_credentials` and `client_signature` fill
 //! the `public/auth` parameters of SPEC.md 5.3 and 5.5; `basic` and `signed` build the HTTP
 //! `Authorization` headers of SPEC.md 5.6; `api_key` sends the Direct Access key (5.8). A
-//! step that asks for a wrong secret gets the account's secret with `-wrong` appended.
+//! step that asks for a wrong secret gets the nearest wrong one: the account's secret with
+//! its last character changed.
 //! The step's authentication also says whose pacing budget (`pace.rs`) its requests draw
 //! from.
 
@@ -18,13 +19,19 @@ use crate::case::{Auth, AuthMode, Step};
 use crate::target_file::CountedPer;
 use crate::transport::{Authorization, ClientSession, Credentials, Token, place_bearer};
 
-/// `secret`, or one that is not it when the step asks for a wrong secret.
+/// `secret`, or, when the step asks for a wrong secret, the nearest wrong one: the same
+/// length with only its last character changed, so that a server comparing all but the
+/// last character fails as surely as one accepting anything.
 fn spoiled(secret: String, wrong: bool) -> String {
-    if wrong {
-        format!("{secret}-wrong")
-    } else {
-        secret
+    if !wrong {
+        return secret;
     }
+    let mut characters: Vec<char> = secret.chars().collect();
+    match characters.last_mut() {
+        Some(last) => *last = if *last == 'x' { 'y' } else { 'x' },
+        None => characters.push('x'),
+    }
+    characters.into_iter().collect()
 }
 
 impl Execution<'_> {

@@ -135,6 +135,9 @@ faults! {
     BasicAnySecret => "basic-any-secret",
         "basic authorization accepts any client secret",
         ["auth.basic.wrong_secret"];
+    SecretLastCharIgnored => "secret-last-char-ignored",
+        "client_credentials and basic authorization compare a client secret without its last character (only a secret wrong in its last character shows it)",
+        ["auth.client_credentials.wrong_secret", "auth.basic.wrong_secret"];
     BearerHeaderIgnored => "bearer-header-ignored",
         "the http authorization bearer token is not accepted (13009)",
         ["auth.http.bearer"];

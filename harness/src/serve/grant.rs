@@ -212,7 +212,8 @@ fn client_credentials(ctx: &Ctx<'_>) -> Result<Issued, ErrorObject> {
         .user_by_client(client_id)
         .ok_or_else(|| ErrorObject::invalid_credentials("unknown client id"))?;
     let secret_ok = client_secret.is_none_or(|secret| {
-        sign::signatures_match(user.client_secret.expose(), secret)
+        ctx.state
+            .secret_accepted(user.client_secret.expose(), secret)
             || (ctx.fault(Fault::CredentialsAnyAccountSecret)
                 && any_account_has_secret(ctx, secret))
     });

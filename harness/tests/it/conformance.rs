@@ -97,7 +97,8 @@ fn trials_from_a_url_and_credentials_skip_what_they_lack() {
         client_id: main.client_id.clone(),
         client_secret: main.client_secret.expose().to_owned(),
     });
-    let conclusion = run_filtered(trials, "m.get_transaction_log");
+    // The trigger history: unpaced, and most of its cases need a fixture a URL lacks.
+    let conclusion = run_filtered(trials, "m.get_trigger_order_history");
     runtime.block_on(running.shutdown());
     assert_eq!(conclusion.num_failed, 0, "{conclusion:?}");
     assert!(conclusion.num_passed > 0, "{conclusion:?}");

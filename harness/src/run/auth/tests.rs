@@ -133,7 +133,7 @@ fn client_credentials_fill_what_the_step_did_not_set() {
     let applied = authenticate(&shared, TransportKind::Ws, &[own]).remove(0);
     let (params, _) = applied.expect("applies");
     assert_eq!(params["grant_type"], json!("password"));
-    assert_eq!(params["client_secret"], json!("main-secret-wrong"));
+    assert_eq!(params["client_secret"], json!("main-secrex"));
 }
 
 #[test]
@@ -168,7 +168,7 @@ fn a_client_signature_carries_the_defects_the_step_asks_for() {
     let (params, _) = one(&shared, TransportKind::Ws, defective);
     let timestamp = params["timestamp"].as_u64().expect("timestamp");
     let unframed = sign::hmac_hex(
-        b"main-secret-wrong",
+        b"main-secrex",
         format!("{timestamp}\nfixed-nonce").as_bytes(),
     );
     assert_eq!(params["signature"], json!(unframed.to_ascii_uppercase()));
@@ -247,7 +247,7 @@ fn the_direct_access_key_is_a_bearer_header_and_its_absence_stops_the_execution(
     };
     assert_eq!(
         header(one(&shared, TransportKind::Rest, wrong).1),
-        "Bearer da-key-123-wrong"
+        "Bearer da-key-12x"
     );
 }
 
