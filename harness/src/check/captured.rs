@@ -14,12 +14,7 @@ use serde_json::Value;
 use super::{Catalog, Level, SchemaSet, Verdict};
 use crate::jsonrpc::{code, validate_response};
 
-/// The methods SPEC.md says need the second factor when the account has 2FA enabled
-/// (section 5.7; withdrawals and the security actions it also names are not described).
-pub const NEEDS_SECOND_FACTOR: &[&str] = &["private/toggle_subaccount_login"];
-
-/// The error name SPEC.md section 7 gives to code 13668.
-pub const SECOND_FACTOR_ERROR: &str = "security_key_authorization_error";
+pub use crate::spec::{NEEDS_SECOND_FACTOR, SECOND_FACTOR_ERROR_NAME as SECOND_FACTOR_ERROR};
 
 /// The form of a captured response: an envelope with a result or an error, a bare result,
 /// or neither.
@@ -144,8 +139,9 @@ pub fn judge_captured(
                 "/error/code",
                 "auth.two_factor.13668",
                 format!(
-                    "the error names {SECOND_FACTOR_ERROR} with code {}, not 13668",
-                    error.get("code").unwrap_or(&Value::Null)
+                    "the error names {SECOND_FACTOR_ERROR} with code {}, not {}",
+                    error.get("code").unwrap_or(&Value::Null),
+                    code::SECURITY_KEY_AUTHORIZATION_ERROR
                 ),
             );
         }

@@ -32,7 +32,7 @@ pub mod code {
     /// No token, an invalid token, or a token without the needed scope.
     pub const UNAUTHORIZED: i64 = 13009;
     /// The second factor is required (SPEC.md section 5.7 and 7).
-    pub const SECURITY_KEY_AUTHORIZATION_ERROR: i64 = 13668;
+    pub const SECURITY_KEY_AUTHORIZATION_ERROR: i64 = crate::spec::SECOND_FACTOR_ERROR_CODE;
     /// A rate limit was exceeded.
     pub const TOO_MANY_REQUESTS: i64 = 10028;
     /// A request the server understood but refuses (e.g. logout over HTTP).

@@ -109,7 +109,7 @@ pub(crate) fn delete_member(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
         && let Some(first) = remaining.first_mut()
     {
         let (_, name) = super::fixtures::member_field_names(renamed);
-        first[name] = Value::from("m".repeat(65));
+        first[name] = Value::from("m".repeat(crate::spec::MEMBER_NAME_MAX + 1));
     }
     let allowed = if ctx.fault(Fault::DeleteMemberFlagString) {
         json!("true")

@@ -271,5 +271,15 @@ pub const SIGNATURE_WINDOW_MS: u64 = 60_000;
 /// Section 2.6 and 8: a member name has at most this many characters.
 pub const MEMBER_NAME_MAX: usize = 64;
 
+/// Section 7: the error code of a call that needs the second factor and lacks it.
+pub const SECOND_FACTOR_ERROR_CODE: i64 = 13668;
+
+/// Section 7: the error name SPEC.md gives to [`SECOND_FACTOR_ERROR_CODE`].
+pub const SECOND_FACTOR_ERROR_NAME: &str = "security_key_authorization_error";
+
+/// Section 5.7: the methods SPEC.md says need the second factor when the account has 2FA
+/// enabled (withdrawals and the security actions it also names are not described).
+pub const NEEDS_SECOND_FACTOR: &[&str] = &["private/toggle_subaccount_login"];
+
 #[cfg(test)]
 mod tests;
