@@ -194,7 +194,11 @@ fn embedded_files() -> Vec<CorpusFile> {
 /// Every TOML and JSON file under `dir`, in path order.
 fn dir_files(dir: &Path) -> Result<Vec<CorpusFile>, FileError> {
     let mut paths = Vec::new();
-    walk(dir, &mut paths)?;
+    let corpus_file = |path: &Path| {
+        path.extension()
+            .is_some_and(|ext| ext == "toml" || ext == "json")
+    };
+    case::files_under(dir, &corpus_file, &mut paths)?;
     paths.sort();
     paths
         .into_iter()
@@ -215,25 +219,6 @@ fn dir_files(dir: &Path) -> Result<Vec<CorpusFile>, FileError> {
             })
         })
         .collect()
-}
-
-fn walk(dir: &Path, paths: &mut Vec<PathBuf>) -> Result<(), FileError> {
-    let entries = std::fs::read_dir(dir)
-        .map_err(|error| FileError::new(dir, 0, format!("failed to read directory: {error}")))?;
-    for entry in entries {
-        let path = entry
-            .map_err(|error| FileError::new(dir, 0, error.to_string()))?
-            .path();
-        if path.is_dir() {
-            walk(&path, paths)?;
-        } else if path
-            .extension()
-            .is_some_and(|ext| ext == "toml" || ext == "json")
-        {
-            paths.push(path);
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -80,6 +80,16 @@ pub fn parse_all<'a>(
 }
 
 fn collect(dir: &Path, paths: &mut Vec<PathBuf>) -> Result<(), FileError> {
+    files_under(dir, &is_case_file, paths)
+}
+
+/// Every file under `dir` (recursively) that `keep` keeps, pushed onto `paths` unsorted; a
+/// directory that cannot be read is an error naming it.
+pub fn files_under(
+    dir: &Path,
+    keep: &dyn Fn(&Path) -> bool,
+    paths: &mut Vec<PathBuf>,
+) -> Result<(), FileError> {
     let entries = std::fs::read_dir(dir)
         .map_err(|error| FileError::new(dir, 0, format!("failed to read directory: {error}")))?;
     for entry in entries {
@@ -87,8 +97,8 @@ fn collect(dir: &Path, paths: &mut Vec<PathBuf>) -> Result<(), FileError> {
             .map_err(|error| FileError::new(dir, 0, error.to_string()))?
             .path();
         if path.is_dir() {
-            collect(&path, paths)?;
-        } else if is_case_file(&path) {
+            files_under(&path, keep, paths)?;
+        } else if keep(&path) {
             paths.push(path);
         }
     }

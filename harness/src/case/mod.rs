@@ -12,7 +12,9 @@ mod property;
 
 /// The kind of answer a step requires (declared beside the answer check).
 pub use crate::check::Outcome;
-pub use load::{NOT_CASE_FILES, discover, is_case_file, load_file, parse_all, parse_case};
+pub use load::{
+    NOT_CASE_FILES, discover, files_under, is_case_file, load_file, parse_all, parse_case,
+};
 pub use property::case_parse_no_panic;
 
 use std::collections::BTreeMap;
