@@ -9,7 +9,7 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use clap::Args;
 use harness::case::TransportKind;
@@ -107,7 +107,7 @@ pub(crate) fn judge(args: JudgeArgs) -> Result<u8, CliError> {
     );
     let expectations = super::run::load_expectations(args.expect.as_deref(), &known)?;
     runtime()?.block_on(async {
-        let mut signals = super::signals::Signals::new();
+        let signals = super::signals::Signals::new();
         let config = judge::Config {
             listen: args.listen,
             scenario,
@@ -139,18 +139,9 @@ pub(crate) fn judge(args: JudgeArgs) -> Result<u8, CliError> {
         let started = Instant::now();
         let recorder = running.recorder().clone();
         let wanted = args.requests.unwrap_or(usize::MAX);
-        let deadline = async {
-            match args.for_seconds {
-                Some(seconds) => tokio::time::sleep(Duration::from_secs(seconds)).await,
-                None => std::future::pending().await,
-            }
-        };
-        tokio::select! {
-            () = recorder.wait_for_answers(wanted) => {}
-            () = deadline => {}
-            _ = signals.next() => {}
-        }
-        tokio::spawn(signals.exit_on_next());
+        signals
+            .until_enough_or_stopped(recorder.wait_for_answers(wanted), args.for_seconds)
+            .await;
         let target = running.target().clone();
         let knowledge = running.knowledge();
         let records = running.stop().await;

@@ -8,7 +8,7 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use clap::Args;
 use harness::check::{Level, Verdict};
@@ -66,7 +66,7 @@ pub(crate) fn proxy(args: ProxyArgs) -> Result<u8, CliError> {
     }
     let corpus = args.corpus.load()?;
     runtime()?.block_on(async {
-        let mut signals = super::signals::Signals::new();
+        let signals = super::signals::Signals::new();
         let config = proxy::Config {
             listen: args.listen,
             ..proxy::Config::loopback(upstream.clone())
@@ -89,18 +89,9 @@ pub(crate) fn proxy(args: ProxyArgs) -> Result<u8, CliError> {
         );
         let started = Instant::now();
         let wanted = args.requests.unwrap_or(usize::MAX);
-        let deadline = async {
-            match args.for_seconds {
-                Some(seconds) => tokio::time::sleep(Duration::from_secs(seconds)).await,
-                None => std::future::pending().await,
-            }
-        };
-        tokio::select! {
-            () = running.wait_for_answers(wanted) => {}
-            () = deadline => {}
-            _ = signals.next() => {}
-        }
-        tokio::spawn(signals.exit_on_next());
+        signals
+            .until_enough_or_stopped(running.wait_for_answers(wanted), args.for_seconds)
+            .await;
         let mut session = running.stop().await;
         if args.any_signature_scheme {
             session.knowledge.signature_scheme = None;

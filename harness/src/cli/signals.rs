@@ -1,4 +1,4 @@
-//! SIGINT and SIGTERM for commands that keep what they learned when stopped (`run`,
+//! SIGINT and SIGTERM for commands that keep what they learned when stopped (`run`, `proxy`,
 //! `judge`, `fuzz`): the first signal asks the command to stop and write its reports, a
 //! second one ends the process at once with 128 + the signal's number (130, 143).
 
@@ -62,6 +62,28 @@ impl Signals {
             eprintln!("{first}: {then}; a second signal stops at once");
             self.exit_on_next().await;
         });
+    }
+
+    /// How a serving session (`judge`, `proxy`) ends: when `enough` resolves (the requests
+    /// asked for were answered), after `for_seconds`, or at the first signal, whichever
+    /// comes first; from then on the next signal ends the process at once.
+    pub(crate) async fn until_enough_or_stopped(
+        mut self,
+        enough: impl std::future::Future<Output = ()>,
+        for_seconds: Option<u64>,
+    ) {
+        let deadline = async {
+            match for_seconds {
+                Some(seconds) => tokio::time::sleep(std::time::Duration::from_secs(seconds)).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            () = enough => {}
+            () = deadline => {}
+            _ = self.next() => {}
+        }
+        tokio::spawn(self.exit_on_next());
     }
 
     /// Ends the process at the next signal, with 128 + its number.
