@@ -27,7 +27,7 @@ cd fuzz
 
 # `-O` as OSS-Fuzz's Rust guide builds; `--debug-assertions` keeps the overflow checks and
 # debug assertions a plain `cargo fuzz build` has, so integer overflows are crashes too.
-flags=(-O --debug-assertions)
+flags=(-O --debug-assertions --features server)
 sanitizer=${SANITIZER:-address}
 case "$sanitizer" in
   address | none) flags+=(--sanitizer "$sanitizer") ;;

@@ -1,3 +1,3 @@
 #![no_main]
-// The property lives in the library; see harness::fuzz::properties.
-libfuzzer_sys::fuzz_target!(|data: &[u8]| harness::fuzz::properties::dispatch_envelope(data));
+// The property lives in the library; see harness_server::serve::fuzz_targets.
+libfuzzer_sys::fuzz_target!(|data: &[u8]| harness_server::serve::fuzz_targets::dispatch_envelope(data));

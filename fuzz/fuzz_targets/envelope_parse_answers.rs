@@ -1,3 +1,3 @@
 #![no_main]
-// The property lives in the library; see harness::fuzz::properties.
-libfuzzer_sys::fuzz_target!(|data: &[u8]| harness::fuzz::properties::envelope_parse_answers(data));
+// The property lives in the library; see harness_model::fuzz_targets.
+libfuzzer_sys::fuzz_target!(|data: &[u8]| harness_model::fuzz_targets::envelope_parse_answers(data));

@@ -1,7 +1,9 @@
 //! The conformance suite as `cargo test` trials, the way a server crate uses it.
 //!
-//! A server crate adds `harness` as a dev-dependency and `tests/conformance.rs` with
-//! `harness = false` in its `[[test]]` section; its `main` is the last three lines below.
+//! A server crate adds `harness-runner` (with its `conformance` feature) and `libtest-mimic`
+//! as dev-dependencies, and `tests/conformance.rs` with `harness = false` in its `[[test]]`
+//! section; its `main` is the last three lines below. It builds no HTTP server, command line
+//! or progress bar of the harness: those are `harness-server` and `harness`.
 //! Here the server under test is the embedded reference server, started first and
 //! described by the target file it writes, as a team's own server would be.
 //!
@@ -12,7 +14,7 @@
 
 use std::process::ExitCode;
 
-use harness::conformance::{self, TargetSource};
+use harness_runner::conformance::{self, TargetSource};
 
 fn main() -> ExitCode {
     // Your server: start it (or let CI start it) and describe it in a target file.

@@ -1,24 +1,17 @@
 //! A conformance test harness and fuzzing suite for the derivatives-trading JSON-RPC API
 //! (interface version 2.1.1).
+//!
+//! This crate is the `harness` binary and a facade over the workspace's crates, as the
+//! `grep` crate is over ripgrep's: `harness::run` is `harness_runner::run`, and so on. A
+//! server team that only wants the suite in its own `cargo test` depends on
+//! `harness-runner` (see `harness_runner::conformance`), which builds no server, command line
+//! or progress bar. The one module of its own is `selftest`, the proofs that every check
+//! can fail and that no spec-open choice of a server fails it.
 #![warn(missing_docs)]
 
-pub mod auth;
-pub mod case;
-pub mod check;
-pub mod conformance;
-pub mod corpus;
-pub mod diff;
-pub mod expect;
-pub mod file_error;
-pub mod fuzz;
-pub mod jsonrpc;
-pub mod judge;
-pub mod proxy;
-pub mod report;
-pub mod run;
+pub use harness_model::{case, check, corpus, diff, expect, report, results, target_file};
+pub use harness_protocol::{auth, file_error, jsonrpc, spec, token_bucket, wire};
+pub use harness_runner::{conformance, fuzz, run, transport};
+pub use harness_server::{judge, proxy, serve};
+
 pub mod selftest;
-pub mod serve;
-pub mod spec;
-pub mod target_file;
-pub mod token_bucket;
-pub mod transport;

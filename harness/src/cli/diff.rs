@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
-use harness::diff::{self, Row};
+use harness_model::diff::{self, Row};
 
 use super::{CliError, exit};
 

@@ -1,6 +1,6 @@
 //! `harness faults`: the reference server's fault switches, one per line.
 
-use harness::serve::Fault;
+use harness_server::serve::Fault;
 
 use super::{CliError, exit};
 

@@ -9,8 +9,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
-use harness::case::TransportKind;
-use harness::fuzz::{self, Config, FuzzError, Shard};
+use harness_model::case::TransportKind;
+use harness_runner::fuzz::{self, Config, FuzzError, Shard};
 
 use super::target::{TargetArgs, TargetChoice, Timeouts};
 use super::{CliError, CorpusArgs, exit, runtime};

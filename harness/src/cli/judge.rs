@@ -12,11 +12,11 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use clap::Args;
-use harness::case::TransportKind;
-use harness::check::{Level, Side, Verdict};
-use harness::judge::{self, Judged, Scenario};
-use harness::report::{self, Context, Summary};
-use harness::target_file::RateLimits;
+use harness_model::case::TransportKind;
+use harness_model::check::{Level, Side, Verdict};
+use harness_model::report::{self, Context, Summary};
+use harness_model::target_file::RateLimits;
+use harness_server::judge::{self, Judged, Scenario};
 
 use super::serve::TlsArgs;
 use super::{CliError, CorpusArgs, exit, runtime};
@@ -79,9 +79,12 @@ fn parse_transport(name: &str) -> Result<TransportKind, String> {
 
 fn parse_scenario(name: &str) -> Result<Scenario, CliError> {
     Scenario::from_name(name).ok_or_else(|| {
-        let hint = harness::file_error::did_you_mean(name, Scenario::ALL.iter().map(|s| s.name()))
-            .map(|known| format!(" (did you mean \"{known}\"?)"))
-            .unwrap_or_default();
+        let hint = harness_protocol::file_error::did_you_mean(
+            name,
+            Scenario::ALL.iter().map(|s| s.name()),
+        )
+        .map(|known| format!(" (did you mean \"{known}\"?)"))
+        .unwrap_or_default();
         CliError::usage(format!(
             "unknown scenario \"{name}\"{hint}; `harness judge --scenario list` lists them"
         ))
@@ -98,7 +101,7 @@ pub(crate) fn judge(args: JudgeArgs) -> Result<u8, CliError> {
     let scenario = parse_scenario(&args.scenario)?;
     let catalog = args.corpus.load()?.catalog;
     let identity = args.tls.identity(args.listen)?;
-    let known = harness::expect::Known::new(
+    let known = harness_model::expect::Known::new(
         catalog
             .iter()
             .filter(|clause| clause.side == Side::Client)

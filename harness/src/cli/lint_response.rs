@@ -1,6 +1,6 @@
 //! `harness lint-response [--method METHOD] PATH...`: judges captured responses (files, or
 //! directories of `*.json` files): a success envelope's result against the method's
-//! schema, an error envelope as an error (see `harness::check::judge_captured`). One line
+//! schema, an error envelope as an error (see `harness_model::check::judge_captured`). One line
 //! per file with its verdict, the observations under it, then a summary.
 //!
 //! Each file's method comes from `--method`, else from its name: up to the first `.`,
@@ -15,10 +15,10 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use harness::check::{
+use harness_model::check::{
     Captured, Catalog, ResponseForm, SchemaSet, Verdict, judge_captured, method_from_file_name,
 };
-use harness::file_error::did_you_mean;
+use harness_protocol::file_error::did_you_mean;
 use serde_json::Value;
 
 use super::{CliError, CorpusArgs, exit};

@@ -61,7 +61,7 @@ pub(crate) mod exit {
 /// Conformance test harness and fuzzing suite for the derivatives-trading JSON-RPC API
 /// (interface 2.1.1).
 #[derive(Debug, Parser)]
-#[command(name = "harness", version = harness::corpus::version_line(), about)]
+#[command(name = "harness", version = harness_model::corpus::version_line(), about)]
 pub(crate) struct Args {
     #[command(subcommand)]
     command: Command,
@@ -156,8 +156,8 @@ pub(crate) struct CorpusArgs {
 
 impl CorpusArgs {
     /// Loads the corpus; a broken file is a usage error with `path:line`.
-    pub(crate) fn load(&self) -> Result<harness::corpus::Corpus, CliError> {
-        harness::corpus::Corpus::load(&harness::corpus::CorpusSource {
+    pub(crate) fn load(&self) -> Result<harness_model::corpus::Corpus, CliError> {
+        harness_model::corpus::Corpus::load(&harness_model::corpus::CorpusSource {
             dir: self.cases.clone(),
             added: self.add_cases.clone(),
         })
@@ -176,9 +176,9 @@ pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
 /// Writes the four report files, mapping failure to a harness error naming the directory.
 pub(crate) fn write_reports(
     dir: &std::path::Path,
-    context: &harness::report::Context<'_>,
+    context: &harness_model::report::Context<'_>,
 ) -> Result<Vec<PathBuf>, CliError> {
-    harness::report::write_all(dir, context).map_err(|error| {
+    harness_model::report::write_all(dir, context).map_err(|error| {
         CliError::harness(format!(
             "failed to write reports to {}: {error}",
             dir.display()

@@ -11,10 +11,10 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use clap::Args;
-use harness::check::{Level, Verdict};
-use harness::proxy::{self, report as proxy_report};
-use harness::report::{self, Context, Summary};
-use harness::target_file::Target;
+use harness_model::check::{Level, Verdict};
+use harness_model::report::{self, Context, Summary};
+use harness_model::target_file::Target;
+use harness_server::proxy::{self, report as proxy_report};
 
 use super::target::{Allowances, check_invalid_certs, check_plain_http};
 use super::{CliError, CorpusArgs, exit, runtime};
@@ -114,7 +114,7 @@ pub(crate) fn proxy(args: ProxyArgs) -> Result<u8, CliError> {
         };
         let paths = super::write_reports(&args.out, &context)?;
         if let Some(dir) = &args.record {
-            let now_ms = harness::auth::clock::Clock::system().now_ms();
+            let now_ms = harness_protocol::auth::clock::Clock::system().now_ms();
             let written =
                 proxy::record::write(dir, &session, &corpus.catalog, now_ms).map_err(|error| {
                     CliError::harness(format!("failed to record to {}: {error}", dir.display()))

@@ -11,11 +11,11 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::Args;
-use harness::case::TransportKind;
-use harness::check::Verdict;
-use harness::expect::{self, EntryOutcome, EntryStatus, Expectations, Known};
-use harness::report::{self, Context, Summary};
-use harness::run::{self, CaseResult, Event, Interrupt, RunError, RunReport};
+use harness_model::case::TransportKind;
+use harness_model::check::Verdict;
+use harness_model::expect::{self, EntryOutcome, EntryStatus, Expectations, Known};
+use harness_model::report::{self, Context, Summary};
+use harness_runner::run::{self, CaseResult, Event, Interrupt, RunError, RunReport};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::target::{TargetArgs, TargetChoice, Timeouts};
@@ -66,7 +66,7 @@ fn parse_transport(name: &str) -> Result<TransportKind, String> {
 
 /// What an expectations file may name in a `harness run`: the corpus's cases and the
 /// catalog's clauses.
-pub(crate) fn known_for_run(corpus: &harness::corpus::Corpus) -> Known {
+pub(crate) fn known_for_run(corpus: &harness_model::corpus::Corpus) -> Known {
     Known::new(
         corpus
             .cases
@@ -107,7 +107,7 @@ pub(crate) fn run(args: RunArgs) -> Result<u8, CliError> {
             transports: (!args.transports.is_empty()).then(|| args.transports.clone()),
             filter: args.filter.clone(),
             concurrency: args.concurrency,
-            limits: harness::transport::RequestLimits {
+            limits: harness_runner::transport::RequestLimits {
                 request_timeout: Duration::from_millis(args.timeouts.timeout_ms),
                 ..Default::default()
             },
@@ -153,7 +153,7 @@ pub(crate) fn run(args: RunArgs) -> Result<u8, CliError> {
         write_expectations(path, &report, &outcomes)?;
     }
     if let Some(dir) = &args.snapshots {
-        let now_ms = harness::auth::clock::Clock::system().now_ms();
+        let now_ms = harness_protocol::auth::clock::Clock::system().now_ms();
         let stats = report::write_snapshots(dir, &report.results, &report.redactor, now_ms)
             .map_err(|error| {
                 CliError::harness(format!(

@@ -7,8 +7,8 @@
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
-use harness::report::Context;
 use harness::selftest::{self, FaultMatrix, FaultRow, VariantMatrix, VariantPlan, variants};
+use harness_model::report::Context;
 
 use super::serve::{parse_faults, parse_variant_groups};
 use super::{CliError, CorpusArgs, exit, runtime};

@@ -6,8 +6,8 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use harness::serve::{self, Extreme, Fault, TlsIdentity, Variant};
-use harness::target_file::Target;
+use harness_model::target_file::Target;
+use harness_server::serve::{self, Extreme, Fault, TlsIdentity, Variant};
 
 use super::{CliError, exit, runtime};
 
@@ -143,7 +143,7 @@ impl ServeArgs {
 /// The usage error for an unknown fault or variant `name`, with a did-you-mean among
 /// `known` and the command (`harness faults`, `harness variants`) that lists them.
 fn unknown_name<'a>(what: &str, name: &str, known: impl Iterator<Item = &'a str>) -> CliError {
-    let hint = harness::file_error::did_you_mean(name, known)
+    let hint = harness_protocol::file_error::did_you_mean(name, known)
         .map(|known| format!(" (did you mean \"{known}\"?)"))
         .unwrap_or_default();
     CliError::usage(format!(

@@ -2,7 +2,7 @@
 //! `judge`, `fuzz`): the first signal asks the command to stop and write its reports, a
 //! second one ends the process at once with 128 + the signal's number (130, 143).
 
-use harness::run::Interrupt;
+use harness_runner::run::Interrupt;
 
 /// The process's SIGINT and SIGTERM, registered when created (inside a tokio runtime):
 /// from then on neither ends the process by default.

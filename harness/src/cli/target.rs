@@ -6,8 +6,8 @@
 use std::net::IpAddr;
 use std::path::PathBuf;
 
-use harness::serve::{self, Fault, Variant};
-use harness::target_file::Target;
+use harness_model::target_file::Target;
+use harness_server::serve::{self, Fault, Variant};
 
 use super::CliError;
 use super::serve::{parse_faults, parse_variants};
@@ -52,7 +52,7 @@ pub(crate) struct Timeouts {
     pub(crate) run_timeout_s: u64,
     /// Requests in a row without an answer (timed out, refused, reset) after which the run
     /// stops with exit 3: the target stopped answering (0: never).
-    #[arg(long, value_name = "N", default_value_t = harness::run::DEFAULT_LIMIT)]
+    #[arg(long, value_name = "N", default_value_t = harness_runner::run::DEFAULT_LIMIT)]
     pub(crate) no_answer_limit: usize,
 }
 

@@ -1,7 +1,7 @@
 //! `harness variants`: the reference server's spec-open variants, each with the SPEC.md
 //! passage that leaves its point open, then the two extreme servers and what they switch on.
 
-use harness::serve::{Extreme, Variant};
+use harness_server::serve::{Extreme, Variant};
 
 use super::{CliError, exit};
 

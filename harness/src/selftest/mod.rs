@@ -17,10 +17,10 @@ use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
 
-use crate::case::Case;
-use crate::check::{Catalog, Level, SchemaSet, Side, Verdict};
-use crate::run::{self, RunError, RunReport};
-use crate::serve::{self, Fault};
+use harness_model::case::Case;
+use harness_model::check::{Catalog, Level, SchemaSet, Side, Verdict};
+use harness_runner::run::{self, RunError, RunReport};
+use harness_server::serve::{self, Fault};
 
 /// Fault-matrix rows run at once, each against its own reference server. A run of the
 /// suite spends about half its wall time waiting on its longest chain of requests (the
@@ -144,7 +144,7 @@ impl FaultMatrix {
 
     /// The matrix as an HTML section (escaped), for `report.html`.
     pub fn to_html(&self) -> String {
-        let escape = crate::report::escape;
+        let escape = harness_model::report::escape;
         let mut out = String::from("<h2>Fault matrix</h2>");
         let _ = write!(
             out,
@@ -184,14 +184,14 @@ fn with_faults(faults: Vec<Fault>) -> serve::Config {
 /// The suite against a reference server started with `server_config`.
 async fn run_against(config: &Config, server_config: serve::Config) -> Result<RunReport, RunError> {
     let running = serve::start(server_config).await.map_err(|error| {
-        RunError::Client(crate::transport::TransportError {
-            kind: crate::transport::TransportErrorKind::Connect,
+        RunError::Client(harness_runner::transport::TransportError {
+            kind: harness_runner::transport::TransportErrorKind::Connect,
             message: error.to_string(),
         })
     })?;
     let run_config = run::Config {
         concurrency: config.concurrency,
-        limits: crate::transport::RequestLimits {
+        limits: harness_runner::transport::RequestLimits {
             request_timeout: Duration::from_secs(3),
             ..Default::default()
         },

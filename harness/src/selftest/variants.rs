@@ -18,12 +18,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::{Config, run_against};
-use crate::case::{Case, Outcome};
-use crate::check::Verdict;
-use crate::fuzz;
-use crate::judge;
-use crate::run::{self, RunError};
-use crate::serve::{self, Extreme, Variant};
+use harness_model::case::{Case, Outcome};
+use harness_model::check::Verdict;
+use harness_runner::fuzz;
+use harness_runner::run::{self, RunError};
+use harness_server::judge;
+use harness_server::serve::{self, Extreme, Variant};
 
 /// The paced method's rate (per second) the matrix's servers enforce and advertise.
 pub const MATRIX_PACED_PER_SECOND: f64 = 20.0;
@@ -143,7 +143,7 @@ impl VariantMatrix {
 
     /// The matrix as an HTML section (escaped), for `report.html`.
     pub fn to_html(&self) -> String {
-        let escape = crate::report::escape;
+        let escape = harness_model::report::escape;
         let mut out = String::from("<h2>False-failure matrix</h2>");
         let _ = write!(
             out,
@@ -238,8 +238,8 @@ fn failed_executions(report: &run::RunReport) -> (Vec<String>, usize) {
 }
 
 fn harness_error(message: String) -> RunError {
-    RunError::Client(crate::transport::TransportError {
-        kind: crate::transport::TransportErrorKind::Connect,
+    RunError::Client(harness_runner::transport::TransportError {
+        kind: harness_runner::transport::TransportErrorKind::Connect,
         message,
     })
 }

@@ -9,6 +9,7 @@ mod field;
 mod fuzz;
 mod fuzz_shard;
 mod fuzz_state;
+mod fuzz_targets;
 mod hostile;
 mod independence;
 mod install;

@@ -1,16 +1,29 @@
 //! ARCHITECTURE.md kept true by a test, as rust-analyzer's `tidy` keeps its own: the
-//! imports of every module of `harness/src` against the layers table, the invariants that
-//! a grep can see (no network I/O in the pure modules, one reader of the system clock, clap
-//! only in `cli/`), every clause id written in Rust found in the catalog, and no behaviour
-//! that hangs on how a clause id is spelt. Library code only: tests may do as they like.
+//! imports of every module of every crate of the workspace against the layers table (and the
+//! crate each row says the module lives in), what the runner and the model crates may not
+//! depend on, the invariants that a grep can see (no network I/O in the protocol and model
+//! crates, one reader of the system clock, clap only in `cli/`), every clause id written in
+//! Rust found in the catalog, and no behaviour that hangs on how a clause id is spelt.
+//! Library code only: tests may do as they like.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// One source file of the library or binary, as code (comments and tests left out).
+/// The workspace's code crates, from the bottom floor up: (package name, directory).
+const CRATES: &[(&str, &str)] = &[
+    ("harness-protocol", "protocol"),
+    ("harness-model", "model"),
+    ("harness-runner", "runner"),
+    ("harness-server", "server"),
+    ("harness", "harness"),
+];
+
+/// One source file of a library or the binary, as code (comments and tests left out).
 struct Source {
-    /// Path relative to `harness/src`, with `/`.
+    /// Path relative to the repository, with `/` (`runner/src/run/exec.rs`).
     path: String,
+    /// The package it belongs to (`harness-runner`).
+    krate: String,
     /// The top-level module it belongs to (`cli` for `main.rs`).
     module: String,
     /// Its code: the part before `#[cfg(test)]`, full-line comments dropped.
@@ -22,52 +35,62 @@ fn repository() -> PathBuf {
 }
 
 fn sources() -> Vec<Source> {
-    let src = repository().join("harness/src");
-    let mut stack = vec![src.clone()];
     let mut sources = Vec::new();
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                if path.file_name().is_some_and(|name| name != "tests") {
-                    stack.push(path);
+    for (krate, dir) in CRATES {
+        let src = repository().join(dir).join("src");
+        let mut stack = vec![src.clone()];
+        while let Some(dir_path) = stack.pop() {
+            for entry in std::fs::read_dir(&dir_path).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    if path.file_name().is_some_and(|name| name != "tests") {
+                        stack.push(path);
+                    }
+                    continue;
                 }
-                continue;
+                let relative = path
+                    .strip_prefix(&src)
+                    .unwrap()
+                    .to_string_lossy()
+                    .replace('\\', "/");
+                if !relative.ends_with(".rs") || relative.ends_with("tests.rs") {
+                    continue;
+                }
+                let module = match relative.split('/').next().unwrap() {
+                    // A crate root declares the modules; it is no module of its own.
+                    "lib.rs" => continue,
+                    "main.rs" => "cli".to_owned(),
+                    first => first.trim_end_matches(".rs").to_owned(),
+                };
+                let text = std::fs::read_to_string(&path).unwrap();
+                let library = text.split("#[cfg(test)]").next().unwrap_or_default();
+                let code = library
+                    .lines()
+                    .filter(|line| !line.trim_start().starts_with("//"))
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                sources.push(Source {
+                    path: format!("{dir}/src/{relative}"),
+                    krate: (*krate).to_owned(),
+                    module,
+                    code,
+                });
             }
-            let relative = path
-                .strip_prefix(&src)
-                .unwrap()
-                .to_string_lossy()
-                .replace('\\', "/");
-            if !relative.ends_with(".rs") || relative.ends_with("tests.rs") {
-                continue;
-            }
-            let module = match relative.split('/').next().unwrap() {
-                // The crate root declares the modules; it is no module of its own.
-                "lib.rs" => continue,
-                "main.rs" => "cli".to_owned(),
-                first => first.trim_end_matches(".rs").to_owned(),
-            };
-            let text = std::fs::read_to_string(&path).unwrap();
-            let library = text.split("#[cfg(test)]").next().unwrap_or_default();
-            let code = library
-                .lines()
-                .filter(|line| !line.trim_start().starts_with("//"))
-                .collect::<Vec<_>>()
-                .join("\n");
-            sources.push(Source {
-                path: relative,
-                module,
-                code,
-            });
         }
     }
     sources.sort_by(|a, b| a.path.cmp(&b.path));
     sources
 }
 
-/// The layers table of ARCHITECTURE.md: module → the modules it may use, in table order.
-fn layers() -> Vec<(String, BTreeSet<String>)> {
+/// One row of the layers table.
+struct Row {
+    krate: String,
+    module: String,
+    uses: BTreeSet<String>,
+}
+
+/// The layers table of ARCHITECTURE.md: crate, module, the modules it may use; in table order.
+fn layers() -> Vec<Row> {
     let text = std::fs::read_to_string(repository().join("ARCHITECTURE.md")).unwrap();
     let section = text
         .split("\n## Layers\n")
@@ -85,19 +108,19 @@ fn layers() -> Vec<(String, BTreeSet<String>)> {
         .filter(|line| line.starts_with("| `"))
         .map(|line| {
             let cells: Vec<&str> = line.trim_matches('|').split('|').collect();
-            let module = names(cells[0]).remove(0);
-            (
-                module,
-                names(cells.get(1).copied().unwrap_or(""))
+            Row {
+                krate: names(cells[0]).remove(0),
+                module: names(cells[1]).remove(0),
+                uses: names(cells.get(2).copied().unwrap_or(""))
                     .into_iter()
                     .collect(),
-            )
+            }
         })
         .collect()
 }
 
-/// The top-level modules a source's code names through `crate::` (a path, or a group
-/// `crate::{a, b::c}`).
+/// The top-level modules a source's code names through `crate::` or a workspace crate's
+/// path (`harness_model::check`): a path, or a group `crate::{a, b::c}`.
 fn imports(source: &Source, modules: &BTreeSet<String>) -> BTreeSet<String> {
     let leading = |text: &str| -> String {
         text.trim_start()
@@ -105,34 +128,41 @@ fn imports(source: &Source, modules: &BTreeSet<String>) -> BTreeSet<String> {
             .take_while(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '_')
             .collect()
     };
+    let roots = CRATES
+        .iter()
+        .map(|(krate, _)| format!("{}::", krate.replace('-', "_")))
+        .chain(["crate::".to_owned()]);
     let mut names = Vec::new();
-    for (at, _) in source.code.match_indices("crate::") {
-        if source.code[..at].ends_with('$') {
-            continue;
-        }
-        let rest = &source.code[at + "crate::".len()..];
-        let Some(group) = rest.strip_prefix('{') else {
-            names.push(leading(rest));
-            continue;
-        };
-        // The group's items at depth 0, each up to its comma.
-        let mut depth = 0;
-        let mut item = String::new();
-        for c in group.chars() {
-            match c {
-                '{' => depth += 1,
-                '}' if depth == 0 => break,
-                '}' => depth -= 1,
-                ',' if depth == 0 => {
-                    names.push(leading(&item));
-                    item.clear();
-                    continue;
-                }
-                _ => {}
+    for root in roots {
+        for (at, _) in source.code.match_indices(root.as_str()) {
+            let before = source.code[..at].chars().next_back();
+            if before.is_some_and(|c| c == '$' || c == '_' || c.is_ascii_alphanumeric()) {
+                continue;
             }
-            item.push(c);
+            let rest = &source.code[at + root.len()..];
+            let Some(group) = rest.strip_prefix('{') else {
+                names.push(leading(rest));
+                continue;
+            };
+            // The group's items at depth 0, each up to its comma.
+            let mut depth = 0;
+            let mut item = String::new();
+            for c in group.chars() {
+                match c {
+                    '{' => depth += 1,
+                    '}' if depth == 0 => break,
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => {
+                        names.push(leading(&item));
+                        item.clear();
+                        continue;
+                    }
+                    _ => {}
+                }
+                item.push(c);
+            }
+            names.push(leading(&item));
         }
-        names.push(leading(&item));
     }
     names
         .into_iter()
@@ -142,20 +172,29 @@ fn imports(source: &Source, modules: &BTreeSet<String>) -> BTreeSet<String> {
 
 #[test]
 fn every_import_is_one_the_layers_table_allows() {
-    let layers: BTreeMap<String, BTreeSet<String>> = layers().into_iter().collect();
+    let layers: BTreeMap<String, Row> = layers()
+        .into_iter()
+        .map(|row| (row.module.clone(), row))
+        .collect();
     let sources = sources();
     let modules: BTreeSet<String> = sources.iter().map(|source| source.module.clone()).collect();
     let mut broken = Vec::new();
     for source in sources.iter().filter(|source| source.module != "cli") {
-        let Some(allowed) = layers.get(&source.module) else {
+        let Some(row) = layers.get(&source.module) else {
             broken.push(format!(
                 "{}: module `{}` has no row in ARCHITECTURE.md's layers table",
                 source.path, source.module
             ));
             continue;
         };
+        if row.krate != source.krate {
+            broken.push(format!(
+                "{}: module `{}` is in `{}`, but its row says `{}`",
+                source.path, source.module, source.krate, row.krate
+            ));
+        }
         for used in imports(source, &modules) {
-            if !allowed.contains(&used) {
+            if !row.uses.contains(&used) {
                 broken.push(format!(
                     "{}: `{}` uses `{used}`, which its row of ARCHITECTURE.md's layers table does not allow",
                     source.path, source.module
@@ -175,7 +214,7 @@ fn the_layers_table_names_every_module_once_and_only_rows_above_its_own() {
         .map(|source| source.module.clone())
         .filter(|module| module != "cli")
         .collect();
-    let listed: Vec<&str> = layers.iter().map(|(module, _)| module.as_str()).collect();
+    let listed: Vec<&str> = layers.iter().map(|row| row.module.as_str()).collect();
     let unique: BTreeSet<&str> = listed.iter().copied().collect();
     assert_eq!(
         listed.len(),
@@ -183,18 +222,102 @@ fn the_layers_table_names_every_module_once_and_only_rows_above_its_own() {
         "a module listed twice: {listed:?}"
     );
     let listed: BTreeSet<String> = unique.iter().map(|name| (*name).to_owned()).collect();
-    assert_eq!(listed, modules, "the table's modules and harness/src's");
-    // Floors: a row names only rows before it, so the table has no cycle.
+    assert_eq!(
+        listed, modules,
+        "the table's modules and the crates' modules"
+    );
+    // Floors: a row names only rows before it, so the table has no cycle; and the crates
+    // come in the order of `CRATES`, so no module uses one of a crate above its own.
+    let floor = |krate: &str| CRATES.iter().position(|(name, _)| *name == krate);
     let mut above = BTreeSet::new();
-    for (module, uses) in &layers {
-        for used in uses {
+    let mut last_floor = 0;
+    for row in &layers {
+        let Some(row_floor) = floor(&row.krate) else {
+            panic!(
+                "`{}`'s crate `{}` is not a workspace crate",
+                row.module, row.krate
+            );
+        };
+        assert!(
+            row_floor >= last_floor,
+            "`{}` of `{}` comes after a row of a crate above it",
+            row.module,
+            row.krate
+        );
+        last_floor = row_floor;
+        for used in &row.uses {
             assert!(
                 above.contains(used),
-                "`{module}` may use `{used}`, which is not a row above it"
+                "`{}` may use `{used}`, which is not a row above it",
+                row.module
             );
         }
-        above.insert(module.clone());
+        above.insert(row.module.clone());
     }
+}
+
+/// Every package `package` builds with (its normal dependencies, default features), as
+/// `cargo tree` prints them: what a crate depending on it compiles.
+fn normal_dependencies(package: &str) -> BTreeSet<String> {
+    let output = std::process::Command::new(env!("CARGO"))
+        .args([
+            "tree",
+            "--offline",
+            "-e",
+            "normal",
+            "--prefix",
+            "none",
+            "-p",
+            package,
+        ])
+        .current_dir(repository())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "cargo tree -p {package}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| line.split(' ').next())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// What a server team links with the runner, and what the parse and sign fuzz targets link
+/// with the model, stays free of the server, the command line and the binary's allocator
+/// (the runner's `conformance` feature adds libtest-mimic, and with it clap, for the trials).
+#[test]
+fn the_runner_and_the_model_build_no_server_and_no_command_line() {
+    let banned_from_runner = [
+        "axum",
+        "clap",
+        "indicatif",
+        "mimalloc",
+        "rcgen",
+        "harness-server",
+    ];
+    let runner = normal_dependencies("harness-runner");
+    assert!(runner.contains("reqwest"), "is cargo tree still read?");
+    let found: Vec<&&str> = banned_from_runner
+        .iter()
+        .filter(|name| runner.contains(**name))
+        .collect();
+    assert!(found.is_empty(), "harness-runner depends on {found:?}");
+    let model = normal_dependencies("harness-model");
+    let banned_from_model = [
+        "tokio",
+        "reqwest",
+        "axum",
+        "harness-runner",
+        "harness-server",
+    ];
+    let found: Vec<&&str> = banned_from_model
+        .iter()
+        .filter(|name| model.contains(**name))
+        .collect();
+    assert!(found.is_empty(), "harness-model depends on {found:?}");
 }
 
 /// Files whose code matches none of `patterns`, but those `allowed`.
@@ -213,7 +336,7 @@ fn offenders(patterns: &[&str], scope: impl Fn(&Source) -> bool, allowed: &[&str
 
 #[test]
 fn the_invariants_a_grep_can_see_hold() {
-    let pure = ["jsonrpc", "check", "case", "report", "auth"];
+    let pure = ["harness-protocol", "harness-model"];
     let network = [
         "tokio::net",
         "std::net::TcpStream",
@@ -223,11 +346,18 @@ fn the_invariants_a_grep_can_see_hold() {
     ];
     let io = offenders(
         &network,
-        |source| pure.contains(&source.module.as_str()),
-        &["auth/clock.rs"],
+        |source| pure.contains(&source.krate.as_str()),
+        &[],
     );
-    assert!(io.is_empty(), "network I/O in a pure module: {io:?}");
-    let clock = offenders(&["SystemTime::now"], |_| true, &["auth/clock.rs"]);
+    assert!(
+        io.is_empty(),
+        "network I/O in the protocol or model crate: {io:?}"
+    );
+    let clock = offenders(
+        &["SystemTime::now"],
+        |_| true,
+        &["protocol/src/auth/clock.rs"],
+    );
     assert!(
         clock.is_empty(),
         "the system clock read outside auth/clock.rs: {clock:?}"
@@ -306,10 +436,10 @@ fn every_clause_id_written_in_rust_is_in_the_catalog() {
 /// breaks when a clause is renamed and hides the decision from the catalog. The files that
 /// still do are listed; the list may only shrink.
 const STILL_SPELLING: &[&str] = &[
-    "fuzz/assess.rs",
-    "fuzz/case_file.rs",
-    "judge/recorder.rs",
-    "run/walk.rs",
+    "runner/src/fuzz/assess.rs",
+    "runner/src/fuzz/case_file.rs",
+    "runner/src/run/walk.rs",
+    "server/src/judge/recorder.rs",
 ];
 
 #[test]

@@ -1,0 +1,320 @@
+//! Loading case files: TOML parsing with `deny_unknown_fields`, then checks serde cannot
+//! express (one step kind per step, known clauses and schemas, unique ids), every defect
+//! reported as `path:line: message` with a did-you-mean where a name is close to a known one.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::{AuthMode, Case, Outcome, TransportKind};
+use crate::check::{Catalog, SchemaSet};
+use harness_protocol::file_error::{FileError, did_you_mean, line_of};
+
+/// The `*.toml` files of a corpus that are not case files: the clause catalog, the
+/// traceability table and the corpus crate's manifest.
+pub const NOT_CASE_FILES: &[&str] = &["clauses.toml", "statements.toml", "Cargo.toml"];
+
+/// Whether a corpus file (by its path) is a case file.
+pub fn is_case_file(path: &Path) -> bool {
+    path.extension().is_some_and(|ext| ext == "toml")
+        && path
+            .file_name()
+            .and_then(|name| name.to_str())
+            .is_some_and(|name| !NOT_CASE_FILES.contains(&name))
+}
+
+/// Loads every `*.toml` case file under `dir` (recursively, in path order), except the
+/// clause catalog. Clause ids and schema names are checked against `catalog` and `schemas`.
+pub fn discover(
+    dir: &Path,
+    catalog: &Catalog,
+    schemas: &SchemaSet,
+) -> Result<Vec<Case>, FileError> {
+    let mut paths = Vec::new();
+    collect(dir, &mut paths)?;
+    paths.sort();
+    let mut files = Vec::with_capacity(paths.len());
+    for path in paths {
+        let text = std::fs::read_to_string(&path).map_err(|error| {
+            FileError::new(&path, 0, format!("failed to read case file: {error}"))
+        })?;
+        files.push((path, text));
+    }
+    let cases = parse_all(
+        files
+            .iter()
+            .map(|(path, text)| (path.as_path(), text.as_str())),
+        catalog,
+        schemas,
+    )?;
+    if cases.is_empty() {
+        return Err(FileError::new(dir, 0, "no case files found"));
+    }
+    Ok(cases)
+}
+
+/// Parses case-file texts in the order given; a case id used twice is an error naming both
+/// files.
+pub fn parse_all<'a>(
+    files: impl IntoIterator<Item = (&'a Path, &'a str)>,
+    catalog: &Catalog,
+    schemas: &SchemaSet,
+) -> Result<Vec<Case>, FileError> {
+    let mut cases = Vec::new();
+    let mut seen: BTreeMap<String, PathBuf> = BTreeMap::new();
+    for (path, text) in files {
+        let case = parse_case(path, text, catalog, schemas)?;
+        if let Some(first) = seen.insert(case.id.clone(), path.to_owned()) {
+            return Err(FileError::new(
+                path,
+                1,
+                format!(
+                    "case id \"{}\" is also used by {}",
+                    case.id,
+                    first.display()
+                ),
+            ));
+        }
+        cases.push(case);
+    }
+    Ok(cases)
+}
+
+fn collect(dir: &Path, paths: &mut Vec<PathBuf>) -> Result<(), FileError> {
+    files_under(dir, &is_case_file, paths)
+}
+
+/// Every file under `dir` (recursively) that `keep` keeps, pushed onto `paths` unsorted; a
+/// directory that cannot be read is an error naming it.
+pub fn files_under(
+    dir: &Path,
+    keep: &dyn Fn(&Path) -> bool,
+    paths: &mut Vec<PathBuf>,
+) -> Result<(), FileError> {
+    let entries = std::fs::read_dir(dir)
+        .map_err(|error| FileError::new(dir, 0, format!("failed to read directory: {error}")))?;
+    for entry in entries {
+        let path = entry
+            .map_err(|error| FileError::new(dir, 0, error.to_string()))?
+            .path();
+        if path.is_dir() {
+            files_under(&path, keep, paths)?;
+        } else if keep(&path) {
+            paths.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// Loads one case file.
+pub fn load_file(path: &Path, catalog: &Catalog, schemas: &SchemaSet) -> Result<Case, FileError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|error| FileError::new(path, 0, format!("failed to read case file: {error}")))?;
+    parse_case(path, &text, catalog, schemas)
+}
+
+/// Parses and checks case-file text.
+pub fn parse_case(
+    path: &Path,
+    text: &str,
+    catalog: &Catalog,
+    schemas: &SchemaSet,
+) -> Result<Case, FileError> {
+    let mut case: Case =
+        toml::from_str(text).map_err(|error| FileError::from_toml(path, text, &error))?;
+    case.path = path.to_owned();
+    let step_lines: Vec<usize> = text
+        .lines()
+        .enumerate()
+        .filter(|(_, line)| line.trim_start().starts_with("[[step]]"))
+        .map(|(index, _)| index + 1)
+        .collect();
+    for (index, step) in case.steps.iter_mut().enumerate() {
+        step.line = step_lines.get(index).copied().unwrap_or(1);
+    }
+    let at = |needle: &str| text.find(needle).map_or(1, |offset| line_of(text, offset));
+    if case.id.trim().is_empty() {
+        return Err(FileError::new(path, at("id"), "case id is empty"));
+    }
+    if case.steps.is_empty() {
+        return Err(FileError::new(path, 1, "case has no [[step]]"));
+    }
+    if case.transports.is_empty() {
+        return Err(FileError::new(
+            path,
+            at("transports"),
+            "transports is empty",
+        ));
+    }
+    if case.clauses.is_empty() {
+        return Err(FileError::new(path, at("clauses"), "case checks no clause"));
+    }
+    let mut all_clauses: Vec<&String> = case.clauses.iter().collect();
+    for step in &case.steps {
+        all_clauses.extend(step.clauses.iter().flatten());
+        all_clauses.extend(
+            step.expect
+                .matchers
+                .iter()
+                .flat_map(|matcher| matcher.clauses.iter().flatten()),
+        );
+    }
+    for clause in all_clauses {
+        if catalog.get(clause).is_none() {
+            let hint = did_you_mean(clause, catalog.ids())
+                .map(|known| format!(" (did you mean \"{known}\"?)"))
+                .unwrap_or_default();
+            return Err(FileError::new(
+                path,
+                at(&format!("\"{clause}\"")),
+                format!("unknown clause \"{clause}\"{hint}"),
+            ));
+        }
+    }
+    for step in &case.steps {
+        check_step(path, step, &case.transports, schemas)?;
+    }
+    check_connections(path, &case)?;
+    Ok(case)
+}
+
+/// Connection names: none is empty, and a name used by one step only that is close to
+/// another is taken for a typo.
+fn check_connections(path: &Path, case: &Case) -> Result<(), FileError> {
+    let mut uses: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for step in &case.steps {
+        let Some(name) = step.connection.as_deref() else {
+            continue;
+        };
+        let error = |message: String| Err(FileError::new(path, step.line, message));
+        if name.trim().is_empty() {
+            return error("connection is empty".to_owned());
+        }
+        uses.entry(name).or_default().push(step.line);
+    }
+    for (name, lines) in &uses {
+        if lines.len() != 1 {
+            continue;
+        }
+        let others = uses.keys().copied().filter(|other| other != name);
+        if let Some(known) = did_you_mean(name, others) {
+            return Err(FileError::new(
+                path,
+                lines[0],
+                format!(
+                    "connection \"{name}\" is used by this step only (did you mean \"{known}\"?)"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn check_step(
+    path: &Path,
+    step: &super::Step,
+    transports: &[TransportKind],
+    schemas: &SchemaSet,
+) -> Result<(), FileError> {
+    let error = |message: String| Err(FileError::new(path, step.line, message));
+    // A `call` beside a `raw` only names the method whose URL the raw body goes to.
+    let kinds = [
+        step.call.is_some() && step.raw.is_none(),
+        step.raw.is_some(),
+        step.walk.is_some(),
+        step.probe.is_some(),
+    ];
+    if kinds.iter().filter(|&&present| present).count() != 1 {
+        return error(
+            "a step has exactly one of call, raw (with an optional call naming its URL), walk or probe"
+                .to_owned(),
+        );
+    }
+    if let Some(copies) = step.in_flight {
+        let only_ws = match step.transport {
+            Some(transport) => transport == TransportKind::Ws,
+            None => transports == [TransportKind::Ws],
+        };
+        let call = step.call.as_deref();
+        if call.is_none() || !(2..=16).contains(&copies) || !only_ws {
+            return error(
+                "in_flight (2 to 16) goes on a call step that runs over ws only".to_owned(),
+            );
+        }
+        if call.is_some_and(harness_protocol::spec::is_paced) {
+            return error(format!(
+                "in_flight cannot send the paced method {} at once",
+                call.unwrap_or_default()
+            ));
+        }
+    }
+    if step.transport == Some(TransportKind::Rest) {
+        return error(
+            "the transport of a step is \"http-query\", \"http-body\" or \"ws\"".to_owned(),
+        );
+    }
+    // The transports the step goes over: its own, or its case's.
+    let transports = match &step.transport {
+        Some(transport) => std::slice::from_ref(transport),
+        None => transports,
+    };
+    if step.raw.is_some() && transports.contains(&TransportKind::HttpQuery) {
+        return error("a raw step cannot run over http-query; list the transports".to_owned());
+    }
+    if let Some(name) = &step.expect.schema
+        && !schemas.contains(name)
+    {
+        let hint = did_you_mean(name, schemas.names())
+            .map(|known| format!(" (did you mean \"{known}\"?)"))
+            .unwrap_or_default();
+        return error(format!("unknown schema \"{name}\"{hint}"));
+    }
+    if step.expect.outcome != Outcome::Error
+        && (step.expect.error_code.is_some() || step.expect.error_message.is_some())
+    {
+        return error("error_code and error_message need outcome = \"error\"".to_owned());
+    }
+    let auth = &step.auth;
+    let http_only = matches!(
+        auth.mode,
+        AuthMode::Basic | AuthMode::Signed | AuthMode::ApiKey
+    );
+    if http_only && transports.contains(&TransportKind::Ws) {
+        return error(
+            format!(
+                "auth mode {:?} needs an HTTP transport; list the transports",
+                auth.mode
+            )
+            .to_lowercase(),
+        );
+    }
+    let signature_fields = auth.timestamp_offset_ms != 0
+        || auth.clock_skew.is_some()
+        || auth.nonce.is_some()
+        || auth.uppercase_hex;
+    if signature_fields && !matches!(auth.mode, AuthMode::ClientSignature | AuthMode::Signed) {
+        return error("timestamp_offset_ms, clock_skew, nonce and uppercase_hex apply to client_signature and signed auth only".to_owned());
+    }
+    if (auth.data.is_some() || auth.no_trailing_lf || auth.no_nonce)
+        && auth.mode != AuthMode::ClientSignature
+    {
+        return error(
+            "data, no_trailing_lf and no_nonce apply to client_signature auth only".to_owned(),
+        );
+    }
+    if auth.no_nonce && auth.nonce.is_some() {
+        return error("no_nonce and nonce exclude each other".to_owned());
+    }
+    if auth.sign_uri.is_some() && auth.mode != AuthMode::Signed {
+        return error("sign_uri applies to signed auth only".to_owned());
+    }
+    if (auth.token.is_some() || auth.scope.is_some()) && auth.mode != AuthMode::Bearer {
+        return error("token and scope apply to bearer auth only".to_owned());
+    }
+    if step.call.is_none() && auth.mode != AuthMode::None && auth.mode != AuthMode::Bearer {
+        return error("walk, probe and raw steps authenticate with bearer or none".to_owned());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

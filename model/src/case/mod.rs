@@ -1,0 +1,328 @@
+//! The case-file model: one behaviour per file, in TOML, under `cases/<area>/`.
+//!
+//! A [`Case`] names the clauses it checks, the transports it applies to, what it needs
+//! from the target file, and its [`Step`]s. A step is one of: a `call` (a method with
+//! params, an [`Auth`] mode, an [`Expect`] and captures), a `raw` message, a pagination
+//! [`Walk`], or a rate-limit [`Probe`]. String values may hold templates such as
+//! `{{fixtures.currency}}`, `{{capture_name}}`, `{{now_ms - 61000}}` or `{{nonce}}`.
+//! The loader in `load.rs` turns defects into `path:line: message` errors.
+
+mod load;
+mod property;
+
+/// The kind of answer a step requires (declared beside the answer check).
+pub use crate::check::Outcome;
+pub use load::{
+    NOT_CASE_FILES, discover, files_under, is_case_file, load_file, parse_all, parse_case,
+};
+pub use property::case_parse_no_panic;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use crate::check::Matcher;
+
+/// How a case reaches the server (declared with the wire's record types).
+pub use harness_protocol::wire::TransportKind;
+
+/// One case file.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Case {
+    /// Stable id, e.g. `auth.client_signature.stale_timestamp`.
+    pub id: String,
+    /// One line on what behaviour the case checks.
+    pub title: String,
+    /// The catalog clauses the case checks.
+    pub clauses: Vec<String>,
+    /// The transports the case runs over.
+    #[serde(default = "default_transports")]
+    pub transports: Vec<TransportKind>,
+    /// What the case needs from the target file.
+    #[serde(default)]
+    pub needs: Needs,
+    /// The case changes state others may see: it runs alone, after the parallel cases.
+    #[serde(default)]
+    pub serial: bool,
+    /// The steps, in order.
+    #[serde(rename = "step")]
+    pub steps: Vec<Step>,
+    /// The file the case came from (set by the loader).
+    #[serde(skip)]
+    pub path: PathBuf,
+}
+
+fn default_transports() -> Vec<TransportKind> {
+    TransportKind::DEFAULT.to_vec()
+}
+
+/// Requirements on the target; a case whose needs are unmet is skipped with the reason.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Needs {
+    /// Account roles from `[accounts.*]`.
+    #[serde(default)]
+    pub accounts: Vec<String>,
+    /// Fixture names from `[fixtures]`.
+    #[serde(default)]
+    pub fixtures: Vec<String>,
+    /// The case changes server state: it runs only when `allow_destructive = true`.
+    #[serde(default)]
+    pub destructive: bool,
+}
+
+/// One step of a case.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Step {
+    /// The method to call.
+    pub call: Option<String>,
+    /// A raw message sent as the body (HTTP) or text frame (WebSocket); over HTTP to the
+    /// URL of the step's `call` when it has one, else of the method the text names.
+    pub raw: Option<String>,
+    /// A pagination walk.
+    pub walk: Option<Walk>,
+    /// A rate-limit probe.
+    pub probe: Option<Probe>,
+    /// Parameters of the call (templates allowed).
+    #[serde(default)]
+    pub params: Map<String, Value>,
+    /// How the call authenticates.
+    #[serde(default)]
+    pub auth: Auth,
+    /// What the answer must be.
+    #[serde(default)]
+    pub expect: Expect,
+    /// Values to keep for later steps: name -> path in the response.
+    #[serde(default)]
+    pub capture: BTreeMap<String, String>,
+    /// Clauses this step checks, when they are narrower than the case's.
+    pub clauses: Option<Vec<String>>,
+    /// Over WebSocket, the call goes this many times at once on one connection, each with
+    /// its own id, and every answer is matched to its request by id and checked (2 to 16).
+    pub in_flight: Option<usize>,
+    /// The step runs even when an earlier one ended the execution: it puts the target back
+    /// as the case found it (enables what the case disabled). After a stop, what it
+    /// observes is a note.
+    #[serde(default)]
+    pub always: bool,
+    /// The named connection the step goes over, opened on first use and kept for later
+    /// steps of the name: a WebSocket of its own, or over HTTP a client with a connection
+    /// pool of its own. Steps without it share the execution's default connection.
+    pub connection: Option<String>,
+    /// The transport of this step, whatever the execution's transport (`http-query`,
+    /// `http-body` or `ws`).
+    pub transport: Option<TransportKind>,
+    /// Line of the step in its file (set by the loader).
+    #[serde(skip)]
+    pub line: usize,
+}
+
+/// How a step authenticates.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Auth {
+    /// The mechanism.
+    #[serde(default)]
+    pub mode: AuthMode,
+    /// Account role whose credentials are used (default `main`).
+    pub account: Option<String>,
+    /// `bearer`: a token (template) instead of logging in as `account`.
+    pub token: Option<String>,
+    /// `bearer` login: the scope to request.
+    pub scope: Option<String>,
+    /// `bearer` login: a requirement (`account:read`, `block_rfq:read`, ...) the token must
+    /// lack for the step to mean anything. SPEC.md does not say what a requested scope grants
+    /// beyond what it names, so when the granted `scope` grants this requirement the case is
+    /// skipped with that reason instead of expecting a refusal.
+    pub lacks: Option<String>,
+    /// Sign or log in with a wrong secret.
+    #[serde(default)]
+    pub wrong_secret: bool,
+    /// Signatures: milliseconds added to the current time.
+    #[serde(default)]
+    pub timestamp_offset_ms: i64,
+    /// Signatures: the side of the 60 s window the timestamp must stay on whatever the
+    /// target's clock skew (`[limits] clock_skew_ms`): the offset moves toward now by the
+    /// skew for `inside`, further back for `outside`.
+    pub clock_skew: Option<SkewSide>,
+    /// Signatures: the nonce; `"reuse"` reuses the nonce of the previous signed step.
+    pub nonce: Option<String>,
+    /// `client_signature`: the data field.
+    pub data: Option<String>,
+    /// `client_signature`: send no `nonce` and sign with an empty one.
+    #[serde(default)]
+    pub no_nonce: bool,
+    /// `client_signature`: drop the LF after the nonce when data is empty.
+    #[serde(default)]
+    pub no_trailing_lf: bool,
+    /// Signatures: send the hex upper-case.
+    #[serde(default)]
+    pub uppercase_hex: bool,
+    /// `signed`: sign this URI instead of the one requested.
+    pub sign_uri: Option<String>,
+}
+
+/// Which side of the signature window a timestamp is meant for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SkewSide {
+    /// Just inside: the skew moves the timestamp toward now (never past it).
+    Inside,
+    /// Just outside: the skew moves the timestamp further into the past.
+    Outside,
+}
+
+impl SkewSide {
+    /// `offset_ms` moved by `skew_ms` to this side of the window.
+    pub fn apply(self, offset_ms: i64, skew_ms: u64) -> i64 {
+        let skew = i64::try_from(skew_ms).unwrap_or(i64::MAX);
+        match self {
+            SkewSide::Inside => offset_ms.saturating_add(skew).min(0),
+            SkewSide::Outside => offset_ms.saturating_sub(skew),
+        }
+    }
+}
+
+/// Authentication mechanisms.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AuthMode {
+    /// No credentials.
+    #[default]
+    None,
+    /// A bearer token: header on HTTP, `params.access_token` on WebSocket.
+    Bearer,
+    /// `public/auth` params for `client_credentials`.
+    ClientCredentials,
+    /// `public/auth` params for `client_signature`.
+    ClientSignature,
+    /// `Authorization: Basic`.
+    Basic,
+    /// `Authorization: <scheme> id=..,ts=..,nonce=..,sig=..`.
+    Signed,
+    /// The Direct Access API key as bearer (`fixtures.direct_access_key`).
+    ApiKey,
+}
+
+/// What the answer of a call must be.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Expect {
+    /// `result` (default), `error`, or `any`.
+    #[serde(default)]
+    pub outcome: Outcome,
+    /// An error code SPEC.md gives (only 13668 today).
+    pub error_code: Option<i64>,
+    /// The error name SPEC.md gives with that code.
+    pub error_message: Option<String>,
+    /// Result schema name; default: the method's schema when one exists.
+    pub schema: Option<String>,
+    /// Skip the default result schema.
+    #[serde(default)]
+    pub no_schema: bool,
+    /// HTTP status of the answer (HTTP transports only).
+    pub http_status: Option<u16>,
+    /// Matchers on paths of the response envelope.
+    #[serde(default, rename = "match")]
+    pub matchers: Vec<Matcher>,
+}
+
+/// A pagination walk: follow the cursor to the end and check the pages.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Walk {
+    /// The method.
+    pub call: String,
+    /// Parameters besides count and cursor (templates allowed).
+    #[serde(default)]
+    pub params: Map<String, Value>,
+    /// The result member holding the entries (`logs`, `entries`).
+    pub items: String,
+    /// The result member and parameter carrying the cursor (`continuation`).
+    #[serde(default = "Walk::default_cursor")]
+    pub cursor: String,
+    /// Page size of the walk.
+    pub count: u32,
+    /// Page size of a second walk whose entries must be exactly the same.
+    pub compare_count: Option<u32>,
+    /// The entry member that identifies an entry (default: the whole entry).
+    pub key: Option<String>,
+    /// The entry member holding its timestamp, checked against the window params.
+    pub timestamp: Option<String>,
+    /// Stop and fail after this many pages.
+    #[serde(default = "Walk::default_max_pages")]
+    pub max_pages: u32,
+}
+
+impl Walk {
+    fn default_cursor() -> String {
+        "continuation".to_owned()
+    }
+    fn default_max_pages() -> u32 {
+        200
+    }
+}
+
+/// A rate-limit probe: send requests without pacing until the server refuses one.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Probe {
+    /// The method.
+    pub call: String,
+    /// Its parameters.
+    #[serde(default)]
+    pub params: Map<String, Value>,
+    /// Requests beyond the target's declared burst before concluding there is no limit.
+    #[serde(default = "Probe::default_margin")]
+    pub margin: u32,
+}
+
+impl Probe {
+    fn default_margin() -> u32 {
+        5
+    }
+}
+
+impl Step {
+    /// The transport the step goes over when its execution runs over `execution`.
+    pub fn transport_in(&self, execution: TransportKind) -> TransportKind {
+        self.transport.unwrap_or(execution)
+    }
+}
+
+impl Case {
+    /// The clauses a step checks: its own, or the case's.
+    pub fn step_clauses<'a>(&'a self, step: &'a Step) -> &'a [String] {
+        step.clauses.as_deref().unwrap_or(&self.clauses)
+    }
+
+    /// Every method the steps call: a `call`, a walk's or probe's `call`, and the `method`
+    /// a raw step's text names.
+    pub fn methods(&self) -> Vec<String> {
+        let mut methods = Vec::new();
+        for step in &self.steps {
+            let raw_method = step
+                .raw
+                .as_deref()
+                .and_then(|raw| serde_json::from_str::<Value>(raw).ok())
+                .and_then(|raw| raw.get("method").and_then(Value::as_str).map(str::to_owned));
+            methods.extend(step.call.clone());
+            methods.extend(step.walk.as_ref().map(|walk| walk.call.clone()));
+            methods.extend(step.probe.as_ref().map(|probe| probe.call.clone()));
+            methods.extend(raw_method);
+        }
+        methods
+    }
+
+    /// The first state-changing method (see [`harness_protocol::spec::Method::state_changing`]) the case
+    /// calls, if any.
+    pub fn state_changing_method(&self) -> Option<String> {
+        self.methods()
+            .into_iter()
+            .find(|method| harness_protocol::spec::is_state_changing(method))
+    }
+}

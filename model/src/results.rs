@@ -1,0 +1,88 @@
+//! What a run produces: one [`CaseResult`] per case and transport, announced as an [`Event`]
+//! while the run goes, and gathered into a [`RunReport`]. The runner and the judge write
+//! them; the reports, the known-failure files and the conformance trials read them.
+
+use std::time::Duration;
+
+use serde::Serialize;
+
+use harness_protocol::wire::{Exchange, TransportKind};
+
+use crate::check::{Finding, Redactor, Side, Verdict};
+
+/// What the runner reports as it goes.
+#[derive(Clone, Debug)]
+pub enum Event<'a> {
+    /// The run starts with this many executions.
+    Started {
+        /// Number of (case, transport) executions.
+        total: usize,
+    },
+    /// One execution finished (lent, not copied: the result holds every answer's text).
+    Finished(&'a CaseResult),
+}
+
+/// The outcome of one case over one transport.
+#[derive(Clone, Debug, Serialize)]
+pub struct CaseResult {
+    /// Case id.
+    pub case: String,
+    /// Case title.
+    pub title: String,
+    /// The case file.
+    pub path: String,
+    /// The transport.
+    pub transport: TransportKind,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// The clauses concerned: those of the failing findings, else the case's.
+    pub clauses: Vec<String>,
+    /// Every clause the case checks (coverage counts these).
+    pub checks: Vec<String>,
+    /// One line: the first finding, the skip reason, or notes.
+    pub message: String,
+    /// Every finding.
+    pub findings: Vec<Finding>,
+    /// Observations that are not findings (e.g. an error code SPEC.md does not give).
+    pub notes: Vec<String>,
+    /// The wire exchanges, in order (unredacted: reports redact them).
+    pub exchanges: Vec<Exchange>,
+    /// Wall time in milliseconds.
+    pub duration_ms: f64,
+}
+
+/// The whole run.
+#[derive(Clone, Debug)]
+pub struct RunReport {
+    /// Target name.
+    pub target: String,
+    /// Every result, in case and transport order.
+    pub results: Vec<CaseResult>,
+    /// Wall time of the run.
+    pub duration: Duration,
+    /// Knows every secret of the target and every token seen.
+    pub redactor: Redactor,
+    /// Which side the run judges: the server (`harness run`) or a client (`harness judge`).
+    pub side: Side,
+    /// Why the run stopped before every execution ran (a signal, the run timeout); `None`
+    /// when it ran to the end.
+    pub interrupted: Option<String>,
+}
+
+impl RunReport {
+    /// Count of results with this verdict.
+    pub fn count(&self, verdict: Verdict) -> usize {
+        self.results
+            .iter()
+            .filter(|result| result.verdict == verdict)
+            .count()
+    }
+
+    /// Results that executed (neither skipped nor errored).
+    pub fn executed(&self) -> usize {
+        self.results
+            .iter()
+            .filter(|result| !matches!(result.verdict, Verdict::Skip | Verdict::Error))
+            .count()
+    }
+}

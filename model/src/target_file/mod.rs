@@ -1,0 +1,473 @@
+//! The target file: the one way to describe a server to the harness (URLs, accounts,
+//! fixtures, limits, TLS trust). `harness serve` writes one for the reference server; users
+//! write one for theirs. Secrets may come from environment variables (`client_secret_env`,
+//! `direct_access_key_env`) and are held in [`Secret`], which never prints its value.
+//!
+//! The keys:
+//!
+//! ```toml
+//! name = "staging"                               # for reports
+//! base_url = "https://api.example.com/api/v2"    # http:// or https://
+//! ws_url = "wss://api.example.com/ws/api/v2"     # optional; ws:// or wss://
+//! direct_access_url = "https://da.example.com"   # optional; http:// or https://
+//! signature_scheme = "svc-hmac-sha256"           # optional; the signed header's scheme name
+//! allow_destructive = false                      # cases that change state run only if true
+//! ca_file = "staging-ca.pem"                     # optional; one more CA bundle (PEM) to trust,
+//!                                                # relative to this file's directory
+//! accept_invalid_certs = false                   # loopback only, unless --allow-invalid-certs
+//!
+//! [accounts.main]                                # also two_factor, sub, ...
+//! client_id = "..."
+//! client_secret_env = "STAGING_SECRET"           # or client_secret = "..."
+//!
+//! [fixtures]                                     # all optional
+//! subaccount_id = 7
+//! member_id = 9
+//! instrument_name = "BTC-PERPETUAL"
+//! currency = "BTC"
+//! direct_access_key_env = "STAGING_DA_KEY"       # or direct_access_key = "..."
+//!
+//! [limits]                                       # pacing of private/get_transaction_log
+//! transaction_log_per_second = 1.0
+//! transaction_log_burst = 1
+//! transaction_log_counted_per = "account"        # or "token": what one budget covers
+//! throttle_codes = [10028]                       # error codes that mean "slow down": retried
+//! clock_skew_ms = 0                              # how far the target's clock may be off ours
+//!
+//! [param_names."public/fork_token"]              # names SPEC.md does not show (4.3); cases
+//! refresh_token = "refresh_token"                # calling such a method are skipped without
+//! session_name = "session_name"                  # them
+//!
+//! [field_names.member]                           # fields SPEC.md describes without
+//! identifier = "member_id"                       # names (2.6); checks reading such a
+//! name = "name"                                  # field are skipped without them
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use harness_protocol::auth::sign::DEFAULT_SCHEME;
+use harness_protocol::file_error::{FileError, line_of};
+
+mod limits;
+mod names;
+mod property;
+mod secret;
+mod trust;
+
+pub use limits::{CountedPer, RateLimits};
+pub use property::target_parse_roundtrip;
+pub use secret::Secret;
+pub use trust::TlsTrust;
+
+/// A described server.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Target {
+    /// A name for reports.
+    pub name: String,
+    /// `{base_url}`, ending in `/api/v2`.
+    pub base_url: String,
+    /// The WebSocket JSON-RPC URL, if the server has one.
+    pub ws_url: Option<String>,
+    /// `{direct_access_url}`; `lock_portfolio` lives at `{this}/api/v2/private/lock_portfolio`.
+    pub direct_access_url: Option<String>,
+    /// The scheme name of the signed `Authorization` header.
+    pub signature_scheme: String,
+    /// Whether cases that change state may run.
+    pub allow_destructive: bool,
+    /// Accounts by role: `main`, `two_factor`, `sub`, ...
+    pub accounts: BTreeMap<String, Account>,
+    /// Fixture values the cases use.
+    pub fixtures: Fixtures,
+    /// Rate limits the runner respects.
+    pub limits: RateLimits,
+    /// Which server certificates the harness trusts.
+    pub tls: TlsTrust,
+    /// For methods whose parameter names SPEC.md does not show (`public/fork_token`): the
+    /// target's name for each parameter the harness sends, by method and harness name.
+    pub param_names: BTreeMap<String, BTreeMap<String, String>>,
+    /// For fields SPEC.md describes without showing their names (`spec::UNNAMED_FIELDS`):
+    /// the target's name of each, by record and field. A check on a field not named here
+    /// is skipped with the reason.
+    pub field_names: BTreeMap<String, BTreeMap<String, String>>,
+}
+
+/// One API key.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Account {
+    /// The client id.
+    pub client_id: String,
+    /// The client secret.
+    pub client_secret: Secret,
+}
+
+/// Values of the target's data that cases refer to as `{{fixtures.<name>}}`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Fixtures {
+    /// A subaccount user id of the main account.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subaccount_id: Option<u64>,
+    /// A Direct Access member id that may be deleted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub member_id: Option<u64>,
+    /// An instrument with a position that may be closed and a book summary.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instrument_name: Option<String>,
+    /// A currency with data.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub currency: Option<String>,
+    /// Instruments with an open position the suite may close, one per execution of a
+    /// closing case (`{{fixtures.position}}`): a closed position cannot be closed again.
+    /// Without the list, `instrument_name` is the one position.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub positions: Vec<String>,
+    /// The Direct Access API key (not serialized: see [`Target::to_toml`]).
+    #[serde(skip)]
+    pub direct_access_key: Option<Secret>,
+}
+
+impl Fixtures {
+    /// The positions closing cases draw from: `positions`, else `instrument_name`.
+    pub fn position_pool(&self) -> Vec<&str> {
+        if self.positions.is_empty() {
+            self.instrument_name.as_deref().into_iter().collect()
+        } else {
+            self.positions.iter().map(String::as_str).collect()
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TargetFile {
+    name: String,
+    base_url: String,
+    ws_url: Option<String>,
+    direct_access_url: Option<String>,
+    signature_scheme: Option<String>,
+    #[serde(default)]
+    allow_destructive: bool,
+    #[serde(default)]
+    accounts: BTreeMap<String, toml::Spanned<AccountFile>>,
+    #[serde(default)]
+    fixtures: Option<toml::Spanned<FixturesFile>>,
+    #[serde(default)]
+    limits: RateLimits,
+    ca_file: Option<String>,
+    #[serde(default)]
+    accept_invalid_certs: bool,
+    #[serde(default)]
+    param_names: names::Names,
+    #[serde(default)]
+    field_names: names::Names,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AccountFile {
+    client_id: String,
+    client_secret: Option<String>,
+    client_secret_env: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FixturesFile {
+    subaccount_id: Option<u64>,
+    member_id: Option<u64>,
+    instrument_name: Option<String>,
+    currency: Option<String>,
+    #[serde(default)]
+    positions: Vec<String>,
+    direct_access_key: Option<String>,
+    direct_access_key_env: Option<String>,
+}
+
+/// Where a secret's value comes from.
+fn resolve_secret(
+    path: &Path,
+    line: usize,
+    what: &str,
+    inline: Option<String>,
+    from_env: Option<String>,
+    lookup_env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Option<Secret>, FileError> {
+    match (inline, from_env) {
+        (Some(_), Some(_)) => Err(FileError::new(
+            path,
+            line,
+            format!("give either {what} or {what}_env, not both"),
+        )),
+        (Some(value), None) => Ok(Some(Secret::new(value))),
+        (None, Some(variable)) => match lookup_env(&variable) {
+            Some(value) if !value.is_empty() => Ok(Some(Secret::new(value))),
+            _ => Err(FileError::new(
+                path,
+                line,
+                format!("environment variable {variable} (for {what}) is not set"),
+            )),
+        },
+        (None, None) => Ok(None),
+    }
+}
+
+impl Target {
+    /// Reads and checks a target file, and the CA file it names.
+    pub fn load(path: &Path) -> Result<Target, FileError> {
+        let text = std::fs::read_to_string(path).map_err(|error| {
+            FileError::new(path, 0, format!("failed to read target file: {error}"))
+        })?;
+        let target = Target::parse(path, &text, &|name| std::env::var(name).ok())?;
+        target.tls.ca_certificates().map_err(|message| {
+            FileError::new(
+                path,
+                key_line(&text, "ca_file"),
+                format!("ca_file: {message}"),
+            )
+        })?;
+        Ok(target)
+    }
+
+    /// Parses target-file text; `lookup_env` resolves `*_env` secrets. A relative `ca_file`
+    /// is resolved against `path`'s directory; the file is not read (see [`Target::load`]).
+    pub fn parse(
+        path: &Path,
+        text: &str,
+        lookup_env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Target, FileError> {
+        let file: TargetFile =
+            toml::from_str(text).map_err(|error| FileError::from_toml(path, text, &error))?;
+        let url_line = |key: &str| key_line(text, key);
+        check_url(
+            path,
+            url_line("base_url"),
+            "base_url",
+            &file.base_url,
+            &["http://", "https://"],
+        )?;
+        if let Some(ws_url) = &file.ws_url {
+            check_url(
+                path,
+                url_line("ws_url"),
+                "ws_url",
+                ws_url,
+                &["ws://", "wss://"],
+            )?;
+        }
+        if let Some(direct) = &file.direct_access_url {
+            check_url(
+                path,
+                url_line("direct_access_url"),
+                "direct_access_url",
+                direct,
+                &["http://", "https://"],
+            )?;
+        }
+        let mut accounts = BTreeMap::new();
+        for (role, spanned) in file.accounts {
+            let line = line_of(text, spanned.span().start);
+            let account = spanned.into_inner();
+            let secret = resolve_secret(
+                path,
+                line,
+                "client_secret",
+                account.client_secret,
+                account.client_secret_env,
+                lookup_env,
+            )?
+            .ok_or_else(|| {
+                FileError::new(
+                    path,
+                    line,
+                    format!("account \"{role}\" needs client_secret or client_secret_env"),
+                )
+            })?;
+            accounts.insert(
+                role,
+                Account {
+                    client_id: account.client_id,
+                    client_secret: secret,
+                },
+            );
+        }
+        let fixtures = match file.fixtures {
+            None => Fixtures::default(),
+            Some(spanned) => {
+                let line = line_of(text, spanned.span().start);
+                let fixtures = spanned.into_inner();
+                Fixtures {
+                    subaccount_id: fixtures.subaccount_id,
+                    member_id: fixtures.member_id,
+                    instrument_name: fixtures.instrument_name,
+                    currency: fixtures.currency,
+                    positions: fixtures.positions,
+                    direct_access_key: resolve_secret(
+                        path,
+                        line,
+                        "direct_access_key",
+                        fixtures.direct_access_key,
+                        fixtures.direct_access_key_env,
+                        lookup_env,
+                    )?,
+                }
+            }
+        };
+        if !(file.limits.transaction_log_per_second > 0.0
+            && file.limits.transaction_log_per_second.is_finite())
+        {
+            return Err(FileError::new(
+                path,
+                url_line("transaction_log_per_second"),
+                "transaction_log_per_second must be a positive number",
+            ));
+        }
+        if file.ca_file.as_deref().is_some_and(str::is_empty) {
+            return Err(FileError::new(
+                path,
+                url_line("ca_file"),
+                "ca_file must name a PEM file",
+            ));
+        }
+        names::check_param_names(path, text, &file.param_names)?;
+        names::check_field_names(path, text, &file.field_names)?;
+        let tls = TlsTrust {
+            ca_file: file
+                .ca_file
+                .map(|ca_file| path.parent().unwrap_or_else(|| Path::new("")).join(ca_file)),
+            accept_invalid_certs: file.accept_invalid_certs,
+        };
+        Ok(Target {
+            name: file.name,
+            base_url: file.base_url.trim_end_matches('/').to_owned(),
+            ws_url: file.ws_url,
+            direct_access_url: file
+                .direct_access_url
+                .map(|url| url.trim_end_matches('/').to_owned()),
+            signature_scheme: file
+                .signature_scheme
+                .unwrap_or_else(|| DEFAULT_SCHEME.to_owned()),
+            allow_destructive: file.allow_destructive,
+            accounts,
+            fixtures,
+            limits: file.limits,
+            tls,
+            param_names: file.param_names,
+            field_names: file.field_names,
+        })
+    }
+
+    /// The target as a target file. Secrets are written in clear: this is for a server's own
+    /// description of itself (`harness serve`), whose credentials are not secret.
+    pub fn to_toml(&self) -> String {
+        let mut out = String::new();
+        let quote = |text: &str| toml::Value::String(text.to_owned()).to_string();
+        out.push_str(&format!("name = {}\n", quote(&self.name)));
+        out.push_str(&format!("base_url = {}\n", quote(&self.base_url)));
+        if let Some(ws_url) = &self.ws_url {
+            out.push_str(&format!("ws_url = {}\n", quote(ws_url)));
+        }
+        if let Some(direct) = &self.direct_access_url {
+            out.push_str(&format!("direct_access_url = {}\n", quote(direct)));
+        }
+        out.push_str(&format!(
+            "signature_scheme = {}\n",
+            quote(&self.signature_scheme)
+        ));
+        out.push_str(&format!("allow_destructive = {}\n", self.allow_destructive));
+        if let Some(ca_file) = &self.tls.ca_file {
+            out.push_str(&format!(
+                "ca_file = {}\n",
+                quote(&ca_file.to_string_lossy())
+            ));
+        }
+        if self.tls.accept_invalid_certs {
+            out.push_str("accept_invalid_certs = true\n");
+        }
+        for (role, account) in &self.accounts {
+            // A role that is not a bare key (a space, a dot, a quote) is written quoted, or
+            // it would name another table or none.
+            let bare = !role.is_empty()
+                && role
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+            let role = if bare { role.clone() } else { quote(role) };
+            out.push_str(&format!(
+                "\n[accounts.{role}]\nclient_id = {}\nclient_secret = {}\n",
+                quote(&account.client_id),
+                quote(account.client_secret.expose())
+            ));
+        }
+        out.push_str("\n[fixtures]\n");
+        let fixtures = toml::to_string(&self.fixtures).unwrap_or_default();
+        out.push_str(&fixtures);
+        if let Some(key) = &self.fixtures.direct_access_key {
+            out.push_str(&format!("direct_access_key = {}\n", quote(key.expose())));
+        }
+        out.push_str("\n[limits]\n");
+        out.push_str(&toml::to_string(&self.limits).unwrap_or_default());
+        for (table, tables) in [
+            ("param_names", &self.param_names),
+            ("field_names", &self.field_names),
+        ] {
+            for (key, names) in tables {
+                out.push_str(&format!("\n[{table}.{}]\n", quote(key)));
+                for (name, target_name) in names {
+                    out.push_str(&format!("{} = {}\n", quote(name), quote(target_name)));
+                }
+            }
+        }
+        out
+    }
+
+    /// Every secret value the target holds, for redaction.
+    pub fn secrets(&self) -> Vec<String> {
+        let mut secrets: Vec<String> = self
+            .accounts
+            .values()
+            .map(|account| account.client_secret.expose().to_owned())
+            .collect();
+        if let Some(key) = &self.fixtures.direct_access_key {
+            secrets.push(key.expose().to_owned());
+        }
+        secrets
+    }
+}
+
+/// The 1-based line where `key` is set, 0 if no line starts with it.
+fn key_line(text: &str, key: &str) -> usize {
+    text.lines()
+        .position(|line| line.trim_start().starts_with(key))
+        .map_or(0, |index| index + 1)
+}
+
+fn check_url(
+    path: &Path,
+    line: usize,
+    key: &str,
+    url: &str,
+    schemes: &[&str],
+) -> Result<(), FileError> {
+    // A host must follow the scheme: "http:///" would be trimmed to "http:" on loading.
+    let has_host = |scheme: &&str| {
+        url.strip_prefix(*scheme)
+            .is_some_and(|rest| !rest.is_empty() && !rest.starts_with('/'))
+    };
+    if schemes.iter().any(has_host) {
+        Ok(())
+    } else {
+        Err(FileError::new(
+            path,
+            line,
+            format!(
+                "{key} \"{url}\" must start with {} and a host",
+                schemes.join(" or ")
+            ),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,251 @@
+//! The wire's record types, shared by every side of the harness: which [`TransportKind`] a
+//! message travelled over, and an [`Exchange`] (what was sent, what came back, or why nothing
+//! came back). The client transports produce exchanges, the checks read them and the reports
+//! print them; the reference server and the proxy speak of the same transports.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// How a case reaches the server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize, Serialize)]
+pub enum TransportKind {
+    /// HTTP GET with parameters in the query string.
+    #[serde(rename = "http-query")]
+    HttpQuery,
+    /// HTTP GET with a JSON-RPC request body.
+    #[serde(rename = "http-body")]
+    HttpBody,
+    /// JSON-RPC over WebSocket.
+    #[serde(rename = "ws")]
+    Ws,
+    /// The Direct Access REST interface.
+    #[serde(rename = "rest")]
+    Rest,
+}
+
+impl TransportKind {
+    /// Every transport, in report order.
+    pub const ALL: [TransportKind; 4] = [
+        TransportKind::HttpQuery,
+        TransportKind::HttpBody,
+        TransportKind::Ws,
+        TransportKind::Rest,
+    ];
+
+    /// The JSON-RPC transports a case applies to when it does not say.
+    pub const DEFAULT: [TransportKind; 3] = [
+        TransportKind::HttpQuery,
+        TransportKind::HttpBody,
+        TransportKind::Ws,
+    ];
+
+    /// The name used in case files, reports and `--transport`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TransportKind::HttpQuery => "http-query",
+            TransportKind::HttpBody => "http-body",
+            TransportKind::Ws => "ws",
+            TransportKind::Rest => "rest",
+        }
+    }
+
+    /// Parses a name as written on the command line.
+    pub fn from_name(name: &str) -> Option<TransportKind> {
+        TransportKind::ALL
+            .into_iter()
+            .find(|kind| kind.as_str() == name)
+    }
+
+    /// Whether the transport is HTTP (query, body or REST).
+    pub fn is_http(self) -> bool {
+        self != TransportKind::Ws
+    }
+}
+
+impl fmt::Display for TransportKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A request as it went on the wire.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct SentRequest {
+    /// `GET`, or `WS` for a WebSocket frame.
+    pub method: String,
+    /// The full URL.
+    pub url: String,
+    /// Headers the harness set.
+    pub headers: Vec<(String, String)>,
+    /// The body or frame, if any.
+    pub body: Option<String>,
+    /// The JSON-RPC id sent, if the request had one.
+    pub id: Option<u64>,
+}
+
+/// An answer as it came off the wire.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Received {
+    /// HTTP status (none on WebSocket).
+    pub status: Option<u16>,
+    /// The body or frame as text (invalid UTF-8 replaced).
+    pub body: String,
+    /// The body parsed as JSON, when it is JSON.
+    #[serde(skip)]
+    pub json: Option<Value>,
+}
+
+/// One request and its answer, or what went wrong instead.
+#[derive(Clone, Debug, Serialize)]
+pub struct Exchange {
+    /// The transport used.
+    pub transport: TransportKind,
+    /// What was sent.
+    pub request: SentRequest,
+    /// What came back.
+    pub response: Option<Received>,
+    /// Why there is no answer.
+    pub failure: Option<TransportError>,
+    /// Milliseconds from sending to the answer.
+    pub elapsed_ms: f64,
+}
+
+/// Why a call produced no answer.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TransportError {
+    /// The kind of failure.
+    pub kind: TransportErrorKind,
+    /// What happened.
+    pub message: String,
+}
+
+/// Kinds of transport failure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TransportErrorKind {
+    /// The target could not be reached at all: a harness error, not a verdict.
+    Connect,
+    /// No answer within the request timeout.
+    Timeout,
+    /// The connection closed before an answer.
+    Closed,
+    /// The answer exceeded the size cap, or a WebSocket sent more frames than the cap
+    /// allows without one.
+    TooLarge,
+    /// The harness could not build the request (e.g. a bad URL).
+    Request,
+}
+
+impl TransportError {
+    /// A failure of this kind, with what happened.
+    pub fn new(kind: TransportErrorKind, message: impl Into<String>) -> TransportError {
+        TransportError {
+            kind,
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for TransportError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for TransportError {}
+
+/// The most of one answer body [`Exchange::for_record`] keeps: well above the
+/// largest answer of the reference server (a 250-entry transaction-log page is about
+/// 100 KB), so only a hostile or broken target's answers are cut.
+pub const RECORDED_BODY_BYTES: usize = 256 * 1024;
+
+impl Exchange {
+    /// The exchange as results and reports keep it: an answer body over `cap` bytes is cut at a
+    /// character boundary, marked as cut, and its parsed JSON dropped. Checks see the whole
+    /// answer; only what outlives the step is bounded, so a run against a target that sends
+    /// huge answers holds at most `cap` bytes per exchange instead of the size cap of
+    /// the transports' `RequestLimits`.
+    pub fn for_record(mut self, cap: usize) -> Exchange {
+        if let Some(received) = self.response.as_mut()
+            && received.body.len() > cap
+        {
+            let total = received.body.len();
+            let mut end = cap;
+            while !received.body.is_char_boundary(end) {
+                end -= 1;
+            }
+            // A new string, not `truncate`: a truncated string keeps its whole allocation, so
+            // every kept answer would still hold the megabytes it was cut from.
+            received.body = format!("{} [cut: {total} bytes in all]", &received.body[..end]);
+            received.json = None;
+        }
+        self
+    }
+}
+
+impl Received {
+    /// The answer from the bytes read, parsed once; the bytes become the kept text without
+    /// a copy when they are UTF-8 (as JSON must be), and are copied lossily otherwise.
+    pub fn from_bytes(status: Option<u16>, bytes: Vec<u8>) -> Received {
+        let json = serde_json::from_slice(&bytes).ok();
+        let body = String::from_utf8(bytes)
+            .unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned());
+        Received { status, body, json }
+    }
+}
+
+/// A query-string value for a JSON parameter value.
+pub fn query_value(value: &Value) -> Option<String> {
+    match value {
+        Value::Null => None,
+        Value::String(text) => Some(text.clone()),
+        Value::Bool(flag) => Some(flag.to_string()),
+        Value::Number(number) => Some(number.to_string()),
+        other => Some(other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn exchange(body: &str) -> Exchange {
+        Exchange {
+            transport: TransportKind::Ws,
+            request: SentRequest::default(),
+            response: Some(Received::from_bytes(None, body.as_bytes().to_vec())),
+            failure: None,
+            elapsed_ms: 0.0,
+        }
+    }
+
+    #[test]
+    fn recorded_copy_cuts_a_long_answer_at_a_character_boundary() {
+        let long = format!("\"{}\"", "é".repeat(100));
+        let recorded = exchange(&long).for_record(10);
+        let received = recorded.response.unwrap();
+        assert_eq!(received.body, "\"éééé [cut: 202 bytes in all]");
+        assert!(received.json.is_none());
+    }
+
+    #[test]
+    fn recorded_copy_of_a_long_answer_frees_what_it_cut() {
+        let recorded = exchange(&"a".repeat(1 << 20)).for_record(1024);
+        let body = recorded.response.unwrap().body;
+        assert!(
+            body.capacity() <= 4 * 1024,
+            "{} bytes still held",
+            body.capacity()
+        );
+    }
+
+    #[test]
+    fn recorded_copy_keeps_a_short_answer_whole() {
+        let recorded = exchange("{\"result\": 1}").for_record(1024);
+        let received = recorded.response.unwrap();
+        assert_eq!(received.body, "{\"result\": 1}");
+        assert!(received.json.is_some());
+    }
+}

@@ -1,0 +1,395 @@
+//! The conformance suite from a Rust server's own `cargo test`: every case over every
+//! transport it applies to, as one [`libtest_mimic::Trial`] each, against a target file, a
+//! URL plus credentials, or a server the suite starts itself (such as the embedded
+//! reference server of `harness-server`, through [`Launch`]).
+//!
+//! A server crate adds `harness-runner` with its `conformance` feature (and `libtest-mimic`)
+//! as dev-dependencies, and one test file, declared with `harness = false`:
+//!
+//! ```toml
+//! [dev-dependencies]
+//! harness-runner = { version = "0.1", features = ["conformance"] }
+//! libtest-mimic = "0.8"
+//!
+//! [[test]]
+//! name = "conformance"
+//! harness = false
+//! ```
+//!
+//! ```no_run
+//! // tests/conformance.rs
+//! use harness_runner::conformance::{self, TargetSource};
+//!
+//! fn main() -> std::process::ExitCode {
+//!     // Start the server under test here (or in CI), then describe it:
+//!     let trials = conformance::trials(TargetSource::File("target.toml".into()));
+//!     libtest_mimic::run(&libtest_mimic::Arguments::from_args(), trials).exit_code()
+//! }
+//! ```
+//!
+//! `cargo test --test conformance -- auth.` then runs the `auth` cases, and `--list` lists
+//! them. A passing execution is an `ok` trial; a failure fails its trial with the findings
+//! and their clauses; a skip (missing account, fixture or permission) and a known failure
+//! of [`Suite::expect`] are ignored trials with the reason. Cases marked `serial` change
+//! state other cases may see: each runs alone (against a launched server, on a fresh
+//! server of its own). Setup defects (a broken target file, a broken case file of an
+//! added directory) fail one trial, `conformance setup`, that says what is wrong.
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::{Arc, RwLock};
+
+use libtest_mimic::{Completion, Failed, Trial};
+
+use crate::run::{self, CaseResult, Runner};
+use crate::transport::RequestLimits;
+use harness_model::case::{Case, TransportKind};
+use harness_model::check::Verdict;
+use harness_model::corpus::{Corpus, CorpusSource};
+use harness_model::expect::{self, Expectations, Known};
+use harness_model::target_file::{Account, Fixtures, RateLimits, Secret, Target};
+
+/// Where the server under test is described.
+#[derive(Clone, Debug)]
+pub enum TargetSource {
+    /// A target file (see `harness serve --target-out` for an example).
+    File(PathBuf),
+    /// A server by URL with the `main` account's credentials; cases that need other
+    /// accounts, fixtures or the Direct Access interface are skipped with the reason.
+    Url {
+        /// `{base_url}`, ending in `/api/v2`.
+        base_url: String,
+        /// The WebSocket JSON-RPC URL, if the server has one.
+        ws_url: Option<String>,
+        /// The `main` account's client id.
+        client_id: String,
+        /// Its client secret.
+        client_secret: String,
+    },
+    /// A target already described.
+    Target(Box<Target>),
+    /// A server the suite starts itself on a loopback port, and starts afresh for each
+    /// `serial` case (the reference server of `harness-server` is one).
+    Launched(Arc<dyn Launch>),
+}
+
+impl std::fmt::Debug for dyn Launch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Launch")
+    }
+}
+
+/// A future the suite awaits, boxed so that [`Launch`] is object safe.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// A server the suite can start: each call starts a fresh one.
+pub trait Launch: Send + Sync {
+    /// Starts a server and describes it; the error says why it could not start.
+    fn launch(&self) -> BoxFuture<'_, Result<Launched, String>>;
+}
+
+/// A server the suite started.
+pub struct Launched {
+    /// The server as a target.
+    pub target: Target,
+    /// Stops the server and waits until it has stopped; the server runs until this is
+    /// awaited or dropped.
+    pub stop: BoxFuture<'static, ()>,
+}
+
+/// The suite and how to run it; [`trials`] is `Suite::new(source).trials()`.
+#[derive(Clone)]
+pub struct Suite {
+    /// The server under test.
+    pub source: TargetSource,
+    /// The corpus (default: the one embedded in this crate).
+    pub corpus: CorpusSource,
+    /// Only these transports (all when `None`).
+    pub transports: Option<Vec<TransportKind>>,
+    /// Per-request limits.
+    pub limits: RequestLimits,
+    /// Known failures (`harness run --expect`): ignored trials with their reason.
+    pub expect: Option<PathBuf>,
+    /// Fail the trial of a known failure that passes now.
+    pub strict_expect: bool,
+    /// Fail the trial of a skipped execution, for a target that should run every case
+    /// (the reference server).
+    pub skips_fail: bool,
+    /// A further check of each passing execution (e.g. a snapshot), given its target.
+    pub on_pass: Option<Arc<OnPass>>,
+}
+
+/// A further check of a passing execution.
+pub type OnPass = dyn Fn(&CaseResult, &Target) -> Result<(), Failed> + Send + Sync;
+
+/// One trial per case and transport against `source` (see the module doc).
+pub fn trials(source: TargetSource) -> Vec<Trial> {
+    Suite::new(source).trials()
+}
+
+impl Suite {
+    /// The whole suite against `source`, with default limits.
+    pub fn new(source: TargetSource) -> Suite {
+        Suite {
+            source,
+            corpus: CorpusSource::default(),
+            transports: None,
+            limits: RequestLimits::default(),
+            expect: None,
+            strict_expect: false,
+            skips_fail: false,
+            on_pass: None,
+        }
+    }
+
+    /// One trial per case and transport; a setup defect is one failing trial.
+    pub fn trials(self) -> Vec<Trial> {
+        match self.prepare() {
+            Ok(trials) => trials,
+            Err(message) => vec![Trial::test("conformance setup", move || {
+                Err(Failed::from(message))
+            })],
+        }
+    }
+
+    fn prepare(self) -> Result<Vec<Trial>, String> {
+        let Corpus {
+            catalog,
+            schemas,
+            cases,
+        } = Corpus::load(&self.corpus).map_err(|e| e.to_string())?;
+        let expectations = match &self.expect {
+            None => None,
+            Some(path) => {
+                let known = Known::new(
+                    cases
+                        .iter()
+                        .map(|case| (case.id.clone(), case.transports.clone())),
+                    catalog.ids().map(str::to_owned),
+                );
+                Some(expect::load(path, &known).map_err(|e| e.to_string())?)
+            }
+        };
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .map_err(|error| format!("failed to start a tokio runtime: {error}"))?;
+        let (target, reference) = match self.source.clone() {
+            TargetSource::File(path) => (Target::load(&path).map_err(|e| e.to_string())?, None),
+            TargetSource::Url {
+                base_url,
+                ws_url,
+                client_id,
+                client_secret,
+            } => (
+                url_target(base_url, ws_url, client_id, client_secret)?,
+                None,
+            ),
+            TargetSource::Target(target) => (*target, None),
+            TargetSource::Launched(launcher) => {
+                let launched = runtime
+                    .block_on(launcher.launch())
+                    .map_err(|error| format!("failed to start the server: {error}"))?;
+                (
+                    launched.target.clone(),
+                    Some((std::sync::Mutex::new(launched), launcher)),
+                )
+            }
+        };
+        refuse_plain_text_to_another_host(&target)?;
+        let config = run::Config {
+            limits: self.limits,
+            ..run::Config::new(target.clone(), Vec::new(), catalog, schemas)
+        };
+        let runner = Runner::new(&config).map_err(|error| error.to_string())?;
+        let shared = Arc::new(Shared {
+            launched: reference,
+            runtime,
+            config,
+            runner,
+            expectations,
+            strict_expect: self.strict_expect,
+            skips_fail: self.skips_fail,
+            on_pass: self.on_pass,
+            serial: RwLock::new(()),
+        });
+        let mut trials = Vec::new();
+        for (case, transport) in run::select(cases, None, self.transports.as_deref()) {
+            let shared = shared.clone();
+            trials.push(Trial::ignorable_test(
+                format!("{} [{transport}]", case.id),
+                move || shared.trial(&case, transport),
+            ));
+        }
+        Ok(trials)
+    }
+}
+
+/// What every trial shares. The launched server is declared before the runtime, so it is
+/// dropped first.
+struct Shared {
+    /// The server started for the suite (in a mutex: its stop future is not `Sync`).
+    launched: Option<(std::sync::Mutex<Launched>, Arc<dyn Launch>)>,
+    runtime: tokio::runtime::Runtime,
+    config: run::Config,
+    runner: Runner,
+    expectations: Option<Expectations>,
+    strict_expect: bool,
+    skips_fail: bool,
+    on_pass: Option<Arc<OnPass>>,
+    /// Held shared by parallel cases and exclusively by a `serial` one.
+    serial: RwLock<()>,
+}
+
+impl Shared {
+    fn trial(&self, case: &Case, transport: TransportKind) -> Result<Completion, Failed> {
+        let (mut result, target) = if case.serial {
+            let _alone = self
+                .serial
+                .write()
+                .unwrap_or_else(|poison| poison.into_inner());
+            self.run_serial(case, transport)?
+        } else {
+            let _shared = self
+                .serial
+                .read()
+                .unwrap_or_else(|poison| poison.into_inner());
+            let result = self.runtime.block_on(self.runner.execute(case, transport));
+            (result, self.config.target.clone())
+        };
+        if let Some(expectations) = &self.expectations {
+            expectations.apply(std::slice::from_mut(&mut result));
+        }
+        let redactor = self.runner.redactor();
+        match result.verdict {
+            Verdict::Skip if self.skips_fail => Err(redactor.text(&result.message).into()),
+            Verdict::Skip | Verdict::Xfail => {
+                Ok(Completion::ignored_with(redactor.text(&result.message)))
+            }
+            Verdict::Fixed if self.strict_expect => Err(redactor.text(&result.message).into()),
+            Verdict::Pass | Verdict::Info | Verdict::Warn | Verdict::Fixed => {
+                if let Some(on_pass) = &self.on_pass {
+                    on_pass(&result, &target)?;
+                }
+                Ok(Completion::Completed)
+            }
+            Verdict::Fail | Verdict::Error => Err(redactor.text(&failure_text(&result)).into()),
+        }
+    }
+
+    /// A serial case against a launched server runs on a fresh one; against another
+    /// target, on the shared runner while no other case runs.
+    fn run_serial(
+        &self,
+        case: &Case,
+        transport: TransportKind,
+    ) -> Result<(CaseResult, Target), Failed> {
+        let Some((_, launcher)) = &self.launched else {
+            let result = self.runtime.block_on(self.runner.execute(case, transport));
+            return Ok((result, self.config.target.clone()));
+        };
+        self.runtime.block_on(async {
+            let launched = launcher
+                .launch()
+                .await
+                .map_err(|error| format!("failed to start a fresh server: {error}"))?;
+            let target = launched.target;
+            let fresh = run::Config {
+                target: target.clone(),
+                ..self.config.clone()
+            };
+            let result = match Runner::new(&fresh) {
+                Ok(runner) => Ok(runner.execute(case, transport).await),
+                Err(error) => Err(Failed::from(error.to_string())),
+            };
+            launched.stop.await;
+            Ok((result?, target))
+        })
+    }
+}
+
+/// The verdict, message and every finding of a failed execution.
+fn failure_text(result: &CaseResult) -> String {
+    let mut text = format!(
+        "{} [{}]: {}",
+        result.verdict,
+        result.clauses.join(", "),
+        result.message
+    );
+    for finding in &result.findings {
+        text.push_str(&format!(
+            "\n  {} [{}]: {}",
+            finding.verdict,
+            finding.clauses.join(", "),
+            finding.message
+        ));
+    }
+    text
+}
+
+/// A target with only a base URL, a WebSocket URL and the `main` account.
+fn url_target(
+    base_url: String,
+    ws_url: Option<String>,
+    client_id: String,
+    client_secret: String,
+) -> Result<Target, String> {
+    if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+        return Err(format!(
+            "base_url \"{base_url}\" must start with http:// or https://"
+        ));
+    }
+    Ok(Target {
+        name: base_url.clone(),
+        base_url: base_url.trim_end_matches('/').to_owned(),
+        ws_url,
+        direct_access_url: None,
+        signature_scheme: harness_protocol::auth::sign::DEFAULT_SCHEME.to_owned(),
+        allow_destructive: false,
+        accounts: [(
+            "main".to_owned(),
+            Account {
+                client_id,
+                client_secret: Secret::new(client_secret),
+            },
+        )]
+        .into_iter()
+        .collect(),
+        fixtures: Fixtures::default(),
+        limits: RateLimits::default(),
+        tls: Default::default(),
+        param_names: Default::default(),
+        field_names: Default::default(),
+    })
+}
+
+/// Credentials never travel in clear text to another machine: `http://` and `ws://` are
+/// for loopback only (use `https://` and `wss://` elsewhere).
+fn refuse_plain_text_to_another_host(target: &Target) -> Result<(), String> {
+    let urls = [
+        Some(&target.base_url),
+        target.ws_url.as_ref(),
+        target.direct_access_url.as_ref(),
+    ];
+    for url in urls.into_iter().flatten() {
+        let Ok(parsed) = reqwest::Url::parse(url) else {
+            return Err(format!("\"{url}\" is not a URL"));
+        };
+        let plain = matches!(parsed.scheme(), "http" | "ws");
+        let host = parsed.host_str().unwrap_or_default();
+        let loopback = host == "localhost"
+            || host
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback());
+        if plain && !loopback {
+            return Err(format!(
+                "{url} is plain text to a non-loopback host; credentials would travel unencrypted (use https:// or wss://)"
+            ));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,318 @@
+//! Judging one answer against the oracle's expectation: the envelope first, then result or
+//! error as expected, then for a result the HTTP status, the schema and the rules of
+//! SPEC.md section 4 an answer shows directly (page sizes, windows, filters and signed data
+//! echoed).
+
+use serde_json::Value;
+
+use super::FuzzRequest;
+use super::rules::Expectation;
+use super::send::Sent;
+use crate::transport::TransportErrorKind;
+use harness_model::check::{Finding, Redactor, SchemaSet, Verdict, short};
+use harness_protocol::jsonrpc::{self, code};
+use harness_protocol::spec;
+
+/// A broken rule: a [`Finding`] at [`Verdict::Fail`] on the one clause it breaks.
+fn fail(clause: &str, message: String) -> Option<Finding> {
+    Some(Finding::fail(clause, message))
+}
+
+/// Whether a judgement is a throttled answer, which is never judged: a [`Finding`] at
+/// [`Verdict::Skip`] (not judged, with the reason).
+pub(crate) fn is_throttled(finding: &Finding) -> bool {
+    finding.verdict == Verdict::Skip
+}
+
+/// Whether a finding says no answer came, so nothing was judged.
+pub(crate) fn is_unanswered(finding: &Finding) -> bool {
+    finding.verdict == Verdict::Error
+}
+
+/// Judges the answer `sent` got: `None` when it holds, else a [`Finding`] at
+/// [`Verdict::Fail`] on the clause it breaks, at [`Verdict::Skip`] for a throttled
+/// answer, or at [`Verdict::Error`] when no answer came (timed out, refused).
+pub(crate) fn assess(
+    request: &FuzzRequest,
+    expectation: &Expectation,
+    sent: &Sent,
+    schemas: &SchemaSet,
+    redactor: &Redactor,
+) -> Option<Finding> {
+    let transport_clause = match request.transport {
+        harness_model::case::TransportKind::HttpQuery => "transport.http.query",
+        harness_model::case::TransportKind::HttpBody => "transport.http.body",
+        harness_model::case::TransportKind::Ws => "transport.ws",
+        harness_model::case::TransportKind::Rest => "m.lock_portfolio.result",
+    };
+    let exchange = &sent.exchange;
+    if let Some(failure) = &exchange.failure {
+        let what = match failure.kind {
+            TransportErrorKind::Timeout => "no answer within the timeout",
+            TransportErrorKind::Closed => "the connection was dropped",
+            TransportErrorKind::TooLarge => "the answer exceeded the size cap",
+            TransportErrorKind::Connect => "the server could not be reached",
+            TransportErrorKind::Request => "the request could not be built",
+        };
+        let message = format!("{what}: {}", redactor.text(&failure.message));
+        // No answer came: there is nothing to judge, so the harness reports an error, never
+        // a failure of the target.
+        if matches!(
+            failure.kind,
+            TransportErrorKind::Timeout | TransportErrorKind::Connect
+        ) {
+            return Some(Finding::new(
+                Verdict::Error,
+                vec![transport_clause.to_owned()],
+                message,
+            ));
+        }
+        return fail(transport_clause, message);
+    }
+    let Some(received) = &exchange.response else {
+        return fail(transport_clause, "no answer".to_owned());
+    };
+    let Some(answer) = &received.json else {
+        let body: String = received.body.chars().take(120).collect();
+        return fail(
+            "env.response.jsonrpc",
+            format!("the answer is not JSON: {}", redactor.text(&body)),
+        );
+    };
+    if let Some(violation) = jsonrpc::validate_response(answer, sent.sent_id).first() {
+        return fail(violation.clause(), violation.to_string());
+    }
+    let shown = || short(&redactor.json(answer));
+    match (expectation, answer.get("result"), jsonrpc::error_of(answer)) {
+        // A throttling answer (a code of the target's `[limits] throttle_codes`) is the
+        // server protecting itself: SPEC.md states the transaction log's rate and leaves the
+        // limits of every other method open (section 8).
+        (Expectation::Result(_), _, Some(error)) if sent.throttled => {
+            return Some(Finding::new(
+                Verdict::Skip,
+                Vec::new(),
+                format!("throttled with code {}: not judged", error.code),
+            ));
+        }
+        (Expectation::Result(clause), _, Some(error)) => {
+            return fail(
+                refusal_clause(request, clause, &error),
+                format!(
+                    "a valid request was refused with {} {}",
+                    error.code, error.message
+                ),
+            );
+        }
+        (Expectation::Error { clause, why, .. }, Some(_), _) => {
+            return fail(
+                clause,
+                format!("{why}, yet answered with a result: {}", shown()),
+            );
+        }
+        (
+            Expectation::Error {
+                clause,
+                code: Some(wanted),
+                why,
+            },
+            None,
+            Some(error),
+        ) if error.code != *wanted => {
+            return fail(
+                clause,
+                format!(
+                    "{why}: answered with code {} instead of {wanted}",
+                    error.code
+                ),
+            );
+        }
+        _ => {}
+    }
+    // An expected error came: nothing more to judge.
+    let result = answer.get("result")?;
+    if request.transport.is_http() && received.status != Some(200) {
+        return fail(
+            "http.status.success",
+            format!("a result came with http status {:?}", received.status),
+        );
+    }
+    let method = request.method.as_str();
+    if let Some(schema) = schemas.for_method(method)
+        && let Some(violations) = schemas.validate(&schema, result)
+        && let Some(violation) = violations.first()
+    {
+        let clause = match method {
+            "public/auth" | "public/exchange_token" => "auth.token_set.shape".to_owned(),
+            _ => format!("m.{}.result", method.rsplit('/').next().unwrap_or(method)),
+        };
+        return fail(
+            &clause,
+            format!("the result breaks its schema at {violation}"),
+        );
+    }
+    match echoed_rules(request, result) {
+        Some((clause, message)) => fail(clause, message),
+        None => None,
+    }
+}
+
+/// The clause a refusal of a valid request breaks: the parameter's when the error names one
+/// (`data.param`), the credential's when it is a credentials error, else the method's.
+fn refusal_clause<'a>(
+    request: &FuzzRequest,
+    accepted: &'a str,
+    error: &harness_protocol::jsonrpc::ErrorObject,
+) -> &'a str {
+    let named = error
+        .data
+        .as_ref()
+        .and_then(|data| data.get("param"))
+        .and_then(Value::as_str);
+    let rule = super::rules::method(&request.method);
+    match (named, rule) {
+        (Some("mmp_group"), _) if str_param(request, "mmp_group") == Some("") => {
+            "m.get_mmp_status.empty_group"
+        }
+        (Some(name), Some(rule)) => rule
+            .params
+            .iter()
+            .find(|spec| spec.name == name)
+            .map_or(accepted, |spec| spec.clause),
+        _ if error.code == code::UNAUTHORIZED || error.code == code::INVALID_CREDENTIALS => {
+            accepted
+        }
+        (_, Some(rule)) if !accepted.starts_with("auth.client") => rule.clause,
+        _ => accepted,
+    }
+}
+
+/// An integer parameter as sent, whether as a JSON number or as query text.
+fn int_param(request: &FuzzRequest, name: &str) -> Option<i64> {
+    match request.params.get(name)? {
+        Value::Number(number) => number.as_i64(),
+        Value::String(text) => text.parse().ok(),
+        _ => None,
+    }
+}
+
+fn str_param<'a>(request: &'a FuzzRequest, name: &str) -> Option<&'a str> {
+    request.params.get(name).and_then(Value::as_str)
+}
+
+fn entries<'a>(result: &'a Value, member: &str) -> &'a [Value] {
+    result
+        .get(member)
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}
+
+/// What is wrong when a page holds more entries than the request's `count`, or than the
+/// method's default `count` of the spec table when it gave none.
+fn over_count(request: &FuzzRequest, list: &[Value]) -> Option<String> {
+    let default = spec::method(&request.method)
+        .and_then(spec::Method::count_bounds)
+        .map_or(i64::MAX, |(_, _, default)| default);
+    let count = int_param(request, "count").unwrap_or(default);
+    (list.len() as i64 > count).then(|| format!("{} entries for count {count}", list.len()))
+}
+
+/// Rules a result shows directly: at most `count` entries (or the default), entries inside
+/// the window, and filters that come back echoed.
+fn echoed_rules(request: &FuzzRequest, result: &Value) -> Option<(&'static str, String)> {
+    // A raw body's parameters are not the request's (an array, another envelope): nothing
+    // was asked that the result could echo.
+    if request.raw.is_some() {
+        return None;
+    }
+    let field = |entry: &Value, name: &str| entry.get(name).cloned().unwrap_or(Value::Null);
+    match request.method.as_str() {
+        "private/get_transaction_log" => {
+            let logs = entries(result, "logs");
+            if let Some(message) = over_count(request, logs) {
+                return Some(("m.get_transaction_log.count", message));
+            }
+            let start = int_param(request, "start_timestamp");
+            let end = int_param(request, "end_timestamp");
+            for entry in logs {
+                let timestamp = entry.get("timestamp").and_then(Value::as_i64);
+                let outside = timestamp
+                    .is_some_and(|t| start.is_some_and(|s| t < s) || end.is_some_and(|e| t > e));
+                if outside {
+                    return Some((
+                        "m.get_transaction_log.window",
+                        format!("entry at {timestamp:?} outside {start:?}..={end:?}"),
+                    ));
+                }
+                if let Some(sub) = int_param(request, "subaccount_id")
+                    && field(entry, "user_id").as_i64() != Some(sub)
+                {
+                    return Some((
+                        "m.get_transaction_log.subaccount",
+                        format!(
+                            "entry of user {} for subaccount_id {sub}",
+                            field(entry, "user_id")
+                        ),
+                    ));
+                }
+            }
+        }
+        "private/get_trigger_order_history" => {
+            let list = entries(result, "entries");
+            if let Some(message) = over_count(request, list) {
+                return Some(("m.get_trigger_order_history.count", message));
+            }
+            if let Some(name) = str_param(request, "instrument_name")
+                && let Some(entry) = list
+                    .iter()
+                    .find(|entry| field(entry, "instrument_name") != name)
+            {
+                return Some((
+                    "m.get_trigger_order_history.instrument_filter",
+                    format!(
+                        "entry of {} for filter {name}",
+                        field(entry, "instrument_name")
+                    ),
+                ));
+            }
+        }
+        "public/get_book_summary_by_instrument" => {
+            let name = str_param(request, "instrument_name")?;
+            let list = result.as_array()?;
+            if let Some(entry) = list
+                .iter()
+                .find(|entry| field(entry, "instrument_name") != name)
+            {
+                return Some((
+                    "m.get_book_summary_by_instrument.instrument",
+                    format!("summary of {} for {name}", field(entry, "instrument_name")),
+                ));
+            }
+        }
+        "public/auth" if str_param(request, "grant_type") == Some("client_signature") => {
+            let data = str_param(request, "data")?;
+            if !harness_model::check::holds(result, &Value::from(data)) {
+                return Some((
+                    "auth.client_signature.data_returned",
+                    format!("the token set does not return the data {data:?}"),
+                ));
+            }
+        }
+        "private/get_mmp_status" => {
+            let list = result.as_array()?;
+            let block_rfq = matches!(request.params.get("block_rfq"), Some(Value::Bool(true)))
+                || str_param(request, "block_rfq") == Some("true");
+            if block_rfq
+                && list
+                    .iter()
+                    .any(|entry| field(entry, "block_rfq") != Value::Bool(true))
+            {
+                return Some((
+                    "m.get_mmp_status.block_rfq",
+                    "block_rfq true answered with order/quote statuses".to_owned(),
+                ));
+            }
+        }
+        _ => {}
+    }
+    None
+}

@@ -1,0 +1,273 @@
+//! The defects of generated requests: one per request, drawn from the same `StdRng` as
+//! the valid request it breaks: a value out of its rules, a wrong type, a missing or
+//! extra parameter, broken credentials, or a broken envelope.
+
+use rand::Rng;
+use rand::rngs::StdRng;
+use rand::seq::IndexedRandom;
+use serde_json::{Value, json};
+
+use super::{Generator, NARROW_SCOPES, random_text};
+use crate::fuzz::rules::{self, Kind, Method, Values};
+use crate::fuzz::{FuzzRequest, RequestAuth, SecretPlan};
+use harness_model::case::TransportKind;
+
+/// Strings that break parsers, encoders and comparisons.
+const ODD_STRINGS: &[&str] = &[
+    "",
+    " ",
+    "BTC ",
+    "btc",
+    "BTC\u{0}",
+    "\u{202e}BTC",
+    "💥",
+    "\"'\\\n\t",
+    "%00%ff",
+    "../../etc/passwd",
+    "null",
+    "1e309",
+    "{{fixtures.currency}}",
+];
+
+impl Generator<'_> {
+    /// One defect: a value, a type, a parameter, the credentials or the envelope.
+    pub(super) fn mutate(&self, rng: &mut StdRng, rule: &Method, request: &mut FuzzRequest) {
+        // Parameters the sender fills in are not the generator's to break.
+        let sender_filled = [
+            "client_secret",
+            "timestamp",
+            "signature",
+            "nonce",
+            "refresh_token",
+        ];
+        let params: Vec<&rules::Param> = rule
+            .params
+            .iter()
+            .filter(|spec| !sender_filled.contains(&spec.name))
+            .collect();
+        // Values just outside a list or range are where servers most often slip, so they
+        // get three shares of ten; the other defects one each, credentials two.
+        let choice = match rng.random_range(0..10) {
+            0..=2 => 0,
+            other => other - 2,
+        };
+        // Credentials are what public/auth is about: half its defects are there.
+        if rule.name == "public/auth" && rng.random_bool(0.5) {
+            self.break_auth(rng, rule, request);
+            return;
+        }
+        // A value outside a list or range needs a parameter that has one.
+        let bounded: Vec<&rules::Param> = params
+            .iter()
+            .copied()
+            .filter(|spec| matches!(spec.values, Values::OneOf(_) | Values::Range(..)))
+            .collect();
+        let spec = if choice == 0 && !bounded.is_empty() {
+            bounded.choose(rng).copied()
+        } else {
+            params.choose(rng).copied()
+        };
+        match (choice, spec) {
+            (0, Some(spec)) => {
+                let value = match spec.values {
+                    Values::OneOf(_) => json!(ODD_STRINGS.choose(rng)),
+                    // Past i64::MAX there is nothing but the type's own edge.
+                    Values::Range(min, i64::MAX) => match rng.random_range(0..3) {
+                        0 | 1 => json!(min.saturating_sub(1)),
+                        _ => json!(u64::MAX),
+                    },
+                    Values::Range(min, max) => match rng.random_range(0..6) {
+                        0 | 1 => json!(min.saturating_sub(1)),
+                        2 | 3 => json!(max.saturating_add(1)),
+                        4 => json!(i64::MIN),
+                        _ => json!(u64::MAX),
+                    },
+                    _ => json!(random_text(rng, 40)),
+                };
+                request.why = format!("{} = {value}", spec.name);
+                request.params.insert(spec.name.to_owned(), value);
+            }
+            (1, Some(spec)) => {
+                let value = match (spec.kind, rng.random_range(0..4)) {
+                    (_, 0) => json!({"a": 1}),
+                    (_, 1) => json!([1, 2]),
+                    (Kind::Str, _) => json!(rng.random_range(-5..5)),
+                    (Kind::Bool, _) => json!("yes"),
+                    (Kind::Int, 2) => json!(1.5),
+                    _ => json!("abc"),
+                };
+                request.why = format!("{} of the wrong type: {value}", spec.name);
+                request.params.insert(spec.name.to_owned(), value);
+            }
+            (2, _) if !request.params.is_empty() => {
+                let names: Vec<String> = request.params.keys().cloned().collect();
+                if let Some(name) = names.choose(rng) {
+                    request.params.remove(name);
+                    request.why = format!("{name} missing");
+                }
+            }
+            (3, _) => {
+                request
+                    .params
+                    .insert("fuzz_extra".to_owned(), json!(random_text(rng, 8)));
+                request.why = "an unknown extra parameter".to_owned();
+            }
+            (4, Some(spec)) if spec.kind == Kind::Str => {
+                let value = if rng.random_bool(0.5) {
+                    "x".repeat(rng.random_range(100..4_000))
+                } else {
+                    (*ODD_STRINGS.choose(rng).unwrap_or(&"")).to_owned()
+                };
+                request.why = format!("{} = an odd string of {} bytes", spec.name, value.len());
+                request.params.insert(spec.name.to_owned(), json!(value));
+            }
+            (5, _) if request.transport != TransportKind::HttpQuery => {
+                self.break_envelope(rng, request);
+            }
+            _ => self.break_auth(rng, rule, request),
+        }
+    }
+
+    fn break_envelope(&self, rng: &mut StdRng, request: &mut FuzzRequest) {
+        let method = &request.method;
+        let (raw, why) = match rng.random_range(0..5) {
+            0 => ("{\"jsonrpc\":\"2.0\",".to_owned(), "a truncated body"),
+            1 => (
+                format!(r#"{{"jsonrpc":"1.0","id":%ID%,"method":"{method}","params":{{}}}}"#),
+                "jsonrpc 1.0",
+            ),
+            2 => (
+                format!(r#"{{"jsonrpc":"2.0","id":%ID%,"method":"{method}","params":[1]}}"#),
+                "params an array",
+            ),
+            3 => (
+                r#"{"jsonrpc":"2.0","id":%ID%,"method":7}"#.to_owned(),
+                "method a number",
+            ),
+            _ => ("[]".to_owned(), "an empty batch"),
+        };
+        request.raw = Some(raw);
+        request.why = why.to_owned();
+    }
+
+    fn break_auth(&self, rng: &mut StdRng, rule: &Method, request: &mut FuzzRequest) {
+        let http = request.transport.is_http();
+        let main = || "main".to_owned();
+        let (auth, why) = match (rule.name, rng.random_range(0..8)) {
+            ("public/auth", _) => {
+                let grant = request
+                    .params
+                    .get("grant_type")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                match (grant, rng.random_range(0..5)) {
+                    ("client_credentials", 0) => (
+                        RequestAuth::ClientCredentials {
+                            account: main(),
+                            secret: SecretPlan::Omitted,
+                        },
+                        "client_secret omitted",
+                    ),
+                    ("client_credentials", _) => (
+                        RequestAuth::ClientCredentials {
+                            account: main(),
+                            secret: SecretPlan::Wrong,
+                        },
+                        "a wrong client_secret",
+                    ),
+                    ("client_signature", n) => {
+                        let (wrong_secret, offset_ms, uppercase, replay) = match n {
+                            0 => (true, 0, false, false),
+                            1 => (false, -90_000, false, false),
+                            2 => (false, 90_000, false, false),
+                            3 => (false, 0, true, false),
+                            _ => (false, 0, false, true),
+                        };
+                        (
+                            RequestAuth::ClientSignature {
+                                account: main(),
+                                wrong_secret,
+                                offset_ms,
+                                uppercase,
+                                replay,
+                            },
+                            "a bad client_signature",
+                        )
+                    }
+                    _ => {
+                        request
+                            .params
+                            .insert("grant_type".to_owned(), json!(ODD_STRINGS.choose(rng)));
+                        (request.auth.clone(), "an unknown grant_type")
+                    }
+                }
+            }
+            ("public/exchange_token", n) => {
+                let scope = NARROW_SCOPES.choose(rng).map(|scope| (*scope).to_owned());
+                if n < 4 {
+                    request.params.insert(
+                        "scope".to_owned(),
+                        json!("account:read_write trade:read_write"),
+                    );
+                    (
+                        RequestAuth::RefreshOf {
+                            account: main(),
+                            scope,
+                        },
+                        "a scope wider than the caller's",
+                    )
+                } else {
+                    request
+                        .params
+                        .insert("refresh_token".to_owned(), json!("never-issued"));
+                    (RequestAuth::None, "a refresh token that was never issued")
+                }
+            }
+            (_, 0) => (RequestAuth::None, "no credentials"),
+            (_, 1) => (RequestAuth::BogusToken, "a token that was never issued"),
+            (_, 2) if self.has_account("two_factor") => (
+                RequestAuth::Bearer {
+                    account: "two_factor".to_owned(),
+                    scope: None,
+                },
+                "the 2fa account",
+            ),
+            (_, 3) if http => (
+                RequestAuth::Basic {
+                    account: main(),
+                    wrong_secret: true,
+                },
+                "basic with a wrong secret",
+            ),
+            (_, 4) if http => {
+                let (wrong_secret, offset_ms, replay) = match rng.random_range(0..4) {
+                    0 => (true, 0, false),
+                    1 => (false, -90_000, false),
+                    2 => (false, 90_000, false),
+                    _ => (false, 0, true),
+                };
+                (
+                    RequestAuth::Signed {
+                        account: main(),
+                        wrong_secret,
+                        offset_ms,
+                        replay,
+                    },
+                    "a bad signed header",
+                )
+            }
+            _ => {
+                let scope = NARROW_SCOPES.choose(rng).map(|scope| (*scope).to_owned());
+                (
+                    RequestAuth::Bearer {
+                        account: main(),
+                        scope,
+                    },
+                    "a token of a narrower scope",
+                )
+            }
+        };
+        request.auth = auth;
+        request.why = why.to_owned();
+    }
+}

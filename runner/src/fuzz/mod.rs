@@ -1,0 +1,349 @@
+//! Fuzzing: `harness fuzz` against a live server. (The cargo-fuzz entry points are
+//! `harness_model::fuzz_targets` and `harness_server::serve::fuzz_targets`.)
+//!
+//! A run generates requests from the parameter rules of SPEC.md section 4 ([`generate`]):
+//! valid ones, and ones with a single defect (a value outside a list or range, a wrong type,
+//! a missing or extra parameter, a long or odd string, missing or bad credentials, a bad or
+//! replayed signature, a broken envelope), over HTTP query, HTTP body and WebSocket, and
+//! pagination walks that follow `continuation` to the last page (`walk.rs`). The
+//! oracle ([`rules::expect`]) says what a conforming server must answer; every answer must
+//! be a valid envelope echoing the id, valid input must get a result matching its schema,
+//! invalid input an error, no request may go unanswered, and the server must still answer
+//! a health call at the end. Each distinct failure is shrunk to a minimal request
+//! (`shrink.rs`) and written as a case file the conformance runner loads.
+//!
+//! The same seed gives the same requests: generation draws from one seeded `StdRng` before
+//! anything is sent. Nonces and timestamps, made at send time, are not part of a request.
+//! A run can be split across processes, each sending its shard of the same requests
+//! ([`Shard`]), and [`merge`](merge::merge) deduplicates the findings of many runs into one
+//! report.
+
+mod assess;
+mod case_file;
+mod execute;
+mod generate;
+pub mod merge;
+pub mod rules;
+mod run;
+mod schedule;
+mod send;
+mod shard;
+mod shrink;
+pub mod state;
+mod walk;
+
+pub use case_file::case_file;
+pub use generate::generate;
+pub use run::run;
+pub use shard::{Shard, shard_requests};
+
+use std::fmt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use harness_model::case::TransportKind;
+
+/// How to fuzz.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Seeds the generator; the same seed gives the same requests.
+    pub seed: u64,
+    /// Requests to generate (the health calls and logins come on top); a shard sends its
+    /// part of them.
+    pub requests: usize,
+    /// The percentage of `requests` spent on stateful sequences ([`state`]), sent before
+    /// the stateless requests, which get the rest.
+    pub stateful_percent: usize,
+    /// Which part of the requests this process sends (`Shard::WHOLE`: all).
+    pub shard: Shard,
+    /// Requests in flight at once.
+    pub concurrency: usize,
+    /// Transports to use (`rest` only carries `lock_portfolio`).
+    pub transports: Vec<TransportKind>,
+    /// Per-request limits.
+    pub limits: crate::transport::RequestLimits,
+    /// Distinct failures shrunk and written as case files at most.
+    pub max_findings: usize,
+    /// Requests the shrinker may send per finding.
+    pub shrink_budget: usize,
+    /// Wall time for the generated requests and for shrinking each; past it no new request
+    /// starts, so a server that makes every request time out cannot stall the run.
+    pub run_timeout: Duration,
+    /// Where case files of findings are written; `None` writes nothing.
+    pub out: Option<PathBuf>,
+    /// Stops the run early (a signal): no new request starts, and the failures seen so far
+    /// are written unshrunk.
+    pub interrupt: crate::run::Interrupt,
+    /// Requests in a row without an answer that stop the run (`run::Breaker`; 0: never).
+    pub no_answer_limit: usize,
+    /// How long a paced request may wait for its budget: the stateless ones deferred when
+    /// every other request is sent, a sequence's paced step. Past it the request is left
+    /// unsent (the step skipped) and counted. 0 (the default): the paced method is sent
+    /// whenever its budget has room during the run, and the run never waits for it.
+    pub paced_wait: Duration,
+}
+
+impl Config {
+    /// `requests` requests from `seed` over the three JSON-RPC transports and REST.
+    pub fn new(seed: u64, requests: usize) -> Config {
+        Config {
+            seed,
+            requests,
+            stateful_percent: 10,
+            shard: Shard::WHOLE,
+            concurrency: 32,
+            transports: TransportKind::ALL.to_vec(),
+            limits: crate::transport::RequestLimits::default(),
+            max_findings: 20,
+            shrink_budget: 200,
+            run_timeout: Duration::from_secs(600),
+            out: None,
+            interrupt: crate::run::Interrupt::new(),
+            no_answer_limit: crate::run::DEFAULT_LIMIT,
+            paced_wait: Duration::ZERO,
+        }
+    }
+}
+
+/// One generated request.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FuzzRequest {
+    /// The transport it goes over.
+    pub transport: TransportKind,
+    /// The method (`private/lock_portfolio` for the REST call).
+    pub method: String,
+    /// The parameters; the sender adds what must be fresh (secrets, nonces, timestamps).
+    pub params: Map<String, Value>,
+    /// The credentials.
+    pub auth: RequestAuth,
+    /// A raw body or frame sent instead of the built request (HTTP body and WebSocket).
+    pub raw: Option<String>,
+    /// What the generator did, for the report.
+    pub why: String,
+    /// Follow `continuation` from the first page to the last instead of sending once.
+    pub walk: bool,
+}
+
+/// How a request authenticates.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RequestAuth {
+    /// No credentials.
+    None,
+    /// An access token of `account` from `client_credentials`, with an optional scope.
+    Bearer {
+        /// Account role of the target file.
+        account: String,
+        /// The scope requested at login.
+        scope: Option<String>,
+    },
+    /// An access token that was never issued.
+    BogusToken,
+    /// `Authorization: Basic` (HTTP only).
+    Basic {
+        /// Account role.
+        account: String,
+        /// Send a wrong secret.
+        wrong_secret: bool,
+    },
+    /// The signed `Authorization` header of SPEC.md 5.6 (HTTP only).
+    Signed {
+        /// Account role.
+        account: String,
+        /// Sign with a wrong secret.
+        wrong_secret: bool,
+        /// Milliseconds added to the current time.
+        offset_ms: i64,
+        /// Send the request twice with the same nonce; the second is judged.
+        replay: bool,
+    },
+    /// `public/auth` with `client_credentials`: the sender adds `client_secret`.
+    ClientCredentials {
+        /// Account role.
+        account: String,
+        /// Which secret to send.
+        secret: SecretPlan,
+    },
+    /// `public/auth` with `client_signature`: the sender adds timestamp, nonce, signature.
+    ClientSignature {
+        /// Account role.
+        account: String,
+        /// Sign with a wrong secret.
+        wrong_secret: bool,
+        /// Milliseconds added to the current time.
+        offset_ms: i64,
+        /// Send the signature in upper-case hex.
+        uppercase: bool,
+        /// Send the request twice with the same nonce; the second is judged.
+        replay: bool,
+    },
+    /// A fresh login's refresh token as `params.refresh_token`.
+    RefreshOf {
+        /// Account role.
+        account: String,
+        /// The scope requested at that login.
+        scope: Option<String>,
+    },
+    /// The Direct Access key as bearer (REST), or a wrong one.
+    ApiKey {
+        /// Whether the key is the target's.
+        right: bool,
+    },
+}
+
+/// Which `client_secret` a `client_credentials` login sends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SecretPlan {
+    /// The account's secret.
+    Right,
+    /// Another one.
+    Wrong,
+    /// None at all.
+    Omitted,
+}
+
+/// One distinct failure, shrunk.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct FuzzFinding {
+    /// The catalog clause broken.
+    pub clause: String,
+    /// What was observed (redacted).
+    pub message: String,
+    /// Index in the whole run (all shards) of the first request that failed this way.
+    pub first_index: usize,
+    /// Requests that failed this way.
+    pub occurrences: usize,
+    /// The request as generated.
+    pub request: FuzzRequest,
+    /// The smallest request found that still fails the same way.
+    pub shrunk: FuzzRequest,
+    /// The case file written for it.
+    pub case_file: Option<PathBuf>,
+}
+
+/// What a run found.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct FuzzReport {
+    /// The seed.
+    pub seed: u64,
+    /// Requests generated from the seed, of which this shard sent its part.
+    #[serde(default)]
+    pub requests: usize,
+    /// The part sent.
+    #[serde(default)]
+    pub shard: Shard,
+    /// The stateful sequences: what they sent and found.
+    #[serde(default)]
+    pub stateful: state::StatefulReport,
+    /// Generated stateless requests sent.
+    pub sent: usize,
+    /// Of those, requests the oracle expected a result for.
+    pub expected_result: usize,
+    /// Requests it expected an error for.
+    pub expected_error: usize,
+    /// Requests where either was fine.
+    pub expected_any: usize,
+    /// Valid requests refused with `too_many_requests`, not counted as findings.
+    pub rate_limited: usize,
+    /// Requests that got no answer (timed out, refused): nothing was judged.
+    #[serde(default)]
+    pub unanswered: usize,
+    /// Of the requests sent, those to a paced method (sent when its budget had room).
+    #[serde(default)]
+    pub paced_sent: usize,
+    /// Generated paced requests left unsent: their budget had no room within the run
+    /// (see `Config::paced_wait`).
+    #[serde(default)]
+    pub paced_unsent: usize,
+    /// `paced_sent` of `sent`: the share of the requests that went to a paced method.
+    #[serde(default)]
+    pub paced_share: f64,
+    /// `paced_sent` per second of the run: the rate the paced method reached.
+    #[serde(default)]
+    pub paced_per_second: f64,
+    /// Requests sent by the shrinker.
+    pub shrink_requests: usize,
+    /// Distinct failures, shrunk.
+    pub findings: Vec<FuzzFinding>,
+    /// Failed requests in all, before grouping.
+    pub failed_requests: usize,
+    /// The run timeout stopped the run before every generated request was sent.
+    pub timed_out: bool,
+    /// Why the run was interrupted (a signal), if it was.
+    pub interrupted: Option<String>,
+    /// Wall time of the generated requests (logins included, shrinking excluded).
+    #[serde(skip)]
+    pub elapsed: Duration,
+}
+
+impl FuzzReport {
+    /// Generated requests per second.
+    pub fn requests_per_second(&self) -> f64 {
+        self.sent as f64 / self.elapsed.as_secs_f64().max(1e-9)
+    }
+
+    /// Whether the run stopped because the target stopped answering (`run::Breaker`).
+    pub fn target_stopped_answering(&self) -> bool {
+        self.interrupted
+            .as_deref()
+            .is_some_and(crate::run::stopped_answering)
+    }
+}
+
+/// Why the fuzzer could not do its job.
+#[derive(Debug)]
+pub enum FuzzError {
+    /// The target did not answer the first health call at all.
+    Unreachable(String),
+    /// The target file lacks something the fuzzer needs.
+    Target(String),
+    /// A case file could not be written.
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+}
+
+/// Writes the case file of finding `id` into `dir` (created when missing), returning its
+/// path: the one place findings of single requests and of sequences become files.
+pub(crate) fn write_case_file(
+    dir: &std::path::Path,
+    id: &str,
+    text: &str,
+) -> Result<PathBuf, FuzzError> {
+    std::fs::create_dir_all(dir).map_err(|source| FuzzError::Write {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let path = dir.join(format!("{id}.toml"));
+    std::fs::write(&path, text).map_err(|source| FuzzError::Write {
+        path: path.clone(),
+        source,
+    })?;
+    Ok(path)
+}
+
+impl fmt::Display for FuzzError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FuzzError::Unreachable(message) => write!(f, "target unreachable: {message}"),
+            FuzzError::Target(message) => write!(f, "target file: {message}"),
+            FuzzError::Write { path, .. } => write!(f, "failed to write {}", path.display()),
+        }
+    }
+}
+
+impl std::error::Error for FuzzError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            FuzzError::Write { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,338 @@
+//! The fuzz run: a first health call, the generated requests sent by `concurrency` workers
+//! (each with its own WebSocket session) in the order the schedule gives (`schedule.rs`:
+//! paced requests when their budget has room), a health call per transport at the end,
+//! then the distinct failures shrunk and written as case files. A target that stops
+//! answering trips the run's breaker, which stops the run as a signal would.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
+
+use serde_json::Map;
+
+use super::assess;
+use super::execute::{Assessed, execute};
+use super::rules::{self, Expectation};
+use super::schedule::{Next, Schedule};
+use super::send::{Budget, Sender};
+use super::{
+    Config, FuzzError, FuzzFinding, FuzzReport, FuzzRequest, RequestAuth, case_file,
+    shard_requests, shrink,
+};
+use crate::run::Breaker;
+use harness_model::case::TransportKind;
+use harness_model::check::{Finding, Redactor, SchemaSet};
+use harness_model::target_file::Target;
+
+/// A failed request: as generated, its expectation, what broke, and its index.
+type Failed = (FuzzRequest, Expectation, Finding, usize);
+
+/// Fuzzes `target`; findings are data in the report, errors mean the run could not happen.
+pub async fn run(
+    target: Target,
+    schemas: Arc<SchemaSet>,
+    config: &Config,
+) -> Result<FuzzReport, FuzzError> {
+    let redactor = Arc::new(Redactor::new(target.secrets()));
+    let sender = Arc::new(
+        Sender::new(
+            target.clone(),
+            config.limits,
+            Breaker::new(
+                config.no_answer_limit,
+                config.limits.request_timeout,
+                config.interrupt.clone(),
+            ),
+            config.paced_wait,
+        )
+        .map_err(|error| FuzzError::Target(error.to_string()))?,
+    );
+    let health = health_request(TransportKind::HttpQuery);
+    let mut ws = None;
+    match sender.send(&health, 0, &mut ws, Budget::Wait).await {
+        Ok(sent) if sent.exchange.response.is_some() => {}
+        Ok(sent) => {
+            let message = sent
+                .exchange
+                .failure
+                .map_or_else(|| "no answer".to_owned(), |failure| failure.message);
+            return Err(FuzzError::Unreachable(redactor.text(&message)));
+        }
+        Err(_) => {
+            return Err(FuzzError::Unreachable(
+                "the health call could not be sent".to_owned(),
+            ));
+        }
+    }
+    // Sequences first: the fixture member is still there for a narrow token to be refused
+    // deleting, and what logouts and toggles do to other tokens of the account cannot
+    // reach the tokens the stateless requests cache.
+    let stateful_budget = config.requests * config.stateful_percent.min(100) / 100;
+    let stateful = if stateful_budget > 0 {
+        super::state::run(
+            Arc::clone(&sender),
+            Arc::clone(&redactor),
+            config,
+            stateful_budget,
+        )
+        .await?
+    } else {
+        super::state::StatefulReport::default()
+    };
+    // This shard's requests, each with its index in the whole run.
+    let requests = Arc::new(shard_requests(
+        config.seed,
+        config.requests - stateful_budget,
+        config.shard,
+        &target,
+        &config.transports,
+    ));
+    let outcomes: Arc<Mutex<Vec<Option<Assessed>>>> =
+        Arc::new(Mutex::new(vec![None; requests.len()]));
+    let started = Instant::now();
+    let deadline = started + config.run_timeout;
+    let schedule = Arc::new(Schedule::new(Arc::clone(&requests), config.paced_wait));
+    let mut workers = Vec::new();
+    for _ in 0..config.concurrency.max(1) {
+        let (sender, schemas, redactor) = (
+            Arc::clone(&sender),
+            Arc::clone(&schemas),
+            Arc::clone(&redactor),
+        );
+        let (requests, outcomes, schedule) = (
+            Arc::clone(&requests),
+            Arc::clone(&outcomes),
+            Arc::clone(&schedule),
+        );
+        let interrupt = config.interrupt.clone();
+        workers.push(tokio::spawn(async move {
+            let mut ws = None;
+            loop {
+                if Instant::now() > deadline || interrupt.reason().is_some() {
+                    break;
+                }
+                let (index, budget) = match schedule.next(&sender) {
+                    Next::Send(index, budget) => (index, budget),
+                    Next::Wait(delay) => {
+                        tokio::select! {
+                            () = tokio::time::sleep(delay) => {}
+                            _ = interrupt.fired() => {}
+                        }
+                        continue;
+                    }
+                    Next::Done => break,
+                };
+                let (number, request) = &requests[index];
+                let outcome = execute(
+                    &sender,
+                    &schemas,
+                    &redactor,
+                    request,
+                    *number as u64 + 1,
+                    &mut ws,
+                    budget,
+                )
+                .await;
+                outcomes.lock().unwrap_or_else(PoisonError::into_inner)[index] = Some(outcome);
+            }
+            if let Some(session) = ws {
+                session.close().await;
+            }
+        }));
+    }
+    for worker in workers {
+        // A worker panicking is our bug; its requests stay unjudged and are reported below.
+        let _ = worker.await;
+    }
+    let elapsed = started.elapsed();
+    let paced_unsent = schedule.left_unsent();
+    let outcomes: Vec<Option<Assessed>> =
+        std::mem::take(&mut *outcomes.lock().unwrap_or_else(PoisonError::into_inner));
+    let paced_sent = outcomes
+        .iter()
+        .zip(requests.iter())
+        .filter(|(outcome, (_, request))| {
+            outcome.is_some() && harness_protocol::spec::is_paced(&request.method)
+        })
+        .count();
+    let sent = outcomes.iter().flatten().count();
+    // Requests neither sent nor left for the pacing budget: the run timeout cut them.
+    let cut = outcomes
+        .iter()
+        .enumerate()
+        .any(|(index, outcome)| outcome.is_none() && paced_unsent.binary_search(&index).is_err());
+    let mut report = FuzzReport {
+        seed: config.seed,
+        requests: config.requests,
+        shard: config.shard,
+        stateful,
+        sent,
+        paced_sent,
+        paced_unsent: paced_unsent.len(),
+        paced_share: paced_sent as f64 / sent.max(1) as f64,
+        paced_per_second: paced_sent as f64 / elapsed.as_secs_f64().max(1e-9),
+        timed_out: cut && config.interrupt.reason().is_none(),
+        interrupted: config.interrupt.reason(),
+        elapsed,
+        ..FuzzReport::default()
+    };
+    let mut failed: Vec<Failed> = Vec::new();
+    for (index, outcome) in outcomes.into_iter().enumerate() {
+        let Some(outcome) = outcome else {
+            continue;
+        };
+        match outcome.expectation {
+            Expectation::Result(_) => report.expected_result += 1,
+            Expectation::Error { .. } => report.expected_error += 1,
+            Expectation::Any => report.expected_any += 1,
+        }
+        match outcome.finding {
+            None => {}
+            Some(finding) if assess::is_throttled(&finding) => report.rate_limited += 1,
+            Some(finding) if assess::is_unanswered(&finding) => report.unanswered += 1,
+            Some(failure) => {
+                let (number, request) = requests[index].clone();
+                failed.push((request, outcome.expectation, failure, number));
+            }
+        }
+    }
+    for transport in &config.transports {
+        // A target that stopped answering is not asked again.
+        if report.target_stopped_answering() {
+            break;
+        }
+        if *transport == TransportKind::Rest
+            || (*transport == TransportKind::Ws && target.ws_url.is_none())
+        {
+            continue;
+        }
+        let request = health_request(*transport);
+        let outcome = execute(
+            &sender,
+            &schemas,
+            &redactor,
+            &request,
+            u64::MAX >> 12,
+            &mut ws,
+            Budget::Wait,
+        )
+        .await;
+        if let Some(mut failure) = outcome
+            .finding
+            .filter(|finding| !assess::is_throttled(finding) && !assess::is_unanswered(finding))
+        {
+            failure.message = format!("the server did not stay up: {}", failure.message);
+            failed.push((request, outcome.expectation, failure, config.requests));
+        }
+    }
+    if let Some(session) = ws {
+        session.close().await;
+    }
+    report.failed_requests = failed.len();
+    report.findings = findings(
+        &sender,
+        &schemas,
+        &redactor,
+        config,
+        failed,
+        &mut report.shrink_requests,
+    )
+    .await?;
+    Ok(report)
+}
+
+/// Groups failures by clause and method, then shrinks and writes the first of each group.
+async fn findings(
+    sender: &Sender,
+    schemas: &SchemaSet,
+    redactor: &Redactor,
+    config: &Config,
+    failed: Vec<Failed>,
+    shrink_requests: &mut usize,
+) -> Result<Vec<FuzzFinding>, FuzzError> {
+    // The first failure of each clause and method, with how many requests failed that way.
+    let mut groups: BTreeMap<(String, String), (Failed, usize)> = BTreeMap::new();
+    for failed in failed {
+        let key = (failed.2.clause().to_owned(), failed.0.method.clone());
+        groups
+            .entry(key)
+            .and_modify(|group| group.1 += 1)
+            .or_insert((failed, 1));
+    }
+    let mut groups: Vec<(Failed, usize)> = groups.into_values().collect();
+    groups.sort_by_key(|group| group.0.3);
+    // All shrinking together gets one more run timeout; none once interrupted.
+    let shrink_deadline = Instant::now() + config.run_timeout;
+    let mut findings = Vec::new();
+    if let Some(dir) = &config.out {
+        std::fs::create_dir_all(dir).map_err(|source| FuzzError::Write {
+            path: dir.clone(),
+            source,
+        })?;
+    }
+    for ((request, expectation, failure, first_index), occurrences) in
+        groups.into_iter().take(config.max_findings)
+    {
+        let (shrunk, sent) = shrink::shrink(
+            sender,
+            schemas,
+            redactor,
+            &request,
+            &failure,
+            config.shrink_budget,
+            match config.interrupt.reason() {
+                Some(_) => std::time::Duration::ZERO,
+                None => shrink_deadline.saturating_duration_since(Instant::now()),
+            },
+        )
+        .await;
+        *shrink_requests += sent;
+        let shrunk_expectation = expect_offline(&shrunk, &expectation);
+        let mut case_path = None;
+        if let Some(dir) = &config.out {
+            let id = format!("fuzz.s{}.r{first_index}", config.seed);
+            let text = case_file(
+                &id,
+                &shrunk,
+                &shrunk_expectation,
+                failure.clause(),
+                &failure.message,
+                &sender.target,
+            );
+            case_path = Some(super::write_case_file(dir, &id, &text)?);
+        }
+        findings.push(FuzzFinding {
+            clause: failure.clause().to_owned(),
+            message: failure.message,
+            first_index,
+            occurrences,
+            request,
+            shrunk,
+            case_file: case_path,
+        });
+    }
+    Ok(findings)
+}
+
+/// The oracle's expectation of a shrunk request without sending it: the granted scope is
+/// taken from the original judgement when the credentials did not change.
+fn expect_offline(shrunk: &FuzzRequest, original: &Expectation) -> Expectation {
+    let knowledge = rules::OracleKnowledge::default();
+    match rules::expect(shrunk, &knowledge) {
+        Expectation::Result(_) if matches!(original, Expectation::Error { .. }) => original.clone(),
+        other => other,
+    }
+}
+
+/// `public/get_currencies`, which every server answers with a result.
+fn health_request(transport: TransportKind) -> FuzzRequest {
+    FuzzRequest {
+        transport,
+        method: "public/get_currencies".to_owned(),
+        params: Map::new(),
+        auth: RequestAuth::None,
+        raw: None,
+        why: "the health call".to_owned(),
+        walk: false,
+    }
+}

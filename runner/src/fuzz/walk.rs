@@ -1,0 +1,107 @@
+//! Pagination walks: a valid request to a paged method, followed by its `continuation`
+//! from the first page to the last. Each page is judged like any answer; the walk adds the
+//! rules of SPEC.md 4.7 and 4.8 that only a sequence shows: a continuation leads to a
+//! further, non-empty page (the transaction log's is `null` when there is none), no entry
+//! comes twice, and the walk ends.
+
+use std::collections::HashSet;
+
+use serde_json::Value;
+
+use super::FuzzRequest;
+use super::assess;
+use super::rules::{self, Expectation};
+use super::send::{Budget, Sender};
+use crate::transport::WsSession;
+use harness_model::check::{Finding, Redactor, SchemaSet, short};
+
+/// Pages followed at most: the reference server's histories end well before this at the
+/// smallest page size the generator uses.
+const MAX_PAGES: usize = 400;
+
+/// Walks `request` and judges the whole walk: `None` when it holds, else the finding on
+/// the first page or rule that broke.
+pub(crate) async fn walk(
+    sender: &Sender,
+    schemas: &SchemaSet,
+    redactor: &Redactor,
+    request: &FuzzRequest,
+    id: u64,
+    ws: &mut Option<WsSession>,
+    first_budget: Budget,
+) -> (Expectation, Option<Finding>) {
+    let rule = rules::method(&request.method);
+    let paging = rule.and_then(|rule| rule.paging);
+    let (items, clause) = paging.map_or(("logs", "m.get_transaction_log.continuation"), |paging| {
+        (paging.items, paging.clause)
+    });
+    let accepted = rule.map_or(clause, |rule| rule.clause);
+    let expectation = Expectation::Result(accepted);
+    let fail = |message: String| Some(Finding::fail(clause, message));
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut cursor: Option<Value> = None;
+    for page in 0..MAX_PAGES {
+        let mut page_request = FuzzRequest {
+            walk: false,
+            ..request.clone()
+        };
+        if let Some(cursor) = &cursor {
+            page_request
+                .params
+                .insert("continuation".to_owned(), cursor.clone());
+        }
+        // The scheduler took the first page's budget at most; later pages wait for theirs.
+        let budget = if page == 0 {
+            first_budget
+        } else {
+            Budget::Wait
+        };
+        let Ok(sent) = sender.send(&page_request, id, ws, budget).await else {
+            return (
+                expectation,
+                fail("the login a page needs failed".to_owned()),
+            );
+        };
+        if let Some(finding) = assess::assess(&page_request, &expectation, &sent, schemas, redactor)
+        {
+            return (expectation, Some(finding));
+        }
+        let result = sent
+            .exchange
+            .response
+            .as_ref()
+            .and_then(|received| received.json.as_ref())
+            .and_then(|answer| answer.get("result"))
+            .cloned()
+            .unwrap_or(Value::Null);
+        let entries = result
+            .get(items)
+            .and_then(Value::as_array)
+            .map_or(&[][..], Vec::as_slice);
+        if let Some(cursor) = &cursor
+            && entries.is_empty()
+        {
+            return (
+                expectation,
+                fail(format!("continuation {cursor} led to an empty page {page}")),
+            );
+        }
+        for entry in entries {
+            if !seen.insert(entry.to_string()) {
+                let shown = short(&redactor.json(entry));
+                return (
+                    expectation,
+                    fail(format!("page {page} repeats an entry: {shown}")),
+                );
+            }
+        }
+        match result.get("continuation") {
+            None | Some(Value::Null) => return (expectation, None),
+            Some(next) => cursor = Some(next.clone()),
+        }
+    }
+    (
+        expectation,
+        fail(format!("no last page after {MAX_PAGES} pages")),
+    )
+}

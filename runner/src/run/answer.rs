@@ -1,0 +1,128 @@
+//! What a step's answer is held to and what it leaves behind: its matchers with every
+//! template resolved (a matcher on a field whose name SPEC.md does not show, and the target
+//! file does not give in `[field_names]`, is skipped with a note), and the captures kept
+//! for later steps (a path through `[*]` captures the list it finds; a login step with
+//! `lacks` whose granted scope grants it after all skips the case).
+
+use serde_json::Value;
+
+use super::exec::{Execution, Stop};
+use super::template;
+use harness_model::case::{AuthMode, Step};
+use harness_model::check::Matcher;
+use harness_protocol::auth::scope::Scope;
+
+impl Execution<'_> {
+    /// The step's matchers with their templates resolved; those on a field the target file
+    /// does not name are left out with a note, and their clauses counted as unchecked.
+    pub(super) fn resolved_matchers(&mut self, step: &Step) -> Result<Vec<Matcher>, Stop> {
+        let expect = &step.expect;
+        let mut matchers = Vec::with_capacity(expect.matchers.len());
+        for matcher in &expect.matchers {
+            match self.shared.target.missing_field_name(&matcher.path) {
+                Some(name) => {
+                    self.notes.push(format!(
+                        "{} not checked: SPEC.md does not show the field name and the target file does not give {name} in [field_names]",
+                        matcher.path
+                    ));
+                    // Its clauses are not covered by this execution.
+                    let clauses = matcher.clauses.as_deref();
+                    let clauses = clauses.unwrap_or_else(|| self.case.step_clauses(step));
+                    self.unchecked.extend(clauses.iter().cloned());
+                }
+                None => matchers.push(self.resolve_matcher(matcher)?),
+            }
+        }
+        Ok(matchers)
+    }
+
+    fn resolve_matcher(&self, matcher: &Matcher) -> Result<Matcher, Stop> {
+        let mut resolved = matcher.clone();
+        resolved.path = self.resolved(&matcher.path)?;
+        let resolve = |value: &Option<Value>| {
+            value
+                .as_ref()
+                .map(|value| template::resolve(value, self))
+                .transpose()
+        };
+        resolved.equals = resolve(&matcher.equals).map_err(Stop::Error)?;
+        resolved.not_equals = resolve(&matcher.not_equals).map_err(Stop::Error)?;
+        resolved.holds = resolve(&matcher.holds).map_err(Stop::Error)?;
+        resolved.among = resolve(&matcher.among).map_err(Stop::Error)?;
+        if let Some(options) = &matcher.one_of {
+            resolved.one_of = Some(
+                options
+                    .iter()
+                    .map(|value| template::resolve(value, self))
+                    .collect::<Result<_, _>>()
+                    .map_err(Stop::Error)?,
+            );
+        }
+        if let Some(needle) = &matcher.contains {
+            resolved.contains = Some(template::resolve_string(needle, self).map_err(Stop::Error)?);
+        }
+        Ok(resolved)
+    }
+
+    /// A login step (`client_credentials`, `client_signature`) with `lacks`: skips the case
+    /// when the granted scope of the answer grants the requirement after all, as a `bearer`
+    /// login with `lacks` does (SPEC.md does not say what a requested scope grants beyond
+    /// what it names).
+    fn skip_if_granted(&self, step: &Step, response: &Value) -> Result<(), Stop> {
+        let Some(requirement) = &step.auth.lacks else {
+            return Ok(());
+        };
+        if step.auth.mode == AuthMode::Bearer {
+            return Ok(());
+        }
+        let granted = response
+            .pointer("/result/scope")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        if Scope::parse(granted).grants(requirement) {
+            return Err(Stop::Skip(format!(
+                "the login asked for scope \"{}\" was granted \"{granted}\", which grants {requirement}: its refusal cannot be checked",
+                step.params
+                    .get("scope")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+            )));
+        }
+        Ok(())
+    }
+
+    pub(super) fn capture(
+        &mut self,
+        step: &Step,
+        response: &Value,
+        clauses: &[String],
+    ) -> Result<(), Stop> {
+        self.skip_if_granted(step, response)?;
+        for (name, path) in &step.capture {
+            if let Some(field) = self.shared.target.missing_field_name(path) {
+                return Err(Stop::Skip(format!(
+                    "SPEC.md does not show the field name {path} captures, and the target file does not give {field} in [field_names]"
+                )));
+            }
+            let path = &self.resolved(path)?;
+            let found = harness_model::check::lookup(response, path);
+            // A path through `[*]` captures the list of what it finds, empty or not.
+            if path.contains("[*]") {
+                let list = found.iter().filter_map(|(_, value)| (*value).cloned());
+                self.captures
+                    .insert(name.clone(), Value::Array(list.collect()));
+                continue;
+            }
+            match found.first() {
+                Some((_, Some(value))) => {
+                    self.captures.insert(name.clone(), (*value).clone());
+                }
+                _ => {
+                    self.record(clauses, format!("cannot capture {name}: {path} is absent"));
+                    return Err(Stop::Failed);
+                }
+            }
+        }
+        Ok(())
+    }
+}

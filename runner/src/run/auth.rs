@@ -1,0 +1,277 @@
+//! Authentication of a step: what each `auth.mode` of a case adds to the request.
+//!
+//! `bearer` logs in once per execution, account and scope (or uses a captured token) and
+//! places the token where SPEC.md 5.2 says; `client_credentials` and `client_signature` fill
+//! the `public/auth` parameters of SPEC.md 5.3 and 5.5; `basic` and `signed` build the HTTP
+//! `Authorization` headers of SPEC.md 5.6; `api_key` sends the Direct Access key (5.8). A
+//! step that asks for a wrong secret gets the nearest wrong one: the account's secret with
+//! its last character changed.
+//! The step's authentication also says whose pacing budget (`pace.rs`) its requests draw
+//! from.
+
+use serde_json::{Map, Value};
+
+use super::exec::{Execution, Stop};
+use super::pace::ANONYMOUS;
+use crate::transport::{Authorization, ClientSession, Credentials, Token, place_bearer};
+use harness_model::case::{Auth, AuthMode, Step};
+use harness_model::target_file::CountedPer;
+use harness_protocol::auth::nonce::fresh_nonce;
+use harness_protocol::auth::sign;
+
+/// `secret`, or, when the step asks for a wrong secret, the nearest wrong one: the same
+/// length with only its last character changed, so that a server comparing all but the
+/// last character fails as surely as one accepting anything.
+fn spoiled(secret: String, wrong: bool) -> String {
+    if !wrong {
+        return secret;
+    }
+    let mut characters: Vec<char> = secret.chars().collect();
+    match characters.last_mut() {
+        Some(last) => *last = if *last == 'x' { 'y' } else { 'x' },
+        None => characters.push('x'),
+    }
+    characters.into_iter().collect()
+}
+
+impl Execution<'_> {
+    /// The credentials of the step's account role (default `main`), spoiled when the step
+    /// asks for a wrong secret.
+    fn credentials(&self, auth: &Auth) -> Result<Credentials, Stop> {
+        let mut credentials = self.account(auth.account.as_deref())?;
+        credentials.secret = spoiled(credentials.secret, auth.wrong_secret);
+        Ok(credentials)
+    }
+
+    fn account(&self, role: Option<&str>) -> Result<Credentials, Stop> {
+        let role = role.unwrap_or("main");
+        self.session
+            .credentials(role)
+            .ok_or_else(|| Stop::Error(format!("the target file has no [accounts.{role}]")))
+    }
+
+    fn nonce(&mut self, requested: Option<&str>) -> Result<String, Stop> {
+        let nonce = match requested {
+            Some("reuse") => self.last_nonce.clone().ok_or_else(|| {
+                Stop::Error("nonce = \"reuse\" with no earlier signed step".to_owned())
+            })?,
+            Some(literal) => self.resolved(literal)?,
+            None => fresh_nonce(),
+        };
+        self.last_nonce = Some(nonce.clone());
+        Ok(nonce)
+    }
+
+    /// The signature timestamp of a step: now plus its offset, moved by the target's clock
+    /// skew to the side of the window the step asks for.
+    fn signature_timestamp(&self, auth: &Auth) -> u64 {
+        let offset = match auth.clock_skew {
+            Some(side) => side.apply(
+                auth.timestamp_offset_ms,
+                self.shared.target.limits.clock_skew_ms,
+            ),
+            None => auth.timestamp_offset_ms,
+        };
+        self.session.timestamp(offset)
+    }
+
+    /// Applies a step's auth mode to its params, or returns the header to send.
+    pub(super) async fn authenticate(
+        &mut self,
+        step: &Step,
+        params: &mut Map<String, Value>,
+    ) -> Result<Option<Authorization>, Stop> {
+        let auth = &step.auth;
+        match auth.mode {
+            AuthMode::None => Ok(None),
+            AuthMode::Bearer => {
+                let token = self.bearer_token(auth).await?;
+                Ok(place_bearer(self.transport, &token, params))
+            }
+            AuthMode::ClientCredentials => {
+                let credentials = self.credentials(auth)?;
+                params
+                    .entry("grant_type")
+                    .or_insert_with(|| Value::from("client_credentials"));
+                params
+                    .entry("client_id")
+                    .or_insert_with(|| Value::from(credentials.client_id));
+                params
+                    .entry("client_secret")
+                    .or_insert_with(|| Value::from(credentials.secret));
+                Ok(None)
+            }
+            AuthMode::ClientSignature => {
+                self.client_signature(auth, params)?;
+                Ok(None)
+            }
+            AuthMode::Basic => {
+                let credentials = self.credentials(auth)?;
+                Ok(Some(Authorization::Value(sign::basic_header_value(
+                    &credentials.client_id,
+                    &credentials.secret,
+                ))))
+            }
+            AuthMode::Signed => {
+                let credentials = self.credentials(auth)?;
+                let sign_uri = match &auth.sign_uri {
+                    Some(uri) => Some(self.resolved(uri)?),
+                    None => None,
+                };
+                let timestamp = self.signature_timestamp(auth);
+                let nonce = self.nonce(auth.nonce.as_deref())?;
+                let mut plan = self.session.signed_plan(credentials, timestamp, nonce);
+                plan.sign_uri = sign_uri;
+                plan.uppercase_hex = auth.uppercase_hex;
+                Ok(Some(Authorization::Signed(plan)))
+            }
+            AuthMode::ApiKey => {
+                let key = self
+                    .shared
+                    .target
+                    .fixtures
+                    .direct_access_key
+                    .as_ref()
+                    .map(|key| key.expose().to_owned())
+                    .ok_or_else(|| {
+                        Stop::Error("the target file has no fixtures.direct_access_key".to_owned())
+                    })?;
+                let key = spoiled(key, auth.wrong_secret);
+                Ok(Some(Authorization::Value(format!("Bearer {key}"))))
+            }
+        }
+    }
+
+    /// The `public/auth` parameters of a `client_signature` step (SPEC.md 5.5), with the
+    /// defects a step may ask for: no LF after the nonce, upper-case hex, a wrong secret.
+    fn client_signature(
+        &mut self,
+        auth: &Auth,
+        params: &mut Map<String, Value>,
+    ) -> Result<(), Stop> {
+        let credentials = self.credentials(auth)?;
+        let timestamp = self.signature_timestamp(auth);
+        let nonce = if auth.no_nonce {
+            String::new()
+        } else {
+            self.nonce(auth.nonce.as_deref())?
+        };
+        let data = match &auth.data {
+            Some(data) => self.resolved(data)?,
+            None => String::new(),
+        };
+        let secret = credentials.secret;
+        let mut signature = if auth.no_trailing_lf && data.is_empty() {
+            sign::hmac_hex(
+                secret.as_bytes(),
+                format!("{timestamp}\n{nonce}").as_bytes(),
+            )
+        } else {
+            sign::client_signature(&secret, timestamp, &nonce, &data)
+                .map_err(|error| Stop::Error(error.to_string()))?
+        };
+        if auth.uppercase_hex {
+            signature = signature.to_ascii_uppercase();
+        }
+        params
+            .entry("grant_type")
+            .or_insert_with(|| Value::from("client_signature"));
+        params.insert("client_id".to_owned(), Value::from(credentials.client_id));
+        params.insert("timestamp".to_owned(), Value::from(timestamp));
+        if !auth.no_nonce {
+            params.insert("nonce".to_owned(), Value::from(nonce));
+        }
+        params.insert("signature".to_owned(), Value::from(signature));
+        if auth.data.is_some() {
+            params.insert("data".to_owned(), Value::from(data));
+        }
+        Ok(())
+    }
+
+    /// The token of a `bearer` step: its `token` template, or a login as its account.
+    pub(super) async fn bearer_token(&mut self, auth: &Auth) -> Result<String, Stop> {
+        match &auth.token {
+            Some(token) => self.resolved(token),
+            None => {
+                let token = self
+                    .login(auth.account.as_deref(), auth.scope.as_deref())
+                    .await?;
+                self.check_lacks(auth)?;
+                Ok(token)
+            }
+        }
+    }
+
+    /// Skips the case when the server granted the requirement the step's token must lack
+    /// (the granted scope is read, never assumed).
+    fn check_lacks(&self, auth: &Auth) -> Result<(), Stop> {
+        let Some(requirement) = &auth.lacks else {
+            return Ok(());
+        };
+        let key = (
+            auth.account.clone().unwrap_or_else(|| "main".to_owned()),
+            auth.scope.clone(),
+        );
+        let Some(token) = self.session.cached_token(&key, |_| true) else {
+            return Ok(());
+        };
+        if token.granted.grants(requirement) {
+            return Err(Stop::Skip(format!(
+                "the token asked for scope \"{}\" was granted \"{}\", which grants {requirement}: its refusal cannot be checked",
+                auth.scope.as_deref().unwrap_or_default(),
+                token.granted
+            )));
+        }
+        Ok(())
+    }
+
+    /// Obtains (once per execution) a token for an account with `client_credentials`, over
+    /// the execution's own transport.
+    async fn login(&mut self, role: Option<&str>, scope: Option<&str>) -> Result<String, Stop> {
+        let key = (role.unwrap_or("main").to_owned(), scope.map(str::to_owned));
+        if let Some(token) = self.session.cached_token(&key, |_| true) {
+            return Ok(token.access);
+        }
+        let credentials = self.account(role)?;
+        let answer = self
+            .send(&ClientSession::login_request(&credentials, scope))
+            .await?;
+        match answer.json.as_ref().and_then(Token::from_answer) {
+            Some(token) => {
+                let access = token.access.clone();
+                self.session.keep_token(key, token);
+                Ok(access)
+            }
+            None => {
+                let body = answer.json.as_ref().map_or(answer.body, Value::to_string);
+                self.record(
+                    &["auth.client_credentials.accepted".to_owned()],
+                    format!(
+                        "logging in with client_credentials gave no access_token: {}",
+                        harness_model::check::short(&Value::from(body))
+                    ),
+                );
+                Err(Stop::Failed)
+            }
+        }
+    }
+}
+
+impl Execution<'_> {
+    /// Whose pacing budget a request with this authentication draws from: its account, or,
+    /// on a target whose limit is counted per token, this execution's own token for it.
+    pub(super) fn pace_key(&self, auth: &Auth) -> String {
+        let account = match auth.mode {
+            AuthMode::None => ANONYMOUS.to_owned(),
+            AuthMode::ApiKey => "direct_access".to_owned(),
+            _ => auth.account.clone().unwrap_or_else(|| "main".to_owned()),
+        };
+        match self.shared.target.limits.transaction_log_counted_per {
+            CountedPer::Account => account,
+            CountedPer::Token => format!("{} [{}] {account}", self.case.id, self.transport),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,43 @@
+//! What a template of a step sees (`{{name}}`): the execution's captures, the target
+//! file's fixtures, account ids and field names (`[field_names]`, for fields SPEC.md
+//! describes without naming), the clock, a fresh nonce, and the position this execution
+//! drew from the target's pool for a closing case ([`Shared::draw_position`](super::Shared::draw_position)).
+
+use serde_json::Value;
+
+use super::exec::Execution;
+use super::template::Bindings;
+use harness_protocol::auth::nonce::fresh_nonce;
+
+impl Bindings for Execution<'_> {
+    fn value_of(&self, name: &str) -> Option<Value> {
+        if let Some(value) = self.captures.get(name) {
+            return Some(value.clone());
+        }
+        let target = &self.shared.target;
+        let fixtures = &target.fixtures;
+        match name {
+            "now_ms" => return Some(Value::from(self.session.timestamp(0))),
+            "nonce" => return Some(Value::from(fresh_nonce())),
+            "fixtures.subaccount_id" => return fixtures.subaccount_id.map(Value::from),
+            "fixtures.member_id" => return fixtures.member_id.map(Value::from),
+            "fixtures.instrument_name" => return fixtures.instrument_name.clone().map(Value::from),
+            "fixtures.currency" => return fixtures.currency.clone().map(Value::from),
+            "fixtures.position" => return self.position.clone().map(Value::from),
+            "limits.transaction_log_burst" => {
+                return Some(Value::from(target.limits.transaction_log_burst));
+            }
+            _ => {}
+        }
+        if let Some(field) = name.strip_prefix("field_names.") {
+            let (record, field) = field.split_once('.')?;
+            let names = target.field_names.get(record)?;
+            return names.get(field).cloned().map(Value::from);
+        }
+        let role = name.strip_prefix("account.")?.strip_suffix(".client_id")?;
+        target
+            .accounts
+            .get(role)
+            .map(|account| Value::from(account.client_id.clone()))
+    }
+}

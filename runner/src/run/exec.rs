@@ -1,0 +1,478 @@
+//! One execution: a case's steps over one transport, turning each answer into findings.
+//!
+//! This file holds the step loop: a step's templates are resolved (`bindings.rs`: the
+//! execution's captures, fixtures and accounts), its authentication applied (`auth.rs`),
+//! its request sent and recorded (`send.rs`) over its transport and connection, its answer
+//! checked ([`check::answer`]) and its captures kept for later steps. Walks and probes are
+//! in `walk.rs`; whether the execution runs at all, in `skip.rs`; pacing in `pace.rs`. The
+//! first step with a failing finding ends the execution, since later steps usually build
+//! on its answer; only `always` steps (clean-up) run after it.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Instant;
+
+use serde_json::Value;
+
+use super::budget::RecordBudget;
+use super::pace;
+use super::skip::skip_reason;
+use super::template;
+use super::{CaseResult, Shared};
+use crate::transport::{ClientSession, Exchange, HttpClient, Outgoing, TransportError, WsSession};
+use harness_model::case::{Case, Step, TransportKind};
+use harness_model::check::{self, Expected, Finding, ParsedAnswer, Verdict};
+use harness_protocol::auth::clock::Clock;
+
+/// Why an execution stops early.
+#[derive(Debug)]
+pub(crate) enum Stop {
+    /// A failing finding was recorded.
+    Failed,
+    /// The harness could not go on (unreachable target, broken template).
+    Error(String),
+    /// The rest of the case means nothing against this target (e.g. a refusal check on a
+    /// token the server granted more than was asked): the execution is skipped.
+    Skip(String),
+}
+
+/// The state of one execution.
+pub(crate) struct Execution<'a> {
+    pub(crate) shared: &'a Shared,
+    pub(crate) case: &'a Case,
+    pub(crate) transport: TransportKind,
+    /// The client side: HTTP handle, WebSocket, logins, signing.
+    pub(super) session: ClientSession,
+    /// The named connections of the steps that ask for one (`connection`); the session
+    /// holds the one in use.
+    connections: BTreeMap<String, NamedConnection>,
+    pub(super) next_id: u64,
+    pub(super) captures: BTreeMap<String, Value>,
+    pub(super) last_nonce: Option<String>,
+    /// The position this execution may close (`{{fixtures.position}}`).
+    pub(super) position: Option<String>,
+    pub(crate) findings: Vec<Finding>,
+    pub(crate) notes: Vec<String>,
+    /// Clauses whose check was left out (a matcher on a field the target file does not
+    /// name): the execution does not cover them, whatever the case lists.
+    pub(super) unchecked: BTreeSet<String>,
+    pub(crate) exchanges: Vec<Exchange>,
+    /// Answer bytes kept in `exchanges` so far.
+    pub(super) budget: RecordBudget,
+}
+
+/// Runs one case over one transport.
+pub(crate) async fn execute(shared: &Shared, case: &Case, transport: TransportKind) -> CaseResult {
+    let started = Instant::now();
+    let position = match skip_reason(&shared.target, case, transport) {
+        Some(reason) => Err(reason),
+        None if case.needs.fixtures.iter().any(|name| name == "position") => {
+            shared.draw_position().map(Some)
+        }
+        None => Ok(None),
+    };
+    let position = match position {
+        Ok(position) => position,
+        Err(reason) => {
+            return finish(
+                case,
+                transport,
+                Verdict::Skip,
+                reason,
+                Vec::new(),
+                Vec::new(),
+                Vec::new(),
+                started,
+            );
+        }
+    };
+    let mut execution = Execution::new(shared, case, transport);
+    execution.position = position;
+    let mut error = None;
+    let mut skipped = None;
+    let mut stopped = false;
+    for step in &case.steps {
+        if stopped {
+            if step.always {
+                execution.clean_up(step).await;
+            }
+            continue;
+        }
+        match execution.step(step).await {
+            Ok(()) => {}
+            Err(Stop::Failed) => stopped = true,
+            Err(Stop::Error(message)) => {
+                error = Some(message);
+                stopped = true;
+            }
+            Err(Stop::Skip(reason)) => {
+                skipped = Some(reason);
+                stopped = true;
+            }
+        }
+    }
+    execution.close().await;
+    let Execution {
+        findings,
+        notes,
+        exchanges,
+        unchecked,
+        ..
+    } = execution;
+    if let Some(message) = error {
+        return error_result(case, transport, message, exchanges, started);
+    }
+    if let Some(reason) = skipped.filter(|_| findings.is_empty()) {
+        return finish(
+            case,
+            transport,
+            Verdict::Skip,
+            reason,
+            findings,
+            notes,
+            exchanges,
+            started,
+        );
+    }
+    let verdict = findings
+        .iter()
+        .map(|finding| finding.verdict)
+        .reduce(Verdict::worst)
+        .unwrap_or(Verdict::Pass);
+    let message = findings
+        .first()
+        .map(|finding| finding.message.clone())
+        .unwrap_or_else(|| notes.join("; "));
+    let mut result = finish(
+        case, transport, verdict, message, findings, notes, exchanges, started,
+    );
+    let cited: BTreeSet<&String> = result
+        .findings
+        .iter()
+        .flat_map(|finding| &finding.clauses)
+        .collect();
+    let unchecked: BTreeSet<String> = unchecked
+        .into_iter()
+        .filter(|clause| !cited.contains(clause))
+        .collect();
+    result.checks.retain(|clause| !unchecked.contains(clause));
+    result.clauses.retain(|clause| !unchecked.contains(clause));
+    result
+}
+
+/// A result for an execution the harness could not carry out.
+pub(crate) fn error_result(
+    case: &Case,
+    transport: TransportKind,
+    message: String,
+    exchanges: Vec<Exchange>,
+    started: Instant,
+) -> CaseResult {
+    finish(
+        case,
+        transport,
+        Verdict::Error,
+        message,
+        Vec::new(),
+        Vec::new(),
+        exchanges,
+        started,
+    )
+}
+
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one constructor for every kind of result"
+)]
+fn finish(
+    case: &Case,
+    transport: TransportKind,
+    verdict: Verdict,
+    message: String,
+    findings: Vec<Finding>,
+    notes: Vec<String>,
+    exchanges: Vec<Exchange>,
+    started: Instant,
+) -> CaseResult {
+    let mut clauses: Vec<String> = findings
+        .iter()
+        .filter(|finding| finding.verdict == verdict)
+        .flat_map(|finding| finding.clauses.iter().cloned())
+        .collect();
+    // Several findings often cite the same clauses; each is listed once, in first-seen order.
+    let mut seen = std::collections::HashSet::new();
+    clauses.retain(|clause| seen.insert(clause.clone()));
+    if clauses.is_empty() {
+        clauses = case.clauses.clone();
+    }
+    CaseResult {
+        case: case.id.clone(),
+        title: case.title.clone(),
+        path: case.path.display().to_string(),
+        transport,
+        verdict,
+        clauses,
+        checks: case.clauses.clone(),
+        message,
+        findings,
+        notes,
+        exchanges,
+        duration_ms: started.elapsed().as_secs_f64() * 1000.0,
+    }
+}
+
+/// A connection of its own a step names: its WebSocket and its HTTP client.
+#[derive(Default)]
+struct NamedConnection {
+    ws: Option<WsSession>,
+    http: Option<HttpClient>,
+}
+
+impl<'a> Execution<'a> {
+    /// An execution before its first step, with a client session of its own.
+    pub(super) fn new(shared: &'a Shared, case: &'a Case, transport: TransportKind) -> Self {
+        Execution {
+            shared,
+            case,
+            transport,
+            session: ClientSession::new(
+                shared.target.clone(),
+                shared.http.clone(),
+                shared.dialer.clone(),
+                shared.limits,
+                Clock::system(),
+            ),
+            connections: BTreeMap::new(),
+            next_id: 1,
+            captures: BTreeMap::new(),
+            last_nonce: None,
+            position: None,
+            findings: Vec::new(),
+            notes: Vec::new(),
+            unchecked: BTreeSet::new(),
+            // One exchange a step, bar walks and probes: no regrowth moving them about.
+            exchanges: Vec::with_capacity(case.steps.len()),
+            budget: RecordBudget::default(),
+        }
+    }
+}
+
+impl Execution<'_> {
+    /// The finding for an observation on these clauses ([`check::finding`]).
+    pub(crate) fn finding(&self, clauses: &[String], message: String) -> Finding {
+        check::finding(&self.shared.catalog, clauses, message)
+    }
+
+    pub(crate) fn record(&mut self, clauses: &[String], message: String) {
+        let finding = self.finding(clauses, message);
+        self.findings.push(finding);
+    }
+
+    /// A template string resolved; a template that does not resolve stops the execution.
+    pub(super) fn resolved(&self, text: &str) -> Result<String, Stop> {
+        template::resolve_string(text, self).map_err(Stop::Error)
+    }
+
+    pub(super) fn failing(&self) -> bool {
+        self.findings
+            .iter()
+            .any(|finding| finding.verdict == Verdict::Fail)
+    }
+
+    /// Runs an `always` step after the execution stopped, to leave the target as the case
+    /// found it: what it observes is a note, never a finding, since the verdict is decided.
+    async fn clean_up(&mut self, step: &Step) {
+        let findings = self.findings.len();
+        let outcome = self.step(step).await;
+        let observed: Vec<String> = self
+            .findings
+            .drain(findings..)
+            .map(|finding| finding.message)
+            .collect();
+        // `Failed` with nothing new observed is the earlier failure, which ended the run.
+        let trouble = match outcome {
+            Ok(()) | Err(Stop::Failed) if observed.is_empty() => return,
+            Ok(()) | Err(Stop::Failed) => observed.join("; "),
+            Err(Stop::Error(message) | Stop::Skip(message)) => message,
+        };
+        self.notes.push(format!(
+            "the clean-up step at line {} did not complete, so the target may be left changed: {trouble}",
+            step.line
+        ));
+    }
+
+    /// Closes every WebSocket of the execution.
+    async fn close(&mut self) {
+        self.session.close().await;
+        for ws in std::mem::take(&mut self.connections)
+            .into_values()
+            .filter_map(|connection| connection.ws)
+        {
+            ws.close().await;
+        }
+    }
+
+    /// Runs one step over its own transport and connection, when it names them, and over
+    /// the execution's otherwise.
+    async fn step(&mut self, step: &Step) -> Result<(), Stop> {
+        let execution_transport = self.transport;
+        self.transport = step.transport_in(execution_transport);
+        let connection = step.connection.as_deref();
+        if let Some(name) = connection {
+            if let Err(error) = self.open_connection(name) {
+                self.transport = execution_transport;
+                return Err(Stop::Error(error.to_string()));
+            }
+            self.swap_connection(name);
+        }
+        let outcome = self.step_here(step).await;
+        if let Some(name) = connection {
+            self.swap_connection(name);
+        }
+        self.transport = execution_transport;
+        outcome
+    }
+
+    /// Makes the named connection's HTTP client on its first use over HTTP (a WebSocket
+    /// is opened by its first call).
+    fn open_connection(&mut self, name: &str) -> Result<(), TransportError> {
+        let connection = self.connections.entry(name.to_owned()).or_default();
+        if self.transport != TransportKind::Ws && connection.http.is_none() {
+            connection.http = Some(self.session.fresh_http()?);
+        }
+        Ok(())
+    }
+
+    /// Exchanges the session's connection of the step's transport with the named one.
+    fn swap_connection(&mut self, name: &str) {
+        let connection = self.connections.entry(name.to_owned()).or_default();
+        if self.transport == TransportKind::Ws {
+            self.session.swap_ws(&mut connection.ws);
+        } else if let Some(http) = connection.http.as_mut() {
+            self.session.swap_http(http);
+        }
+    }
+
+    async fn step_here(&mut self, step: &Step) -> Result<(), Stop> {
+        if let Some(walk) = &step.walk {
+            return self.walk(step, walk).await;
+        }
+        if let Some(probe) = &step.probe {
+            return self.probe(step, probe).await;
+        }
+        if let (Some(copies), TransportKind::Ws) = (step.in_flight, self.transport) {
+            return self.in_flight(step, copies).await;
+        }
+        // A raw step's HTTP path is the method its text names, when it names one.
+        let method = step.call.clone().unwrap_or_else(|| {
+            let raw: Option<Value> = step
+                .raw
+                .as_deref()
+                .and_then(|raw| serde_json::from_str(raw).ok());
+            raw.and_then(|raw| raw.get("method").and_then(Value::as_str).map(str::to_owned))
+                .unwrap_or_default()
+        });
+        let account = harness_protocol::spec::is_paced(&method).then(|| self.pace_key(&step.auth));
+        let mut attempt = 0;
+        let answer = loop {
+            if let Some(account) = &account {
+                self.shared.pacer.wait(account).await;
+            }
+            // Prepared after the wait, so signatures carry a fresh timestamp and nonce.
+            let outgoing = self.prepare(step, &method).await?;
+            let answer = self.send(&outgoing).await?;
+            match self.throttled(&method, &answer, &mut attempt) {
+                Some(backoff) => tokio::time::sleep(backoff).await,
+                None => break answer,
+            }
+        };
+        let case = self.case;
+        let clauses = case.step_clauses(step);
+        let response = self.check_answer(answer, clauses, step)?;
+        if self.failing() {
+            return Err(Stop::Failed);
+        }
+        self.capture(step, &response, clauses)
+    }
+
+    /// When `answer` is the target throttling and retries are left: notes it and returns the
+    /// wait before the next attempt.
+    pub(super) fn throttled(
+        &mut self,
+        method: &str,
+        answer: &ParsedAnswer,
+        attempt: &mut u32,
+    ) -> Option<std::time::Duration> {
+        let code = pace::throttled(answer, &self.shared.target.limits)?;
+        if *attempt >= pace::THROTTLE_RETRIES {
+            return None;
+        }
+        *attempt += 1;
+        let backoff = self.shared.pacer.backoff(*attempt);
+        self.notes.push(format!(
+            "{method} was throttled (code {code}); sent again after {:.1} s",
+            backoff.as_secs_f64()
+        ));
+        Some(backoff)
+    }
+
+    /// Builds the request of a `call` or `raw` step: templates, then authentication.
+    pub(super) async fn prepare(&mut self, step: &Step, method: &str) -> Result<Outgoing, Stop> {
+        let mut params = template::resolve_map(&step.params, self).map_err(Stop::Error)?;
+        if let Some(names) = self.shared.target.param_names.get(method) {
+            params = params
+                .into_iter()
+                .map(|(name, value)| (names.get(&name).cloned().unwrap_or(name), value))
+                .collect();
+        }
+        let raw = match &step.raw {
+            Some(raw) => Some(self.resolved(raw)?),
+            None => None,
+        };
+        let authorization = self.authenticate(step, &mut params).await?;
+        Ok(Outgoing {
+            method: method.to_owned(),
+            params,
+            raw,
+            authorization,
+        })
+    }
+
+    /// The checks every answer gets, then the step's expectations ([`check::answer`]).
+    /// Returns the parsed response for captures.
+    pub(super) fn check_answer(
+        &mut self,
+        answer: ParsedAnswer,
+        clauses: &[String],
+        step: &Step,
+    ) -> Result<Value, Stop> {
+        let expect = &step.expect;
+        let matchers = self.resolved_matchers(step)?;
+        let schema = if expect.no_schema {
+            None
+        } else {
+            let method = step.call.as_deref().unwrap_or_default();
+            expect
+                .schema
+                .clone()
+                .or_else(|| self.shared.schemas.for_method(method))
+        };
+        let expected = Expected {
+            outcome: expect.outcome,
+            error_code: expect.error_code,
+            error_message: expect.error_message.as_deref(),
+            http_status: expect.http_status,
+            schema: schema.as_deref(),
+            matchers: &matchers,
+            clauses,
+        };
+        let findings = check::answer(
+            &answer,
+            &expected,
+            &self.shared.catalog,
+            &self.shared.schemas,
+        );
+        self.findings.extend(findings);
+        self.notes.extend(check::error_note(&answer, &expected));
+        answer.json.ok_or(Stop::Failed)
+    }
+}

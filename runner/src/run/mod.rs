@@ -1,0 +1,423 @@
+//! The runner: runs cases over transports against a target and reports each outcome as an
+//! [`Event`], collecting them into a [`RunReport`].
+//!
+//! Each (case, transport) pair is one execution with its own session (HTTP client state,
+//! WebSocket connection, tokens and captures). Executions run in parallel up to
+//! `concurrency`; cases marked `serial` run alone afterwards, since they change state other
+//! cases may see. Every request has a timeout and the whole run has one too.
+//!
+//! Executions that call a paced method (`spec::is_paced`) run in a lane of their own
+//! ([`PACED_LANE`] at once, started first): they wait for the pacing budget without holding
+//! one of the `concurrency` slots, so the unpaced executions go on while the budget fills.
+//!
+//! A run can be stopped early by an [`Interrupt`] (a signal, the run timeout, or the
+//! [`Breaker`] when the target stops answering): it schedules nothing more, gives
+//! executions in flight a short grace, and reports every execution that did not run or
+//! finish as a skip saying so, never as a pass. A target that refuses connections is known
+//! before anything is scheduled: the run's first call fails and the run ends at once.
+
+mod answer;
+mod auth;
+mod bindings;
+mod breaker;
+mod budget;
+mod exec;
+mod in_flight;
+mod interrupt;
+pub(crate) mod pace;
+mod schedule;
+mod send;
+mod skip;
+mod template;
+mod walk;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::Semaphore;
+
+use crate::transport::{self, Dialer, HttpClient, TransportError};
+use harness_model::case::{Case, TransportKind};
+use harness_model::check::{Catalog, Redactor, SchemaSet, Side, Verdict};
+use harness_model::target_file::Target;
+
+pub use breaker::{Breaker, DEFAULT_LIMIT, STOPPED_ANSWERING, is_no_answer, stopped_answering};
+pub use interrupt::{GRACE, Interrupt, NOT_RUN};
+pub use schedule::PACED_LANE;
+
+pub use harness_model::results::{CaseResult, Event, RunReport};
+
+use schedule::{cut, first_call, is_long, is_paced};
+
+/// How to run.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// The server under test.
+    pub target: Target,
+    /// Cases to run.
+    pub cases: Vec<Case>,
+    /// The clause catalog.
+    pub catalog: Arc<Catalog>,
+    /// Result schemas.
+    pub schemas: Arc<SchemaSet>,
+    /// Only these transports (all when `None`).
+    pub transports: Option<Vec<TransportKind>>,
+    /// Only cases whose id contains this text.
+    pub filter: Option<String>,
+    /// Executions at once.
+    pub concurrency: usize,
+    /// Per-request limits.
+    pub limits: transport::RequestLimits,
+    /// The whole run's limit.
+    pub run_timeout: Duration,
+    /// Requests in a row without an answer that stop the run ([`Breaker`]; 0: never).
+    pub no_answer_limit: usize,
+}
+
+impl Config {
+    /// A run of `cases` against `target`: over every transport, unfiltered, one execution
+    /// at a time, with the default request limits and ten minutes for the whole run. Set
+    /// other values by struct update: `Config { concurrency: 8, ..Config::new(...) }`.
+    pub fn new(
+        target: Target,
+        cases: Vec<Case>,
+        catalog: Arc<Catalog>,
+        schemas: Arc<SchemaSet>,
+    ) -> Config {
+        Config {
+            target,
+            cases,
+            catalog,
+            schemas,
+            transports: None,
+            filter: None,
+            concurrency: 1,
+            limits: transport::RequestLimits::default(),
+            run_timeout: Duration::from_secs(600),
+            no_answer_limit: DEFAULT_LIMIT,
+        }
+    }
+}
+
+/// Why a run could not be carried out at all.
+#[derive(Debug)]
+pub enum RunError {
+    /// No case matched the filters.
+    NothingSelected,
+    /// Every execution failed to reach the target.
+    Unreachable(TransportError),
+    /// The HTTP client could not be built (TLS roots, CA file or proxy settings).
+    Client(TransportError),
+}
+
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunError::NothingSelected => write!(f, "no case matched the filters"),
+            RunError::Unreachable(error) => write!(f, "target unreachable: {error}"),
+            RunError::Client(error) => write!(f, "{error}"),
+        }
+    }
+}
+
+impl std::error::Error for RunError {}
+
+/// Shared by every execution of a run.
+pub(crate) struct Shared {
+    pub(crate) target: Target,
+    pub(crate) catalog: Arc<Catalog>,
+    pub(crate) schemas: Arc<SchemaSet>,
+    pub(crate) http: HttpClient,
+    /// TLS and proxies, shared by the HTTP client and every WebSocket session.
+    pub(crate) dialer: Dialer,
+    pub(crate) limits: transport::RequestLimits,
+    pub(crate) pacer: pace::Pacer,
+    /// Stops the run when the target stops answering.
+    pub(crate) breaker: Breaker,
+    pub(crate) redactor: Redactor,
+    /// Positions drawn so far from the target's pool (`{{fixtures.position}}`).
+    pub(crate) positions_drawn: std::sync::atomic::AtomicUsize,
+}
+
+impl Shared {
+    /// What the executions of one run against `target` share; fails when the TLS settings
+    /// of the target file do not build a client.
+    pub(crate) fn new(
+        target: Target,
+        catalog: Arc<Catalog>,
+        schemas: Arc<SchemaSet>,
+        limits: transport::RequestLimits,
+        breaker: Breaker,
+    ) -> Result<Shared, RunError> {
+        let dialer = Dialer::new(&target.tls).map_err(RunError::Client)?;
+        Ok(Shared {
+            http: HttpClient::new(limits, &dialer).map_err(RunError::Client)?,
+            dialer,
+            pacer: pace::Pacer::new(&target.limits),
+            breaker,
+            redactor: Redactor::new(target.secrets()),
+            catalog,
+            schemas,
+            target,
+            limits,
+            positions_drawn: std::sync::atomic::AtomicUsize::new(0),
+        })
+    }
+
+    /// A position of the target's pool no other execution of the run has closed: a server
+    /// may refuse to close a position twice (SPEC.md 4.12 does not say), so every closing
+    /// execution needs its own.
+    pub(super) fn draw_position(&self) -> Result<String, String> {
+        let pool = self.target.fixtures.position_pool();
+        let index = self
+            .positions_drawn
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        pool.get(index).map(|&name| name.to_owned()).ok_or_else(|| {
+            format!(
+                "each execution that closes a position needs its own, and the {} of the target file were taken by earlier ones: list more in [fixtures] positions",
+                pool.len()
+            )
+        })
+    }
+}
+
+/// The executions a config selects, in order.
+pub fn plan(config: &Config) -> Vec<(Arc<Case>, TransportKind)> {
+    select(
+        config.cases.iter().cloned(),
+        config.filter.as_deref(),
+        config.transports.as_deref(),
+    )
+}
+
+/// The executions of `cases` whose id contains `filter` over the `transports` given (every
+/// transport of a case when `None`), in order: a case's transports in the order it lists
+/// them.
+pub fn select(
+    cases: impl IntoIterator<Item = Case>,
+    filter: Option<&str>,
+    transports: Option<&[TransportKind]>,
+) -> Vec<(Arc<Case>, TransportKind)> {
+    let mut plan = Vec::new();
+    for case in cases {
+        if filter.is_some_and(|filter| !case.id.contains(filter)) {
+            continue;
+        }
+        let case = Arc::new(case);
+        for &transport in &case.transports {
+            if transports.is_some_and(|only| !only.contains(&transport)) {
+                continue;
+            }
+            plan.push((case.clone(), transport));
+        }
+    }
+    plan
+}
+
+/// Runs the selected cases and returns every result.
+pub async fn run(
+    config: Config,
+    on_event: impl Fn(&Event<'_>) + Send + Sync + 'static,
+) -> Result<RunReport, RunError> {
+    run_until(config, Interrupt::new(), on_event).await
+}
+
+/// Runs the selected cases until they are done or `interrupt` fires (the run timeout fires
+/// it too): then nothing more starts, executions in flight get [`GRACE`], and every
+/// execution that did not run or finish is a skip whose message starts with [`NOT_RUN`].
+pub async fn run_until(
+    config: Config,
+    interrupt: Interrupt,
+    on_event: impl Fn(&Event<'_>) + Send + Sync + 'static,
+) -> Result<RunReport, RunError> {
+    let started = Instant::now();
+    let plan = plan(&config);
+    if plan.is_empty() {
+        return Err(RunError::NothingSelected);
+    }
+    let breaker = Breaker::new(
+        config.no_answer_limit,
+        config.limits.request_timeout,
+        interrupt.clone(),
+    );
+    let shared = Arc::new(Shared::new(
+        config.target,
+        config.catalog,
+        config.schemas,
+        config.limits,
+        breaker,
+    )?);
+    let redactor = shared.redactor.clone();
+    // Beside the executions, not before them: a silent target holds it as long as any.
+    let first = plan
+        .iter()
+        .any(|(_, transport)| *transport != TransportKind::Ws)
+        .then(|| tokio::spawn(first_call(shared.clone(), interrupt.clone())));
+    let on_event = Arc::new(on_event);
+    on_event(&Event::Started { total: plan.len() });
+    let timer = {
+        let (interrupt, run_timeout) = (interrupt.clone(), config.run_timeout);
+        tokio::spawn(async move {
+            tokio::time::sleep(run_timeout).await;
+            interrupt.fire(format!(
+                "the run timeout expired ({} s)",
+                run_timeout.as_secs_f64()
+            ));
+        })
+    };
+    let (serial, mut parallel): (Vec<_>, Vec<_>) = plan
+        .into_iter()
+        .enumerate()
+        .partition(|(_, (case, _))| case.serial);
+    // Paced executions start first, in their lane, so the budget is in use from the start;
+    // then long chains of requests (walks, rate probes), so the run does not end waiting
+    // on one that started last; results are put back in plan order below.
+    parallel.sort_by_key(|(_, (case, _))| (!is_paced(case), !is_long(case)));
+    let semaphore = Arc::new(Semaphore::new(config.concurrency.max(1)));
+    let paced_lane = Arc::new(Semaphore::new(PACED_LANE));
+    let mut handles = Vec::new();
+    for (index, (case, transport)) in parallel {
+        let semaphore = if is_paced(&case) {
+            paced_lane.clone()
+        } else {
+            semaphore.clone()
+        };
+        let (shared, on_event) = (shared.clone(), on_event.clone());
+        let interrupt = interrupt.clone();
+        handles.push(tokio::spawn(async move {
+            let permit = tokio::select! {
+                biased;
+                reason = interrupt.fired() => Err(reason),
+                permit = semaphore.acquire_owned() => Ok(permit),
+            };
+            let result = match permit {
+                Ok(_permit) => execute_interruptible(&shared, case, transport, &interrupt).await,
+                Err(reason) => interrupt::not_run(&case, transport, &reason, false),
+            };
+            on_event(&Event::Finished(&result));
+            (index, result)
+        }));
+    }
+    let mut results = Vec::new();
+    for handle in handles {
+        if let Ok(pair) = handle.await {
+            results.push(pair);
+        }
+    }
+    for (index, (case, transport)) in serial {
+        let result = execute_interruptible(&shared, case, transport, &interrupt).await;
+        on_event(&Event::Finished(&result));
+        results.push((index, result));
+    }
+    timer.abort();
+    let refused = match first {
+        Some(first) if first.is_finished() => first.await.ok().flatten(),
+        Some(first) => {
+            first.abort();
+            None
+        }
+        None => None,
+    };
+    if let Some(failure) = refused {
+        return Err(RunError::Unreachable(failure));
+    }
+    results.sort_by_key(|(index, _)| *index);
+    let results: Vec<CaseResult> = results.into_iter().map(|(_, result)| result).collect();
+    let unreachable = results
+        .iter()
+        .all(|result| result.verdict == Verdict::Error || result.verdict == Verdict::Skip)
+        && results
+            .iter()
+            .any(|result| result.verdict == Verdict::Error);
+    // Unreachable is a connection that could not be made; a target that was reached and
+    // gave no answer (the breaker's "stopped answering", or a few time-outs) keeps its
+    // report, which says so.
+    if unreachable
+        && let Some(failure) = results
+            .iter()
+            .flat_map(|result| &result.exchanges)
+            .find_map(|exchange| exchange.failure.clone())
+            .filter(|failure| failure.kind == transport::TransportErrorKind::Connect)
+    {
+        // The failed request's URL may carry a client secret in its query string.
+        return Err(RunError::Unreachable(TransportError {
+            message: redactor.text(&failure.message),
+            ..failure
+        }));
+    }
+    // Fired after the last execution ended (the timer racing the end) stopped nothing.
+    // The breaker's reason stays even then: the last requests went unanswered.
+    let interrupted = interrupt.reason().filter(|reason| {
+        stopped_answering(reason)
+            || results
+                .iter()
+                .any(|result| result.message.starts_with(NOT_RUN))
+    });
+    Ok(RunReport {
+        target: shared.target.name.clone(),
+        results,
+        duration: started.elapsed(),
+        redactor,
+        side: Side::Server,
+        interrupted,
+    })
+}
+
+/// One execution, unless the interrupt has fired; cut [`GRACE`] after it fires.
+async fn execute_interruptible(
+    shared: &Arc<Shared>,
+    case: Arc<Case>,
+    transport: TransportKind,
+    interrupt: &Interrupt,
+) -> CaseResult {
+    if let Some(reason) = interrupt.reason() {
+        return interrupt::not_run(&case, transport, &reason, false);
+    }
+    tokio::select! {
+        result = exec::execute(shared, &case, transport) => result,
+        reason = cut(interrupt) => interrupt::not_run(&case, transport, &reason, true),
+    }
+}
+
+/// Runs one case over one transport (used by the `cargo test` trials).
+pub async fn run_one(
+    config: &Config,
+    case: &Case,
+    transport: TransportKind,
+) -> Result<CaseResult, RunError> {
+    Ok(Runner::new(config)?.execute(case, transport).await)
+}
+
+/// Executions one at a time, as a caller schedules them (the `cargo test` trials of
+/// [`crate::conformance`]): one HTTP client, one pacer and one redactor shared by all, so
+/// pacing holds across them.
+#[derive(Clone)]
+pub struct Runner {
+    shared: Arc<Shared>,
+}
+
+impl Runner {
+    /// A runner for `config`'s target (its cases, filter and transports are not used).
+    pub fn new(config: &Config) -> Result<Runner, RunError> {
+        Ok(Runner {
+            shared: Arc::new(Shared::new(
+                config.target.clone(),
+                config.catalog.clone(),
+                config.schemas.clone(),
+                config.limits,
+                // Executions one at a time, scheduled by the caller: nothing to stop.
+                Breaker::new(0, config.limits.request_timeout, Interrupt::new()),
+            )?),
+        })
+    }
+
+    /// Runs one case over one transport.
+    pub async fn execute(&self, case: &Case, transport: TransportKind) -> CaseResult {
+        exec::execute(&self.shared, case, transport).await
+    }
+
+    /// Knows the target's secrets and every token the executions saw.
+    pub fn redactor(&self) -> &Redactor {
+        &self.shared.redactor
+    }
+}

@@ -1,0 +1,258 @@
+//! Pacing of rate-limited methods and retries of throttled answers, so that a run never
+//! breaks a target's rate limit and a throttling answer is never a verdict.
+//!
+//! SPEC.md section 8 gives `private/get_transaction_log` a sustained rate of 1 request per
+//! second but not what the rate is counted against. The harness assumes the strictest
+//! reading: one budget per account, shared by all its tokens, transports and concurrent
+//! executions, filled at the target file's `[limits]` rate up to its burst (1 per second
+//! and burst 1 by default). Every call to a paced method of the spec table waits for its
+//! account's budget: single calls, walk pages and the fuzzer alike. Only the rate-limit
+//! probe, which exists to exceed the limit, is not paced, but its requests are counted, so
+//! the paced requests after it wait until the target's budget has filled again. The pacer
+//! sends 5% below the stated rate, so that jitter on the way does not bring two requests
+//! closer than the target allows.
+//!
+//! A target may still throttle (another client uses the account, or it limits methods the
+//! spec does not): an answer whose error code is one of `[limits] throttle_codes` is waited
+//! out and the request sent again, up to [`THROTTLE_RETRIES`] times, and the retry is a
+//! note on the result.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use harness_model::check::ParsedAnswer;
+use harness_model::target_file::RateLimits;
+use harness_protocol::jsonrpc;
+use harness_protocol::token_bucket::{Rate, TokenBucket};
+
+/// Retries of a throttled request before its answer is judged as it is.
+pub(crate) const THROTTLE_RETRIES: u32 = 4;
+
+/// How much slower than the target's stated rate the harness sends: with burst 1, a
+/// request delayed on its way more than the one after it would otherwise arrive early.
+const PACING_MARGIN: f64 = 1.05;
+
+/// The most requests an account can owe its budget after a probe.
+const PROBE_DEBT_MAX: f64 = 2_000.0;
+
+/// The pacing budget of requests sent without an account's credentials.
+pub(crate) const ANONYMOUS: &str = "anonymous";
+
+/// Token buckets per account.
+pub(crate) struct Pacer {
+    rate: Rate,
+    /// The origin of the buckets' milliseconds.
+    started: Instant,
+    buckets: Mutex<HashMap<String, TokenBucket>>,
+}
+
+impl Pacer {
+    pub(crate) fn new(limits: &RateLimits) -> Pacer {
+        Pacer {
+            rate: Rate::new(
+                limits.transaction_log_per_second / PACING_MARGIN,
+                limits.transaction_log_burst,
+            ),
+            started: Instant::now(),
+            buckets: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Runs `change` on `account`'s bucket, filled to `now`.
+    fn with_bucket<T>(
+        &self,
+        account: &str,
+        now: Instant,
+        change: impl FnOnce(&mut TokenBucket, f64) -> T,
+    ) -> T {
+        let now_ms = now.saturating_duration_since(self.started).as_secs_f64() * 1_000.0;
+        let mut buckets = self
+            .buckets
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let bucket = buckets
+            .entry(account.to_owned())
+            .or_insert_with(|| self.rate.full(now_ms));
+        change(bucket, now_ms)
+    }
+
+    /// How long `account` must wait before its next paced request, taking that request's
+    /// token when the wait is zero: the non-blocking question a scheduler asks before it
+    /// gives a paced request a worker (zero: go; else: send other work first).
+    pub(crate) fn take(&self, account: &str, now: Instant) -> Duration {
+        self.with_bucket(account, now, |bucket, now_ms| {
+            if self.rate.take(bucket, now_ms, 0.0) {
+                Duration::ZERO
+            } else {
+                Duration::from_secs_f64(self.rate.wait_ms(bucket) / 1_000.0)
+            }
+        })
+    }
+
+    /// Takes one token from each of `accounts` when every one of them has one, else takes
+    /// nothing and says how long until they all might: for a request whose budget is one
+    /// of several (a WebSocket connection that remembers some account's token), charged to
+    /// all of them so that none is exceeded.
+    pub(crate) fn take_all(&self, accounts: &[&str], now: Instant) -> Duration {
+        let now_ms = now.saturating_duration_since(self.started).as_secs_f64() * 1_000.0;
+        let mut buckets = self
+            .buckets
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut longest = Duration::ZERO;
+        for account in accounts {
+            let bucket = buckets
+                .entry((*account).to_owned())
+                .or_insert_with(|| self.rate.full(now_ms));
+            self.rate.refill(bucket, now_ms);
+            if !self.rate.has_token_at(bucket, now_ms) {
+                longest = longest.max(Duration::from_secs_f64(self.rate.wait_ms(bucket) / 1_000.0));
+            }
+        }
+        if longest.is_zero() {
+            for account in accounts {
+                if let Some(bucket) = buckets.get_mut(*account) {
+                    self.rate.take(bucket, now_ms, 0.0);
+                }
+            }
+        }
+        longest
+    }
+
+    /// Counts a request `account` sent without waiting (the rate-limit probe), so that the
+    /// paced requests after it wait until the target's budget has filled again. The debt
+    /// is bounded by what the probe can send.
+    pub(crate) fn spend(&self, account: &str, now: Instant) {
+        self.with_bucket(account, now, |bucket, now_ms| {
+            if !self.rate.take(bucket, now_ms, 0.0) {
+                // No whole token was there to take: the request sent anyway is owed.
+                bucket.owe(PROBE_DEBT_MAX);
+            }
+        });
+    }
+
+    /// Waits until `account` may send one more paced request.
+    pub(crate) async fn wait(&self, account: &str) {
+        loop {
+            let delay = self.take(account, Instant::now());
+            if delay.is_zero() {
+                return;
+            }
+            tokio::time::sleep(delay).await;
+        }
+    }
+
+    /// Waits until every one of `accounts` may send one more paced request, and takes a
+    /// token from each ([`Pacer::take_all`]).
+    pub(crate) async fn wait_all(&self, accounts: &[&str]) {
+        loop {
+            let delay = self.take_all(accounts, Instant::now());
+            if delay.is_zero() {
+                return;
+            }
+            tokio::time::sleep(delay).await;
+        }
+    }
+
+    /// The wait before retry `attempt` (1-based) of a throttled request: one refill
+    /// interval, doubled each time.
+    pub(crate) fn backoff(&self, attempt: u32) -> Duration {
+        let interval = 1.0 / self.rate.per_second().max(0.01);
+        Duration::from_secs_f64(interval * f64::from(1u32 << attempt.min(6).saturating_sub(1)))
+    }
+}
+
+/// The throttling code of an answer, when the target's `[limits] throttle_codes` lists it.
+pub(crate) fn throttled(answer: &ParsedAnswer, limits: &RateLimits) -> Option<i64> {
+    let error = jsonrpc::error_of(answer.json.as_ref()?)?;
+    limits
+        .throttle_codes
+        .contains(&error.code)
+        .then_some(error.code)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn pacer(per_second: f64, burst: u32) -> Pacer {
+        Pacer::new(&RateLimits {
+            transaction_log_per_second: per_second,
+            transaction_log_burst: burst,
+            ..RateLimits::default()
+        })
+    }
+
+    #[test]
+    fn one_account_shares_one_budget_and_others_have_their_own() {
+        let pacer = pacer(1.0, 2);
+        let start = Instant::now();
+        assert_eq!(pacer.take("main", start), Duration::ZERO);
+        assert_eq!(pacer.take("main", start), Duration::ZERO);
+        let wait = pacer.take("main", start);
+        assert!(wait > Duration::from_millis(900), "{wait:?}");
+        assert_eq!(pacer.take("sub", start), Duration::ZERO);
+        let later = start + Duration::from_millis(1_050);
+        assert_eq!(pacer.take("main", later), Duration::ZERO);
+    }
+
+    #[test]
+    fn taking_from_several_budgets_takes_from_all_or_none() {
+        let pacer = pacer(1.0, 1);
+        let start = Instant::now();
+        assert_eq!(pacer.take("main", start), Duration::ZERO);
+        let wait = pacer.take_all(&["main", "sub"], start);
+        assert!(wait > Duration::from_millis(900), "{wait:?}");
+        // "sub" kept its token: nothing was taken.
+        assert_eq!(pacer.take("sub", start), Duration::ZERO);
+        let later = start + Duration::from_millis(1_100);
+        assert_eq!(pacer.take_all(&["main", "sub"], later), Duration::ZERO);
+        assert!(pacer.take("main", later) > Duration::ZERO);
+        assert!(pacer.take("sub", later) > Duration::ZERO);
+    }
+
+    #[test]
+    fn requests_sent_unpaced_delay_the_paced_ones_after_them() {
+        let pacer = pacer(1.0, 1);
+        let start = Instant::now();
+        for _ in 0..3 {
+            pacer.spend("main", start);
+        }
+        let wait = pacer.take("main", start);
+        assert!(wait > Duration::from_millis(2_900), "{wait:?}");
+        assert_eq!(pacer.take("sub", start), Duration::ZERO);
+    }
+
+    #[test]
+    fn backoff_doubles_from_one_refill_interval() {
+        let pacer = pacer(2.0, 1);
+        assert_eq!(pacer.backoff(1), Duration::from_millis(525));
+        assert_eq!(pacer.backoff(2), Duration::from_millis(1_050));
+        assert_eq!(pacer.backoff(3), Duration::from_millis(2_100));
+    }
+
+    #[test]
+    fn only_listed_codes_are_throttling() {
+        let limits = RateLimits {
+            throttle_codes: vec![10028, 10429],
+            ..RateLimits::default()
+        };
+        let answer = |code: i64| ParsedAnswer {
+            json: Some(json!({"jsonrpc": "2.0", "id": 1, "error": {"code": code, "message": "m"}})),
+            status: Some(429),
+            body: String::new(),
+            request_id: Some(1),
+        };
+        assert_eq!(throttled(&answer(10429), &limits), Some(10429));
+        assert_eq!(throttled(&answer(10028), &limits), Some(10028));
+        assert_eq!(throttled(&answer(13009), &limits), None);
+        let result = ParsedAnswer {
+            json: Some(json!({"jsonrpc": "2.0", "id": 1, "result": []})),
+            ..answer(0)
+        };
+        assert_eq!(throttled(&result, &limits), None);
+    }
+}

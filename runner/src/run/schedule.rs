@@ -1,0 +1,93 @@
+//! How a run schedules its executions around the target: executions that call a paced
+//! method go first, in a lane of their own ([`PACED_LANE`] at once, outside the
+//! `concurrency` slots), so they wait for the pacing budget while the others run; long
+//! chains of requests go next; the run's first call finds a refused connection at once;
+//! and executions in flight are cut at once when nothing can answer them any more.
+
+use std::sync::Arc;
+
+use super::{GRACE, Interrupt, Shared, stopped_answering};
+use crate::transport::{self, TransportError};
+use harness_model::case::{Case, TransportKind};
+
+/// Executions calling a paced method that run at once, outside the `concurrency` slots:
+/// enough that the budget is taken while one of them runs its unpaced steps.
+pub const PACED_LANE: usize = 4;
+
+/// Whether an execution of `case` is a long chain of requests: a pagination walk or a
+/// rate probe, tens to hundreds of requests one after the other.
+pub(super) fn is_long(case: &Case) -> bool {
+    case.steps
+        .iter()
+        .any(|step| step.walk.is_some() || step.probe.is_some())
+}
+
+/// Whether an execution of `case` calls a paced method, and so waits for the pacing budget
+/// (a rate probe spends it): a call, a raw request naming it, a walk or a probe.
+pub(super) fn is_paced(case: &Case) -> bool {
+    case.steps.iter().any(|step| {
+        let raw_method = step
+            .raw
+            .as_deref()
+            .and_then(|raw| serde_json::from_str::<serde_json::Value>(raw).ok())
+            .and_then(|raw| raw.get("method")?.as_str().map(str::to_owned));
+        [
+            step.call.as_deref(),
+            raw_method.as_deref(),
+            step.walk.as_ref().map(|walk| walk.call.as_str()),
+            step.probe.as_ref().map(|probe| probe.call.as_str()),
+        ]
+        .into_iter()
+        .flatten()
+        .any(harness_protocol::spec::is_paced)
+    })
+}
+
+/// What the reason of a run stopped by a refused first call starts with.
+const UNREACHABLE: &str = "target unreachable: ";
+
+/// The run's first call, `public/get_currencies` over HTTP, sent as the executions start:
+/// a target that refuses connections (or cannot be reached) stops the run at once, and the
+/// failure is returned so that the run ends as unreachable, instead of every execution
+/// finding out on its own. Any other outcome, silence included, only counts toward the
+/// [`Breaker`].
+pub(super) async fn first_call(
+    shared: Arc<Shared>,
+    interrupt: Interrupt,
+) -> Option<TransportError> {
+    let outgoing = transport::Outgoing {
+        method: "public/get_currencies".to_owned(),
+        ..transport::Outgoing::default()
+    };
+    let exchange = shared
+        .http
+        .call(
+            TransportKind::HttpQuery,
+            &shared.target.base_url,
+            0,
+            &outgoing,
+        )
+        .await;
+    shared.breaker.observe(exchange.failure.as_ref());
+    let failure = exchange
+        .failure
+        .filter(|failure| failure.kind == transport::TransportErrorKind::Connect)?;
+    // The failed request's URL may carry a client secret in its query string.
+    let failure = TransportError {
+        message: shared.redactor.text(&failure.message),
+        ..failure
+    };
+    interrupt.fire(format!("{UNREACHABLE}{}", failure.message));
+    Some(failure)
+}
+
+/// Resolves when executions in flight are cut: [`GRACE`] after the interrupt fires, or at
+/// once when the target stopped answering or cannot be reached (nothing in flight can
+/// still get an answer).
+pub(super) async fn cut(interrupt: &Interrupt) -> String {
+    let reason = interrupt.fired().await;
+    if !(stopped_answering(&reason) || reason.starts_with(UNREACHABLE)) {
+        tokio::time::sleep(GRACE).await;
+    }
+    reason
+}

@@ -1,0 +1,244 @@
+//! Sending one request of an execution and recording its exchange.
+//!
+//! Before a request leaves, the run's `Redactor` learns every credential it carries (secret
+//! members of the parameters, the `Authorization` value); after, every token and signature
+//! of the answer and the header actually sent. The exchange is kept within the execution's
+//! budget of answer bytes ([`RecordBudget`](super::budget::RecordBudget)); the parsed answer moves to the caller. A
+//! target that cannot be reached, or gives no answer within the timeout, is a harness
+//! error (nothing was there to judge); one that closes or floods is a finding. Every
+//! outcome is counted by the run's breaker (`breaker.rs`).
+
+use super::exec::{Execution, Stop};
+use crate::transport::{Authorization, Exchange, Outgoing, TransportError, TransportErrorKind};
+use harness_model::case::TransportKind;
+use harness_model::check::{ParsedAnswer, Redactor};
+
+/// The credential of an `Authorization` value: what follows its scheme name.
+fn credential_of(header_value: &str) -> Option<&str> {
+    header_value
+        .split_once(' ')
+        .map(|(_, credential)| credential.trim())
+}
+
+/// Registers the secrets a request carries (signatures, client secrets, tokens, header
+/// values) before anything can be written.
+fn learn_request(redactor: &Redactor, outgoing: &Outgoing) {
+    redactor.learn_members(&outgoing.params);
+    if let Some(Authorization::Value(value)) = &outgoing.authorization
+        && let Some(credential) = credential_of(value)
+    {
+        redactor.add(credential);
+    }
+}
+
+/// Registers the tokens of an answer and the `Authorization` header actually sent (a signed
+/// header is computed by the transport), and moves the parsed answer out of the exchange:
+/// the recorded exchange keeps the text, so no response is copied on the hot path.
+fn learn_answer(redactor: &Redactor, exchange: &mut Exchange) -> ParsedAnswer {
+    let json = exchange
+        .response
+        .as_mut()
+        .and_then(|received| received.json.take());
+    if let Some(json) = &json {
+        redactor.learn(json);
+    }
+    for (name, value) in &exchange.request.headers {
+        if name == "Authorization"
+            && let Some(credential) = credential_of(value)
+        {
+            redactor.add(credential);
+        }
+    }
+    ParsedAnswer {
+        status: exchange
+            .response
+            .as_ref()
+            .and_then(|received| received.status),
+        body: match (&json, &exchange.response) {
+            (None, Some(received)) => received.body.clone(),
+            _ => String::new(),
+        },
+        json,
+        request_id: exchange.request.id,
+    }
+}
+
+/// The clauses a request left without an answer breaks over `transport`.
+fn unanswered_clauses(transport: TransportKind) -> Vec<String> {
+    let clause = if transport == TransportKind::Ws {
+        "transport.ws"
+    } else {
+        "http.status.success"
+    };
+    vec![clause.to_owned(), "env.response.result".to_owned()]
+}
+
+/// Whether a transport failure is the harness's (the target could not be reached, the
+/// request could not be built) rather than the target's.
+fn is_harness_failure(failure: &TransportError) -> bool {
+    matches!(
+        failure.kind,
+        TransportErrorKind::Connect | TransportErrorKind::Request
+    )
+}
+
+impl Execution<'_> {
+    /// Sends over the execution's transport (its [`crate::transport::ClientSession`]),
+    /// recording the exchange.
+    pub(crate) async fn send(&mut self, outgoing: &Outgoing) -> Result<ParsedAnswer, Stop> {
+        let id = self.next_id;
+        self.next_id += 1;
+        learn_request(&self.shared.redactor, outgoing);
+        let exchange = self
+            .session
+            .call(self.transport, id, outgoing)
+            .await
+            .map_err(|error| self.unsent(&error))?;
+        self.receive(exchange, &outgoing.method)
+    }
+
+    /// Sends `outgoings` at once on the execution's WebSocket, each with its own id, and
+    /// returns their answers in request order (matched by id, whatever order they came).
+    pub(crate) async fn send_in_flight(
+        &mut self,
+        outgoings: &[Outgoing],
+    ) -> Result<Vec<ParsedAnswer>, Stop> {
+        let mut requests = Vec::with_capacity(outgoings.len());
+        for outgoing in outgoings {
+            learn_request(&self.shared.redactor, outgoing);
+            requests.push((self.next_id, outgoing));
+            self.next_id += 1;
+        }
+        let exchanges = self
+            .session
+            .call_in_flight(&requests)
+            .await
+            .map_err(|error| self.unsent(&error))?;
+        let mut answers = Vec::with_capacity(exchanges.len());
+        for (exchange, outgoing) in exchanges.into_iter().zip(outgoings) {
+            answers.push(self.receive(exchange, &outgoing.method)?);
+        }
+        Ok(answers)
+    }
+
+    /// A request that could not be sent (a WebSocket that would not open): counted by the
+    /// run's breaker, and the harness's error.
+    fn unsent(&self, error: &TransportError) -> Stop {
+        self.shared.breaker.observe(Some(error));
+        Stop::Error(error.message.clone())
+    }
+
+    /// Records an exchange and reads its answer; a request left without one is an error of
+    /// the harness when it could not be sent or no answer came within the timeout (nothing
+    /// to judge), and a failure of the target when it closed, flooded or overflowed.
+    fn receive(&mut self, mut exchange: Exchange, method: &str) -> Result<ParsedAnswer, Stop> {
+        self.shared.breaker.observe(exchange.failure.as_ref());
+        let answer = learn_answer(&self.shared.redactor, &mut exchange);
+        let failure = exchange.failure.clone();
+        let recorded = self.budget.record(exchange);
+        self.exchanges.push(recorded);
+        match failure {
+            None => Ok(answer),
+            Some(failure) if is_harness_failure(&failure) => Err(Stop::Error(failure.message)),
+            Some(failure) if failure.kind == TransportErrorKind::Timeout => Err(Stop::Error(
+                format!("no answer to {method}: {}", failure.message),
+            )),
+            Some(failure) => {
+                self.record(
+                    &unanswered_clauses(self.transport),
+                    format!("no answer to {method}: {}", failure.message),
+                );
+                Err(Stop::Failed)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::transport::{Received, SentRequest};
+
+    fn exchange(body: &str) -> Exchange {
+        Exchange {
+            transport: TransportKind::HttpBody,
+            request: SentRequest {
+                headers: vec![("Authorization".to_owned(), "Basic c2VjcmV0".to_owned())],
+                id: Some(7),
+                ..SentRequest::default()
+            },
+            response: Some(Received::from_bytes(Some(200), body.as_bytes().to_vec())),
+            failure: None,
+            elapsed_ms: 0.0,
+        }
+    }
+
+    fn assert_redacted(redactor: &Redactor, secrets: &[&str]) {
+        let text = redactor.text(&secrets.join(" "));
+        assert!(
+            secrets.iter().all(|secret| !text.contains(secret)),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn request_credentials_are_learned_before_sending() {
+        let redactor = Redactor::new(Vec::new());
+        let mut params = serde_json::Map::new();
+        params.insert("client_secret".to_owned(), json!("s3cr3t-value"));
+        let outgoing = Outgoing {
+            method: "public/auth".to_owned(),
+            params,
+            raw: None,
+            authorization: Some(Authorization::Value("Bearer tok-123456".to_owned())),
+        };
+        learn_request(&redactor, &outgoing);
+        assert_redacted(&redactor, &["s3cr3t-value", "tok-123456"]);
+    }
+
+    #[test]
+    fn answer_tokens_and_sent_header_are_learned_and_the_json_moves_out() {
+        let redactor = Redactor::new(Vec::new());
+        let mut sent =
+            exchange(r#"{"jsonrpc":"2.0","id":7,"result":{"access_token":"acc-987654"}}"#);
+        let answer = learn_answer(&redactor, &mut sent);
+        assert_eq!(answer.status, Some(200));
+        assert_eq!(answer.request_id, Some(7));
+        assert!(answer.json.is_some() && answer.body.is_empty());
+        assert!(
+            sent.response
+                .as_ref()
+                .is_some_and(|received| received.json.is_none())
+        );
+        assert_redacted(&redactor, &["acc-987654", "c2VjcmV0"]);
+    }
+
+    #[test]
+    fn a_text_answer_keeps_its_body() {
+        let redactor = Redactor::new(Vec::new());
+        let answer = learn_answer(&redactor, &mut exchange("<html>busy</html>"));
+        assert!(answer.json.is_none());
+        assert_eq!(answer.body, "<html>busy</html>");
+    }
+
+    #[test]
+    fn only_unreachable_targets_and_unbuildable_requests_are_the_harness_s_failures() {
+        let failure = |kind| TransportError::new(kind, "x");
+        assert!(is_harness_failure(&failure(TransportErrorKind::Connect)));
+        assert!(is_harness_failure(&failure(TransportErrorKind::Request)));
+        for kind in [
+            TransportErrorKind::Timeout,
+            TransportErrorKind::Closed,
+            TransportErrorKind::TooLarge,
+        ] {
+            assert!(!is_harness_failure(&failure(kind)));
+        }
+        assert_eq!(unanswered_clauses(TransportKind::Ws)[0], "transport.ws");
+        assert_eq!(
+            unanswered_clauses(TransportKind::HttpQuery)[0],
+            "http.status.success"
+        );
+    }
+}

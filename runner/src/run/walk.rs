@@ -1,0 +1,296 @@
+//! Pagination walks and rate-limit probes.
+//!
+//! A walk follows the cursor from the first page to the end and checks that it ends (no
+//! cursor seen twice, within `max_pages`), that no page is larger than `count`, that no
+//! entry appears twice, that entries lie inside the requested window, that a cursor never
+//! leads to an empty page (the end must be marked), and, with `compare_count`, that a walk
+//! with another page size returns exactly the same entries in the same order.
+//!
+//! Each kind of check cites the step's clause whose id ends with the matching suffix
+//! (`.count`, `.window`, `.continuation`), or all the step's clauses when none does.
+
+use std::collections::HashSet;
+use std::time::Instant;
+
+use serde_json::{Map, Value};
+
+use super::exec::{Execution, Stop};
+use super::template;
+use crate::transport::{Outgoing, place_bearer};
+use harness_model::case::{AuthMode, Probe, Step, Walk};
+use harness_model::check::short;
+use harness_protocol::jsonrpc::{self, validate_response};
+
+/// A finished walk: the entry keys in order.
+struct Pages {
+    keys: Vec<String>,
+}
+
+impl Execution<'_> {
+    fn clauses_for(&self, step: &Step, suffix: &str) -> Vec<String> {
+        let all = self.case.step_clauses(step);
+        let matching: Vec<String> = all
+            .iter()
+            .filter(|clause| clause.ends_with(suffix))
+            .cloned()
+            .collect();
+        if matching.is_empty() {
+            all.to_vec()
+        } else {
+            matching
+        }
+    }
+
+    /// A request of a walk or probe to `method`: a bearer step's token placed as the
+    /// transport carries it, other steps unauthenticated.
+    async fn paged_request(
+        &mut self,
+        step: &Step,
+        method: &str,
+        mut params: Map<String, Value>,
+    ) -> Result<Outgoing, Stop> {
+        let authorization = if step.auth.mode == AuthMode::Bearer {
+            let token = self.bearer_token(&step.auth).await?;
+            place_bearer(self.transport, &token, &mut params)
+        } else {
+            None
+        };
+        Ok(Outgoing {
+            method: method.to_owned(),
+            params,
+            raw: None,
+            authorization,
+        })
+    }
+
+    pub(crate) async fn walk(&mut self, step: &Step, walk: &Walk) -> Result<(), Stop> {
+        let first = self.walk_once(step, walk, walk.count).await?;
+        if let Some(compare_count) = walk.compare_count {
+            let second = self.walk_once(step, walk, compare_count).await?;
+            if first.keys != second.keys {
+                let first_set: HashSet<&String> = first.keys.iter().collect();
+                let second_set: HashSet<&String> = second.keys.iter().collect();
+                let missing = second_set.difference(&first_set).count();
+                let extra = first_set.difference(&second_set).count();
+                let clauses = self.clauses_for(step, ".continuation");
+                self.record(
+                    &clauses,
+                    format!(
+                        "a walk with count {} returned {} entries and one with count {compare_count} returned {}: {missing} missing, {extra} extra, order {}",
+                        walk.count,
+                        first.keys.len(),
+                        second.keys.len(),
+                        if missing == 0 && extra == 0 { "differs" } else { "not compared" }
+                    ),
+                );
+            }
+        }
+        if self
+            .findings
+            .iter()
+            .any(|finding| finding.verdict == harness_model::check::Verdict::Fail)
+        {
+            Err(Stop::Failed)
+        } else {
+            Ok(())
+        }
+    }
+
+    async fn walk_once(&mut self, step: &Step, walk: &Walk, count: u32) -> Result<Pages, Stop> {
+        let base_params = template::resolve_map(&walk.params, self).map_err(Stop::Error)?;
+        let window = (
+            base_params.get("start_timestamp").and_then(Value::as_i64),
+            base_params.get("end_timestamp").and_then(Value::as_i64),
+        );
+        let mut keys = Vec::new();
+        let mut seen_keys = HashSet::new();
+        let mut seen_cursors: HashSet<String> = HashSet::new();
+        let mut cursor: Option<Value> = None;
+        for page_number in 1..=walk.max_pages {
+            let mut params = base_params.clone();
+            params.insert("count".to_owned(), Value::from(count));
+            if let Some(cursor) = &cursor {
+                params.insert(walk.cursor.clone(), cursor.clone());
+            }
+            let outgoing = self.paged_request(step, &walk.call, params).await?;
+            let account = self.pace_key(&step.auth);
+            let mut attempt = 0;
+            let answer = loop {
+                if harness_protocol::spec::is_paced(&walk.call) {
+                    self.shared.pacer.wait(&account).await;
+                }
+                let answer = self.send(&outgoing).await?;
+                match self.throttled(&walk.call, &answer, &mut attempt) {
+                    Some(backoff) => tokio::time::sleep(backoff).await,
+                    None => break answer,
+                }
+            };
+            let Some(response) = answer.json else {
+                self.record(
+                    &["env.response.jsonrpc".to_owned()],
+                    format!("page {page_number} is not JSON"),
+                );
+                return Err(Stop::Failed);
+            };
+            for violation in validate_response(&response, answer.request_id) {
+                self.record(&[violation.clause().to_owned()], violation.to_string());
+            }
+            let all = self.case.step_clauses(step).to_vec();
+            let Some(result) = response.get("result") else {
+                let error = jsonrpc::error_of(&response).map_or_else(
+                    || short(&response),
+                    |error| format!("{} {}", error.code, error.message),
+                );
+                self.record(
+                    &all,
+                    format!(
+                        "page {page_number} of {} (count {count}) was refused: {error}",
+                        walk.call
+                    ),
+                );
+                return Err(Stop::Failed);
+            };
+            if let Some(schema) = self.shared.schemas.for_method(&walk.call)
+                && let Some(violations) = self.shared.schemas.validate(&schema, result)
+                && let Some(violation) = violations.first()
+            {
+                let clauses = self.clauses_for(step, ".result");
+                self.record(
+                    &clauses,
+                    format!("page {page_number} does not match {schema}: {violation}"),
+                );
+            }
+            let Some(items) = result.get(&walk.items).and_then(Value::as_array) else {
+                self.record(
+                    &all,
+                    format!("page {page_number} has no array \"{}\"", walk.items),
+                );
+                return Err(Stop::Failed);
+            };
+            if items.len() > count as usize {
+                let clauses = self.clauses_for(step, ".count");
+                self.record(
+                    &clauses,
+                    format!(
+                        "page {page_number} has {} entries, more than count {count}",
+                        items.len()
+                    ),
+                );
+            }
+            if cursor.is_some() && items.is_empty() {
+                let clauses = self.clauses_for(step, ".continuation");
+                self.record(
+                    &clauses,
+                    format!(
+                        "continuation {} led to an empty page: the last page must mark the end",
+                        short(cursor.as_ref().unwrap_or(&Value::Null))
+                    ),
+                );
+            }
+            for item in items {
+                let key = match &walk.key {
+                    Some(member) => item
+                        .get(member)
+                        .map_or_else(|| item.to_string(), Value::to_string),
+                    None => item.to_string(),
+                };
+                if !seen_keys.insert(key.clone()) {
+                    let clauses = self.clauses_for(step, ".continuation");
+                    self.record(
+                        &clauses,
+                        format!("entry {key} appears twice in the walk (page {page_number})"),
+                    );
+                }
+                if let (Some(member), (start, end)) = (&walk.timestamp, window)
+                    && let Some(timestamp) = item.get(member).and_then(Value::as_i64)
+                    && (start.is_some_and(|start| timestamp < start)
+                        || end.is_some_and(|end| timestamp > end))
+                {
+                    let clauses = self.clauses_for(step, ".window");
+                    self.record(&clauses, format!("entry {key} has {member} {timestamp}, outside the window {start:?}..{end:?}"));
+                }
+                keys.push(key);
+            }
+            let next = result.get(&walk.cursor).cloned().unwrap_or(Value::Null);
+            let ended = match &next {
+                Value::Null => true,
+                Value::String(text) => text.is_empty(),
+                _ => false,
+            };
+            if self
+                .findings
+                .iter()
+                .any(|finding| finding.verdict == harness_model::check::Verdict::Fail)
+            {
+                return Err(Stop::Failed);
+            }
+            if ended {
+                return Ok(Pages { keys });
+            }
+            if !seen_cursors.insert(next.to_string()) {
+                let clauses = self.clauses_for(step, ".continuation");
+                self.record(
+                    &clauses,
+                    format!(
+                        "the walk loops: continuation {} was handed out twice",
+                        short(&next)
+                    ),
+                );
+                return Err(Stop::Failed);
+            }
+            cursor = Some(next);
+        }
+        let clauses = self.clauses_for(step, ".continuation");
+        self.record(
+            &clauses,
+            format!(
+                "the walk did not end within {} pages (count {count})",
+                walk.max_pages
+            ),
+        );
+        Err(Stop::Failed)
+    }
+
+    /// Sends requests without pacing until one is refused, up to the target's declared
+    /// burst plus a margin. A refusal is noted; no refusal is an `info` finding.
+    pub(crate) async fn probe(&mut self, step: &Step, probe: &Probe) -> Result<(), Stop> {
+        let params = template::resolve_map(&probe.params, self).map_err(Stop::Error)?;
+        let budget = self
+            .shared
+            .target
+            .limits
+            .transaction_log_burst
+            .saturating_add(probe.margin)
+            .min(2_000);
+        let account = self.pace_key(&step.auth);
+        for sent in 1..=budget {
+            // Unpaced, yet counted: the paced requests after the probe wait for the budget.
+            self.shared.pacer.spend(&account, Instant::now());
+            let outgoing = self
+                .paged_request(step, &probe.call, params.clone())
+                .await?;
+            let answer = self.send(&outgoing).await?;
+            let refused = answer.json.as_ref().and_then(jsonrpc::error_of);
+            // Keep the report readable: only the first two and the deciding exchange stay.
+            if sent > 2 && refused.is_none() {
+                self.exchanges.pop();
+            }
+            if let Some(error) = refused {
+                self.notes.push(format!(
+                    "refused request {sent} of a burst with {} {}",
+                    error.code, error.message
+                ));
+                return Ok(());
+            }
+        }
+        let clauses = self.case.step_clauses(step).to_vec();
+        self.record(
+            &clauses,
+            format!(
+                "{budget} requests to {} in a burst were all answered; no rate limit seen",
+                probe.call
+            ),
+        );
+        Ok(())
+    }
+}

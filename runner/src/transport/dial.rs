@@ -1,0 +1,66 @@
+//! How the transports open connections: one TLS client configuration and one proxy rule,
+//! built once per run from the target file and the environment, and shared by the HTTP
+//! client and every WebSocket session.
+
+use std::sync::Arc;
+
+use reqwest::Url;
+use rustls::ClientConfig;
+
+use super::proxy::ProxyRule;
+use super::{TransportError, TransportErrorKind, tls};
+use harness_model::target_file::TlsTrust;
+
+/// Opens connections for both transports.
+#[derive(Clone, Debug)]
+pub struct Dialer {
+    pub(crate) tls: Arc<ClientConfig>,
+    pub(crate) proxies: Arc<ProxyRule>,
+}
+
+impl Dialer {
+    /// Trusts what `trust` says; proxies come from the environment (see [`ProxyRule`]).
+    pub fn new(trust: &TlsTrust) -> Result<Dialer, TransportError> {
+        let proxies = ProxyRule::from_env()
+            .map_err(|message| TransportError::new(TransportErrorKind::Request, message))?;
+        Dialer::with_proxies(trust, proxies)
+    }
+
+    /// Trusts what `trust` says and uses the given proxies.
+    pub fn with_proxies(trust: &TlsTrust, proxies: ProxyRule) -> Result<Dialer, TransportError> {
+        let config = tls::client_config(trust)
+            .map_err(|message| TransportError::new(TransportErrorKind::Request, message))?;
+        Ok(Dialer {
+            tls: Arc::new(config),
+            proxies: Arc::new(proxies),
+        })
+    }
+
+    /// The proxy rule in use.
+    pub fn proxies(&self) -> &ProxyRule {
+        &self.proxies
+    }
+
+    /// The proxy rule, shared (for a client built elsewhere, such as the recording proxy's
+    /// upstream side).
+    pub fn shared_proxies(&self) -> Arc<ProxyRule> {
+        self.proxies.clone()
+    }
+
+    /// The TLS client configuration every connection uses.
+    pub fn tls_config(&self) -> Arc<ClientConfig> {
+        self.tls.clone()
+    }
+}
+
+/// `host:port` of a URL, for messages; the URL itself when it does not parse.
+pub(crate) fn authority(url: &str) -> String {
+    match Url::parse(url) {
+        Ok(parsed) => match (parsed.host_str(), parsed.port_or_known_default()) {
+            (Some(host), Some(port)) => format!("{host}:{port}"),
+            (Some(host), None) => host.to_owned(),
+            _ => url.to_owned(),
+        },
+        Err(_) => url.to_owned(),
+    }
+}

@@ -1,0 +1,330 @@
+//! WebSocket transport: one connection per session, one request in flight at a time from
+//! the runner's side, or several at once ([`WsSession::call_in_flight`]), their answers
+//! matched by id in whatever order they come.
+//!
+//! While waiting for an answer the session skips frames that are not answers: pings
+//! (tungstenite answers them), and notifications (a `method` and no `id`, which SPEC.md
+//! section 6 says a server pushes after a subscription). A frame that looks like an answer
+//! but carries another id is taken as the answer, so the envelope check reports the wrong
+//! id instead of the run waiting for a timeout. Skipped frames are capped in number.
+//!
+//! A session connects as the [`Dialer`] says: directly or through a proxy's `CONNECT`
+//! tunnel, then TLS for `wss://` with the dialer's configuration, then the WebSocket
+//! handshake.
+
+use std::time::{Duration, Instant};
+
+use futures_util::{SinkExt, StreamExt};
+use reqwest::Url;
+use serde_json::Value;
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+use tokio_tungstenite::{Connector, MaybeTlsStream, WebSocketStream};
+
+use super::dial::{Dialer, authority};
+use super::{
+    Exchange, Outgoing, Received, RequestLimits, SentRequest, TransportError, TransportErrorKind,
+    proxy, tls,
+};
+use harness_model::case::TransportKind;
+use harness_protocol::jsonrpc;
+
+/// How many non-answer frames a call skips before giving up.
+const MAX_SKIPPED_FRAMES: usize = 10_000;
+
+/// One WebSocket connection.
+#[derive(Debug)]
+pub struct WsSession {
+    url: String,
+    stream: WebSocketStream<MaybeTlsStream<TcpStream>>,
+    limits: RequestLimits,
+    /// Notifications seen while waiting for answers.
+    pub notifications: usize,
+    /// Whether a request on this connection has carried `params.access_token`.
+    carried_access_token: bool,
+}
+
+impl WsSession {
+    /// Connects as `dialer` says, within the request timeout.
+    pub async fn connect(
+        url: &str,
+        limits: RequestLimits,
+        dialer: &Dialer,
+    ) -> Result<WsSession, TransportError> {
+        let config = WebSocketConfig::default()
+            .max_message_size(Some(limits.max_response_bytes))
+            .max_frame_size(Some(limits.max_response_bytes));
+        let connecting = async {
+            let socket = open_socket(url, dialer).await?;
+            let connector = Connector::Rustls(dialer.tls.clone());
+            tokio_tungstenite::client_async_tls_with_config(
+                url,
+                socket,
+                Some(config),
+                Some(connector),
+            )
+            .await
+            .map_err(|error| {
+                let reason = tls::describe_failure(&error, &authority(url))
+                    .unwrap_or_else(|| error.to_string());
+                format!("failed to connect to {url}: {reason}")
+            })
+        };
+        match tokio::time::timeout(limits.request_timeout, connecting).await {
+            Ok(Ok((stream, _))) => Ok(WsSession {
+                url: url.to_owned(),
+                stream,
+                limits,
+                notifications: 0,
+                carried_access_token: false,
+            }),
+            Ok(Err(message)) => Err(TransportError::new(TransportErrorKind::Connect, message)),
+            // Connected, or still connecting, but no answer: the target's silence, not a
+            // refusal.
+            Err(_) => Err(TransportError::new(
+                TransportErrorKind::Timeout,
+                format!("failed to connect to {url}: no handshake within the timeout"),
+            )),
+        }
+    }
+
+    /// Whether a request on this connection has carried `params.access_token`, which a
+    /// server may remember for the connection (SPEC.md 5.2).
+    pub fn carried_access_token(&self) -> bool {
+        self.carried_access_token
+    }
+
+    /// The frame of a request, and how it is recorded.
+    fn frame(&mut self, id: u64, outgoing: &Outgoing) -> (String, SentRequest) {
+        self.carried_access_token |= outgoing.params.contains_key("access_token")
+            || outgoing
+                .raw
+                .as_deref()
+                .is_some_and(|raw| raw.contains("\"access_token\""));
+        let text = outgoing
+            .raw
+            .clone()
+            .unwrap_or_else(|| jsonrpc::request_text(id, &outgoing.method, &outgoing.params));
+        let request = SentRequest {
+            method: "WS".to_owned(),
+            url: self.url.clone(),
+            headers: Vec::new(),
+            body: Some(text.clone()),
+            id: outgoing.raw.is_none().then_some(id),
+        };
+        (text, request)
+    }
+
+    /// Sends several requests at once, then reads their answers in whatever order they
+    /// come and matches each to its request by id. An answer whose id matches no request
+    /// still waiting goes to the first request left without one, so the envelope check
+    /// reports the wrong id; a request left without any answer gets the failure that ended
+    /// the reading. One exchange per request, in request order.
+    pub async fn call_in_flight(&mut self, requests: &[(u64, &Outgoing)]) -> Vec<Exchange> {
+        let started = Instant::now();
+        let deadline = started + self.limits.request_timeout;
+        let mut sent = Vec::with_capacity(requests.len());
+        let mut failure = None;
+        for &(id, outgoing) in requests {
+            let (text, request) = self.frame(id, outgoing);
+            sent.push(request);
+            let send = self.stream.send(Message::text(text));
+            match tokio::time::timeout_at(deadline.into(), send).await {
+                Ok(Ok(())) => {}
+                Ok(Err(error)) => {
+                    failure = Some(TransportError::new(
+                        TransportErrorKind::Closed,
+                        format!("failed to send on {}: {error}", self.url),
+                    ));
+                    break;
+                }
+                Err(_) => {
+                    failure = Some(TransportError::new(
+                        TransportErrorKind::Timeout,
+                        format!("sending on {} timed out", self.url),
+                    ));
+                    break;
+                }
+            }
+        }
+        let mut answers: Vec<Option<(Received, f64)>> = vec![None; sent.len()];
+        let mut stray = Vec::new();
+        while failure.is_none()
+            && answers.iter().filter(|answer| answer.is_some()).count() + stray.len() < sent.len()
+        {
+            match self.answer(deadline).await {
+                Ok(received) => {
+                    let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
+                    let id = received
+                        .json
+                        .as_ref()
+                        .and_then(|json| json.get("id"))
+                        .and_then(Value::as_u64);
+                    let slot = sent.iter().zip(&answers).position(|(request, answer)| {
+                        answer.is_none() && request.id.is_some() && request.id == id
+                    });
+                    match slot {
+                        Some(slot) => answers[slot] = Some((received, elapsed_ms)),
+                        None => stray.push((received, elapsed_ms)),
+                    }
+                }
+                Err(error) => failure = Some(error),
+            }
+        }
+        let mut stray = stray.into_iter();
+        for answer in &mut answers {
+            if answer.is_none() {
+                *answer = stray.next();
+            }
+        }
+        sent.into_iter()
+            .zip(answers)
+            .map(|(request, answer)| match answer {
+                Some((received, elapsed_ms)) => Exchange {
+                    transport: TransportKind::Ws,
+                    request,
+                    response: Some(received),
+                    failure: None,
+                    elapsed_ms,
+                },
+                None => Exchange {
+                    transport: TransportKind::Ws,
+                    request,
+                    response: None,
+                    failure: Some(failure.clone().unwrap_or_else(|| {
+                        TransportError::new(
+                            TransportErrorKind::Closed,
+                            format!("{} sent no answer to this request", self.url),
+                        )
+                    })),
+                    elapsed_ms: started.elapsed().as_secs_f64() * 1000.0,
+                },
+            })
+            .collect()
+    }
+
+    /// Sends one request (or raw frame) and waits for its answer.
+    pub async fn call(&mut self, id: u64, outgoing: &Outgoing) -> Exchange {
+        let (text, request) = self.frame(id, outgoing);
+        let started = Instant::now();
+        let deadline = started + self.limits.request_timeout;
+        let outcome =
+            match tokio::time::timeout_at(deadline.into(), self.stream.send(Message::text(text)))
+                .await
+            {
+                Ok(Ok(())) => self.answer(deadline).await,
+                Ok(Err(error)) => Err(TransportError::new(
+                    TransportErrorKind::Closed,
+                    format!("failed to send on {}: {error}", self.url),
+                )),
+                Err(_) => Err(TransportError::new(
+                    TransportErrorKind::Timeout,
+                    format!("sending on {} timed out", self.url),
+                )),
+            };
+        let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
+        match outcome {
+            Ok(received) => Exchange {
+                transport: TransportKind::Ws,
+                request,
+                response: Some(received),
+                failure: None,
+                elapsed_ms,
+            },
+            Err(failure) => Exchange {
+                transport: TransportKind::Ws,
+                request,
+                response: None,
+                failure: Some(failure),
+                elapsed_ms,
+            },
+        }
+    }
+
+    async fn answer(&mut self, deadline: Instant) -> Result<Received, TransportError> {
+        for _ in 0..MAX_SKIPPED_FRAMES {
+            let frame = match tokio::time::timeout_at(deadline.into(), self.stream.next()).await {
+                Err(_) => {
+                    return Err(TransportError::new(
+                        TransportErrorKind::Timeout,
+                        format!(
+                            "no answer on {} within {:?}",
+                            self.url, self.limits.request_timeout
+                        ),
+                    ));
+                }
+                Ok(None) => {
+                    return Err(TransportError::new(
+                        TransportErrorKind::Closed,
+                        format!("{} closed the connection before answering", self.url),
+                    ));
+                }
+                Ok(Some(Err(error))) => {
+                    let kind =
+                        if matches!(error, tokio_tungstenite::tungstenite::Error::Capacity(_)) {
+                            TransportErrorKind::TooLarge
+                        } else {
+                            TransportErrorKind::Closed
+                        };
+                    return Err(TransportError::new(kind, format!("{}: {error}", self.url)));
+                }
+                Ok(Some(Ok(frame))) => frame,
+            };
+            let bytes = match frame {
+                Message::Text(text) => Vec::from(text.as_str()),
+                Message::Binary(bytes) => bytes.to_vec(),
+                Message::Close(_) => {
+                    return Err(TransportError::new(
+                        TransportErrorKind::Closed,
+                        format!("{} sent close before answering", self.url),
+                    ));
+                }
+                Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => continue,
+            };
+            let received = Received::from_bytes(None, bytes);
+            if received.json.as_ref().is_some_and(is_notification) {
+                self.notifications += 1;
+                continue;
+            }
+            return Ok(received);
+        }
+        // Not silence: the target sent more than the cap allows, so a finding, not an error.
+        Err(TransportError::new(
+            TransportErrorKind::TooLarge,
+            format!(
+                "{} sent {MAX_SKIPPED_FRAMES} frames without an answer",
+                self.url
+            ),
+        ))
+    }
+
+    /// Closes the connection politely (bounded by the request timeout).
+    pub async fn close(mut self) {
+        let _ = tokio::time::timeout(Duration::from_millis(500), self.stream.close(None)).await;
+    }
+}
+
+/// A TCP stream to the URL's host, through a proxy's tunnel when the dialer's rule says so.
+async fn open_socket(url: &str, dialer: &Dialer) -> Result<TcpStream, String> {
+    let parsed = Url::parse(url).map_err(|error| format!("failed to connect to {url}: {error}"))?;
+    let (Some(host), Some(port)) = (parsed.host_str(), parsed.port_or_known_default()) else {
+        return Err(format!("failed to connect to {url}: no host and port"));
+    };
+    let socket = match dialer.proxies.proxy_for(&parsed) {
+        Some(proxy) => proxy::tunnel(proxy, host, port).await,
+        None => TcpStream::connect((host.trim_matches(['[', ']']), port)).await,
+    }
+    .map_err(|error| format!("failed to connect to {url}: {error}"))?;
+    // Requests and answers are small and go one at a time: no Nagle delay.
+    let _ = socket.set_nodelay(true);
+    Ok(socket)
+}
+
+/// A server-pushed notification: a `method`, and no `id`, `result` or `error`.
+fn is_notification(value: &Value) -> bool {
+    value.get("method").is_some()
+        && value.get("id").is_none()
+        && value.get("result").is_none()
+        && value.get("error").is_none()
+}

@@ -1,0 +1,153 @@
+//! Pacing of `private/get_transaction_log` (SPEC.md section 8: 1 request per second
+//! sustained), with the burst the target file advertises (the judge's default is small,
+//! see [`super::DEFAULT_BURST`]).
+//!
+//! A client breaks the rate when, in any window of time, it sends more requests than the
+//! burst plus the sustained rate times the window's length. Each caller's requests replay
+//! through a token bucket of the advertised burst, refilled at the advertised rate, using
+//! arrival times from the judge's clock: a request that finds the bucket empty is the
+//! first of such a window. Every request counts, answered or refused (a refusal for pacing
+//! is the server telling the client so). Arrival times carry network jitter that the
+//! client's own pacer never saw, so a request counts as paced when the bucket would have
+//! held a token [`JITTER_MS`] later.
+
+use std::collections::HashMap;
+
+use super::Tally;
+use super::record::Record;
+use super::sessions::Caller;
+use harness_model::target_file::RateLimits;
+use harness_protocol::token_bucket::{Rate, TokenBucket};
+
+/// Slack for the time between a client's pacer deciding and the request arriving.
+const JITTER_MS: f64 = 250.0;
+
+/// One caller's requests so far.
+struct CallerPace {
+    bucket: TokenBucket,
+    transport: harness_model::case::TransportKind,
+    sent: usize,
+    /// Requests that found the bucket empty.
+    excess: usize,
+    /// The first of those: its number and its place among the caller's requests.
+    first_excess: Option<(u64, usize)>,
+}
+
+/// Checks every caller's transaction-log requests against the advertised rate.
+pub(crate) fn check_transaction_log_rate(
+    records: &[Record],
+    callers: &[Caller],
+    limits: &RateLimits,
+    tally: &mut Tally,
+) {
+    let clause = "client.rate.transaction_log";
+    let rate = Rate::new(
+        limits.transaction_log_per_second.max(f64::MIN_POSITIVE),
+        limits.transaction_log_burst,
+    );
+    let mut paces: HashMap<&str, CallerPace> = HashMap::new();
+    let mut order = Vec::new();
+    for (record, caller) in records.iter().zip(callers) {
+        if !record.call().is("private/get_transaction_log") {
+            continue;
+        }
+        let at_ms = record.at_ms as f64;
+        let pace = paces.entry(caller.key.as_str()).or_insert_with(|| {
+            order.push(caller.key.as_str());
+            CallerPace {
+                bucket: rate.full(at_ms),
+                transport: record.transport,
+                sent: 0,
+                excess: 0,
+                first_excess: None,
+            }
+        });
+        pace.sent += 1;
+        if !rate.take(&mut pace.bucket, at_ms, JITTER_MS) {
+            pace.excess += 1;
+            pace.first_excess.get_or_insert((record.seq, pace.sent));
+        }
+    }
+    for key in order {
+        let pace = &paces[key];
+        match pace.first_excess {
+            None => tally.pass(clause, pace.transport),
+            Some((seq, nth)) => tally.fail(
+                clause,
+                pace.transport,
+                Some(seq),
+                format!(
+                    "{} of {} get_transaction_log requests came faster than a burst of {} then {} per second allows, from request {nth} of this caller on",
+                    pace.excess, pace.sent, limits.transaction_log_burst, limits.transaction_log_per_second
+                ),
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use harness_model::case::TransportKind;
+
+    fn request(seq: u64, at_ms: u64) -> Record {
+        Record {
+            seq,
+            event: seq,
+            transport: TransportKind::HttpQuery,
+            connection: "127.0.0.1:1".to_owned(),
+            at_ms,
+            http_method: "GET".to_owned(),
+            uri: "/api/v2/private/get_transaction_log?currency=BTC".to_owned(),
+            headers: Vec::new(),
+            body: Vec::new(),
+            answer: None,
+        }
+    }
+
+    fn judged(times: &[u64], burst: u32) -> Vec<String> {
+        let records: Vec<Record> = times
+            .iter()
+            .enumerate()
+            .map(|(index, at)| request(index as u64 + 1, *at))
+            .collect();
+        let callers = vec![
+            Caller {
+                key: "client:c".to_owned(),
+                client: None
+            };
+            records.len()
+        ];
+        let limits = RateLimits {
+            transaction_log_per_second: 1.0,
+            transaction_log_burst: burst,
+            ..RateLimits::default()
+        };
+        let mut tally = Tally::default();
+        check_transaction_log_rate(&records, &callers, &limits, &mut tally);
+        tally.describe()
+    }
+
+    #[test]
+    fn the_burst_then_one_per_second_is_allowed() {
+        assert_eq!(
+            judged(&[0, 0, 0, 1_000, 2_000, 3_000], 3),
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
+    fn a_little_jitter_is_forgiven() {
+        assert_eq!(judged(&[0, 900, 1_900], 1), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_burst_beyond_the_advertised_one_fails() {
+        let findings = judged(&[0, 10, 20, 30, 40], 2);
+        assert_eq!(findings.len(), 1, "{findings:?}");
+        assert!(
+            findings[0].contains("3 of 5") && findings[0].contains("from request 3"),
+            "{findings:?}"
+        );
+    }
+}

@@ -1,0 +1,309 @@
+//! Where credentials travel (SPEC.md 5.2, 5.3) and which parameters must be sent (4.1,
+//! 4.5).
+//!
+//! Over HTTP the access token goes in `Authorization: Bearer` and never in the URL (a URL
+//! ends up in proxy logs, browser history and the server's access log); over WebSocket it
+//! goes in `params.access_token`. A token is recognised by the name `access_token` or by
+//! being one the judge's server issued. With `client_signature` the client secret must not
+//! travel at all.
+
+use serde_json::Value;
+
+use super::record::{Call, Record};
+use super::sessions::Sessions;
+use super::{Knowledge, Tally};
+use harness_model::case::TransportKind;
+
+/// Checks token placement and that the client secret stays home with `client_signature`.
+pub(crate) fn check_placement(
+    record: &Record,
+    call: &Call,
+    sessions: &Sessions,
+    knowledge: &Knowledge,
+    tally: &mut Tally,
+) {
+    let seq = Some(record.seq);
+    let issued_in = |text: &str| {
+        sessions
+            .tokens()
+            .find(|token| text.contains(token))
+            .is_some()
+    };
+    let query_token = record.query().is_some_and(|query| {
+        form_urlencoded::parse(query.as_bytes()).any(|(name, _)| name == "access_token")
+    }) || issued_in(&record.uri);
+    match record.transport {
+        TransportKind::HttpQuery | TransportKind::HttpBody => {
+            let bearer = record.header("authorization").is_some_and(|value| {
+                value
+                    .trim()
+                    .get(..7)
+                    .is_some_and(|scheme| scheme.eq_ignore_ascii_case("bearer "))
+            });
+            let body_token = call.params.contains_key("access_token")
+                || (!record.body.is_empty() && issued_in(&String::from_utf8_lossy(&record.body)));
+            if query_token {
+                tally.fail(
+                    "client.token.http_header",
+                    record.transport,
+                    seq,
+                    "the access token travels in the url; over http it goes in the authorization header",
+                );
+            } else if body_token {
+                tally.fail(
+                    "client.token.http_header",
+                    record.transport,
+                    seq,
+                    "the access token travels in the request body; over http it goes in the authorization header",
+                );
+            } else if bearer {
+                tally.pass("client.token.http_header", record.transport);
+            }
+        }
+        TransportKind::Ws => {
+            let mut elsewhere = call.envelope.clone().unwrap_or(Value::Null);
+            if let Some(params) = elsewhere.get_mut("params").and_then(Value::as_object_mut) {
+                params.remove("access_token");
+            }
+            let elsewhere = elsewhere.to_string();
+            let misplaced = elsewhere.contains("\"access_token\"") || issued_in(&elsewhere);
+            if query_token {
+                tally.fail(
+                    "client.token.ws_param",
+                    record.transport,
+                    seq,
+                    "the access token travels in the websocket url; it goes in params.access_token",
+                );
+            } else if misplaced {
+                tally.fail(
+                    "client.token.ws_param",
+                    record.transport,
+                    seq,
+                    "the access token travels outside params.access_token",
+                );
+            } else if call
+                .params
+                .get("access_token")
+                .is_some_and(Value::is_string)
+            {
+                tally.pass("client.token.ws_param", record.transport);
+            }
+        }
+        TransportKind::Rest => {}
+    }
+    if call.is("public/auth") && call.text("grant_type").as_deref() == Some("client_signature") {
+        let clause = "auth.client_signature.secret_not_sent";
+        let request_text = format!(
+            "{}\n{:?}\n{}",
+            record.uri,
+            record.headers,
+            String::from_utf8_lossy(&record.body)
+        );
+        let leaked = knowledge
+            .secrets
+            .values()
+            .any(|secret| !secret.is_empty() && request_text.contains(secret.as_str()));
+        if call.params.contains_key("client_secret") {
+            tally.fail(
+                clause,
+                record.transport,
+                seq,
+                "a client_signature request carries client_secret",
+            );
+        } else if leaked {
+            tally.fail(
+                clause,
+                record.transport,
+                seq,
+                "a client_signature request carries the client secret",
+            );
+        } else {
+            tally.pass(clause, record.transport);
+        }
+    }
+}
+
+/// Checks that a private WebSocket call without `params.access_token` comes on a
+/// connection that holds a session token: SPEC.md 5.2 lets only such a connection omit it.
+/// Judged on the recording rather than refused live: the server refuses such a call
+/// itself, as a real one would.
+pub(crate) fn check_ws_token_omitted(
+    record: &Record,
+    call: &Call,
+    sessions: &Sessions,
+    tally: &mut Tally,
+) {
+    let private = call
+        .method
+        .as_deref()
+        .is_some_and(|method| method.starts_with("private/"));
+    let presented = call
+        .params
+        .get("access_token")
+        .is_some_and(|token| !token.is_null());
+    if record.transport != TransportKind::Ws || !private || presented {
+        return;
+    }
+    tally.judge(
+        "client.token.ws_param",
+        record.transport,
+        record.seq,
+        sessions.remembers(&record.connection),
+        || {
+            format!(
+                "{} went without params.access_token on a connection that holds no session token: only a connection authenticated with a session-scoped token (scope session:<name>) may omit it",
+                call.method.as_deref().unwrap_or_default()
+            )
+        },
+    );
+}
+
+/// The parameters a call cannot do without: those of the chosen `grant_type`, and `sid`
+/// and `state` of `private/toggle_subaccount_login`.
+pub(crate) fn check_required_params(record: &Record, call: &Call, tally: &mut Tally) {
+    let required: &[&str] = if call.is("public/auth") {
+        match call.text("grant_type").as_deref() {
+            Some("client_credentials") => &["client_id", "client_secret"],
+            Some("client_signature") => &["client_id", "timestamp", "signature"],
+            Some("refresh_token") => &["refresh_token"],
+            _ => &["grant_type"],
+        }
+    } else if call.is("private/toggle_subaccount_login") {
+        &["sid", "state"]
+    } else {
+        return;
+    };
+    let missing: Vec<&str> = required
+        .iter()
+        .copied()
+        .filter(|name| call.params.get(*name).is_none_or(Value::is_null))
+        .collect();
+    if missing.is_empty() {
+        tally.pass("client.params.required", record.transport);
+    } else {
+        let method = call.method.as_deref().unwrap_or_default();
+        let grant = call
+            .text("grant_type")
+            .map(|grant| format!(" with grant_type {grant}"))
+            .unwrap_or_default();
+        tally.fail(
+            "client.params.required",
+            record.transport,
+            Some(record.seq),
+            format!("{method}{grant} is missing {}", missing.join(", ")),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use harness_model::target_file::RateLimits;
+
+    fn knowledge() -> Knowledge {
+        Knowledge {
+            secrets: BTreeMap::from([("c".to_owned(), "s3cret-value".to_owned())]),
+            signature_scheme: None,
+            limits: RateLimits::default(),
+        }
+    }
+
+    fn http(uri: &str, authorization: Option<&str>) -> Record {
+        Record {
+            seq: 1,
+            event: 1,
+            transport: TransportKind::HttpQuery,
+            connection: "127.0.0.1:1".to_owned(),
+            at_ms: 0,
+            http_method: "GET".to_owned(),
+            uri: uri.to_owned(),
+            headers: authorization
+                .map(|value| vec![("authorization".to_owned(), value.to_owned())])
+                .unwrap_or_default(),
+            body: Vec::new(),
+            answer: None,
+        }
+    }
+
+    fn judged(record: &Record) -> Vec<String> {
+        let mut tally = Tally::default();
+        let call = record.call();
+        check_placement(
+            record,
+            &call,
+            &Sessions::default(),
+            &knowledge(),
+            &mut tally,
+        );
+        check_required_params(record, &call, &mut tally);
+        tally.describe()
+    }
+
+    #[test]
+    fn bearer_header_passes_and_token_in_the_url_fails() {
+        assert!(
+            judged(&http(
+                "/api/v2/private/get_mmp_status",
+                Some("Bearer at123")
+            ))
+            .is_empty()
+        );
+        let findings = judged(&http(
+            "/api/v2/private/get_mmp_status?access_token=at123",
+            None,
+        ));
+        assert!(
+            findings[0].contains("client.token.http_header"),
+            "{findings:?}"
+        );
+    }
+
+    #[test]
+    fn a_private_ws_call_without_token_fails_on_a_connection_without_session() {
+        let body = r#"{"jsonrpc":"2.0","id":3,"method":"private/get_mmp_status","params":{}}"#;
+        let record = Record {
+            transport: TransportKind::Ws,
+            connection: "ws#1".to_owned(),
+            http_method: "WS".to_owned(),
+            uri: "/ws/api/v2".to_owned(),
+            body: body.as_bytes().to_vec(),
+            ..http("/ws/api/v2", None)
+        };
+        let mut tally = Tally::default();
+        check_ws_token_omitted(&record, &record.call(), &Sessions::default(), &mut tally);
+        let findings = tally.describe();
+        assert!(
+            findings[0].contains("client.token.ws_param")
+                && findings[0].contains("holds no session token"),
+            "{findings:?}"
+        );
+    }
+
+    #[test]
+    fn client_signature_with_the_secret_fails() {
+        let findings = judged(&http(
+            "/api/v2/public/auth?grant_type=client_signature&client_id=c&timestamp=1&signature=ab&client_secret=s3cret-value",
+            None,
+        ));
+        assert!(
+            findings
+                .iter()
+                .any(|f| f.contains("auth.client_signature.secret_not_sent"))
+        );
+    }
+
+    #[test]
+    fn toggle_without_state_names_the_missing_parameter() {
+        let findings = judged(&http(
+            "/api/v2/private/toggle_subaccount_login?sid=5",
+            Some("Bearer x"),
+        ));
+        assert!(
+            findings
+                .iter()
+                .any(|f| f.contains("client.params.required") && f.contains("missing state"))
+        );
+    }
+}

@@ -1,0 +1,178 @@
+//! What the judge keeps of each request: the [`Record`] of what arrived and its
+//! [`Answer`], and the [`Call`] a record reads as.
+//!
+//! A request is classified by what arrived, not by what the client meant: a WebSocket
+//! message is `ws`, an HTTP request under `/direct/` is `rest`, an HTTP request with a body
+//! is `http-body`, any other HTTP request is `http-query`.
+
+use serde_json::{Map, Value};
+
+use crate::serve::{RawRequest, Wire};
+use harness_model::case::TransportKind;
+
+/// One request as it arrived, with its answer.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Record {
+    /// Arrival order.
+    pub seq: u64,
+    /// The order of this arrival among all arrivals and answers.
+    pub event: u64,
+    /// How it arrived.
+    pub transport: TransportKind,
+    /// The connection: the peer address over HTTP, `ws#<n>` on WebSocket.
+    pub connection: String,
+    /// Arrival time, ms since the epoch, from the judge's clock.
+    pub at_ms: u64,
+    /// The HTTP method, or `WS`.
+    pub http_method: String,
+    /// Path and query as received (for WebSocket, those of the handshake).
+    pub uri: String,
+    /// Headers as received (for WebSocket, those of the handshake).
+    pub headers: Vec<(String, String)>,
+    /// The body or WebSocket message.
+    pub body: Vec<u8>,
+    /// The answer, once it went out.
+    pub answer: Option<Answer>,
+}
+
+/// The answer to a request.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Answer {
+    /// When it went out.
+    pub at_ms: u64,
+    /// Its order among all arrivals and answers.
+    pub event: u64,
+    /// HTTP status; `None` on WebSocket.
+    pub status: Option<u16>,
+    /// The response envelope.
+    pub body: Value,
+    /// Whether the judge refused the request (the server never saw it).
+    pub refused: bool,
+}
+
+/// What a record reads as: the JSON-RPC method and parameters, however they travelled.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Call {
+    /// `public/<name>` or `private/<name>`, from the envelope or the URL path.
+    pub method: Option<String>,
+    /// The parameters (empty when absent or not an object).
+    pub params: Map<String, Value>,
+    /// The parsed body or message; `None` for a query-string request.
+    pub envelope: Option<Value>,
+    /// Why the body or message is not JSON.
+    pub unparsable: Option<String>,
+}
+
+impl Record {
+    /// A record of a raw request, classified.
+    pub fn from_raw(raw: &RawRequest, event: u64) -> Record {
+        let path = raw.uri.split('?').next().unwrap_or_default();
+        let transport = match raw.wire {
+            Wire::Ws => TransportKind::Ws,
+            Wire::Http if path.starts_with("/direct/") => TransportKind::Rest,
+            Wire::Http if !raw.body.is_empty() => TransportKind::HttpBody,
+            Wire::Http => TransportKind::HttpQuery,
+        };
+        Record {
+            seq: raw.seq,
+            event,
+            transport,
+            connection: raw.connection.clone(),
+            at_ms: raw.at_ms,
+            http_method: raw.method.clone(),
+            uri: raw.uri.clone(),
+            headers: raw.headers.clone(),
+            body: raw.body.to_vec(),
+            answer: None,
+        }
+    }
+
+    /// The path of the URI.
+    pub fn path(&self) -> &str {
+        self.uri.split('?').next().unwrap_or_default()
+    }
+
+    /// The query string of the URI, if any.
+    pub fn query(&self) -> Option<&str> {
+        self.uri.split_once('?').map(|(_, query)| query)
+    }
+
+    /// A header's value (names compare without regard to case).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(key, _)| key.eq_ignore_ascii_case(name))
+            .map(|(_, value)| value.as_str())
+    }
+
+    /// The result of the answer, when it was a success.
+    pub fn result(&self) -> Option<&Value> {
+        self.answer.as_ref()?.body.get("result")
+    }
+
+    /// Reads the request as a JSON-RPC call.
+    pub fn call(&self) -> Call {
+        let from_path = self
+            .path()
+            .strip_prefix("/api/v2/")
+            .or_else(|| self.path().strip_prefix("/direct/api/v2/"))
+            .map(str::to_owned);
+        if self.transport == TransportKind::Ws || !self.body.is_empty() {
+            return match serde_json::from_slice::<Value>(&self.body) {
+                Ok(envelope) => Call {
+                    method: envelope
+                        .get("method")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned)
+                        .or(from_path),
+                    params: envelope
+                        .get("params")
+                        .and_then(Value::as_object)
+                        .cloned()
+                        .unwrap_or_default(),
+                    envelope: Some(envelope),
+                    unparsable: None,
+                },
+                Err(error) => Call {
+                    method: from_path,
+                    unparsable: Some(error.to_string()),
+                    ..Call::default()
+                },
+            };
+        }
+        let params = form_urlencoded::parse(self.query().unwrap_or_default().as_bytes())
+            .map(|(name, value)| (name.into_owned(), Value::String(value.into_owned())))
+            .collect();
+        Call {
+            method: from_path,
+            params,
+            envelope: None,
+            unparsable: None,
+        }
+    }
+}
+
+impl Call {
+    /// Whether this is the method named.
+    pub fn is(&self, method: &str) -> bool {
+        self.method.as_deref() == Some(method)
+    }
+
+    /// A parameter as text: a string as is, a number as written.
+    pub fn text(&self, name: &str) -> Option<String> {
+        match self.params.get(name)? {
+            Value::String(text) => Some(text.clone()),
+            Value::Number(number) => Some(number.to_string()),
+            _ => None,
+        }
+    }
+
+    /// A parameter as an integer, whether it travelled as a JSON number or as text.
+    pub fn int(&self, name: &str) -> Option<i64> {
+        match self.params.get(name)? {
+            Value::Number(number) => number.as_i64(),
+            Value::String(text) => text.parse().ok(),
+            _ => None,
+        }
+    }
+}

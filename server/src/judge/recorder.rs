@@ -1,0 +1,176 @@
+//! Recording: the [`Recorder`] the reference server calls with every raw request and
+//! answer, keeping a [`Record`] of each and following the tokens it sees issued.
+//!
+//! The recorder also refuses, live, the requests that break a single-request rule (see
+//! [`super::check_request`]), with the error the reference server uses for that kind of
+//! defect, so the client sees realistic behaviour.
+
+use std::sync::Mutex;
+
+use serde_json::Value;
+use tokio::sync::watch;
+
+use super::record::{Answer, Call, Record};
+use super::sessions::Sessions;
+use super::{Knowledge, Tally};
+use crate::serve::{Observer, RawAnswer, RawRequest};
+use harness_model::check::Redactor;
+use harness_protocol::jsonrpc::ErrorObject;
+
+/// What the recorder holds, behind one lock.
+#[derive(Debug, Default)]
+struct Book {
+    records: Vec<Record>,
+    dropped: usize,
+    events: u64,
+    knowledge: Option<Knowledge>,
+    sessions: Sessions,
+}
+
+/// Records every request and answer; refuses requests that break a single-request rule.
+#[derive(Debug)]
+pub struct Recorder {
+    book: Mutex<Book>,
+    max_records: usize,
+    answered: watch::Sender<usize>,
+    redactor: Redactor,
+}
+
+impl Recorder {
+    /// A recorder that keeps at most `max_records` requests.
+    pub fn new(max_records: usize) -> Recorder {
+        Recorder {
+            book: Mutex::new(Book::default()),
+            max_records,
+            answered: watch::Sender::new(0),
+            redactor: Redactor::default(),
+        }
+    }
+
+    /// Tells the recorder the accounts and limits it judges against.
+    pub fn set_knowledge(&self, knowledge: Knowledge, secrets: Vec<String>) {
+        for secret in secrets {
+            self.redactor.add(secret);
+        }
+        self.lock().knowledge = Some(knowledge);
+    }
+
+    /// Every record so far, in arrival order.
+    pub fn records(&self) -> Vec<Record> {
+        self.lock().records.clone()
+    }
+
+    /// Requests answered but not kept because the cap was reached.
+    pub fn dropped(&self) -> usize {
+        self.lock().dropped
+    }
+
+    /// Knows every secret and every token, signature and credential seen.
+    pub fn redactor(&self) -> Redactor {
+        self.redactor.clone()
+    }
+
+    /// Resolves once at least `count` requests have been answered.
+    pub async fn wait_for_answers(&self, count: usize) {
+        let mut receiver = self.answered.subscribe();
+        // The sender lives as long as the recorder, so this only ends when it is reached.
+        let _ = receiver.wait_for(|answered| *answered >= count).await;
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Book> {
+        self.book
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn learn_secrets(&self, record: &Record, call: &Call) {
+        self.redactor.learn(&Value::Object(call.params.clone()));
+        if let Some(envelope) = &call.envelope {
+            self.redactor.learn(envelope);
+        }
+        if let Some((_, credential)) = record
+            .header("authorization")
+            .and_then(|value| value.trim().split_once(' '))
+        {
+            self.redactor.add(credential.trim());
+        }
+    }
+}
+
+impl Observer for Recorder {
+    fn request(&self, raw: &RawRequest) -> Option<ErrorObject> {
+        let mut book = self.lock();
+        book.events += 1;
+        let record = Record::from_raw(raw, book.events);
+        let call = record.call();
+        self.learn_secrets(&record, &call);
+        let refusal = book.knowledge.as_ref().and_then(|knowledge| {
+            let mut tally = Tally::default();
+            super::check_request(&record, &call, knowledge, &book.sessions, &mut tally);
+            refusal(&tally)
+        });
+        if book.records.len() < self.max_records {
+            book.records.push(record);
+        } else {
+            book.dropped += 1;
+        }
+        refusal
+    }
+
+    fn answer(&self, raw: &RawAnswer) {
+        self.redactor.learn(&raw.body);
+        let mut book = self.lock();
+        book.events += 1;
+        let event = book.events;
+        // Answers come back close to the end of the list, so searching from the back is
+        // short even for a long session.
+        let position = book
+            .records
+            .iter()
+            .rposition(|record| record.seq == raw.seq);
+        if let Some(position) = position {
+            book.records[position].answer = Some(Answer {
+                at_ms: raw.at_ms,
+                event,
+                status: raw.status,
+                body: raw.body.clone(),
+                refused: raw.body.pointer("/error/data/judge") == Some(&Value::Bool(true)),
+            });
+            let record = book.records[position].clone();
+            book.sessions.learn(&record, &record.call());
+        }
+        drop(book);
+        self.answered.send_modify(|answered| *answered += 1);
+    }
+}
+
+/// The error a refused request is answered with: the code the reference server uses for
+/// that kind of defect, with the clause and the finding as the reason.
+///
+/// A request sent with another HTTP method than GET is not refused here: the reference
+/// server answers it as it answers any such request (404, method not found).
+fn refusal(tally: &Tally) -> Option<ErrorObject> {
+    let (clause, message) = tally
+        .failures()
+        .find(|(clause, _)| *clause != "client.http.method")?;
+    let reason = format!("{message} ({clause})");
+    let mut error = if clause.starts_with("client.sig.") || clause.starts_with("client.signed.") {
+        ErrorObject::invalid_credentials(&reason)
+    } else if clause == "client.env.params" {
+        ErrorObject::invalid_params("params", &reason)
+    } else if clause.starts_with("client.env.") {
+        ErrorObject::invalid_request(&reason)
+    } else {
+        let param = match clause {
+            "client.count.bounds" => "count",
+            "auth.client_signature.secret_not_sent" => "client_secret",
+            _ if clause.starts_with("client.token.") => "access_token",
+            _ => "params",
+        };
+        ErrorObject::invalid_params(param, &reason)
+    };
+    if let Some(Value::Object(data)) = error.data.as_mut() {
+        data.insert("judge".to_owned(), Value::Bool(true));
+    }
+    Some(error)
+}

@@ -1,0 +1,289 @@
+//! The signed `Authorization` header of SPEC.md 5.6: `<scheme> id=..,ts=..,nonce=..,sig=..`
+//! over `timestamp LF nonce LF METHOD LF URI-with-query LF body LF`.
+//!
+//! The judge verifies against the request exactly as it arrived: the URI with its query as
+//! received and the raw body bytes. When the signature does not verify, the framings
+//! clients are known to get wrong are tried in turn and the matching one is named.
+
+use super::record::Record;
+use super::signature::{Diagnosis, Mistake, diagnose, freshness, key_mistakes};
+use super::{Knowledge, Tally};
+use harness_model::case::TransportKind;
+use harness_protocol::auth::sign::SignedHeader;
+
+/// The signed header of an `Authorization` value: parsed under `scheme` when the judge
+/// holds clients to one, else under whatever name the value starts with (any but `Bearer`
+/// and `Basic`). `None` when the value is not a well-formed signed header.
+pub(crate) fn parse_signed(value: &str, scheme: Option<&str>) -> Option<SignedHeader> {
+    let value = value.trim();
+    let name = value.split(' ').next().unwrap_or_default();
+    if name.eq_ignore_ascii_case("bearer") || name.eq_ignore_ascii_case("basic") {
+        return None;
+    }
+    SignedHeader::parse(value, scheme.unwrap_or(name)).ok()
+}
+
+/// Checks the signed header of an HTTP request, if it has one.
+pub(crate) fn check_signed_header(record: &Record, knowledge: &Knowledge, tally: &mut Tally) {
+    if !matches!(
+        record.transport,
+        TransportKind::HttpQuery | TransportKind::HttpBody
+    ) {
+        return;
+    }
+    let Some(value) = record.header("authorization") else {
+        return;
+    };
+    let (transport, seq) = (record.transport, Some(record.seq));
+    let value = value.trim();
+    let scheme = value.split(' ').next().unwrap_or_default();
+    if scheme.eq_ignore_ascii_case("bearer") || scheme.eq_ignore_ascii_case("basic") {
+        return;
+    }
+    let clause = "client.signed.well_formed";
+    if let Some(expected) = knowledge.signature_scheme.as_deref()
+        && !scheme.eq_ignore_ascii_case(expected)
+    {
+        if value.contains("sig=") {
+            tally.fail(
+                clause,
+                transport,
+                seq,
+                format!(
+                    "the signed header uses scheme \"{scheme}\"; the judge was told the target's is \"{expected}\" (--signature-scheme)"
+                ),
+            );
+        }
+        return;
+    }
+    let header = match SignedHeader::parse(value, scheme) {
+        Ok(header) => header,
+        // Some other scheme altogether: not a signed header, nothing here to judge.
+        Err(_) if !value.contains("sig=") => return,
+        Err(error) => {
+            tally.fail(clause, transport, seq, error.to_string());
+            return;
+        }
+    };
+    if knowledge.signature_scheme.is_none() {
+        tally.note(
+            clause,
+            transport,
+            format!(
+                "scheme name \"{scheme}\" seen; SPEC.md 5.6 leaves the name to the deployment, so any is accepted (--signature-scheme holds clients to one)"
+            ),
+        );
+    }
+    tally.pass("client.signed.well_formed", transport);
+    match freshness(header.timestamp, record.at_ms) {
+        Ok(()) => tally.pass("client.signed.fresh", transport),
+        Err(message) => tally.fail("client.signed.fresh", transport, seq, message),
+    }
+    let Some(secret) = knowledge.secrets.get(&header.client_id) else {
+        tally.note(
+            "client.signed.request_data",
+            transport,
+            format!(
+                "client id \"{}\" is unknown; its signature cannot be checked",
+                header.client_id
+            ),
+        );
+        return;
+    };
+    let (ts, nonce) = (header.timestamp, header.nonce.as_str());
+    let method = record.http_method.to_ascii_uppercase();
+    let uri = record.uri.as_str();
+    let path = record.path();
+    let body = record.body.as_slice();
+    let framed = |method: &str, uri: &str, body: &[u8], tail: &str| {
+        let mut text = format!("{ts}\n{nonce}\n{method}\n{uri}\n").into_bytes();
+        text.extend_from_slice(body);
+        text.extend_from_slice(tail.as_bytes());
+        text
+    };
+    let right = framed(&method, uri, body, "\n");
+    let host = record.header("host").unwrap_or("localhost");
+    let mut mistakes = vec![
+        Mistake::framing(
+            secret,
+            "the request data lacks the trailing lf after the body",
+            framed(&method, uri, body, ""),
+        ),
+        Mistake::framing(
+            secret,
+            "the uri is signed without its query string",
+            framed(&method, path, body, "\n"),
+        ),
+        Mistake::framing(
+            secret,
+            "the full url is signed instead of the request uri",
+            framed(&method, &format!("http://{host}{uri}"), body, "\n"),
+        ),
+        Mistake::framing(
+            secret,
+            "the http method is signed in lower case",
+            framed(&method.to_ascii_lowercase(), uri, body, "\n"),
+        ),
+        Mistake::framing(
+            secret,
+            "the body is left out of the request data",
+            framed(&method, uri, b"", "\n"),
+        ),
+        Mistake::framing(secret, "the fields are separated by crlf, not lf", {
+            let mut text = format!("{ts}\r\n{nonce}\r\n{method}\r\n{uri}\r\n").into_bytes();
+            text.extend_from_slice(body);
+            text.extend_from_slice(b"\r\n");
+            text
+        }),
+        Mistake::framing(
+            secret,
+            "the client_signature framing (timestamp lf nonce lf data) is used",
+            format!("{ts}\n{nonce}\n"),
+        ),
+        Mistake::framing(secret, "the timestamp is signed in seconds", {
+            let mut text = format!("{}\n{nonce}\n{method}\n{uri}\n", ts / 1000).into_bytes();
+            text.extend_from_slice(body);
+            text.push(b'\n');
+            text
+        }),
+    ];
+    mistakes.extend(key_mistakes(secret, &right));
+    let clause = "client.signed.request_data";
+    match diagnose(secret, &right, &header.signature, &mistakes) {
+        Diagnosis::Valid => tally.pass(clause, transport),
+        Diagnosis::Uppercase => tally.fail(clause, transport, seq, "the signature is upper-case hex; it must be lowercase"),
+        Diagnosis::Base64 => tally.fail(clause, transport, seq, "the signature is base64; it must be lowercase hex"),
+        Diagnosis::Mistake(_, what) => tally.fail(clause, transport, seq, format!("signature does not verify: {what}")),
+        Diagnosis::Unknown => tally.fail(
+            clause,
+            transport,
+            seq,
+            format!("signature does not verify with the secret of {} under any known framing (a wrong secret?)", header.client_id),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::judge::tally::assert_only_finding;
+    use harness_model::target_file::RateLimits;
+    use harness_protocol::auth::sign;
+
+    const NOW: u64 = 1_750_000_000_000;
+
+    fn knowledge(scheme: Option<&str>) -> Knowledge {
+        Knowledge {
+            secrets: BTreeMap::from([("c".to_owned(), "s3cret-value".to_owned())]),
+            signature_scheme: scheme.map(str::to_owned),
+            limits: RateLimits::default(),
+        }
+    }
+
+    fn signed(uri: &str, header: String) -> Vec<String> {
+        judged(uri, header, Some("deri-hmac-sha256")).describe()
+    }
+
+    fn judged(uri: &str, header: String, scheme: Option<&str>) -> Tally {
+        let record = Record {
+            seq: 1,
+            event: 1,
+            transport: TransportKind::HttpQuery,
+            connection: "127.0.0.1:1".to_owned(),
+            at_ms: NOW,
+            http_method: "GET".to_owned(),
+            uri: uri.to_owned(),
+            headers: vec![("authorization".to_owned(), header)],
+            body: Vec::new(),
+            answer: None,
+        };
+        let mut tally = Tally::default();
+        check_signed_header(&record, &knowledge(scheme), &mut tally);
+        tally
+    }
+
+    /// The signature with the secret of `knowledge` and nonce `n1` of a `GET` of `uri`.
+    fn signature(timestamp: u64, uri: &str) -> String {
+        sign::http_signature(
+            "s3cret-value",
+            &sign::HttpSignedFields::get(timestamp, "n1", uri),
+        )
+        .unwrap()
+    }
+
+    fn header(sig: &str) -> String {
+        format!("deri-hmac-sha256 id=c,ts={NOW},sig={sig},nonce=n1")
+    }
+
+    #[test]
+    fn a_correct_signature_in_any_pair_order_passes() {
+        let uri = "/api/v2/private/get_mmp_status?index_name=btc_usd";
+        let sig = signature(NOW, uri);
+        assert_eq!(signed(uri, header(&sig)), Vec::<String>::new());
+    }
+
+    #[test]
+    fn any_scheme_name_is_verified_and_noted_unless_one_was_given() {
+        let uri = "/api/v2/private/get_mmp_status";
+        let sig = signature(NOW, uri);
+        let header = format!("svc-hmac-sha256 id=c,ts={NOW},nonce=n1,sig={sig}");
+        let tally = judged(uri, header.clone(), None);
+        assert_eq!(tally.describe(), Vec::<String>::new());
+        assert!(
+            tally.describe_notes()[0].contains("scheme name \"svc-hmac-sha256\" seen"),
+            "{:?}",
+            tally.describe_notes()
+        );
+        assert_eq!(
+            tally
+                .get("client.signed.request_data", TransportKind::HttpQuery)
+                .and_then(|cell| cell.verdict()),
+            Some(harness_model::check::Verdict::Pass)
+        );
+        assert_only_finding(
+            &signed(uri, header),
+            None,
+            &["client.signed.well_formed", "\"deri-hmac-sha256\""],
+        );
+    }
+
+    #[test]
+    fn a_signature_over_the_path_alone_is_diagnosed() {
+        let uri = "/api/v2/private/get_mmp_status?index_name=btc_usd";
+        let sig = signature(NOW, "/api/v2/private/get_mmp_status");
+        assert_only_finding(
+            &signed(uri, header(&sig)),
+            None,
+            &["without its query string"],
+        );
+    }
+
+    #[test]
+    fn a_header_without_nonce_is_not_well_formed() {
+        let findings = signed(
+            "/api/v2/private/x",
+            format!("deri-hmac-sha256 id=c,ts={NOW},sig=ab"),
+        );
+        assert!(
+            findings[0].contains("client.signed.well_formed"),
+            "{findings:?}"
+        );
+    }
+
+    #[test]
+    fn a_stale_timestamp_is_stale() {
+        let uri = "/api/v2/private/x";
+        let ts = NOW - 61_000;
+        let sig = signature(ts, uri);
+        let findings = signed(
+            uri,
+            format!("deri-hmac-sha256 id=c,ts={ts},sig={sig},nonce=n1"),
+        );
+        assert!(
+            findings[0].contains("client.signed.fresh") && findings[0].contains("61 s old"),
+            "{findings:?}"
+        );
+    }
+}

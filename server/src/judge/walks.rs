@@ -1,0 +1,358 @@
+//! Walks through paged reads (SPEC.md 4.7, 4.8): every continuation sent is one a page of
+//! the same walk handed out, with its value and JSON type, and a walk ends only where
+//! SPEC.md says there is no further page: "continuation: integer, null when no further
+//! page".
+//!
+//! A walk is one caller's (see [`Caller`]) reads of one method for one currency (and
+//! subaccount), linked by continuation; other parameters may change from page to page (a
+//! fresh `end_timestamp` with every page is fine). A first-page request reads the walk
+//! again when it asks for what its first page asked for (the same parameters but
+//! `end_timestamp`); one with another `count`, window start or filter is a new read.
+//!
+//! SPEC.md does not oblige a client to read to the end, so most early stops are grey:
+//! - one page and no more is a pass (a poller reads the newest entries);
+//! - a walk stopped after following some pages, after a page shorter than `count`, or
+//!   re-read from the first page once while a continuation was on offer, is a warning
+//!   with the explanation;
+//! - a walk stopped right at a continuation of 0 after following pages is a failure: 0 is
+//!   a further page, and the client took a falsy cursor for the end;
+//! - the first page asked for three times in a row, each answer offering a continuation
+//!   never used, is a failure: the classic restart loop.
+//!
+//! A page asked for with the pending continuation but answered with an error (refused for
+//! pacing, say) counts as followed: the error is judged by its own clause, never twice.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use super::Tally;
+use super::paging::paged;
+use super::record::{Call, Record};
+use super::sessions::Caller;
+use harness_model::case::TransportKind;
+use harness_model::check::short;
+use harness_protocol::spec::Paging;
+
+/// The clause every walk is judged against.
+const CLAUSE: &str = "client.pagination.follow";
+
+/// A first-page request this soon after a page that offered more is a re-read of the walk,
+/// not a new one: a poller refreshing the newest page waits longer than that.
+const RESTART_WINDOW_MS: u64 = 5_000;
+
+/// First-page requests in a row, each offered a continuation never used, that make a loop.
+const RESTART_LOOP: usize = 3;
+
+/// A page that offered more.
+struct Pending {
+    value: Value,
+    seq: u64,
+    answered_ms: u64,
+    /// Entries served and `count` asked, when the page was shorter than asked.
+    short: Option<(usize, i64)>,
+    /// Whether the page was a first page (asked for without continuation).
+    first_page: bool,
+    /// A request that asked for this continuation and got an error: its number and error.
+    attempted: Option<(u64, String)>,
+}
+
+struct Walk {
+    transport: TransportKind,
+    /// What the walk's first page asked for: every parameter but those a page may change.
+    selection: String,
+    pending: Option<Pending>,
+    pages_followed: usize,
+    /// Continuations followed since the walk began, to tell a loop.
+    followed: Vec<String>,
+    /// First-page requests in a row that were offered a continuation.
+    first_pages_in_a_row: usize,
+}
+
+/// Checks every walk of the recording.
+pub(crate) fn check_pagination(records: &[Record], callers: &[Caller], tally: &mut Tally) {
+    let mut walks: HashMap<(String, String, String, String), Walk> = HashMap::new();
+    let mut order = Vec::new();
+    for (record, caller) in records.iter().zip(callers) {
+        let call = record.call();
+        let Some((_, Paging { items, .. }, (_, _, default_count))) = paged(&call) else {
+            continue;
+        };
+        let Some(answer) = record.answer.as_ref() else {
+            continue;
+        };
+        let key = walk_key(caller, &call);
+        let walk = walks.entry(key.clone()).or_insert_with(|| {
+            order.push(key);
+            Walk {
+                transport: record.transport,
+                selection: String::new(),
+                pending: None,
+                pages_followed: 0,
+                followed: Vec::new(),
+                first_pages_in_a_row: 0,
+            }
+        });
+        walk.transport = record.transport;
+        let sent = call
+            .params
+            .get("continuation")
+            .filter(|value| !value.is_null());
+        let Some(result) = record.result() else {
+            if let (Some(pending), Some(sent)) = (walk.pending.as_mut(), sent)
+                && same(sent, &pending.value, &call)
+            {
+                pending.attempted = Some((record.seq, error_of(&answer.body)));
+            }
+            continue;
+        };
+        match sent {
+            Some(sent) => follow(walk, record, &call, sent, tally),
+            None => first_page(walk, record, &selection(&call), tally),
+        }
+        let served = result
+            .get("continuation")
+            .filter(|value| !value.is_null() && value.as_str() != Some(""));
+        match served {
+            None => {
+                tally.pass(CLAUSE, record.transport);
+                walk.pending = None;
+                walk.followed.clear();
+                walk.first_pages_in_a_row = 0;
+            }
+            Some(value) => {
+                let page_len = result
+                    .get(items)
+                    .and_then(Value::as_array)
+                    .map_or(0, Vec::len);
+                let count = call.int("count").unwrap_or(default_count);
+                walk.pending = Some(Pending {
+                    value: value.clone(),
+                    seq: record.seq,
+                    answered_ms: answer.at_ms,
+                    short: (i64::try_from(page_len).unwrap_or(i64::MAX) < count)
+                        .then_some((page_len, count)),
+                    first_page: sent.is_none(),
+                    attempted: None,
+                });
+            }
+        }
+    }
+    for key in order {
+        let walk = &walks[&key];
+        if let Some(pending) = &walk.pending {
+            ended(walk, pending, tally);
+        }
+    }
+}
+
+/// The walk a request belongs to: caller, method, currency and subaccount.
+fn walk_key(caller: &Caller, call: &Call) -> (String, String, String, String) {
+    (
+        caller.key.clone(),
+        call.method.clone().unwrap_or_default(),
+        call.text("currency").unwrap_or_default(),
+        call.text("subaccount_id").unwrap_or_default(),
+    )
+}
+
+/// What a first page asks for: its parameters but the continuation, the token and the end
+/// of the window (which a client may well set to "now" every time).
+fn selection(call: &Call) -> String {
+    let mut params: Vec<(&String, String)> = call
+        .params
+        .iter()
+        .filter(|(name, _)| {
+            !["continuation", "access_token", "end_timestamp"].contains(&name.as_str())
+        })
+        .map(|(name, value)| (name, text_of(value)))
+        .collect();
+    params.sort();
+    format!("{params:?}")
+}
+
+/// A continuation as text: a string as is, anything else as JSON.
+fn text_of(value: &Value) -> String {
+    match value {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Whether `sent` is the continuation `given`: the same JSON value, or over a query string
+/// (which has no JSON types) the same text.
+fn same(sent: &Value, given: &Value, call: &Call) -> bool {
+    sent == given || (call.envelope.is_none() && text_of(sent) == text_of(given))
+}
+
+fn error_of(body: &Value) -> String {
+    let error = body.get("error");
+    let code = error
+        .and_then(|error| error.get("code"))
+        .map_or_else(|| "?".to_owned(), Value::to_string);
+    let message = error
+        .and_then(|error| error.get("message"))
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    format!("error {code} {message}").trim_end().to_owned()
+}
+
+/// A request that sent a continuation.
+fn follow(walk: &mut Walk, record: &Record, call: &Call, sent: &Value, tally: &mut Tally) {
+    let (transport, seq) = (record.transport, Some(record.seq));
+    match &walk.pending {
+        Some(pending) if same(sent, &pending.value, call) => {
+            tally.pass(CLAUSE, transport);
+            walk.pages_followed += 1;
+            walk.first_pages_in_a_row = 0;
+        }
+        Some(pending) if text_of(sent) == text_of(&pending.value) => tally.fail(
+            CLAUSE,
+            transport,
+            seq,
+            format!(
+                "sent continuation {} where request #{} was given {}: the exact value, with its json type, goes back",
+                short(sent),
+                pending.seq,
+                short(&pending.value)
+            ),
+        ),
+        _ if walk.followed.contains(&text_of(sent)) => tally.fail(
+            CLAUSE,
+            transport,
+            seq,
+            format!(
+                "the walk loops: continuation {} was already followed",
+                short(sent)
+            ),
+        ),
+        Some(pending) => tally.fail(
+            CLAUSE,
+            transport,
+            seq,
+            format!(
+                "sent continuation {} where request #{} was given {}",
+                short(sent),
+                pending.seq,
+                short(&pending.value)
+            ),
+        ),
+        None => tally.fail(
+            CLAUSE,
+            transport,
+            seq,
+            format!(
+                "sent continuation {} that no page of this walk handed out",
+                short(sent)
+            ),
+        ),
+    }
+    walk.followed.push(text_of(sent));
+}
+
+/// A request for the first page: a new walk, or the old one read again.
+fn first_page(walk: &mut Walk, record: &Record, selection: &str, tally: &mut Tally) {
+    let (transport, seq) = (record.transport, Some(record.seq));
+    let re_read = walk.pending.as_ref().filter(|pending| {
+        record.at_ms.saturating_sub(pending.answered_ms) <= RESTART_WINDOW_MS
+            && pending.attempted.is_none()
+            && walk.selection == selection
+    });
+    match re_read {
+        Some(pending) => {
+            walk.first_pages_in_a_row = if pending.first_page {
+                walk.first_pages_in_a_row + 1
+            } else {
+                1
+            };
+            if walk.first_pages_in_a_row == RESTART_LOOP {
+                tally.fail(
+                    CLAUSE,
+                    transport,
+                    seq,
+                    format!(
+                        "asked for the first page {RESTART_LOOP} times in a row, each answer offering a continuation that was never sent (a restart loop); request #{} was given {}",
+                        pending.seq,
+                        short(&pending.value)
+                    ),
+                );
+            } else if walk.first_pages_in_a_row < RESTART_LOOP {
+                tally.warn(
+                    CLAUSE,
+                    transport,
+                    seq,
+                    format!(
+                        "read the first page again instead of sending continuation {} given to request #{}",
+                        short(&pending.value),
+                        pending.seq
+                    ),
+                );
+            }
+        }
+        None => {
+            if let Some(pending) = &walk.pending {
+                ended(walk, pending, tally);
+            }
+            walk.first_pages_in_a_row = 1;
+        }
+    }
+    walk.selection = selection.to_owned();
+    walk.pending = None;
+    walk.pages_followed = 0;
+    walk.followed.clear();
+}
+
+/// Judges a walk left at `pending`, a page that offered more.
+fn ended(walk: &Walk, pending: &Pending, tally: &mut Tally) {
+    let (transport, seq) = (walk.transport, Some(pending.seq));
+    let given = short(&pending.value);
+    if let Some((attempt, error)) = &pending.attempted {
+        tally.pass(CLAUSE, transport);
+        tally.note(
+            CLAUSE,
+            transport,
+            format!(
+                "request #{attempt} asked for continuation {given} and was answered with {error}; the walk ended there, which that error's own clause judges"
+            ),
+        );
+        return;
+    }
+    let falsy = matches!(&pending.value, Value::Number(number) if number.as_f64() == Some(0.0))
+        || pending.value.as_str() == Some("0");
+    let short_page = pending.short.map(|(page_len, count)| {
+        format!(
+            "a page of {page_len} entries (count {count}) ended with continuation {given}: a short page does not mark the end, a null continuation does"
+        )
+    });
+    match (walk.pages_followed, short_page) {
+        (followed, _) if followed > 0 && falsy => tally.fail(
+            CLAUSE,
+            transport,
+            seq,
+            format!(
+                "stopped after {followed} followed pages at continuation {given}: 0 is a further page, only a null continuation means there is none"
+            ),
+        ),
+        (0, None) => tally.pass(CLAUSE, transport),
+        (followed, Some(short_page)) => tally.warn(
+            CLAUSE,
+            transport,
+            seq,
+            format!(
+                "stopped after {followed} followed pages where {short_page} (fine for a client that wanted no more)"
+            ),
+        ),
+        (followed, None) => tally.warn(
+            CLAUSE,
+            transport,
+            seq,
+            format!(
+                "stopped after {followed} followed pages although request #{} was given continuation {given} (fine for a client that wanted no more; SPEC.md does not oblige reading to the end)",
+                pending.seq
+            ),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,366 @@
+//! The proxy's pure parts without sockets: URL mapping, pairing answers with requests,
+//! each server check failing on the answer that breaks it and passing the reference's, and
+//! the replay case file.
+
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use serde_json::{Value, json};
+use tokio::sync::{mpsc, oneshot, watch};
+
+mod pages;
+
+use super::observe::{Book, Event, judge_events};
+use super::server::assess_answers;
+use super::*;
+use crate::judge::Answer;
+use crate::serve::{RawRequest, Wire};
+use harness_model::case::TransportKind;
+use harness_model::check::Verdict;
+use harness_model::corpus::{Corpus, CorpusSource};
+
+fn corpus() -> Corpus {
+    Corpus::load(&CorpusSource::default()).unwrap()
+}
+
+fn upstream() -> Target {
+    let state = crate::serve::ServerState::new(&crate::serve::Config::loopback());
+    state.target("127.0.0.1:9".parse().unwrap())
+}
+
+fn record(seq: u64, transport: TransportKind, uri: &str, body: Value, answer: Value) -> Record {
+    let body = if body.is_null() {
+        Vec::new()
+    } else {
+        body.to_string().into_bytes()
+    };
+    Record {
+        seq,
+        event: seq * 2,
+        transport,
+        connection: "c1".to_owned(),
+        at_ms: 1,
+        http_method: if transport == TransportKind::Ws {
+            "WS"
+        } else {
+            "GET"
+        }
+        .to_owned(),
+        uri: uri.to_owned(),
+        headers: Vec::new(),
+        body,
+        answer: Some(Answer {
+            at_ms: 2,
+            event: seq * 2 + 1,
+            status: (transport != TransportKind::Ws).then_some(200),
+            body: answer,
+            refused: false,
+        }),
+    }
+}
+
+fn ws_call(seq: u64, id: u64, method: &str, answer: Value) -> Record {
+    record(
+        seq,
+        TransportKind::Ws,
+        "/ws/api/v2",
+        json!({"jsonrpc": "2.0", "id": id, "method": method, "params": {}}),
+        answer,
+    )
+}
+
+/// The verdict of a server clause over a transport.
+fn verdict(records: &[Record], clause: &str, transport: TransportKind) -> Option<Verdict> {
+    let corpus = corpus();
+    let tally = assess_answers(records, &corpus.schemas, &corpus.catalog);
+    tally.get(clause, transport).and_then(|cell| cell.verdict())
+}
+
+#[test]
+fn paths_map_to_the_upstream_urls_of_their_prefix() {
+    let mut target = upstream();
+    target.base_url = "https://api.example.test/api/v2".to_owned();
+    target.direct_access_url = Some("https://direct.example.test".to_owned());
+    let map = |path: &str| http::map_url(&target, path);
+    assert_eq!(
+        map("/api/v2/public/get_currencies?x=1"),
+        "https://api.example.test/api/v2/public/get_currencies?x=1"
+    );
+    assert_eq!(
+        map("/direct/api/v2/private/lock_portfolio"),
+        "https://direct.example.test/api/v2/private/lock_portfolio"
+    );
+    assert_eq!(map("/other"), "https://api.example.test/other");
+    assert_eq!(map("/api/v2x"), "https://api.example.test/api/v2x");
+}
+
+#[test]
+fn the_client_target_keeps_the_accounts_and_names_the_proxy() {
+    let upstream = upstream();
+    let client = client_target(&upstream, "127.0.0.1:8720".parse().unwrap());
+    assert_eq!(client.base_url, "http://127.0.0.1:8720/api/v2");
+    assert_eq!(
+        client.ws_url.as_deref(),
+        Some("ws://127.0.0.1:8720/ws/api/v2")
+    );
+    assert_eq!(
+        client.direct_access_url.as_deref(),
+        Some("http://127.0.0.1:8720/direct")
+    );
+    assert_eq!(client.accounts, upstream.accounts);
+}
+
+fn raw(seq: u64, wire: Wire, connection: &str, body: Value) -> Event {
+    Event::Request(RawRequest {
+        seq,
+        wire,
+        connection: connection.to_owned(),
+        at_ms: seq,
+        method: "WS".to_owned(),
+        uri: "/ws/api/v2".to_owned(),
+        headers: Vec::new(),
+        body: Bytes::from(body.to_string()),
+    })
+}
+
+fn server_message(connection: &str, body: Value) -> Event {
+    Event::WsMessage {
+        connection: connection.to_owned(),
+        body: Bytes::from(body.to_string()),
+        at_ms: 9,
+    }
+}
+
+fn run_events(events: Vec<Event>) -> Book {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let (sender, inbox) = mpsc::channel(64);
+        let (finish, finished) = oneshot::channel();
+        let answered = Arc::new(watch::Sender::new(0));
+        let task = tokio::spawn(judge_events(
+            inbox,
+            finished,
+            10,
+            harness_model::check::Redactor::default(),
+            answered,
+        ));
+        for event in events {
+            sender.send(event).await.unwrap();
+        }
+        finish.send(()).unwrap();
+        task.await.unwrap()
+    })
+}
+
+#[test]
+fn websocket_answers_pair_by_id_then_with_the_oldest_waiting_request() {
+    let request = |id: u64| json!({"jsonrpc": "2.0", "id": id, "method": "public/get_currencies", "params": {}});
+    let book = run_events(vec![
+        raw(1, Wire::Ws, "ws#1", request(10)),
+        raw(2, Wire::Ws, "ws#1", request(11)),
+        raw(3, Wire::Ws, "ws#2", request(10)),
+        // Out of order on ws#1; a notification is no answer.
+        server_message(
+            "ws#1",
+            json!({"jsonrpc": "2.0", "method": "subscription", "params": {}}),
+        ),
+        server_message("ws#1", json!({"jsonrpc": "2.0", "id": 11, "result": "b"})),
+        // A wrong id on ws#2 goes to its only waiting request.
+        server_message("ws#2", json!({"jsonrpc": "2.0", "id": 99, "result": "c"})),
+        server_message("ws#1", json!({"jsonrpc": "2.0", "id": 10, "result": "a"})),
+    ]);
+    let results: Vec<Option<Value>> = book
+        .records
+        .iter()
+        .map(|record| record.result().cloned())
+        .collect();
+    assert_eq!(
+        results,
+        vec![Some(json!("a")), Some(json!("b")), Some(json!("c"))]
+    );
+}
+
+#[test]
+fn the_reference_answers_pass_every_server_check() {
+    let records = vec![
+        ws_call(
+            1,
+            5,
+            "public/get_currencies",
+            json!({"jsonrpc": "2.0", "id": 5, "result": []}),
+        ),
+        ws_call(
+            2,
+            6,
+            "private/toggle_subaccount_login",
+            json!({"jsonrpc": "2.0", "id": 6,
+            "error": {"code": 13668, "message": "security_key_authorization_error"}}),
+        ),
+    ];
+    for clause in [
+        "env.response.id",
+        "env.response.jsonrpc",
+        "env.response.exclusive",
+        "m.get_currencies.result",
+        "auth.two_factor.13668",
+    ] {
+        assert_eq!(
+            verdict(&records, clause, TransportKind::Ws),
+            Some(Verdict::Pass),
+            "{clause}"
+        );
+    }
+}
+
+#[test]
+fn each_server_check_fails_on_the_answer_that_breaks_it() {
+    let cases = [
+        (
+            json!({"jsonrpc": "2.0", "id": 6, "result": []}),
+            "public/get_currencies",
+            "env.response.id",
+        ),
+        (
+            json!({"jsonrpc": "1.0", "id": 5, "result": []}),
+            "public/get_currencies",
+            "env.response.jsonrpc",
+        ),
+        (
+            json!({"jsonrpc": "2.0", "id": 5}),
+            "public/get_currencies",
+            "env.response.exclusive",
+        ),
+        (
+            json!({"jsonrpc": "2.0", "id": 5, "result": "not an array"}),
+            "public/get_currencies",
+            "m.get_currencies.result",
+        ),
+        (
+            json!({"jsonrpc": "2.0", "id": 5, "error": {"code": 10000, "message": "security_key_authorization_error"}}),
+            "private/toggle_subaccount_login",
+            "auth.two_factor.13668",
+        ),
+    ];
+    for (answer, method, clause) in cases {
+        let records = vec![ws_call(1, 5, method, answer)];
+        assert_eq!(
+            verdict(&records, clause, TransportKind::Ws),
+            Some(Verdict::Fail),
+            "{clause}"
+        );
+    }
+    let mut over_http = record(
+        1,
+        TransportKind::HttpQuery,
+        "/api/v2/public/get_currencies",
+        Value::Null,
+        json!({"jsonrpc": "2.0", "id": null, "result": []}),
+    );
+    if let Some(answer) = over_http.answer.as_mut() {
+        answer.status = Some(201);
+    }
+    assert_eq!(
+        verdict(
+            &[over_http],
+            "http.status.success",
+            TransportKind::HttpQuery
+        ),
+        Some(Verdict::Fail)
+    );
+}
+
+#[test]
+fn what_spec_md_leaves_open_never_fails() {
+    // An error object of another shape, and an error with any status: not shown.
+    let mut records = vec![ws_call(
+        1,
+        5,
+        "public/get_currencies",
+        json!({"jsonrpc": "2.0", "id": 5, "error": "nope"}),
+    )];
+    let mut over_http = record(
+        2,
+        TransportKind::HttpQuery,
+        "/api/v2/private/get_mmp_status",
+        Value::Null,
+        json!({"jsonrpc": "2.0", "id": null, "error": {"code": 13009, "message": "unauthorized"}}),
+    );
+    if let Some(answer) = over_http.answer.as_mut() {
+        answer.status = Some(400);
+    }
+    records.push(over_http);
+    let corpus = corpus();
+    let tally = assess_answers(&records, &corpus.schemas, &corpus.catalog);
+    assert!(tally.failed_clauses().is_empty(), "{:?}", tally.describe());
+    // A request without an answer is not claimed.
+    let mut unanswered = ws_call(3, 7, "public/get_currencies", Value::Null);
+    unanswered.answer = None;
+    let tally = assess_answers(&[unanswered], &corpus.schemas, &corpus.catalog);
+    assert_eq!(tally.iter().count(), 0);
+    // Nor is the answer to a request sent with POST (SPEC.md: every method is a GET).
+    let mut posted = record(
+        4,
+        TransportKind::HttpBody,
+        "/api/v2/public/get_currencies",
+        json!({"jsonrpc": "2.0", "id": 0, "method": "public/get_currencies", "params": {}}),
+        json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32601, "message": "not found"}}),
+    );
+    posted.http_method = "POST".to_owned();
+    let tally = assess_answers(&[posted], &corpus.schemas, &corpus.catalog);
+    assert_eq!(tally.iter().count(), 0);
+}
+
+#[test]
+fn a_session_replays_as_a_case_that_keeps_its_requests_but_not_their_credentials() {
+    let corpus = corpus();
+    let upstream = upstream();
+    let session = Session {
+        records: vec![
+            ws_call(
+                1,
+                1,
+                "public/auth",
+                json!({"jsonrpc": "2.0", "id": 1, "result": {}}),
+            ),
+            record(
+                2,
+                TransportKind::Ws,
+                "/ws/api/v2",
+                json!({"jsonrpc": "2.0", "id": 2, "method": "private/get_mmp_status",
+                    "params": {"access_token": "tok-123", "index_name": "btc_usd", "mmp_group": null}}),
+                json!({"jsonrpc": "2.0", "id": 2, "result": []}),
+            ),
+        ],
+        unjudged: 0,
+        knowledge: crate::judge::Knowledge::from_target(&upstream),
+        client_target: upstream.clone(),
+        upstream,
+        redactor: harness_model::check::Redactor::default(),
+    };
+    let records: Vec<&Record> = session.records.iter().collect();
+    let text = record::case_file("session_1", &records, &session, &corpus.catalog).unwrap();
+    assert!(
+        !text.contains("tok-123") && !text.contains("public/auth\""),
+        "{text}"
+    );
+    let case = harness_model::case::parse_case(
+        std::path::Path::new("session_1.toml"),
+        &text,
+        &corpus.catalog,
+        &corpus.schemas,
+    )
+    .unwrap_or_else(|error| panic!("{error}\n{text}"));
+    assert_eq!(case.steps.len(), 1);
+    assert_eq!(
+        case.steps[0].call.as_deref(),
+        Some("private/get_mmp_status")
+    );
+    assert_eq!(
+        case.steps[0].params.get("index_name"),
+        Some(&json!("btc_usd"))
+    );
+    assert_eq!(case.transports, vec![TransportKind::Ws]);
+}

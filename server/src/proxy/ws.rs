@@ -1,0 +1,258 @@
+//! Forwarding WebSocket: each client connection to `/ws/api/v2` gets its own connection to
+//! the upstream's `ws_url` (the handshake's query appended, its end-to-end headers
+//! copied), opened as the runner opens one: directly or through a proxy's `CONNECT`
+//! tunnel, then TLS for `wss://` with the upstream target file's trust settings. Then two
+//! pumps copy messages unchanged, one each way, until either side closes.
+//!
+//! Every text or binary message is handed to the judging task as it passes, without
+//! waiting: from the client as a request, from the server as a message the judging task
+//! pairs with a request by id.
+
+use std::sync::Arc;
+
+use axum::extract::State;
+use axum::extract::ws::{Message as ClientMessage, WebSocket, WebSocketUpgrade};
+use axum::http::{HeaderMap, Uri};
+use axum::response::Response;
+use futures_util::{SinkExt, StreamExt};
+use reqwest::Url;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio_tungstenite::Connector;
+use tokio_tungstenite::tungstenite::Message as UpstreamMessage;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+
+use super::{Event, Shared};
+use crate::serve::{RawRequest, Wire};
+use harness_runner::transport::Dialer;
+
+/// The longest `CONNECT` answer head read from an HTTP proxy.
+const MAX_CONNECT_HEAD: usize = 8 * 1024;
+
+/// Upgrades the client's connection; the upstream connection opens once it is upgraded.
+pub(crate) async fn upgrade(
+    State(shared): State<Arc<Shared>>,
+    uri: Uri,
+    headers: HeaderMap,
+    upgrade: WebSocketUpgrade,
+) -> Response {
+    let limit = shared.limits.max_response_bytes;
+    let path_and_query = uri
+        .path_and_query()
+        .map_or_else(|| uri.path().to_owned(), |pq| pq.as_str().to_owned());
+    upgrade
+        .max_message_size(limit)
+        .max_frame_size(limit)
+        .on_upgrade(move |socket| relay(shared, socket, path_and_query, headers))
+}
+
+/// End-to-end headers of the client's handshake, copied to the upstream's.
+fn copied(name: &str) -> bool {
+    !(name.starts_with("sec-websocket-")
+        || matches!(
+            name,
+            "host" | "connection" | "upgrade" | "content-length" | "transfer-encoding"
+        ))
+}
+
+async fn relay(shared: Arc<Shared>, client: WebSocket, path_and_query: String, headers: HeaderMap) {
+    let Some(ws_url) = shared.upstream.ws_url.clone() else {
+        return;
+    };
+    let query = path_and_query
+        .split_once('?')
+        .map(|(_, query)| format!("?{query}"))
+        .unwrap_or_default();
+    let url = format!("{ws_url}{query}");
+    let upstream = match connect(&url, &headers, &shared).await {
+        Ok(upstream) => upstream,
+        Err(message) => {
+            eprintln!("harness proxy: {message}");
+            return;
+        }
+    };
+    let connection = shared.next_ws();
+    let header_list: Vec<(String, String)> = headers
+        .iter()
+        .map(|(name, value)| {
+            (
+                name.as_str().to_owned(),
+                String::from_utf8_lossy(value.as_bytes()).into_owned(),
+            )
+        })
+        .collect();
+    let shared_closing = shared.closing.subscribe();
+    let (mut to_client, mut from_client) = client.split();
+    let (mut to_upstream, mut from_upstream) = upstream.split();
+    let upward = {
+        let shared = Arc::clone(&shared);
+        let connection = connection.clone();
+        async move {
+            while let Some(Ok(message)) = from_client.next().await {
+                let forwarded = match message {
+                    ClientMessage::Text(text) => {
+                        observe_request(
+                            &shared,
+                            &connection,
+                            &path_and_query,
+                            &header_list,
+                            text.as_bytes(),
+                        );
+                        UpstreamMessage::text(text.as_str())
+                    }
+                    ClientMessage::Binary(bytes) => {
+                        observe_request(
+                            &shared,
+                            &connection,
+                            &path_and_query,
+                            &header_list,
+                            &bytes,
+                        );
+                        UpstreamMessage::binary(bytes)
+                    }
+                    ClientMessage::Ping(bytes) => UpstreamMessage::Ping(bytes),
+                    ClientMessage::Pong(bytes) => UpstreamMessage::Pong(bytes),
+                    ClientMessage::Close(_) => break,
+                };
+                if to_upstream.send(forwarded).await.is_err() {
+                    break;
+                }
+            }
+            let _ = to_upstream.close().await;
+        }
+    };
+    let downward = async move {
+        while let Some(Ok(message)) = from_upstream.next().await {
+            let forwarded = match message {
+                UpstreamMessage::Text(text) => {
+                    observe_answer(&shared, &connection, text.as_bytes());
+                    ClientMessage::Text(text.as_str().into())
+                }
+                UpstreamMessage::Binary(bytes) => {
+                    observe_answer(&shared, &connection, &bytes);
+                    ClientMessage::Binary(bytes)
+                }
+                UpstreamMessage::Ping(bytes) => ClientMessage::Ping(bytes),
+                UpstreamMessage::Pong(bytes) => ClientMessage::Pong(bytes),
+                UpstreamMessage::Close(_) => break,
+                UpstreamMessage::Frame(_) => continue,
+            };
+            if to_client.send(forwarded).await.is_err() {
+                break;
+            }
+        }
+        let _ = to_client.close().await;
+    };
+    // Either side closing ends both, and so does the proxy stopping.
+    let mut closing = shared_closing;
+    tokio::select! {
+        () = upward => {}
+        () = downward => {}
+        _ = closing.wait_for(|closing| *closing) => {}
+    }
+}
+
+fn observe_request(
+    shared: &Shared,
+    connection: &str,
+    uri: &str,
+    headers: &[(String, String)],
+    body: &[u8],
+) {
+    shared.observe(Event::Request(RawRequest {
+        seq: shared.next_seq(),
+        wire: Wire::Ws,
+        connection: connection.to_owned(),
+        at_ms: shared.clock.now_ms(),
+        method: "WS".to_owned(),
+        uri: uri.to_owned(),
+        headers: headers.to_vec(),
+        body: axum::body::Bytes::copy_from_slice(body),
+    }));
+}
+
+fn observe_answer(shared: &Shared, connection: &str, body: &[u8]) {
+    shared.observe(Event::WsMessage {
+        connection: connection.to_owned(),
+        body: axum::body::Bytes::copy_from_slice(body),
+        at_ms: shared.clock.now_ms(),
+    });
+}
+
+type Upstream = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<TcpStream>>;
+
+/// Opens the upstream connection within the request timeout.
+async fn connect(url: &str, headers: &HeaderMap, shared: &Shared) -> Result<Upstream, String> {
+    let mut request = url
+        .into_client_request()
+        .map_err(|error| format!("bad upstream ws_url {url}: {error}"))?;
+    for (name, value) in headers.iter().filter(|(name, _)| copied(name.as_str())) {
+        request.headers_mut().append(name, value.clone());
+    }
+    let limit = shared.limits.max_response_bytes;
+    let config = WebSocketConfig::default()
+        .max_message_size(Some(limit))
+        .max_frame_size(Some(limit));
+    let connecting = async {
+        let socket = open_socket(url, &shared.dialer).await?;
+        let connector = Connector::Rustls(shared.dialer.tls_config());
+        tokio_tungstenite::client_async_tls_with_config(
+            request,
+            socket,
+            Some(config),
+            Some(connector),
+        )
+        .await
+        .map(|(stream, _)| stream)
+        .map_err(|error| format!("failed to connect to {url}: {error}"))
+    };
+    tokio::time::timeout(shared.limits.request_timeout, connecting)
+        .await
+        .map_err(|_| format!("failed to connect to {url}: no handshake within the timeout"))?
+}
+
+/// A TCP connection to the URL's host, or a `CONNECT` tunnel through the proxy the
+/// environment names for it.
+async fn open_socket(url: &str, dialer: &Dialer) -> Result<TcpStream, String> {
+    let parsed = Url::parse(url).map_err(|error| format!("bad upstream ws_url {url}: {error}"))?;
+    let (Some(host), Some(port)) = (parsed.host_str(), parsed.port_or_known_default()) else {
+        return Err(format!("upstream ws_url {url} has no host and port"));
+    };
+    let failed = |error: std::io::Error| format!("failed to connect to {url}: {error}");
+    let socket = match dialer.proxies().proxy_for(&parsed) {
+        None => TcpStream::connect((host.trim_matches(['[', ']']), port))
+            .await
+            .map_err(failed)?,
+        Some(proxy) => {
+            let (Some(proxy_host), Some(proxy_port)) =
+                (proxy.host_str(), proxy.port_or_known_default())
+            else {
+                return Err(format!("proxy {proxy} has no host and port"));
+            };
+            let mut socket = TcpStream::connect((proxy_host, proxy_port))
+                .await
+                .map_err(failed)?;
+            let head = format!("CONNECT {host}:{port} HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n");
+            socket.write_all(head.as_bytes()).await.map_err(failed)?;
+            let mut answer = Vec::new();
+            let mut byte = [0u8; 1];
+            while !answer.ends_with(b"\r\n\r\n") && answer.len() < MAX_CONNECT_HEAD {
+                if socket.read(&mut byte).await.map_err(failed)? == 0 {
+                    break;
+                }
+                answer.push(byte[0]);
+            }
+            let status_line = String::from_utf8_lossy(&answer);
+            let status_line = status_line.lines().next().unwrap_or_default();
+            if status_line.split_whitespace().nth(1) != Some("200") {
+                return Err(format!(
+                    "proxy {proxy} refused CONNECT {host}:{port}: {status_line}"
+                ));
+            }
+            socket
+        }
+    };
+    let _ = socket.set_nodelay(true);
+    Ok(socket)
+}

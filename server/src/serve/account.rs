@@ -1,0 +1,259 @@
+//! Account management methods: `private/toggle_subaccount_login` (SPEC.md 4.5),
+//! `private/get_transaction_log` (4.8), `private/delete_member` (4.11) and the Direct
+//! Access `lock_portfolio` (4.13).
+//!
+//! The transaction log pages newest first (timestamp descending, then id descending). The
+//! continuation is the id of the first entry of the next page, found by looking one entry
+//! ahead, so a cursor is handed out only when a non-empty page follows; `null` marks the
+//! end. Because ids grow with timestamps, "entries at or below the cursor id" is exactly
+//! the rest of the walk, and no entry is skipped or repeated between pages.
+
+use serde_json::{Value, json};
+
+use super::ServerState;
+use super::Variant;
+use super::ctx::{CountFaults, Ctx, PagedFaults, PagedParams};
+use super::fault::Fault;
+use super::ledger::{LogQuery, Order, PageAsk};
+use super::state::lock;
+use harness_protocol::auth::sign;
+use harness_protocol::jsonrpc::{self, ErrorObject};
+
+/// `private/toggle_subaccount_login`.
+pub(crate) fn toggle_subaccount_login(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
+    ctx.require_stated_scope()?;
+    let sid = ctx.params.required_int("sid")?;
+    let login = ctx.params.required_str("state")?;
+    // The `toggle-state-any-case` fault reads the state in any letter case.
+    let login = if ctx.fault(Fault::ToggleStateAnyCase) {
+        login.to_ascii_lowercase()
+    } else {
+        login.to_owned()
+    };
+    if !ctx.fault(Fault::ToggleStateAny) && login != "enable" && login != "disable" {
+        return Err(ErrorObject::invalid_params(
+            "state",
+            "must be one of enable, disable",
+        ));
+    }
+    let caller = ctx.caller_user()?;
+    // The second factor is checked before the subaccount: the refusal must not depend on
+    // whether the 2FA account happens to own the sid it was given.
+    if caller.two_factor && !ctx.fault(Fault::TwoFactorMissing) {
+        return Err(if ctx.fault(Fault::TwoFactorWrongCode) {
+            ErrorObject::unauthorized("second factor required")
+        } else {
+            ErrorObject::security_key_authorization_error()
+        });
+    }
+    let sid = u64::try_from(sid)
+        .ok()
+        .filter(|sid| ctx.state.is_subaccount_of(*sid, caller.user_id))
+        .ok_or_else(|| ErrorObject::invalid_params("sid", "not a subaccount of the caller"))?;
+    if login == "disable" {
+        lock(&ctx.state.disabled_logins).insert(sid);
+        if !ctx.fault(Fault::DisableKeepsSessions) {
+            let keep = ctx.variant(Variant::DisableKeepsExchanged);
+            lock(&ctx.state.tokens).revoke_user(sid, keep);
+        }
+    } else {
+        lock(&ctx.state.disabled_logins).remove(&sid);
+    }
+    Ok(if ctx.fault(Fault::ToggleResultTrue) {
+        Value::Bool(true)
+    } else {
+        Value::String("ok".to_owned())
+    })
+}
+
+/// `private/delete_member`.
+pub(crate) fn delete_member(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
+    ctx.require("account:read_write")?;
+    if !ctx.fault(Fault::DeleteMemberNoMainaccount) {
+        ctx.require("mainaccount")?;
+    }
+    let member_id = ctx.params.required_int("member_id")?;
+    let zero_allowed = ctx.fault(Fault::MemberIdZero) && member_id == 0;
+    if member_id < 1 && !zero_allowed {
+        return Err(ErrorObject::invalid_params("member_id", "must be >= 1"));
+    }
+    // Members and Direct Access belong to the main account the caller is part of.
+    let owner_id = ctx.caller_user()?.main_id;
+    let direct_access = ctx
+        .state
+        .user(owner_id)
+        .is_some_and(|owner| owner.direct_access);
+    if !direct_access {
+        return Err(ErrorObject::bad_request(
+            "direct access trading is not enabled for the account",
+        ));
+    }
+    let mut members = lock(&ctx.state.members);
+    let position = members
+        .iter()
+        .position(|member| i64::try_from(member.member_id).ok() == Some(member_id));
+    match position {
+        Some(index) if !ctx.fault(Fault::DeleteMemberKept) => {
+            members.remove(index);
+        }
+        Some(_) => {}
+        None if zero_allowed || ctx.variant(Variant::UnknownIsEmpty) => {}
+        None => return Err(ErrorObject::invalid_params("member_id", "unknown member")),
+    }
+    let renamed = ctx.variant(Variant::MemberFieldNames);
+    let mut remaining: Vec<Value> = members
+        .iter()
+        .map(|member| member.to_json(owner_id, renamed))
+        .collect();
+    if ctx.fault(Fault::MemberNameTooLong)
+        && let Some(first) = remaining.first_mut()
+    {
+        let (_, name) = super::fixtures::member_field_names(renamed);
+        first[name] = Value::from("m".repeat(harness_protocol::spec::MEMBER_NAME_MAX + 1));
+    }
+    let allowed = if ctx.fault(Fault::DeleteMemberFlagString) {
+        json!("true")
+    } else {
+        json!(true)
+    };
+    Ok(jsonrpc::object([
+        ("members", Value::Array(remaining)),
+        ("is_direct_access_allowed", allowed),
+    ]))
+}
+
+/// `private/get_transaction_log`.
+pub(crate) fn get_transaction_log(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
+    let PagedParams {
+        currency,
+        count,
+        default_count,
+    } = ctx.paged_params(&PagedFaults {
+        currency_any: Fault::TxlogCurrencyAny,
+        currency_last_refused: Fault::TxlogCurrencyLastRefused,
+        count: CountFaults {
+            zero: Fault::TxlogCount0,
+            min_refused: Fault::TxlogCount1Refused,
+            over_max: Fault::TxlogCount251,
+            max_refused: Fault::TxlogCountMaxRefused,
+            default_raised: Fault::TxlogDefault150,
+        },
+    })?;
+    let params = &ctx.params;
+    let count = if count == 0 { default_count } else { count };
+    let start = non_negative(params.int("start_timestamp"), "start_timestamp")?.unwrap_or(0);
+    let end = non_negative(params.int("end_timestamp"), "end_timestamp")?
+        .unwrap_or_else(|| ctx.state.now_ms());
+    let cursor = non_negative(params.int("continuation"), "continuation")?;
+    let caller = ctx.caller()?.user_id;
+    let user_id = match non_negative(params.int("subaccount_id"), "subaccount_id")? {
+        Some(_) if ctx.fault(Fault::TxlogSubaccountIgnored) => caller,
+        Some(sub) if ctx.state.is_subaccount_of(sub, caller) => sub,
+        Some(_) => {
+            return Err(ErrorObject::invalid_params(
+                "subaccount_id",
+                "not a subaccount of the caller",
+            ));
+        }
+        None => caller,
+    };
+    let query = LogQuery {
+        user_id,
+        currency,
+        start,
+        end,
+    };
+    let page_len = ctx.page_len(count) + usize::from(ctx.fault(Fault::TxlogPageExceedsCount));
+    let order = if ctx.variant(Variant::OldestFirst) {
+        Order::OldestFirst
+    } else {
+        Order::NewestFirst
+    };
+    let log = &ctx.state.ledger.log;
+    let (walk, next) = ctx.state.knobs().log_page(
+        log,
+        &query,
+        PageAsk {
+            cursor,
+            len: page_len,
+            order,
+        },
+    );
+    let continuation = match next {
+        Some(_) if ctx.fault(Fault::TxlogPagesOverlap) => walk.last().map(|entry| entry.id),
+        Some(id) => Some(id),
+        None if ctx.fault(Fault::TxlogContinuationZero) => Some(0),
+        None if ctx.fault(Fault::TxlogEndless) => Some(
+            log.iter()
+                .rev()
+                .find(|entry| query.matches(entry))
+                .map_or(0, |entry| entry.id),
+        ),
+        None => None,
+    };
+    let mut logs: Vec<Value> = walk.iter().map(|entry| entry.body.clone()).collect();
+    ctx.state.knobs().decorate_log(&mut logs);
+    if ctx.fault(Fault::TxlogOutsideWindow)
+        && let Some(Value::Object(first)) = logs.first_mut()
+    {
+        first.insert("timestamp".to_owned(), json!(end.saturating_add(1)));
+    }
+    if ctx.fault(Fault::TxlogMissingBalance) {
+        for entry in &mut logs {
+            if let Value::Object(object) = entry {
+                object.remove("balance");
+            }
+        }
+    }
+    Ok(jsonrpc::object([
+        ("logs", Value::Array(logs)),
+        (
+            "continuation",
+            continuation.map_or(Value::Null, Value::from),
+        ),
+    ]))
+}
+
+fn non_negative(value: Option<i64>, name: &str) -> Result<Option<u64>, ErrorObject> {
+    value
+        .map(|value| {
+            u64::try_from(value).map_err(|_| ErrorObject::invalid_params(name, "must be >= 0"))
+        })
+        .transpose()
+}
+
+impl ServerState {
+    /// The Direct Access `lock_portfolio` (SPEC.md 4.13): the bearer value must be the
+    /// Direct Access API key; it takes no parameters and returns `ok`.
+    pub(crate) fn lock_portfolio(
+        &self,
+        authorization: Option<&str>,
+        has_params: bool,
+    ) -> Result<Value, ErrorObject> {
+        let presented = authorization.and_then(|value| {
+            let (scheme, key) = value.trim().split_once(' ')?;
+            scheme.eq_ignore_ascii_case("bearer").then(|| key.trim())
+        });
+        let key_ok = presented.is_some_and(|key| {
+            sign::signatures_match(self.direct_access_key.expose(), key)
+                || (self.fault(Fault::LockAcceptsAccessToken)
+                    && lock(&self.tokens).access(key, self.now_ms()).is_some())
+        });
+        if !key_ok && !self.fault(Fault::LockNoKey) {
+            return Err(ErrorObject::unauthorized(
+                "a valid direct access api key is required",
+            ));
+        }
+        if has_params {
+            return Err(ErrorObject::invalid_params(
+                "params",
+                "lock_portfolio takes no parameters",
+            ));
+        }
+        Ok(if self.fault(Fault::LockResultTrue) {
+            Value::Bool(true)
+        } else {
+            Value::String("ok".to_owned())
+        })
+    }
+}

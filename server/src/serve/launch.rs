@@ -1,0 +1,22 @@
+//! The reference server as a server the conformance suite starts itself:
+//! `TargetSource::Launched(Arc::new(serve::Config::loopback()))` runs the suite against a
+//! fresh reference server, and a fresh one again for each `serial` case.
+
+use harness_runner::conformance::{BoxFuture, Launch, Launched};
+
+use super::{Config, start};
+
+impl Launch for Config {
+    fn launch(&self) -> BoxFuture<'_, Result<Launched, String>> {
+        let config = self.clone();
+        Box::pin(async move {
+            let running = start(config)
+                .await
+                .map_err(|error| format!("the reference server did not start: {error}"))?;
+            Ok(Launched {
+                target: running.target(),
+                stop: Box::pin(running.shutdown()),
+            })
+        })
+    }
+}

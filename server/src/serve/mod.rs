@@ -1,0 +1,251 @@
+//! The reference server: an in-process implementation of the API of SPEC.md over real
+//! sockets, used to check the harness's own checks and to judge clients.
+//!
+//! [`start`] binds a listener and serves three interfaces with axum: HTTP GET JSON-RPC under
+//! `/api/v2/<method>`, WebSocket JSON-RPC at `/ws/api/v2`, and the Direct Access REST
+//! operation under `/direct/api/v2/private/lock_portfolio`. [`Running::target`] describes
+//! the running server as a [`Target`], with freshly generated secrets. With a
+//! [`TlsIdentity`] all three are served over TLS (`tls.rs`) and the target's URLs are
+//! `https://` and `wss://`.
+//!
+//! With no [`Fault`] switched on the server follows every clause of the catalog; each fault
+//! breaks exactly one rule, so a harness run against it must report that clause as failed.
+//! [`ServerState::dispatch_message`] is the transport-free core: one WebSocket-style
+//! message in, one JSON-RPC envelope out, never a panic; the fuzz targets and the client
+//! judge call it directly.
+//!
+//! The files beside this one: `http.rs` and `ws.rs` speak the transports, `call.rs`
+//! routes a request through authentication, parameters and the method, `principal.rs`
+//! decides who is calling, `grant.rs` issues tokens, `account.rs`, `trading.rs` and
+//! `market.rs` hold the methods of SPEC.md section 4, `fixtures.rs` and `ledger.rs` the
+//! data, `tokens.rs`, `rate.rs` and `params.rs` the bookkeeping, `fault.rs` and `variant.rs` the switches, declared alike by `switch.rs`.
+
+#[macro_use]
+mod switch;
+
+mod account;
+mod call;
+mod ctx;
+mod fault;
+mod fixtures;
+#[cfg(any(test, feature = "arbitrary"))]
+pub mod fuzz_targets;
+mod grant;
+mod http;
+#[cfg(feature = "conformance")]
+mod launch;
+mod ledger;
+mod market;
+mod message;
+mod observe;
+mod params;
+
+mod principal;
+mod property;
+mod rate;
+mod reshape;
+mod state;
+mod tls;
+mod tokens;
+mod trading;
+mod variant;
+mod ws;
+
+use std::collections::HashSet;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex};
+
+use axum::serve::ListenerExt;
+use serde_json::Value;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+use harness_model::target_file::{CountedPer, RateLimits, Target};
+use harness_protocol::auth::clock::Clock;
+use harness_protocol::auth::nonce::ReplayCache;
+
+pub use fault::Fault;
+pub use observe::{Knobs, Observer, RawAnswer, RawRequest, Wire};
+pub use property::{
+    QueryInput, QueryValue, dispatch_envelope, params_from_query, query_params_coerce,
+};
+pub use tls::{MAX_HANDSHAKES, TlsIdentity};
+pub use variant::{Extreme, Variant};
+
+/// How to run the reference server.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Where to listen; port 0 picks a free port.
+    pub listen: SocketAddr,
+    /// Fault switches; empty for a conforming server.
+    pub faults: Vec<Fault>,
+    /// Spec-open variants: other legal choices where SPEC.md leaves a point open.
+    pub variants: Vec<Variant>,
+    /// The `private/get_transaction_log` rate limit enforced and advertised.
+    pub limits: RateLimits,
+    /// The only clock the server reads.
+    pub clock: Clock,
+    /// The largest HTTP body or WebSocket message answered normally; larger ones get an
+    /// error envelope.
+    pub max_body_bytes: usize,
+    /// The scheme name of the signed `Authorization` header the server accepts and its
+    /// target file advertises.
+    pub signature_scheme: String,
+    /// What the server serves beyond its faults (the client judge's scenarios).
+    pub knobs: Knobs,
+    /// Sees every request and answer (the client judge's recorder).
+    pub observer: Option<Arc<dyn Observer>>,
+    /// Serve over TLS with this certificate; plain HTTP when `None`.
+    pub tls: Option<TlsIdentity>,
+}
+
+impl Config {
+    /// 127.0.0.1 on a free port, no faults, 1 transaction-log request per second with a
+    /// burst of 100 per token, the system clock and a 64 KiB body limit.
+    ///
+    /// The sustained rate is SPEC.md's; the burst is the reference's own choice, large
+    /// enough that a pagination walk with a small page size is not paced, so a full run
+    /// takes seconds (the target file says the same burst, and the runner honours it).
+    pub fn loopback() -> Config {
+        Config {
+            listen: SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
+            faults: Vec::new(),
+            variants: Vec::new(),
+            limits: RateLimits {
+                transaction_log_per_second: 1.0,
+                transaction_log_burst: 100,
+                transaction_log_counted_per: CountedPer::Token,
+                throttle_codes: vec![harness_protocol::jsonrpc::code::TOO_MANY_REQUESTS],
+                clock_skew_ms: 0,
+            },
+            clock: Clock::system(),
+            max_body_bytes: 64 * 1024,
+            signature_scheme: harness_protocol::auth::sign::DEFAULT_SCHEME.to_owned(),
+            knobs: Knobs::default(),
+            observer: None,
+            tls: None,
+        }
+    }
+}
+
+/// A server started by [`start`].
+#[derive(Debug)]
+pub struct Running {
+    /// The address it listens on.
+    pub addr: SocketAddr,
+    tls: bool,
+    state: Arc<ServerState>,
+    shutdown: oneshot::Sender<()>,
+    task: JoinHandle<()>,
+}
+
+impl Running {
+    /// The target description of this server: URLs, accounts, fixtures and limits.
+    pub fn target(&self) -> Target {
+        let target = self.state.target(self.addr);
+        if self.tls {
+            tls::over_tls(target)
+        } else {
+            target
+        }
+    }
+
+    /// Stops accepting connections and waits for the server task to end.
+    pub async fn shutdown(self) {
+        // The receiver is gone only if the server already stopped, which is what we want.
+        let _ = self.shutdown.send(());
+        let _ = self.task.await;
+    }
+
+    /// The server's state, shared with its request handlers.
+    pub fn state(&self) -> Arc<ServerState> {
+        Arc::clone(&self.state)
+    }
+}
+
+/// Binds `config.listen` and serves on the current tokio runtime; returns at once.
+pub async fn start(config: Config) -> std::io::Result<Running> {
+    let listener = tokio::net::TcpListener::bind(config.listen).await?;
+    let addr = listener.local_addr()?;
+    let state = Arc::new(ServerState::new(&config));
+    let (shutdown, stopped) = oneshot::channel::<()>();
+    // The peer address tells HTTP connections apart for the observer.
+    let app = http::router(Arc::clone(&state)).into_make_service_with_connect_info::<SocketAddr>();
+    let stopped = async move {
+        let _ = stopped.await;
+    };
+    // A serve error means the listener failed; there is nobody to report it to but the
+    // clients, who see the connection refused.
+    let task = match &config.tls {
+        None => tokio::spawn(async move {
+            let _ = axum::serve(listener, app)
+                .with_graceful_shutdown(stopped)
+                .await;
+        }),
+        Some(identity) => {
+            // `tap_io` makes axum hand the peer address to handlers as it does for TCP.
+            let listener = tls::TlsListener::new(listener, identity)?.tap_io(|_| {});
+            tokio::spawn(async move {
+                let _ = axum::serve(listener, app)
+                    .with_graceful_shutdown(stopped)
+                    .await;
+            })
+        }
+    };
+    Ok(Running {
+        addr,
+        tls: config.tls.is_some(),
+        state,
+        shutdown,
+        task,
+    })
+}
+
+/// Everything the server knows and remembers. All mutable state sits behind mutexes, each
+/// held only for a short synchronous step, so the type is `Send + Sync` and handlers never
+/// hold a lock across an await.
+#[derive(Debug)]
+pub struct ServerState {
+    faults: fault::FaultSet,
+    variants: variant::VariantSet,
+    clock: Clock,
+    limits: RateLimits,
+    max_body_bytes: usize,
+    users: Vec<state::User>,
+    direct_access_key: harness_model::target_file::Secret,
+    instruments: Vec<fixtures::Instrument>,
+    ledger: ledger::Ledger,
+    tokens: Mutex<tokens::TokenStore>,
+    nonces: Mutex<ReplayCache>,
+    rate: Mutex<rate::RateLimiter>,
+    members: Mutex<Vec<fixtures::Member>>,
+    disabled_logins: Mutex<HashSet<u64>>,
+    /// Instruments whose position was closed (kept for the `positions-close-once` variant).
+    closed_positions: Mutex<HashSet<String>>,
+    /// The session token a WebSocket connection remembered last, which only the
+    /// `ws-session-shared` fault keeps (and lends to every other connection).
+    shared_session: Mutex<Option<String>>,
+    signature_scheme: String,
+    knobs: Knobs,
+    observer: Option<Arc<dyn Observer>>,
+    /// Numbers requests for the observer.
+    next_seq: AtomicU64,
+    /// Numbers WebSocket connections for the observer.
+    next_connection: AtomicU64,
+}
+
+/// What one WebSocket connection remembers between its requests.
+#[derive(Debug, Default)]
+pub struct Connection {
+    /// The session-scoped access token this connection authenticated with (SPEC.md 5.2),
+    /// or any token under the `ws-remembers-any-token` variant.
+    session_token: Option<String>,
+    /// Close the connection once the current answer is out (the `logout-closes` variant).
+    close_after_answer: bool,
+    /// The id of the previous request, which only the `ws-wrong-ids` fault uses.
+    previous_id: Value,
+    /// The connection's label (`ws#N`), which only the `sig-nonce-per-connection` fault
+    /// uses, to keep each connection's nonces apart.
+    label: String,
+}

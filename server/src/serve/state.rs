@@ -1,0 +1,277 @@
+//! Building the server state (users, secrets, fixtures) and describing it as a [`Target`];
+//! the transport-free entry point [`ServerState::dispatch_message`] is `message.rs`.
+//!
+//! Three users exist: `main` (full rights including `mainaccount`, 2FA off), `two_factor`
+//! (a second main account with 2FA on) and `sub` (a subaccount of `main`). Client ids are
+//! fixed so logs read well; secrets and the Direct Access key are random per start.
+
+use std::collections::{BTreeMap, HashSet};
+use std::net::SocketAddr;
+use std::sync::atomic::AtomicU64;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use rand::Rng;
+use rand::distr::Alphanumeric;
+
+use super::fault::{Fault, FaultSet};
+use super::fixtures::{self, DEFAULT_INSTRUMENT, FIXTURE_MEMBER_ID};
+use super::ledger::{Holder, Ledger};
+use super::rate::RateLimiter;
+use super::tokens::{RefreshRecord, TokenStore};
+use super::{Config, ServerState};
+use harness_model::target_file::{Account, Fixtures, Secret, Target};
+use harness_protocol::auth::SIGNATURE_WINDOW_MS;
+use harness_protocol::auth::nonce::ReplayCache;
+use harness_protocol::auth::scope::Scope;
+
+/// The throttling code of the `other-error-codes` variant, which its target file lists.
+pub(crate) const OTHER_THROTTLE_CODE: i64 = 10429;
+
+/// Nonces remembered at most. At the 60 s window this allows over 16,000 signed requests a
+/// second before the cache refuses new ones, far beyond what a test run sends.
+const NONCE_CAPACITY: usize = 1_000_000;
+
+/// User id of the main account.
+pub(crate) const MAIN_ID: u64 = 100_001;
+/// User id of the 2FA main account.
+pub(crate) const TWO_FACTOR_ID: u64 = 100_002;
+/// User id of the main account's subaccount.
+pub(crate) const SUB_ID: u64 = 100_011;
+
+/// One user and its API key.
+#[derive(Debug)]
+pub(crate) struct User {
+    pub(crate) role: &'static str,
+    pub(crate) client_id: &'static str,
+    pub(crate) client_secret: Secret,
+    pub(crate) user_id: u64,
+    /// The widest scope a token of this user may carry.
+    pub(crate) maximum: Scope,
+    pub(crate) two_factor: bool,
+    /// The main account this user belongs to (itself for a main account).
+    pub(crate) main_id: u64,
+    /// Whether Direct Access trading is enabled (SPEC.md section 4.11).
+    pub(crate) direct_access: bool,
+}
+
+impl User {
+    pub(crate) fn is_subaccount(&self) -> bool {
+        self.main_id != self.user_id
+    }
+}
+
+/// Locks a mutex, carrying on after a panic elsewhere: every critical section leaves its
+/// data consistent at each step, so a poisoned lock holds nothing half-written.
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn random_secret(length: usize) -> String {
+    rand::rng()
+        .sample_iter(&Alphanumeric)
+        .take(length)
+        .map(char::from)
+        .collect()
+}
+
+impl ServerState {
+    /// Fresh state for `config`: new secrets, the fixed fixture data, no tokens.
+    pub fn new(config: &Config) -> ServerState {
+        let full = "account:read_write trade:read_write wallet:read_write block_rfq:read_write";
+        let user = |role, client_id, user_id, main_id, two_factor| User {
+            role,
+            client_id,
+            client_secret: Secret::new(random_secret(24)),
+            user_id,
+            maximum: Scope::parse(&if main_id == user_id {
+                format!("{full} mainaccount")
+            } else {
+                full.to_owned()
+            }),
+            two_factor,
+            main_id,
+            direct_access: user_id == MAIN_ID,
+        };
+        let users = vec![
+            user(
+                "main",
+                "ref-main",
+                MAIN_ID,
+                MAIN_ID,
+                config.knobs.two_factor_main,
+            ),
+            user("two_factor", "ref-2fa", TWO_FACTOR_ID, TWO_FACTOR_ID, true),
+            user("sub", "ref-sub", SUB_ID, MAIN_ID, false),
+        ];
+        let ledger = Ledger::generate(
+            &Holder {
+                user_id: MAIN_ID,
+                username: "ref_main",
+            },
+            &Holder {
+                user_id: SUB_ID,
+                username: "ref_sub",
+            },
+        );
+        let mut limits = config.limits.clone();
+        if config.variants.contains(&super::Variant::RatePerUserBurst1) {
+            limits.transaction_log_burst = 1;
+            limits.transaction_log_counted_per = harness_model::target_file::CountedPer::Account;
+        }
+        ServerState {
+            faults: FaultSet::new(&config.faults),
+            variants: super::variant::VariantSet::new(&config.variants),
+            clock: config.clock.clone(),
+            rate: Mutex::new(RateLimiter::new(&limits)),
+            limits,
+            max_body_bytes: config.max_body_bytes,
+            users,
+            direct_access_key: Secret::new(format!("da-{}", random_secret(24))),
+            instruments: fixtures::instruments(),
+            ledger,
+            tokens: Mutex::new(TokenStore::with_lifetime_cap(config.knobs.token_lifetime_s)),
+            nonces: Mutex::new(ReplayCache::new(SIGNATURE_WINDOW_MS, NONCE_CAPACITY)),
+            members: Mutex::new(fixtures::members(MAIN_ID, SUB_ID)),
+            disabled_logins: Mutex::new(HashSet::new()),
+            closed_positions: Mutex::new(HashSet::new()),
+            shared_session: Mutex::new(None),
+            signature_scheme: config.signature_scheme.clone(),
+            knobs: config.knobs.clone(),
+            observer: config.observer.clone(),
+            next_seq: AtomicU64::new(1),
+            next_connection: AtomicU64::new(1),
+        }
+    }
+
+    /// The target description of a server listening on `addr`.
+    pub(crate) fn target(&self, addr: SocketAddr) -> Target {
+        let origin = format!("http://{addr}");
+        let accounts: BTreeMap<String, Account> = self
+            .users
+            .iter()
+            .map(|user| {
+                (
+                    user.role.to_owned(),
+                    Account {
+                        client_id: user.client_id.to_owned(),
+                        client_secret: user.client_secret.clone(),
+                    },
+                )
+            })
+            .collect();
+        // What the reference chose where SPEC.md leaves a point open and a client must know:
+        // its throttling code, fork_token's parameter names and the member record's field names.
+        let mut limits = self.limits.clone();
+        if self.variant(super::Variant::OtherErrorCodes) {
+            limits.throttle_codes = vec![OTHER_THROTTLE_CODE];
+        }
+        let session_param = if self.variant(super::Variant::ForkTokenNames) {
+            "name"
+        } else {
+            "session_name"
+        };
+        let member_names =
+            super::fixtures::member_field_names(self.variant(super::Variant::MemberFieldNames));
+        Target {
+            name: "reference".to_owned(),
+            base_url: format!("{origin}/api/v2"),
+            ws_url: Some(format!("ws://{addr}/ws/api/v2")),
+            direct_access_url: Some(format!("{origin}/direct")),
+            signature_scheme: self.signature_scheme.clone(),
+            allow_destructive: true,
+            accounts,
+            fixtures: Fixtures {
+                subaccount_id: Some(SUB_ID),
+                member_id: Some(FIXTURE_MEMBER_ID),
+                instrument_name: Some(DEFAULT_INSTRUMENT.to_owned()),
+                currency: Some("BTC".to_owned()),
+                positions: self
+                    .instruments
+                    .iter()
+                    .map(|instrument| instrument.name.to_owned())
+                    .collect(),
+                direct_access_key: Some(self.direct_access_key.clone()),
+            },
+            limits,
+            tls: harness_model::target_file::TlsTrust::default(),
+            param_names: BTreeMap::from([(
+                "public/fork_token".to_owned(),
+                BTreeMap::from([
+                    ("refresh_token".to_owned(), "refresh_token".to_owned()),
+                    ("session_name".to_owned(), session_param.to_owned()),
+                ]),
+            )]),
+            field_names: BTreeMap::from([
+                (
+                    "member".to_owned(),
+                    BTreeMap::from([
+                        ("identifier".to_owned(), member_names.0.to_owned()),
+                        ("name".to_owned(), member_names.1.to_owned()),
+                    ]),
+                ),
+                (
+                    "exchange_token".to_owned(),
+                    BTreeMap::from([("access_token".to_owned(), "access_token".to_owned())]),
+                ),
+            ]),
+        }
+    }
+
+    /// Whether a spec-open variant is on.
+    pub(crate) fn variant(&self, variant: super::Variant) -> bool {
+        self.variants.has(variant)
+    }
+
+    /// Whether a fault switch is on.
+    pub(crate) fn fault(&self, fault: Fault) -> bool {
+        self.faults.has(fault)
+    }
+
+    /// Milliseconds since the epoch, from the configured clock.
+    pub(crate) fn now_ms(&self) -> u64 {
+        self.clock.now_ms()
+    }
+
+    /// Keeps a session token a connection remembers where every connection finds it, as a
+    /// server that remembers the session per process rather than per connection would:
+    /// only under the `ws-session-shared` fault.
+    pub(crate) fn share_session(&self, token: &str) {
+        if self.fault(Fault::WsSessionShared) {
+            *lock(&self.shared_session) = Some(token.to_owned());
+        }
+    }
+
+    /// The session token another connection remembered (see [`ServerState::share_session`]).
+    pub(crate) fn shared_session(&self) -> Option<String> {
+        lock(&self.shared_session).clone()
+    }
+
+    /// The user with this client id.
+    pub(crate) fn user_by_client(&self, client_id: &str) -> Option<&User> {
+        self.users.iter().find(|user| user.client_id == client_id)
+    }
+
+    /// The user with this user id.
+    pub(crate) fn user(&self, user_id: u64) -> Option<&User> {
+        self.users.iter().find(|user| user.user_id == user_id)
+    }
+
+    /// Every access and refresh token the server still remembers issuing (the latest
+    /// 10,000 pairs of each user, revoked ones included), so a test can check that none of
+    /// them reaches a report, a log or the terminal.
+    pub fn issued_tokens(&self) -> Vec<String> {
+        lock(&self.tokens).issued_tokens()
+    }
+
+    /// A copy of a live refresh token's record.
+    pub(crate) fn tokens_refresh(&self, token: &str) -> Option<RefreshRecord> {
+        let now_ms = self.now_ms();
+        lock(&self.tokens).refresh(token, now_ms).cloned()
+    }
+
+    /// Whether `sub_id` is a subaccount of `main_id`.
+    pub(crate) fn is_subaccount_of(&self, sub_id: u64, main_id: u64) -> bool {
+        self.user(sub_id)
+            .is_some_and(|user| user.is_subaccount() && user.main_id == main_id)
+    }
+}

@@ -1,0 +1,265 @@
+//! Trading methods: `private/get_mmp_status` (SPEC.md 4.6),
+//! `private/get_trigger_order_history` (4.7) and `private/close_position` (4.12).
+//!
+//! The trigger history continuation is a string (section 4.7) that encodes the position of
+//! the next page's first entry. Section 4.7 does not say how the last page is marked, so
+//! the reference server omits `continuation` there rather than inventing a sentinel value.
+//! `close_position` is stateless: every call closes the same fixture position.
+
+use serde_json::{Value, json};
+
+use super::ctx::{CountFaults, Ctx, PagedFaults, PagedParams};
+use super::fault::Fault;
+use super::fixtures::{DEFAULT_INSTRUMENT, round};
+use super::state::MAIN_ID;
+use harness_protocol::jsonrpc::{self, ErrorObject};
+use harness_protocol::spec;
+
+/// Marks a trigger history continuation, so a value from elsewhere is recognised as such.
+const CONTINUATION_PREFIX: &str = "toh1-";
+
+/// `private/get_mmp_status`.
+pub(crate) fn get_mmp_status(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
+    let block_rfq = ctx.params.bool("block_rfq").unwrap_or(false);
+    ctx.require(if block_rfq {
+        "block_rfq:read"
+    } else {
+        "trade:read"
+    })?;
+    let response_only = ctx
+        .params
+        .str("index_name")
+        .is_some_and(|name| spec::RESPONSE_INDEX_NAMES.contains(&name));
+    let index_name = ctx.listed(
+        "index_name",
+        ctx.fault(Fault::MmpIndexAny)
+            || (response_only && ctx.fault(Fault::MmpIndexResponseValues)),
+        ctx.fault(Fault::MmpIndexLastRefused),
+    )?;
+    let group = match ctx.params.str("mmp_group") {
+        Some("") if ctx.fault(Fault::MmpEmptyGroupRejected) => {
+            return Err(ErrorObject::invalid_params(
+                "mmp_group",
+                "must not be empty",
+            ));
+        }
+        // An empty group names the default orders group, the same as none (section 4.6).
+        Some("") | None => None,
+        Some(_) if index_name.is_none() && !ctx.fault(Fault::MmpGroupWithoutIndex) => {
+            return Err(ErrorObject::invalid_params(
+                "mmp_group",
+                "mmp_group requires index_name",
+            ));
+        }
+        Some(group) => Some(group),
+    };
+    let block_rfq = block_rfq && !ctx.fault(Fault::MmpBlockRfqIgnored);
+    let frozen_as_string = ctx.fault(Fault::MmpFrozenString);
+    // Under the `mmp-none-triggered` variant no index is frozen for anyone.
+    let held = ctx.caller()?.user_id == MAIN_ID && !ctx.variant(super::Variant::MmpNoneTriggered);
+    let statuses: Vec<Value> = super::fixtures::mmp_statuses()
+        .into_iter()
+        .filter(|status| held && status.block_rfq == block_rfq)
+        .take(
+            if index_name.is_none() && ctx.fault(Fault::MmpOmittedFirstOnly) {
+                1
+            } else {
+                usize::MAX
+            },
+        )
+        .filter(|status| index_name.is_none_or(|name| name == "all" || name == status.index_name))
+        .filter(|status| group.is_none_or(|group| status.mmp_group == Some(group)))
+        .map(|status| {
+            let mut entry = json!({
+                "index_name": status.index_name,
+                "frozen_until": if frozen_as_string {
+                    json!(status.frozen_until.to_string())
+                } else {
+                    json!(status.frozen_until)
+                },
+                "block_rfq": status.block_rfq,
+            });
+            if let (Some(group), Some(object)) = (status.mmp_group, entry.as_object_mut()) {
+                object.insert("mmp_group".to_owned(), json!(group));
+            }
+            entry
+        })
+        .collect();
+    Ok(Value::Array(statuses))
+}
+
+/// Whether the request's `currency` is one of the transaction log's (section 4.8).
+fn log_currency(ctx: &Ctx<'_>) -> bool {
+    ctx.params
+        .str("currency")
+        .is_some_and(|currency| spec::TRANSACTION_LOG_CURRENCIES.contains(&currency))
+}
+
+/// `private/get_trigger_order_history`.
+pub(crate) fn get_trigger_order_history(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
+    let PagedParams {
+        currency, count, ..
+    } = ctx.paged_params(&PagedFaults {
+        // Under `trigger-currency-log-list` a currency of the transaction log's list counts
+        // as any currency would under `trigger-currency-any`.
+        currency_any: if log_currency(ctx) && ctx.fault(Fault::TriggerCurrencyLogList) {
+            Fault::TriggerCurrencyLogList
+        } else {
+            Fault::TriggerCurrencyAny
+        },
+        currency_last_refused: Fault::TriggerCurrencyLastRefused,
+        count: CountFaults {
+            zero: Fault::TriggerCount0,
+            min_refused: Fault::TriggerCount1Refused,
+            over_max: Fault::TriggerCount1001,
+            max_refused: Fault::TriggerCountMaxRefused,
+            default_raised: Fault::TriggerDefault30,
+        },
+    })?;
+    let instrument = ctx
+        .params
+        .str("instrument_name")
+        .filter(|_| !ctx.fault(Fault::TriggerInstrumentIgnored));
+    let entries: &[super::ledger::TriggerEntry] = if ctx.caller()?.user_id == MAIN_ID {
+        &ctx.state.ledger.triggers
+    } else {
+        &[]
+    };
+    let start = match ctx.params.str("continuation") {
+        None => 0,
+        Some(text) => decode_continuation(text)
+            .filter(|position| *position <= entries.len())
+            .ok_or_else(|| {
+                ErrorObject::invalid_params("continuation", "not a continuation of this method")
+            })?,
+    };
+    let page_len = ctx.page_len(count);
+    let mut page: Vec<(usize, &Value)> = entries
+        .iter()
+        .enumerate()
+        .skip(start)
+        .filter(|(_, entry)| {
+            currency.is_none_or(|code| entry.currency == code)
+                && instrument.is_none_or(|name| entry.instrument_name == name)
+        })
+        .map(|(position, entry)| (position, &entry.body))
+        .take(page_len + 1)
+        .collect();
+    let next = (page.len() > page_len).then(|| page[page_len].0);
+    page.truncate(page_len);
+    let next = match next {
+        Some(_) if ctx.fault(Fault::TriggerPagesOverlap) => {
+            page.last().map(|(position, _)| *position)
+        }
+        other => other,
+    };
+    let mut bodies: Vec<Value> = page.into_iter().map(|(_, body)| body.clone()).collect();
+    if ctx.fault(Fault::TriggerIndexValue)
+        && let Some(Value::Object(first)) = bodies.first_mut()
+    {
+        first.insert("trigger".to_owned(), json!("index"));
+    }
+    let mut result = jsonrpc::object([("entries", Value::Array(bodies))]);
+    if let (Some(position), Some(object)) = (next, result.as_object_mut()) {
+        object.insert(
+            "continuation".to_owned(),
+            json!(format!("{CONTINUATION_PREFIX}{position:x}")),
+        );
+    }
+    Ok(result)
+}
+
+fn decode_continuation(text: &str) -> Option<usize> {
+    let digits = text.strip_prefix(CONTINUATION_PREFIX)?;
+    if digits.is_empty() || digits.len() > 8 {
+        return None;
+    }
+    usize::from_str_radix(digits, 16).ok()
+}
+
+/// `private/close_position`: closes the fixture position in one fill. The instrument
+/// defaults to the fixture instrument and the type to `market`, since section 4.12 does
+/// not say either is required.
+pub(crate) fn close_position(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
+    ctx.require("trade:read_write")?;
+    let name = ctx
+        .params
+        .str("instrument_name")
+        .unwrap_or(DEFAULT_INSTRUMENT);
+    let instrument = ctx
+        .state
+        .instruments
+        .iter()
+        .find(|instrument| instrument.name == name)
+        .ok_or_else(|| ErrorObject::invalid_params("instrument_name", "unknown instrument"))?;
+    let order_type = ctx
+        .listed("type", ctx.fault(Fault::CloseTypeAny), false)?
+        .unwrap_or("market");
+    let closed_before = !super::state::lock(&ctx.state.closed_positions).insert(name.to_owned());
+    if closed_before && ctx.variant(super::Variant::PositionsCloseOnce) {
+        return Err(ErrorObject::invalid_params(
+            "instrument_name",
+            "no open position",
+        ));
+    }
+    let price = match ctx.params.num("price") {
+        Some(price) if price <= 0.0 => {
+            return Err(ErrorObject::invalid_params("price", "must be positive"));
+        }
+        Some(price) if order_type == "limit" => price,
+        _ => instrument.mark_price,
+    };
+    let now_ms = ctx.state.now_ms();
+    let is_option = name.ends_with("-C") || name.ends_with("-P");
+    let amount = if is_option { 1.0 } else { 100.0 };
+    let order_id = format!("close-{now_ms}");
+    let trade = json!({
+        "trade_seq": 1_000 + now_ms % 1_000,
+        "trade_id": format!("{}-{now_ms}", instrument.base_currency),
+        "timestamp": now_ms,
+        "tick_direction": 0,
+        "state": "filled",
+        "reduce_only": true,
+        "price": price,
+        "post_only": false,
+        "order_type": order_type,
+        "order_id": order_id,
+        "matching_id": null,
+        "mark_price": instrument.mark_price,
+        "liquidity": "T",
+        "instrument_name": instrument.name,
+        "index_price": instrument.index_price,
+        "fee_currency": instrument.base_currency,
+        "fee": round(amount / price * 0.0005, 8),
+        "direction": "sell",
+        "amount": amount,
+    });
+    let mut result = json!({ "trades": [trade] });
+    if let (false, Some(object)) = (ctx.fault(Fault::CloseOrderMissing), result.as_object_mut()) {
+        let order = json!({
+            "web": false,
+            "api": true,
+            "time_in_force": "good_til_cancelled",
+            "replaced": false,
+            "reduce_only": true,
+            "post_only": false,
+            "price": price,
+            "order_type": order_type,
+            "order_state": "filled",
+            "order_id": order_id,
+            "max_show": amount,
+            "last_update_timestamp": now_ms,
+            "creation_timestamp": now_ms,
+            "label": "",
+            "is_rebalance": false,
+            "is_liquidation": false,
+            "instrument_name": instrument.name,
+            "filled_amount": amount,
+            "average_price": price,
+            "direction": "sell",
+            "amount": amount,
+        });
+        object.insert("order".to_owned(), order);
+    }
+    Ok(result)
+}
