@@ -129,7 +129,7 @@ async fn runner(
                 .expect("case parses")
         })
         .collect();
-    let config = run::Config::new(target.clone(), cases, catalog.clone(), schemas.clone());
+    let config = run::RunConfig::new(target.clone(), cases, catalog.clone(), schemas.clone());
     let start = counters();
     let report = run::run(config, |_| {}).await.expect("runner runs");
     let figures = per_request(start, n_cases * steps_per_case);
@@ -194,7 +194,7 @@ async fn main() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cases");
     let catalog = Arc::new(Catalog::load(&dir.join("clauses.toml")).expect("catalog loads"));
     let schemas = Arc::new(SchemaSet::load(&dir.join("schemas")).expect("schemas load"));
-    let running = serve::start(serve::Config::loopback())
+    let running = serve::start(serve::ServeConfig::loopback())
         .await
         .expect("reference server starts");
     let target = running.target();

@@ -20,7 +20,9 @@ fn main() -> ExitCode {
     // Your server: start it (or let CI start it) and describe it in a target file.
     let runtime = tokio::runtime::Runtime::new().expect("tokio runtime");
     let server = runtime
-        .block_on(harness::serve::start(harness::serve::Config::loopback()))
+        .block_on(harness::serve::start(
+            harness::serve::ServeConfig::loopback(),
+        ))
         .expect("the reference server starts on a loopback port");
     let target_file = std::env::temp_dir().join(format!("conformance-{}.toml", std::process::id()));
     std::fs::write(&target_file, server.target().to_toml()).expect("target file written");

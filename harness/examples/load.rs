@@ -45,7 +45,7 @@ fn main() {
 }
 
 async fn measure(args: Args) {
-    let running = serve::start(serve::Config::loopback())
+    let running = serve::start(serve::ServeConfig::loopback())
         .await
         .expect("reference server starts");
     let target = running.target();

@@ -89,11 +89,11 @@ fn main() {
         .build()
         .expect("runtime");
     runtime.block_on(async {
-        let server = serve::start(serve::Config::loopback())
+        let server = serve::start(serve::ServeConfig::loopback())
             .await
             .expect("server starts");
         let direct = server.target();
-        let running = proxy::start(proxy::Config::loopback(direct.clone()))
+        let running = proxy::start(proxy::ProxyConfig::loopback(direct.clone()))
             .await
             .expect("proxy starts");
         let proxied = running.client_target().clone();

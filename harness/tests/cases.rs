@@ -76,7 +76,7 @@ fn main() -> std::process::ExitCode {
     // The same trials a server crate gets from `harness::conformance`, against the
     // reference server, each passing one also checked against its snapshot.
     let mut suite = Suite::new(TargetSource::Launched(std::sync::Arc::new(
-        serve::Config::loopback(),
+        serve::ServeConfig::loopback(),
     )));
     suite.corpus = harness::corpus::CorpusSource {
         dir: Some(root),

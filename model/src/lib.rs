@@ -11,9 +11,9 @@ pub mod case;
 pub mod check;
 pub mod corpus;
 pub mod diff;
-pub mod expect;
 #[cfg(any(test, feature = "arbitrary"))]
 pub mod fuzz_targets;
+pub mod known_failures;
 pub mod report;
 pub mod results;
 pub mod target_file;

@@ -47,7 +47,7 @@ use crate::transport::RequestLimits;
 use harness_model::case::{Case, TransportKind};
 use harness_model::check::Verdict;
 use harness_model::corpus::{Corpus, CorpusSource};
-use harness_model::expect::{self, Expectations, Known};
+use harness_model::known_failures::{self, Known, KnownFailures};
 use harness_model::target_file::{Account, Fixtures, RateLimits, Secret, Target};
 
 /// Where the server under test is described.
@@ -168,7 +168,7 @@ impl Suite {
                         .map(|case| (case.id.clone(), case.transports.clone())),
                     catalog.ids().map(str::to_owned),
                 );
-                Some(expect::load(path, &known).map_err(|e| e.to_string())?)
+                Some(known_failures::load(path, &known).map_err(|e| e.to_string())?)
             }
         };
         let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -199,9 +199,9 @@ impl Suite {
             }
         };
         refuse_plain_text_to_another_host(&target)?;
-        let config = run::Config {
+        let config = run::RunConfig {
             limits: self.limits,
-            ..run::Config::new(target.clone(), Vec::new(), catalog, schemas)
+            ..run::RunConfig::new(target.clone(), Vec::new(), catalog, schemas)
         };
         let runner = Runner::new(&config).map_err(|error| error.to_string())?;
         let shared = Arc::new(Shared {
@@ -233,9 +233,9 @@ struct Shared {
     /// The server started for the suite (in a mutex: its stop future is not `Sync`).
     launched: Option<(std::sync::Mutex<Launched>, Arc<dyn Launch>)>,
     runtime: tokio::runtime::Runtime,
-    config: run::Config,
+    config: run::RunConfig,
     runner: Runner,
-    expectations: Option<Expectations>,
+    expectations: Option<KnownFailures>,
     strict_expect: bool,
     skips_fail: bool,
     on_pass: Option<Arc<OnPass>>,
@@ -296,7 +296,7 @@ impl Shared {
                 .await
                 .map_err(|error| format!("failed to start a fresh server: {error}"))?;
             let target = launched.target;
-            let fresh = run::Config {
+            let fresh = run::RunConfig {
                 target: target.clone(),
                 ..self.config.clone()
             };

@@ -20,7 +20,7 @@ use super::Corpus;
 
 /// A reference server whose transaction log is paced per user at 1/s with `burst`.
 async fn paced_server(burst: u32) -> serve::Running {
-    let mut config = serve::Config::loopback();
+    let mut config = serve::ServeConfig::loopback();
     config.limits = RateLimits {
         transaction_log_per_second: 1.0,
         transaction_log_burst: burst,
@@ -36,7 +36,7 @@ async fn fuzz_once(corpus: &Corpus, running: &serve::Running, seed: u64, request
     let report = fuzz::run(
         running.target(),
         corpus.schemas.clone(),
-        &fuzz::Config::new(seed, requests),
+        &fuzz::FuzzConfig::new(seed, requests),
     )
     .await
     .expect("fuzz runs");
@@ -67,7 +67,7 @@ async fn fuzz_paced(corpus: &Corpus, seeds: u64, requests: usize) {
         ("paced 1/s burst 5 per user", paced_server(5).await),
         (
             "unpaced (burst 100 per token)",
-            serve::start(serve::Config::loopback())
+            serve::start(serve::ServeConfig::loopback())
                 .await
                 .expect("reference server starts"),
         ),
@@ -99,7 +99,7 @@ fn paced_requests(report: &run::RunReport) -> usize {
 
 /// The suite against a burst-1, 1/s per user server, against its pacing floor.
 async fn suite_paced(corpus: &Corpus) {
-    let mut config = serve::Config::loopback();
+    let mut config = serve::ServeConfig::loopback();
     config.variants = vec![serve::Variant::RatePerUserBurst1];
     let running = serve::start(config).await.expect("reference server starts");
     let started = Instant::now();
@@ -119,10 +119,10 @@ async fn suite_paced(corpus: &Corpus) {
     running.shutdown().await;
 }
 
-fn suite_config(corpus: &Corpus, target: harness::target_file::Target) -> run::Config {
-    run::Config {
+fn suite_config(corpus: &Corpus, target: harness::target_file::Target) -> run::RunConfig {
+    run::RunConfig {
         concurrency: 16,
-        ..run::Config::new(
+        ..run::RunConfig::new(
             target,
             corpus.cases.clone(),
             corpus.catalog.clone(),
@@ -154,7 +154,7 @@ async fn silent_server() -> (String, tokio::task::JoinHandle<()>) {
 /// Time to verdict of the suite against the reference, a silent target and a refusing
 /// port, at the default request timeout and breaker.
 async fn time_to_verdict(corpus: &Corpus) {
-    let running = serve::start(serve::Config::loopback())
+    let running = serve::start(serve::ServeConfig::loopback())
         .await
         .expect("reference server starts");
     let reference = running.target();

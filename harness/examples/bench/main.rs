@@ -148,9 +148,9 @@ async fn runner(
             case::parse_case(Path::new("bench.toml"), &text, &corpus.catalog, &corpus.schemas).expect("bench case parses")
         })
         .collect();
-    let config = run::Config {
+    let config = run::RunConfig {
         concurrency: connections,
-        ..run::Config::new(
+        ..run::RunConfig::new(
             target.clone(),
             cases,
             corpus.catalog.clone(),
@@ -220,7 +220,7 @@ async fn main() {
     }
     let connection_counts = connections.map_or(vec![1, 8], |count| vec![count]);
     let corpus = corpus();
-    let running = serve::start(serve::Config::loopback())
+    let running = serve::start(serve::ServeConfig::loopback())
         .await
         .expect("reference server starts");
     let target = running.target();
@@ -276,12 +276,12 @@ async fn main() {
     let mut executions = 0;
     let cpu_suites_start = process_cpu();
     for _ in 0..suite_runs {
-        let suite_server = serve::start(serve::Config::loopback())
+        let suite_server = serve::start(serve::ServeConfig::loopback())
             .await
             .expect("reference server starts");
-        let config = run::Config {
+        let config = run::RunConfig {
             concurrency: 16,
-            ..run::Config::new(
+            ..run::RunConfig::new(
                 suite_server.target(),
                 corpus.cases.clone(),
                 corpus.catalog.clone(),

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use clap::{Args, Subcommand};
 use harness_model::case::TransportKind;
-use harness_runner::fuzz::{self, Config, FuzzError, Shard};
+use harness_runner::fuzz::{self, FuzzConfig, FuzzError, Shard};
 
 use super::target::{TargetArgs, TargetChoice, Timeouts};
 use super::{CliError, CorpusArgs, exit, runtime};
@@ -88,7 +88,7 @@ fn run(args: FuzzRunArgs) -> Result<u8, CliError> {
     let choice = TargetChoice::from_args(&args.target)?;
     let schemas = args.corpus.load()?.schemas;
     let seed = args.seed.unwrap_or_else(rand::random);
-    let mut config = Config::new(seed, args.requests);
+    let mut config = FuzzConfig::new(seed, args.requests);
     config.shard = args.shard;
     config.stateful_percent = args.stateful.min(100);
     config.concurrency = args.concurrency.max(1);

@@ -101,7 +101,7 @@ pub(crate) fn judge(args: JudgeArgs) -> Result<u8, CliError> {
     let scenario = parse_scenario(&args.scenario)?;
     let catalog = args.corpus.load()?.catalog;
     let identity = args.tls.identity(args.listen)?;
-    let known = harness_model::expect::Known::new(
+    let known = harness_model::known_failures::Known::new(
         catalog
             .iter()
             .filter(|clause| clause.side == Side::Client)
@@ -111,17 +111,17 @@ pub(crate) fn judge(args: JudgeArgs) -> Result<u8, CliError> {
     let expectations = super::run::load_expectations(args.expect.as_deref(), &known)?;
     runtime()?.block_on(async {
         let signals = super::signals::Signals::new();
-        let config = judge::Config {
+        let config = judge::JudgeConfig {
             listen: args.listen,
             scenario,
             limits: RateLimits {
                 transaction_log_burst: args.burst,
-                ..judge::Config::loopback().limits
+                ..judge::JudgeConfig::loopback().limits
             },
             signature_scheme: args.signature_scheme.clone(),
             tls: identity.clone(),
             variants: super::serve::parse_variants(&args.variants)?,
-            ..judge::Config::loopback()
+            ..judge::JudgeConfig::loopback()
         };
         let running = judge::start(config).await.map_err(|error| {
             CliError::harness(format!("failed to listen on {}: {error}", args.listen))

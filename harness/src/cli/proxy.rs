@@ -67,9 +67,9 @@ pub(crate) fn proxy(args: ProxyArgs) -> Result<u8, CliError> {
     let corpus = args.corpus.load()?;
     runtime()?.block_on(async {
         let signals = super::signals::Signals::new();
-        let config = proxy::Config {
+        let config = proxy::ProxyConfig {
             listen: args.listen,
-            ..proxy::Config::loopback(upstream.clone())
+            ..proxy::ProxyConfig::loopback(upstream.clone())
         };
         let running = proxy::start(config).await.map_err(|error| {
             CliError::harness(format!("failed to listen on {}: {error}", args.listen))

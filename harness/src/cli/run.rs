@@ -13,7 +13,7 @@ use std::time::Duration;
 use clap::Args;
 use harness_model::case::TransportKind;
 use harness_model::check::Verdict;
-use harness_model::expect::{self, EntryOutcome, EntryStatus, Expectations, Known};
+use harness_model::known_failures::{self, EntryOutcome, EntryStatus, Known, KnownFailures};
 use harness_model::report::{self, Context, Summary};
 use harness_runner::run::{self, CaseResult, Event, Interrupt, RunError, RunReport};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -80,9 +80,9 @@ pub(crate) fn known_for_run(corpus: &harness_model::corpus::Corpus) -> Known {
 pub(crate) fn load_expectations(
     path: Option<&Path>,
     known: &Known,
-) -> Result<Option<Expectations>, CliError> {
+) -> Result<Option<KnownFailures>, CliError> {
     let expectations = path
-        .map(|path| expect::load(path, known).map_err(CliError::usage))
+        .map(|path| known_failures::load(path, known).map_err(CliError::usage))
         .transpose()?;
     for warning in expectations.iter().flat_map(|file| &file.warnings) {
         eprintln!("{warning}");
@@ -103,7 +103,7 @@ pub(crate) fn run(args: RunArgs) -> Result<u8, CliError> {
             "finishing the executions in flight, then writing the reports",
         );
         let (target, reference) = choice.start().await?;
-        let config = run::Config {
+        let config = run::RunConfig {
             transports: (!args.transports.is_empty()).then(|| args.transports.clone()),
             filter: args.filter.clone(),
             concurrency: args.concurrency,
@@ -113,7 +113,7 @@ pub(crate) fn run(args: RunArgs) -> Result<u8, CliError> {
             },
             run_timeout: Duration::from_secs(args.timeouts.run_timeout_s),
             no_answer_limit: args.timeouts.no_answer_limit,
-            ..run::Config::new(
+            ..run::RunConfig::new(
                 target,
                 corpus.cases,
                 corpus.catalog.clone(),
@@ -212,8 +212,8 @@ pub(crate) fn write_expectations(
     report: &RunReport,
     outcomes: &[EntryOutcome],
 ) -> Result<(), CliError> {
-    let entries = expect::entries_for(&report.results, outcomes, &report.redactor);
-    let text = report.redactor.text(&expect::render(&entries));
+    let entries = known_failures::entries_for(&report.results, outcomes, &report.redactor);
+    let text = report.redactor.text(&known_failures::render(&entries));
     std::fs::write(path, text).map_err(|error| {
         CliError::harness(format!("failed to write {}: {error}", path.display()))
     })?;
@@ -221,7 +221,7 @@ pub(crate) fn write_expectations(
         "expectations: {} known failure(s) written to {} (replace each {} reason)",
         entries.len(),
         path.display(),
-        expect::PLACEHOLDER
+        known_failures::PLACEHOLDER
     );
     Ok(())
 }
@@ -229,7 +229,7 @@ pub(crate) fn write_expectations(
 /// The known failures of an expectations file applied to `results` (none without one),
 /// with what became of each entry.
 pub(crate) fn apply_expectations(
-    expectations: Option<&Expectations>,
+    expectations: Option<&KnownFailures>,
     results: &mut [CaseResult],
 ) -> Vec<EntryOutcome> {
     expectations
@@ -239,7 +239,7 @@ pub(crate) fn apply_expectations(
 
 /// One line per fixed entry, and counts; returns how many entries are fixed.
 pub(crate) fn print_expectations(
-    expectations: Option<&Expectations>,
+    expectations: Option<&KnownFailures>,
     outcomes: &[EntryOutcome],
 ) -> usize {
     let Some(expectations) = expectations else {

@@ -89,7 +89,7 @@ fn fault_summary(matrix: &FaultMatrix, whole: bool) -> bool {
 
 pub(crate) fn selftest(args: SelftestArgs) -> Result<u8, CliError> {
     let corpus = args.corpus.load()?;
-    let config = selftest::Config {
+    let config = selftest::SelftestConfig {
         cases: corpus.cases,
         catalog: corpus.catalog.clone(),
         schemas: corpus.schemas,

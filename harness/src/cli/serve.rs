@@ -203,7 +203,7 @@ pub(crate) fn serve(args: ServeArgs) -> Result<u8, CliError> {
     let variants = parse_variants(&args.variants)?;
     let identity = args.tls.identity(args.listen)?;
     runtime()?.block_on(async move {
-        let mut config = serve::Config::loopback();
+        let mut config = serve::ServeConfig::loopback();
         config.listen = args.listen;
         config.faults = faults;
         config.variants = variants;

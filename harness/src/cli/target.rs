@@ -113,7 +113,7 @@ impl TargetChoice {
         match self.external {
             Some(target) => Ok((target, None)),
             None => {
-                let mut config = serve::Config::loopback();
+                let mut config = serve::ServeConfig::loopback();
                 config.faults = self.faults;
                 config.variants = self.variants;
                 let running = serve::start(config).await.map_err(|error| {

@@ -31,7 +31,7 @@ pub(crate) const ROWS_AT_ONCE: usize = 4;
 
 /// What the self-test needs.
 #[derive(Clone, Debug)]
-pub struct Config {
+pub struct SelftestConfig {
     /// The case corpus.
     pub cases: Vec<Case>,
     /// The clause catalog.
@@ -175,28 +175,31 @@ impl FaultMatrix {
     }
 }
 
-fn with_faults(faults: Vec<Fault>) -> serve::Config {
-    let mut server_config = serve::Config::loopback();
+fn with_faults(faults: Vec<Fault>) -> serve::ServeConfig {
+    let mut server_config = serve::ServeConfig::loopback();
     server_config.faults = faults;
     server_config
 }
 
 /// The suite against a reference server started with `server_config`.
-async fn run_against(config: &Config, server_config: serve::Config) -> Result<RunReport, RunError> {
+async fn run_against(
+    config: &SelftestConfig,
+    server_config: serve::ServeConfig,
+) -> Result<RunReport, RunError> {
     let running = serve::start(server_config).await.map_err(|error| {
         RunError::Client(harness_runner::transport::TransportError {
             kind: harness_runner::transport::TransportErrorKind::Connect,
             message: error.to_string(),
         })
     })?;
-    let run_config = run::Config {
+    let run_config = run::RunConfig {
         concurrency: config.concurrency,
         limits: harness_runner::transport::RequestLimits {
             request_timeout: Duration::from_secs(3),
             ..Default::default()
         },
         run_timeout: Duration::from_secs(120),
-        ..run::Config::new(
+        ..run::RunConfig::new(
             running.target(),
             config.cases.clone(),
             config.catalog.clone(),
@@ -209,7 +212,7 @@ async fn run_against(config: &Config, server_config: serve::Config) -> Result<Ru
 }
 
 /// Runs the clean server only: a matrix without fault rows.
-pub async fn clean_run(config: &Config) -> Result<FaultMatrix, RunError> {
+pub async fn clean_run(config: &SelftestConfig) -> Result<FaultMatrix, RunError> {
     let started = Instant::now();
     let clean = run_against(config, with_faults(Vec::new())).await?;
     Ok(FaultMatrix {
@@ -222,7 +225,7 @@ pub async fn clean_run(config: &Config) -> Result<FaultMatrix, RunError> {
 
 /// Runs the clean server and every fault, one reference server each.
 pub async fn fault_matrix(
-    config: &Config,
+    config: &SelftestConfig,
     mut on_row: impl FnMut(&FaultRow),
 ) -> Result<FaultMatrix, RunError> {
     let started = Instant::now();

@@ -17,7 +17,7 @@ use std::fmt::Write;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::{Config, run_against};
+use super::{SelftestConfig, run_against};
 use harness_model::case::{Case, Outcome};
 use harness_model::check::Verdict;
 use harness_runner::fuzz;
@@ -215,8 +215,8 @@ pub fn conforming_client_case(case: &Case) -> bool {
 }
 
 /// A reference server configuration with `variants` at the matrix's paced rate.
-fn server_config(variants: &[Variant]) -> serve::Config {
-    let mut config = serve::Config::loopback();
+fn server_config(variants: &[Variant]) -> serve::ServeConfig {
+    let mut config = serve::ServeConfig::loopback();
     config.variants = variants.to_vec();
     config.limits.transaction_log_per_second = MATRIX_PACED_PER_SECOND;
     config
@@ -245,7 +245,7 @@ fn harness_error(message: String) -> RunError {
 }
 
 async fn fuzz_row(
-    config: &Config,
+    config: &SelftestConfig,
     plan: &VariantPlan,
     variants: &[Variant],
 ) -> Result<Vec<String>, RunError> {
@@ -254,7 +254,7 @@ async fn fuzz_row(
         let running = serve::start(server_config(variants))
             .await
             .map_err(|error| harness_error(error.to_string()))?;
-        let mut fuzz_config = fuzz::Config::new(seed, plan.fuzz_requests);
+        let mut fuzz_config = fuzz::FuzzConfig::new(seed, plan.fuzz_requests);
         fuzz_config.run_timeout = Duration::from_secs(120);
         fuzz_config.shrink_budget = 50;
         let report = fuzz::run(running.target(), config.schemas.clone(), &fuzz_config).await;
@@ -278,8 +278,8 @@ async fn fuzz_row(
     Ok(findings)
 }
 
-async fn judge_row(config: &Config, variants: &[Variant]) -> Result<Vec<String>, RunError> {
-    let mut judge_config = judge::Config::loopback();
+async fn judge_row(config: &SelftestConfig, variants: &[Variant]) -> Result<Vec<String>, RunError> {
+    let mut judge_config = judge::JudgeConfig::loopback();
     judge_config.variants = variants.to_vec();
     judge_config.limits.transaction_log_per_second = MATRIX_PACED_PER_SECOND;
     let running = judge::start(judge_config)
@@ -291,10 +291,10 @@ async fn judge_row(config: &Config, variants: &[Variant]) -> Result<Vec<String>,
         .filter(|case| conforming_client_case(case))
         .cloned()
         .collect();
-    let run_config = run::Config {
+    let run_config = run::RunConfig {
         concurrency: config.concurrency,
         run_timeout: Duration::from_secs(120),
-        ..run::Config::new(
+        ..run::RunConfig::new(
             running.target().clone(),
             cases,
             Arc::clone(&config.catalog),
@@ -319,7 +319,7 @@ async fn judge_row(config: &Config, variants: &[Variant]) -> Result<Vec<String>,
 
 /// Runs every row of `plan`, reporting each as it ends.
 pub async fn variant_matrix(
-    config: &Config,
+    config: &SelftestConfig,
     plan: &VariantPlan,
     mut on_row: impl FnMut(&VariantRow),
 ) -> Result<VariantMatrix, RunError> {

@@ -87,7 +87,9 @@ fn trials_from_a_target_file_fail_under_a_fault_and_honour_expectations() {
 fn trials_from_a_url_and_credentials_skip_what_they_lack() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let running = runtime
-        .block_on(harness::serve::start(harness::serve::Config::loopback()))
+        .block_on(harness::serve::start(
+            harness::serve::ServeConfig::loopback(),
+        ))
         .unwrap();
     let target = running.target();
     let main = &target.accounts["main"];

@@ -26,7 +26,7 @@ fn matrix() -> FaultMatrix {
     let catalog = Catalog::load(&root.join("clauses.toml")).unwrap();
     let schemas = SchemaSet::load(&root.join("schemas")).unwrap();
     let cases = case::discover(&root, &catalog, &schemas).unwrap();
-    let config = selftest::Config {
+    let config = selftest::SelftestConfig {
         cases,
         catalog: Arc::new(catalog),
         schemas: Arc::new(schemas),

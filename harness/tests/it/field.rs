@@ -26,7 +26,7 @@ const HANG: Duration = Duration::from_secs(120);
 
 /// A reference server whose transaction log is paced per user at 1/s with `burst`.
 async fn paced_server(burst: u32) -> serve::Running {
-    let mut config = serve::Config::loopback();
+    let mut config = serve::ServeConfig::loopback();
     config.limits = RateLimits {
         transaction_log_per_second: 1.0,
         transaction_log_burst: burst,
@@ -47,7 +47,7 @@ fn schemas() -> Arc<SchemaSet> {
 async fn fuzzing_a_paced_target_keeps_to_its_budget_and_sends_the_rest() {
     let running = paced_server(5).await;
     let target = running.target();
-    let mut config = fuzz::Config::new(1, 1_000);
+    let mut config = fuzz::FuzzConfig::new(1, 1_000);
     config.paced_wait = Duration::from_secs(1);
     let started = Instant::now();
     let report = tokio::time::timeout(HANG, fuzz::run(target.clone(), schemas(), &config))
@@ -119,9 +119,9 @@ async fn a_paced_execution_does_not_hold_the_only_slot() {
             &schemas,
         ));
     }
-    let config = run::Config {
+    let config = run::RunConfig {
         concurrency: 1,
-        ..run::Config::new(running.target(), cases, catalog, schemas)
+        ..run::RunConfig::new(running.target(), cases, catalog, schemas)
     };
     let finished: Arc<Mutex<Vec<String>>> = Arc::default();
     let order = finished.clone();

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use harness::case::TransportKind;
 use harness::check::{Catalog, SchemaSet};
-use harness::fuzz::{self, Config, FuzzReport};
+use harness::fuzz::{self, FuzzConfig, FuzzReport};
 use harness::serve::{self, Fault, Variant};
 
 fn cases() -> PathBuf {
@@ -35,7 +35,7 @@ fn fuzz_reference(
     requests: usize,
     out: Option<PathBuf>,
 ) -> FuzzReport {
-    let mut config = Config::new(seed, requests);
+    let mut config = FuzzConfig::new(seed, requests);
     config.out = out;
     config.concurrency = 16;
     config.shrink_budget = 60;
@@ -47,14 +47,14 @@ fn fuzz_reference(
 pub(crate) fn fuzz_reference_with(
     faults: &[Fault],
     variants: &[Variant],
-    config: &Config,
+    config: &FuzzConfig,
 ) -> FuzzReport {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .unwrap();
     runtime.block_on(async {
-        let mut reference = serve::Config::loopback();
+        let mut reference = serve::ServeConfig::loopback();
         reference.faults = faults.to_vec();
         reference.variants = variants.to_vec();
         let running = serve::start(reference).await.unwrap();
@@ -221,7 +221,7 @@ pub(crate) fn reference_target() -> harness::target_file::Target {
         .build()
         .unwrap();
     runtime.block_on(async {
-        let running = serve::start(serve::Config::loopback()).await.unwrap();
+        let running = serve::start(serve::ServeConfig::loopback()).await.unwrap();
         let target = running.target();
         running.shutdown().await;
         target

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use harness::fuzz::{Config, FuzzReport};
+use harness::fuzz::{FuzzConfig, FuzzReport};
 use harness::serve::{Extreme, Fault, Variant};
 
 /// The faults single requests miss (`fuzz/README.md`, the per-fault table): the 11 that
@@ -48,7 +48,7 @@ fn sequences_against(
     requests: usize,
     out: Option<PathBuf>,
 ) -> FuzzReport {
-    let mut config = Config::new(1, requests);
+    let mut config = FuzzConfig::new(1, requests);
     config.stateful_percent = 100;
     config.out = out;
     config.concurrency = 8;

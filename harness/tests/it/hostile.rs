@@ -88,7 +88,7 @@ async fn run_plan(behaviour: Behaviour, plan: Plan<'_>) -> Result<RunReport, Run
         .filter(|case| plan.ids.is_empty() || plan.ids.contains(&case.id.as_str()))
         .cloned()
         .collect();
-    let config = run::Config {
+    let config = run::RunConfig {
         transports: Some(plan.transports.to_vec()),
         concurrency: 16,
         limits: RequestLimits {
@@ -97,7 +97,7 @@ async fn run_plan(behaviour: Behaviour, plan: Plan<'_>) -> Result<RunReport, Run
         },
         run_timeout: plan.run_timeout,
         no_answer_limit: plan.no_answer_limit,
-        ..run::Config::new(
+        ..run::RunConfig::new(
             hostile.target(),
             cases,
             corpus.catalog.clone(),

@@ -92,13 +92,13 @@ fn runtime() -> tokio::runtime::Runtime {
         .unwrap()
 }
 
-fn config(target: Target, filter: &str) -> run::Config {
+fn config(target: Target, filter: &str) -> run::RunConfig {
     let (cases, catalog, schemas) = corpus();
-    run::Config {
+    run::RunConfig {
         filter: Some(filter.to_owned()),
         concurrency: 4,
         run_timeout: std::time::Duration::from_secs(120),
-        ..run::Config::new(target, cases, Arc::new(catalog), Arc::new(schemas))
+        ..run::RunConfig::new(target, cases, Arc::new(catalog), Arc::new(schemas))
     }
 }
 
@@ -106,7 +106,7 @@ fn config(target: Target, filter: &str) -> run::Config {
 fn a_failed_disable_case_still_enables_the_subaccount_again() {
     let runtime = runtime();
     runtime.block_on(async {
-        let mut server = serve::Config::loopback();
+        let mut server = serve::ServeConfig::loopback();
         server.faults = vec![Fault::DisableKeepsSessions];
         let running = serve::start(server).await.unwrap();
         let target = running.target().clone();
@@ -145,7 +145,7 @@ fn a_failed_disable_case_still_enables_the_subaccount_again() {
 fn positions_are_drawn_once_per_run_and_the_rest_skipped_with_the_reason() {
     let runtime = runtime();
     runtime.block_on(async {
-        let mut server = serve::Config::loopback();
+        let mut server = serve::ServeConfig::loopback();
         server.variants = vec![serve::Variant::PositionsCloseOnce];
         let running = serve::start(server).await.unwrap();
         let target = running.target().clone();
@@ -168,7 +168,7 @@ fn positions_are_drawn_once_per_run_and_the_rest_skipped_with_the_reason() {
         );
         running.shutdown().await;
         // A target file that names only instrument_name has one position to close.
-        let mut server = serve::Config::loopback();
+        let mut server = serve::ServeConfig::loopback();
         server.variants = vec![serve::Variant::PositionsCloseOnce];
         let fresh = serve::start(server).await.unwrap();
         let mut one = fresh.target().clone();

@@ -38,7 +38,7 @@ fn now_ms() -> u64 {
 }
 
 async fn start(scenario: Scenario, burst: u32) -> Judge {
-    let mut config = judge::Config::loopback();
+    let mut config = judge::JudgeConfig::loopback();
     config.scenario = scenario;
     config.limits.transaction_log_burst = burst;
     with_timeout(judge::start(config))
@@ -193,10 +193,10 @@ fn the_harness_runner_is_a_client_the_judge_finds_nothing_against() {
         .unwrap();
     let (report, tally) = runtime.block_on(async {
         let judge = start(Scenario::Default, 100).await;
-        let config = run::Config {
+        let config = run::RunConfig {
             concurrency: 8,
             run_timeout: Duration::from_secs(300),
-            ..run::Config::new(
+            ..run::RunConfig::new(
                 judge.target().clone(),
                 cases,
                 Arc::new(catalog),

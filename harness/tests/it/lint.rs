@@ -28,7 +28,7 @@ fn write(dir: &Path, name: &str, value: &Value) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn captured_results_and_errors_are_judged_by_what_spec_md_states() {
-    let running = harness::serve::start(harness::serve::Config::loopback())
+    let running = harness::serve::start(harness::serve::ServeConfig::loopback())
         .await
         .unwrap();
     let target = running.target();

@@ -126,7 +126,7 @@ fn is_error_envelope(answer: &Value) -> bool {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn flood_of_bad_input_is_answered_and_the_suite_still_passes() {
-    let running = with_timeout(serve::start(serve::Config::loopback()))
+    let running = with_timeout(serve::start(serve::ServeConfig::loopback()))
         .await
         .unwrap();
     let target = running.target();
@@ -170,10 +170,10 @@ async fn flood_of_bad_input_is_answered_and_the_suite_still_passes() {
     let catalog = Catalog::load(&root.join("clauses.toml")).unwrap();
     let schemas = SchemaSet::load(&root.join("schemas")).unwrap();
     let cases = case::discover(&root, &catalog, &schemas).unwrap();
-    let config = run::Config {
+    let config = run::RunConfig {
         concurrency: 16,
         run_timeout: WAIT,
-        ..run::Config::new(target, cases, Arc::new(catalog), Arc::new(schemas))
+        ..run::RunConfig::new(target, cases, Arc::new(catalog), Arc::new(schemas))
     };
     let report = with_timeout(run::run(config, |_| {})).await.unwrap();
     running.shutdown().await;

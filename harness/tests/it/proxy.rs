@@ -48,16 +48,16 @@ fn corpus() -> Corpus {
 
 /// The reference server (with `faults`) and a proxy in front of it.
 async fn start(faults: Vec<Fault>) -> (serve::Running, Proxy) {
-    let mut config = serve::Config::loopback();
+    let mut config = serve::ServeConfig::loopback();
     config.faults = faults;
     start_with(config).await
 }
 
-async fn start_with(config: serve::Config) -> (serve::Running, Proxy) {
+async fn start_with(config: serve::ServeConfig) -> (serve::Running, Proxy) {
     let server = with_timeout(serve::start(config))
         .await
         .expect("server starts");
-    let proxy = with_timeout(proxy::start(proxy::Config::loopback(server.target())))
+    let proxy = with_timeout(proxy::start(proxy::ProxyConfig::loopback(server.target())))
         .await
         .expect("proxy starts");
     (server, proxy)
@@ -144,7 +144,7 @@ fn signed_login(target: &Target, secret: &str, nonce: &str) -> Vec<Value> {
 }
 
 /// The conforming client cases run through a proxy in front of `config`'s server.
-fn run_through_proxy(config: serve::Config) -> (RunReport, Session) {
+fn run_through_proxy(config: serve::ServeConfig) -> (RunReport, Session) {
     let corpus = corpus();
     let cases: Vec<_> = corpus
         .cases
@@ -155,10 +155,10 @@ fn run_through_proxy(config: serve::Config) -> (RunReport, Session) {
     assert!(cases.len() > 40, "{} conforming cases", cases.len());
     runtime().block_on(async {
         let (server, proxy) = start_with(config).await;
-        let config = run::Config {
+        let config = run::RunConfig {
             concurrency: 8,
             run_timeout: Duration::from_secs(300),
-            ..run::Config::new(
+            ..run::RunConfig::new(
                 proxy.client_target().clone(),
                 cases,
                 Arc::clone(&corpus.catalog),
@@ -186,7 +186,7 @@ fn findings(report: &RunReport) -> Vec<String> {
 
 #[test]
 fn the_harness_runner_through_the_proxy_gets_clean_verdicts_on_both_sides() {
-    let (run_report, session) = run_through_proxy(serve::Config::loopback());
+    let (run_report, session) = run_through_proxy(serve::ServeConfig::loopback());
     let broken: Vec<String> = run_report
         .results
         .iter()
@@ -221,7 +221,7 @@ fn the_harness_runner_through_the_proxy_gets_clean_verdicts_on_both_sides() {
 /// server SPEC.md allows, or the conforming client talking to it.
 #[test]
 fn no_check_fails_through_the_proxy_in_front_of_every_spec_open_variant() {
-    let mut config = serve::Config::loopback();
+    let mut config = serve::ServeConfig::loopback();
     config.variants = serve::Variant::ALL.to_vec();
     // As the false-failure matrix does: the burst-1 variant's pacing proves itself in
     // seconds at this rate.
@@ -395,7 +395,7 @@ fn a_tls_upstream_is_reached_with_the_target_files_ca() {
     let ca = dir.join("ca.pem");
     std::fs::write(&ca, identity.ca_pem().unwrap()).unwrap();
     let session = runtime().block_on(async {
-        let mut config = serve::Config::loopback();
+        let mut config = serve::ServeConfig::loopback();
         config.tls = Some(identity);
         let server = with_timeout(serve::start(config))
             .await
@@ -403,7 +403,7 @@ fn a_tls_upstream_is_reached_with_the_target_files_ca() {
         let mut upstream = server.target();
         assert!(upstream.base_url.starts_with("https://"));
         upstream.tls.ca_file = Some(ca.clone());
-        let proxy = with_timeout(proxy::start(proxy::Config::loopback(upstream)))
+        let proxy = with_timeout(proxy::start(proxy::ProxyConfig::loopback(upstream)))
             .await
             .expect("proxy starts");
         let target = proxy.client_target().clone();

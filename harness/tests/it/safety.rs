@@ -96,7 +96,7 @@ async fn a_state_changing_case_that_does_not_say_so_is_skipped_all_the_same() {
     assert!(!logout.needs.destructive && !raw_close.needs.destructive);
     let (_, catalog, schemas) = corpus();
     let (catalog, schemas) = (Arc::new(catalog), Arc::new(schemas));
-    let running = with_timeout(serve::start(serve::Config::loopback()))
+    let running = with_timeout(serve::start(serve::ServeConfig::loopback()))
         .await
         .unwrap();
     for allow_destructive in [false, true] {
@@ -104,9 +104,9 @@ async fn a_state_changing_case_that_does_not_say_so_is_skipped_all_the_same() {
             allow_destructive,
             ..running.target()
         };
-        let config = run::Config {
+        let config = run::RunConfig {
             run_timeout: WAIT,
-            ..run::Config::new(target, Vec::new(), catalog.clone(), schemas.clone())
+            ..run::RunConfig::new(target, Vec::new(), catalog.clone(), schemas.clone())
         };
         for (case, transport, method) in [
             (&logout, TransportKind::Ws, "private/logout"),
@@ -226,7 +226,7 @@ fn leaks(dir: &Path, outputs: &[(&str, &[u8])], secrets: &[String]) -> Vec<Strin
 /// Serves the reference (with `faults`), runs the binary against it with the secrets in
 /// environment variables, and returns what leaked and how many tokens were issued.
 async fn leak_run(name: &str, faults: &[Fault]) -> (Vec<String>, usize, String) {
-    let mut config = serve::Config::loopback();
+    let mut config = serve::ServeConfig::loopback();
     config.faults = faults.to_vec();
     let running = with_timeout(serve::start(config)).await.unwrap();
     let target = running.target();

@@ -19,7 +19,7 @@ fn no_check_fails_any_spec_open_variant() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cases");
     let catalog = Catalog::load(&root.join("clauses.toml")).unwrap();
     let schemas = SchemaSet::load(&root.join("schemas")).unwrap();
-    let config = selftest::Config {
+    let config = selftest::SelftestConfig {
         cases: case::discover(&root, &catalog, &schemas).unwrap(),
         catalog: Arc::new(catalog),
         schemas: Arc::new(schemas),

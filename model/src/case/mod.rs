@@ -2,7 +2,7 @@
 //!
 //! A [`Case`] names the clauses it checks, the transports it applies to, what it needs
 //! from the target file, and its [`Step`]s. A step is one of: a `call` (a method with
-//! params, an [`Auth`] mode, an [`Expect`] and captures), a `raw` message, a pagination
+//! params, an [`Auth`] mode, an [`ExpectedAnswer`] and captures), a `raw` message, a pagination
 //! [`Walk`], or a rate-limit [`Probe`]. String values may hold templates such as
 //! `{{fixtures.currency}}`, `{{capture_name}}`, `{{now_ms - 61000}}` or `{{nonce}}`.
 //! The loader in `load.rs` turns defects into `path:line: message` errors.
@@ -95,7 +95,7 @@ pub struct Step {
     pub auth: Auth,
     /// What the answer must be.
     #[serde(default)]
-    pub expect: Expect,
+    pub expect: ExpectedAnswer,
     /// Values to keep for later steps: name -> path in the response.
     #[serde(default)]
     pub capture: BTreeMap<String, String>,
@@ -211,7 +211,7 @@ pub enum AuthMode {
 /// What the answer of a call must be.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Expect {
+pub struct ExpectedAnswer {
     /// `result` (default), `error`, or `any`.
     #[serde(default)]
     pub outcome: Outcome,

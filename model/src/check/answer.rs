@@ -44,7 +44,7 @@ pub struct ParsedAnswer {
 
 /// What a step expects of its answer, every template resolved.
 #[derive(Clone, Copy, Debug)]
-pub struct Expected<'a> {
+pub struct Required<'a> {
     /// The kind of answer.
     pub outcome: Outcome,
     /// An error code SPEC.md gives.
@@ -73,7 +73,7 @@ const SCHEMA_VIOLATIONS_SHOWN: usize = 5;
 /// Every finding on one answer, in the order the checks run.
 pub fn answer(
     answer: &ParsedAnswer,
-    expected: &Expected<'_>,
+    expected: &Required<'_>,
     catalog: &Catalog,
     schemas: &SchemaSet,
 ) -> Vec<Finding> {
@@ -176,7 +176,7 @@ pub fn answer(
 
 /// The note on an error the step expected where SPEC.md gives no code: the code and message
 /// the target chose. It is an observation, not a finding: the check held whatever the code.
-pub fn error_note(answer: &ParsedAnswer, expected: &Expected<'_>) -> Option<String> {
+pub fn error_note(answer: &ParsedAnswer, expected: &Required<'_>) -> Option<String> {
     if expected.outcome != Outcome::Error || expected.error_code.is_some() {
         return None;
     }

@@ -15,7 +15,7 @@ mod redact;
 mod schema;
 mod statements;
 
-pub use answer::{Expected, Outcome, ParsedAnswer, answer, error_note, finding};
+pub use answer::{Outcome, ParsedAnswer, Required, answer, error_note, finding};
 pub use captured::{
     Captured, NEEDS_SECOND_FACTOR, Observation, ResponseForm, SECOND_FACTOR_ERROR, judge_captured,
     method_from_file_name, result_clause,

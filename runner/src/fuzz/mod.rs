@@ -48,7 +48,7 @@ use harness_model::case::TransportKind;
 
 /// How to fuzz.
 #[derive(Clone, Debug)]
-pub struct Config {
+pub struct FuzzConfig {
     /// Seeds the generator; the same seed gives the same requests.
     pub seed: u64,
     /// Requests to generate (the health calls and logins come on top); a shard sends its
@@ -86,10 +86,10 @@ pub struct Config {
     pub paced_wait: Duration,
 }
 
-impl Config {
+impl FuzzConfig {
     /// `requests` requests from `seed` over the three JSON-RPC transports and REST.
-    pub fn new(seed: u64, requests: usize) -> Config {
-        Config {
+    pub fn new(seed: u64, requests: usize) -> FuzzConfig {
+        FuzzConfig {
             seed,
             requests,
             stateful_percent: 10,
@@ -256,7 +256,7 @@ pub struct FuzzReport {
     #[serde(default)]
     pub paced_sent: usize,
     /// Generated paced requests left unsent: their budget had no room within the run
-    /// (see `Config::paced_wait`).
+    /// (see `FuzzConfig::paced_wait`).
     #[serde(default)]
     pub paced_unsent: usize,
     /// `paced_sent` of `sent`: the share of the requests that went to a paced method.

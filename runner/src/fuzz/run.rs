@@ -16,7 +16,7 @@ use super::rules::{self, Expectation};
 use super::schedule::{Next, Schedule};
 use super::send::{Budget, Sender};
 use super::{
-    Config, FuzzError, FuzzFinding, FuzzReport, FuzzRequest, RequestAuth, case_file,
+    FuzzConfig, FuzzError, FuzzFinding, FuzzReport, FuzzRequest, RequestAuth, case_file,
     shard_requests, shrink,
 };
 use crate::run::Breaker;
@@ -31,7 +31,7 @@ type Failed = (FuzzRequest, Expectation, Finding, usize);
 pub async fn run(
     target: Target,
     schemas: Arc<SchemaSet>,
-    config: &Config,
+    config: &FuzzConfig,
 ) -> Result<FuzzReport, FuzzError> {
     let redactor = Arc::new(Redactor::new(target.secrets()));
     let sender = Arc::new(
@@ -246,7 +246,7 @@ async fn findings(
     sender: &Sender,
     schemas: &SchemaSet,
     redactor: &Redactor,
-    config: &Config,
+    config: &FuzzConfig,
     failed: Vec<Failed>,
     shrink_requests: &mut usize,
 ) -> Result<Vec<FuzzFinding>, FuzzError> {

@@ -65,7 +65,7 @@ pub(crate) struct Sender {
     pacer: Pacer,
     /// Counts requests in a row without an answer; stops the run at its limit.
     breaker: Breaker,
-    /// How long a paced call may wait for its budget (`Config::paced_wait`).
+    /// How long a paced call may wait for its budget (`FuzzConfig::paced_wait`).
     pub(crate) paced_wait: Duration,
 }
 

@@ -20,7 +20,7 @@ use super::template;
 use super::{CaseResult, Shared};
 use crate::transport::{ClientSession, Exchange, HttpClient, Outgoing, TransportError, WsSession};
 use harness_model::case::{Case, Step, TransportKind};
-use harness_model::check::{self, Expected, Finding, ParsedAnswer, Verdict};
+use harness_model::check::{self, Finding, ParsedAnswer, Required, Verdict};
 use harness_protocol::auth::clock::Clock;
 
 /// Why an execution stops early.
@@ -456,7 +456,7 @@ impl Execution<'_> {
                 .clone()
                 .or_else(|| self.shared.schemas.for_method(method))
         };
-        let expected = Expected {
+        let expected = Required {
             outcome: expect.outcome,
             error_code: expect.error_code,
             error_message: expect.error_message.as_deref(),

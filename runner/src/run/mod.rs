@@ -51,7 +51,7 @@ use schedule::{cut, first_call, is_long, is_paced};
 
 /// How to run.
 #[derive(Clone, Debug)]
-pub struct Config {
+pub struct RunConfig {
     /// The server under test.
     pub target: Target,
     /// Cases to run.
@@ -74,17 +74,17 @@ pub struct Config {
     pub no_answer_limit: usize,
 }
 
-impl Config {
+impl RunConfig {
     /// A run of `cases` against `target`: over every transport, unfiltered, one execution
     /// at a time, with the default request limits and ten minutes for the whole run. Set
-    /// other values by struct update: `Config { concurrency: 8, ..Config::new(...) }`.
+    /// other values by struct update: `RunConfig { concurrency: 8, ..RunConfig::new(...) }`.
     pub fn new(
         target: Target,
         cases: Vec<Case>,
         catalog: Arc<Catalog>,
         schemas: Arc<SchemaSet>,
-    ) -> Config {
-        Config {
+    ) -> RunConfig {
+        RunConfig {
             target,
             cases,
             catalog,
@@ -182,7 +182,7 @@ impl Shared {
 }
 
 /// The executions a config selects, in order.
-pub fn plan(config: &Config) -> Vec<(Arc<Case>, TransportKind)> {
+pub fn plan(config: &RunConfig) -> Vec<(Arc<Case>, TransportKind)> {
     select(
         config.cases.iter().cloned(),
         config.filter.as_deref(),
@@ -216,7 +216,7 @@ pub fn select(
 
 /// Runs the selected cases and returns every result.
 pub async fn run(
-    config: Config,
+    config: RunConfig,
     on_event: impl Fn(&Event<'_>) + Send + Sync + 'static,
 ) -> Result<RunReport, RunError> {
     run_until(config, Interrupt::new(), on_event).await
@@ -226,7 +226,7 @@ pub async fn run(
 /// it too): then nothing more starts, executions in flight get [`GRACE`], and every
 /// execution that did not run or finish is a skip whose message starts with [`NOT_RUN`].
 pub async fn run_until(
-    config: Config,
+    config: RunConfig,
     interrupt: Interrupt,
     on_event: impl Fn(&Event<'_>) + Send + Sync + 'static,
 ) -> Result<RunReport, RunError> {
@@ -381,7 +381,7 @@ async fn execute_interruptible(
 
 /// Runs one case over one transport (used by the `cargo test` trials).
 pub async fn run_one(
-    config: &Config,
+    config: &RunConfig,
     case: &Case,
     transport: TransportKind,
 ) -> Result<CaseResult, RunError> {
@@ -398,7 +398,7 @@ pub struct Runner {
 
 impl Runner {
     /// A runner for `config`'s target (its cases, filter and transports are not used).
-    pub fn new(config: &Config) -> Result<Runner, RunError> {
+    pub fn new(config: &RunConfig) -> Result<Runner, RunError> {
         Ok(Runner {
             shared: Arc::new(Shared::new(
                 config.target.clone(),

@@ -49,7 +49,7 @@ use sessions::Sessions;
 
 /// How to run the judge.
 #[derive(Clone, Debug)]
-pub struct Config {
+pub struct JudgeConfig {
     /// Where to listen; port 0 picks a free port.
     pub listen: SocketAddr,
     /// What the server serves (see [`Scenario`]).
@@ -73,12 +73,12 @@ pub struct Config {
     pub variants: Vec<serve::Variant>,
 }
 
-impl Config {
+impl JudgeConfig {
     /// Loopback on a free port, the default scenario, SPEC.md's sustained rate with the
     /// judge's burst of [`DEFAULT_BURST`], any signature scheme name.
-    pub fn loopback() -> Config {
-        let server = serve::Config::loopback();
-        Config {
+    pub fn loopback() -> JudgeConfig {
+        let server = serve::ServeConfig::loopback();
+        JudgeConfig {
             listen: server.listen,
             scenario: Scenario::Default,
             limits: RateLimits {
@@ -109,7 +109,7 @@ pub struct Knowledge {
     /// Client secrets by client id.
     pub secrets: BTreeMap<String, String>,
     /// The scheme name the signed header must carry; `None`: any name (see
-    /// [`Config::signature_scheme`]).
+    /// [`JudgeConfig::signature_scheme`]).
     pub signature_scheme: Option<String>,
     /// The advertised transaction-log rate.
     pub limits: RateLimits,
@@ -147,8 +147,8 @@ pub struct Judge {
 }
 
 /// Starts the reference server with a recorder on the current tokio runtime.
-pub async fn start(config: Config) -> std::io::Result<Judge> {
-    let mut server = serve::Config::loopback();
+pub async fn start(config: JudgeConfig) -> std::io::Result<Judge> {
+    let mut server = serve::ServeConfig::loopback();
     server.listen = config.listen;
     server.limits = config.limits.clone();
     if let Some(scheme) = &config.signature_scheme {

@@ -45,7 +45,7 @@ const CHANNEL_CAPACITY: usize = 65_536;
 
 /// How to run the proxy.
 #[derive(Clone, Debug)]
-pub struct Config {
+pub struct ProxyConfig {
     /// Where to listen; port 0 picks a free port.
     pub listen: SocketAddr,
     /// The server behind the proxy, as its target file describes it.
@@ -58,10 +58,10 @@ pub struct Config {
     pub clock: Clock,
 }
 
-impl Config {
+impl ProxyConfig {
     /// Loopback on a free port in front of `upstream`.
-    pub fn loopback(upstream: Target) -> Config {
-        Config {
+    pub fn loopback(upstream: Target) -> ProxyConfig {
+        ProxyConfig {
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             upstream,
             limits: RequestLimits::default(),
@@ -139,7 +139,7 @@ pub struct Session {
 }
 
 /// Binds `config.listen` and forwards to `config.upstream` on the current tokio runtime.
-pub async fn start(config: Config) -> std::io::Result<Proxy> {
+pub async fn start(config: ProxyConfig) -> std::io::Result<Proxy> {
     let dialer = Dialer::new(&config.upstream.tls)
         .map_err(|error| std::io::Error::other(error.to_string()))?;
     let http = http::client(&dialer, config.limits).map_err(std::io::Error::other)?;

@@ -24,7 +24,7 @@ fn corpus() -> Corpus {
 }
 
 fn upstream() -> Target {
-    let state = crate::serve::ServerState::new(&crate::serve::Config::loopback());
+    let state = crate::serve::ServerState::new(&crate::serve::ServeConfig::loopback());
     state.target("127.0.0.1:9".parse().unwrap())
 }
 

@@ -1,12 +1,12 @@
 //! The reference server as a server the conformance suite starts itself:
-//! `TargetSource::Launched(Arc::new(serve::Config::loopback()))` runs the suite against a
+//! `TargetSource::Launched(Arc::new(serve::ServeConfig::loopback()))` runs the suite against a
 //! fresh reference server, and a fresh one again for each `serial` case.
 
 use harness_runner::conformance::{BoxFuture, Launch, Launched};
 
-use super::{Config, start};
+use super::{ServeConfig, start};
 
-impl Launch for Config {
+impl Launch for ServeConfig {
     fn launch(&self) -> BoxFuture<'_, Result<Launched, String>> {
         let config = self.clone();
         Box::pin(async move {

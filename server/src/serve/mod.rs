@@ -75,7 +75,7 @@ pub use variant::{Extreme, Variant};
 
 /// How to run the reference server.
 #[derive(Clone, Debug)]
-pub struct Config {
+pub struct ServeConfig {
     /// Where to listen; port 0 picks a free port.
     pub listen: SocketAddr,
     /// Fault switches; empty for a conforming server.
@@ -100,15 +100,15 @@ pub struct Config {
     pub tls: Option<TlsIdentity>,
 }
 
-impl Config {
+impl ServeConfig {
     /// 127.0.0.1 on a free port, no faults, 1 transaction-log request per second with a
     /// burst of 100 per token, the system clock and a 64 KiB body limit.
     ///
     /// The sustained rate is SPEC.md's; the burst is the reference's own choice, large
     /// enough that a pagination walk with a small page size is not paced, so a full run
     /// takes seconds (the target file says the same burst, and the runner honours it).
-    pub fn loopback() -> Config {
-        Config {
+    pub fn loopback() -> ServeConfig {
+        ServeConfig {
             listen: SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
             faults: Vec::new(),
             variants: Vec::new(),
@@ -165,7 +165,7 @@ impl Running {
 }
 
 /// Binds `config.listen` and serves on the current tokio runtime; returns at once.
-pub async fn start(config: Config) -> std::io::Result<Running> {
+pub async fn start(config: ServeConfig) -> std::io::Result<Running> {
     let listener = tokio::net::TcpListener::bind(config.listen).await?;
     let addr = listener.local_addr()?;
     let state = Arc::new(ServerState::new(&config));

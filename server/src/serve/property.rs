@@ -16,7 +16,7 @@ use super::call::{declared_params, method_names};
 use super::http::query_params;
 use super::params::{Leniency, Origin, Params, typed_json};
 use super::state::{MAIN_ID, lock};
-use super::{Config, Connection, ServerState, fixtures};
+use super::{Connection, ServeConfig, ServerState, fixtures};
 use harness_protocol::auth::clock::Clock;
 use harness_protocol::jsonrpc::{self, ErrorObject};
 use harness_protocol::spec::Kind;
@@ -36,7 +36,7 @@ const MAX_MESSAGES: usize = 8;
 /// token. The rest is split at LF into up to eight messages sent on that one connection.
 pub fn dispatch_envelope(bytes: &[u8]) -> Result<(), String> {
     static SERVER: LazyLock<(ServerState, Mutex<Vec<String>>)> = LazyLock::new(|| {
-        let mut config = Config::loopback();
+        let mut config = ServeConfig::loopback();
         config.clock = Clock::manual(fixtures::FIXTURE_EPOCH_MS + 200 * 86_400_000);
         config.limits.transaction_log_burst = u32::MAX;
         (ServerState::new(&config), Mutex::new(Vec::new()))

@@ -18,7 +18,7 @@ use super::fixtures::{self, DEFAULT_INSTRUMENT, FIXTURE_MEMBER_ID};
 use super::ledger::{Holder, Ledger};
 use super::rate::RateLimiter;
 use super::tokens::{RefreshRecord, TokenStore};
-use super::{Config, ServerState};
+use super::{ServeConfig, ServerState};
 use harness_model::target_file::{Account, Fixtures, Secret, Target};
 use harness_protocol::auth::SIGNATURE_WINDOW_MS;
 use harness_protocol::auth::nonce::ReplayCache;
@@ -76,7 +76,7 @@ fn random_secret(length: usize) -> String {
 
 impl ServerState {
     /// Fresh state for `config`: new secrets, the fixed fixture data, no tokens.
-    pub fn new(config: &Config) -> ServerState {
+    pub fn new(config: &ServeConfig) -> ServerState {
         let full = "account:read_write trade:read_write wallet:read_write block_rfq:read_write";
         let user = |role, client_id, user_id, main_id, two_factor| User {
             role,

@@ -82,7 +82,7 @@ pub(crate) struct Hostile {
 impl Hostile {
     /// Starts the reference server and, in front of it, an HTTP and a WebSocket listener.
     pub(crate) async fn start(behaviour: Behaviour) -> Hostile {
-        let reference = serve::start(serve::Config::loopback())
+        let reference = serve::start(serve::ServeConfig::loopback())
             .await
             .expect("reference server starts");
         let upstream = reference.target();

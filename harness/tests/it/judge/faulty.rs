@@ -285,8 +285,8 @@ async fn misbehave(bug: Bug, target: &Target) {
 }
 
 /// The judge a bug is tried against: its scenario, burst and scheme name.
-fn config_for(bug: Bug) -> judge::Config {
-    let mut config = judge::Config::loopback();
+fn config_for(bug: Bug) -> judge::JudgeConfig {
+    let mut config = judge::JudgeConfig::loopback();
     match bug {
         Bug::StopsAtShortPage => config.scenario = Scenario::ShortPages,
         Bug::GivesUpOnUnknownType => config.scenario = Scenario::UnknownTypes,

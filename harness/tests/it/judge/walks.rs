@@ -59,7 +59,7 @@ fn an_unpaced_walk_fails_pacing_and_nothing_else() {
         .build()
         .unwrap();
     let (requests, tally) = runtime.block_on(async {
-        let judge = with_timeout(judge::start(judge::Config::loopback()))
+        let judge = with_timeout(judge::start(judge::JudgeConfig::loopback()))
             .await
             .unwrap();
         let target = judge.target().clone();
@@ -95,7 +95,7 @@ fn a_walk_that_takes_continuation_zero_for_the_end_is_caught() {
         .unwrap();
     for falsy_ends in [true, false] {
         let (cursors, tally) = runtime.block_on(async {
-            let mut config = judge::Config::loopback();
+            let mut config = judge::JudgeConfig::loopback();
             config.scenario = Scenario::SmallCursors;
             let judge = with_timeout(judge::start(config)).await.unwrap();
             let target = judge.target().clone();
@@ -144,7 +144,7 @@ fn a_well_behaved_client_with_its_own_scheme_name_and_session_passes() {
         .build()
         .unwrap();
     let tally = runtime.block_on(async {
-        let judge = with_timeout(judge::start(judge::Config::loopback()))
+        let judge = with_timeout(judge::start(judge::JudgeConfig::loopback()))
             .await
             .unwrap();
         let target = judge.target().clone();
@@ -221,7 +221,7 @@ fn unknown_types_serves_types_spec_does_not_list() {
         .unwrap();
     for scenario in [Scenario::UnknownTypes, Scenario::Default] {
         let page = runtime.block_on(async {
-            let mut config = judge::Config::loopback();
+            let mut config = judge::JudgeConfig::loopback();
             config.scenario = scenario;
             let judge = with_timeout(judge::start(config)).await.unwrap();
             let target = judge.target().clone();

@@ -18,7 +18,7 @@ fn the_command_ends_after_its_requests_and_reports_both_sides() {
     let dir = crate::cli::temp_dir("proxy-command");
     let runtime = runtime();
     let server = runtime.block_on(async {
-        with_timeout(serve::start(serve::Config::loopback()))
+        with_timeout(serve::start(serve::ServeConfig::loopback()))
             .await
             .expect("server starts")
     });
@@ -107,7 +107,7 @@ fn a_listen_address_other_than_loopback_needs_allow_plain_http() {
     let upstream_file = dir.join("upstream.toml");
     let runtime = runtime();
     let server = runtime.block_on(async {
-        with_timeout(serve::start(serve::Config::loopback()))
+        with_timeout(serve::start(serve::ServeConfig::loopback()))
             .await
             .expect("server starts")
     });

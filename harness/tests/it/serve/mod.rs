@@ -17,7 +17,7 @@ use futures_util::{SinkExt, StreamExt};
 use harness::auth::clock::Clock;
 use harness::auth::nonce::fresh_nonce;
 use harness::auth::sign::{self, DEFAULT_SCHEME, SignedHeader};
-use harness::serve::{self, Config, Connection, Fault, Running, ServerState};
+use harness::serve::{self, Connection, Fault, Running, ServeConfig, ServerState};
 use harness::target_file::{RateLimits, Target};
 use serde_json::{Value, json};
 use tokio::net::TcpStream;
@@ -45,7 +45,7 @@ struct Server {
 }
 
 async fn start(faults: &[Fault]) -> Server {
-    let mut config = Config::loopback();
+    let mut config = ServeConfig::loopback();
     config.faults = faults.to_vec();
     // Walks of the transaction log send dozens of requests; the 1/s limit has its own test.
     config.limits = RateLimits {
@@ -56,7 +56,7 @@ async fn start(faults: &[Fault]) -> Server {
     start_with(config).await
 }
 
-async fn start_with(config: Config) -> Server {
+async fn start_with(config: ServeConfig) -> Server {
     let running = with_timeout(serve::start(config))
         .await
         .expect("server starts");

@@ -104,7 +104,7 @@ async fn page_walks_equal_one_large_page_without_duplicates() {
 #[tokio::test]
 async fn transaction_log_rate_limit_refuses_then_refills() {
     let clock = Clock::manual(1_735_689_600_000);
-    let mut config = Config::loopback();
+    let mut config = ServeConfig::loopback();
     config.clock = clock.clone();
     config.limits = RateLimits {
         transaction_log_per_second: 1.0,

@@ -43,7 +43,7 @@ async fn malformed_input_is_answered_with_error_envelopes() {
         ws.send(message).await;
         assert_eq!(error_code(&ws.receive().await), code);
     }
-    let state = ServerState::new(&Config::loopback());
+    let state = ServerState::new(&ServeConfig::loopback());
     let mut connection = Connection::default();
     for seed in 0u32..2_000 {
         let bytes: Vec<u8> = (0..(seed % 97))

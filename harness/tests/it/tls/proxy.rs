@@ -69,7 +69,7 @@ async fn both_transports_go_through_the_https_proxy_to_a_host_only_it_can_resolv
     let dir = temp_dir("tls-proxy");
     // "api.proxied.test" resolves nowhere but in the proxy, so a run that passes went
     // through it; a loopback URL would bypass the proxy by design.
-    let mut config = serve::Config::loopback();
+    let mut config = serve::ServeConfig::loopback();
     let identity = TlsIdentity::generate(config.listen, &["api.proxied.test"]).unwrap();
     std::fs::write(dir.join("ca.pem"), identity.ca_pem().unwrap()).unwrap();
     config.tls = Some(identity);

@@ -28,8 +28,8 @@ fn step_clauses() -> Vec<String> {
     vec!["step.rule".to_owned()]
 }
 
-fn expecting(outcome: Outcome, clauses: &[String]) -> Expected<'_> {
-    Expected {
+fn expecting(outcome: Outcome, clauses: &[String]) -> Required<'_> {
+    Required {
         outcome,
         error_code: None,
         error_message: None,
@@ -64,7 +64,7 @@ fn error(code: i64, message: &str) -> Value {
     json!({"jsonrpc": "2.0", "id": 1, "error": {"code": code, "message": message}})
 }
 
-fn check(answer: &ParsedAnswer, expected: &Expected<'_>) -> Vec<Finding> {
+fn check(answer: &ParsedAnswer, expected: &Required<'_>) -> Vec<Finding> {
     super::answer(answer, expected, &CATALOG, &SCHEMAS)
 }
 
@@ -189,7 +189,7 @@ fn the_error_code_and_name_spec_gives_are_required() {
         (error(13668, name), Some(name), Vec::new()),
     ];
     for (answer, error_message, wanted) in rows {
-        let expected = Expected {
+        let expected = Required {
             error_code: Some(13668),
             error_message,
             ..expecting(Outcome::Error, &clauses)
@@ -218,12 +218,12 @@ fn an_error_whose_code_spec_does_not_give_passes_with_a_note() {
 fn no_note_where_spec_gives_the_code_or_the_answer_is_judged_otherwise() {
     let clauses = step_clauses();
     let refused = over_ws(&error(13668, "security_key_authorization_error"));
-    let with_code = Expected {
+    let with_code = Required {
         error_code: Some(13668),
         ..expecting(Outcome::Error, &clauses)
     };
     assert_eq!(error_note(&refused, &with_code), None);
-    let other_name = Expected {
+    let other_name = Required {
         error_message: Some("another_name"),
         ..expecting(Outcome::Error, &clauses)
     };
@@ -252,7 +252,7 @@ fn either_outcome_is_accepted_when_the_step_says_any() {
 fn an_expected_http_status_is_checked_on_http_only() {
     let clauses = step_clauses();
     let answer = error(13009, "unauthorized");
-    let expected = Expected {
+    let expected = Required {
         http_status: Some(401),
         error_code: Some(13009),
         ..expecting(Outcome::Error, &clauses)
@@ -284,7 +284,7 @@ fn a_success_over_http_must_have_status_200() {
 #[test]
 fn a_result_off_its_schema_fails_the_step_with_at_most_five_violations() {
     let clauses = step_clauses();
-    let expected = Expected {
+    let expected = Required {
         schema: Some("method.public.get_currencies"),
         ..expecting(Outcome::Result, &clauses)
     };
@@ -303,17 +303,17 @@ fn a_result_off_its_schema_fails_the_step_with_at_most_five_violations() {
 fn the_schema_is_checked_only_when_a_result_was_required() {
     let clauses = step_clauses();
     let answer = result(json!("not a list"));
-    let any = Expected {
+    let any = Required {
         schema: Some("method.public.get_currencies"),
         ..expecting(Outcome::Any, &clauses)
     };
     assert!(check(&over_ws(&answer), &any).is_empty());
-    let required = Expected {
+    let required = Required {
         outcome: Outcome::Result,
         ..any
     };
     assert_eq!(check(&over_ws(&answer), &required).len(), 1);
-    let no_schema = Expected {
+    let no_schema = Required {
         schema: None,
         ..required
     };
@@ -336,7 +336,7 @@ fn a_matcher_cites_its_own_clauses_or_else_the_step_s() {
             ..Matcher::default()
         },
     ];
-    let expected = Expected {
+    let expected = Required {
         matchers: &matchers,
         ..expecting(Outcome::Result, &clauses)
     };

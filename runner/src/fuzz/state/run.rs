@@ -17,7 +17,7 @@ use super::execute::{SequenceRun, execute};
 use super::generate::{Allowed, sequence};
 use super::{Sequence, SequenceFinding, StatefulReport, case_file, shrink};
 use crate::fuzz::send::Sender;
-use crate::fuzz::{Config, FuzzError};
+use crate::fuzz::{FuzzConfig, FuzzError};
 use harness_model::check::Redactor;
 
 /// JSON-RPC ids of sequence `k` start at `ID_BASE + k * ID_STRIDE`, apart from the
@@ -29,7 +29,7 @@ const ID_STRIDE: u64 = 64;
 pub(crate) async fn run(
     sender: Arc<Sender>,
     redactor: Arc<Redactor>,
-    config: &Config,
+    config: &FuzzConfig,
     budget: usize,
 ) -> Result<StatefulReport, FuzzError> {
     let allowed = Allowed::from_target(&sender.target);

@@ -24,7 +24,7 @@ fn known() -> Known {
     )
 }
 
-fn parse_text(text: &str) -> Result<Expectations, String> {
+fn parse_text(text: &str) -> Result<KnownFailures, String> {
     parse(Path::new("expect.toml"), text, &known()).map_err(|error| error.to_string())
 }
 
@@ -153,7 +153,7 @@ fn entries_matching_nothing_are_errors_with_line_and_suggestion() {
     }
 }
 
-fn file(text: &str) -> Expectations {
+fn file(text: &str) -> KnownFailures {
     parse_text(text).unwrap()
 }
 

@@ -23,7 +23,7 @@
 //! entry naming only a case (the older, broad form) tolerates every clause of the case;
 //! [`load`] accepts it with a warning that suggests the narrow form.
 //!
-//! [`Expectations::apply`] turns the failures the entries name into [`Verdict::Xfail`]
+//! [`KnownFailures::apply`] turns the failures the entries name into [`Verdict::Xfail`]
 //! (they no longer fail the run), marks the passing executions of an entry that no longer
 //! fails as [`Verdict::Fixed`] (the entry can go), and says per entry whether it still
 //! fails, is fixed, or was not run. An entry that names no known case, clause or transport
@@ -46,7 +46,7 @@ use crate::results::CaseResult;
 
 /// A loaded expectations file.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Expectations {
+pub struct KnownFailures {
     /// The file, as given (messages name it).
     pub path: PathBuf,
     /// Its entries, in file order (the first entry that matches gives the reason).
@@ -229,12 +229,12 @@ impl Entry {
     }
 
     /// `path:line` of the entry.
-    fn place(&self, expectations: &Expectations) -> String {
+    fn place(&self, expectations: &KnownFailures) -> String {
         format!("{}:{}", expectations.path.display(), self.line)
     }
 }
 
-impl Expectations {
+impl KnownFailures {
     /// Applies the entries to a run's results (see the module doc) and says what became
     /// of each entry, in file order.
     pub fn apply(&self, results: &mut [CaseResult]) -> Vec<EntryOutcome> {

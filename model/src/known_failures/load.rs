@@ -9,7 +9,7 @@ use std::path::Path;
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::{Entry, Expectations, Known, Selector};
+use super::{Entry, Known, KnownFailures, Selector};
 use crate::case::TransportKind;
 use harness_protocol::file_error::{FileError, did_you_mean, line_of};
 
@@ -30,7 +30,7 @@ struct EntryFile {
 }
 
 /// Reads an expectations file and checks every entry against what a run may name.
-pub fn load(path: &Path, known: &Known) -> Result<Expectations, FileError> {
+pub fn load(path: &Path, known: &Known) -> Result<KnownFailures, FileError> {
     let text = std::fs::read_to_string(path).map_err(|error| {
         FileError::new(
             path,
@@ -42,7 +42,7 @@ pub fn load(path: &Path, known: &Known) -> Result<Expectations, FileError> {
 }
 
 /// Parses expectations-file text (see [`load`]).
-pub fn parse(path: &Path, text: &str, known: &Known) -> Result<Expectations, FileError> {
+pub fn parse(path: &Path, text: &str, known: &Known) -> Result<KnownFailures, FileError> {
     let file: ExpectFile =
         toml::from_str(text).map_err(|error| FileError::from_toml(path, text, &error))?;
     let mut entries = Vec::with_capacity(file.known_failure.len());
@@ -131,7 +131,7 @@ pub fn parse(path: &Path, text: &str, known: &Known) -> Result<Expectations, Fil
             line,
         });
     }
-    Ok(Expectations {
+    Ok(KnownFailures {
         path: path.to_owned(),
         entries,
         warnings,
