@@ -226,6 +226,18 @@ impl Method {
         format!("method.{}", self.name.replace('/', "."))
     }
 
+    /// Served over WebSocket only (section 4 says so of `private/logout`): an HTTP call of it
+    /// must be refused.
+    pub fn ws_only(&self) -> bool {
+        self.interface == Interface::WsOnly
+    }
+
+    /// The default of `count` SPEC.md states, for a method with one (a page's size when the
+    /// request does not give `count`).
+    pub fn default_count(&self) -> Option<i64> {
+        self.param("count")?.default
+    }
+
     /// The `count` parameter's bounds and default, for a paged method.
     pub fn count_bounds(&self) -> Option<(i64, i64, i64)> {
         let count = self.param("count")?;
@@ -242,6 +254,12 @@ pub fn method(name: &str) -> Option<&'static Method> {
 /// The paged methods.
 pub fn paged_methods() -> impl Iterator<Item = &'static Method> {
     METHODS.iter().filter(|method| method.paging.is_some())
+}
+
+/// The methods section 8 paces (`private/get_transaction_log`): every caller of one of them
+/// takes its account's budget first.
+pub fn paced_methods() -> impl Iterator<Item = &'static Method> {
+    METHODS.iter().filter(|method| method.paced)
 }
 
 /// Whether calls to `name` are paced (section 8).
