@@ -12,9 +12,9 @@ use super::{
     Authorization, Exchange, Outgoing, Received, RequestLimits, SentRequest, TransportError,
     TransportErrorKind, tls,
 };
-use harness_model::case::TransportKind;
 use harness_protocol::auth::sign::{HttpSignedFields, SignedHeader};
 use harness_protocol::jsonrpc;
+use harness_protocol::wire::TransportKind;
 
 /// A pooled HTTP client (keep-alive connections are reused across calls).
 #[derive(Clone, Debug)]

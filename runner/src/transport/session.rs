@@ -21,10 +21,10 @@ use super::{
     Authorization, Dialer, Exchange, HttpClient, Outgoing, RequestLimits, SignedPlan,
     TransportError, TransportErrorKind, WsSession,
 };
-use harness_model::case::TransportKind;
 use harness_model::target_file::Target;
 use harness_protocol::auth::clock::Clock;
 use harness_protocol::auth::scope::Scope;
+use harness_protocol::wire::TransportKind;
 
 /// The key of a cached token: the account role and the scope asked for at login.
 pub type TokenKey = (String, Option<String>);

@@ -27,8 +27,8 @@ use super::{
     Exchange, Outgoing, Received, RequestLimits, SentRequest, TransportError, TransportErrorKind,
     proxy, tls,
 };
-use harness_model::case::TransportKind;
 use harness_protocol::jsonrpc;
+use harness_protocol::wire::TransportKind;
 
 /// How many non-answer frames a call skips before giving up.
 const MAX_SKIPPED_FRAMES: usize = 10_000;
