@@ -29,13 +29,15 @@ impl Reporters {
     pub(crate) fn new(quiet: bool, events_path: Option<&Path>) -> Result<Arc<Reporters>, CliError> {
         let events_file = events_path
             .map(|path| {
-                let parent = path.parent().filter(|parent| !parent.as_os_str().is_empty());
+                let parent = path
+                    .parent()
+                    .filter(|parent| !parent.as_os_str().is_empty());
                 let file = parent
                     .map_or(Ok(()), std::fs::create_dir_all)
                     .and_then(|()| File::create(path))
                     .map_err(|error| {
-                    CliError::harness(format!("failed to write {}: {error}", path.display()))
-                })?;
+                        CliError::harness(format!("failed to write {}: {error}", path.display()))
+                    })?;
                 Ok::<_, CliError>((
                     path.to_path_buf(),
                     Mutex::new(Some(JsonLines::new(BufWriter::new(file)))),

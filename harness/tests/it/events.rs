@@ -46,15 +46,28 @@ fn run_events_start_end_and_agree_with_report_json() {
     let report = read_json(&out.join("report.json"));
     let results = report["results"].as_array().unwrap();
     let (first, last) = (&events[0], events.last().unwrap());
-    assert_eq!((&first["type"], &first["event"]), (&"run".into(), &"started".into()));
+    assert_eq!(
+        (&first["type"], &first["event"]),
+        (&"run".into(), &"started".into())
+    );
     assert_eq!(first["total"], results.len());
-    assert_eq!((&last["type"], &last["event"]), (&"run".into(), &"finished".into()));
+    assert_eq!(
+        (&last["type"], &last["event"]),
+        (&"run".into(), &"finished".into())
+    );
     assert_eq!(last["summary"], report["summary"]);
     assert_eq!(last["duration_ms"], report["duration_ms"]);
     assert_eq!(last["interrupted"], report["interrupted"]);
-    let cases: Vec<&Value> = events.iter().filter(|event| event["type"] == "case").collect();
+    let cases: Vec<&Value> = events
+        .iter()
+        .filter(|event| event["type"] == "case")
+        .collect();
     assert_eq!(cases.len(), results.len());
-    assert_eq!(events.len(), results.len() + 2, "start, one per case, finish");
+    assert_eq!(
+        events.len(),
+        results.len() + 2,
+        "start, one per case, finish"
+    );
     for case in cases {
         let result = &results[case["index"].as_u64().unwrap() as usize];
         assert_eq!(case["case"], result["case"]);
@@ -83,15 +96,27 @@ fn fuzz_events_count_the_requests_of_fuzz_json() {
     let events = read_events(&events_path);
     let report = read_json(&out.join("fuzz.json"));
     let (first, last) = (&events[0], events.last().unwrap());
-    assert_eq!((&first["type"], &first["event"]), (&"fuzz".into(), &"started".into()));
+    assert_eq!(
+        (&first["type"], &first["event"]),
+        (&"fuzz".into(), &"started".into())
+    );
     assert_eq!(first["seed"], 7);
-    assert_eq!((&last["type"], &last["event"]), (&"fuzz".into(), &"finished".into()));
+    assert_eq!(
+        (&last["type"], &last["event"]),
+        (&"fuzz".into(), &"finished".into())
+    );
     assert_eq!(last["sent"], report["sent"]);
     assert_eq!(last["findings"], 0);
-    let judged = events.iter().filter(|event| event["type"] == "request").count();
+    let judged = events
+        .iter()
+        .filter(|event| event["type"] == "request")
+        .count();
     assert_eq!(Value::from(judged), report["sent"]);
     // Paced requests the budget had no room for stay unsent: planned bounds the judged.
-    assert!(judged > 0 && judged as u64 <= first["planned"].as_u64().unwrap(), "{first}");
+    assert!(
+        judged > 0 && judged as u64 <= first["planned"].as_u64().unwrap(),
+        "{first}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -136,4 +161,35 @@ async fn collector_folds_the_stream_into_the_same_report_json() {
     let lines = std::mem::replace(&mut *lines.lock().unwrap(), JsonLines::new(Vec::new()));
     let stream = String::from_utf8(lines.finish().unwrap()).unwrap();
     assert_eq!(stream.lines().count(), direct.results.len() + 2);
+}
+
+#[test]
+fn selftest_rows_are_events_and_terminal_lines() {
+    let out = temp_dir("events-selftest");
+    let events_path = out.join("rows.jsonl");
+    let output = run_harness(&[
+        "selftest",
+        "--matrix",
+        "faults",
+        "--fault",
+        "envelope-no-jsonrpc",
+        "--out",
+        out.to_str().unwrap(),
+        "--events",
+        events_path.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let events = read_events(&events_path);
+    assert_eq!(events.len(), 1, "{events:?}");
+    let row = &events[0];
+    assert_eq!(
+        (&row["type"], &row["matrix"]),
+        (&"row".into(), &"faults".into())
+    );
+    assert_eq!(row["name"], "envelope-no-jsonrpc");
+    assert_eq!(row["passed"], true);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let line = row["line"].as_str().unwrap();
+    assert!(line.starts_with("envelope-no-jsonrpc") && line.contains(" caught "));
+    assert!(stdout.lines().any(|printed| printed == line), "{stdout}");
 }

@@ -153,7 +153,10 @@ fn every_event_names_its_type_and_event() {
     ];
     for event in &events {
         let json = event.to_json();
-        assert!(json["type"].is_string() && json["event"].is_string(), "{json}");
+        assert!(
+            json["type"].is_string() && json["event"].is_string(),
+            "{json}"
+        );
     }
     assert_eq!(events[5].to_json()["transport"], "ws");
     assert_eq!(events[5].to_json()["verdict"], "fail");
