@@ -177,9 +177,12 @@ impl Event<'_> {
     }
 }
 
+/// A function every reporter of a stream is called from.
+type Report = dyn Fn(&Event<'_>) + Send + Sync;
+
 /// Where a producer sends its events: one function every reporter is called from, or none.
 #[derive(Clone, Default)]
-pub struct EventSink(Option<Arc<dyn Fn(&Event<'_>) + Send + Sync>>);
+pub struct EventSink(Option<Arc<Report>>);
 
 impl EventSink {
     /// A sink calling `report` with each event.

@@ -16,10 +16,13 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use super::CliError;
 
+/// The `--events FILE` writer: taken out when the stream is finished.
+type EventsFile = Mutex<Option<JsonLines<BufWriter<File>>>>;
+
 /// Every reporter of one command, fed by [`Reporters::observe`].
 pub(crate) struct Reporters {
     progress: ProgressBar,
-    events_file: Option<(PathBuf, Mutex<Option<JsonLines<BufWriter<File>>>>)>,
+    events_file: Option<(PathBuf, EventsFile)>,
     collector: Mutex<RunCollector>,
 }
 

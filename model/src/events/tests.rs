@@ -46,7 +46,7 @@ fn collector_folds_a_run_back_in_plan_order() {
     ];
     let mut collector = RunCollector::default();
     run_events(&Redactor::default(), &results, &mut |event| {
-        collector.observe(event)
+        collector.observe(event);
     });
     let report = collector.report().expect("a started and finished run");
     let cases: Vec<&str> = report.results.iter().map(|r| r.case.as_str()).collect();
