@@ -104,6 +104,7 @@ pub(crate) fn run(args: RunArgs) -> Result<u8, CliError> {
             interrupt.clone(),
             "finishing the executions in flight, then writing the reports",
         );
+        let reporters = Reporters::new(args.quiet, args.events.as_deref())?;
         let (target, reference) = choice.start().await?;
         let config = run::RunConfig {
             transports: (!args.transports.is_empty()).then(|| args.transports.clone()),
@@ -122,7 +123,6 @@ pub(crate) fn run(args: RunArgs) -> Result<u8, CliError> {
                 corpus.schemas.clone(),
             )
         };
-        let reporters = Reporters::new(args.quiet, args.events.as_deref())?;
         let sink = reporters.sink();
         let outcome = run::run_until(config, interrupt, move |event| sink.emit(event)).await;
         let collected = reporters.finish();

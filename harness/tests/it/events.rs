@@ -193,3 +193,26 @@ fn selftest_rows_are_events_and_terminal_lines() {
     assert!(line.starts_with("envelope-no-jsonrpc") && line.contains(" caught "));
     assert!(stdout.lines().any(|printed| printed == line), "{stdout}");
 }
+
+#[test]
+fn an_events_file_that_cannot_be_written_is_exit_3_before_the_run() {
+    let out = temp_dir("events-unwritable");
+    let blocker = out.join("a-file");
+    std::fs::write(&blocker, "").unwrap();
+    let events_path = blocker.join("events.jsonl");
+    let output = run_harness(&[
+        "run",
+        "--quiet",
+        "--out",
+        out.join("reports").to_str().unwrap(),
+        "--events",
+        events_path.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(3), "{}", text(&output));
+    assert!(
+        text(&output).contains("failed to write"),
+        "{}",
+        text(&output)
+    );
+    assert!(!out.join("reports/report.json").exists());
+}
