@@ -1,5 +1,5 @@
-//! What a run produces: one [`CaseResult`] per case and transport, announced as an [`Event`]
-//! while the run goes, and gathered into a [`RunReport`]. The runner and the judge write
+//! What a run produces: one [`CaseResult`] per case and transport, announced as an
+//! [`Event`](crate::events::Event) while the run goes, and gathered into a [`RunReport`]. The runner and the judge write
 //! them; the reports, the known-failure files and the conformance trials read them.
 
 use std::time::Duration;
@@ -9,18 +9,6 @@ use serde::Serialize;
 use harness_protocol::wire::{Exchange, TransportKind};
 
 use crate::check::{Finding, Redactor, Side, Verdict};
-
-/// What the runner reports as it goes.
-#[derive(Clone, Debug)]
-pub enum Event<'a> {
-    /// The run starts with this many executions.
-    Started {
-        /// Number of (case, transport) executions.
-        total: usize,
-    },
-    /// One execution finished (lent, not copied: the result holds every answer's text).
-    Finished(&'a CaseResult),
-}
 
 /// The outcome of one case over one transport.
 #[derive(Clone, Debug, Serialize)]

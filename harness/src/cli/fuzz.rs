@@ -12,6 +12,7 @@ use clap::{Args, Subcommand};
 use harness_model::case::TransportKind;
 use harness_runner::fuzz::{self, FuzzConfig, FuzzError, Shard};
 
+use super::reporters::Reporters;
 use super::target::{TargetArgs, TargetChoice, Timeouts};
 use super::{CliError, CorpusArgs, exit, runtime};
 
@@ -69,6 +70,12 @@ struct FuzzRunArgs {
     corpus: CorpusArgs,
     #[command(flatten)]
     timeouts: Timeouts,
+    /// Do not draw a progress bar.
+    #[arg(long)]
+    quiet: bool,
+    /// Also write the run's event stream into FILE, one JSON object per line (see README.md).
+    #[arg(long, value_name = "FILE")]
+    events: Option<PathBuf>,
 }
 
 fn parse_transport(name: &str) -> Result<TransportKind, String> {
@@ -101,6 +108,8 @@ fn run(args: FuzzRunArgs) -> Result<u8, CliError> {
     if !args.transports.is_empty() {
         config.transports = args.transports.clone();
     }
+    let reporters = Reporters::new(args.quiet, args.events.as_deref())?;
+    config.events = reporters.sink();
     let shard = if args.shard == Shard::WHOLE {
         String::new()
     } else {
@@ -120,9 +129,11 @@ fn run(args: FuzzRunArgs) -> Result<u8, CliError> {
         eprintln!("fuzz: seed {seed} ({rerun})");
         let (target, reference) = choice.start().await?;
         let report = fuzz::run(target, schemas, &config).await;
+        let finished = reporters.finish();
         if let Some(running) = reference {
             running.shutdown().await;
         }
+        finished?;
         report.map_err(|error| match error {
             FuzzError::Target(_) => CliError::usage(error),
             _ => CliError::harness(error),

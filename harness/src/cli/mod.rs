@@ -26,6 +26,7 @@ mod judge;
 mod lint_response;
 mod out;
 mod proxy;
+mod reporters;
 mod run;
 mod selftest;
 mod serve;

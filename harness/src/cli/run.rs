@@ -6,7 +6,6 @@
 //! stops scheduling, lets executions in flight finish within a grace, and writes the
 //! reports with the rest marked "not run" (exit 4); a second one stops at once.
 
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -15,9 +14,9 @@ use harness_model::case::TransportKind;
 use harness_model::check::Verdict;
 use harness_model::known_failures::{self, EntryOutcome, EntryStatus, Known, KnownFailures};
 use harness_model::report::{self, Context, Summary};
-use harness_runner::run::{self, CaseResult, Event, Interrupt, RunError, RunReport};
-use indicatif::{ProgressBar, ProgressStyle};
+use harness_runner::run::{self, CaseResult, Interrupt, RunError, RunReport};
 
+use super::reporters::Reporters;
 use super::target::{TargetArgs, TargetChoice, Timeouts};
 use super::{CliError, CorpusArgs, exit, runtime};
 
@@ -47,6 +46,9 @@ pub(crate) struct RunArgs {
     /// Do not draw a progress bar.
     #[arg(long)]
     quiet: bool,
+    /// Also write the run's event stream into FILE, one JSON object per line (see README.md).
+    #[arg(long, value_name = "FILE")]
+    events: Option<PathBuf>,
     /// Known failures (TOML): they are reported as xfail and do not fail the run.
     #[arg(long, value_name = "FILE")]
     expect: Option<PathBuf>,
@@ -102,6 +104,7 @@ pub(crate) fn run(args: RunArgs) -> Result<u8, CliError> {
             interrupt.clone(),
             "finishing the executions in flight, then writing the reports",
         );
+        let reporters = Reporters::new(args.quiet, args.events.as_deref())?;
         let (target, reference) = choice.start().await?;
         let config = run::RunConfig {
             transports: (!args.transports.is_empty()).then(|| args.transports.clone()),
@@ -120,26 +123,18 @@ pub(crate) fn run(args: RunArgs) -> Result<u8, CliError> {
                 corpus.schemas.clone(),
             )
         };
-        let progress = progress_bar(args.quiet);
-        let bar = progress.clone();
-        let outcome = run::run_until(config, interrupt, move |event| match event {
-            Event::Started { total } => bar.set_length(*total as u64),
-            Event::Finished(result) => {
-                bar.inc(1);
-                if result.verdict == Verdict::Fail {
-                    bar.set_message(format!("last failure: {}", result.case));
-                }
-            }
-        })
-        .await;
-        progress.finish_and_clear();
+        let sink = reporters.sink();
+        let outcome = run::run_until(config, interrupt, move |event| sink.emit(event)).await;
+        let collected = reporters.finish();
         if let Some(running) = reference {
             running.shutdown().await;
         }
         outcome.map_err(|error| match error {
             RunError::NothingSelected => CliError::usage(error),
             other => CliError::harness(other),
-        })
+        })?;
+        // Every report is written from the event stream, folded back into the run.
+        collected?.ok_or_else(|| CliError::harness("the run's event stream has no finish"))
     })?;
     let outcomes = apply_expectations(expectations.as_ref(), &mut report.results);
     let context = Context {
@@ -274,17 +269,6 @@ pub(crate) fn print_expectations(
         count(EntryStatus::NotRun)
     );
     count(EntryStatus::Fixed)
-}
-
-fn progress_bar(quiet: bool) -> ProgressBar {
-    if quiet || !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::new(0);
-    if let Ok(style) = ProgressStyle::with_template("{bar:40} {pos}/{len} {elapsed} {msg}") {
-        bar.set_style(style);
-    }
-    bar
 }
 
 /// The terminal summary: results other than pass (failures first), then the counts.

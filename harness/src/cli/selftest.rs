@@ -7,9 +7,10 @@
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
-use harness::selftest::{self, FaultMatrix, FaultRow, VariantMatrix, VariantPlan, variants};
+use harness::selftest::{self, FaultMatrix, VariantMatrix, VariantPlan};
 use harness_model::report::Context;
 
+use super::reporters::Reporters;
 use super::serve::{parse_faults, parse_variant_groups};
 use super::{CliError, CorpusArgs, exit, runtime};
 
@@ -47,20 +48,9 @@ pub(crate) struct SelftestArgs {
     /// Executions at once within one run.
     #[arg(long, default_value_t = 16)]
     concurrency: usize,
-}
-
-fn print_fault_row(row: &FaultRow) {
-    let cases: std::collections::BTreeSet<&str> = row
-        .caught_by
-        .iter()
-        .map(|(case, _, _)| case.as_str())
-        .collect();
-    let mark = if row.killed() { "caught" } else { "MISSED" };
-    outln!(
-        "{:32} {mark:7} {}",
-        row.fault.name(),
-        cases.into_iter().collect::<Vec<_>>().join(", ")
-    );
+    /// Also write each matrix row as an event into FILE, one JSON object per line.
+    #[arg(long, value_name = "FILE")]
+    events: Option<PathBuf>,
 }
 
 /// Prints the fault matrix's summary; whether it proves every check can fail.
@@ -105,13 +95,16 @@ pub(crate) fn selftest(args: SelftestArgs) -> Result<u8, CliError> {
     }
     plan.fuzz_requests = args.fuzz_requests;
     let runtime = runtime()?;
+    // The rows are printed as they end, by the one terminal reporter.
+    let reporters = Reporters::new(true, args.events.as_deref())?;
+    let events = reporters.sink();
     let faults = matches!(args.matrix, Matrix::Faults | Matrix::Both);
     let variants = matches!(args.matrix, Matrix::Variants | Matrix::Both);
     // The clean run is the body of the reports, whichever matrices run.
     let matrix = runtime
         .block_on(async {
             if faults {
-                selftest::fault_matrix(&config, print_fault_row).await
+                selftest::fault_matrix(&config, &events).await
             } else {
                 selftest::clean_run(&config).await
             }
@@ -120,9 +113,7 @@ pub(crate) fn selftest(args: SelftestArgs) -> Result<u8, CliError> {
     let faults_proven = !faults || fault_summary(&matrix, args.faults.is_empty());
     let variant_matrix: Option<VariantMatrix> = if variants {
         let matrix = runtime
-            .block_on(selftest::variant_matrix(&config, &plan, |row| {
-                outln!("{}", variants::row_line(row));
-            }))
+            .block_on(selftest::variant_matrix(&config, &plan, &events))
             .map_err(CliError::harness)?;
         outln!(
             "false failures {} over {} variant rows in {:.1} s",
@@ -149,6 +140,7 @@ pub(crate) fn selftest(args: SelftestArgs) -> Result<u8, CliError> {
         extra_html: Some(html),
     };
     super::write_reports(&args.out, &context)?;
+    reporters.finish()?;
     let no_false_failures = variant_matrix.is_none_or(|matrix| matrix.false_failures() == 0);
     Ok(if faults_proven && no_false_failures {
         exit::PASS

@@ -19,6 +19,7 @@ use futures_util::StreamExt;
 
 use harness_model::case::Case;
 use harness_model::check::{Catalog, Level, SchemaSet, Side, Verdict};
+use harness_model::events::{Event, EventSink, Matrix};
 use harness_runner::run::{self, RunError, RunReport};
 use harness_server::serve::{self, Fault};
 
@@ -61,6 +62,22 @@ impl FaultRow {
     /// Caught, by a case citing one of the fault's clauses.
     pub fn killed(&self) -> bool {
         !self.caught_by.is_empty() && self.cites_its_clause
+    }
+
+    /// The row as the terminal prints it: the fault, caught or missed, the cases that
+    /// caught it.
+    pub fn line(&self) -> String {
+        let cases: BTreeSet<&str> = self
+            .caught_by
+            .iter()
+            .map(|(case, _, _)| case.as_str())
+            .collect();
+        let mark = if self.killed() { "caught" } else { "MISSED" };
+        format!(
+            "{:32} {mark:7} {}",
+            self.fault.name(),
+            cases.into_iter().collect::<Vec<_>>().join(", ")
+        )
     }
 }
 
@@ -223,10 +240,11 @@ pub async fn clean_run(config: &SelftestConfig) -> Result<FaultMatrix, RunError>
     })
 }
 
-/// Runs the clean server and every fault, one reference server each.
+/// Runs the clean server and every fault, one reference server each, announcing each row
+/// as an [`Event::RowFinished`].
 pub async fn fault_matrix(
     config: &SelftestConfig,
-    mut on_row: impl FnMut(&FaultRow),
+    events: &EventSink,
 ) -> Result<FaultMatrix, RunError> {
     let started = Instant::now();
     let clean = run_against(config, with_faults(Vec::new())).await?;
@@ -281,7 +299,12 @@ pub async fn fault_matrix(
             cites_its_clause,
             duration,
         };
-        on_row(&row);
+        events.emit(&Event::RowFinished {
+            matrix: Matrix::Faults,
+            name: row.fault.name(),
+            passed: row.killed(),
+            line: &row.line(),
+        });
         rows.push(row);
     }
     let unkillable = config

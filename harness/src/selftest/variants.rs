@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 use super::{SelftestConfig, run_against};
 use harness_model::case::{Case, Outcome};
 use harness_model::check::Verdict;
+use harness_model::events::{Event, EventSink, Matrix};
 use harness_runner::fuzz;
 use harness_runner::run::{self, RunError};
 use harness_server::judge;
@@ -317,11 +318,11 @@ async fn judge_row(config: &SelftestConfig, variants: &[Variant]) -> Result<Vec<
         .collect())
 }
 
-/// Runs every row of `plan`, reporting each as it ends.
+/// Runs every row of `plan`, announcing each as an [`Event::RowFinished`] as it ends.
 pub async fn variant_matrix(
     config: &SelftestConfig,
     plan: &VariantPlan,
-    mut on_row: impl FnMut(&VariantRow),
+    events: &EventSink,
 ) -> Result<VariantMatrix, RunError> {
     let started = Instant::now();
     let mut rows = Vec::with_capacity(plan.rows.len());
@@ -343,7 +344,12 @@ pub async fn variant_matrix(
             judge_failures,
             duration: row_started.elapsed(),
         };
-        on_row(&row);
+        events.emit(&Event::RowFinished {
+            matrix: Matrix::Variants,
+            name: &row.name(),
+            passed: row.false_failures() == 0,
+            line: &row_line(&row),
+        });
         rows.push(row);
     }
     Ok(VariantMatrix {

@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use harness::case;
 use harness::check::{Catalog, SchemaSet};
+use harness::events::EventSink;
 use harness::selftest::{self, FaultMatrix};
 use harness::serve::Fault;
 
@@ -38,7 +39,7 @@ fn matrix() -> FaultMatrix {
         .build()
         .unwrap();
     runtime
-        .block_on(selftest::fault_matrix(&config, |_| {}))
+        .block_on(selftest::fault_matrix(&config, &EventSink::none()))
         .unwrap()
 }
 

@@ -128,7 +128,7 @@ async fn a_paced_execution_does_not_hold_the_only_slot() {
     let report = tokio::time::timeout(
         HANG,
         run::run(config, move |event| {
-            if let Event::Finished(result) = event {
+            if let Event::CaseFinished { result, .. } = event {
                 order.lock().unwrap().push(result.case.clone());
             }
         }),

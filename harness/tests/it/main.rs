@@ -3,6 +3,7 @@
 mod cli;
 mod conformance;
 mod diff;
+mod events;
 mod expect;
 mod faults;
 mod field;

@@ -84,6 +84,9 @@ pub struct FuzzConfig {
     /// unsent (the step skipped) and counted. 0 (the default): the paced method is sent
     /// whenever its budget has room during the run, and the run never waits for it.
     pub paced_wait: Duration,
+    /// Where the run's events go (`harness_model::events`): its start, each request judged,
+    /// each finding, an interruption and its end.
+    pub events: harness_model::events::EventSink,
 }
 
 impl FuzzConfig {
@@ -104,6 +107,7 @@ impl FuzzConfig {
             interrupt: crate::run::Interrupt::new(),
             no_answer_limit: crate::run::DEFAULT_LIMIT,
             paced_wait: Duration::ZERO,
+            events: harness_model::events::EventSink::none(),
         }
     }
 }

@@ -21,7 +21,8 @@ use super::{
 };
 use crate::run::Breaker;
 use harness_model::case::TransportKind;
-use harness_model::check::{Finding, Redactor, SchemaSet};
+use harness_model::check::{Finding, Redactor, SchemaSet, Verdict};
+use harness_model::events::Event;
 use harness_model::target_file::Target;
 
 /// A failed request: as generated, its expectation, what broke, and its index.
@@ -87,6 +88,10 @@ pub async fn run(
         &target,
         &config.transports,
     ));
+    config.events.emit(&Event::FuzzStarted {
+        seed: config.seed,
+        planned: requests.len(),
+    });
     let outcomes: Arc<Mutex<Vec<Option<Assessed>>>> =
         Arc::new(Mutex::new(vec![None; requests.len()]));
     let started = Instant::now();
@@ -104,7 +109,7 @@ pub async fn run(
             Arc::clone(&outcomes),
             Arc::clone(&schedule),
         );
-        let interrupt = config.interrupt.clone();
+        let (interrupt, events) = (config.interrupt.clone(), config.events.clone());
         workers.push(tokio::spawn(async move {
             let mut ws = None;
             loop {
@@ -133,6 +138,7 @@ pub async fn run(
                     budget,
                 )
                 .await;
+                events.emit(&judged(*number, request, &outcome));
                 outcomes.lock().unwrap_or_else(PoisonError::into_inner)[index] = Some(outcome);
             }
             if let Some(session) = ws {
@@ -238,7 +244,60 @@ pub async fn run(
         &mut report.shrink_requests,
     )
     .await?;
+    announce_end(config, &report);
     Ok(report)
+}
+
+/// The event of one request judged: pass, its finding's verdict, skip when throttled, error
+/// when unanswered.
+fn judged<'a>(number: usize, request: &'a FuzzRequest, outcome: &Assessed) -> Event<'a> {
+    Event::RequestJudged {
+        index: number,
+        transport: request.transport,
+        method: &request.method,
+        verdict: match &outcome.finding {
+            None => Verdict::Pass,
+            Some(finding) if assess::is_throttled(finding) => Verdict::Skip,
+            Some(finding) if assess::is_unanswered(finding) => Verdict::Error,
+            Some(finding) => finding.verdict,
+        },
+    }
+}
+
+/// The events of the run's end: each finding, the interruption, the counts.
+fn announce_end(config: &FuzzConfig, report: &FuzzReport) {
+    for finding in &report.findings {
+        let what = format!(
+            "{} {}, {} requests",
+            finding.shrunk.transport, finding.shrunk.method, finding.occurrences
+        );
+        config.events.emit(&Event::FuzzFinding {
+            clause: &finding.clause,
+            what: &what,
+            message: &finding.message,
+        });
+    }
+    for finding in &report.stateful.findings {
+        let what = format!(
+            "{} steps, shrunk from {}; {} sequences",
+            finding.shrunk.steps.len(),
+            finding.sequence.steps.len(),
+            finding.occurrences
+        );
+        config.events.emit(&Event::FuzzFinding {
+            clause: &finding.clause,
+            what: &what,
+            message: &finding.message,
+        });
+    }
+    if let Some(reason) = &report.interrupted {
+        config.events.emit(&Event::Interrupted { reason });
+    }
+    config.events.emit(&Event::FuzzFinished {
+        sent: report.sent,
+        findings: report.findings.len() + report.stateful.findings.len(),
+        duration: report.elapsed,
+    });
 }
 
 /// Groups failures by clause and method, then shrinks and writes the first of each group.

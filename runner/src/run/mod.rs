@@ -45,7 +45,8 @@ pub use breaker::{Breaker, DEFAULT_LIMIT, STOPPED_ANSWERING, is_no_answer, stopp
 pub use interrupt::{GRACE, Interrupt, NOT_RUN};
 pub use schedule::PACED_LANE;
 
-pub use harness_model::results::{CaseResult, Event, RunReport};
+pub use harness_model::events::Event;
+pub use harness_model::results::{CaseResult, RunReport};
 
 use schedule::{cut, first_call, is_long, is_paced};
 
@@ -254,7 +255,12 @@ pub async fn run_until(
         .any(|(_, transport)| *transport != TransportKind::Ws)
         .then(|| tokio::spawn(first_call(shared.clone(), interrupt.clone())));
     let on_event = Arc::new(on_event);
-    on_event(&Event::Started { total: plan.len() });
+    on_event(&Event::RunStarted {
+        target: &shared.target.name,
+        total: plan.len(),
+        side: Side::Server,
+        redactor: &redactor,
+    });
     let timer = {
         let (interrupt, run_timeout) = (interrupt.clone(), config.run_timeout);
         tokio::spawn(async move {
@@ -294,7 +300,10 @@ pub async fn run_until(
                 Ok(_permit) => execute_interruptible(&shared, case, transport, &interrupt).await,
                 Err(reason) => interrupt::not_run(&case, transport, &reason, false),
             };
-            on_event(&Event::Finished(&result));
+            on_event(&Event::CaseFinished {
+                index,
+                result: &result,
+            });
             (index, result)
         }));
     }
@@ -306,7 +315,10 @@ pub async fn run_until(
     }
     for (index, (case, transport)) in serial {
         let result = execute_interruptible(&shared, case, transport, &interrupt).await;
-        on_event(&Event::Finished(&result));
+        on_event(&Event::CaseFinished {
+            index,
+            result: &result,
+        });
         results.push((index, result));
     }
     timer.abort();
@@ -353,10 +365,18 @@ pub async fn run_until(
                 .iter()
                 .any(|result| result.message.starts_with(NOT_RUN))
     });
+    let duration = started.elapsed();
+    if let Some(reason) = &interrupted {
+        on_event(&Event::Interrupted { reason });
+    }
+    on_event(&Event::RunFinished {
+        duration,
+        interrupted: interrupted.as_deref(),
+    });
     Ok(RunReport {
         target: shared.target.name.clone(),
         results,
-        duration: started.elapsed(),
+        duration,
         redactor,
         side: Side::Server,
         interrupted,

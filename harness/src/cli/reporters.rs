@@ -1,0 +1,142 @@
+//! The reporters every command's event stream goes to (`harness_model::events`): the one
+//! terminal progress reporter of `run`, `fuzz` and `selftest` (a progress bar on a
+//! terminal, the matrix rows as lines), the `--events FILE` writer (one JSON object per
+//! line) and the collector that folds a run back into the report every format is written
+//! from.
+
+use std::fs::File;
+use std::io::{BufWriter, IsTerminal};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use harness_model::check::Verdict;
+use harness_model::events::{Event, EventSink, JsonLines, RunCollector};
+use harness_model::results::RunReport;
+use indicatif::{ProgressBar, ProgressStyle};
+
+use super::CliError;
+
+/// The `--events FILE` writer: taken out when the stream is finished.
+type EventsFile = Mutex<Option<JsonLines<BufWriter<File>>>>;
+
+/// Every reporter of one command, fed by [`Reporters::observe`].
+pub(crate) struct Reporters {
+    progress: ProgressBar,
+    events_file: Option<(PathBuf, EventsFile)>,
+    collector: Mutex<RunCollector>,
+}
+
+impl Reporters {
+    /// The terminal's reporter (no bar when `quiet` or standard error is no terminal),
+    /// and the JSON lines writer of `events_path` when given.
+    pub(crate) fn new(quiet: bool, events_path: Option<&Path>) -> Result<Arc<Reporters>, CliError> {
+        let events_file = events_path
+            .map(|path| {
+                let parent = path
+                    .parent()
+                    .filter(|parent| !parent.as_os_str().is_empty());
+                let file = parent
+                    .map_or(Ok(()), std::fs::create_dir_all)
+                    .and_then(|()| File::create(path))
+                    .map_err(|error| {
+                        CliError::harness(format!("failed to write {}: {error}", path.display()))
+                    })?;
+                Ok::<_, CliError>((
+                    path.to_path_buf(),
+                    Mutex::new(Some(JsonLines::new(BufWriter::new(file)))),
+                ))
+            })
+            .transpose()?;
+        Ok(Arc::new(Reporters {
+            progress: progress_bar(quiet),
+            events_file,
+            collector: Mutex::new(RunCollector::default()),
+        }))
+    }
+
+    /// A sink handing every event to these reporters.
+    pub(crate) fn sink(self: &Arc<Reporters>) -> EventSink {
+        let reporters = Arc::clone(self);
+        EventSink::new(move |event| reporters.observe(event))
+    }
+
+    /// Hands one event to every reporter.
+    pub(crate) fn observe(&self, event: &Event<'_>) {
+        self.terminal(event);
+        if let Some((_, lines)) = &self.events_file
+            && let Some(lines) = lines
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .as_mut()
+        {
+            lines.observe(event);
+        }
+        self.collector
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .observe(event);
+    }
+
+    /// The terminal: the bar counts executions or requests; a matrix row is a line.
+    fn terminal(&self, event: &Event<'_>) {
+        let bar = &self.progress;
+        match event {
+            Event::RunStarted { total, .. } => bar.set_length(*total as u64),
+            Event::FuzzStarted { planned, .. } => {
+                bar.set_position(0);
+                bar.set_length(*planned as u64);
+            }
+            Event::CaseFinished { result, .. } => {
+                bar.inc(1);
+                if result.verdict == Verdict::Fail {
+                    bar.set_message(format!("last failure: {}", result.case));
+                }
+            }
+            Event::RequestJudged {
+                transport,
+                method,
+                verdict,
+                ..
+            } => {
+                bar.inc(1);
+                if *verdict == Verdict::Fail {
+                    bar.set_message(format!("last failure: {transport} {method}"));
+                }
+            }
+            Event::Interrupted { reason } => bar.set_message((*reason).to_owned()),
+            Event::RowFinished { line, .. } => bar.suspend(|| outln!("{line}")),
+            Event::RunFinished { .. } | Event::FuzzFinished { .. } | Event::FuzzFinding { .. } => {}
+        }
+    }
+
+    /// Clears the bar and closes the events file; returns the run the collector folded
+    /// from the stream (`None` for a stream without a finished run).
+    pub(crate) fn finish(&self) -> Result<Option<RunReport>, CliError> {
+        self.progress.finish_and_clear();
+        if let Some((path, lines)) = &self.events_file
+            && let Some(lines) = lines.lock().unwrap_or_else(PoisonError::into_inner).take()
+        {
+            lines.finish().map_err(|error| {
+                CliError::harness(format!("failed to write {}: {error}", path.display()))
+            })?;
+        }
+        let collector = std::mem::take(
+            &mut *self
+                .collector
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner),
+        );
+        Ok(collector.report())
+    }
+}
+
+fn progress_bar(quiet: bool) -> ProgressBar {
+    if quiet || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(0);
+    if let Ok(style) = ProgressStyle::with_template("{bar:40} {pos}/{len} {elapsed} {msg}") {
+        bar.set_style(style);
+    }
+    bar
+}

@@ -1,0 +1,218 @@
+//! The event stream (`harness_model::events`): `--events FILE` of `harness run` and
+//! `harness fuzz` parses line by line, starts with a start event and ends with a finish
+//! event whose counts equal the report's, and the collector fed a run's events folds them
+//! into the same `report.json` as the run's own report.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use harness::case;
+use harness::check::{Catalog, SchemaSet};
+use harness::events::{Event, JsonLines, RunCollector};
+use harness::report::{Context, Summary, render_json};
+use harness::run;
+use harness::serve;
+use serde_json::Value;
+
+use crate::cli::{run as run_harness, temp_dir, text};
+
+/// Each line of an events file, parsed.
+fn read_events(path: &Path) -> Vec<Value> {
+    let stream = std::fs::read_to_string(path).expect("the events file is written");
+    stream
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|error| panic!("{error}: {line}")))
+        .collect()
+}
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn run_events_start_end_and_agree_with_report_json() {
+    let out = temp_dir("events-run");
+    let events_path = out.join("events.jsonl");
+    let output = run_harness(&[
+        "run",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+        "--events",
+        events_path.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let events = read_events(&events_path);
+    let report = read_json(&out.join("report.json"));
+    let results = report["results"].as_array().unwrap();
+    let (first, last) = (&events[0], events.last().unwrap());
+    assert_eq!(
+        (&first["type"], &first["event"]),
+        (&"run".into(), &"started".into())
+    );
+    assert_eq!(first["total"], results.len());
+    assert_eq!(
+        (&last["type"], &last["event"]),
+        (&"run".into(), &"finished".into())
+    );
+    assert_eq!(last["summary"], report["summary"]);
+    assert_eq!(last["duration_ms"], report["duration_ms"]);
+    assert_eq!(last["interrupted"], report["interrupted"]);
+    let cases: Vec<&Value> = events
+        .iter()
+        .filter(|event| event["type"] == "case")
+        .collect();
+    assert_eq!(cases.len(), results.len());
+    assert_eq!(
+        events.len(),
+        results.len() + 2,
+        "start, one per case, finish"
+    );
+    for case in cases {
+        let result = &results[case["index"].as_u64().unwrap() as usize];
+        assert_eq!(case["case"], result["case"]);
+        assert_eq!(case["transport"], result["transport"]);
+        assert_eq!(case["verdict"], result["verdict"]);
+    }
+}
+
+#[test]
+fn fuzz_events_count_the_requests_of_fuzz_json() {
+    let out = temp_dir("events-fuzz");
+    let events_path = out.join("fuzz-events.jsonl");
+    let output = run_harness(&[
+        "fuzz",
+        "--quiet",
+        "--seed",
+        "7",
+        "--requests",
+        "150",
+        "--out",
+        out.to_str().unwrap(),
+        "--events",
+        events_path.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let events = read_events(&events_path);
+    let report = read_json(&out.join("fuzz.json"));
+    let (first, last) = (&events[0], events.last().unwrap());
+    assert_eq!(
+        (&first["type"], &first["event"]),
+        (&"fuzz".into(), &"started".into())
+    );
+    assert_eq!(first["seed"], 7);
+    assert_eq!(
+        (&last["type"], &last["event"]),
+        (&"fuzz".into(), &"finished".into())
+    );
+    assert_eq!(last["sent"], report["sent"]);
+    assert_eq!(last["findings"], 0);
+    let judged = events
+        .iter()
+        .filter(|event| event["type"] == "request")
+        .count();
+    assert_eq!(Value::from(judged), report["sent"]);
+    // Paced requests the budget had no room for stay unsent: planned bounds the judged.
+    assert!(
+        judged > 0 && judged as u64 <= first["planned"].as_u64().unwrap(),
+        "{first}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn collector_folds_the_stream_into_the_same_report_json() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cases");
+    let catalog = Arc::new(Catalog::load(&root.join("clauses.toml")).unwrap());
+    let schemas = Arc::new(SchemaSet::load(&root.join("schemas")).unwrap());
+    let cases = case::discover(&root, &catalog, &schemas).unwrap();
+    let running = serve::start(serve::ServeConfig::loopback()).await.unwrap();
+    let config = run::RunConfig {
+        concurrency: 16,
+        ..run::RunConfig::new(running.target(), cases, catalog.clone(), schemas)
+    };
+    let collector: Arc<Mutex<RunCollector>> = Arc::default();
+    let lines = Arc::new(Mutex::new(JsonLines::new(Vec::new())));
+    let (fold, write) = (collector.clone(), lines.clone());
+    let direct = tokio::time::timeout(
+        std::time::Duration::from_secs(120),
+        run::run(config, move |event: &Event<'_>| {
+            fold.lock().unwrap().observe(event);
+            write.lock().unwrap().observe(event);
+        }),
+    )
+    .await
+    .expect("the run hung")
+    .expect("the run is carried out");
+    running.shutdown().await;
+    let folded = std::mem::take(&mut *collector.lock().unwrap())
+        .report()
+        .expect("the stream holds a started and finished run");
+    let render = |report| {
+        let context = Context {
+            report,
+            catalog: &catalog,
+            rerun: "harness run".to_owned(),
+            extra_html: None,
+        };
+        render_json(&context, &Summary::new(report, &catalog))
+    };
+    assert!(!direct.results.is_empty());
+    assert_eq!(render(&folded), render(&direct));
+    let lines = std::mem::replace(&mut *lines.lock().unwrap(), JsonLines::new(Vec::new()));
+    let stream = String::from_utf8(lines.finish().unwrap()).unwrap();
+    assert_eq!(stream.lines().count(), direct.results.len() + 2);
+}
+
+#[test]
+fn selftest_rows_are_events_and_terminal_lines() {
+    let out = temp_dir("events-selftest");
+    let events_path = out.join("rows.jsonl");
+    let output = run_harness(&[
+        "selftest",
+        "--matrix",
+        "faults",
+        "--fault",
+        "envelope-no-jsonrpc",
+        "--out",
+        out.to_str().unwrap(),
+        "--events",
+        events_path.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let events = read_events(&events_path);
+    assert_eq!(events.len(), 1, "{events:?}");
+    let row = &events[0];
+    assert_eq!(
+        (&row["type"], &row["matrix"]),
+        (&"row".into(), &"faults".into())
+    );
+    assert_eq!(row["name"], "envelope-no-jsonrpc");
+    assert_eq!(row["passed"], true);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let line = row["line"].as_str().unwrap();
+    assert!(line.starts_with("envelope-no-jsonrpc") && line.contains(" caught "));
+    assert!(stdout.lines().any(|printed| printed == line), "{stdout}");
+}
+
+#[test]
+fn an_events_file_that_cannot_be_written_is_exit_3_before_the_run() {
+    let out = temp_dir("events-unwritable");
+    let blocker = out.join("a-file");
+    std::fs::write(&blocker, "").unwrap();
+    let events_path = blocker.join("events.jsonl");
+    let output = run_harness(&[
+        "run",
+        "--quiet",
+        "--out",
+        out.join("reports").to_str().unwrap(),
+        "--events",
+        events_path.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(3), "{}", text(&output));
+    assert!(
+        text(&output).contains("failed to write"),
+        "{}",
+        text(&output)
+    );
+    assert!(!out.join("reports/report.json").exists());
+}

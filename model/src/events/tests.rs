@@ -1,0 +1,175 @@
+use std::sync::Mutex;
+
+use super::*;
+
+fn result(case: &str, verdict: Verdict, message: &str) -> CaseResult {
+    CaseResult {
+        case: case.to_owned(),
+        title: String::new(),
+        path: format!("cases/{case}.toml"),
+        transport: TransportKind::HttpQuery,
+        verdict,
+        clauses: vec!["envelope.jsonrpc".to_owned()],
+        checks: Vec::new(),
+        message: message.to_owned(),
+        findings: Vec::new(),
+        notes: Vec::new(),
+        exchanges: Vec::new(),
+        duration_ms: 1.5,
+    }
+}
+
+/// A run's events, results finishing out of plan order.
+fn run_events(redactor: &Redactor, results: &[CaseResult], each: &mut dyn FnMut(&Event<'_>)) {
+    each(&Event::RunStarted {
+        target: "reference",
+        total: results.len(),
+        side: Side::Server,
+        redactor,
+    });
+    for (index, result) in results.iter().enumerate().rev() {
+        each(&Event::CaseFinished { index, result });
+    }
+    each(&Event::Interrupted { reason: "SIGINT" });
+    each(&Event::RunFinished {
+        duration: Duration::from_millis(1234),
+        interrupted: Some("SIGINT"),
+    });
+}
+
+#[test]
+fn collector_folds_a_run_back_in_plan_order() {
+    let results = vec![
+        result("a", Verdict::Pass, ""),
+        result("b", Verdict::Fail, "broken"),
+        result("c", Verdict::Skip, "not run"),
+    ];
+    let mut collector = RunCollector::default();
+    run_events(&Redactor::default(), &results, &mut |event| {
+        collector.observe(event);
+    });
+    let report = collector.report().expect("a started and finished run");
+    let cases: Vec<&str> = report.results.iter().map(|r| r.case.as_str()).collect();
+    assert_eq!(cases, ["a", "b", "c"]);
+    assert_eq!(report.target, "reference");
+    assert_eq!(report.duration, Duration::from_millis(1234));
+    assert_eq!(report.interrupted.as_deref(), Some("SIGINT"));
+    assert_eq!(report.count(Verdict::Fail), 1);
+}
+
+#[test]
+fn collector_without_a_finish_has_no_report() {
+    let mut collector = RunCollector::default();
+    collector.observe(&Event::RunStarted {
+        target: "t",
+        total: 0,
+        side: Side::Server,
+        redactor: &Redactor::default(),
+    });
+    collector.observe(&Event::FuzzStarted {
+        seed: 1,
+        planned: 2,
+    });
+    assert!(collector.report().is_none());
+}
+
+#[test]
+fn json_lines_count_verdicts_and_redact_secrets() {
+    let redactor = Redactor::new(["s3cret-value".to_owned()]);
+    let results = vec![
+        result("a", Verdict::Pass, ""),
+        result("b", Verdict::Fail, "echoed s3cret-value"),
+        result("c", Verdict::Skip, "not run"),
+    ];
+    let mut lines = JsonLines::new(Vec::new());
+    run_events(&redactor, &results, &mut |event| lines.observe(event));
+    let text = String::from_utf8(lines.finish().expect("a vector takes every write"))
+        .expect("JSON is UTF-8");
+    assert!(!text.contains("s3cret-value"), "{text}");
+    let parsed: Vec<Value> = text
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("each line is one JSON object"))
+        .collect();
+    assert_eq!(parsed.len(), 6);
+    assert_eq!(parsed[0]["type"], "run");
+    assert_eq!(parsed[0]["event"], "started");
+    assert_eq!(parsed[1]["index"], 2);
+    assert_eq!(parsed[4]["reason"], "SIGINT");
+    let last = &parsed[5];
+    assert_eq!(last["event"], "finished");
+    assert_eq!(last["summary"]["pass"], 1);
+    assert_eq!(last["summary"]["fail"], 1);
+    assert_eq!(last["summary"]["skip"], 1);
+    assert_eq!(last["executed"], 2);
+    assert_eq!(last["duration_ms"], 1234.0);
+}
+
+#[test]
+fn every_event_names_its_type_and_event() {
+    let redactor = Redactor::default();
+    let case = result("a", Verdict::Pass, "");
+    let events = [
+        Event::RunStarted {
+            target: "t",
+            total: 1,
+            side: Side::Client,
+            redactor: &redactor,
+        },
+        Event::CaseFinished {
+            index: 0,
+            result: &case,
+        },
+        Event::Interrupted { reason: "r" },
+        Event::RunFinished {
+            duration: Duration::ZERO,
+            interrupted: None,
+        },
+        Event::FuzzStarted {
+            seed: 7,
+            planned: 10,
+        },
+        Event::RequestJudged {
+            index: 3,
+            transport: TransportKind::Ws,
+            method: "public/get_currencies",
+            verdict: Verdict::Fail,
+        },
+        Event::FuzzFinding {
+            clause: "c",
+            what: "ws public/get_currencies, 1 requests",
+            message: "m",
+        },
+        Event::FuzzFinished {
+            sent: 10,
+            findings: 1,
+            duration: Duration::from_secs(1),
+        },
+        Event::RowFinished {
+            matrix: Matrix::Faults,
+            name: "f",
+            passed: true,
+            line: "f caught",
+        },
+    ];
+    for event in &events {
+        let json = event.to_json();
+        assert!(
+            json["type"].is_string() && json["event"].is_string(),
+            "{json}"
+        );
+    }
+    assert_eq!(events[5].to_json()["transport"], "ws");
+    assert_eq!(events[5].to_json()["verdict"], "fail");
+}
+
+#[test]
+fn a_sink_calls_its_reporter_and_none_drops_events() {
+    let seen = std::sync::Arc::new(Mutex::new(0));
+    let counter = seen.clone();
+    let sink = EventSink::new(move |_| *counter.lock().unwrap() += 1);
+    sink.emit(&Event::Interrupted { reason: "r" });
+    sink.clone().emit(&Event::Interrupted { reason: "r" });
+    EventSink::none().emit(&Event::Interrupted { reason: "r" });
+    assert_eq!(*seen.lock().unwrap(), 2);
+    assert_eq!(format!("{:?}", EventSink::none()), "EventSink(none)");
+}
