@@ -213,6 +213,25 @@ impl fmt::Debug for EventSink {
     }
 }
 
+/// Announces a report judged after the fact as the stream a run sends: its start, each
+/// execution in order, its end. The judge and the proxy judge a session when it ends, so
+/// their reports go to the same reporters (`--events FILE`, the collector) as a run's.
+pub fn announce(report: &RunReport, sink: &EventSink) {
+    sink.emit(&Event::RunStarted {
+        target: &report.target,
+        total: report.results.len(),
+        side: report.side,
+        redactor: &report.redactor,
+    });
+    for (index, result) in report.results.iter().enumerate() {
+        sink.emit(&Event::CaseFinished { index, result });
+    }
+    sink.emit(&Event::RunFinished {
+        duration: report.duration,
+        interrupted: report.interrupted.as_deref(),
+    });
+}
+
 /// Folds a run's events into its [`RunReport`]: the results in plan order, as the runner
 /// returns them.
 #[derive(Debug, Default)]

@@ -18,6 +18,7 @@ use harness_model::report::{self, Context, Summary};
 use harness_model::target_file::RateLimits;
 use harness_server::judge::{self, Judged, Scenario};
 
+use super::reporters::Reporters;
 use super::serve::TlsArgs;
 use super::{CliError, CorpusArgs, exit, runtime};
 
@@ -42,6 +43,10 @@ pub(crate) struct JudgeArgs {
     /// Directory for report.json, junit.xml, report.md and report.html.
     #[arg(long, value_name = "DIR", default_value = "reports/judge")]
     out: PathBuf,
+    /// Also write the judged session as events into FILE, one JSON object per line (the
+    /// lines of `harness run --events`: the session's start, each verdict, its end).
+    #[arg(long, value_name = "FILE")]
+    events: Option<PathBuf>,
     /// Write the target file here instead of printing it.
     #[arg(long, value_name = "FILE")]
     target_out: Option<PathBuf>,
@@ -109,6 +114,7 @@ pub(crate) fn judge(args: JudgeArgs) -> Result<u8, CliError> {
         catalog.ids().map(str::to_owned),
     );
     let expectations = super::run::load_expectations(args.expect.as_deref(), &known)?;
+    let reporters = Reporters::new(true, args.events.as_deref())?;
     runtime()?.block_on(async {
         let signals = super::signals::Signals::new();
         let config = judge::JudgeConfig {
@@ -166,7 +172,7 @@ pub(crate) fn judge(args: JudgeArgs) -> Result<u8, CliError> {
             filter: args.filter.as_deref(),
             transports: (!args.transports.is_empty()).then_some(args.transports.as_slice()),
         };
-        let mut run_report = judge::to_run_report(&judged);
+        let mut run_report = reporters.fold(judge::to_run_report(&judged))?;
         let outcomes =
             super::run::apply_expectations(expectations.as_ref(), &mut run_report.results);
         let context = Context {

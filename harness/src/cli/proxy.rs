@@ -16,6 +16,7 @@ use harness_model::report::{self, Context, Summary};
 use harness_model::target_file::Target;
 use harness_server::proxy::{self, report as proxy_report};
 
+use super::reporters::Reporters;
 use super::target::{Allowances, check_invalid_certs, check_plain_http};
 use super::{CliError, CorpusArgs, exit, runtime};
 
@@ -36,6 +37,10 @@ pub(crate) struct ProxyArgs {
     /// Directory for report.json, junit.xml, report.md and report.html.
     #[arg(long, value_name = "DIR", default_value = "reports/proxy")]
     out: PathBuf,
+    /// Also write the judged session as events into FILE, one JSON object per line (the
+    /// lines of `harness run --events`: the session's start, each verdict, its end).
+    #[arg(long, value_name = "FILE")]
+    events: Option<PathBuf>,
     /// Write each client session here: snapshots/ of the answers and cases/ to replay.
     #[arg(long, value_name = "DIR")]
     record: Option<PathBuf>,
@@ -65,6 +70,7 @@ pub(crate) fn proxy(args: ProxyArgs) -> Result<u8, CliError> {
         )));
     }
     let corpus = args.corpus.load()?;
+    let reporters = Reporters::new(true, args.events.as_deref())?;
     runtime()?.block_on(async {
         let signals = super::signals::Signals::new();
         let config = proxy::ProxyConfig {
@@ -104,8 +110,12 @@ pub(crate) fn proxy(args: ProxyArgs) -> Result<u8, CliError> {
             )));
         }
         let verdicts = proxy_report::judge_session(&session, &corpus.schemas, &corpus.catalog);
-        let run_report =
-            proxy_report::to_run_report(&session, &verdicts, &corpus.catalog, started.elapsed());
+        let run_report = reporters.fold(proxy_report::to_run_report(
+            &session,
+            &verdicts,
+            &corpus.catalog,
+            started.elapsed(),
+        ))?;
         let context = Context {
             report: &run_report,
             catalog: &corpus.catalog,

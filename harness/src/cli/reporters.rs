@@ -109,6 +109,15 @@ impl Reporters {
         }
     }
 
+    /// A report judged after the fact (the judge's, the proxy's), announced to these
+    /// reporters and folded back from the stream, so its formats are written from the stream
+    /// as a run's are.
+    pub(crate) fn fold(self: &Arc<Reporters>, report: RunReport) -> Result<RunReport, CliError> {
+        harness_model::events::announce(&report, &self.sink());
+        self.finish()?
+            .ok_or_else(|| CliError::harness("the session's event stream has no finish"))
+    }
+
     /// Clears the bar and closes the events file; returns the run the collector folded
     /// from the stream (`None` for a stream without a finished run).
     pub(crate) fn finish(&self) -> Result<Option<RunReport>, CliError> {

@@ -278,6 +278,8 @@ fn the_judge_judges_what_it_recorded_when_interrupted() {
         .arg(&target)
         .arg("--out")
         .arg(dir.join("reports"))
+        .arg("--events")
+        .arg(dir.join("events.jsonl"))
         .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join(".."))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -310,7 +312,21 @@ fn the_judge_judges_what_it_recorded_when_interrupted() {
     let output = read_all(&mut child);
     assert!(matches!(status.code(), Some(0 | 1)), "{output}");
     assert!(output.contains(": 1 requests"), "{output}");
-    assert!(dir.join("reports/report.json").exists(), "{output}");
+    // The judged session goes through the event stream as a run does: its start, each
+    // verdict, its end with the counts of report.json.
+    let report = report(&dir);
+    let events: Vec<serde_json::Value> = std::fs::read_to_string(dir.join("events.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let results = report["results"].as_array().unwrap();
+    assert_eq!(events.len(), results.len() + 2, "{events:?}");
+    assert_eq!(events[0]["event"], "started");
+    assert_eq!(events[0]["total"], results.len());
+    let last = events.last().unwrap();
+    assert_eq!(last["event"], "finished");
+    assert_eq!(last["summary"], report["summary"]);
 }
 
 #[test]

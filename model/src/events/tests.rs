@@ -173,3 +173,37 @@ fn a_sink_calls_its_reporter_and_none_drops_events() {
     assert_eq!(*seen.lock().unwrap(), 2);
     assert_eq!(format!("{:?}", EventSink::none()), "EventSink(none)");
 }
+
+#[test]
+fn an_announced_report_folds_back_into_itself() {
+    let report = RunReport {
+        target: "judge".to_owned(),
+        results: vec![
+            result("client.a", Verdict::Fail, "broke it"),
+            result("client.b", Verdict::Pass, ""),
+        ],
+        duration: Duration::from_millis(77),
+        redactor: Redactor::new(Vec::new()),
+        side: Side::Client,
+        interrupted: None,
+    };
+    let collector = Arc::new(Mutex::new(RunCollector::default()));
+    let into = collector.clone();
+    let sink = EventSink::new(move |event| into.lock().unwrap().observe(event));
+    announce(&report, &sink);
+    let folded = std::mem::take(&mut *collector.lock().unwrap())
+        .report()
+        .expect("a started and finished run");
+    assert_eq!(folded.target, "judge");
+    assert_eq!(folded.side, Side::Client);
+    assert_eq!(folded.duration, report.duration);
+    let cases: Vec<(&str, Verdict)> = folded
+        .results
+        .iter()
+        .map(|result| (result.case.as_str(), result.verdict))
+        .collect();
+    assert_eq!(
+        cases,
+        [("client.a", Verdict::Fail), ("client.b", Verdict::Pass)]
+    );
+}
