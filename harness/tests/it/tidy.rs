@@ -598,6 +598,14 @@ fn restatements(source: &Source) -> Vec<String> {
         if methods.contains(literal) && !lookup && !keyed {
             found.insert(format!("a method's name: \"{literal}\""));
         }
+        let method_shaped = ["public/", "private/"].iter().any(|prefix| {
+            literal.strip_prefix(prefix).is_some_and(|name| {
+                !name.is_empty() && name.chars().all(|c| c.is_ascii_lowercase() || c == '_')
+            })
+        });
+        if method_shaped && !methods.contains(literal) {
+            found.insert(format!("a method spec::METHODS does not have: \"{literal}\""));
+        }
         if scopes.contains(literal) {
             found.insert(format!("a scope a method states: \"{literal}\""));
         }
@@ -716,6 +724,7 @@ fn the_restatement_scan_finds_each_kind() {
         "transaction_log_per_second: 1.0,",
         "if name.len() > 64 {}",
         "message(\"security_key_authorization_error\")",
+        "spec::method(\"private/get_transacton_log\")",
     ] {
         assert!(!found(code).is_empty(), "not caught: {code}");
     }
