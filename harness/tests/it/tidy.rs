@@ -604,7 +604,9 @@ fn restatements(source: &Source) -> Vec<String> {
             })
         });
         if method_shaped && !methods.contains(literal) {
-            found.insert(format!("a method spec::METHODS does not have: \"{literal}\""));
+            found.insert(format!(
+                "a method spec::METHODS does not have: \"{literal}\""
+            ));
         }
         if scopes.contains(literal) {
             found.insert(format!("a scope a method states: \"{literal}\""));
