@@ -3,8 +3,9 @@
 //! crate each row says the module lives in), what the runner and the model crates may not
 //! depend on, the invariants that a grep can see (no network I/O in the protocol and model
 //! crates, one reader of the system clock, clap only in `cli/`), every clause id written in
-//! Rust found in the catalog, and no behaviour that hangs on how a clause id is spelt.
-//! Library code only: tests may do as they like.
+//! Rust found in the catalog, no behaviour that hangs on how a clause id is spelt, and no
+//! fact of SPEC.md (a method's name, a scope, a code, a bound, a rate) written outside
+//! `protocol/src/spec/`. Library code only: tests may do as they like.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

@@ -245,6 +245,24 @@ mod tests {
         assert_eq!(param("client.params.required"), "params");
     }
 
+    /// A clause added to a family of single-request checks gets its row, so its refusal is
+    /// not the catch-all by accident.
+    #[test]
+    fn every_signature_envelope_and_token_clause_has_its_defect() {
+        let corpus = harness_model::corpus::Corpus::embedded().unwrap();
+        let families = [
+            "client.sig.",
+            "client.signed.",
+            "client.env.",
+            "client.token.",
+        ];
+        for id in corpus.catalog.ids() {
+            if families.iter().any(|family| id.starts_with(family)) {
+                assert!(DEFECTS.iter().any(|(listed, _)| *listed == id), "{id}");
+            }
+        }
+    }
+
     #[test]
     fn a_request_sent_with_another_http_method_is_not_refused_here() {
         let mut tally = Tally::default();
