@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use super::{Catalog, Level, SchemaSet, Verdict};
 use harness_protocol::jsonrpc::{code, validate_response};
+use harness_protocol::spec;
 
 pub use harness_protocol::spec::{
     NEEDS_SECOND_FACTOR, SECOND_FACTOR_ERROR_NAME as SECOND_FACTOR_ERROR,
@@ -61,14 +62,10 @@ pub struct Captured {
     pub observations: Vec<Observation>,
 }
 
-/// The clause a method's result schema stands for (`m.<name>.result`, or
-/// `auth.token_set.shape` for `public/auth`).
-pub fn result_clause(method: &str) -> String {
-    if method == "public/auth" {
-        return "auth.token_set.shape".to_owned();
-    }
-    let name = method.rsplit('/').next().unwrap_or(method);
-    format!("m.{name}.result")
+/// The clause a method's result schema stands for ([`spec::Method::result_clause`]):
+/// `None` for a method the spec table does not know or whose result it does not show.
+pub fn result_clause(method: &str) -> Option<&'static str> {
+    spec::method(method)?.result_clause
 }
 
 /// The method a capture's file name gives: the name up to its first `.`, whose leading
@@ -158,15 +155,16 @@ pub fn judge_captured(
         ResponseForm::Result => response.get("result"),
         _ => None,
     };
-    if let (Some(result), Some(schema)) = (result, schemas.for_method(method)) {
-        let clause = result_clause(method);
+    if let (Some(result), Some(schema), Some(clause)) =
+        (result, schemas.for_method(method), result_clause(method))
+    {
         for violation in schemas.validate(&schema, result).unwrap_or_default() {
             let path = if violation.path.is_empty() {
                 "/".to_owned()
             } else {
                 violation.path
             };
-            observe(&mut observations, &path, &clause, violation.message);
+            observe(&mut observations, &path, clause, violation.message);
         }
     }
     let verdict = observations

@@ -35,7 +35,7 @@ impl RateLimits {
     }
 
     fn default_per_second() -> f64 {
-        1.0
+        harness_protocol::spec::PACED_PER_SECOND
     }
     fn default_burst() -> u32 {
         1

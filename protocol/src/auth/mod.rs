@@ -12,4 +12,4 @@ pub mod nonce;
 pub mod scope;
 pub mod sign;
 
-pub use crate::spec::SIGNATURE_WINDOW_MS;
+pub use crate::spec::{AUTH_METHOD, SIGNATURE_WINDOW_MS};

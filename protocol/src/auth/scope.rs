@@ -5,6 +5,8 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+use crate::spec::MAINACCOUNT;
+
 /// Access level of one area (`trade`, `wallet`, `account`, `block_rfq`, ...).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Access {
@@ -61,7 +63,7 @@ impl Scope {
     fn add_word(&mut self, word: &str) {
         match word {
             "connection" => self.connection = true,
-            "mainaccount" => self.mainaccount = true,
+            MAINACCOUNT => self.mainaccount = true,
             _ => {
                 let Some((head, tail)) = word.split_once(':') else {
                     self.unknown.push(word.to_owned());
@@ -94,7 +96,7 @@ impl Scope {
     /// Whether this scope grants a single requirement such as `account:read`,
     /// `trade:read_write` or `mainaccount`.
     pub fn grants(&self, requirement: &str) -> bool {
-        if requirement == "mainaccount" {
+        if requirement == MAINACCOUNT {
             return self.mainaccount;
         }
         let Some((area, level)) = requirement.split_once(':') else {
@@ -148,7 +150,7 @@ impl fmt::Display for Scope {
             words.push(format!("{area}:{}", access.as_str()));
         }
         if self.mainaccount {
-            words.push("mainaccount".to_owned());
+            words.push(MAINACCOUNT.to_owned());
         }
         if let Some(seconds) = self.expires {
             words.push(format!("expires:{seconds}"));

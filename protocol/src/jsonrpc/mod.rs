@@ -162,7 +162,7 @@ impl ErrorObject {
     pub fn security_key_authorization_error() -> ErrorObject {
         ErrorObject::new(
             code::SECURITY_KEY_AUTHORIZATION_ERROR,
-            "security_key_authorization_error",
+            crate::spec::SECOND_FACTOR_ERROR_NAME,
         )
     }
 

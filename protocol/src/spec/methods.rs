@@ -60,6 +60,8 @@ const fn method(
         paced: false,
         state_changing: false,
         clause,
+        result_clause: Some(clause),
+        issues_tokens: false,
     }
 }
 
@@ -79,111 +81,132 @@ const fn is_private(name: &str) -> bool {
     true
 }
 
+/// Section 4.1's method, where tokens come from by grant type (the one with `grant_type`).
+pub const AUTH_METHOD: &str = "public/auth";
+
+/// Section 4.4's method, which invalidates the tokens (WebSocket only).
+pub const LOGOUT_METHOD: &str = "private/logout";
+
+/// Sections 2.3, 4.8 and 9: the method whose entries carry a transaction-log `type`
+/// ([`super::LISTED_LOG_TYPES`] and any value added later, which clients must tolerate).
+pub const TYPED_LOG_METHOD: &str = "private/get_transaction_log";
+
 const CLIENT_SIGNATURE: Required = When("client_signature");
 
 /// The methods of SPEC.md section 4.
 pub const METHODS: &[Method] = &[
-    method(
-        "public/auth",
-        "4.1",
-        &[
-            param(
-                "grant_type",
-                Str,
-                OneOf(GRANT_TYPES),
-                NotShown,
-                "auth.grant_type.enum",
-            ),
-            param(
-                "client_id",
-                Str,
-                Free,
-                When("client_credentials client_signature"),
-                "auth.grant_type.required_params",
-            ),
-            param(
-                "client_secret",
-                Str,
-                Free,
-                When("client_credentials"),
-                "auth.client_credentials.wrong_secret",
-            ),
-            param(
-                "refresh_token",
-                Str,
-                Token,
-                When("refresh_token"),
-                "auth.grant_type.required_params",
-            ),
-            param(
-                "timestamp",
-                Int,
-                Free,
-                CLIENT_SIGNATURE,
-                "auth.client_signature.window",
-            ),
-            param(
-                "signature",
-                Str,
-                Free,
-                CLIENT_SIGNATURE,
-                "auth.client_signature.wrong_key",
-            ),
-            param(
-                "nonce",
-                Str,
-                Free,
-                Required::No,
-                "auth.client_signature.nonce_single_use",
-            ),
-            param(
-                "data",
-                Str,
-                Free,
-                Required::No,
-                "auth.client_signature.framing",
-            ),
-            param("scope", Str, Free, NotShown, "auth.token_set.shape"),
-        ],
-        "auth.client_credentials.accepted",
-    ),
-    method(
-        "public/exchange_token",
-        "4.2",
-        &[
-            param(
-                "refresh_token",
-                Str,
-                Token,
-                Required::Yes,
-                "auth.exchange_token.accepted",
-            ),
-            param(
-                "subject_id",
-                Int,
-                Values::Fixture(Fixture::Subaccount),
-                Required::Yes,
-                "auth.exchange_token.accepted",
-            ),
-            param(
-                "scope",
-                Str,
-                Free,
-                Required::No,
-                "auth.exchange_token.scope_bound",
-            ),
-        ],
-        "auth.exchange_token.accepted",
-    ),
+    Method {
+        result_clause: Some("auth.token_set.shape"),
+        issues_tokens: true,
+        ..method(
+            AUTH_METHOD,
+            "4.1",
+            &[
+                param(
+                    "grant_type",
+                    Str,
+                    OneOf(GRANT_TYPES),
+                    NotShown,
+                    "auth.grant_type.enum",
+                ),
+                param(
+                    "client_id",
+                    Str,
+                    Free,
+                    When("client_credentials client_signature"),
+                    "auth.grant_type.required_params",
+                ),
+                param(
+                    "client_secret",
+                    Str,
+                    Free,
+                    When("client_credentials"),
+                    "auth.client_credentials.wrong_secret",
+                ),
+                param(
+                    "refresh_token",
+                    Str,
+                    Token,
+                    When("refresh_token"),
+                    "auth.grant_type.required_params",
+                ),
+                param(
+                    "timestamp",
+                    Int,
+                    Free,
+                    CLIENT_SIGNATURE,
+                    "auth.client_signature.window",
+                ),
+                param(
+                    "signature",
+                    Str,
+                    Free,
+                    CLIENT_SIGNATURE,
+                    "auth.client_signature.wrong_key",
+                ),
+                param(
+                    "nonce",
+                    Str,
+                    Free,
+                    Required::No,
+                    "auth.client_signature.nonce_single_use",
+                ),
+                param(
+                    "data",
+                    Str,
+                    Free,
+                    Required::No,
+                    "auth.client_signature.framing",
+                ),
+                param("scope", Str, Free, NotShown, "auth.token_set.shape"),
+            ],
+            "auth.client_credentials.accepted",
+        )
+    },
+    Method {
+        result_clause: None,
+        issues_tokens: true,
+        ..method(
+            "public/exchange_token",
+            "4.2",
+            &[
+                param(
+                    "refresh_token",
+                    Str,
+                    Token,
+                    Required::Yes,
+                    "auth.exchange_token.accepted",
+                ),
+                param(
+                    "subject_id",
+                    Int,
+                    Values::Fixture(Fixture::Subaccount),
+                    Required::Yes,
+                    "auth.exchange_token.accepted",
+                ),
+                param(
+                    "scope",
+                    Str,
+                    Free,
+                    Required::No,
+                    "auth.exchange_token.scope_bound",
+                ),
+            ],
+            "auth.exchange_token.accepted",
+        )
+    },
     Method {
         params_shown: false,
+        result_clause: None,
+        issues_tokens: true,
         ..method("public/fork_token", "4.3", &[], "auth.fork_token.accepted")
     },
     Method {
         interface: Interface::WsOnly,
         params_shown: false,
         state_changing: true,
-        ..method("private/logout", "4.4", &[], "auth.logout.ws_only")
+        result_clause: None,
+        ..method(LOGOUT_METHOD, "4.4", &[], "auth.logout.ws_only")
     },
     Method {
         scope: &["account:read_write"],
@@ -251,6 +274,7 @@ pub const METHODS: &[Method] = &[
             cursor: Str,
             null_at_end: false,
             clause: "m.get_trigger_order_history.continuation",
+            default_clause: "m.get_trigger_order_history.count_default",
         }),
         ..method(
             "private/get_trigger_order_history",
@@ -290,10 +314,11 @@ pub const METHODS: &[Method] = &[
             cursor: Int,
             null_at_end: true,
             clause: "m.get_transaction_log.continuation",
+            default_clause: "m.get_transaction_log.count_default",
         }),
         paced: true,
         ..method(
-            "private/get_transaction_log",
+            TYPED_LOG_METHOD,
             "4.8",
             &[
                 param(
@@ -355,7 +380,7 @@ pub const METHODS: &[Method] = &[
         "m.get_historical_volatility.result",
     ),
     Method {
-        scope: &["account:read_write", "mainaccount"],
+        scope: &["account:read_write", super::MAINACCOUNT],
         scope_clause: "m.delete_member.scope",
         state_changing: true,
         ..method(

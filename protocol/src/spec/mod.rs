@@ -29,7 +29,7 @@ pub use enums::{
     GRANT_TYPES, HISTORY_CURRENCIES, INDEX_NAMES, LISTED_LOG_TYPES, RESPONSE_INDEX_NAMES,
     TRANSACTION_LOG_CURRENCIES,
 };
-pub use methods::METHODS;
+pub use methods::{AUTH_METHOD, LOGOUT_METHOD, METHODS, TYPED_LOG_METHOD};
 pub use open::{OPEN_POINTS, OpenPoint, REFERENCE};
 pub use sections::{SECTIONS, Section};
 pub use unnamed::{UNNAMED_FIELDS, UnnamedField, unnamed_field};
@@ -182,6 +182,8 @@ pub struct Paging {
     pub null_at_end: bool,
     /// The clause of following continuations.
     pub clause: &'static str,
+    /// The clause of a page asked for without `count` (no more entries than the default).
+    pub default_clause: &'static str,
 }
 
 /// One method of SPEC.md section 4.
@@ -213,6 +215,12 @@ pub struct Method {
     pub state_changing: bool,
     /// The clause a valid request's result (or a refusal of it) concerns.
     pub clause: &'static str,
+    /// The clause of the result's shape (its JSON Schema), for a method whose result
+    /// SPEC.md shows; `None` where the response shape is "not shown".
+    pub result_clause: Option<&'static str>,
+    /// Hands out an access token (4.1 "Issues a token set", 4.2 "Turns a refresh token into
+    /// an access token", 4.3 "returns a new access token").
+    pub issues_tokens: bool,
 }
 
 impl Method {
@@ -267,6 +275,11 @@ pub fn is_paced(name: &str) -> bool {
     method(name).is_some_and(|method| method.paced)
 }
 
+/// The methods that hand out access tokens (see [`Method::issues_tokens`]).
+pub fn token_issuing_methods() -> impl Iterator<Item = &'static Method> {
+    METHODS.iter().filter(|method| method.issues_tokens)
+}
+
 /// The methods whose effect outlives the call (see [`Method::state_changing`]).
 pub fn state_changing_methods() -> impl Iterator<Item = &'static str> {
     METHODS
@@ -288,6 +301,14 @@ pub const SIGNATURE_WINDOW_MS: u64 = 60_000;
 
 /// Section 2.6 and 8: a member name has at most this many characters.
 pub const MEMBER_NAME_MAX: usize = 64;
+
+/// Section 5.4: the scope word that grants what "`mainaccount`" requires (a method may
+/// state it beside another requirement, as 4.11 does).
+pub const MAINACCOUNT: &str = "mainaccount";
+
+/// Section 4.6: the scope `private/get_mmp_status` needs instead of its stated one when
+/// `block_rfq` is true ("Scope `trade:read`, or `block_rfq:read` when `block_rfq` is true").
+pub const MMP_BLOCK_RFQ_SCOPE: &str = "block_rfq:read";
 
 /// Section 7: the error code of a call that needs the second factor and lacks it.
 pub const SECOND_FACTOR_ERROR_CODE: i64 = 13668;

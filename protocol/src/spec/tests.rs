@@ -251,6 +251,8 @@ fn every_clause_the_table_names_is_in_the_catalog() {
         clauses.extend([method.clause, method.scope_clause]);
         clauses.extend(method.params.iter().map(|param| param.clause));
         clauses.extend(method.paging.iter().map(|paging| paging.clause));
+        clauses.extend(method.paging.iter().map(|paging| paging.default_clause));
+        clauses.extend(method.result_clause);
     }
     for clause in clauses {
         assert!(

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use super::{GRACE, Interrupt, Shared, stopped_answering};
 use crate::transport::{self, TransportError};
 use harness_model::case::{Case, TransportKind};
+use harness_protocol::spec;
 
 /// Executions calling a paced method that run at once, outside the `concurrency` slots:
 /// enough that the budget is taken while one of them runs its unpaced steps.
@@ -43,6 +44,17 @@ pub(super) fn is_paced(case: &Case) -> bool {
     })
 }
 
+/// The method of the run's first call: the first public JSON-RPC method SPEC.md shows
+/// taking no parameters (4.9's `public/get_currencies`), which any target answers.
+fn first_method() -> Option<&'static spec::Method> {
+    spec::METHODS.iter().find(|method| {
+        !method.private
+            && method.interface == spec::Interface::JsonRpc
+            && method.params_shown
+            && method.params.is_empty()
+    })
+}
+
 /// What the reason of a run stopped by a refused first call starts with.
 const UNREACHABLE: &str = "target unreachable: ";
 
@@ -56,7 +68,7 @@ pub(super) async fn first_call(
     interrupt: Interrupt,
 ) -> Option<TransportError> {
     let outgoing = transport::Outgoing {
-        method: "public/get_currencies".to_owned(),
+        method: first_method()?.name.to_owned(),
         ..transport::Outgoing::default()
     };
     let exchange = shared
@@ -90,4 +102,15 @@ pub(super) async fn cut(interrupt: &Interrupt) -> String {
         tokio::time::sleep(GRACE).await;
     }
     reason
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_first_call_asks_for_the_currencies() {
+        assert_eq!(
+            super::first_method().map(|method| method.name),
+            Some("public/get_currencies")
+        );
+    }
 }

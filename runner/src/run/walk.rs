@@ -6,8 +6,9 @@
 //! leads to an empty page (the end must be marked), and, with `compare_count`, that a walk
 //! with another page size returns exactly the same entries in the same order.
 //!
-//! Each kind of check cites the step's clause whose id ends with the matching suffix
-//! (`.count`, `.window`, `.continuation`), or all the step's clauses when none does.
+//! Each kind of check ([`WalkCheck`]) cites the step's clause that SPEC.md's table names for
+//! it on the walked method (`count`'s clause, `start_timestamp`'s, the paging's, the
+//! method's result clause), or all the step's clauses when the step cites none of them.
 
 use std::collections::HashSet;
 use std::time::Instant;
@@ -20,6 +21,33 @@ use crate::transport::{Outgoing, place_bearer};
 use harness_model::case::{AuthMode, Probe, Step, Walk};
 use harness_model::check::short;
 use harness_protocol::jsonrpc::{self, validate_response};
+use harness_protocol::spec;
+
+/// What a walk checks, each backed by a clause of the walked method in `spec::METHODS`.
+#[derive(Clone, Copy, Debug)]
+enum WalkCheck {
+    /// No page larger than `count`: the `count` parameter's clause.
+    Count,
+    /// Entries inside the requested window: the `start_timestamp` parameter's clause.
+    Window,
+    /// The cursor leads through every entry once and ends: the paging's clause.
+    Continuation,
+    /// Each page matches the result schema: the method's clause.
+    Result,
+}
+
+impl WalkCheck {
+    /// The clause SPEC.md's table gives this check on `method`, if it gives one.
+    fn clause(self, method: &str) -> Option<&'static str> {
+        let method = spec::method(method)?;
+        match self {
+            WalkCheck::Count => method.param("count").map(|param| param.clause),
+            WalkCheck::Window => method.param("start_timestamp").map(|param| param.clause),
+            WalkCheck::Continuation => method.paging.map(|paging| paging.clause),
+            WalkCheck::Result => Some(method.clause),
+        }
+    }
+}
 
 /// A finished walk: the entry keys in order.
 struct Pages {
@@ -27,11 +55,13 @@ struct Pages {
 }
 
 impl Execution<'_> {
-    fn clauses_for(&self, step: &Step, suffix: &str) -> Vec<String> {
+    /// The step's clauses a finding of `check` on a walk of `method` cites.
+    fn clauses_for(&self, step: &Step, method: &str, check: WalkCheck) -> Vec<String> {
         let all = self.case.step_clauses(step);
+        let backing = check.clause(method);
         let matching: Vec<String> = all
             .iter()
-            .filter(|clause| clause.ends_with(suffix))
+            .filter(|clause| backing == Some(clause.as_str()))
             .cloned()
             .collect();
         if matching.is_empty() {
@@ -72,7 +102,7 @@ impl Execution<'_> {
                 let second_set: HashSet<&String> = second.keys.iter().collect();
                 let missing = second_set.difference(&first_set).count();
                 let extra = first_set.difference(&second_set).count();
-                let clauses = self.clauses_for(step, ".continuation");
+                let clauses = self.clauses_for(step, &walk.call, WalkCheck::Continuation);
                 self.record(
                     &clauses,
                     format!(
@@ -116,7 +146,7 @@ impl Execution<'_> {
             let account = self.pace_key(&step.auth);
             let mut attempt = 0;
             let answer = loop {
-                if harness_protocol::spec::is_paced(&walk.call) {
+                if spec::is_paced(&walk.call) {
                     self.shared.pacer.wait(&account).await;
                 }
                 let answer = self.send(&outgoing).await?;
@@ -154,7 +184,7 @@ impl Execution<'_> {
                 && let Some(violations) = self.shared.schemas.validate(&schema, result)
                 && let Some(violation) = violations.first()
             {
-                let clauses = self.clauses_for(step, ".result");
+                let clauses = self.clauses_for(step, &walk.call, WalkCheck::Result);
                 self.record(
                     &clauses,
                     format!("page {page_number} does not match {schema}: {violation}"),
@@ -168,7 +198,7 @@ impl Execution<'_> {
                 return Err(Stop::Failed);
             };
             if items.len() > count as usize {
-                let clauses = self.clauses_for(step, ".count");
+                let clauses = self.clauses_for(step, &walk.call, WalkCheck::Count);
                 self.record(
                     &clauses,
                     format!(
@@ -178,7 +208,7 @@ impl Execution<'_> {
                 );
             }
             if cursor.is_some() && items.is_empty() {
-                let clauses = self.clauses_for(step, ".continuation");
+                let clauses = self.clauses_for(step, &walk.call, WalkCheck::Continuation);
                 self.record(
                     &clauses,
                     format!(
@@ -195,7 +225,7 @@ impl Execution<'_> {
                     None => item.to_string(),
                 };
                 if !seen_keys.insert(key.clone()) {
-                    let clauses = self.clauses_for(step, ".continuation");
+                    let clauses = self.clauses_for(step, &walk.call, WalkCheck::Continuation);
                     self.record(
                         &clauses,
                         format!("entry {key} appears twice in the walk (page {page_number})"),
@@ -206,7 +236,7 @@ impl Execution<'_> {
                     && (start.is_some_and(|start| timestamp < start)
                         || end.is_some_and(|end| timestamp > end))
                 {
-                    let clauses = self.clauses_for(step, ".window");
+                    let clauses = self.clauses_for(step, &walk.call, WalkCheck::Window);
                     self.record(&clauses, format!("entry {key} has {member} {timestamp}, outside the window {start:?}..{end:?}"));
                 }
                 keys.push(key);
@@ -228,7 +258,7 @@ impl Execution<'_> {
                 return Ok(Pages { keys });
             }
             if !seen_cursors.insert(next.to_string()) {
-                let clauses = self.clauses_for(step, ".continuation");
+                let clauses = self.clauses_for(step, &walk.call, WalkCheck::Continuation);
                 self.record(
                     &clauses,
                     format!(
@@ -240,7 +270,7 @@ impl Execution<'_> {
             }
             cursor = Some(next);
         }
-        let clauses = self.clauses_for(step, ".continuation");
+        let clauses = self.clauses_for(step, &walk.call, WalkCheck::Continuation);
         self.record(
             &clauses,
             format!(

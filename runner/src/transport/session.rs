@@ -163,7 +163,7 @@ impl ClientSession {
             params.insert("scope".to_owned(), Value::from(scope));
         }
         Outgoing {
-            method: "public/auth".to_owned(),
+            method: harness_protocol::auth::AUTH_METHOD.to_owned(),
             params,
             ..Outgoing::default()
         }

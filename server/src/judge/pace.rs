@@ -17,6 +17,7 @@ use super::Tally;
 use super::record::Record;
 use super::sessions::Caller;
 use harness_model::target_file::RateLimits;
+use harness_protocol::spec;
 use harness_protocol::token_bucket::{Rate, TokenBucket};
 
 /// Slack for the time between a client's pacer deciding and the request arriving.
@@ -48,7 +49,8 @@ pub(crate) fn check_transaction_log_rate(
     let mut paces: HashMap<&str, CallerPace> = HashMap::new();
     let mut order = Vec::new();
     for (record, caller) in records.iter().zip(callers) {
-        if !record.call().is("private/get_transaction_log") {
+        let call = record.call();
+        if !call.method.as_deref().is_some_and(spec::is_paced) {
             continue;
         }
         let at_ms = record.at_ms as f64;

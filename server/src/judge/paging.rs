@@ -1,7 +1,7 @@
 //! Paged reads (SPEC.md 4.7, 4.8, 8, 9): `count` within bounds, and unknown
 //! transaction-log types tolerated. How walks follow their continuations is `walks.rs`.
 
-use harness_protocol::spec::LISTED_LOG_TYPES;
+use harness_protocol::spec::{LISTED_LOG_TYPES, TYPED_LOG_METHOD};
 use std::collections::HashMap;
 
 use serde_json::Value;
@@ -57,7 +57,7 @@ pub(crate) fn check_log_type_tolerance(records: &[Record], callers: &[Caller], t
         last_arrival.insert(identity(caller), (record.event, record.seq));
     }
     for (record, caller) in records.iter().zip(callers) {
-        if !record.call().is("private/get_transaction_log") {
+        if !record.call().is(TYPED_LOG_METHOD) {
             continue;
         }
         let (Some(result), Some(answer)) = (record.result(), record.answer.as_ref()) else {

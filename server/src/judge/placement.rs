@@ -13,6 +13,7 @@ use super::record::{Call, Record};
 use super::sessions::Sessions;
 use super::{Knowledge, Tally};
 use harness_model::case::TransportKind;
+use harness_protocol::spec;
 
 /// Checks token placement and that the client secret stays home with `client_signature`.
 pub(crate) fn check_placement(
@@ -91,7 +92,8 @@ pub(crate) fn check_placement(
         }
         TransportKind::Rest => {}
     }
-    if call.is("public/auth") && call.text("grant_type").as_deref() == Some("client_signature") {
+    if call.is(spec::AUTH_METHOD) && call.text("grant_type").as_deref() == Some("client_signature")
+    {
         let clause = "auth.client_signature.secret_not_sent";
         let request_text = format!(
             "{}\n{:?}\n{}",
@@ -158,20 +160,33 @@ pub(crate) fn check_ws_token_omitted(
     );
 }
 
-/// The parameters a call cannot do without: those of the chosen `grant_type`, and `sid`
-/// and `state` of `private/toggle_subaccount_login`.
+/// The parameters a call cannot do without, as the spec table states them: those the
+/// chosen `grant_type` requires (`grant_type` itself when it names none), and the
+/// required ones of `private/toggle_subaccount_login` (the ones the clause quotes).
 pub(crate) fn check_required_params(record: &Record, call: &Call, tally: &mut Tally) {
-    let required: &[&str] = if call.is("public/auth") {
-        match call.text("grant_type").as_deref() {
-            Some("client_credentials") => &["client_id", "client_secret"],
-            Some("client_signature") => &["client_id", "timestamp", "signature"],
-            Some("refresh_token") => &["refresh_token"],
-            _ => &["grant_type"],
+    let params = |method: &'static spec::Method, keep: &dyn Fn(spec::Required) -> bool| {
+        method
+            .params
+            .iter()
+            .filter(|param| keep(param.required))
+            .map(|param| param.name)
+            .collect::<Vec<&str>>()
+    };
+    let toggle = spec::method("private/toggle_subaccount_login");
+    let required = match call.method.as_deref().and_then(spec::method) {
+        Some(method) if method.param("grant_type").is_some() => match call.text("grant_type") {
+            Some(grant) if spec::GRANT_TYPES.contains(&grant.as_str()) => {
+                params(method, &|required| {
+                    matches!(required, spec::Required::When(grants)
+                            if grants.split(' ').any(|named| named == grant))
+                })
+            }
+            _ => vec!["grant_type"],
+        },
+        Some(method) if toggle.is_some_and(|toggle| toggle.name == method.name) => {
+            params(method, &|required| required == spec::Required::Yes)
         }
-    } else if call.is("private/toggle_subaccount_login") {
-        &["sid", "state"]
-    } else {
-        return;
+        _ => return,
     };
     let missing: Vec<&str> = required
         .iter()

@@ -154,23 +154,124 @@ fn refusal(tally: &Tally) -> Option<ErrorObject> {
         .failures()
         .find(|(clause, _)| *clause != "client.http.method")?;
     let reason = format!("{message} ({clause})");
-    let mut error = if clause.starts_with("client.sig.") || clause.starts_with("client.signed.") {
-        ErrorObject::invalid_credentials(&reason)
-    } else if clause == "client.env.params" {
-        ErrorObject::invalid_params("params", &reason)
-    } else if clause.starts_with("client.env.") {
-        ErrorObject::invalid_request(&reason)
-    } else {
-        let param = match clause {
-            "client.count.bounds" => "count",
-            "auth.client_signature.secret_not_sent" => "client_secret",
-            _ if clause.starts_with("client.token.") => "access_token",
-            _ => "params",
-        };
-        ErrorObject::invalid_params(param, &reason)
+    let mut error = match Defect::of(clause) {
+        Defect::Credentials => ErrorObject::invalid_credentials(&reason),
+        Defect::Envelope => ErrorObject::invalid_request(&reason),
+        Defect::Param(param) => ErrorObject::invalid_params(param, &reason),
     };
     if let Some(Value::Object(data)) = error.data.as_mut() {
         data.insert("judge".to_owned(), Value::Bool(true));
     }
     Some(error)
+}
+
+/// The kind of defect a single-request clause names, which decides the error a live
+/// refusal answers with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Defect {
+    /// A signature that does not hold: wrong credentials.
+    Credentials,
+    /// A malformed envelope: an invalid request.
+    Envelope,
+    /// A parameter missing, misplaced or out of bounds: invalid params, naming it.
+    Param(&'static str),
+}
+
+/// Each clause a single-request check (`super::check_request`) can fail, by its whole id,
+/// with its kind of defect; a clause not listed is refused as a bad `params`.
+const DEFECTS: &[(&str, Defect)] = &[
+    ("client.sig.fresh", Defect::Credentials),
+    ("client.sig.framing", Defect::Credentials),
+    ("client.sig.hex_lower", Defect::Credentials),
+    ("client.signed.well_formed", Defect::Credentials),
+    ("client.signed.fresh", Defect::Credentials),
+    ("client.signed.request_data", Defect::Credentials),
+    ("client.sig.nonce_unique", Defect::Credentials),
+    ("client.signed.nonce_unique", Defect::Credentials),
+    ("client.env.jsonrpc", Defect::Envelope),
+    ("client.env.id", Defect::Envelope),
+    ("client.env.method", Defect::Envelope),
+    ("client.env.params", Defect::Param("params")),
+    ("client.params.required", Defect::Param("params")),
+    ("client.count.bounds", Defect::Param("count")),
+    (
+        "auth.client_signature.secret_not_sent",
+        Defect::Param("client_secret"),
+    ),
+    ("client.token.http_header", Defect::Param("access_token")),
+    ("client.token.ws_param", Defect::Param("access_token")),
+];
+
+impl Defect {
+    fn of(clause: &str) -> Defect {
+        DEFECTS
+            .iter()
+            .find(|(id, _)| *id == clause)
+            .map_or(Defect::Param("params"), |(_, defect)| *defect)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use harness_model::case::TransportKind;
+
+    fn refused(clause: &str) -> ErrorObject {
+        let mut tally = Tally::default();
+        tally.fail(clause, TransportKind::HttpQuery, Some(1), "broken");
+        refusal(&tally).unwrap()
+    }
+
+    #[test]
+    fn each_kind_of_defect_is_refused_with_its_error() {
+        let credentials = ErrorObject::invalid_credentials("x").code;
+        let request = ErrorObject::invalid_request("x").code;
+        let params = ErrorObject::invalid_params("p", "x").code;
+        assert_eq!(refused("client.sig.framing").code, credentials);
+        assert_eq!(refused("client.signed.fresh").code, credentials);
+        assert_eq!(refused("client.env.id").code, request);
+        let param = |clause: &str| {
+            let error = refused(clause);
+            assert_eq!(error.code, params, "{clause}");
+            error.data.unwrap()["param"].clone()
+        };
+        assert_eq!(param("client.env.params"), "params");
+        assert_eq!(param("client.count.bounds"), "count");
+        assert_eq!(param("client.token.ws_param"), "access_token");
+        assert_eq!(
+            param("auth.client_signature.secret_not_sent"),
+            "client_secret"
+        );
+        assert_eq!(param("client.params.required"), "params");
+    }
+
+    /// A clause added to a family of single-request checks gets its row, so its refusal is
+    /// not the catch-all by accident.
+    #[test]
+    fn every_signature_envelope_and_token_clause_has_its_defect() {
+        let corpus = harness_model::corpus::Corpus::embedded().unwrap();
+        let families = [
+            "client.sig.",
+            "client.signed.",
+            "client.env.",
+            "client.token.",
+        ];
+        for id in corpus.catalog.ids() {
+            if families.iter().any(|family| id.starts_with(family)) {
+                assert!(DEFECTS.iter().any(|(listed, _)| *listed == id), "{id}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_request_sent_with_another_http_method_is_not_refused_here() {
+        let mut tally = Tally::default();
+        tally.fail(
+            "client.http.method",
+            TransportKind::HttpQuery,
+            Some(1),
+            "POST",
+        );
+        assert!(refusal(&tally).is_none());
+    }
 }

@@ -64,7 +64,7 @@ impl Scenario {
                 "transaction-log continuations count the pages left down to 0, which leads to the last page: catches clients that take a falsy continuation for the end"
             }
             Scenario::TwoFactor => {
-                "the main account has two-factor confirmation on: private/toggle_subaccount_login answers 13668"
+                "the main account has two-factor confirmation on: private/toggle_subaccount_login answers with the second-factor error of section 7"
             }
             Scenario::TokenExpiry => {
                 "access tokens expire after 5 seconds (expires_in says so), forcing a refresh"

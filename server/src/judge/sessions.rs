@@ -13,6 +13,7 @@ use serde_json::Value;
 use super::record::{Call, Record};
 use super::signed::parse_signed;
 use harness_protocol::auth::sign;
+use harness_protocol::spec;
 
 /// The tokens issued so far and the session each belongs to.
 #[derive(Clone, Debug, Default)]
@@ -61,8 +62,7 @@ impl Sessions {
         let Some(access) = result.get("access_token").and_then(Value::as_str) else {
             return;
         };
-        let issuing = ["public/auth", "public/exchange_token", "public/fork_token"];
-        if !issuing.iter().any(|method| call.is(method)) {
+        if !spec::token_issuing_methods().any(|method| call.is(method.name)) {
             return;
         }
         let previous = call
@@ -102,7 +102,7 @@ impl Sessions {
     /// What a WebSocket connection remembers after a request: a session-scoped token it
     /// presented, and nothing once it logged out.
     fn remember(&mut self, record: &Record, call: &Call) {
-        if call.is("private/logout") && record.result().is_some() {
+        if call.is(spec::LOGOUT_METHOD) && record.result().is_some() {
             self.remembered.remove(&record.connection);
         } else if let Some(token) = call.text("access_token")
             && self.session_scoped.contains(&token)

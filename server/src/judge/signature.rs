@@ -13,6 +13,7 @@ use super::record::{Call, Record};
 use super::{Knowledge, Tally};
 use harness_protocol::auth::SIGNATURE_WINDOW_MS;
 use harness_protocol::auth::sign;
+use harness_protocol::spec;
 
 /// A way to build the bytes a client signed wrongly: `clause` is `framing` for a wrong
 /// string to sign and `key` for a wrong key.
@@ -126,7 +127,8 @@ pub(crate) struct Presented {
 /// The client signature a request presents, when it is a `public/auth` with grant type
 /// `client_signature`.
 pub(crate) fn presented(call: &Call) -> Option<Presented> {
-    if !call.is("public/auth") || call.text("grant_type").as_deref() != Some("client_signature") {
+    if !call.is(spec::AUTH_METHOD) || call.text("grant_type").as_deref() != Some("client_signature")
+    {
         return None;
     }
     Some(Presented {
@@ -152,13 +154,15 @@ pub(crate) fn freshness(timestamp: u64, at_ms: u64) -> Result<(), String> {
     }
     if age > 0 {
         Err(format!(
-            "timestamp {timestamp} is {} s old on arrival; the window is 60 s",
-            age / 1000
+            "timestamp {timestamp} is {} s old on arrival; the window is {} s",
+            age / 1000,
+            SIGNATURE_WINDOW_MS / 1000
         ))
     } else {
         Err(format!(
-            "timestamp {timestamp} is {} s in the future on arrival; the window is 60 s",
-            -age / 1000
+            "timestamp {timestamp} is {} s in the future on arrival; the window is {} s",
+            -age / 1000,
+            SIGNATURE_WINDOW_MS / 1000
         ))
     }
 }

@@ -15,13 +15,13 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
 
-use crate::judge::{Record, Tally};
+use crate::judge::{Call, Record, Tally};
 use harness_protocol::spec;
 
 /// Entries remembered per walk; a longer walk stops being checked for repeats.
 const MAX_WALK_ENTRIES: usize = 100_000;
 
-/// What a paged method's pages are checked by.
+/// What a paged method's pages are checked by, as the spec table states it.
 struct Paged {
     method: &'static str,
     /// The result member holding the entries.
@@ -29,28 +29,26 @@ struct Paged {
     count_clause: &'static str,
     default_clause: &'static str,
     continuation_clause: &'static str,
-    /// Whether entries carry `timestamp` the window parameters bound.
-    windowed: bool,
+    /// The clause of the time window (`start_timestamp`) its entries must lie in, for a
+    /// method that takes one.
+    window_clause: Option<&'static str>,
 }
 
-const PAGED: &[Paged] = &[
-    Paged {
-        method: "private/get_transaction_log",
-        items: "logs",
-        count_clause: "m.get_transaction_log.count",
-        default_clause: "m.get_transaction_log.count_default",
-        continuation_clause: "m.get_transaction_log.continuation",
-        windowed: true,
-    },
-    Paged {
-        method: "private/get_trigger_order_history",
-        items: "entries",
-        count_clause: "m.get_trigger_order_history.count",
-        default_clause: "m.get_trigger_order_history.count_default",
-        continuation_clause: "m.get_trigger_order_history.continuation",
-        windowed: false,
-    },
-];
+impl Paged {
+    /// The paged method a call names.
+    fn of(call: &Call) -> Option<Paged> {
+        let method = spec::paged_methods().find(|method| call.is(method.name))?;
+        let paging = method.paging?;
+        Some(Paged {
+            method: method.name,
+            items: paging.items,
+            count_clause: method.param("count")?.clause,
+            default_clause: paging.default_clause,
+            continuation_clause: paging.clause,
+            window_clause: method.param("start_timestamp").map(|param| param.clause),
+        })
+    }
+}
 
 /// One walk: the continuations its answers gave, those already passed, the entries seen.
 #[derive(Default)]
@@ -69,7 +67,7 @@ pub(super) fn check_pages(records: &[Record], tally: &mut Tally) {
             continue;
         }
         let call = record.call();
-        let Some(paged) = PAGED.iter().find(|paged| call.is(paged.method)) else {
+        let Some(paged) = Paged::of(&call) else {
             continue;
         };
         let Some(entries) = record
@@ -106,8 +104,8 @@ pub(super) fn check_pages(records: &[Record], tally: &mut Tally) {
                 },
             ),
         }
-        if paged.windowed {
-            check_window(record, &call.params, entries, tally);
+        if let Some(clause) = paged.window_clause {
+            check_window(record, &call.params, entries, (paged.method, clause), tally);
         }
         let mut rest = call.params.clone();
         let continuation = rest.remove("continuation").map(|value| text_of(&value));
@@ -160,6 +158,7 @@ fn check_window(
     record: &Record,
     params: &Map<String, Value>,
     entries: &[Value],
+    (method, clause): (&str, &str),
     tally: &mut Tally,
 ) {
     let bound = |name: &str| match params.get(name) {
@@ -176,13 +175,13 @@ fn check_window(
         .filter_map(|entry| entry.get("timestamp").and_then(Value::as_i64))
         .find(|at| start.is_some_and(|start| *at < start) || end.is_some_and(|end| *at > end));
     tally.judge(
-        "m.get_transaction_log.window",
+        clause,
         record.transport,
         record.seq,
         outside.is_none(),
         || {
             format!(
-                "the server's answer to private/get_transaction_log: an entry at {} lies outside {}..{}",
+                "the server's answer to {method}: an entry at {} lies outside {}..{}",
                 outside.unwrap_or_default(),
                 start.map_or("-".to_owned(), |start| start.to_string()),
                 end.map_or("-".to_owned(), |end| end.to_string())

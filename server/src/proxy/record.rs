@@ -24,15 +24,15 @@ use crate::judge::{self, Record};
 use harness_model::case::TransportKind;
 use harness_model::check::{Catalog, Verdict};
 use harness_model::report as snapshot;
+use harness_protocol::spec;
 use harness_runner::run::CaseResult;
 
-/// The calls a replay makes itself or must not repeat: credentials and session ends.
-const NOT_REPLAYED: &[&str] = &[
-    "public/auth",
-    "public/exchange_token",
-    "public/fork_token",
-    "private/logout",
-];
+/// Whether a replay leaves a call out: it makes its own credentials (the token-issuing
+/// methods) and must not end its session (logout).
+fn not_replayed(method: &str) -> bool {
+    method == spec::LOGOUT_METHOD
+        || spec::token_issuing_methods().any(|issuing| issuing.name == method)
+}
 
 /// The envelope clauses every replayed case checks.
 const REPLAY_CLAUSES: &[&str] = &[
@@ -142,9 +142,11 @@ pub fn case_file(
     for record in records {
         match step(record, session) {
             Some((method, table)) => {
-                let clause = harness_model::check::result_clause(&method);
-                if catalog.get(&clause).is_some() && !clauses.contains(&clause) {
-                    clauses.push(clause);
+                if let Some(clause) = harness_model::check::result_clause(&method)
+                    && catalog.get(clause).is_some()
+                    && !clauses.iter().any(|kept| kept == clause)
+                {
+                    clauses.push(clause.to_owned());
                 }
                 steps.push(toml::Value::Table(table));
             }
@@ -190,9 +192,7 @@ fn step(record: &Record, session: &Session) -> Option<(String, toml::Table)> {
         return None;
     }
     let method = call.method.clone()?;
-    if NOT_REPLAYED.contains(&method.as_str())
-        || !(method.starts_with("public/") || method.starts_with("private/"))
-    {
+    if not_replayed(&method) || !(method.starts_with("public/") || method.starts_with("private/")) {
         return None;
     }
     let mut params = toml::Table::new();

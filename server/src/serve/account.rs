@@ -18,6 +18,7 @@ use super::ledger::{LogQuery, Order, PageAsk};
 use super::state::lock;
 use harness_protocol::auth::sign;
 use harness_protocol::jsonrpc::{self, ErrorObject};
+use harness_protocol::spec;
 
 /// `private/toggle_subaccount_login`.
 pub(crate) fn toggle_subaccount_login(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
@@ -68,9 +69,12 @@ pub(crate) fn toggle_subaccount_login(ctx: &mut Ctx<'_>) -> Result<Value, ErrorO
 
 /// `private/delete_member`.
 pub(crate) fn delete_member(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
-    ctx.require("account:read_write")?;
-    if !ctx.fault(Fault::DeleteMemberNoMainaccount) {
-        ctx.require("mainaccount")?;
+    // The scopes 4.11 states, all of them unless a fault forgets `mainaccount`.
+    let forgets_main = ctx.fault(Fault::DeleteMemberNoMainaccount);
+    for requirement in ctx.method.scope {
+        if !(forgets_main && *requirement == spec::MAINACCOUNT) {
+            ctx.require(requirement)?;
+        }
     }
     let member_id = ctx.params.required_int("member_id")?;
     let zero_allowed = ctx.fault(Fault::MemberIdZero) && member_id == 0;

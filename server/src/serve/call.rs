@@ -364,3 +364,47 @@ fn ws_principal(
     }
     anonymous(state)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The handler table is keyed by name: every name is a JSON-RPC method of the spec
+    /// table, and every such method has a handler.
+    #[test]
+    fn every_handler_serves_a_method_of_the_spec() {
+        for (name, ..) in HANDLERS {
+            let method = spec::method(name);
+            assert!(
+                method.is_some_and(|method| method.interface != spec::Interface::DirectAccess),
+                "{name} is no JSON-RPC method of spec::METHODS"
+            );
+        }
+        for method in spec::METHODS
+            .iter()
+            .filter(|method| method.interface != spec::Interface::DirectAccess)
+        {
+            assert!(
+                HANDLERS.iter().any(|(name, ..)| *name == method.name),
+                "{} has no handler",
+                method.name
+            );
+        }
+    }
+
+    /// The `require-unflagged` variant only requires parameters whose required flag SPEC.md
+    /// does not show.
+    #[test]
+    fn the_variant_requires_only_parameters_the_spec_leaves_unflagged() {
+        for (name, required) in REQUIRED_UNDER_VARIANT {
+            let method = spec::method(name).unwrap();
+            for param in *required {
+                assert_eq!(
+                    method.param(param).map(|param| param.required),
+                    Some(spec::Required::NotShown),
+                    "{name} {param}"
+                );
+            }
+        }
+    }
+}

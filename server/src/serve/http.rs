@@ -31,6 +31,7 @@ use super::params::Origin;
 use super::principal::HttpAuth;
 use super::{ServerState, observe};
 use harness_protocol::jsonrpc::{self, ErrorObject, code};
+use harness_protocol::spec;
 
 /// How much of an oversized body is read and thrown away before the answer goes out.
 const DRAIN_FACTOR: usize = 16;
@@ -271,6 +272,11 @@ pub(crate) fn query_params(query: &str) -> Result<Map<String, Value>, ErrorObjec
     Ok(params)
 }
 
+/// Whether `method` is served by the Direct Access REST interface (4.13).
+fn direct_access(method: &str) -> bool {
+    spec::method(method).is_some_and(|method| method.interface == spec::Interface::DirectAccess)
+}
+
 async fn direct(State(state): State<Arc<ServerState>>, request: Request) -> Response {
     observed(&state, request, answer_direct).await
 }
@@ -290,7 +296,7 @@ fn answer_direct(state: &ServerState, parts: &Parts, read: BodyRead) -> Answer {
             Err((body_id, error)) => {
                 return reply(state, StatusCode::BAD_REQUEST, body_id, Err(error));
             }
-            Ok(incoming) if incoming.method != "private/lock_portfolio" => {
+            Ok(incoming) if !direct_access(&incoming.method) => {
                 let error = ErrorObject::invalid_request("body method differs from the path");
                 return reply(state, StatusCode::BAD_REQUEST, incoming.id, Err(error));
             }

@@ -113,7 +113,7 @@ impl ServeConfig {
             faults: Vec::new(),
             variants: Vec::new(),
             limits: RateLimits {
-                transaction_log_per_second: 1.0,
+                transaction_log_per_second: harness_protocol::spec::PACED_PER_SECOND,
                 transaction_log_burst: 100,
                 transaction_log_counted_per: CountedPer::Token,
                 throttle_codes: vec![harness_protocol::jsonrpc::code::TOO_MANY_REQUESTS],

@@ -9,6 +9,7 @@ use serde_json::{Map, Value, json};
 
 use super::Variant;
 use super::ctx::Ctx;
+use harness_protocol::spec;
 
 /// Applies every shape-changing variant that is on to `result`.
 pub(crate) fn result(ctx: &Ctx<'_>, result: &mut Value) {
@@ -17,21 +18,19 @@ pub(crate) fn result(ctx: &Ctx<'_>, result: &mut Value) {
         extra_members(ctx, name, result);
     }
     if ctx.variant(Variant::OptionalMembersOmitted)
-        && matches!(
-            name,
-            "public/auth" | "public/exchange_token" | "public/fork_token"
-        )
+        && ctx.method.issues_tokens
         && let Some(object) = result.as_object_mut()
     {
         object.remove("sid");
     }
+    // The paged method whose last page's continuation SPEC.md leaves open (4.7).
     if ctx.variant(Variant::TriggerEndNull)
-        && name == "private/get_trigger_order_history"
+        && ctx.method.paging.is_some_and(|paging| !paging.null_at_end)
         && let Some(object) = result.as_object_mut()
     {
         object.entry("continuation").or_insert(Value::Null);
     }
-    if ctx.variant(Variant::NullsAndStrings) && name == "private/get_transaction_log" {
+    if ctx.variant(Variant::NullsAndStrings) && name == spec::TYPED_LOG_METHOD {
         for entry in items(result, "logs") {
             nulls_and_strings(entry);
         }
@@ -56,7 +55,7 @@ fn items<'a>(result: &'a mut Value, member: &str) -> Vec<&'a mut Map<String, Val
 /// names of the variant's choosing, and a member of its own on each paged result.
 fn extra_members(ctx: &Ctx<'_>, name: &str, result: &mut Value) {
     match name {
-        "public/auth" | "public/exchange_token" | "public/fork_token" => {
+        _ if ctx.method.issues_tokens => {
             if let Some(object) = result.as_object_mut() {
                 object.insert("security_key_state".to_owned(), json!("enabled"));
                 object.insert("from_identity_provider".to_owned(), json!(false));

@@ -23,6 +23,7 @@ use harness_model::target_file::{Account, Fixtures, Secret, Target};
 use harness_protocol::auth::SIGNATURE_WINDOW_MS;
 use harness_protocol::auth::nonce::ReplayCache;
 use harness_protocol::auth::scope::Scope;
+use harness_protocol::spec;
 
 /// The throttling code of the `other-error-codes` variant, which its target file lists.
 pub(crate) const OTHER_THROTTLE_CODE: i64 = 10429;
@@ -194,13 +195,17 @@ impl ServerState {
             },
             limits,
             tls: harness_model::target_file::TlsTrust::default(),
-            param_names: BTreeMap::from([(
-                "public/fork_token".to_owned(),
-                BTreeMap::from([
-                    ("refresh_token".to_owned(), "refresh_token".to_owned()),
-                    ("session_name".to_owned(), session_param.to_owned()),
-                ]),
-            )]),
+            // The token-issuing method whose parameter names 4.3 does not show.
+            param_names: spec::token_issuing_methods()
+                .filter(|method| !method.params_shown)
+                .map(|method| {
+                    let names = BTreeMap::from([
+                        ("refresh_token".to_owned(), "refresh_token".to_owned()),
+                        ("session_name".to_owned(), session_param.to_owned()),
+                    ]);
+                    (method.name.to_owned(), names)
+                })
+                .collect(),
             field_names: BTreeMap::from([
                 (
                     "member".to_owned(),

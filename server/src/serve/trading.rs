@@ -21,11 +21,11 @@ const CONTINUATION_PREFIX: &str = "toh1-";
 /// `private/get_mmp_status`.
 pub(crate) fn get_mmp_status(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
     let block_rfq = ctx.params.bool("block_rfq").unwrap_or(false);
-    ctx.require(if block_rfq {
-        "block_rfq:read"
+    if block_rfq {
+        ctx.require(spec::MMP_BLOCK_RFQ_SCOPE)?;
     } else {
-        "trade:read"
-    })?;
+        ctx.require_stated_scope()?;
+    }
     let response_only = ctx
         .params
         .str("index_name")
