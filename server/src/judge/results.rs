@@ -10,8 +10,8 @@ use super::record::Record;
 use super::{Cell, Tally};
 use harness_model::case::TransportKind;
 use harness_model::check::{Catalog, Finding, Level, Redactor, Side, Verdict};
+use harness_model::results::{CaseResult, RunReport};
 use harness_model::target_file::Target;
-use harness_runner::run::{CaseResult, RunReport};
 use harness_runner::transport::{Exchange, Received, SentRequest};
 
 /// Offending requests shown per result.

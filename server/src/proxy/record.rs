@@ -24,8 +24,8 @@ use crate::judge::{self, Record};
 use harness_model::case::TransportKind;
 use harness_model::check::{Catalog, Verdict};
 use harness_model::report as snapshot;
+use harness_model::results::CaseResult;
 use harness_protocol::spec;
-use harness_runner::run::CaseResult;
 
 /// Whether a replay leaves a call out: it makes its own credentials (the token-issuing
 /// methods) and must not end its session (logout).

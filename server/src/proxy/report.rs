@@ -10,7 +10,7 @@ use std::time::Duration;
 use super::{Session, server};
 use crate::judge::{self, Judged, Tally};
 use harness_model::check::{Catalog, SchemaSet, Side, Verdict};
-use harness_runner::run::{CaseResult, RunReport};
+use harness_model::results::{CaseResult, RunReport};
 
 /// The prefix of a client-side result's case id.
 pub const CLIENT_PREFIX: &str = "client:";
