@@ -1,5 +1,5 @@
 //! Writing a finding as a case file the conformance runner loads (CONTRIBUTING.md): the
-//! shrunk request as a `call` (or `raw`, or `walk`) step with the expectation the oracle
+//! shrunk request as a `call` (or `raw`, or `walk`) step with the prediction the oracle
 //! gave it, so `harness run --cases DIR` reproduces the finding without the fuzzer. The
 //! file is a [`Case`] value written by [`Case::to_toml`]: the fuzzer has no case-file
 //! syntax of its own.
@@ -10,7 +10,8 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use super::rules::{self, Expectation};
+use super::prediction::Prediction;
+use super::rules;
 use super::send::account_of;
 use super::{FuzzRequest, RequestAuth, SecretPlan};
 use harness_model::case::{
@@ -19,12 +20,12 @@ use harness_model::case::{
 use harness_model::check::Matcher;
 use harness_model::target_file::Target;
 
-/// The case file of a finding judged with `expectation`: `id` must be unique in the
+/// The case file of a finding judged with `prediction`: `id` must be unique in the
 /// directory it goes to.
 pub fn case_file(
     id: &str,
     request: &FuzzRequest,
-    expectation: &Expectation,
+    prediction: &Prediction,
     clause: &str,
     message: &str,
     target: &Target,
@@ -32,13 +33,13 @@ pub fn case_file(
     let comment = format!(
         "Found by harness fuzz ({}); shrunk. The oracle expects {}.",
         one_line(&request.why),
-        match expectation {
-            Expectation::Result(_) => "a result",
-            Expectation::Error { .. } => "an error",
-            Expectation::Any => "either a result or an error",
+        match prediction.outcome {
+            Outcome::Result => "a result",
+            Outcome::Error => "an error",
+            Outcome::Any => "either a result or an error",
         }
     );
-    let case = finding_case(id, request, expectation, clause, message, target);
+    let case = finding_case(id, request, prediction, clause, message, target);
     // Every value went through `storable`, so TOML can hold it.
     case.to_toml(&comment)
         .unwrap_or_else(|error| format!("# {comment}\n# not written: {error}\n"))
@@ -48,7 +49,7 @@ pub fn case_file(
 fn finding_case(
     id: &str,
     request: &FuzzRequest,
-    expectation: &Expectation,
+    prediction: &Prediction,
     clause: &str,
     message: &str,
     target: &Target,
@@ -115,7 +116,7 @@ fn finding_case(
         },
     );
     if last.walk.is_none() {
-        last.expect = expected_answer(expectation, clause, request);
+        last.expect = expected_answer(prediction, clause, request);
     }
     steps.push(last);
     Case {
@@ -246,11 +247,7 @@ fn auth_of(auth: &RequestAuth) -> Auth {
     }
 }
 
-fn expected_answer(
-    expectation: &Expectation,
-    clause: &str,
-    request: &FuzzRequest,
-) -> ExpectedAnswer {
+fn expected_answer(prediction: &Prediction, clause: &str, request: &FuzzRequest) -> ExpectedAnswer {
     let outcome = |outcome| ExpectedAnswer {
         outcome,
         ..ExpectedAnswer::default()
@@ -258,17 +255,14 @@ fn expected_answer(
     if clause.starts_with("env.") || clause.starts_with("transport.") {
         return outcome(Outcome::Any);
     }
-    match expectation {
-        Expectation::Error {
-            code: Some(code), ..
-        } => ExpectedAnswer {
-            error_code: Some(*code),
-            error_message: Some("security_key_authorization_error".to_owned()),
+    match prediction.outcome {
+        Outcome::Error => ExpectedAnswer {
+            error_code: prediction.code,
+            error_message: prediction.code.and_then(error_name),
             ..outcome(Outcome::Error)
         },
-        Expectation::Error { .. } => outcome(Outcome::Error),
-        Expectation::Any => outcome(Outcome::Any),
-        Expectation::Result(_) => ExpectedAnswer {
+        Outcome::Any => outcome(Outcome::Any),
+        Outcome::Result => ExpectedAnswer {
             http_status: (clause == "http.status.success").then_some(200),
             matchers: echo_matcher(clause, request)
                 .map(|matcher| {
@@ -281,6 +275,12 @@ fn expected_answer(
             ..outcome(Outcome::Result)
         },
     }
+}
+
+/// The error name SPEC.md gives with `code`, when it gives one.
+fn error_name(code: i64) -> Option<String> {
+    (code == harness_protocol::spec::SECOND_FACTOR_ERROR_CODE)
+        .then(|| harness_protocol::spec::SECOND_FACTOR_ERROR_NAME.to_owned())
 }
 
 /// The matcher that shows a broken echoed rule (see `assess::echoed_rules`).

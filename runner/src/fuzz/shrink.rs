@@ -51,7 +51,7 @@ pub(crate) async fn shrink(
             .await
             .finding;
             if finding.is_some_and(|again| {
-                again.verdict == Verdict::Fail && again.clauses == failure.clauses
+                again.verdict == failure.verdict && again.clauses == failure.clauses
             }) {
                 best = candidate;
                 continue 'improve;

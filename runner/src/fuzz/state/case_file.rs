@@ -13,12 +13,12 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 
 use super::execute::login_scope;
-use super::generate::PACED_METHOD;
 use super::model::Outcome;
 use super::{Action, Grant, Sequence, Who};
 use harness_model::case::{Auth, AuthMode, Case, ExpectedAnswer, Needs, Step, TransportKind};
 use harness_model::check::Matcher;
 use harness_protocol::auth::nonce::fresh_nonce;
+use harness_protocol::spec;
 
 /// The case file of `sequence`, whose steps were predicted `outcomes` (one per step; `None`
 /// for a step skipped, which is left out), failing `clause` as `message` says.
@@ -174,7 +174,7 @@ fn sequence_case(
                 written.auth = bearer(*token);
             }
             Action::Private { token, method } => {
-                if method == PACED_METHOD {
+                if spec::is_paced(method) {
                     written.params = params([
                         ("currency", Value::from("{{fixtures.currency}}")),
                         ("start_timestamp", Value::from(0)),
@@ -212,11 +212,12 @@ fn sequence_case(
                 written.expect.matchers =
                     rotation_matchers(*of, session_of(sequence, *of).as_deref());
             }
-            (Action::Private { method, .. }, Outcome::Result) if method == PACED_METHOD => {
+            (Action::Private { method, .. }, Outcome::Result) if spec::is_paced(method) => {
                 // Asked without count: the default page of 4.8.
+                let default = spec::method(method).and_then(spec::Method::default_count);
                 written.expect.matchers = vec![Matcher {
                     path: "result.logs".to_owned(),
-                    len_max: Some(100),
+                    len_max: default.and_then(|count| usize::try_from(count).ok()),
                     clauses: Some(vec!["m.get_transaction_log.count_default".to_owned()]),
                     ..Matcher::default()
                 }];

@@ -61,7 +61,9 @@ fn every_action_writes_a_case_the_loader_accepts() {
                 0,
                 Action::Private {
                     token: Some(3),
-                    method: PACED_METHOD.to_owned(),
+                    method: crate::fuzz::state::generate::paced_method()
+                        .unwrap()
+                        .to_owned(),
                 },
             ),
             step(
