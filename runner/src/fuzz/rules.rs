@@ -320,7 +320,7 @@ fn method_refusal(
                 ));
             }
         }
-        "private/toggle_subaccount_login" => {
+        name if harness_protocol::spec::NEEDS_SECOND_FACTOR.contains(&name) => {
             if matches!(&request.auth, RequestAuth::Bearer { account, .. } if account == "two_factor")
             {
                 return Some(

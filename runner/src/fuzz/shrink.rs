@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use super::execute::execute;
 use super::send::{Budget, Sender};
 use super::{FuzzRequest, RequestAuth};
-use harness_model::check::{Finding, Redactor, SchemaSet, Verdict};
+use harness_model::check::{Finding, Redactor, SchemaSet};
 
 /// Ids of shrink requests start here, far from the generated requests' ids.
 const SHRINK_ID_BASE: u64 = 1 << 40;

@@ -91,8 +91,11 @@ pub(super) fn auth_refusal(
             "a private method without credentials",
         ));
     }
-    if rule.name == "private/logout" && http {
-        return Some(error("auth.logout.ws_only", "private/logout over http"));
+    if rule.ws_only() && http {
+        return Some(error(
+            "auth.logout.ws_only",
+            format!("{} (WebSocket only) over http", rule.name),
+        ));
     }
     let narrowed = knowledge.granted.as_ref().is_some_and(|granted| {
         [
