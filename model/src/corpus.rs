@@ -82,29 +82,6 @@ struct CorpusFile {
     text: Cow<'static, str>,
 }
 
-/// The embedded clause catalog alone (with its statements table), without loading the
-/// cases: for code that needs only the clauses' levels.
-pub fn embedded_catalog() -> Result<Catalog, FileError> {
-    let file = |inner: &str| {
-        harness_cases::FILES
-            .iter()
-            .find(|file| file.path == inner)
-            .map(|file| (Path::new("cases").join(file.path), file.text))
-    };
-    let (shown, text) = file("clauses.toml").ok_or_else(|| {
-        FileError::new(
-            Path::new("cases/clauses.toml"),
-            0,
-            "the corpus has no catalog",
-        )
-    })?;
-    let mut catalog = Catalog::parse(&shown, text)?;
-    if let Some((shown, text)) = file("statements.toml") {
-        catalog = catalog.with_statements(Statements::parse(&shown, text)?);
-    }
-    Ok(catalog)
-}
-
 impl Corpus {
     /// The embedded corpus.
     pub fn embedded() -> Result<Corpus, CorpusError> {

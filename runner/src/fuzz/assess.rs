@@ -9,6 +9,7 @@ use super::prediction::{self, Mismatch, Outcome, Prediction, Seen};
 use super::send::Sent;
 use super::{FuzzRequest, RequestAuth};
 use crate::transport::TransportErrorKind;
+use harness_model::case::TransportKind;
 use harness_model::check::{Finding, Redactor, SchemaSet, Verdict, short};
 use harness_protocol::jsonrpc::{self, code};
 use harness_protocol::spec;
@@ -29,6 +30,40 @@ pub(crate) fn is_unanswered(finding: &Finding) -> bool {
     finding.verdict == Verdict::Error
 }
 
+/// The clause an answer that does not come over `transport` breaks.
+fn transport_clause(transport: TransportKind) -> &'static str {
+    match transport {
+        TransportKind::HttpQuery => "transport.http.query",
+        TransportKind::HttpBody => "transport.http.body",
+        TransportKind::Ws => "transport.ws",
+        TransportKind::Rest => "m.lock_portfolio.result",
+    }
+}
+
+/// The clause a JSON-RPC answer that is not JSON breaks.
+const NOT_JSON: &str = "env.response.jsonrpc";
+
+/// Whether a finding on `clause` for `request` is one [`assess`] makes before it judges the
+/// answer against its prediction: the answer did not come over the request's JSON-RPC
+/// transport, or its envelope is broken (each clause [`jsonrpc::EnvelopeViolation`] gives).
+/// A case replaying such a finding expects either outcome: the runner's envelope check sees
+/// the defect whatever the case expects, and the prediction may rest on what only the run
+/// knew (the scope a token was granted).
+pub(crate) fn found_before_prediction(request: &FuzzRequest, clause: &str) -> bool {
+    use jsonrpc::EnvelopeViolation as Broken;
+    let envelope = [
+        Broken::NotAnObject,
+        Broken::IdMissing,
+        Broken::NeitherResultNorError,
+        Broken::ErrorNotObject,
+    ];
+    (request.transport != TransportKind::Rest && clause == transport_clause(request.transport))
+        || clause == NOT_JSON
+        || envelope
+            .iter()
+            .any(|violation| violation.clause() == clause)
+}
+
 /// Judges the answer `sent` got: `None` when it holds, else a [`Finding`] at
 /// [`Verdict::Fail`] on the clause it breaks, at [`Verdict::Skip`] for a throttled
 /// answer, or at [`Verdict::Error`] when no answer came (timed out, refused).
@@ -39,12 +74,7 @@ pub(crate) fn assess(
     schemas: &SchemaSet,
     redactor: &Redactor,
 ) -> Option<Finding> {
-    let transport_clause = match request.transport {
-        harness_model::case::TransportKind::HttpQuery => "transport.http.query",
-        harness_model::case::TransportKind::HttpBody => "transport.http.body",
-        harness_model::case::TransportKind::Ws => "transport.ws",
-        harness_model::case::TransportKind::Rest => "m.lock_portfolio.result",
-    };
+    let transport_clause = transport_clause(request.transport);
     let exchange = &sent.exchange;
     if let Some(failure) = &exchange.failure {
         let what = match failure.kind {
@@ -75,7 +105,7 @@ pub(crate) fn assess(
     let Some(answer) = &received.json else {
         let body: String = received.body.chars().take(120).collect();
         return fail(
-            "env.response.jsonrpc",
+            NOT_JSON,
             format!("the answer is not JSON: {}", redactor.text(&body)),
         );
     };

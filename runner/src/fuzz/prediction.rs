@@ -166,9 +166,8 @@ pub fn judge(prediction: &Prediction, seen: &Seen) -> Option<Mismatch> {
 }
 
 /// The embedded clause catalog, whose levels give a finding its verdict.
-static CATALOG: LazyLock<Catalog> = LazyLock::new(|| {
-    harness_model::corpus::embedded_catalog().unwrap_or_else(|_| Catalog::default())
-});
+static CATALOG: LazyLock<Catalog> =
+    LazyLock::new(|| Catalog::embedded().unwrap_or_else(|_| Catalog::default()));
 
 /// A broken clause as a finding: the verdict is the catalog's level for the clause (a
 /// clause the catalog lacks counts as `must`).
