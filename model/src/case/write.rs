@@ -13,7 +13,7 @@ impl Case {
         let body = toml::to_string(self)?;
         let mut out = String::new();
         for line in comment.lines() {
-            out.push_str(&format!("# {line}").trim_end().to_owned());
+            out.push_str(format!("# {line}").trim_end());
             out.push('\n');
         }
         out.push_str(&body);
