@@ -9,6 +9,7 @@
 
 mod load;
 mod property;
+mod write;
 
 /// The kind of answer a step requires (declared beside the answer check).
 pub use crate::check::Outcome;
@@ -16,11 +17,12 @@ pub use load::{
     NOT_CASE_FILES, discover, files_under, is_case_file, load_file, parse_all, parse_case,
 };
 pub use property::case_parse_no_panic;
+pub use write::storable;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::check::Matcher;
@@ -29,7 +31,7 @@ use crate::check::Matcher;
 pub use harness_protocol::wire::TransportKind;
 
 /// One case file.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Case {
     /// Stable id, e.g. `auth.client_signature.stale_timestamp`.
@@ -39,13 +41,16 @@ pub struct Case {
     /// The catalog clauses the case checks.
     pub clauses: Vec<String>,
     /// The transports the case runs over.
-    #[serde(default = "default_transports")]
+    #[serde(
+        default = "default_transports",
+        skip_serializing_if = "crate::case::write::is_default_transports"
+    )]
     pub transports: Vec<TransportKind>,
     /// What the case needs from the target file.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::case::write::is_default")]
     pub needs: Needs,
     /// The case changes state others may see: it runs alone, after the parallel cases.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::case::write::is_false")]
     pub serial: bool,
     /// The steps, in order.
     #[serde(rename = "step")]
@@ -60,61 +65,69 @@ fn default_transports() -> Vec<TransportKind> {
 }
 
 /// Requirements on the target; a case whose needs are unmet is skipped with the reason.
-#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Needs {
     /// Account roles from `[accounts.*]`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub accounts: Vec<String>,
     /// Fixture names from `[fixtures]`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fixtures: Vec<String>,
     /// The case changes server state: it runs only when `allow_destructive = true`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::case::write::is_false")]
     pub destructive: bool,
 }
 
 /// One step of a case.
-#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Step {
     /// The method to call.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub call: Option<String>,
     /// A raw message sent as the body (HTTP) or text frame (WebSocket); over HTTP to the
     /// URL of the step's `call` when it has one, else of the method the text names.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub raw: Option<String>,
     /// A pagination walk.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub walk: Option<Walk>,
     /// A rate-limit probe.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub probe: Option<Probe>,
     /// Parameters of the call (templates allowed).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub params: Map<String, Value>,
     /// How the call authenticates.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::case::write::is_default")]
     pub auth: Auth,
     /// What the answer must be.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::case::write::is_default")]
     pub expect: ExpectedAnswer,
     /// Values to keep for later steps: name -> path in the response.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub capture: BTreeMap<String, String>,
     /// Clauses this step checks, when they are narrower than the case's.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub clauses: Option<Vec<String>>,
     /// Over WebSocket, the call goes this many times at once on one connection, each with
     /// its own id, and every answer is matched to its request by id and checked (2 to 16).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub in_flight: Option<usize>,
     /// The step runs even when an earlier one ended the execution: it puts the target back
     /// as the case found it (enables what the case disabled). After a stop, what it
     /// observes is a note.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::case::write::is_false")]
     pub always: bool,
     /// The named connection the step goes over, opened on first use and kept for later
     /// steps of the name: a WebSocket of its own, or over HTTP a client with a connection
     /// pool of its own. Steps without it share the execution's default connection.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub connection: Option<String>,
     /// The transport of this step, whatever the execution's transport (`http-query`,
     /// `http-body` or `ws`).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub transport: Option<TransportKind>,
     /// Line of the step in its file (set by the loader).
     #[serde(skip)]
@@ -122,52 +135,60 @@ pub struct Step {
 }
 
 /// How a step authenticates.
-#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Auth {
     /// The mechanism.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::case::write::is_default")]
     pub mode: AuthMode,
     /// Account role whose credentials are used (default `main`).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub account: Option<String>,
     /// `bearer`: a token (template) instead of logging in as `account`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub token: Option<String>,
     /// `bearer` login: the scope to request.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
     /// `bearer` login: a requirement (`account:read`, `block_rfq:read`, ...) the token must
     /// lack for the step to mean anything. SPEC.md does not say what a requested scope grants
     /// beyond what it names, so when the granted `scope` grants this requirement the case is
     /// skipped with that reason instead of expecting a refusal.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub lacks: Option<String>,
     /// Sign or log in with a wrong secret.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::case::write::is_false")]
     pub wrong_secret: bool,
     /// Signatures: milliseconds added to the current time.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::case::write::is_zero")]
     pub timestamp_offset_ms: i64,
     /// Signatures: the side of the 60 s window the timestamp must stay on whatever the
     /// target's clock skew (`[limits] clock_skew_ms`): the offset moves toward now by the
     /// skew for `inside`, further back for `outside`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub clock_skew: Option<SkewSide>,
     /// Signatures: the nonce; `"reuse"` reuses the nonce of the previous signed step.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub nonce: Option<String>,
     /// `client_signature`: the data field.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub data: Option<String>,
     /// `client_signature`: send no `nonce` and sign with an empty one.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::case::write::is_false")]
     pub no_nonce: bool,
     /// `client_signature`: drop the LF after the nonce when data is empty.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::case::write::is_false")]
     pub no_trailing_lf: bool,
     /// Signatures: send the hex upper-case.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::case::write::is_false")]
     pub uppercase_hex: bool,
     /// `signed`: sign this URI instead of the one requested.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub sign_uri: Option<String>,
 }
 
 /// Which side of the signature window a timestamp is meant for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SkewSide {
     /// Just inside: the skew moves the timestamp toward now (never past it).
@@ -188,7 +209,7 @@ impl SkewSide {
 }
 
 /// Authentication mechanisms.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AuthMode {
     /// No credentials.
@@ -209,52 +230,65 @@ pub enum AuthMode {
 }
 
 /// What the answer of a call must be.
-#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ExpectedAnswer {
     /// `result` (default), `error`, or `any`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::case::write::is_default")]
     pub outcome: Outcome,
     /// An error code SPEC.md gives (only 13668 today).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub error_code: Option<i64>,
     /// The error name SPEC.md gives with that code.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub error_message: Option<String>,
     /// Result schema name; default: the method's schema when one exists.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub schema: Option<String>,
     /// Skip the default result schema.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::case::write::is_false")]
     pub no_schema: bool,
     /// HTTP status of the answer (HTTP transports only).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub http_status: Option<u16>,
     /// Matchers on paths of the response envelope.
-    #[serde(default, rename = "match")]
+    #[serde(default, rename = "match", skip_serializing_if = "Vec::is_empty")]
     pub matchers: Vec<Matcher>,
 }
 
 /// A pagination walk: follow the cursor to the end and check the pages.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Walk {
     /// The method.
     pub call: String,
     /// Parameters besides count and cursor (templates allowed).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub params: Map<String, Value>,
     /// The result member holding the entries (`logs`, `entries`).
     pub items: String,
     /// The result member and parameter carrying the cursor (`continuation`).
-    #[serde(default = "Walk::default_cursor")]
+    #[serde(
+        default = "Walk::default_cursor",
+        skip_serializing_if = "crate::case::write::is_default_cursor"
+    )]
     pub cursor: String,
     /// Page size of the walk.
     pub count: u32,
     /// Page size of a second walk whose entries must be exactly the same.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub compare_count: Option<u32>,
     /// The entry member that identifies an entry (default: the whole entry).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
     /// The entry member holding its timestamp, checked against the window params.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub timestamp: Option<String>,
     /// Stop and fail after this many pages.
-    #[serde(default = "Walk::default_max_pages")]
+    #[serde(
+        default = "Walk::default_max_pages",
+        skip_serializing_if = "crate::case::write::is_default_max_pages"
+    )]
     pub max_pages: u32,
 }
 
@@ -268,16 +302,19 @@ impl Walk {
 }
 
 /// A rate-limit probe: send requests without pacing until the server refuses one.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Probe {
     /// The method.
     pub call: String,
     /// Its parameters.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub params: Map<String, Value>,
     /// Requests beyond the target's declared burst before concluding there is no limit.
-    #[serde(default = "Probe::default_margin")]
+    #[serde(
+        default = "Probe::default_margin",
+        skip_serializing_if = "crate::case::write::is_default_margin"
+    )]
     pub margin: u32,
 }
 

@@ -17,7 +17,7 @@ use super::{Catalog, Finding, Matcher, SchemaSet, short};
 use harness_protocol::jsonrpc::{self, ErrorObject, validate_response};
 
 /// The kind of answer a step requires.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Outcome {
     /// A `result`.

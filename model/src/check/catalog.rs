@@ -172,6 +172,29 @@ impl Catalog {
         self.get(id).map_or(Level::Must, |clause| clause.level)
     }
 
+    /// The embedded clause catalog (`cases/clauses.toml` with its statements table),
+    /// without loading the cases: for code that needs only the clauses' levels.
+    pub fn embedded() -> Result<Catalog, FileError> {
+        let file = |inner: &str| {
+            harness_cases::FILES
+                .iter()
+                .find(|file| file.path == inner)
+                .map(|file| (Path::new("cases").join(file.path), file.text))
+        };
+        let (shown, text) = file("clauses.toml").ok_or_else(|| {
+            FileError::new(
+                Path::new("cases/clauses.toml"),
+                0,
+                "the corpus has no catalog",
+            )
+        })?;
+        let mut catalog = Catalog::parse(&shown, text)?;
+        if let Some((shown, text)) = file("statements.toml") {
+            catalog = catalog.with_statements(Statements::parse(&shown, text)?);
+        }
+        Ok(catalog)
+    }
+
     /// The verdict of a finding on these clauses: the most severe their levels give (fail
     /// if any is `must`, else warn if any is `warn`, else info).
     pub fn finding_verdict(&self, clauses: &[String]) -> Verdict {

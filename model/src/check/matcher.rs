@@ -2,45 +2,58 @@
 //! `result.token_type`, `error.code`. A path with `[*]` applies the matcher to every
 //! element; a path that leads nowhere yields `None`, which only `exists = false` accepts.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// One expectation on the value(s) at a path of the response envelope.
-#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Matcher {
     /// Dotted path from the envelope root, with `[n]` and `[*]` for arrays.
     pub path: String,
     /// The value equals this.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub equals: Option<Value>,
     /// The value differs from this.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub not_equals: Option<Value>,
     /// The value is one of these.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub one_of: Option<Vec<Value>>,
     /// The JSON type: string, integer, number, boolean, null, array or object.
-    #[serde(rename = "type")]
+    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
     pub json_type: Option<String>,
     /// Whether the path leads to a value (`false`: it must not).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub exists: Option<bool>,
     /// Exact length of an array or string.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub len: Option<usize>,
     /// Minimum length of an array or string.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub len_min: Option<usize>,
     /// Maximum length of an array or string.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub len_max: Option<usize>,
     /// Minimum of a number.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub min: Option<f64>,
     /// Maximum of a number.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub max: Option<f64>,
     /// A substring of a string value, or a word of a space-separated one.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub contains: Option<String>,
     /// The value, or a value nested anywhere inside it, equals this: for what SPEC.md says
     /// a response returns without showing under which name.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub holds: Option<Value>,
     /// The value equals an element of this array (in case files, a template naming a list
     /// captured by an earlier step).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub among: Option<Value>,
     /// The clauses this matcher checks, when they differ from the step's.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub clauses: Option<Vec<String>>,
 }
 

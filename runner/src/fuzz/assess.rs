@@ -1,21 +1,22 @@
-//! Judging one answer against the oracle's expectation: the envelope first, then result or
+//! Judging one answer against the oracle's prediction: the envelope first, then result or
 //! error as expected, then for a result the HTTP status, the schema and the rules of
 //! SPEC.md section 4 an answer shows directly (page sizes, windows, filters and signed data
 //! echoed).
 
 use serde_json::Value;
 
-use super::FuzzRequest;
-use super::rules::Expectation;
+use super::prediction::{self, Mismatch, Outcome, Prediction, Seen};
 use super::send::Sent;
+use super::{FuzzRequest, RequestAuth};
 use crate::transport::TransportErrorKind;
+use harness_model::case::TransportKind;
 use harness_model::check::{Finding, Redactor, SchemaSet, Verdict, short};
 use harness_protocol::jsonrpc::{self, code};
 use harness_protocol::spec;
 
-/// A broken rule: a [`Finding`] at [`Verdict::Fail`] on the one clause it breaks.
+/// A broken rule: a [`Finding`] on the one clause it breaks, at the catalog's level.
 fn fail(clause: &str, message: String) -> Option<Finding> {
-    Some(Finding::fail(clause, message))
+    Some(prediction::broken(clause, message))
 }
 
 /// Whether a judgement is a throttled answer, which is never judged: a [`Finding`] at
@@ -29,22 +30,51 @@ pub(crate) fn is_unanswered(finding: &Finding) -> bool {
     finding.verdict == Verdict::Error
 }
 
+/// The clause an answer that does not come over `transport` breaks.
+fn transport_clause(transport: TransportKind) -> &'static str {
+    match transport {
+        TransportKind::HttpQuery => "transport.http.query",
+        TransportKind::HttpBody => "transport.http.body",
+        TransportKind::Ws => "transport.ws",
+        TransportKind::Rest => "m.lock_portfolio.result",
+    }
+}
+
+/// The clause a JSON-RPC answer that is not JSON breaks.
+const NOT_JSON: &str = "env.response.jsonrpc";
+
+/// Whether a finding on `clause` for `request` is one [`assess`] makes before it judges the
+/// answer against its prediction: the answer did not come over the request's JSON-RPC
+/// transport, or its envelope is broken (each clause [`jsonrpc::EnvelopeViolation`] gives).
+/// A case replaying such a finding expects either outcome: the runner's envelope check sees
+/// the defect whatever the case expects, and the prediction may rest on what only the run
+/// knew (the scope a token was granted).
+pub(crate) fn found_before_prediction(request: &FuzzRequest, clause: &str) -> bool {
+    use jsonrpc::EnvelopeViolation as Broken;
+    let envelope = [
+        Broken::NotAnObject,
+        Broken::IdMissing,
+        Broken::NeitherResultNorError,
+        Broken::ErrorNotObject,
+    ];
+    (request.transport != TransportKind::Rest && clause == transport_clause(request.transport))
+        || clause == NOT_JSON
+        || envelope
+            .iter()
+            .any(|violation| violation.clause() == clause)
+}
+
 /// Judges the answer `sent` got: `None` when it holds, else a [`Finding`] at
 /// [`Verdict::Fail`] on the clause it breaks, at [`Verdict::Skip`] for a throttled
 /// answer, or at [`Verdict::Error`] when no answer came (timed out, refused).
 pub(crate) fn assess(
     request: &FuzzRequest,
-    expectation: &Expectation,
+    prediction: &Prediction,
     sent: &Sent,
     schemas: &SchemaSet,
     redactor: &Redactor,
 ) -> Option<Finding> {
-    let transport_clause = match request.transport {
-        harness_model::case::TransportKind::HttpQuery => "transport.http.query",
-        harness_model::case::TransportKind::HttpBody => "transport.http.body",
-        harness_model::case::TransportKind::Ws => "transport.ws",
-        harness_model::case::TransportKind::Rest => "m.lock_portfolio.result",
-    };
+    let transport_clause = transport_clause(request.transport);
     let exchange = &sent.exchange;
     if let Some(failure) = &exchange.failure {
         let what = match failure.kind {
@@ -75,7 +105,7 @@ pub(crate) fn assess(
     let Some(answer) = &received.json else {
         let body: String = received.body.chars().take(120).collect();
         return fail(
-            "env.response.jsonrpc",
+            NOT_JSON,
             format!("the answer is not JSON: {}", redactor.text(&body)),
         );
     };
@@ -83,50 +113,37 @@ pub(crate) fn assess(
         return fail(violation.clause(), violation.to_string());
     }
     let shown = || short(&redactor.json(answer));
-    match (expectation, answer.get("result"), jsonrpc::error_of(answer)) {
+    let error = jsonrpc::error_of(answer);
+    let seen = match (&error, answer.get("result")) {
+        (Some(_), _) if sent.throttled => Seen::Throttled,
+        (Some(error), _) => Seen::Error(error.code, error.message.clone()),
+        (None, Some(result)) => Seen::Result(result.clone()),
+        (None, None) => Seen::Nothing("neither result nor error".to_owned()),
+    };
+    if let (Seen::Throttled, Some(error)) = (&seen, &error)
+        && prediction.outcome == Outcome::Result
+    {
         // A throttling answer (a code of the target's `[limits] throttle_codes`) is the
         // server protecting itself: SPEC.md states the transaction log's rate and leaves the
         // limits of every other method open (section 8).
-        (Expectation::Result(_), _, Some(error)) if sent.throttled => {
-            return Some(Finding::new(
-                Verdict::Skip,
-                Vec::new(),
-                format!("throttled with code {}: not judged", error.code),
-            ));
+        return Some(Finding::new(
+            Verdict::Skip,
+            Vec::new(),
+            format!("throttled with code {}: not judged", error.code),
+        ));
+    }
+    if let Some(mismatch) = prediction::judge(prediction, &seen) {
+        let mut message = mismatch.describe(prediction);
+        let clause = match (&mismatch, &error) {
+            (Mismatch::Refused(..), Some(error)) => {
+                refusal_clause(request, prediction.clause, error)
+            }
+            _ => prediction.clause,
+        };
+        if mismatch == Mismatch::Answered {
+            message.push_str(&format!(": {}", shown()));
         }
-        (Expectation::Result(clause), _, Some(error)) => {
-            return fail(
-                refusal_clause(request, clause, &error),
-                format!(
-                    "a valid request was refused with {} {}",
-                    error.code, error.message
-                ),
-            );
-        }
-        (Expectation::Error { clause, why, .. }, Some(_), _) => {
-            return fail(
-                clause,
-                format!("{why}, yet answered with a result: {}", shown()),
-            );
-        }
-        (
-            Expectation::Error {
-                clause,
-                code: Some(wanted),
-                why,
-            },
-            None,
-            Some(error),
-        ) if error.code != *wanted => {
-            return fail(
-                clause,
-                format!(
-                    "{why}: answered with code {} instead of {wanted}",
-                    error.code
-                ),
-            );
-        }
-        _ => {}
+        return fail(clause, message);
     }
     // An expected error came: nothing more to judge.
     let result = answer.get("result")?;
@@ -181,9 +198,19 @@ fn refusal_clause<'a>(
         _ if error.code == code::UNAUTHORIZED || error.code == code::INVALID_CREDENTIALS => {
             accepted
         }
-        (_, Some(rule)) if !accepted.starts_with("auth.client") => rule.clause,
+        // A login's refusal breaks the login's clause; another call's, its method's.
+        (_, Some(rule)) if !is_login(&request.auth) => rule.clause,
         _ => accepted,
     }
+}
+
+/// Whether the request is a `public/auth` login with credentials (its own clause is the
+/// login's).
+fn is_login(auth: &RequestAuth) -> bool {
+    matches!(
+        auth,
+        RequestAuth::ClientCredentials { .. } | RequestAuth::ClientSignature { .. }
+    )
 }
 
 /// An integer parameter as sent, whether as a JSON number or as query text.

@@ -1,66 +1,79 @@
 //! Writing a finding as a case file the conformance runner loads (CONTRIBUTING.md): the
-//! shrunk request as a `call` (or `raw`) step with the expectation the oracle gave it, so
-//! `harness run --cases DIR` reproduces the finding without the fuzzer.
+//! shrunk request as a `call` (or `raw`, or `walk`) step with the prediction the oracle
+//! gave it, so `harness run --cases DIR` reproduces the finding without the fuzzer. The
+//! file is a [`Case`] value written by [`Case::to_toml`]: the fuzzer has no case-file
+//! syntax of its own.
 //!
 //! Secrets never appear: credentials are written as auth modes the runner fills in.
 
+use std::collections::BTreeMap;
+
 use serde_json::{Map, Value};
 
-use super::rules::{self, Expectation};
+use super::prediction::Prediction;
+use super::rules;
 use super::send::account_of;
 use super::{FuzzRequest, RequestAuth, SecretPlan};
+use harness_model::case::{
+    Auth, AuthMode, Case, ExpectedAnswer, Needs, Outcome, Step, Walk, storable,
+};
+use harness_model::check::Matcher;
 use harness_model::target_file::Target;
+use harness_protocol::spec;
 
-/// The case file of a finding judged with `expectation`: `id` must be unique in the
+/// The case file of a finding judged with `prediction`: `id` must be unique in the
 /// directory it goes to.
 pub fn case_file(
     id: &str,
     request: &FuzzRequest,
-    expectation: &Expectation,
+    prediction: &Prediction,
     clause: &str,
     message: &str,
     target: &Target,
 ) -> String {
-    let quote = |text: &str| toml::Value::String(text.to_owned()).to_string();
-    let mut out = String::new();
-    out.push_str(&format!(
-        "# Found by harness fuzz ({}); shrunk. The oracle expects {}.\n",
+    let comment = format!(
+        "Found by harness fuzz ({}); shrunk. The oracle expects {}.",
         one_line(&request.why),
-        match expectation {
-            Expectation::Result(_) => "a result",
-            Expectation::Error { .. } => "an error",
-            Expectation::Any => "either a result or an error",
+        match prediction.outcome {
+            Outcome::Result => "a result",
+            Outcome::Error => "an error",
+            Outcome::Any => "either a result or an error",
         }
-    ));
-    out.push_str(&format!("id = {}\n", quote(id)));
-    out.push_str(&format!("title = {}\n", quote(&one_line(message))));
-    out.push_str(&format!("clauses = [{}]\n", quote(clause)));
-    out.push_str(&format!(
-        "transports = [{}]\n",
-        quote(request.transport.as_str())
-    ));
-    let account = account_of(&request.auth);
+    );
+    let case = finding_case(id, request, prediction, clause, message, target);
+    // Every value went through `storable`, so TOML can hold it.
+    case.to_toml(&comment)
+        .unwrap_or_else(|error| format!("# {comment}\n# not written: {error}\n"))
+}
+
+/// The finding as a [`Case`].
+fn finding_case(
+    id: &str,
+    request: &FuzzRequest,
+    prediction: &Prediction,
+    clause: &str,
+    message: &str,
+    target: &Target,
+) -> Case {
     let destructive = rules::method(&request.method).is_some_and(|rule| rule.state_changing);
-    out.push_str(&format!(
-        "needs = {{ accounts = [{}], destructive = {destructive} }}\n",
-        account.map(quote).unwrap_or_default()
-    ));
-    if destructive {
-        out.push_str("serial = true\n");
-    }
+    let mut steps = Vec::new();
     let mut params = request.params.clone();
     if let RequestAuth::RefreshOf { account, scope } = &request.auth {
-        out.push_str("\n[[step]]\ncall = \"public/auth\"\n");
+        let mut login_params = Map::new();
         if let Some(scope) = scope {
-            out.push_str(&format!("params = {{ scope = {} }}\n", quote(scope)));
+            login_params.insert("scope".to_owned(), Value::from(scope.clone()));
         }
-        out.push_str(&format!(
-            "auth = {{ mode = \"client_credentials\", account = {} }}\n",
-            quote(account)
-        ));
-        out.push_str(
-            "expect = { outcome = \"result\" }\ncapture = { refresh = \"result.refresh_token\" }\n",
-        );
+        steps.push(Step {
+            call: Some("public/auth".to_owned()),
+            params: login_params,
+            auth: Auth {
+                mode: AuthMode::ClientCredentials,
+                account: Some(account.clone()),
+                ..Auth::default()
+            },
+            capture: BTreeMap::from([("refresh".to_owned(), "result.refresh_token".to_owned())]),
+            ..Step::default()
+        });
         params.insert("refresh_token".to_owned(), Value::from("{{refresh}}"));
     }
     if let (
@@ -80,240 +93,247 @@ pub fn case_file(
             Value::from(format!("{{{{account.{account}.client_id}}}}")),
         );
     }
-    let auth = auth_table(&request.auth, &quote);
+    let params: Map<String, Value> = params
+        .iter()
+        .map(|(name, value)| (name.clone(), storable(value)))
+        .collect();
+    let auth = auth_of(&request.auth);
     let replay = matches!(
         request.auth,
         RequestAuth::Signed { replay: true, .. }
             | RequestAuth::ClientSignature { replay: true, .. }
     );
     if replay {
-        out.push_str(&step(
-            request,
-            &params,
-            auth.as_deref(),
-            "{ outcome = \"any\" }",
-        ));
+        let mut first = step(request, &params, auth.clone());
+        first.expect.outcome = Outcome::Any;
+        steps.push(first);
     }
-    let auth = auth.map(|auth| {
-        if replay {
-            auth.replace(" }", ", nonce = \"reuse\" }")
-        } else {
-            auth
-        }
-    });
-    out.push_str(&step(
+    let mut last = step(
         request,
         &params,
-        auth.as_deref(),
-        &expect_table(expectation, clause, request),
-    ));
-    out
+        Auth {
+            nonce: replay.then(|| "reuse".to_owned()),
+            ..auth
+        },
+    );
+    if last.walk.is_none() {
+        last.expect = expected_answer(prediction, clause, request);
+    }
+    steps.push(last);
+    Case {
+        id: id.to_owned(),
+        title: one_line(message),
+        clauses: vec![clause.to_owned()],
+        transports: vec![request.transport],
+        needs: Needs {
+            accounts: account_of(&request.auth)
+                .map(|account| vec![account.to_owned()])
+                .unwrap_or_default(),
+            fixtures: Vec::new(),
+            destructive,
+        },
+        serial: destructive,
+        steps,
+        path: std::path::PathBuf::new(),
+    }
 }
 
-fn step(
-    request: &FuzzRequest,
-    params: &Map<String, Value>,
-    auth: Option<&str>,
-    expect: &str,
-) -> String {
-    let mut out = String::from("\n[[step]]\n");
+/// The step sending `request` (with `params` and `auth`), expecting a result.
+fn step(request: &FuzzRequest, params: &Map<String, Value>, auth: Auth) -> Step {
     if request.walk {
-        // Keys before the [step.walk] header belong to the step, after it to the walk.
-        if let Some(auth) = auth {
-            out.push_str(&format!("auth = {auth}\n"));
-        }
         let mut params = params.clone();
         let count = params
             .remove("count")
             .and_then(|count| count.as_u64())
+            .and_then(|count| u32::try_from(count).ok())
             .unwrap_or(20);
         let items = if request.method == "private/get_trigger_order_history" {
             "entries"
         } else {
             "logs"
         };
-        out.push_str(&format!(
-            "[step.walk]\ncall = {}\n",
-            toml::Value::String(request.method.clone())
-        ));
-        if !params.is_empty() {
-            out.push_str(&format!("params = {}\n", inline_table(&params)));
-        }
-        out.push_str(&format!(
-            "items = \"{items}\"\ncount = {count}\nmax_pages = 400\n"
-        ));
-        return out;
+        return Step {
+            walk: Some(Walk {
+                call: request.method.clone(),
+                params,
+                items: items.to_owned(),
+                cursor: "continuation".to_owned(),
+                count,
+                compare_count: None,
+                key: None,
+                timestamp: None,
+                max_pages: 400,
+            }),
+            auth,
+            ..Step::default()
+        };
     }
     match &request.raw {
-        Some(raw) => out.push_str(&format!(
-            "raw = {}\n",
-            toml::Value::String(raw.replace("%ID%", "1"))
-        )),
-        None => {
-            let call = if request.method == rules::LOCK_PORTFOLIO {
-                "private/lock_portfolio"
-            } else {
-                &request.method
-            };
-            out.push_str(&format!(
-                "call = {}\n",
-                toml::Value::String(call.to_owned())
-            ));
-            if !params.is_empty() {
-                out.push_str(&format!("params = {}\n", inline_table(params)));
-            }
-        }
-    }
-    if let Some(auth) = auth {
-        out.push_str(&format!("auth = {auth}\n"));
-    }
-    out.push_str(&format!("expect = {expect}\n"));
-    out
-}
-
-/// A JSON object as a TOML inline table. Values TOML cannot hold (null, integers beyond
-/// i64) are written as strings, which is what a query string carries anyway.
-fn inline_table(params: &Map<String, Value>) -> String {
-    let members: Vec<String> = params
-        .iter()
-        .map(|(name, value)| {
-            let key = toml::Value::String(name.clone()).to_string();
-            format!("{key} = {}", toml_value(value))
-        })
-        .collect();
-    format!("{{ {} }}", members.join(", "))
-}
-
-fn toml_value(value: &Value) -> String {
-    match value {
-        Value::Number(number) if number.is_i64() || number.is_f64() => number.to_string(),
-        Value::Bool(flag) => flag.to_string(),
-        Value::Array(items) => format!(
-            "[{}]",
-            items.iter().map(toml_value).collect::<Vec<_>>().join(", ")
-        ),
-        Value::Object(members) => inline_table(members),
-        Value::String(text) => toml::Value::String(text.clone()).to_string(),
-        other => toml::Value::String(other.to_string()).to_string(),
+        Some(raw) => Step {
+            raw: Some(raw.replace("%ID%", "1")),
+            auth,
+            ..Step::default()
+        },
+        None => Step {
+            call: Some(request.method.clone()),
+            params: params.clone(),
+            auth,
+            ..Step::default()
+        },
     }
 }
 
-fn auth_table(auth: &RequestAuth, quote: &dyn Fn(&str) -> String) -> Option<String> {
-    Some(match auth {
-        RequestAuth::None | RequestAuth::RefreshOf { .. } => return None,
-        RequestAuth::ClientCredentials {
+/// The auth mode that stands for `auth` in a case file.
+fn auth_of(auth: &RequestAuth) -> Auth {
+    let of = |mode: AuthMode, account: &str| Auth {
+        mode,
+        account: Some(account.to_owned()),
+        ..Auth::default()
+    };
+    let bearer_token = |token: &str| Auth {
+        mode: AuthMode::Bearer,
+        token: Some(token.to_owned()),
+        ..Auth::default()
+    };
+    match auth {
+        RequestAuth::None
+        | RequestAuth::RefreshOf { .. }
+        | RequestAuth::ClientCredentials {
             secret: SecretPlan::Omitted,
             ..
-        } => return None,
-        RequestAuth::Bearer { account, scope } => match scope {
-            Some(scope) => format!(
-                "{{ mode = \"bearer\", account = {}, scope = {} }}",
-                quote(account),
-                quote(scope)
-            ),
-            None => format!("{{ mode = \"bearer\", account = {} }}", quote(account)),
+        } => Auth::default(),
+        RequestAuth::Bearer { account, scope } => Auth {
+            scope: scope.clone(),
+            ..of(AuthMode::Bearer, account)
         },
-        RequestAuth::BogusToken => {
-            "{ mode = \"bearer\", token = \"never-issued-token\" }".to_owned()
-        }
+        RequestAuth::BogusToken => bearer_token("never-issued-token"),
         RequestAuth::Basic {
             account,
             wrong_secret,
-        } => format!(
-            "{{ mode = \"basic\", account = {}, wrong_secret = {wrong_secret} }}",
-            quote(account)
-        ),
+        } => Auth {
+            wrong_secret: *wrong_secret,
+            ..of(AuthMode::Basic, account)
+        },
         RequestAuth::Signed {
             account,
             wrong_secret,
             offset_ms,
             ..
-        } => format!(
-            "{{ mode = \"signed\", account = {}, wrong_secret = {wrong_secret}, timestamp_offset_ms = {offset_ms} }}",
-            quote(account)
-        ),
-        RequestAuth::ClientCredentials { account, secret } => format!(
-            "{{ mode = \"client_credentials\", account = {}, wrong_secret = {} }}",
-            quote(account),
-            *secret == SecretPlan::Wrong
-        ),
+        } => Auth {
+            wrong_secret: *wrong_secret,
+            timestamp_offset_ms: *offset_ms,
+            ..of(AuthMode::Signed, account)
+        },
+        RequestAuth::ClientCredentials { account, secret } => Auth {
+            wrong_secret: *secret == SecretPlan::Wrong,
+            ..of(AuthMode::ClientCredentials, account)
+        },
         RequestAuth::ClientSignature {
             account,
             wrong_secret,
             offset_ms,
             uppercase,
             ..
-        } => format!(
-            "{{ mode = \"client_signature\", account = {}, wrong_secret = {wrong_secret}, timestamp_offset_ms = {offset_ms}, uppercase_hex = {uppercase} }}",
-            quote(account)
-        ),
-        RequestAuth::ApiKey { right: true } => "{ mode = \"api_key\" }".to_owned(),
-        RequestAuth::ApiKey { right: false } => {
-            "{ mode = \"bearer\", token = \"wrong-direct-access-key\" }".to_owned()
-        }
-    })
+        } => Auth {
+            wrong_secret: *wrong_secret,
+            timestamp_offset_ms: *offset_ms,
+            uppercase_hex: *uppercase,
+            ..of(AuthMode::ClientSignature, account)
+        },
+        RequestAuth::ApiKey { right: true } => Auth {
+            mode: AuthMode::ApiKey,
+            ..Auth::default()
+        },
+        RequestAuth::ApiKey { right: false } => bearer_token("wrong-direct-access-key"),
+    }
 }
 
-fn expect_table(expectation: &Expectation, clause: &str, request: &FuzzRequest) -> String {
-    if clause.starts_with("env.") || clause.starts_with("transport.") {
-        return "{ outcome = \"any\" }".to_owned();
+fn expected_answer(prediction: &Prediction, clause: &str, request: &FuzzRequest) -> ExpectedAnswer {
+    let outcome = |outcome| ExpectedAnswer {
+        outcome,
+        ..ExpectedAnswer::default()
+    };
+    if super::assess::found_before_prediction(request, clause) {
+        return outcome(Outcome::Any);
     }
-    match expectation {
-        Expectation::Error {
-            code: Some(code), ..
-        } => format!(
-            "{{ outcome = \"error\", error_code = {code}, error_message = \"security_key_authorization_error\" }}"
-        ),
-        Expectation::Error { .. } => "{ outcome = \"error\" }".to_owned(),
-        Expectation::Any => "{ outcome = \"any\" }".to_owned(),
-        Expectation::Result(_) => {
-            let mut parts = vec!["outcome = \"result\"".to_owned()];
-            if clause == "http.status.success" {
-                parts.push("http_status = 200".to_owned());
-            }
-            if let Some(matcher) = echo_matcher(clause, request) {
-                parts.push(format!(
-                    "match = [{{ {matcher}, clauses = [\"{clause}\"] }}]"
-                ));
-            }
-            format!("{{ {} }}", parts.join(", "))
-        }
+    match prediction.outcome {
+        Outcome::Error => ExpectedAnswer {
+            error_code: prediction.code,
+            error_message: prediction.code.and_then(error_name),
+            ..outcome(Outcome::Error)
+        },
+        Outcome::Any => outcome(Outcome::Any),
+        Outcome::Result => ExpectedAnswer {
+            http_status: (clause == "http.status.success").then_some(200),
+            matchers: echo_matcher(clause, request)
+                .map(|matcher| {
+                    vec![Matcher {
+                        clauses: Some(vec![clause.to_owned()]),
+                        ..matcher
+                    }]
+                })
+                .unwrap_or_default(),
+            ..outcome(Outcome::Result)
+        },
     }
+}
+
+/// The error name SPEC.md gives with `code`, when it gives one.
+fn error_name(code: i64) -> Option<String> {
+    (code == harness_protocol::spec::SECOND_FACTOR_ERROR_CODE)
+        .then(|| harness_protocol::spec::SECOND_FACTOR_ERROR_NAME.to_owned())
 }
 
 /// The matcher that shows a broken echoed rule (see `assess::echoed_rules`).
-fn echo_matcher(clause: &str, request: &FuzzRequest) -> Option<String> {
-    let param = |name: &str| request.params.get(name).map(toml_value);
+fn echo_matcher(clause: &str, request: &FuzzRequest) -> Option<Matcher> {
+    let param = |name: &str| request.params.get(name).map(storable);
+    let number = |name: &str| param(name).and_then(|value| value.as_f64());
+    let path = |path: &str| Matcher {
+        path: path.to_owned(),
+        ..Matcher::default()
+    };
     Some(match clause {
-        "m.get_transaction_log.count" => format!(
-            "path = \"result.logs\", len_max = {}",
-            param("count").unwrap_or_else(|| "100".to_owned())
-        ),
-        "m.get_trigger_order_history.count" => format!(
-            "path = \"result.entries\", len_max = {}",
-            param("count").unwrap_or_else(|| "20".to_owned())
-        ),
-        "m.get_transaction_log.window" => {
-            let mut bounds = vec!["path = \"result.logs[*].timestamp\"".to_owned()];
-            bounds.extend(param("start_timestamp").map(|start| format!("min = {start}")));
-            bounds.extend(param("end_timestamp").map(|end| format!("max = {end}")));
-            bounds.join(", ")
-        }
-        "m.get_transaction_log.subaccount" => format!(
-            "path = \"result.logs[*].user_id\", equals = {}",
-            param("subaccount_id")?
-        ),
-        "m.get_trigger_order_history.instrument_filter" => format!(
-            "path = \"result.entries[*].instrument_name\", equals = {}",
-            param("instrument_name")?
-        ),
-        "m.get_book_summary_by_instrument.instrument" => format!(
-            "path = \"result[*].instrument_name\", equals = {}",
-            param("instrument_name")?
-        ),
-        "m.get_mmp_status.block_rfq" => "path = \"result[*].block_rfq\", equals = true".to_owned(),
+        "m.get_transaction_log.count" => Matcher {
+            len_max: count_of(request),
+            ..path("result.logs")
+        },
+        "m.get_trigger_order_history.count" => Matcher {
+            len_max: count_of(request),
+            ..path("result.entries")
+        },
+        "m.get_transaction_log.window" => Matcher {
+            min: number("start_timestamp"),
+            max: number("end_timestamp"),
+            ..path("result.logs[*].timestamp")
+        },
+        "m.get_transaction_log.subaccount" => Matcher {
+            equals: Some(param("subaccount_id")?),
+            ..path("result.logs[*].user_id")
+        },
+        "m.get_trigger_order_history.instrument_filter" => Matcher {
+            equals: Some(param("instrument_name")?),
+            ..path("result.entries[*].instrument_name")
+        },
+        "m.get_book_summary_by_instrument.instrument" => Matcher {
+            equals: Some(param("instrument_name")?),
+            ..path("result[*].instrument_name")
+        },
+        "m.get_mmp_status.block_rfq" => Matcher {
+            equals: Some(Value::Bool(true)),
+            ..path("result[*].block_rfq")
+        },
         _ => return None,
     })
+}
+
+/// The request's `count`, or the method's default `count` of the spec table when it sends
+/// none.
+fn count_of(request: &FuzzRequest) -> Option<usize> {
+    let count = match request.params.get("count") {
+        Some(count) => count.as_i64(),
+        None => spec::method(&request.method).and_then(spec::Method::default_count),
+    };
+    count.and_then(|count| usize::try_from(count).ok())
 }
 
 fn one_line(text: &str) -> String {

@@ -1,20 +1,20 @@
 //! One generated request sent (or walked) and its answer judged against the oracle's
-//! expectation: what the fuzz run does for each request and the shrinker for each
+//! prediction: what the fuzz run does for each request and the shrinker for each
 //! candidate.
 
 use super::FuzzRequest;
 use super::assess;
-use super::rules::{self, Expectation};
+use super::rules::{self, Prediction};
 use super::send::{Budget, Sender};
 use super::walk;
 use crate::transport::TransportErrorKind;
 use harness_model::check::{Finding, Redactor, SchemaSet, Verdict};
 
-/// One request's verdict: the oracle's expectation and, unless the answer held, the
+/// One request's verdict: the oracle's prediction and, unless the answer held, the
 /// finding on it (see [`assess::assess`]).
 #[derive(Clone, Debug)]
 pub(crate) struct Assessed {
-    pub(crate) expectation: Expectation,
+    pub(crate) prediction: Prediction,
     pub(crate) finding: Option<Finding>,
 }
 
@@ -30,10 +30,10 @@ pub(crate) async fn execute(
     budget: Budget,
 ) -> Assessed {
     if request.walk {
-        let (expectation, finding) =
+        let (prediction, finding) =
             walk::walk(sender, schemas, redactor, request, id, ws, budget).await;
         return Assessed {
-            expectation,
+            prediction,
             finding,
         };
     }
@@ -43,10 +43,10 @@ pub(crate) async fn execute(
                 params: sent.params.clone(),
                 ..request.clone()
             };
-            let expectation = rules::expect(&as_sent, &sent.knowledge);
-            let finding = assess::assess(request, &expectation, &sent, schemas, redactor);
+            let prediction = rules::expect(&as_sent, &sent.knowledge);
+            let finding = assess::assess(request, &prediction, &sent, schemas, redactor);
             Assessed {
-                expectation,
+                prediction,
                 finding,
             }
         }
@@ -75,11 +75,11 @@ pub(crate) async fn execute(
             );
             let clause = "auth.client_credentials.accepted";
             Assessed {
-                expectation: Expectation::Result(clause),
+                prediction: Prediction::result(clause),
                 finding: Some(if unanswered {
                     Finding::new(Verdict::Error, vec![clause.to_owned()], message)
                 } else {
-                    Finding::fail(clause, message)
+                    super::prediction::broken(clause, message)
                 }),
             }
         }

@@ -165,8 +165,8 @@ impl Generator<'_> {
                     scope: None,
                 };
             }
-            // Logout is WebSocket only: half the time it is sent over HTTP regardless.
-            "private/logout" if rng.random_bool(0.5) => transport = TransportKind::Ws,
+            // A WebSocket-only method (logout): half the time it is sent over HTTP regardless.
+            _ if rule.ws_only() && rng.random_bool(0.5) => transport = TransportKind::Ws,
             "private/get_mmp_status" if !params.contains_key("index_name") => {
                 params.remove("mmp_group");
             }
@@ -175,7 +175,7 @@ impl Generator<'_> {
         if transport == TransportKind::Ws && self.target.ws_url.is_none() {
             transport = TransportKind::HttpBody;
         }
-        if rule.private && transport.is_http() && rule.name != "private/logout" {
+        if rule.private && transport.is_http() && !rule.ws_only() {
             auth = match rng.random_range(0..10) {
                 0 => RequestAuth::Basic {
                     account: "main".to_owned(),

@@ -23,6 +23,7 @@ mod case_file;
 mod execute;
 mod generate;
 pub mod merge;
+pub mod prediction;
 pub mod rules;
 mod run;
 mod schedule;

@@ -19,7 +19,6 @@ use super::{FuzzRequest, RequestAuth};
 use auth::{auth_params_refusal, auth_refusal};
 use harness_model::case::TransportKind;
 use harness_protocol::auth::scope::Scope;
-use harness_protocol::jsonrpc::code;
 
 pub(crate) use harness_protocol::spec::{Fixture, Kind, Method, Param, Values};
 
@@ -44,23 +43,8 @@ pub(crate) fn method(name: &str) -> Option<&'static Method> {
     METHODS.iter().copied().find(|rule| rule.name == name)
 }
 
-/// What a conforming server must answer.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Expectation {
-    /// A result; a refusal breaks the clause.
-    Result(&'static str),
-    /// An error (with this code, where the spec gives one); a result breaks the clause.
-    Error {
-        /// The clause a result breaks.
-        clause: &'static str,
-        /// The code SPEC.md requires, if any.
-        code: Option<i64>,
-        /// Why the request must be refused.
-        why: String,
-    },
-    /// Either; only the envelope and a result's schema are checked.
-    Any,
-}
+/// What a conforming server must answer (the type the sequence model predicts with too).
+pub use super::prediction::Prediction;
 
 /// What the oracle knows beyond the request: the fixtures and the scope a token was granted.
 #[derive(Clone, Debug, Default)]
@@ -81,36 +65,32 @@ pub struct OracleKnowledge {
     pub connection_holds_token: bool,
 }
 
-fn error(clause: &'static str, why: impl Into<String>) -> Expectation {
-    Expectation::Error {
-        clause,
-        code: None,
-        why: why.into(),
-    }
+fn error(clause: &'static str, why: impl Into<String>) -> Prediction {
+    Prediction::error(clause, why)
 }
 
 /// The oracle: what `request` must get.
-pub fn expect(request: &FuzzRequest, knowledge: &OracleKnowledge) -> Expectation {
+pub fn expect(request: &FuzzRequest, knowledge: &OracleKnowledge) -> Prediction {
     if request.raw.is_some() {
         // SPEC.md does not say that a body departing from the envelope (`jsonrpc` "1.0",
         // array `params`: the `lenient-envelope` variant) is refused, and that malformed JSON
         // gets an error is only a warn clause (`env.invalid_request.refused`): the answer is
         // judged as an envelope only.
-        return Expectation::Any;
+        return Prediction::either("");
     }
     if request.method == LOCK_PORTFOLIO {
         return match (&request.auth, request.params.is_empty()) {
             (RequestAuth::ApiKey { right: true }, true) => {
-                Expectation::Result("m.lock_portfolio.result")
+                Prediction::result("m.lock_portfolio.result")
             }
-            (RequestAuth::ApiKey { right: true }, false) => Expectation::Any,
+            (RequestAuth::ApiKey { right: true }, false) => Prediction::either(""),
             _ => error("m.lock_portfolio.bearer", "no valid direct access key"),
         };
     }
     let Some(rule) = method(&request.method) else {
         // SPEC.md lists only some methods ("All other methods ...: not shown"), and that an
         // unknown one is refused is only a warn clause (`env.invalid_request.refused`).
-        return Expectation::Any;
+        return Prediction::either("");
     };
     if let Some(refusal) = auth_refusal(request, rule, knowledge) {
         return refusal;
@@ -167,9 +147,9 @@ pub fn expect(request: &FuzzRequest, knowledge: &OracleKnowledge) -> Expectation
         certain = false;
     }
     if certain {
-        Expectation::Result(accepted_clause(request, rule))
+        Prediction::result(accepted_clause(request, rule))
     } else {
-        Expectation::Any
+        Prediction::either("")
     }
 }
 
@@ -299,7 +279,7 @@ fn method_refusal(
     request: &FuzzRequest,
     rule: &Method,
     knowledge: &OracleKnowledge,
-) -> Option<Expectation> {
+) -> Option<Prediction> {
     let params: &Map<String, Value> = &request.params;
     let query = request.transport == TransportKind::HttpQuery;
     // Over a query string every value is text, whatever its JSON type was.
@@ -340,14 +320,16 @@ fn method_refusal(
                 ));
             }
         }
-        "private/toggle_subaccount_login" => {
+        name if harness_protocol::spec::NEEDS_SECOND_FACTOR.contains(&name) => {
             if matches!(&request.auth, RequestAuth::Bearer { account, .. } if account == "two_factor")
             {
-                return Some(Expectation::Error {
-                    clause: "auth.two_factor.13668",
-                    code: Some(code::SECURITY_KEY_AUTHORIZATION_ERROR),
-                    why: "a 2fa account without the second factor".to_owned(),
-                });
+                return Some(
+                    error(
+                        "auth.two_factor.13668",
+                        "a 2fa account without the second factor",
+                    )
+                    .with_code(harness_protocol::spec::SECOND_FACTOR_ERROR_CODE),
+                );
             }
         }
         "public/auth" => return auth_params_refusal(request, knowledge),
@@ -357,7 +339,7 @@ fn method_refusal(
             {
                 // "must not exceed the caller's permissions": refusing it and capping it
                 // both keep the rule, and the response shape is not shown (4.2).
-                return Some(Expectation::Any);
+                return Some(Prediction::either(""));
             }
             if !matches!(request.auth, RequestAuth::RefreshOf { .. }) {
                 return Some(error(

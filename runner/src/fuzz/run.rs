@@ -12,7 +12,8 @@ use serde_json::Map;
 
 use super::assess;
 use super::execute::{Assessed, execute};
-use super::rules::{self, Expectation};
+use super::prediction::{Outcome, Prediction};
+use super::rules;
 use super::schedule::{Next, Schedule};
 use super::send::{Budget, Sender};
 use super::{
@@ -25,8 +26,8 @@ use harness_model::check::{Finding, Redactor, SchemaSet, Verdict};
 use harness_model::events::Event;
 use harness_model::target_file::Target;
 
-/// A failed request: as generated, its expectation, what broke, and its index.
-type Failed = (FuzzRequest, Expectation, Finding, usize);
+/// A failed request: as generated, its prediction, what broke, and its index.
+type Failed = (FuzzRequest, Prediction, Finding, usize);
 
 /// Fuzzes `target`; findings are data in the report, errors mean the run could not happen.
 pub async fn run(
@@ -187,10 +188,10 @@ pub async fn run(
         let Some(outcome) = outcome else {
             continue;
         };
-        match outcome.expectation {
-            Expectation::Result(_) => report.expected_result += 1,
-            Expectation::Error { .. } => report.expected_error += 1,
-            Expectation::Any => report.expected_any += 1,
+        match outcome.prediction.outcome {
+            Outcome::Result => report.expected_result += 1,
+            Outcome::Error => report.expected_error += 1,
+            Outcome::Any => report.expected_any += 1,
         }
         match outcome.finding {
             None => {}
@@ -198,7 +199,7 @@ pub async fn run(
             Some(finding) if assess::is_unanswered(&finding) => report.unanswered += 1,
             Some(failure) => {
                 let (number, request) = requests[index].clone();
-                failed.push((request, outcome.expectation, failure, number));
+                failed.push((request, outcome.prediction, failure, number));
             }
         }
     }
@@ -228,7 +229,7 @@ pub async fn run(
             .filter(|finding| !assess::is_throttled(finding) && !assess::is_unanswered(finding))
         {
             failure.message = format!("the server did not stay up: {}", failure.message);
-            failed.push((request, outcome.expectation, failure, config.requests));
+            failed.push((request, outcome.prediction, failure, config.requests));
         }
     }
     if let Some(session) = ws {
@@ -329,7 +330,7 @@ async fn findings(
             source,
         })?;
     }
-    for ((request, expectation, failure, first_index), occurrences) in
+    for ((request, prediction, failure, first_index), occurrences) in
         groups.into_iter().take(config.max_findings)
     {
         let (shrunk, sent) = shrink::shrink(
@@ -346,14 +347,14 @@ async fn findings(
         )
         .await;
         *shrink_requests += sent;
-        let shrunk_expectation = expect_offline(&shrunk, &expectation);
+        let shrunk_prediction = expect_offline(&shrunk, &prediction);
         let mut case_path = None;
         if let Some(dir) = &config.out {
             let id = format!("fuzz.s{}.r{first_index}", config.seed);
             let text = case_file(
                 &id,
                 &shrunk,
-                &shrunk_expectation,
+                &shrunk_prediction,
                 failure.clause(),
                 &failure.message,
                 &sender.target,
@@ -373,12 +374,14 @@ async fn findings(
     Ok(findings)
 }
 
-/// The oracle's expectation of a shrunk request without sending it: the granted scope is
+/// The oracle's prediction of a shrunk request without sending it: the granted scope is
 /// taken from the original judgement when the credentials did not change.
-fn expect_offline(shrunk: &FuzzRequest, original: &Expectation) -> Expectation {
+fn expect_offline(shrunk: &FuzzRequest, original: &Prediction) -> Prediction {
     let knowledge = rules::OracleKnowledge::default();
     match rules::expect(shrunk, &knowledge) {
-        Expectation::Result(_) if matches!(original, Expectation::Error { .. }) => original.clone(),
+        shrunk if shrunk.outcome == Outcome::Result && original.outcome == Outcome::Error => {
+            original.clone()
+        }
         other => other,
     }
 }

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use super::execute::execute;
 use super::send::{Budget, Sender};
 use super::{FuzzRequest, RequestAuth};
-use harness_model::check::{Finding, Redactor, SchemaSet, Verdict};
+use harness_model::check::{Finding, Redactor, SchemaSet};
 
 /// Ids of shrink requests start here, far from the generated requests' ids.
 const SHRINK_ID_BASE: u64 = 1 << 40;
@@ -51,7 +51,7 @@ pub(crate) async fn shrink(
             .await
             .finding;
             if finding.is_some_and(|again| {
-                again.verdict == Verdict::Fail && again.clauses == failure.clauses
+                again.verdict == failure.verdict && again.clauses == failure.clauses
             }) {
                 best = candidate;
                 continue 'improve;

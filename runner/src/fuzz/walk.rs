@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::FuzzRequest;
 use super::assess;
-use super::rules::{self, Expectation};
+use super::rules::{self, Prediction};
 use super::send::{Budget, Sender};
 use crate::transport::WsSession;
 use harness_model::check::{Finding, Redactor, SchemaSet, short};
@@ -29,15 +29,15 @@ pub(crate) async fn walk(
     id: u64,
     ws: &mut Option<WsSession>,
     first_budget: Budget,
-) -> (Expectation, Option<Finding>) {
+) -> (Prediction, Option<Finding>) {
     let rule = rules::method(&request.method);
     let paging = rule.and_then(|rule| rule.paging);
     let (items, clause) = paging.map_or(("logs", "m.get_transaction_log.continuation"), |paging| {
         (paging.items, paging.clause)
     });
     let accepted = rule.map_or(clause, |rule| rule.clause);
-    let expectation = Expectation::Result(accepted);
-    let fail = |message: String| Some(Finding::fail(clause, message));
+    let prediction = Prediction::result(accepted);
+    let fail = |message: String| Some(super::prediction::broken(clause, message));
     let mut seen: HashSet<String> = HashSet::new();
     let mut cursor: Option<Value> = None;
     for page in 0..MAX_PAGES {
@@ -57,14 +57,11 @@ pub(crate) async fn walk(
             Budget::Wait
         };
         let Ok(sent) = sender.send(&page_request, id, ws, budget).await else {
-            return (
-                expectation,
-                fail("the login a page needs failed".to_owned()),
-            );
+            return (prediction, fail("the login a page needs failed".to_owned()));
         };
-        if let Some(finding) = assess::assess(&page_request, &expectation, &sent, schemas, redactor)
+        if let Some(finding) = assess::assess(&page_request, &prediction, &sent, schemas, redactor)
         {
-            return (expectation, Some(finding));
+            return (prediction, Some(finding));
         }
         let result = sent
             .exchange
@@ -82,7 +79,7 @@ pub(crate) async fn walk(
             && entries.is_empty()
         {
             return (
-                expectation,
+                prediction,
                 fail(format!("continuation {cursor} led to an empty page {page}")),
             );
         }
@@ -90,18 +87,18 @@ pub(crate) async fn walk(
             if !seen.insert(entry.to_string()) {
                 let shown = short(&redactor.json(entry));
                 return (
-                    expectation,
+                    prediction,
                     fail(format!("page {page} repeats an entry: {shown}")),
                 );
             }
         }
         match result.get("continuation") {
-            None | Some(Value::Null) => return (expectation, None),
+            None | Some(Value::Null) => return (prediction, None),
             Some(next) => cursor = Some(next.clone()),
         }
     }
     (
-        expectation,
+        prediction,
         fail(format!("no last page after {MAX_PAGES} pages")),
     )
 }

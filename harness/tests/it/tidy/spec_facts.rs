@@ -82,7 +82,6 @@ const STILL_RESTATING: &[&str] = &[
     "runner/src/fuzz/rules/auth.rs",
     "runner/src/fuzz/run.rs",
     "runner/src/fuzz/send.rs",
-    "runner/src/fuzz/state/assess.rs",
     "runner/src/fuzz/state/case_file.rs",
     "runner/src/fuzz/state/execute.rs",
     "runner/src/fuzz/state/generate.rs",

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::{Expectation, Method, OracleKnowledge, error};
+use super::{Method, OracleKnowledge, Prediction, error};
 use crate::fuzz::{FuzzRequest, RequestAuth, SecretPlan};
 
 /// Credentials the method cannot run with.
@@ -12,7 +12,7 @@ pub(super) fn auth_refusal(
     request: &FuzzRequest,
     rule: &Method,
     knowledge: &OracleKnowledge,
-) -> Option<Expectation> {
+) -> Option<Prediction> {
     let http = request.transport.is_http();
     if !rule.private {
         // Public methods need no credentials; whether bad ones are refused is not said.
@@ -24,7 +24,7 @@ pub(super) fn auth_refusal(
             } | RequestAuth::Signed { .. }
                 | RequestAuth::BogusToken
         );
-        return defective.then_some(Expectation::Any);
+        return defective.then_some(Prediction::either(""));
     }
     match &request.auth {
         RequestAuth::Basic {
@@ -57,7 +57,7 @@ pub(super) fn auth_refusal(
         RequestAuth::Signed { offset_ms, .. }
             if offset_ms.unsigned_abs() > harness_protocol::spec::SIGNATURE_WINDOW_MS =>
         {
-            return Some(Expectation::Any);
+            return Some(Prediction::either(""));
         }
         RequestAuth::Signed { replay: true, .. } => {
             return Some(error(
@@ -84,15 +84,18 @@ pub(super) fn auth_refusal(
     {
         if knowledge.connection_holds_token {
             // The connection may remember a token it carried before (5.2).
-            return Some(Expectation::Any);
+            return Some(Prediction::either(""));
         }
         return Some(error(
             "auth.private.requires_token",
             "a private method without credentials",
         ));
     }
-    if rule.name == "private/logout" && http {
-        return Some(error("auth.logout.ws_only", "private/logout over http"));
+    if rule.ws_only() && http {
+        return Some(error(
+            "auth.logout.ws_only",
+            format!("{} (WebSocket only) over http", rule.name),
+        ));
     }
     let narrowed = knowledge.granted.as_ref().is_some_and(|granted| {
         [
@@ -106,7 +109,7 @@ pub(super) fn auth_refusal(
     });
     if rule.private && rule.scope.is_empty() && narrowed {
         // The spec shows no scope for this method: a narrower token may or may not do.
-        return Some(Expectation::Any);
+        return Some(Prediction::either(""));
     }
     if rule.private
         && let Some(granted) = &knowledge.granted
@@ -128,7 +131,7 @@ pub(super) fn auth_refusal(
 pub(super) fn auth_params_refusal(
     request: &FuzzRequest,
     knowledge: &OracleKnowledge,
-) -> Option<Expectation> {
+) -> Option<Prediction> {
     let grant = request.params.get("grant_type").and_then(Value::as_str);
     let planned = match &request.auth {
         RequestAuth::ClientCredentials { .. } => Some("client_credentials"),
@@ -202,7 +205,7 @@ pub(super) fn auth_params_refusal(
         (RequestAuth::ClientSignature { offset_ms, .. }, _)
             if offset_ms.unsigned_abs() > harness_protocol::spec::SIGNATURE_WINDOW_MS =>
         {
-            Some(Expectation::Any)
+            Some(Prediction::either(""))
         }
         (RequestAuth::ClientSignature { replay: true, .. }, _) => Some(error(
             "auth.client_signature.nonce_single_use",

@@ -5,63 +5,23 @@
 
 use serde_json::Value;
 
-use super::model::{Outcome, Prediction, TokenKind};
+use super::model::{Prediction, TokenKind};
+use crate::fuzz::prediction;
 use harness_model::check::Finding;
 use harness_protocol::auth::scope::Scope;
+use harness_protocol::spec;
 
-/// What came back, as far as judging goes.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Seen {
-    /// A result.
-    Result(Value),
-    /// An error with this code.
-    Error(i64),
-    /// An error with one of the target's throttle codes: never judged.
-    Throttled,
-    /// No JSON-RPC answer: the message says what instead.
-    Nothing(String),
-}
+/// What came back, as far as judging goes (the one reading both fuzzers use).
+pub use crate::fuzz::prediction::Seen;
 
-impl Seen {
-    /// Reads a parsed answer; `throttle_codes` are the target's `[limits] throttle_codes`.
-    pub fn of(answer: Option<&Value>, throttle_codes: &[i64]) -> Seen {
-        let Some(answer) = answer else {
-            return Seen::Nothing("no JSON answer".to_owned());
-        };
-        if let Some(error) = answer.get("error").filter(|error| !error.is_null()) {
-            let code = error
-                .get("code")
-                .and_then(Value::as_i64)
-                .unwrap_or_default();
-            return if throttle_codes.contains(&code) {
-                Seen::Throttled
-            } else {
-                Seen::Error(code)
-            };
-        }
-        match answer.get("result") {
-            Some(result) => Seen::Result(result.clone()),
-            None => Seen::Nothing("an answer with neither result nor error".to_owned()),
-        }
-    }
-}
-
-/// The outcome against the prediction: `None` when it holds, else the failure on the
-/// prediction's clause.
+/// The outcome against the prediction ([`prediction::judge`]): `None` when it holds, else
+/// the finding on the prediction's clause.
 pub fn outcome(prediction: &Prediction, seen: &Seen) -> Option<Finding> {
-    let broken = |what: &str| {
-        Some(Finding::fail(
-            prediction.clause,
-            format!("{what} ({})", prediction.why),
-        ))
-    };
-    match (prediction.outcome, seen) {
-        (Outcome::Result, Seen::Error(code)) => {
-            broken(&format!("expected a result, got error {code}"))
-        }
-        (Outcome::Error, Seen::Result(_)) => broken("expected an error, got a result"),
-        _ => None,
-    }
+    let mismatch = prediction::judge(prediction, seen)?;
+    Some(prediction::broken(
+        prediction.clause,
+        mismatch.describe(prediction),
+    ))
 }
 
 /// The token set a refresh answered, against the token refreshed: a new refresh token and
@@ -74,13 +34,13 @@ pub fn refreshed(
 ) -> Option<Finding> {
     let field = |name: &str| new_set.get(name).and_then(Value::as_str);
     if field("refresh_token") == Some(old_refresh) {
-        return Some(Finding::fail(
+        return Some(prediction::broken(
             "auth.refresh.rotates",
             "the refresh answered with the same refresh token it was given",
         ));
     }
     if field("access_token") == Some(old_access) {
-        return Some(Finding::fail(
+        return Some(prediction::broken(
             "auth.refresh.rotates",
             "the refresh answered with the access token it replaced",
         ));
@@ -88,7 +48,7 @@ pub fn refreshed(
     let granted = field("scope").map(Scope::parse);
     match (old_kind, granted) {
         (TokenKind::Session(old), Some(scope)) if scope.session.as_deref() != Some(old) => {
-            Some(Finding::fail(
+            Some(prediction::broken(
                 "auth.refresh.session_kept",
                 format!(
                     "refreshing a token of session {old} gave one of {}",
@@ -102,14 +62,15 @@ pub fn refreshed(
     }
 }
 
-/// The transaction-log page of a call without `count`: at most the default 100 entries
-/// (4.8).
-pub fn default_page(result: &Value) -> Option<Finding> {
+/// The page of a paced call asked without `count`: at most the method's default `count`
+/// of the spec table (4.8 gives 100 for the transaction log).
+pub fn default_page(method: &str, result: &Value) -> Option<Finding> {
+    let default = spec::method(method)?.default_count()?;
     let logs = result.get("logs").and_then(Value::as_array)?;
-    (logs.len() > 100).then(|| {
-        Finding::fail(
+    (logs.len() as i64 > default).then(|| {
+        prediction::broken(
             "m.get_transaction_log.count_default",
-            format!("{} entries without count (default 100)", logs.len()),
+            format!("{} entries without count (default {default})", logs.len()),
         )
     })
 }
@@ -119,49 +80,13 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn predicted(outcome: Outcome) -> Prediction {
-        Prediction {
-            outcome,
-            clause: "auth.logout.invalidates",
-            why: "the token of step 1 was invalidated".to_owned(),
-        }
-    }
-
-    #[test]
-    fn either_accepts_both_and_throttling_is_never_judged() {
-        let error = Seen::Error(13009);
-        let result = Seen::Result(json!("ok"));
-        assert!(outcome(&predicted(Outcome::Any), &error).is_none());
-        assert!(outcome(&predicted(Outcome::Any), &result).is_none());
-        assert!(outcome(&predicted(Outcome::Error), &Seen::Throttled).is_none());
-        let finding = outcome(&predicted(Outcome::Error), &result).unwrap();
-        assert_eq!(finding.verdict, harness_model::check::Verdict::Fail);
-        assert_eq!(finding.clause(), "auth.logout.invalidates");
-        assert!(
-            finding.message.contains("got a result"),
-            "{}",
-            finding.message
-        );
-        assert!(outcome(&predicted(Outcome::Result), &error).is_some());
-    }
-
-    #[test]
-    fn an_answer_is_read_as_result_error_or_throttled() {
-        let error = json!({"jsonrpc": "2.0", "id": 1, "error": {"code": 10028, "message": "x"}});
-        assert_eq!(Seen::of(Some(&error), &[10028]), Seen::Throttled);
-        assert_eq!(Seen::of(Some(&error), &[]), Seen::Error(10028));
-        let result = json!({"jsonrpc": "2.0", "id": 1, "result": null});
-        assert_eq!(Seen::of(Some(&result), &[]), Seen::Result(Value::Null));
-        assert!(matches!(Seen::of(None, &[]), Seen::Nothing(_)));
-        assert!(matches!(Seen::of(Some(&json!({})), &[]), Seen::Nothing(_)));
-    }
-
     #[test]
     fn a_page_without_count_holds_at_most_100_entries() {
         let page = |n: usize| json!({"logs": vec![json!({}); n], "continuation": null});
-        assert!(default_page(&page(100)).is_none());
-        assert!(default_page(&page(101)).is_some());
-        assert!(default_page(&json!("odd")).is_none());
+        let log = "private/get_transaction_log";
+        assert!(default_page(log, &page(100)).is_none());
+        assert!(default_page(log, &page(101)).is_some());
+        assert!(default_page(log, &json!("odd")).is_none());
     }
 
     #[test]

@@ -1,17 +1,24 @@
 //! Writing a failing sequence as a case file that `harness run --cases DIR` replays: one
 //! `call` step per step sent, each with its own `transport` and, over WebSocket, its
 //! `connection`, the tokens passed on by captures (`t<N>`, `r<N>` for step N), and each
-//! step expecting what the model predicted.
+//! step expecting what the model predicted. The file is a [`Case`] value written by
+//! [`Case::to_toml`]: the fuzzer has no case-file syntax of its own.
 //!
 //! Secrets never appear: logins are auth modes the runner fills in. A replayed nonce is
 //! `"reuse"` when the step it replays is the latest signed one, else a literal nonce
 //! written into both steps.
 
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+
 use super::execute::login_scope;
-use super::generate::PACED_METHOD;
 use super::model::Outcome;
 use super::{Action, Grant, Sequence, Who};
+use harness_model::case::{Auth, AuthMode, Case, ExpectedAnswer, Needs, Step, TransportKind};
+use harness_model::check::Matcher;
 use harness_protocol::auth::nonce::fresh_nonce;
+use harness_protocol::spec;
 
 /// The case file of `sequence`, whose steps were predicted `outcomes` (one per step; `None`
 /// for a step skipped, which is left out), failing `clause` as `message` says.
@@ -22,33 +29,41 @@ pub fn case_file(
     clause: &str,
     message: &str,
 ) -> String {
-    let quote = |text: &str| toml::Value::String(text.to_owned()).to_string();
+    let mut comment =
+        "Found by harness fuzz (stateful); shrunk to the fewest steps that fail.".to_owned();
+    if disables_at_the_end(sequence, outcomes) {
+        comment.push_str(
+            "\nThe last step puts the subaccount's login back (it runs only when every step \
+             before it passed).",
+        );
+    }
+    let case = sequence_case(id, sequence, outcomes, clause, message);
+    // Every parameter is a string or an integer: TOML holds them all.
+    case.to_toml(&comment)
+        .unwrap_or_else(|error| format!("# {comment}\n# not written: {error}\n"))
+}
+
+/// The sequence as a [`Case`].
+fn sequence_case(
+    id: &str,
+    sequence: &Sequence,
+    outcomes: &[Option<Outcome>],
+    clause: &str,
+    message: &str,
+) -> Case {
     let names = readable_names(&sequence.connection_names());
     let destructive = sequence
         .steps
         .iter()
         .any(|step| harness_protocol::spec::is_state_changing(step.action.method()));
-    let mut accounts = vec!["\"main\""];
+    let mut accounts = vec![Who::Main.role().to_owned()];
     if sequence.steps.iter().any(|step| {
         matches!(
             step.action,
             Action::Login { who: Who::Sub, .. } | Action::Exchange { .. }
         )
     }) {
-        accounts.push("\"sub\"");
-    }
-    let mut out = String::new();
-    out.push_str("# Found by harness fuzz (stateful); shrunk to the fewest steps that fail.\n");
-    out.push_str(&format!("id = {}\n", quote(id)));
-    out.push_str(&format!("title = {}\n", quote(&one_line(message))));
-    out.push_str(&format!("clauses = [{}]\n", quote(clause)));
-    out.push_str("transports = [\"http-body\"]\n");
-    out.push_str(&format!(
-        "needs = {{ accounts = [{}], destructive = {destructive} }}\n",
-        accounts.join(", ")
-    ));
-    if destructive {
-        out.push_str("serial = true\n");
+        accounts.push(Who::Sub.role().to_owned());
     }
     // Literal nonces for replays that do not follow their original directly.
     let mut literal: Vec<Option<String>> = vec![None; sequence.steps.len()];
@@ -81,137 +96,183 @@ pub fn case_file(
         .filter(|(index, _)| matches!(outcomes.get(*index), Some(Some(_))))
         .filter_map(|(_, step)| step.action.depends_on())
         .collect();
+    let nonce_of = |of: usize| {
+        literal
+            .get(of)
+            .cloned()
+            .flatten()
+            .unwrap_or_else(|| "reuse".to_owned())
+    };
+    let mut steps = Vec::new();
     for (index, step) in sequence.steps.iter().enumerate() {
         let Some(Some(outcome)) = outcomes.get(index) else {
             continue;
         };
-        out.push_str(&format!("\n# step {}\n[[step]]\n", index + 1));
-        out.push_str(&format!("call = {}\n", quote(step.action.method())));
-        out.push_str(&format!("transport = {}\n", quote(step.transport.as_str())));
-        if let Some(Some(name)) = names.get(index) {
-            out.push_str(&format!("connection = {}\n", quote(name)));
-        }
-        let token = |of: usize| format!("{{{{t{of}}}}}");
-        let refresh = |of: usize| quote(&format!("{{{{r{of}}}}}"));
-        let bearer = |of: usize| {
-            format!(
-                "auth = {{ mode = \"bearer\", token = {} }}\n",
-                quote(&token(of))
-            )
+        let own_nonce = literal.get(index).cloned().flatten();
+        let mut written = Step {
+            call: Some(step.action.method().to_owned()),
+            transport: Some(step.transport),
+            connection: names.get(index).cloned().flatten(),
+            ..Step::default()
         };
-        let nonce_of = |of: usize| {
-            literal
-                .get(of)
-                .cloned()
-                .flatten()
-                .map_or_else(|| "\"reuse\"".to_owned(), |nonce| quote(&nonce))
+        let refresh = |of: usize| Value::from(format!("{{{{r{of}}}}}"));
+        let bearer = |of: usize| Auth {
+            mode: AuthMode::Bearer,
+            token: Some(format!("{{{{t{of}}}}}")),
+            ..Auth::default()
         };
-        let own_nonce = literal
-            .get(index)
-            .cloned()
-            .flatten()
-            .map(|nonce| format!(", nonce = {}", quote(&nonce)))
-            .unwrap_or_default();
+        let subaccount = subaccount_template;
         match &step.action {
             Action::Login { .. } | Action::ReplayLogin { .. } => {
                 // A replay sends the login of step `of` again, signed with its nonce.
                 let (login, replay_nonce) = match step.action {
-                    Action::ReplayLogin { of } => (of, Some(format!(", nonce = {}", nonce_of(of)))),
+                    Action::ReplayLogin { of } => (of, Some(nonce_of(of))),
                     _ => (index, None),
                 };
                 let (who, grant, session) = login_of(sequence, login);
                 let (grant, nonce) = match replay_nonce {
-                    Some(nonce) => (Grant::ClientSignature, nonce),
+                    Some(nonce) => (Grant::ClientSignature, Some(nonce)),
                     None => (grant, own_nonce),
                 };
-                let mode = match grant {
-                    Grant::ClientCredentials => "client_credentials",
-                    Grant::ClientSignature => "client_signature",
+                written.params = params([("scope", Value::from(login_scope(session)))]);
+                written.auth = Auth {
+                    mode: match grant {
+                        Grant::ClientCredentials => AuthMode::ClientCredentials,
+                        Grant::ClientSignature => AuthMode::ClientSignature,
+                    },
+                    account: Some(who.role().to_owned()),
+                    nonce,
+                    ..Auth::default()
                 };
-                out.push_str(&format!(
-                    "params = {{ scope = {} }}\n",
-                    quote(&login_scope(session))
-                ));
-                out.push_str(&format!(
-                    "auth = {{ mode = \"{mode}\", account = {}{nonce} }}\n",
-                    quote(who.role())
-                ));
             }
-            Action::Refresh { of } => out.push_str(&format!(
-                "params = {{ grant_type = \"refresh_token\", refresh_token = {} }}\n",
-                refresh(*of)
-            )),
-            Action::Fork { of, name } => out.push_str(&format!(
-                "params = {{ refresh_token = {}, session_name = {} }}\n",
-                refresh(*of),
-                quote(name)
-            )),
-            Action::Exchange { of } => out.push_str(&format!(
-                "params = {{ refresh_token = {}, subject_id = \"{{{{fixtures.subaccount_id}}}}\" }}\n",
-                refresh(*of)
-            )),
-            Action::Logout { token } => out.push_str(&bearer(*token)),
+            Action::Refresh { of } => {
+                written.params = params([
+                    ("grant_type", Value::from("refresh_token")),
+                    ("refresh_token", refresh(*of)),
+                ]);
+            }
+            Action::Fork { of, name } => {
+                written.params = params([
+                    ("refresh_token", refresh(*of)),
+                    ("session_name", Value::from(name.clone())),
+                ]);
+            }
+            Action::Exchange { of } => {
+                written.params = params([
+                    ("refresh_token", refresh(*of)),
+                    ("subject_id", subaccount()),
+                ]);
+            }
+            Action::Logout { token } => written.auth = bearer(*token),
             Action::Toggle { token, enable } => {
                 let state = if *enable { "enable" } else { "disable" };
-                out.push_str(&format!(
-                    "params = {{ sid = \"{{{{fixtures.subaccount_id}}}}\", state = \"{state}\" }}\n"
-                ));
-                out.push_str(&bearer(*token));
+                written.params = params([("sid", subaccount()), ("state", Value::from(state))]);
+                written.auth = bearer(*token);
             }
             Action::DeleteMember { token } => {
-                out.push_str("params = { member_id = \"{{fixtures.member_id}}\" }\n");
-                out.push_str(&bearer(*token));
+                written.params = params([("member_id", Value::from("{{fixtures.member_id}}"))]);
+                written.auth = bearer(*token);
             }
             Action::Private { token, method } => {
-                if method == PACED_METHOD {
-                    out.push_str(
-                        "params = { currency = \"{{fixtures.currency}}\", start_timestamp = 0, end_timestamp = \"{{now_ms}}\" }\n",
-                    );
+                if spec::is_paced(method) {
+                    written.params = params([
+                        ("currency", Value::from("{{fixtures.currency}}")),
+                        ("start_timestamp", Value::from(0)),
+                        ("end_timestamp", Value::from("{{now_ms}}")),
+                    ]);
                 }
                 if let Some(of) = token {
-                    out.push_str(&bearer(*of));
+                    written.auth = bearer(*of);
                 }
             }
             Action::Signed { replay_of } => {
-                let nonce = match replay_of {
-                    Some(of) => format!(", nonce = {}", nonce_of(*of)),
-                    None => own_nonce,
+                written.auth = Auth {
+                    mode: AuthMode::Signed,
+                    nonce: match replay_of {
+                        Some(of) => Some(nonce_of(*of)),
+                        None => own_nonce,
+                    },
+                    ..Auth::default()
                 };
-                out.push_str(&format!("auth = {{ mode = \"signed\"{nonce} }}\n"));
             }
         }
         if issues_token(&step.action) && used.contains(&index) {
-            out.push_str(&format!(
-                "capture = {{ t{index} = \"result.access_token\", r{index} = \"result.refresh_token\" }}\n"
-            ));
+            written.capture = BTreeMap::from([
+                (format!("t{index}"), "result.access_token".to_owned()),
+                (format!("r{index}"), "result.refresh_token".to_owned()),
+            ]);
         }
-        let outcome_name = match outcome {
-            Outcome::Result => "result",
-            Outcome::Error => "error",
-            Outcome::Any => "any",
+        written.expect = ExpectedAnswer {
+            outcome: *outcome,
+            no_schema: true,
+            ..ExpectedAnswer::default()
         };
         match (&step.action, outcome) {
             (Action::Refresh { of }, Outcome::Result) => {
-                out.push_str("\n[step.expect]\noutcome = \"result\"\nno_schema = true\n");
-                out.push_str(&rotation_matchers(
-                    *of,
-                    session_of(sequence, *of).as_deref(),
-                ));
+                written.expect.matchers =
+                    rotation_matchers(*of, session_of(sequence, *of).as_deref());
             }
-            (Action::Private { method, .. }, Outcome::Result) if method == PACED_METHOD => {
+            (Action::Private { method, .. }, Outcome::Result) if spec::is_paced(method) => {
                 // Asked without count: the default page of 4.8.
-                out.push_str("\n[step.expect]\noutcome = \"result\"\nno_schema = true\n");
-                out.push_str("\n[[step.expect.match]]\npath = \"result.logs\"\nlen_max = 100\nclauses = [\"m.get_transaction_log.count_default\"]\n");
+                let default = spec::method(method).and_then(spec::Method::default_count);
+                written.expect.matchers = vec![Matcher {
+                    path: "result.logs".to_owned(),
+                    len_max: default.and_then(|count| usize::try_from(count).ok()),
+                    clauses: Some(vec!["m.get_transaction_log.count_default".to_owned()]),
+                    ..Matcher::default()
+                }];
             }
-            _ => out.push_str(&format!(
-                "expect = {{ outcome = \"{outcome_name}\", no_schema = true }}\n"
-            )),
+            _ => {}
         }
+        steps.push(written);
     }
     if disables_at_the_end(sequence, outcomes) {
-        out.push_str("\n# Puts the subaccount's login back (runs only when every step above passed).\n[[step]]\ncall = \"private/toggle_subaccount_login\"\ntransport = \"http-body\"\nparams = { sid = \"{{fixtures.subaccount_id}}\", state = \"enable\" }\nauth = { mode = \"bearer\" }\nexpect = { outcome = \"any\", no_schema = true }\n");
+        // Puts the subaccount's login back (runs only when every step above passed).
+        steps.push(Step {
+            call: Some("private/toggle_subaccount_login".to_owned()),
+            transport: Some(TransportKind::HttpBody),
+            params: params([
+                ("sid", subaccount_template()),
+                ("state", Value::from("enable")),
+            ]),
+            auth: Auth {
+                mode: AuthMode::Bearer,
+                ..Auth::default()
+            },
+            expect: ExpectedAnswer {
+                outcome: Outcome::Any,
+                no_schema: true,
+                ..ExpectedAnswer::default()
+            },
+            ..Step::default()
+        });
     }
-    out
+    Case {
+        id: id.to_owned(),
+        title: one_line(message),
+        clauses: vec![clause.to_owned()],
+        transports: vec![TransportKind::HttpBody],
+        needs: Needs {
+            accounts,
+            fixtures: Vec::new(),
+            destructive,
+        },
+        serial: destructive,
+        steps,
+        path: std::path::PathBuf::new(),
+    }
+}
+
+fn subaccount_template() -> Value {
+    Value::from("{{fixtures.subaccount_id}}")
+}
+
+/// Parameters from name-value pairs.
+fn params<const N: usize>(pairs: [(&str, Value); N]) -> Map<String, Value> {
+    pairs
+        .into_iter()
+        .map(|(name, value)| (name.to_owned(), value))
+        .collect()
 }
 
 /// Whether the last toggle written disables the subaccount's login.
@@ -231,19 +292,25 @@ fn disables_at_the_end(sequence: &Sequence, outcomes: &[Option<Outcome>]) -> boo
 
 /// What a refresh of the token of step `of` must answer beyond a result (5.3): a new
 /// refresh token, a fresh access token, and for a session token the same session.
-fn rotation_matchers(of: usize, session: Option<&str>) -> String {
-    let mut out = String::new();
-    for (path, capture) in [("result.refresh_token", 'r'), ("result.access_token", 't')] {
-        out.push_str(&format!(
-            "\n[[step.expect.match]]\npath = \"{path}\"\nnot_equals = \"{{{{{capture}{of}}}}}\"\nclauses = [\"auth.refresh.rotates\"]\n"
-        ));
-    }
+fn rotation_matchers(of: usize, session: Option<&str>) -> Vec<Matcher> {
+    let mut matchers: Vec<Matcher> = [("result.refresh_token", 'r'), ("result.access_token", 't')]
+        .into_iter()
+        .map(|(path, capture)| Matcher {
+            path: path.to_owned(),
+            not_equals: Some(Value::from(format!("{{{{{capture}{of}}}}}"))),
+            clauses: Some(vec!["auth.refresh.rotates".to_owned()]),
+            ..Matcher::default()
+        })
+        .collect();
     if let Some(name) = session {
-        out.push_str(&format!(
-            "\n[[step.expect.match]]\npath = \"result.scope\"\ncontains = \"session:{name}\"\nclauses = [\"auth.refresh.session_kept\"]\n"
-        ));
+        matchers.push(Matcher {
+            path: "result.scope".to_owned(),
+            contains: Some(format!("session:{name}")),
+            clauses: Some(vec!["auth.refresh.session_kept".to_owned()]),
+            ..Matcher::default()
+        });
     }
-    out
+    matchers
 }
 
 /// The account, grant and session of the login at step `index`; the main account's

@@ -14,7 +14,6 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value, json};
 
 use super::assess::{self, Seen};
-use super::generate::PACED_METHOD;
 use super::model::{Model, Observed, Outcome};
 use super::{Action, Grant, SeqStep, Sequence, Who};
 use crate::fuzz::send::Sender;
@@ -129,7 +128,10 @@ pub(crate) async fn execute(
                             break;
                         }
                         let message = format!("the WebSocket could not be opened: {error}");
-                        run.failure = Some((index, Finding::fail("transport.ws", message)));
+                        run.failure = Some((
+                            index,
+                            crate::fuzz::prediction::broken("transport.ws", message),
+                        ));
                         break;
                     }
                 }
@@ -157,7 +159,7 @@ pub(crate) async fn execute(
         sent_params[index] = Some(outgoing.params.clone());
         let seen = seen(sender, &exchange, redactor);
         let mut broken = match &seen {
-            Seen::Nothing(what) => Some(Finding::fail(
+            Seen::Nothing(what) => Some(crate::fuzz::prediction::broken(
                 transport_clause(step.transport),
                 what.clone(),
             )),
@@ -188,7 +190,7 @@ pub(crate) async fn execute(
                 }
             }
             Seen::Throttled => run.throttled += 1,
-            Seen::Error(_) | Seen::Nothing(_) => {}
+            Seen::Error(..) | Seen::Nothing(_) => {}
         }
         if let Some(mut finding) = broken {
             finding.message = redactor.text(&finding.message);
@@ -323,7 +325,7 @@ fn build(
             authorization = Some(Authorization::Signed(plan));
         }
     }
-    if step.action.method() == PACED_METHOD {
+    if harness_protocol::spec::is_paced(step.action.method()) {
         // What the `require-unflagged` reading asks for too: a currency and a window, here
         // the whole history, and no count, so the default page size shows (4.8).
         let now = sender.session().timestamp(0);
@@ -411,7 +413,9 @@ fn token_set_broken(
     result: &Value,
 ) -> Option<Finding> {
     match &step.action {
-        Action::Private { method, .. } if method == PACED_METHOD => assess::default_page(result),
+        Action::Private { method, .. } if harness_protocol::spec::is_paced(method) => {
+            assess::default_page(method, result)
+        }
         Action::Refresh { of } => {
             let old = held.get(*of).cloned().flatten()?;
             let kind = &model.token(*of)?.kind;

@@ -20,8 +20,13 @@ use harness_model::target_file::Target;
 /// The private method most steps call: unpaced, scope `trade:read`, no parameter required.
 pub const PRIVATE_METHOD: &str = "private/get_mmp_status";
 
-/// The paced private method (SPEC.md 8): its calls wait for the account's budget.
-pub const PACED_METHOD: &str = "private/get_transaction_log";
+/// The paced private method (SPEC.md 8) a sequence calls, as the spec table names it: its
+/// calls wait for the account's budget.
+pub fn paced_method() -> Option<&'static str> {
+    harness_protocol::spec::paced_methods()
+        .map(|method| method.name)
+        .next()
+}
 
 /// Steps in one sequence at most.
 pub const MAX_STEPS: usize = 14;
@@ -139,9 +144,9 @@ fn action(rng: &mut StdRng, allowed: &Allowed, steps: &[SeqStep], disabled: bool
                 token: None,
                 method: PRIVATE_METHOD.to_owned(),
             }),
-            64..=66 if allowed.paced => Some(Action::Private {
+            64..=66 if allowed.paced => paced_method().map(|method| Action::Private {
                 token: Some(token),
-                method: PACED_METHOD.to_owned(),
+                method: method.to_owned(),
             }),
             67.. => Some(Action::Private {
                 token: Some(token),
@@ -335,7 +340,7 @@ mod tests {
                     step.action,
                     Action::Fork { .. } | Action::Exchange { .. }
                 ));
-                assert_ne!(method, PACED_METHOD);
+                assert!(!harness_protocol::spec::is_paced(&method), "{method}");
             }
         }
     }

@@ -19,39 +19,15 @@ use super::{Action, SeqStep, Who};
 use harness_model::case::TransportKind;
 use harness_protocol::auth::scope::Scope;
 
-/// What the server must answer: the runner's [`Outcome`] of a step, `Any` where SPEC.md
-/// leaves it open.
-pub use harness_model::check::Outcome;
+/// What the server must answer (the runner's [`Outcome`], `Any` where SPEC.md leaves it
+/// open), the clause a wrong answer breaks and why: the type the single-request oracle
+/// predicts with too.
+pub use crate::fuzz::prediction::{Outcome, Prediction};
 
-/// A predicted outcome, the clause a wrong answer breaks, and why.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Prediction {
-    /// The outcome.
-    pub outcome: Outcome,
-    /// The catalog clause.
-    pub clause: &'static str,
-    /// Why, for the report.
-    pub why: String,
-}
-
-impl Prediction {
-    fn new(outcome: Outcome, clause: &'static str, why: impl Into<String>) -> Prediction {
-        Prediction {
-            outcome,
-            clause,
-            why: why.into(),
-        }
-    }
-
-    fn either(why: impl Into<String>) -> Prediction {
-        Prediction::new(Outcome::Any, "", why)
-    }
-
-    /// An error, as `clause` says of the `what` of step `step` (0-based), invalidated.
-    fn invalidated(clause: &'static str, what: &str, step: usize) -> Prediction {
-        let why = format!("the {what} of step {} was invalidated", step + 1);
-        Prediction::new(Outcome::Error, clause, why)
-    }
+/// An error, as `clause` says of the `what` of step `step` (0-based), invalidated.
+fn invalidated(clause: &'static str, what: &str, step: usize) -> Prediction {
+    let why = format!("the {what} of step {} was invalidated", step + 1);
+    Prediction::new(Outcome::Error, clause, why)
 }
 
 /// Whether a token works, and if not, the clause that says it must not.
@@ -184,7 +160,7 @@ impl Model {
                 "logout over HTTP (4.4: WebSocket only)",
             ),
             Action::Logout { token } => match self.access(*token) {
-                Validity::Invalid(clause) => Prediction::invalidated(clause, "token", *token),
+                Validity::Invalid(clause) => invalidated(clause, "token", *token),
                 // "Parameters and result: not shown" (4.4).
                 _ => Prediction::either("the result of logout is not shown (4.4)"),
             },
@@ -274,7 +250,7 @@ impl Model {
             return Prediction::either("no token to exchange");
         };
         match token.refresh {
-            Validity::Invalid(clause) => Prediction::invalidated(clause, "refresh token", of),
+            Validity::Invalid(clause) => invalidated(clause, "refresh token", of),
             Validity::Valid if token.owner == Who::Main && self.sub_disabled == Some(false) => {
                 Prediction::new(
                     Outcome::Result,
@@ -300,7 +276,7 @@ impl Model {
             return Prediction::either("no such token");
         };
         match state.access {
-            Validity::Invalid(clause) => Prediction::invalidated(clause, "token", token),
+            Validity::Invalid(clause) => invalidated(clause, "token", token),
             Validity::Unknown => Prediction::either(format!(
                 "what became of the token of step {} is open",
                 token + 1

@@ -4,8 +4,9 @@ use std::path::Path;
 
 use super::*;
 use crate::fuzz::state::SeqStep;
-use harness_model::case::TransportKind;
+use harness_model::case::{AuthMode, TransportKind};
 use harness_model::check::{Catalog, SchemaSet};
+use serde_json::Value;
 
 fn cases_dir() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../cases")
@@ -60,7 +61,9 @@ fn every_action_writes_a_case_the_loader_accepts() {
                 0,
                 Action::Private {
                     token: Some(3),
-                    method: PACED_METHOD.to_owned(),
+                    method: crate::fuzz::state::generate::paced_method()
+                        .unwrap()
+                        .to_owned(),
                 },
             ),
             step(
@@ -114,20 +117,48 @@ fn every_action_writes_a_case_the_loader_accepts() {
         .unwrap_or_else(|error| panic!("{error}\n{text}"));
     // 13 steps, and the toggle enabling the subaccount's login again at the end.
     assert_eq!(case.steps.len(), 14, "{text}");
-    assert!(text.ends_with("state = \"enable\" }\nauth = { mode = \"bearer\" }\nexpect = { outcome = \"any\", no_schema = true }\n"), "{text}");
-    assert!(text.contains("connection = \"amber\""), "{text}");
-    assert!(text.contains("connection = \"cobalt\""), "{text}");
-    assert!(text.contains("nonce = \"reuse\""), "{text}");
-    assert!(text.contains("capture = { t3 ="), "{text}");
+    let last = case.steps.last().unwrap();
+    assert_eq!(
+        last.call.as_deref(),
+        Some("private/toggle_subaccount_login")
+    );
+    assert_eq!(last.params.get("state"), Some(&Value::from("enable")));
+    assert_eq!(last.auth.mode, AuthMode::Bearer);
+    assert_eq!(last.auth.token, None);
+    assert_eq!(last.expect.outcome, Outcome::Any);
+    assert!(last.expect.no_schema);
+    let connections: Vec<&str> = case
+        .steps
+        .iter()
+        .filter_map(|step| step.connection.as_deref())
+        .collect();
+    assert!(connections.contains(&"amber"), "{text}");
+    assert!(connections.contains(&"cobalt"), "{text}");
     assert!(
-        !text.contains("capture = { t4 ="),
+        case.steps
+            .iter()
+            .any(|step| step.auth.nonce.as_deref() == Some("reuse")),
+        "{text}"
+    );
+    let captures: Vec<&str> = case
+        .steps
+        .iter()
+        .flat_map(|step| step.capture.keys().map(String::as_str))
+        .collect();
+    assert!(captures.contains(&"t3"), "{text}");
+    assert!(
+        !captures.contains(&"t4"),
         "the fork's token is not used: {text}"
     );
     assert!(
-        !text.contains("member_id"),
+        !case
+            .steps
+            .iter()
+            .any(|step| step.params.contains_key("member_id")),
         "a skipped step is left out: {text}"
     );
-    assert!(text.contains("destructive = true"), "{text}");
+    assert!(case.needs.destructive, "{text}");
+    assert!(case.serial, "{text}");
 }
 
 #[test]
@@ -151,8 +182,19 @@ fn a_replay_after_another_signed_step_gets_a_literal_nonce() {
         "auth.signed.nonce_single_use",
         "m",
     );
-    assert!(!text.contains("reuse"), "{text}");
-    assert_eq!(text.matches("nonce = \"fz").count(), 2, "{text}");
+    let catalog = Catalog::load(&cases_dir().join("clauses.toml")).unwrap();
+    let schemas = SchemaSet::load(&cases_dir().join("schemas")).unwrap();
+    let case = harness_model::case::parse_case(Path::new("c.toml"), &text, &catalog, &schemas)
+        .unwrap_or_else(|error| panic!("{error}\n{text}"));
+    let nonces: Vec<&str> = case
+        .steps
+        .iter()
+        .filter_map(|step| step.auth.nonce.as_deref())
+        .collect();
+    assert!(!nonces.contains(&"reuse"), "{text}");
+    assert_eq!(nonces.len(), 2, "{text}");
+    assert!(nonces.iter().all(|nonce| nonce.starts_with("fz")), "{text}");
+    assert_eq!(nonces[0], nonces[1], "{text}");
 }
 
 #[test]
