@@ -244,7 +244,11 @@ fn auth_of(auth: &RequestAuth) -> Auth {
             mode: AuthMode::ApiKey,
             ..Auth::default()
         },
-        RequestAuth::ApiKey { right: false } => bearer_token("wrong-direct-access-key"),
+        RequestAuth::ApiKey { right: false } => Auth {
+            mode: AuthMode::ApiKey,
+            wrong_secret: true,
+            ..Auth::default()
+        },
     }
 }
 

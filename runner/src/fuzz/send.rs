@@ -16,14 +16,13 @@ use super::{FuzzRequest, RequestAuth, SecretPlan};
 use crate::run::Breaker;
 use crate::run::pace::{ANONYMOUS, Pacer};
 use crate::transport::{
-    Authorization, ClientSession, Credentials, Dialer, Exchange, HttpClient, Outgoing,
-    RequestLimits, Token, TransportError, WsSession, place_bearer,
+    self, Authorization, ClientSession, Credentials, Dialer, Exchange, HttpClient, Outgoing,
+    RequestLimits, SignatureParams, Token, TransportError, WsSession, place_bearer,
 };
 use harness_model::case::TransportKind;
 use harness_model::target_file::{CountedPer, Target};
 use harness_protocol::auth::clock::Clock;
 use harness_protocol::auth::nonce::fresh_nonce;
-use harness_protocol::auth::sign;
 
 /// What came of sending one request.
 #[derive(Debug)]
@@ -100,13 +99,13 @@ impl Sender {
         })
     }
 
-    /// The credentials of an account role; empty ones for a role the target file lacks.
+    /// The credentials of an account role, with the nearest wrong secret when asked (as a
+    /// case's step gets it); empty ones for a role the target file lacks.
     fn credentials(&self, account: &str, wrong_secret: bool) -> Credentials {
-        let mut credentials = self.session.credentials(account).unwrap_or_default();
-        if wrong_secret {
-            "wrong-secret".clone_into(&mut credentials.secret);
-        }
-        credentials
+        self.session
+            .credentials(account)
+            .unwrap_or_default()
+            .spoiled(wrong_secret)
     }
 
     /// The session shared by every worker: HTTP client, WebSocket dialing, credentials.
@@ -327,13 +326,7 @@ impl Sender {
             RequestAuth::Basic {
                 account,
                 wrong_secret,
-            } => {
-                let credentials = self.credentials(account, *wrong_secret);
-                Some(Authorization::Value(sign::basic_header_value(
-                    &credentials.client_id,
-                    &credentials.secret,
-                )))
-            }
+            } => Some(transport::basic(&self.credentials(account, *wrong_secret))),
             RequestAuth::Signed {
                 account,
                 wrong_secret,
@@ -349,10 +342,10 @@ impl Sender {
             }
             RequestAuth::ClientCredentials { account, secret } => {
                 let credentials = self.credentials(account, *secret == SecretPlan::Wrong);
-                knowledge.client_id = Some(credentials.client_id);
                 if *secret != SecretPlan::Omitted {
-                    params.insert("client_secret".to_owned(), json!(credentials.secret));
+                    transport::insert_client_secret(params, &credentials);
                 }
+                knowledge.client_id = Some(credentials.client_id);
                 None
             }
             RequestAuth::ClientSignature {
@@ -363,9 +356,6 @@ impl Sender {
                 replay,
             } => {
                 let credentials = self.credentials(account, *wrong_secret);
-                knowledge.client_id = Some(credentials.client_id);
-                let timestamp = self.session.timestamp(*offset_ms);
-                let nonce = fresh_nonce();
                 // Sign the data as the server will read it: as text from a query string.
                 let data = match params.get("data") {
                     Some(Value::String(text)) => text.clone(),
@@ -374,15 +364,21 @@ impl Sender {
                     }
                     _ => String::new(),
                 };
-                let mut signature =
-                    sign::client_signature(&credentials.secret, timestamp, &nonce, &data)
-                        .unwrap_or_default();
-                if *uppercase {
-                    signature = signature.to_ascii_uppercase();
+                let plan = SignatureParams {
+                    timestamp: self.session.timestamp(*offset_ms),
+                    nonce: Some(fresh_nonce()),
+                    data,
+                    uppercase: *uppercase,
+                    no_trailing_lf: false,
+                };
+                if transport::insert_client_signature(params, &credentials, &plan).is_err() {
+                    // Data the framing cannot carry (SPEC.md 5.5): sent with an empty
+                    // signature, which the server must refuse.
+                    params.insert("timestamp".to_owned(), json!(plan.timestamp));
+                    params.insert("nonce".to_owned(), json!(plan.nonce));
+                    params.insert("signature".to_owned(), json!(""));
                 }
-                params.insert("timestamp".to_owned(), json!(timestamp));
-                params.insert("nonce".to_owned(), json!(nonce));
-                params.insert("signature".to_owned(), json!(signature));
+                knowledge.client_id = Some(credentials.client_id);
                 return Ok((None, *replay));
             }
             RequestAuth::RefreshOf { account, scope } => {
@@ -392,11 +388,11 @@ impl Sender {
                 None
             }
             RequestAuth::ApiKey { right } => {
-                let key = match (&self.target.fixtures.direct_access_key, right) {
-                    (Some(key), true) => key.expose().to_owned(),
-                    _ => "wrong-direct-access-key".to_owned(),
+                let key = match &self.target.fixtures.direct_access_key {
+                    Some(key) => transport::spoiled(key.expose().to_owned(), !*right),
+                    None => "no-direct-access-key".to_owned(),
                 };
-                Some(Authorization::Value(format!("Bearer {key}")))
+                Some(transport::api_key(&key))
             }
         };
         Ok((authorization, false))

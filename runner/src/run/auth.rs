@@ -5,7 +5,8 @@
 //! the `public/auth` parameters of SPEC.md 5.3 and 5.5; `basic` and `signed` build the HTTP
 //! `Authorization` headers of SPEC.md 5.6; `api_key` sends the Direct Access key (5.8). A
 //! step that asks for a wrong secret gets the nearest wrong one: the account's secret with
-//! its last character changed.
+//! its last character changed. The parameters and headers themselves are built by
+//! `transport::credential`, as the fuzzer's are.
 //! The step's authentication also says whose pacing budget (`pace.rs`) its requests draw
 //! from.
 
@@ -13,34 +14,20 @@ use serde_json::{Map, Value};
 
 use super::exec::{Execution, Stop};
 use super::pace::ANONYMOUS;
-use crate::transport::{Authorization, ClientSession, Credentials, Token, place_bearer};
+use crate::transport::{
+    self, Authorization, ClientSession, Credentials, SignatureParams, Token, place_bearer,
+};
 use harness_model::case::{Auth, AuthMode, Step};
 use harness_model::target_file::CountedPer;
 use harness_protocol::auth::nonce::fresh_nonce;
-use harness_protocol::auth::sign;
-
-/// `secret`, or, when the step asks for a wrong secret, the nearest wrong one: the same
-/// length with only its last character changed, so that a server comparing all but the
-/// last character fails as surely as one accepting anything.
-fn spoiled(secret: String, wrong: bool) -> String {
-    if !wrong {
-        return secret;
-    }
-    let mut characters: Vec<char> = secret.chars().collect();
-    match characters.last_mut() {
-        Some(last) => *last = if *last == 'x' { 'y' } else { 'x' },
-        None => characters.push('x'),
-    }
-    characters.into_iter().collect()
-}
 
 impl Execution<'_> {
     /// The credentials of the step's account role (default `main`), spoiled when the step
     /// asks for a wrong secret.
     fn credentials(&self, auth: &Auth) -> Result<Credentials, Stop> {
-        let mut credentials = self.account(auth.account.as_deref())?;
-        credentials.secret = spoiled(credentials.secret, auth.wrong_secret);
-        Ok(credentials)
+        Ok(self
+            .account(auth.account.as_deref())?
+            .spoiled(auth.wrong_secret))
     }
 
     fn account(&self, role: Option<&str>) -> Result<Credentials, Stop> {
@@ -95,23 +82,17 @@ impl Execution<'_> {
                     .or_insert_with(|| Value::from("client_credentials"));
                 params
                     .entry("client_id")
-                    .or_insert_with(|| Value::from(credentials.client_id));
-                params
-                    .entry("client_secret")
-                    .or_insert_with(|| Value::from(credentials.secret));
+                    .or_insert_with(|| Value::from(credentials.client_id.clone()));
+                if !params.contains_key("client_secret") {
+                    transport::insert_client_secret(params, &credentials);
+                }
                 Ok(None)
             }
             AuthMode::ClientSignature => {
                 self.client_signature(auth, params)?;
                 Ok(None)
             }
-            AuthMode::Basic => {
-                let credentials = self.credentials(auth)?;
-                Ok(Some(Authorization::Value(sign::basic_header_value(
-                    &credentials.client_id,
-                    &credentials.secret,
-                ))))
-            }
+            AuthMode::Basic => Ok(Some(transport::basic(&self.credentials(auth)?))),
             AuthMode::Signed => {
                 let credentials = self.credentials(auth)?;
                 let sign_uri = match &auth.sign_uri {
@@ -136,8 +117,10 @@ impl Execution<'_> {
                     .ok_or_else(|| {
                         Stop::Error("the target file has no fixtures.direct_access_key".to_owned())
                     })?;
-                let key = spoiled(key, auth.wrong_secret);
-                Ok(Some(Authorization::Value(format!("Bearer {key}"))))
+                Ok(Some(transport::api_key(&transport::spoiled(
+                    key,
+                    auth.wrong_secret,
+                ))))
             }
         }
     }
@@ -160,28 +143,21 @@ impl Execution<'_> {
             Some(data) => self.resolved(data)?,
             None => String::new(),
         };
-        let secret = credentials.secret;
-        let mut signature = if auth.no_trailing_lf && data.is_empty() {
-            sign::hmac_hex(
-                secret.as_bytes(),
-                format!("{timestamp}\n{nonce}").as_bytes(),
-            )
-        } else {
-            sign::client_signature(&secret, timestamp, &nonce, &data)
-                .map_err(|error| Stop::Error(error.to_string()))?
+        let plan = SignatureParams {
+            timestamp,
+            nonce: (!auth.no_nonce).then_some(nonce),
+            data: data.clone(),
+            uppercase: auth.uppercase_hex,
+            no_trailing_lf: auth.no_trailing_lf,
         };
-        if auth.uppercase_hex {
-            signature = signature.to_ascii_uppercase();
-        }
         params
             .entry("grant_type")
             .or_insert_with(|| Value::from("client_signature"));
-        params.insert("client_id".to_owned(), Value::from(credentials.client_id));
-        params.insert("timestamp".to_owned(), Value::from(timestamp));
-        if !auth.no_nonce {
-            params.insert("nonce".to_owned(), Value::from(nonce));
-        }
-        params.insert("signature".to_owned(), Value::from(signature));
+        params.insert(
+            "client_id".to_owned(),
+            Value::from(credentials.client_id.clone()),
+        );
+        transport::insert_client_signature(params, &credentials, &plan).map_err(Stop::Error)?;
         if auth.data.is_some() {
             params.insert("data".to_owned(), Value::from(data));
         }

@@ -11,6 +11,7 @@
 //! A [`ClientSession`] is one client's session with a target over these transports: the
 //! runner's executions and the fuzzer's sender each hold one.
 
+mod credential;
 mod dial;
 mod http;
 mod proxy;
@@ -18,6 +19,9 @@ mod session;
 mod tls;
 mod ws;
 
+pub use credential::{
+    SignatureParams, api_key, basic, insert_client_secret, insert_client_signature, spoiled,
+};
 pub use dial::Dialer;
 pub use http::HttpClient;
 pub use proxy::ProxyRule;

@@ -18,12 +18,12 @@ use super::model::{Model, Observed, Outcome};
 use super::{Action, Grant, SeqStep, Sequence, Who};
 use crate::fuzz::send::Sender;
 use crate::transport::{
-    Authorization, Exchange, Outgoing, SignedPlan, TransportErrorKind, WsSession, place_bearer,
+    self, Authorization, Exchange, Outgoing, SignatureParams, SignedPlan, TransportErrorKind,
+    WsSession, place_bearer,
 };
 use harness_model::case::TransportKind;
 use harness_model::check::{Finding, Redactor};
 use harness_protocol::auth::nonce::fresh_nonce;
-use harness_protocol::auth::sign;
 
 /// The scope every login asks for (with `session:<name>` when it names one): enough for
 /// the private calls, the toggle, and a `delete_member` that must be refused for lack of
@@ -369,17 +369,17 @@ fn login_params(
     match grant {
         Grant::ClientCredentials => {
             params.insert("grant_type".to_owned(), json!("client_credentials"));
-            params.insert("client_secret".to_owned(), json!(credentials.secret));
+            transport::insert_client_secret(&mut params, &credentials);
         }
         Grant::ClientSignature => {
-            let timestamp = sender.session().timestamp(0);
-            let nonce = fresh_nonce();
-            let signature = sign::client_signature(&credentials.secret, timestamp, &nonce, "")
-                .unwrap_or_default();
             params.insert("grant_type".to_owned(), json!("client_signature"));
-            params.insert("timestamp".to_owned(), json!(timestamp));
-            params.insert("nonce".to_owned(), json!(nonce));
-            params.insert("signature".to_owned(), json!(signature));
+            let plan = SignatureParams {
+                timestamp: sender.session().timestamp(0),
+                nonce: Some(fresh_nonce()),
+                ..SignatureParams::default()
+            };
+            // Empty data always frames (SPEC.md 5.5), so this cannot fail.
+            let _ = transport::insert_client_signature(&mut params, &credentials, &plan);
         }
     }
     params

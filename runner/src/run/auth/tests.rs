@@ -14,6 +14,7 @@ use crate::transport::RequestLimits;
 use harness_model::case::{Case, SkewSide, TransportKind};
 use harness_model::check::{Catalog, SchemaSet};
 use harness_model::target_file::{Account, Fixtures, RateLimits, Secret, Target};
+use harness_protocol::auth::sign;
 
 fn shared(fixtures: Fixtures) -> Shared {
     let main = Account {
