@@ -11,10 +11,10 @@ use harness_protocol::file_error::{FileError, did_you_mean, line_of};
 
 /// The `*.toml` files of a corpus that are not case files: the clause catalog, the
 /// traceability table and the corpus crate's manifest.
-pub const NOT_CASE_FILES: &[&str] = &["clauses.toml", "statements.toml", "Cargo.toml"];
+pub(crate) const NOT_CASE_FILES: &[&str] = &["clauses.toml", "statements.toml", "Cargo.toml"];
 
 /// Whether a corpus file (by its path) is a case file.
-pub fn is_case_file(path: &Path) -> bool {
+pub(crate) fn is_case_file(path: &Path) -> bool {
     path.extension().is_some_and(|ext| ext == "toml")
         && path
             .file_name()
@@ -54,7 +54,7 @@ pub fn discover(
 
 /// Parses case-file texts in the order given; a case id used twice is an error naming both
 /// files.
-pub fn parse_all<'a>(
+pub(crate) fn parse_all<'a>(
     files: impl IntoIterator<Item = (&'a Path, &'a str)>,
     catalog: &Catalog,
     schemas: &SchemaSet,
@@ -85,7 +85,7 @@ fn collect(dir: &Path, paths: &mut Vec<PathBuf>) -> Result<(), FileError> {
 
 /// Every file under `dir` (recursively) that `keep` keeps, pushed onto `paths` unsorted; a
 /// directory that cannot be read is an error naming it.
-pub fn files_under(
+pub(crate) fn files_under(
     dir: &Path,
     keep: &dyn Fn(&Path) -> bool,
     paths: &mut Vec<PathBuf>,

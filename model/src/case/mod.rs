@@ -13,9 +13,8 @@ mod write;
 
 /// The kind of answer a step requires (declared beside the answer check).
 pub use crate::check::Outcome;
-pub use load::{
-    NOT_CASE_FILES, discover, files_under, is_case_file, load_file, parse_all, parse_case,
-};
+pub use load::{discover, load_file, parse_case};
+pub(crate) use load::{files_under, is_case_file, parse_all};
 pub use property::case_parse_no_panic;
 pub use write::storable;
 

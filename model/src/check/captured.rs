@@ -15,9 +15,8 @@ use super::{Catalog, Level, SchemaSet, Verdict};
 use harness_protocol::jsonrpc::{code, validate_response};
 use harness_protocol::spec;
 
-pub use harness_protocol::spec::{
-    NEEDS_SECOND_FACTOR, SECOND_FACTOR_ERROR_NAME as SECOND_FACTOR_ERROR,
-};
+pub use harness_protocol::spec::NEEDS_SECOND_FACTOR;
+pub(crate) use harness_protocol::spec::SECOND_FACTOR_ERROR_NAME as SECOND_FACTOR_ERROR;
 
 /// The form of a captured response: an envelope with a result or an error, a bare result,
 /// or neither.

@@ -205,7 +205,10 @@ impl Catalog {
     }
 
     /// The known clauses among these ids, each once, in the order given.
-    pub fn clauses_of<'a>(&'a self, ids: impl IntoIterator<Item = &'a String>) -> Vec<&'a Clause> {
+    pub(crate) fn clauses_of<'a>(
+        &'a self,
+        ids: impl IntoIterator<Item = &'a String>,
+    ) -> Vec<&'a Clause> {
         let mut seen = Vec::new();
         for id in ids {
             if let Some(clause) = self.get(id)
@@ -244,7 +247,7 @@ impl Catalog {
 impl Catalog {
     /// This catalog with this traceability table (a corpus that is not a directory, such
     /// as the embedded one, parses the table itself).
-    pub fn with_statements(mut self, statements: Statements) -> Catalog {
+    pub(crate) fn with_statements(mut self, statements: Statements) -> Catalog {
         self.statements = statements;
         self
     }

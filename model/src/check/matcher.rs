@@ -125,7 +125,7 @@ fn join(at: &str, key: &str) -> String {
 }
 
 /// The JSON type name of a value, distinguishing integers from other numbers.
-pub fn type_name(value: &Value) -> &'static str {
+pub(crate) fn type_name(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "boolean",

@@ -17,17 +17,15 @@ mod statements;
 
 pub use answer::{Outcome, ParsedAnswer, Required, answer, error_note, finding};
 pub use captured::{
-    Captured, NEEDS_SECOND_FACTOR, Observation, ResponseForm, SECOND_FACTOR_ERROR, judge_captured,
+    Captured, NEEDS_SECOND_FACTOR, Observation, ResponseForm, judge_captured,
     method_from_file_name, result_clause,
 };
 pub use catalog::{Catalog, Clause, Level, Side};
-pub use matcher::{Matcher, holds, lookup, short, type_name};
+pub use matcher::{Matcher, holds, lookup, short};
 pub use quote::{SpecText, normalize_quote};
-pub use redact::{REDACTED, Redactor, SECRET_MEMBERS};
+pub use redact::Redactor;
 pub use schema::{SchemaError, SchemaSet, SchemaViolation};
-pub use statements::{
-    EXCUSE_MAX_CHARS, SpecStatement, Statement, StatementKind, Statements, spec_statements,
-};
+pub use statements::{SpecStatement, Statement, StatementKind, Statements, spec_statements};
 
 use std::fmt;
 
@@ -103,13 +101,13 @@ impl Verdict {
     }
 
     /// Whether a check broke, known or not (`fail`, `error`, `xfail`).
-    pub fn is_broken(self) -> bool {
+    pub(crate) fn is_broken(self) -> bool {
         matches!(self, Verdict::Fail | Verdict::Error | Verdict::Xfail)
     }
 
     /// Whether the verdict breaks a gate: a failed check or a run that did not happen.
     /// A known failure (`xfail`) does not; a `fixed` one does only under `--strict-expect`.
-    pub fn is_failure(self) -> bool {
+    pub(crate) fn is_failure(self) -> bool {
         matches!(self, Verdict::Fail | Verdict::Error)
     }
 }

@@ -11,10 +11,10 @@ use std::sync::{Arc, RwLock};
 use serde_json::Value;
 
 /// The replacement text.
-pub const REDACTED: &str = "[redacted]";
+pub(crate) const REDACTED: &str = "[redacted]";
 
 /// JSON member names whose values are always secret.
-pub const SECRET_MEMBERS: &[&str] = &[
+pub(crate) const SECRET_MEMBERS: &[&str] = &[
     "access_token",
     "refresh_token",
     "client_secret",

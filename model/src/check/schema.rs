@@ -100,7 +100,7 @@ impl SchemaSet {
     }
 
     /// Compiles schema texts, each named by its path's file stem (`method.public.auth`).
-    pub fn from_texts<'a>(
+    pub(crate) fn from_texts<'a>(
         files: impl IntoIterator<Item = (&'a Path, &'a str)>,
     ) -> Result<SchemaSet, SchemaError> {
         let mut documents = BTreeMap::new();

@@ -17,7 +17,7 @@ use super::Catalog;
 use harness_protocol::file_error::FileError;
 
 /// The longest excuse, in characters: an excuse is one line of a report.
-pub const EXCUSE_MAX_CHARS: usize = 160;
+pub(crate) const EXCUSE_MAX_CHARS: usize = 160;
 
 /// One statement of SPEC.md and what accounts for it.
 #[derive(Clone, Debug, PartialEq, Deserialize)]

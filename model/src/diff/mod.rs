@@ -52,9 +52,9 @@ pub struct Diff {
     /// Fails the gate now (`fail`, `error`), did not before.
     pub regressions: Vec<Change>,
     /// A known failure now (`xfail`), did not fail before.
-    pub newly_known: Vec<Change>,
+    pub(crate) newly_known: Vec<Change>,
     /// Failed before, passes now.
-    pub newly_passing: Vec<Change>,
+    pub(crate) newly_passing: Vec<Change>,
     /// Only in the new run.
     pub added: Vec<Row>,
     /// Only in the old run.

@@ -97,7 +97,7 @@ impl Selector {
     }
 
     /// The findings of one case citing one clause (the narrow form).
-    pub fn case_clause(case: impl Into<String>, clause: impl Into<String>) -> Selector {
+    pub(crate) fn case_clause(case: impl Into<String>, clause: impl Into<String>) -> Selector {
         Selector {
             case: Some(case.into()),
             clause: Some(clause.into()),

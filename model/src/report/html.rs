@@ -27,7 +27,7 @@ pub fn escape(text: &str) -> String {
 }
 
 /// Renders `report.html`.
-pub fn render_html(context: &Context<'_>, summary: &Summary) -> String {
+pub(crate) fn render_html(context: &Context<'_>, summary: &Summary) -> String {
     let report = context.report;
     let mut out = String::new();
     let _ = write!(

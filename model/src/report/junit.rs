@@ -12,7 +12,7 @@ use crate::check::Verdict;
 use crate::results::CaseResult;
 
 /// Renders `junit.xml`.
-pub fn render_junit(context: &Context<'_>, _summary: &Summary) -> String {
+pub(crate) fn render_junit(context: &Context<'_>, _summary: &Summary) -> String {
     let redactor = &context.report.redactor;
     let mut report = Report::new(format!("harness run against {}", context.report.target));
     report.set_time(context.report.duration);

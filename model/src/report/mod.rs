@@ -12,13 +12,15 @@ mod sections;
 mod snapshot;
 mod statements;
 
-pub use html::{escape, render_html};
+pub use html::escape;
+pub(crate) use html::render_html;
 pub use json::render_json;
-pub use junit::render_junit;
+pub(crate) use junit::render_junit;
 pub use markdown::render_markdown;
-pub use repro::{reproduction, shell_quote, shown_reproduction, wire_command};
+pub use repro::reproduction;
+pub(crate) use repro::shown_reproduction;
 pub use sections::SectionCoverage;
-pub use snapshot::{SnapshotStats, normalize, snapshot_name, snapshot_of, write_snapshots};
+pub use snapshot::{SnapshotStats, snapshot_name, snapshot_of, write_snapshots};
 pub use statements::{StatementCoverage, StatementStatus};
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -29,7 +31,7 @@ use crate::check::{Catalog, Clause, Finding, Level, Side, Verdict};
 use crate::results::{CaseResult, RunReport};
 
 /// The word for the side a run judges, as reports print it.
-pub fn side_name(side: Side) -> &'static str {
+pub(crate) fn side_name(side: Side) -> &'static str {
     match side {
         Side::Server => "server",
         Side::Client => "client",
@@ -236,7 +238,7 @@ pub fn known_failures(report: &RunReport) -> Vec<&CaseResult> {
 
 /// Whether a result belongs in "results other than pass" (not a pass, not a known
 /// failure or a fixed one, which are shown apart).
-pub fn is_noteworthy(result: &CaseResult) -> bool {
+pub(crate) fn is_noteworthy(result: &CaseResult) -> bool {
     !matches!(
         result.verdict,
         Verdict::Pass | Verdict::Xfail | Verdict::Fixed

@@ -27,7 +27,7 @@ pub fn reproduction(context: &Context<'_>, result: &CaseResult) -> Vec<String> {
 
 /// The reproduction commands as the reports people read show them, one per line: for a
 /// failure, a warning or an error; `None` for any other verdict.
-pub fn shown_reproduction(context: &Context<'_>, result: &CaseResult) -> Option<String> {
+pub(crate) fn shown_reproduction(context: &Context<'_>, result: &CaseResult) -> Option<String> {
     matches!(
         result.verdict,
         Verdict::Fail | Verdict::Warn | Verdict::Error
@@ -36,7 +36,7 @@ pub fn shown_reproduction(context: &Context<'_>, result: &CaseResult) -> Option<
 }
 
 /// The exchange as a shell command.
-pub fn wire_command(exchange: &Exchange) -> String {
+pub(crate) fn wire_command(exchange: &Exchange) -> String {
     let request = &exchange.request;
     if request.method == "WS" {
         let body = request.body.clone().unwrap_or_default();
@@ -57,7 +57,7 @@ pub fn wire_command(exchange: &Exchange) -> String {
 }
 
 /// Single-quotes a string for a POSIX shell.
-pub fn shell_quote(text: &str) -> String {
+pub(crate) fn shell_quote(text: &str) -> String {
     format!("'{}'", text.replace('\'', r"'\''"))
 }
 

@@ -137,7 +137,7 @@ fn method_of(exchange: &Exchange) -> String {
 }
 
 /// Replaces volatile members and times near `now_ms`.
-pub fn normalize(value: &Value, now_ms: u64) -> Value {
+pub(crate) fn normalize(value: &Value, now_ms: u64) -> Value {
     match value {
         Value::Object(object) => Value::Object(
             object

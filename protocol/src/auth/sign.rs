@@ -74,7 +74,7 @@ impl Signer {
     }
 
     /// Lowercase hex HMAC-SHA256 of the concatenated parts.
-    pub fn hex_of(&self, parts: &[&[u8]]) -> String {
+    pub(crate) fn hex_of(&self, parts: &[&[u8]]) -> String {
         let mut mac = self.keyed.clone();
         for part in parts {
             mac.update(part);
@@ -151,7 +151,7 @@ pub fn client_signature(
 
 /// Splits a `client_signature` string to sign back into its fields, the inverse of
 /// [`client_string_to_sign`].
-pub fn parse_client_string_to_sign(text: &str) -> Option<(u64, &str, &str)> {
+pub(crate) fn parse_client_string_to_sign(text: &str) -> Option<(u64, &str, &str)> {
     let (timestamp, rest) = text.split_once('\n')?;
     let (nonce, data) = rest.split_once('\n')?;
     Some((timestamp.parse().ok()?, nonce, data))
@@ -160,7 +160,7 @@ pub fn parse_client_string_to_sign(text: &str) -> Option<(u64, &str, &str)> {
 /// Splits an HTTP string to sign back into its fields, the inverse of
 /// [`http_string_to_sign`]. The body may hold LF: it is everything between the URI's LF and
 /// the final LF.
-pub fn parse_http_string_to_sign(bytes: &[u8]) -> Option<HttpSignedFields<'_>> {
+pub(crate) fn parse_http_string_to_sign(bytes: &[u8]) -> Option<HttpSignedFields<'_>> {
     let mut fields = bytes.splitn(5, |byte| *byte == b'\n');
     let timestamp = std::str::from_utf8(fields.next()?).ok()?.parse().ok()?;
     let nonce = std::str::from_utf8(fields.next()?).ok()?;
@@ -178,7 +178,7 @@ pub fn parse_http_string_to_sign(bytes: &[u8]) -> Option<HttpSignedFields<'_>> {
 
 /// Whether `presented` is the `client_signature` of section 5.5 for these fields: lowercase
 /// hex only, compared in constant time.
-pub fn verify_client_signature(
+pub(crate) fn verify_client_signature(
     secret: &str,
     timestamp: u64,
     nonce: &str,
@@ -236,7 +236,7 @@ impl<'a> HttpSignedFields<'a> {
 }
 
 /// The string to sign of section 5.6: timestamp LF nonce LF request data.
-pub fn http_string_to_sign(fields: &HttpSignedFields<'_>) -> Result<Vec<u8>, SignError> {
+pub(crate) fn http_string_to_sign(fields: &HttpSignedFields<'_>) -> Result<Vec<u8>, SignError> {
     if fields.nonce.contains('\n') {
         return Err(SignError::LineFeedIn("nonce"));
     }

@@ -22,9 +22,9 @@ pub struct Record {
     /// The connection: the peer address over HTTP, `ws#<n>` on WebSocket.
     pub connection: String,
     /// Arrival time, ms since the epoch, from the judge's clock.
-    pub at_ms: u64,
+    pub(crate) at_ms: u64,
     /// The HTTP method, or `WS`.
-    pub http_method: String,
+    pub(crate) http_method: String,
     /// Path and query as received (for WebSocket, those of the handshake).
     pub uri: String,
     /// Headers as received (for WebSocket, those of the handshake).
@@ -39,7 +39,7 @@ pub struct Record {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Answer {
     /// When it went out.
-    pub at_ms: u64,
+    pub(crate) at_ms: u64,
     /// Its order among all arrivals and answers.
     pub event: u64,
     /// HTTP status; `None` on WebSocket.
@@ -65,7 +65,7 @@ pub struct Call {
 
 impl Record {
     /// A record of a raw request, classified.
-    pub fn from_raw(raw: &RawRequest, event: u64) -> Record {
+    pub(crate) fn from_raw(raw: &RawRequest, event: u64) -> Record {
         let path = raw.uri.split('?').next().unwrap_or_default();
         let transport = match raw.wire {
             Wire::Ws => TransportKind::Ws,
@@ -168,7 +168,7 @@ impl Call {
     }
 
     /// A parameter as an integer, whether it travelled as a JSON number or as text.
-    pub fn int(&self, name: &str) -> Option<i64> {
+    pub(crate) fn int(&self, name: &str) -> Option<i64> {
         match self.params.get(name)? {
             Value::Number(number) => number.as_i64(),
             Value::String(text) => text.parse().ok(),

@@ -48,7 +48,7 @@ impl Recorder {
     }
 
     /// Tells the recorder the accounts and limits it judges against.
-    pub fn set_knowledge(&self, knowledge: Knowledge, secrets: Vec<String>) {
+    pub(crate) fn set_knowledge(&self, knowledge: Knowledge, secrets: Vec<String>) {
         for secret in secrets {
             self.redactor.add(secret);
         }

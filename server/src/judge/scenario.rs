@@ -80,7 +80,7 @@ impl Scenario {
     }
 
     /// The server knobs that make the scenario.
-    pub fn knobs(self) -> Knobs {
+    pub(crate) fn knobs(self) -> Knobs {
         let default = Knobs::default();
         match self {
             Scenario::Default => default,

@@ -36,7 +36,7 @@ pub struct Cell {
     /// Observations that are not verdicts, each once (at most `KEPT_ADVISORIES`).
     pub notes: Vec<String>,
     /// Failures beyond those kept.
-    pub more_failures: usize,
+    pub(crate) more_failures: usize,
 }
 
 impl Cell {
@@ -61,7 +61,7 @@ impl Cell {
     }
 
     /// The kept findings with the request each concerns.
-    pub fn findings_with_requests(&self) -> impl Iterator<Item = (&Finding, Option<u64>)> {
+    pub(crate) fn findings_with_requests(&self) -> impl Iterator<Item = (&Finding, Option<u64>)> {
         self.findings.iter().zip(self.requests.iter().copied())
     }
 }

@@ -23,7 +23,7 @@ use harness_model::check::{Catalog, Level, SchemaSet, judge_captured};
 use harness_protocol::jsonrpc::validate_response;
 
 /// The envelope clauses every answer is held to.
-pub const ENVELOPE_CLAUSES: &[&str] = &[
+pub(crate) const ENVELOPE_CLAUSES: &[&str] = &[
     "env.response.jsonrpc",
     "env.response.id",
     "env.response.exclusive",
@@ -31,10 +31,10 @@ pub const ENVELOPE_CLAUSES: &[&str] = &[
 ];
 
 /// The clause of a success over HTTP: status 200.
-pub const HTTP_SUCCESS_CLAUSE: &str = "http.status.success";
+pub(crate) const HTTP_SUCCESS_CLAUSE: &str = "http.status.success";
 
 /// Judges every answered request's answer.
-pub fn assess_answers(records: &[Record], schemas: &SchemaSet, catalog: &Catalog) -> Tally {
+pub(crate) fn assess_answers(records: &[Record], schemas: &SchemaSet, catalog: &Catalog) -> Tally {
     let mut tally = Tally::default();
     for record in records {
         assess_answer(record, schemas, catalog, &mut tally);
@@ -45,7 +45,12 @@ pub fn assess_answers(records: &[Record], schemas: &SchemaSet, catalog: &Catalog
 
 /// Judges one answer; a request without an answer, not sent with GET or over WebSocket,
 /// or that names no method, is skipped.
-pub fn assess_answer(record: &Record, schemas: &SchemaSet, catalog: &Catalog, tally: &mut Tally) {
+pub(crate) fn assess_answer(
+    record: &Record,
+    schemas: &SchemaSet,
+    catalog: &Catalog,
+    tally: &mut Tally,
+) {
     let Some(answer) = &record.answer else {
         return;
     };

@@ -66,11 +66,10 @@ use harness_protocol::auth::clock::Clock;
 use harness_protocol::auth::nonce::ReplayCache;
 
 pub use fault::Fault;
-pub use observe::{Knobs, Observer, RawAnswer, RawRequest, Wire};
-pub use property::{
-    QueryInput, QueryValue, dispatch_envelope, params_from_query, query_params_coerce,
-};
-pub use tls::{MAX_HANDSHAKES, TlsIdentity};
+pub(crate) use observe::Knobs;
+pub use observe::{Observer, RawAnswer, RawRequest, Wire};
+pub use property::{QueryInput, QueryValue, dispatch_envelope, query_params_coerce};
+pub use tls::TlsIdentity;
 pub use variant::{Extreme, Variant};
 
 /// How to run the reference server.
@@ -93,9 +92,9 @@ pub struct ServeConfig {
     /// target file advertises.
     pub signature_scheme: String,
     /// What the server serves beyond its faults (the client judge's scenarios).
-    pub knobs: Knobs,
+    pub(crate) knobs: Knobs,
     /// Sees every request and answer (the client judge's recorder).
-    pub observer: Option<Arc<dyn Observer>>,
+    pub(crate) observer: Option<Arc<dyn Observer>>,
     /// Serve over TLS with this certificate; plain HTTP when `None`.
     pub tls: Option<TlsIdentity>,
 }

@@ -37,7 +37,7 @@ pub struct RawRequest {
     /// The connection: the peer address over HTTP, `ws#<n>` for the n-th WebSocket.
     pub connection: String,
     /// Arrival time from the server's clock, in ms since the epoch.
-    pub at_ms: u64,
+    pub(crate) at_ms: u64,
     /// The HTTP method; `WS` for a WebSocket message.
     pub method: String,
     /// Path and query as received; for a WebSocket message, those of its handshake.
@@ -55,7 +55,7 @@ pub struct RawAnswer {
     /// The [`RawRequest::seq`] it answers.
     pub seq: u64,
     /// When it was produced, from the server's clock.
-    pub at_ms: u64,
+    pub(crate) at_ms: u64,
     /// The HTTP status; `None` on WebSocket.
     pub status: Option<u16>,
     /// The response envelope.
@@ -75,23 +75,23 @@ pub trait Observer: Send + Sync + fmt::Debug {
 /// What the server serves, beyond its fault switches. `Knobs::default()` is the reference
 /// server as the conformance suite knows it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Knobs {
+pub(crate) struct Knobs {
     /// Caps every access token's lifetime at this many seconds (the `expires_in` it says
     /// and the time it works), forcing clients to refresh.
-    pub token_lifetime_s: Option<u64>,
+    pub(crate) token_lifetime_s: Option<u64>,
     /// Serves pages of at most this many entries whatever `count` asks, still ending the
     /// walk with a null (or absent) continuation.
-    pub page_limit: Option<usize>,
+    pub(crate) page_limit: Option<usize>,
     /// Gives three transaction-log entries in seven a type SPEC.md does not list and every
     /// entry members it does not describe (section 9: clients must tolerate them).
-    pub unknown_log_types: bool,
+    pub(crate) unknown_log_types: bool,
     /// Hands out transaction-log continuations that count the pages left down to 0 (the
     /// one that leads to the last page), instead of entry ids of 10000 and up: a client
     /// that takes a falsy continuation for the end stops one page early.
-    pub small_cursors: bool,
+    pub(crate) small_cursors: bool,
     /// Turns on two-factor confirmation for the `main` account, so its
     /// `private/toggle_subaccount_login` is answered with 13668.
-    pub two_factor_main: bool,
+    pub(crate) two_factor_main: bool,
     /// Accepts a signed `Authorization` header whatever its scheme name (SPEC.md 5.6:
     /// `svc-hmac-sha256` only "stands for the scheme name"), verifying it all the same.
     pub any_signature_scheme: bool,

@@ -94,7 +94,10 @@ fn fuzz_token(state: &ServerState, pool: &Mutex<Vec<String>>, slot: usize) -> Op
 /// The parameters the reference server makes of an HTTP query string for `method`: each
 /// name once, each value coerced to its declared type, unknown names refused. This is the
 /// server's own coercion, exposed for fuzzing and for clients that want to predict it.
-pub fn params_from_query(method: &str, query: &str) -> Result<Map<String, Value>, ErrorObject> {
+pub(crate) fn params_from_query(
+    method: &str,
+    query: &str,
+) -> Result<Map<String, Value>, ErrorObject> {
     let specs = declared_params(method).ok_or_else(ErrorObject::method_not_found)?;
     let raw = query_params(query)?;
     Params::check(raw, specs, Origin::Query, Leniency::default()).map(Params::into_values)

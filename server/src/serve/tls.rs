@@ -29,7 +29,7 @@ use tokio_rustls::server::TlsStream;
 use harness_model::target_file::Target;
 
 /// Handshakes in progress at most; further connections wait in the kernel's backlog.
-pub const MAX_HANDSHAKES: usize = 256;
+pub(crate) const MAX_HANDSHAKES: usize = 256;
 
 /// How long a client has to complete its TLS handshake.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);

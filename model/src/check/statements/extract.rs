@@ -24,7 +24,7 @@ pub struct SpecStatement {
     /// The section it belongs to, e.g. `5.5`.
     pub section: String,
     /// Its 1-based place among the statements of its section.
-    pub ordinal: usize,
+    pub(crate) ordinal: usize,
     /// Row or sentence.
     pub kind: StatementKind,
     /// Its text: the trimmed cells joined by `" | "`, or the sentence.

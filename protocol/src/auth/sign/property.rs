@@ -44,9 +44,9 @@ pub struct SignatureInput {
     /// `data`.
     pub data: String,
     /// Which hex digit of the signature to change.
-    pub tamper_at: u8,
+    pub(crate) tamper_at: u8,
     /// What to add to it (modulo 16; 0 becomes 1).
-    pub tamper_by: u8,
+    pub(crate) tamper_by: u8,
 }
 
 /// Property `signed_header_roundtrip`: any text that parses as a signed header builds a
