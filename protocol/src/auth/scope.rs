@@ -44,7 +44,7 @@ pub struct Scope {
     /// `ip:<address>`.
     pub ip: Option<String>,
     /// Words the grammar does not know, kept in order.
-    pub unknown: Vec<String>,
+    pub(crate) unknown: Vec<String>,
 }
 
 /// The access families section 5.4 lists, with `block_rfq`, which methods state as a need.

@@ -255,7 +255,7 @@ pub fn http_signature(secret: &str, fields: &HttpSignedFields<'_>) -> Result<Str
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SignedHeader {
     /// The scheme name, [`DEFAULT_SCHEME`] unless the deployment uses another.
-    pub scheme: String,
+    pub(crate) scheme: String,
     /// `id`: the client id.
     pub client_id: String,
     /// `ts`: milliseconds since the epoch.

@@ -43,7 +43,7 @@ pub mod code {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Request {
     /// Always [`VERSION`] when the harness builds it.
-    pub jsonrpc: String,
+    pub(crate) jsonrpc: String,
     /// The caller's id; SPEC.md says integer.
     pub id: u64,
     /// `public/<name>` or `private/<name>`.

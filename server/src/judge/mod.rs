@@ -107,7 +107,7 @@ pub const DEFAULT_BURST: u32 = 5;
 #[derive(Clone, Debug)]
 pub struct Knowledge {
     /// Client secrets by client id.
-    pub secrets: BTreeMap<String, String>,
+    pub(crate) secrets: BTreeMap<String, String>,
     /// The scheme name the signed header must carry; `None`: any name (see
     /// [`JudgeConfig::signature_scheme`]).
     pub signature_scheme: Option<String>,

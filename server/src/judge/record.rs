@@ -14,9 +14,9 @@ use harness_model::case::TransportKind;
 #[derive(Clone, Debug, PartialEq)]
 pub struct Record {
     /// Arrival order.
-    pub seq: u64,
+    pub(crate) seq: u64,
     /// The order of this arrival among all arrivals and answers.
-    pub event: u64,
+    pub(crate) event: u64,
     /// How it arrived.
     pub transport: TransportKind,
     /// The connection: the peer address over HTTP, `ws#<n>` on WebSocket.
@@ -41,13 +41,13 @@ pub struct Answer {
     /// When it went out.
     pub(crate) at_ms: u64,
     /// Its order among all arrivals and answers.
-    pub event: u64,
+    pub(crate) event: u64,
     /// HTTP status; `None` on WebSocket.
     pub status: Option<u16>,
     /// The response envelope.
     pub body: Value,
     /// Whether the judge refused the request (the server never saw it).
-    pub refused: bool,
+    pub(crate) refused: bool,
 }
 
 /// What a record reads as: the JSON-RPC method and parameters, however they travelled.
@@ -58,9 +58,9 @@ pub struct Call {
     /// The parameters (empty when absent or not an object).
     pub params: Map<String, Value>,
     /// The parsed body or message; `None` for a query-string request.
-    pub envelope: Option<Value>,
+    pub(crate) envelope: Option<Value>,
     /// Why the body or message is not JSON.
-    pub unparsable: Option<String>,
+    pub(crate) unparsable: Option<String>,
 }
 
 impl Record {
@@ -93,12 +93,12 @@ impl Record {
     }
 
     /// The query string of the URI, if any.
-    pub fn query(&self) -> Option<&str> {
+    pub(crate) fn query(&self) -> Option<&str> {
         self.uri.split_once('?').map(|(_, query)| query)
     }
 
     /// A header's value (names compare without regard to case).
-    pub fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
             .find(|(key, _)| key.eq_ignore_ascii_case(name))
@@ -154,7 +154,7 @@ impl Record {
 
 impl Call {
     /// Whether this is the method named.
-    pub fn is(&self, method: &str) -> bool {
+    pub(crate) fn is(&self, method: &str) -> bool {
         self.method.as_deref() == Some(method)
     }
 

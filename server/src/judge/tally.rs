@@ -32,7 +32,7 @@ pub struct Cell {
     /// in the order seen.
     pub findings: Vec<Finding>,
     /// The request each finding concerns ([`super::Record::seq`]), index for index.
-    pub requests: Vec<Option<u64>>,
+    pub(crate) requests: Vec<Option<u64>>,
     /// Observations that are not verdicts, each once (at most `KEPT_ADVISORIES`).
     pub notes: Vec<String>,
     /// Failures beyond those kept.
@@ -74,7 +74,7 @@ pub struct Tally {
 
 impl Tally {
     /// A request (or sequence) that held `clause`.
-    pub fn pass(&mut self, clause: &str, transport: TransportKind) {
+    pub(crate) fn pass(&mut self, clause: &str, transport: TransportKind) {
         self.cell(clause, transport).passes += 1;
     }
 
@@ -91,7 +91,7 @@ impl Tally {
 
     /// Request `seq` held `clause` when `held`; otherwise it broke it, as `message` (built
     /// only then) says.
-    pub fn judge(
+    pub(crate) fn judge(
         &mut self,
         clause: &str,
         transport: TransportKind,

@@ -19,7 +19,7 @@ mod observe;
 mod pages;
 pub mod record;
 pub mod report;
-pub mod server;
+pub(crate) mod server;
 mod ws;
 
 #[cfg(test)]

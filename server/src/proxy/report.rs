@@ -23,7 +23,7 @@ pub struct Verdicts {
     /// The client judge's tally of the client's requests.
     pub client: Tally,
     /// The tally of the server's answers.
-    pub server: Tally,
+    pub(crate) server: Tally,
 }
 
 /// Judges both sides of a session.

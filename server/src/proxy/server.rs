@@ -136,14 +136,14 @@ pub(crate) fn assess_answer(
 
 /// Whether a record's answer was judged here (it has one, to a GET or WebSocket request
 /// naming a method).
-pub fn judged(record: &Record) -> bool {
+pub(crate) fn judged(record: &Record) -> bool {
     record.answer.is_some()
         && matches!(record.http_method.as_str(), "GET" | "WS")
         && record.call().method.is_some()
 }
 
 /// The transports the answers of `records` came over.
-pub fn transports(records: &[Record]) -> Vec<TransportKind> {
+pub(crate) fn transports(records: &[Record]) -> Vec<TransportKind> {
     TransportKind::ALL
         .into_iter()
         .filter(|transport| {

@@ -87,7 +87,7 @@ pub struct ServeConfig {
     pub clock: Clock,
     /// The largest HTTP body or WebSocket message answered normally; larger ones get an
     /// error envelope.
-    pub max_body_bytes: usize,
+    pub(crate) max_body_bytes: usize,
     /// The scheme name of the signed `Authorization` header the server accepts and its
     /// target file advertises.
     pub signature_scheme: String,

@@ -31,9 +31,9 @@ pub enum Wire {
 #[derive(Clone, Debug)]
 pub struct RawRequest {
     /// Arrival order, unique per server start.
-    pub seq: u64,
+    pub(crate) seq: u64,
     /// HTTP or WebSocket.
-    pub wire: Wire,
+    pub(crate) wire: Wire,
     /// The connection: the peer address over HTTP, `ws#<n>` for the n-th WebSocket.
     pub connection: String,
     /// Arrival time from the server's clock, in ms since the epoch.
@@ -53,7 +53,7 @@ pub struct RawRequest {
 #[derive(Clone, Debug)]
 pub struct RawAnswer {
     /// The [`RawRequest::seq`] it answers.
-    pub seq: u64,
+    pub(crate) seq: u64,
     /// When it was produced, from the server's clock.
     pub(crate) at_ms: u64,
     /// The HTTP status; `None` on WebSocket.
@@ -94,7 +94,7 @@ pub(crate) struct Knobs {
     pub(crate) two_factor_main: bool,
     /// Accepts a signed `Authorization` header whatever its scheme name (SPEC.md 5.6:
     /// `svc-hmac-sha256` only "stands for the scheme name"), verifying it all the same.
-    pub any_signature_scheme: bool,
+    pub(crate) any_signature_scheme: bool,
 }
 
 /// Types no version of SPEC.md lists, served under [`Knobs::unknown_log_types`].

@@ -124,7 +124,7 @@ pub struct QueryInput {
     /// Picks a method of the table (modulo their number).
     pub method: u8,
     /// Values by parameter position (modulo the method's parameter count).
-    pub values: Vec<(u8, QueryValue)>,
+    pub(crate) values: Vec<(u8, QueryValue)>,
     /// A raw query string, sent as is.
     pub raw: String,
 }

@@ -36,7 +36,7 @@ pub struct SignInput {
 #[cfg_attr(any(test, feature = "arbitrary"), derive(arbitrary::Arbitrary))]
 pub struct SignatureInput {
     /// The client secret.
-    pub secret: String,
+    pub(crate) secret: String,
     /// `timestamp`.
     pub timestamp: u64,
     /// `nonce`.
