@@ -320,5 +320,107 @@ pub const SECOND_FACTOR_ERROR_NAME: &str = "security_key_authorization_error";
 /// enabled (withdrawals and the security actions it also names are not described).
 pub const NEEDS_SECOND_FACTOR: &[&str] = &["private/toggle_subaccount_login"];
 
+/// Section 4.1 and 5.4: the widest grant of each area 5.4 lists (`trade`, `wallet`,
+/// `account` at `read_write`) and `mainaccount`; a token lacking one of them is narrower
+/// than an unrestricted login.
+pub const WIDEST_GRANTS: &[&str] = &[
+    "account:read_write",
+    "trade:read_write",
+    "wallet:read_write",
+    MAINACCOUNT,
+];
+
+/// Section 4.2's method, which turns a refresh token into an access token (optionally for
+/// a subaccount and a narrower scope).
+pub const EXCHANGE_TOKEN_METHOD: &str = "public/exchange_token";
+
+/// Section 4.3's method, which returns a new access token for a named session.
+pub const FORK_TOKEN_METHOD: &str = "public/fork_token";
+
+/// Section 4.5's method, which enables or disables a subaccount's login (it needs the
+/// second factor, [`NEEDS_SECOND_FACTOR`]).
+pub const TOGGLE_LOGIN_METHOD: &str = "private/toggle_subaccount_login";
+
+/// Section 4.6's method, the MMP status (scope `trade:read`, or [`MMP_BLOCK_RFQ_SCOPE`]).
+pub const MMP_STATUS_METHOD: &str = "private/get_mmp_status";
+
+/// Section 4.7's paged method, the trigger-order history.
+pub const TRIGGER_HISTORY_METHOD: &str = "private/get_trigger_order_history";
+
+/// Section 4.11's method, which deletes a Direct Access member.
+pub const DELETE_MEMBER_METHOD: &str = "private/delete_member";
+
+/// Section 4.13's Direct Access method, which locks the portfolio.
+pub const LOCK_PORTFOLIO_METHOD: &str = "private/lock_portfolio";
+
+/// Section 4.14's method, which summarises one instrument's book.
+pub const BOOK_SUMMARY_METHOD: &str = "public/get_book_summary_by_instrument";
+
+/// Section 4.9's method, which lists the currencies.
+pub const CURRENCIES_METHOD: &str = "public/get_currencies";
+
+/// The methods named by a constant above, each of which must be a method of [`METHODS`].
+#[cfg(test)]
+const NAMED_METHODS: &[&str] = &[
+    EXCHANGE_TOKEN_METHOD,
+    FORK_TOKEN_METHOD,
+    TOGGLE_LOGIN_METHOD,
+    MMP_STATUS_METHOD,
+    TRIGGER_HISTORY_METHOD,
+    DELETE_MEMBER_METHOD,
+    LOCK_PORTFOLIO_METHOD,
+    BOOK_SUMMARY_METHOD,
+    CURRENCIES_METHOD,
+];
+
+#[cfg(test)]
+mod named_methods {
+    use super::*;
+
+    /// Each method named by a constant is in the table, and the constants that say what
+    /// a method is (second factor, scope, paging) agree with its entry.
+    #[test]
+    fn every_named_method_is_a_method_of_the_table() {
+        for name in NAMED_METHODS {
+            assert!(method(name).is_some(), "{name} is not in METHODS");
+        }
+        assert!(NEEDS_SECOND_FACTOR.contains(&TOGGLE_LOGIN_METHOD));
+        assert!(method(TRIGGER_HISTORY_METHOD).is_some_and(|m| m.paging.is_some()));
+        assert!(method(DELETE_MEMBER_METHOD).is_some_and(|m| m.scope.contains(&MAINACCOUNT)));
+        assert!(
+            method(LOCK_PORTFOLIO_METHOD).is_some_and(|m| m.interface == Interface::DirectAccess)
+        );
+        assert!(method(MMP_STATUS_METHOD).is_some_and(|m| m.param("block_rfq").is_some()));
+    }
+
+    /// The widest grants are words 5.4 lists, and cover the area of every scope a method
+    /// states.
+    #[test]
+    fn the_widest_grants_are_listed_and_cover_every_stated_scope() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../cases/SPEC.md");
+        let text = std::fs::read_to_string(path).expect("cases/SPEC.md is in the repository");
+        let listed = text
+            .lines()
+            .find(|line| line.starts_with("5.4 Scope values"))
+            .expect("5.4 lists the scope values");
+        for grant in WIDEST_GRANTS {
+            assert!(
+                listed.contains(&format!("`{grant}`")),
+                "5.4 does not list {grant}"
+            );
+        }
+        for method in METHODS {
+            for needed in method.scope {
+                let area = needed.split(':').next().unwrap_or(needed);
+                assert!(
+                    WIDEST_GRANTS.iter().any(|grant| grant.starts_with(area)),
+                    "{needed} of {} is not covered",
+                    method.name
+                );
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests;

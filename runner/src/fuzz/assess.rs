@@ -158,9 +158,12 @@ pub(crate) fn assess(
         && let Some(violations) = schemas.validate(&schema, result)
         && let Some(violation) = violations.first()
     {
-        let clause = match method {
-            "public/auth" | "public/exchange_token" => "auth.token_set.shape".to_owned(),
-            _ => format!("m.{}.result", method.rsplit('/').next().unwrap_or(method)),
+        // A token set (4.1, 4.2) is one shape whichever method hands it out.
+        let issues_tokens = spec::method(method).is_some_and(|method| method.issues_tokens);
+        let clause = if issues_tokens {
+            "auth.token_set.shape".to_owned()
+        } else {
+            format!("m.{}.result", method.rsplit('/').next().unwrap_or(method))
         };
         return fail(
             &clause,
@@ -253,7 +256,7 @@ fn echoed_rules(request: &FuzzRequest, result: &Value) -> Option<(&'static str, 
     }
     let field = |entry: &Value, name: &str| entry.get(name).cloned().unwrap_or(Value::Null);
     match request.method.as_str() {
-        "private/get_transaction_log" => {
+        spec::TYPED_LOG_METHOD => {
             let logs = entries(result, "logs");
             if let Some(message) = over_count(request, logs) {
                 return Some(("m.get_transaction_log.count", message));
@@ -283,7 +286,7 @@ fn echoed_rules(request: &FuzzRequest, result: &Value) -> Option<(&'static str, 
                 }
             }
         }
-        "private/get_trigger_order_history" => {
+        spec::TRIGGER_HISTORY_METHOD => {
             let list = entries(result, "entries");
             if let Some(message) = over_count(request, list) {
                 return Some(("m.get_trigger_order_history.count", message));
@@ -302,7 +305,7 @@ fn echoed_rules(request: &FuzzRequest, result: &Value) -> Option<(&'static str, 
                 ));
             }
         }
-        "public/get_book_summary_by_instrument" => {
+        spec::BOOK_SUMMARY_METHOD => {
             let name = str_param(request, "instrument_name")?;
             let list = result.as_array()?;
             if let Some(entry) = list
@@ -315,7 +318,7 @@ fn echoed_rules(request: &FuzzRequest, result: &Value) -> Option<(&'static str, 
                 ));
             }
         }
-        "public/auth" if str_param(request, "grant_type") == Some("client_signature") => {
+        spec::AUTH_METHOD if str_param(request, "grant_type") == Some("client_signature") => {
             let data = str_param(request, "data")?;
             if !harness_model::check::holds(result, &Value::from(data)) {
                 return Some((
@@ -324,7 +327,7 @@ fn echoed_rules(request: &FuzzRequest, result: &Value) -> Option<(&'static str, 
                 ));
             }
         }
-        "private/get_mmp_status" => {
+        spec::MMP_STATUS_METHOD => {
             let list = result.as_array()?;
             let block_rfq = matches!(request.params.get("block_rfq"), Some(Value::Bool(true)))
                 || str_param(request, "block_rfq") == Some("true");

@@ -64,7 +64,7 @@ fn finding_case(
             login_params.insert("scope".to_owned(), Value::from(scope.clone()));
         }
         steps.push(Step {
-            call: Some("public/auth".to_owned()),
+            call: Some(spec::AUTH_METHOD.to_owned()),
             params: login_params,
             auth: Auth {
                 mode: AuthMode::ClientCredentials,
@@ -146,12 +146,14 @@ fn step(request: &FuzzRequest, params: &Map<String, Value>, auth: Auth) -> Step 
             .remove("count")
             .and_then(|count| count.as_u64())
             .and_then(|count| u32::try_from(count).ok())
-            .unwrap_or(20);
-        let items = if request.method == "private/get_trigger_order_history" {
-            "entries"
-        } else {
-            "logs"
-        };
+            .or_else(|| {
+                let default = spec::method(&request.method)?.default_count()?;
+                u32::try_from(default).ok()
+            })
+            .unwrap_or(1);
+        let items = spec::method(&request.method)
+            .and_then(|method| method.paging)
+            .map_or("", |paging| paging.items);
         return Step {
             walk: Some(Walk {
                 call: request.method.clone(),

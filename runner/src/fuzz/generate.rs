@@ -13,16 +13,25 @@ use super::rules::{self, Fixture, Kind, LOCK_PORTFOLIO, Method, Values};
 use super::{FuzzRequest, RequestAuth, SecretPlan};
 use harness_model::case::TransportKind;
 use harness_model::target_file::Target;
-use harness_protocol::spec::Required;
+use harness_protocol::spec::{self, Required};
 
-/// Scopes a narrower token is requested with.
-const NARROW_SCOPES: &[&str] = &[
-    "trade:read",
-    "account:read",
-    "account:read_write",
-    "wallet:read",
-    "account:read_write trade:read",
-];
+/// Scopes a narrower token is requested with: the scope the MMP status, the transaction log
+/// and toggling a login each state, a wallet read no method states, and the last two together.
+fn narrow_scopes() -> Vec<String> {
+    let stated =
+        |name: &str| spec::method(name).map_or_else(String::new, |method| method.scope.join(" "));
+    let trade = stated(spec::MMP_STATUS_METHOD);
+    let account = stated(spec::TYPED_LOG_METHOD);
+    let account_write = stated(spec::TOGGLE_LOGIN_METHOD);
+    let both = format!("{account_write} {trade}");
+    vec![
+        trade,
+        account,
+        account_write,
+        "wallet:read".to_owned(),
+        both,
+    ]
+}
 
 /// Generates `count` requests for `target` over `transports` from `seed`.
 pub fn generate(
@@ -153,11 +162,11 @@ impl Generator<'_> {
         };
         let mut transport = transport;
         match rule.name {
-            "public/auth" => {
+            spec::AUTH_METHOD => {
                 params.clear();
                 auth = self.login_params(rng, &mut params);
             }
-            "public/exchange_token" => {
+            spec::EXCHANGE_TOKEN_METHOD => {
                 params.remove("refresh_token");
                 params.remove("scope");
                 auth = RequestAuth::RefreshOf {
@@ -167,7 +176,7 @@ impl Generator<'_> {
             }
             // A WebSocket-only method (logout): half the time it is sent over HTTP regardless.
             _ if rule.ws_only() && rng.random_bool(0.5) => transport = TransportKind::Ws,
-            "private/get_mmp_status" if !params.contains_key("index_name") => {
+            spec::MMP_STATUS_METHOD if !params.contains_key("index_name") => {
                 params.remove("mmp_group");
             }
             _ => {}
@@ -222,7 +231,7 @@ impl Generator<'_> {
             .get("main")
             .map_or_else(String::new, |account| account.client_id.clone());
         if rng.random_bool(0.3) {
-            params.insert("scope".to_owned(), json!(NARROW_SCOPES.choose(rng)));
+            params.insert("scope".to_owned(), json!(narrow_scopes().choose(rng)));
         }
         match rng.random_range(0..3) {
             0 => {

@@ -19,11 +19,12 @@ use super::{FuzzRequest, RequestAuth};
 use auth::{auth_params_refusal, auth_refusal};
 use harness_model::case::TransportKind;
 use harness_protocol::auth::scope::Scope;
+use harness_protocol::spec;
 
 pub(crate) use harness_protocol::spec::{Fixture, Kind, Method, Param, Values};
 
 /// The Direct Access `lock_portfolio` (REST only).
-pub(crate) const LOCK_PORTFOLIO: &str = "private/lock_portfolio";
+pub(crate) const LOCK_PORTFOLIO: &str = spec::LOCK_PORTFOLIO_METHOD;
 
 /// The methods the fuzzer calls over JSON-RPC: those of the spec table whose parameter
 /// names SPEC.md shows (so not `public/fork_token`) and that are not Direct Access REST.
@@ -298,7 +299,7 @@ fn method_refusal(
         _ => params.get(name).and_then(Value::as_str),
     };
     match rule.name {
-        "private/get_mmp_status" => {
+        spec::MMP_STATUS_METHOD => {
             if text("mmp_group").is_some_and(|group| !group.is_empty())
                 && text("index_name").is_none()
             {
@@ -312,7 +313,7 @@ fn method_refusal(
                 .is_some_and(|flag| flag == &Value::Bool(true) || flag == "true");
             if block_rfq
                 && let Some(granted) = &knowledge.granted
-                && !granted.grants("block_rfq:read")
+                && !granted.grants(spec::MMP_BLOCK_RFQ_SCOPE)
             {
                 return Some(error(
                     "m.get_mmp_status.scope",
@@ -332,8 +333,8 @@ fn method_refusal(
                 );
             }
         }
-        "public/auth" => return auth_params_refusal(request, knowledge),
-        "public/exchange_token" => {
+        spec::AUTH_METHOD => return auth_params_refusal(request, knowledge),
+        spec::EXCHANGE_TOKEN_METHOD => {
             if let (Some(granted), Some(requested)) = (&knowledge.granted, text("scope"))
                 && !Scope::parse(requested).within(granted)
             {

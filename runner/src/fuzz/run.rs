@@ -25,6 +25,7 @@ use harness_model::case::TransportKind;
 use harness_model::check::{Finding, Redactor, SchemaSet, Verdict};
 use harness_model::events::Event;
 use harness_model::target_file::Target;
+use harness_protocol::spec;
 
 /// A failed request: as generated, its prediction, what broke, and its index.
 type Failed = (FuzzRequest, Prediction, Finding, usize);
@@ -390,7 +391,7 @@ fn expect_offline(shrunk: &FuzzRequest, original: &Prediction) -> Prediction {
 fn health_request(transport: TransportKind) -> FuzzRequest {
     FuzzRequest {
         transport,
-        method: "public/get_currencies".to_owned(),
+        method: spec::CURRENCIES_METHOD.to_owned(),
         params: Map::new(),
         auth: RequestAuth::None,
         raw: None,

@@ -23,6 +23,7 @@ use harness_model::case::TransportKind;
 use harness_model::target_file::{CountedPer, Target};
 use harness_protocol::auth::clock::Clock;
 use harness_protocol::auth::nonce::fresh_nonce;
+use harness_protocol::spec;
 
 /// What came of sending one request.
 #[derive(Debug)]
@@ -262,11 +263,7 @@ impl Sender {
         };
         let sent_params = params.clone();
         let outgoing = Outgoing {
-            method: if request.method == LOCK_PORTFOLIO {
-                "private/lock_portfolio".to_owned()
-            } else {
-                request.method.clone()
-            },
+            method: request.method.clone(),
             params,
             raw,
             authorization,
@@ -314,7 +311,7 @@ impl Sender {
             RequestAuth::None => None,
             RequestAuth::Bearer { account, scope } => {
                 // Logging out ends the token, so logout gets one of its own.
-                let token = if request.method == "private/logout" {
+                let token = if request.method == spec::LOGOUT_METHOD {
                     self.login(account, scope.as_deref()).await?
                 } else {
                     self.token(account, scope.as_deref(), for_log).await?
@@ -415,7 +412,7 @@ impl Sender {
                 .unwrap_or_else(|error| failed_ws(&self.target, outgoing, error)),
             TransportKind::Rest => {
                 let rest = Outgoing {
-                    method: "private/lock_portfolio".to_owned(),
+                    method: LOCK_PORTFOLIO.to_owned(),
                     ..outgoing.clone()
                 };
                 self.session.call_http(transport, id, &rest).await

@@ -7,10 +7,11 @@ use rand::rngs::StdRng;
 use rand::seq::IndexedRandom;
 use serde_json::{Value, json};
 
-use super::{Generator, NARROW_SCOPES, random_text};
+use super::{Generator, narrow_scopes, random_text};
 use crate::fuzz::rules::{self, Kind, Method, Values};
 use crate::fuzz::{FuzzRequest, RequestAuth, SecretPlan};
 use harness_model::case::TransportKind;
+use harness_protocol::spec;
 
 /// Strings that break parsers, encoders and comparisons.
 const ODD_STRINGS: &[&str] = &[
@@ -52,7 +53,7 @@ impl Generator<'_> {
             other => other - 2,
         };
         // Credentials are what public/auth is about: half its defects are there.
-        if rule.name == "public/auth" && rng.random_bool(0.5) {
+        if rule.name == spec::AUTH_METHOD && rng.random_bool(0.5) {
             self.break_auth(rng, rule, request);
             return;
         }
@@ -154,7 +155,7 @@ impl Generator<'_> {
         let http = request.transport.is_http();
         let main = || "main".to_owned();
         let (auth, why) = match (rule.name, rng.random_range(0..8)) {
-            ("public/auth", _) => {
+            (spec::AUTH_METHOD, _) => {
                 let grant = request
                     .params
                     .get("grant_type")
@@ -202,8 +203,8 @@ impl Generator<'_> {
                     }
                 }
             }
-            ("public/exchange_token", n) => {
-                let scope = NARROW_SCOPES.choose(rng).map(|scope| (*scope).to_owned());
+            (spec::EXCHANGE_TOKEN_METHOD, n) => {
+                let scope = narrow_scopes().choose(rng).cloned();
                 if n < 4 {
                     request.params.insert(
                         "scope".to_owned(),
@@ -257,7 +258,7 @@ impl Generator<'_> {
                 )
             }
             _ => {
-                let scope = NARROW_SCOPES.choose(rng).map(|scope| (*scope).to_owned());
+                let scope = narrow_scopes().choose(rng).cloned();
                 (
                     RequestAuth::Bearer {
                         account: main(),

@@ -2,6 +2,7 @@
 //! stale, replayed, wrongly signed or short of the scope the method states), and which
 //! `public/auth` parameter sets a grant refuses.
 
+use harness_protocol::spec;
 use serde_json::Value;
 
 use super::{Method, OracleKnowledge, Prediction, error};
@@ -97,16 +98,10 @@ pub(super) fn auth_refusal(
             format!("{} (WebSocket only) over http", rule.name),
         ));
     }
-    let narrowed = knowledge.granted.as_ref().is_some_and(|granted| {
-        [
-            "account:read_write",
-            "trade:read_write",
-            "wallet:read_write",
-            "mainaccount",
-        ]
-        .iter()
-        .any(|full| !granted.grants(full))
-    });
+    let narrowed = knowledge
+        .granted
+        .as_ref()
+        .is_some_and(|granted| spec::WIDEST_GRANTS.iter().any(|full| !granted.grants(full)));
     if rule.private && rule.scope.is_empty() && narrowed {
         // The spec shows no scope for this method: a narrower token may or may not do.
         return Some(Prediction::either(""));
@@ -115,15 +110,10 @@ pub(super) fn auth_refusal(
         && let Some(granted) = &knowledge.granted
         && let Some(missing) = rule.scope.iter().find(|needed| !granted.grants(needed))
     {
-        let clause = match rule.name {
-            "private/delete_member" => "m.delete_member.scope",
-            "private/get_transaction_log" => "m.get_transaction_log.scope",
-            "private/get_trigger_order_history" => "m.get_trigger_order_history.scope",
-            "private/get_mmp_status" => "m.get_mmp_status.scope",
-            "private/toggle_subaccount_login" => "m.toggle_subaccount_login.scope",
-            _ => "auth.scope.enforced",
-        };
-        return Some(error(clause, format!("the token lacks {missing}")));
+        return Some(error(
+            rule.scope_clause,
+            format!("the token lacks {missing}"),
+        ));
     }
     None
 }

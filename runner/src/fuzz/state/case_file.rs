@@ -229,7 +229,7 @@ fn sequence_case(
     if disables_at_the_end(sequence, outcomes) {
         // Puts the subaccount's login back (runs only when every step above passed).
         steps.push(Step {
-            call: Some("private/toggle_subaccount_login".to_owned()),
+            call: Some(spec::TOGGLE_LOGIN_METHOD.to_owned()),
             transport: Some(TransportKind::HttpBody),
             params: params([
                 ("sid", subaccount_template()),

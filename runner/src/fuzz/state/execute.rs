@@ -24,6 +24,7 @@ use crate::transport::{
 use harness_model::case::TransportKind;
 use harness_model::check::{Finding, Redactor};
 use harness_protocol::auth::nonce::fresh_nonce;
+use harness_protocol::spec;
 
 /// The scope every login asks for (with `session:<name>` when it names one): enough for
 /// the private calls, the toggle, and a `delete_member` that must be refused for lack of
@@ -242,7 +243,7 @@ async fn enable_subaccount(sender: &Sender, id: u64) -> usize {
     params.insert("sid".to_owned(), json!(sid));
     params.insert("state".to_owned(), json!("enable"));
     let toggle = Outgoing {
-        method: "private/toggle_subaccount_login".to_owned(),
+        method: spec::TOGGLE_LOGIN_METHOD.to_owned(),
         params,
         raw: None,
         authorization: place_bearer(TransportKind::HttpBody, &token.access, &mut Map::new()),
@@ -282,7 +283,7 @@ fn build(
             params.insert("refresh_token".to_owned(), json!(token_of(of)?.refresh));
         }
         Action::Fork { of, name } => {
-            let names = target.param_names.get("public/fork_token")?;
+            let names = target.param_names.get(spec::FORK_TOKEN_METHOD)?;
             params.insert(
                 names.get("refresh_token")?.clone(),
                 json!(token_of(of)?.refresh),

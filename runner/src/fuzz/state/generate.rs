@@ -16,16 +16,15 @@ use rand::rngs::StdRng;
 use super::{Action, Grant, SeqStep, Sequence, Who};
 use harness_model::case::TransportKind;
 use harness_model::target_file::Target;
+use harness_protocol::spec;
 
 /// The private method most steps call: unpaced, scope `trade:read`, no parameter required.
-pub const PRIVATE_METHOD: &str = "private/get_mmp_status";
+pub const PRIVATE_METHOD: &str = spec::MMP_STATUS_METHOD;
 
 /// The paced private method (SPEC.md 8) a sequence calls, as the spec table names it: its
 /// calls wait for the account's budget.
 pub fn paced_method() -> Option<&'static str> {
-    harness_protocol::spec::paced_methods()
-        .map(|method| method.name)
-        .next()
+    spec::paced_methods().map(|method| method.name).next()
 }
 
 /// Steps in one sequence at most.
@@ -57,7 +56,7 @@ impl Allowed {
             sub: target.accounts.contains_key("sub") && target.fixtures.subaccount_id.is_some(),
             fork: target
                 .param_names
-                .get("public/fork_token")
+                .get(spec::FORK_TOKEN_METHOD)
                 .is_some_and(|names| {
                     names.contains_key("refresh_token") && names.contains_key("session_name")
                 }),

@@ -27,6 +27,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use harness_model::case::TransportKind;
+use harness_protocol::spec;
 
 /// What the stateful part of a run did and found.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -245,15 +246,15 @@ impl Action {
     pub fn method(&self) -> &str {
         match self {
             Action::Login { .. } | Action::ReplayLogin { .. } | Action::Refresh { .. } => {
-                "public/auth"
+                spec::AUTH_METHOD
             }
-            Action::Fork { .. } => "public/fork_token",
-            Action::Exchange { .. } => "public/exchange_token",
-            Action::Logout { .. } => "private/logout",
-            Action::Toggle { .. } => "private/toggle_subaccount_login",
-            Action::DeleteMember { .. } => "private/delete_member",
+            Action::Fork { .. } => spec::FORK_TOKEN_METHOD,
+            Action::Exchange { .. } => spec::EXCHANGE_TOKEN_METHOD,
+            Action::Logout { .. } => spec::LOGOUT_METHOD,
+            Action::Toggle { .. } => spec::TOGGLE_LOGIN_METHOD,
+            Action::DeleteMember { .. } => spec::DELETE_MEMBER_METHOD,
             Action::Private { method, .. } => method,
-            Action::Signed { .. } => "private/get_mmp_status",
+            Action::Signed { .. } => spec::MMP_STATUS_METHOD,
         }
     }
 }

@@ -18,6 +18,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::{Action, SeqStep, Who};
 use harness_model::case::TransportKind;
 use harness_protocol::auth::scope::Scope;
+use harness_protocol::spec;
 
 /// What the server must answer (the runner's [`Outcome`], `Any` where SPEC.md leaves it
 /// open), the clause a wrong answer breaks and why: the type the single-request oracle
@@ -165,13 +166,13 @@ impl Model {
                 _ => Prediction::either("the result of logout is not shown (4.4)"),
             },
             Action::Toggle { token, .. } => {
-                self.predict_with_token(*token, "private/toggle_subaccount_login", |_| {
+                self.predict_with_token(*token, spec::TOGGLE_LOGIN_METHOD, |_| {
                     // The second factor may be required (5.7); the target file does not say.
                     Prediction::either("the account may need a second factor (5.7)")
                 })
             }
             Action::DeleteMember { token } => {
-                self.predict_with_token(*token, "private/delete_member", |_| {
+                self.predict_with_token(*token, spec::DELETE_MEMBER_METHOD, |_| {
                     Prediction::either("the token's scope grants what delete_member needs")
                 })
             }
