@@ -307,6 +307,25 @@ fn check_step(
     if auth.sign_uri.is_some() && auth.mode != AuthMode::Signed {
         return error("sign_uri applies to signed auth only".to_owned());
     }
+    if !auth.omit.is_empty()
+        && !matches!(
+            auth.mode,
+            AuthMode::ClientCredentials | AuthMode::ClientSignature
+        )
+    {
+        return error(
+            "omit applies to client_credentials and client_signature auth only".to_owned(),
+        );
+    }
+    if let Some(name) = auth
+        .omit
+        .iter()
+        .find(|name| !["grant_type", "client_id"].contains(&name.as_str()))
+    {
+        return error(format!(
+            "omit names \"{name}\"; the auth modes fill in only grant_type and client_id"
+        ));
+    }
     if (auth.token.is_some() || auth.scope.is_some()) && auth.mode != AuthMode::Bearer {
         return error("token and scope apply to bearer auth only".to_owned());
     }

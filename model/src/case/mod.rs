@@ -16,7 +16,7 @@ pub use crate::check::Outcome;
 pub use load::{discover, load_file, parse_case};
 pub(crate) use load::{files_under, is_case_file, parse_all};
 pub use property::case_parse_no_panic;
-pub use write::storable;
+pub use write::{literal, literal_text, storable};
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -184,6 +184,10 @@ pub struct Auth {
     /// `signed`: sign this URI instead of the one requested.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sign_uri: Option<String>,
+    /// `client_credentials` and `client_signature`: parameters the mode fills in
+    /// (`grant_type`, `client_id`) that this step leaves out, to send a login missing them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub omit: Vec<String>,
 }
 
 /// Which side of the signature window a timestamp is meant for.

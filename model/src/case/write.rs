@@ -40,6 +40,31 @@ pub fn storable(value: &Value) -> Value {
     }
 }
 
+/// `value` with every `{{` of its texts quoted as `{{"{{"}}`, so the runner's templates send
+/// it as it is (a generated value may hold braces a server must take literally).
+pub fn literal(value: &Value) -> Value {
+    match value {
+        Value::String(text) => Value::from(literal_text(text)),
+        Value::Array(items) => Value::Array(items.iter().map(literal).collect()),
+        Value::Object(members) => Value::Object(
+            members
+                .iter()
+                .map(|(name, member)| (name.clone(), literal(member)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// `text` with every `{{` quoted (see [`literal`]).
+pub fn literal_text(text: &str) -> String {
+    if text.contains("{{") {
+        text.replace("{{", r#"{{"{{"}}"#)
+    } else {
+        text.to_owned()
+    }
+}
+
 pub(crate) fn is_false(flag: &bool) -> bool {
     !*flag
 }

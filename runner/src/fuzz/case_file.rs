@@ -6,17 +6,13 @@
 //!
 //! Secrets never appear: credentials are written as auth modes the runner fills in.
 
-use std::collections::BTreeMap;
+use serde_json::Value;
 
-use serde_json::{Map, Value};
-
+use super::FuzzRequest;
 use super::prediction::Prediction;
 use super::rules;
-use super::send::account_of;
-use super::{FuzzRequest, RequestAuth, SecretPlan};
-use harness_model::case::{
-    Auth, AuthMode, Case, ExpectedAnswer, Needs, Outcome, Step, Walk, storable,
-};
+use super::steps::{account_of, is_replay, request_case};
+use harness_model::case::{Case, ExpectedAnswer, Needs, Outcome, Step, Walk, storable};
 use harness_model::check::Matcher;
 use harness_model::target_file::Target;
 use harness_protocol::spec;
@@ -46,7 +42,9 @@ pub fn case_file(
         .unwrap_or_else(|error| format!("# {comment}\n# not written: {error}\n"))
 }
 
-/// The finding as a [`Case`].
+/// The finding as a [`Case`]: the steps the request was sent as ([`request_case`]), the
+/// last expecting what the oracle predicted (a walk as one `walk` step), every value as a
+/// case file can hold it ([`storable`]).
 fn finding_case(
     id: &str,
     request: &FuzzRequest,
@@ -56,75 +54,31 @@ fn finding_case(
     target: &Target,
 ) -> Case {
     let destructive = rules::method(&request.method).is_some_and(|rule| rule.state_changing);
-    let mut steps = Vec::new();
-    let mut params = request.params.clone();
-    if let RequestAuth::RefreshOf { account, scope } = &request.auth {
-        let mut login_params = Map::new();
-        if let Some(scope) = scope {
-            login_params.insert("scope".to_owned(), Value::from(scope.clone()));
+    let mut case = request_case(request, target);
+    for step in &mut case.steps {
+        step.params = step
+            .params
+            .iter()
+            .map(|(name, value)| (name.clone(), storable(value)))
+            .collect();
+    }
+    if let Some(last) = case.steps.last_mut() {
+        if request.walk {
+            *last = walk_step(request, last);
+        } else {
+            last.expect = expected_answer(prediction, clause, request);
         }
-        steps.push(Step {
-            call: Some(spec::AUTH_METHOD.to_owned()),
-            params: login_params,
-            auth: Auth {
-                mode: AuthMode::ClientCredentials,
-                account: Some(account.clone()),
-                ..Auth::default()
-            },
-            capture: BTreeMap::from([("refresh".to_owned(), "result.refresh_token".to_owned())]),
-            ..Step::default()
-        });
-        params.insert("refresh_token".to_owned(), Value::from("{{refresh}}"));
     }
-    if let (
-        RequestAuth::ClientCredentials { account, .. }
-        | RequestAuth::ClientSignature { account, .. },
-        Some(client_id),
-    ) = (
-        &request.auth,
-        params.get("client_id").and_then(Value::as_str),
-    ) && target
-        .accounts
-        .get(account)
-        .is_some_and(|known| known.client_id == client_id)
+    if is_replay(request)
+        && let [first, _, ..] = case.steps.as_mut_slice()
     {
-        params.insert(
-            "client_id".to_owned(),
-            Value::from(format!("{{{{account.{account}.client_id}}}}")),
-        );
-    }
-    let params: Map<String, Value> = params
-        .iter()
-        .map(|(name, value)| (name.clone(), storable(value)))
-        .collect();
-    let auth = auth_of(&request.auth);
-    let replay = matches!(
-        request.auth,
-        RequestAuth::Signed { replay: true, .. }
-            | RequestAuth::ClientSignature { replay: true, .. }
-    );
-    if replay {
-        let mut first = step(request, &params, auth.clone());
+        // A replay's first sending: either answer is fine.
         first.expect.outcome = Outcome::Any;
-        steps.push(first);
     }
-    let mut last = step(
-        request,
-        &params,
-        Auth {
-            nonce: replay.then(|| "reuse".to_owned()),
-            ..auth
-        },
-    );
-    if last.walk.is_none() {
-        last.expect = expected_answer(prediction, clause, request);
-    }
-    steps.push(last);
     Case {
         id: id.to_owned(),
         title: one_line(message),
         clauses: vec![clause.to_owned()],
-        transports: vec![request.transport],
         needs: Needs {
             accounts: account_of(&request.auth)
                 .map(|account| vec![account.to_owned()])
@@ -133,124 +87,39 @@ fn finding_case(
             destructive,
         },
         serial: destructive,
-        steps,
-        path: std::path::PathBuf::new(),
+        ..case
     }
 }
 
-/// The step sending `request` (with `params` and `auth`), expecting a result.
-fn step(request: &FuzzRequest, params: &Map<String, Value>, auth: Auth) -> Step {
-    if request.walk {
-        let mut params = params.clone();
-        let count = params
-            .remove("count")
-            .and_then(|count| count.as_u64())
-            .and_then(|count| u32::try_from(count).ok())
-            .or_else(|| {
-                let default = spec::method(&request.method)?.default_count()?;
-                u32::try_from(default).ok()
-            })
-            .unwrap_or(1);
-        let items = spec::method(&request.method)
-            .and_then(|method| method.paging)
-            .map_or("", |paging| paging.items);
-        return Step {
-            walk: Some(Walk {
-                call: request.method.clone(),
-                params,
-                items: items.to_owned(),
-                cursor: "continuation".to_owned(),
-                count,
-                compare_count: None,
-                key: None,
-                timestamp: None,
-                max_pages: 400,
-            }),
-            auth,
-            ..Step::default()
-        };
-    }
-    match &request.raw {
-        Some(raw) => Step {
-            raw: Some(raw.replace("%ID%", "1")),
-            auth,
-            ..Step::default()
-        },
-        None => Step {
-            call: Some(request.method.clone()),
-            params: params.clone(),
-            auth,
-            ..Step::default()
-        },
-    }
-}
-
-/// The auth mode that stands for `auth` in a case file.
-fn auth_of(auth: &RequestAuth) -> Auth {
-    let of = |mode: AuthMode, account: &str| Auth {
-        mode,
-        account: Some(account.to_owned()),
-        ..Auth::default()
-    };
-    let bearer_token = |token: &str| Auth {
-        mode: AuthMode::Bearer,
-        token: Some(token.to_owned()),
-        ..Auth::default()
-    };
-    match auth {
-        RequestAuth::None
-        | RequestAuth::RefreshOf { .. }
-        | RequestAuth::ClientCredentials {
-            secret: SecretPlan::Omitted,
-            ..
-        } => Auth::default(),
-        RequestAuth::Bearer { account, scope } => Auth {
-            scope: scope.clone(),
-            ..of(AuthMode::Bearer, account)
-        },
-        RequestAuth::BogusToken => bearer_token("never-issued-token"),
-        RequestAuth::Basic {
-            account,
-            wrong_secret,
-        } => Auth {
-            wrong_secret: *wrong_secret,
-            ..of(AuthMode::Basic, account)
-        },
-        RequestAuth::Signed {
-            account,
-            wrong_secret,
-            offset_ms,
-            ..
-        } => Auth {
-            wrong_secret: *wrong_secret,
-            timestamp_offset_ms: *offset_ms,
-            ..of(AuthMode::Signed, account)
-        },
-        RequestAuth::ClientCredentials { account, secret } => Auth {
-            wrong_secret: *secret == SecretPlan::Wrong,
-            ..of(AuthMode::ClientCredentials, account)
-        },
-        RequestAuth::ClientSignature {
-            account,
-            wrong_secret,
-            offset_ms,
-            uppercase,
-            ..
-        } => Auth {
-            wrong_secret: *wrong_secret,
-            timestamp_offset_ms: *offset_ms,
-            uppercase_hex: *uppercase,
-            ..of(AuthMode::ClientSignature, account)
-        },
-        RequestAuth::ApiKey { right: true } => Auth {
-            mode: AuthMode::ApiKey,
-            ..Auth::default()
-        },
-        RequestAuth::ApiKey { right: false } => Auth {
-            mode: AuthMode::ApiKey,
-            wrong_secret: true,
-            ..Auth::default()
-        },
+/// The `walk` step that follows `request` from its first page (`step`) to the last.
+fn walk_step(request: &FuzzRequest, step: &Step) -> Step {
+    let mut params = step.params.clone();
+    let count = params
+        .remove("count")
+        .and_then(|count| count.as_u64())
+        .and_then(|count| u32::try_from(count).ok())
+        .or_else(|| {
+            let default = spec::method(&request.method)?.default_count()?;
+            u32::try_from(default).ok()
+        })
+        .unwrap_or(1);
+    let items = spec::method(&request.method)
+        .and_then(|method| method.paging)
+        .map_or("", |paging| paging.items);
+    Step {
+        walk: Some(Walk {
+            call: request.method.clone(),
+            params,
+            items: items.to_owned(),
+            cursor: "continuation".to_owned(),
+            count,
+            compare_count: None,
+            key: None,
+            timestamp: None,
+            max_pages: 400,
+        }),
+        auth: step.auth.clone(),
+        ..Step::default()
     }
 }
 

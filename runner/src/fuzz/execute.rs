@@ -7,8 +7,7 @@ use super::assess;
 use super::rules::{self, Prediction};
 use super::send::{Budget, Sender};
 use super::walk;
-use crate::transport::TransportErrorKind;
-use harness_model::check::{Finding, Redactor, SchemaSet, Verdict};
+use harness_model::check::{Finding, Redactor, SchemaSet};
 
 /// One request's verdict: the oracle's prediction and, unless the answer held, the
 /// finding on it (see [`assess::assess`]).
@@ -26,18 +25,18 @@ pub(crate) async fn execute(
     redactor: &Redactor,
     request: &FuzzRequest,
     id: u64,
-    ws: &mut Option<crate::transport::WsSession>,
+    session: &mut Option<crate::transport::ClientSession>,
     budget: Budget,
 ) -> Assessed {
     if request.walk {
         let (prediction, finding) =
-            walk::walk(sender, schemas, redactor, request, id, ws, budget).await;
+            walk::walk(sender, schemas, redactor, request, id, session, budget).await;
         return Assessed {
             prediction,
             finding,
         };
     }
-    match sender.send(request, id, ws, budget).await {
+    match sender.send(request, id, session, budget).await {
         Ok(sent) => {
             let as_sent = FuzzRequest {
                 params: sent.params.clone(),
@@ -50,38 +49,12 @@ pub(crate) async fn execute(
                 finding,
             }
         }
-        Err(setup) => {
-            // The login got no answer at all: nothing to judge, an error of the harness.
-            let unanswered = setup.exchange.response.is_none()
-                && setup.exchange.failure.as_ref().is_some_and(|failure| {
-                    matches!(
-                        failure.kind,
-                        TransportErrorKind::Timeout | TransportErrorKind::Connect
-                    )
-                });
-            let seen = setup.exchange.response.map_or_else(
-                || {
-                    setup
-                        .exchange
-                        .failure
-                        .map(|failure| failure.message)
-                        .unwrap_or_default()
-                },
-                |received| received.body.chars().take(160).collect(),
-            );
-            let message = format!(
-                "the login this request needs failed: {}",
-                redactor.text(&seen)
-            );
-            let clause = "auth.client_credentials.accepted";
-            Assessed {
-                prediction: Prediction::result(clause),
-                finding: Some(if unanswered {
-                    Finding::new(Verdict::Error, vec![clause.to_owned()], message)
-                } else {
-                    super::prediction::broken(clause, message)
-                }),
-            }
-        }
+        Err(setup) => Assessed {
+            prediction: Prediction::result("auth.client_credentials.accepted"),
+            finding: Some(Finding {
+                message: redactor.text(&setup.finding.message),
+                ..setup.finding
+            }),
+        },
     }
 }

@@ -31,6 +31,7 @@ mod send;
 mod shard;
 mod shrink;
 pub mod state;
+mod steps;
 mod walk;
 
 pub use case_file::case_file;

@@ -4,7 +4,7 @@
 //! ([`broken`]) where a broken clause becomes a [`Finding`] whose verdict is the catalog's
 //! level for the clause (as `check::answer::finding` gives it to the runner's checks).
 
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 
 use serde_json::Value;
 
@@ -166,8 +166,13 @@ pub fn judge(prediction: &Prediction, seen: &Seen) -> Option<Mismatch> {
 }
 
 /// The embedded clause catalog, whose levels give a finding its verdict.
-static CATALOG: LazyLock<Catalog> =
-    LazyLock::new(|| Catalog::embedded().unwrap_or_else(|_| Catalog::default()));
+static CATALOG: LazyLock<Arc<Catalog>> =
+    LazyLock::new(|| Arc::new(Catalog::embedded().unwrap_or_else(|_| Catalog::default())));
+
+/// The embedded clause catalog, which the executor's findings take their levels from too.
+pub(crate) fn catalog() -> Arc<Catalog> {
+    Arc::clone(&CATALOG)
+}
 
 /// A broken clause as a finding: the verdict is the catalog's level for the clause (a
 /// clause the catalog lacks counts as `must`).

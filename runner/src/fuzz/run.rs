@@ -40,6 +40,7 @@ pub async fn run(
     let sender = Arc::new(
         Sender::new(
             target.clone(),
+            Arc::clone(&schemas),
             config.limits,
             Breaker::new(
                 config.no_answer_limit,
@@ -143,7 +144,7 @@ pub async fn run(
                 events.emit(&judged(*number, request, &outcome));
                 outcomes.lock().unwrap_or_else(PoisonError::into_inner)[index] = Some(outcome);
             }
-            if let Some(session) = ws {
+            if let Some(mut session) = ws {
                 session.close().await;
             }
         }));
@@ -233,7 +234,7 @@ pub async fn run(
             failed.push((request, outcome.prediction, failure, config.requests));
         }
     }
-    if let Some(session) = ws {
+    if let Some(mut session) = ws {
         session.close().await;
     }
     report.failed_requests = failed.len();

@@ -1,29 +1,32 @@
-//! Sending a generated request: credentials are obtained and cached in the sender's
-//! [`ClientSession`] (one `client_credentials` login per account and scope, shared by every
-//! worker), secrets, nonces and timestamps are added at send time, and the transaction-log
-//! rate limit is respected by moving to a fresh token once a token has used the burst the
-//! target file declares, or, where the target counts it per account, by the account's
-//! budget in the shared [`Pacer`]. The scheduler asks that budget without waiting
-//! ([`Sender::try_pace`]) and sends a paced request only when it has room ([`Budget::Taken`]),
-//! so no worker sleeps behind the budget while other work is ready.
+//! Sending a generated request through the runner's executor: the request becomes the
+//! steps of its case (`steps.rs`), which an [`Execution`] runs unjudged over the worker's
+//! session (`run::step_call`), and the answer of the last step comes back with what the
+//! oracle needs beyond the request. The sessions of all workers share their tokens (one
+//! `client_credentials` login per account and scope), each with its own WebSocket; a
+//! token is renewed once it has used the burst the target file declares where the target
+//! counts the transaction-log limit per token, and where it counts it per account (the
+//! default) the account's budget in the executor's [`Pacer`] paces it. The scheduler asks
+//! that budget without waiting ([`Sender::try_pace`]) and sends a paced request only when
+//! it has room ([`Budget::Taken`]), so no worker sleeps behind the budget while other work
+//! is ready.
 
 use std::time::{Duration, Instant};
 
-use serde_json::{Map, Value, json};
+use std::sync::Arc;
 
-use super::rules::{LOCK_PORTFOLIO, OracleKnowledge};
-use super::{FuzzRequest, RequestAuth, SecretPlan};
-use crate::run::Breaker;
-use crate::run::pace::{ANONYMOUS, Pacer};
-use crate::transport::{
-    self, Authorization, ClientSession, Credentials, Dialer, Exchange, HttpClient, Outgoing,
-    RequestLimits, SignatureParams, Token, TransportError, WsSession, place_bearer,
-};
+use serde_json::{Map, Value};
+
+use super::rules::OracleKnowledge;
+use super::steps::{account_of, request_case};
+use super::{FuzzRequest, RequestAuth};
+use crate::run::exec::{Execution, Stop};
+use crate::run::pace::ANONYMOUS;
+use crate::run::{Breaker, RunError, Shared};
+use crate::transport::{ClientSession, Exchange, RequestLimits, Token, TransportError};
 use harness_model::case::TransportKind;
+use harness_model::check::{Finding, SchemaSet, Verdict};
 use harness_model::target_file::{CountedPer, Target};
 use harness_protocol::auth::clock::Clock;
-use harness_protocol::auth::nonce::fresh_nonce;
-use harness_protocol::spec;
 
 /// What came of sending one request.
 #[derive(Debug)]
@@ -49,22 +52,22 @@ pub(crate) enum Budget {
     Taken,
 }
 
-/// Why a request could not be sent: a login it needed failed.
+/// Why a request could not be sent: a login it needed failed, or gave no answer.
 #[derive(Debug)]
 pub(crate) struct SetupFailure {
-    pub(crate) exchange: Exchange,
+    /// The login's finding: at the catalog's level, or [`Verdict::Error`] when no answer
+    /// came (nothing was judged).
+    pub(crate) finding: Finding,
 }
 
 /// Sends requests to one target.
 pub(crate) struct Sender {
     pub(crate) target: Target,
-    /// Shared by every worker: the HTTP client and the tokens. Each worker brings its own
-    /// WebSocket.
+    /// What the executor's executions share: the HTTP client, the pacer, the breaker that
+    /// counts requests in a row without an answer, the redactor.
+    shared: Shared,
+    /// The session whose tokens every worker's session shares.
     session: ClientSession,
-    /// Paces the transaction log per account when the target counts its limit that way.
-    pacer: Pacer,
-    /// Counts requests in a row without an answer; stops the run at its limit.
-    breaker: Breaker,
     /// How long a paced call may wait for its budget (`FuzzConfig::paced_wait`).
     pub(crate) paced_wait: Duration,
 }
@@ -80,38 +83,46 @@ impl std::fmt::Debug for Sender {
 impl Sender {
     pub(crate) fn new(
         target: Target,
+        schemas: Arc<SchemaSet>,
         limits: RequestLimits,
         breaker: Breaker,
         paced_wait: Duration,
-    ) -> Result<Sender, TransportError> {
-        let dialer = Dialer::new(&target.tls)?;
-        Ok(Sender {
-            session: ClientSession::new(
-                target.clone(),
-                HttpClient::new(limits, &dialer)?,
-                dialer,
-                limits,
-                Clock::system(),
-            ),
-            pacer: Pacer::new(&target.limits),
+    ) -> Result<Sender, RunError> {
+        let shared = Shared::new(
+            target.clone(),
+            super::prediction::catalog(),
+            schemas,
+            limits,
             breaker,
+        )?;
+        let session = ClientSession::new(
+            target.clone(),
+            shared.http.clone(),
+            shared.dialer.clone(),
+            limits,
+            Clock::system(),
+        );
+        Ok(Sender {
+            shared,
+            session,
             paced_wait,
             target,
         })
     }
 
-    /// The credentials of an account role, with the nearest wrong secret when asked (as a
-    /// case's step gets it); empty ones for a role the target file lacks.
-    fn credentials(&self, account: &str, wrong_secret: bool) -> Credentials {
-        self.session
-            .credentials(account)
-            .unwrap_or_default()
-            .spoiled(wrong_secret)
+    /// What the executor's executions share (sequences run their cases with it).
+    pub(crate) fn shared(&self) -> &Shared {
+        &self.shared
     }
 
-    /// The session shared by every worker: HTTP client, WebSocket dialing, credentials.
+    /// The session whose tokens the workers share.
     pub(crate) fn session(&self) -> &ClientSession {
         &self.session
+    }
+
+    /// A session for a worker: its own WebSocket, the tokens every worker shares.
+    pub(crate) fn worker_session(&self) -> ClientSession {
+        self.session.sharing_tokens()
     }
 
     /// Takes the budget of a paced call of a sequence when it has room within `patience`;
@@ -127,7 +138,7 @@ impl Sender {
         let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
         let deadline = Instant::now() + patience;
         loop {
-            let wait = self.pacer.take_all(&keys, Instant::now());
+            let wait = self.shared.pacer.take_all(&keys, Instant::now());
             if wait.is_zero() {
                 return true;
             }
@@ -151,12 +162,12 @@ impl Sender {
     /// Counts what came of one request sent to the target (an answer, or why none came)
     /// toward the run's breaker.
     pub(crate) fn observe(&self, exchange: &Exchange) {
-        self.breaker.observe(exchange.failure.as_ref());
+        self.shared.breaker.observe(exchange.failure.as_ref());
     }
 
     /// Counts a request that could not be sent at all (a WebSocket that would not open).
     pub(crate) fn breaker_observes(&self, error: &TransportError) {
-        self.breaker.observe(Some(error));
+        self.shared.breaker.observe(Some(error));
     }
 
     /// The budgets a request to a paced method takes from, where the target counts the
@@ -179,67 +190,31 @@ impl Sender {
     /// how long until they might: never waits.
     pub(crate) fn try_pace(&self, keys: &[String]) -> Duration {
         let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
-        self.pacer.take_all(&keys, Instant::now())
-    }
-
-    /// A `client_credentials` login over HTTP.
-    async fn login(&self, account: &str, scope: Option<&str>) -> Result<Token, SetupFailure> {
-        let outgoing = ClientSession::login_request(&self.credentials(account, false), scope);
-        let exchange = self
-            .session
-            .call_http(TransportKind::HttpBody, 0, &outgoing)
-            .await;
-        self.observe(&exchange);
-        let token = exchange
-            .response
-            .as_ref()
-            .and_then(|received| received.json.as_ref())
-            .and_then(Token::from_answer);
-        token.ok_or(SetupFailure { exchange })
+        self.shared.pacer.take_all(&keys, Instant::now())
     }
 
     fn counted_per_token(&self) -> bool {
         self.target.limits.transaction_log_counted_per == CountedPer::Token
     }
 
-    /// A cached token. Where the target counts the transaction-log limit per token, a token
-    /// is renewed when it has used the burst; where per account (the default), every
-    /// transaction-log request waits for the account's budget.
-    async fn token(
-        &self,
-        account: &str,
-        scope: Option<&str>,
-        for_log: bool,
-    ) -> Result<Token, SetupFailure> {
-        let key = (account.to_owned(), scope.map(str::to_owned));
-        let for_log = for_log && self.counted_per_token();
-        let burst = self.target.limits.transaction_log_burst.max(1);
-        let within_burst = |token: &mut Token| {
-            let fits = !for_log || token.paced_uses < burst;
-            if fits {
-                token.paced_uses += u32::from(for_log);
-            }
-            fits
-        };
-        if let Some(token) = self.session.cached_token(&key, within_burst) {
-            return Ok(token);
-        }
-        let mut token = self.login(account, scope).await?;
-        token.paced_uses = u32::from(for_log);
-        self.session.keep_token(key, token.clone());
-        Ok(token)
-    }
-
-    /// Sends `request` with JSON-RPC id `id`; a paced request waits for its budget unless
-    /// `budget` says the scheduler took it.
+    /// Sends `request`, its JSON-RPC ids from `id` on, over the worker's session in `slot`
+    /// (made on first use, kept for its next request); a paced request waits for its budget
+    /// unless `budget` says the scheduler took it.
     pub(crate) async fn send(
         &self,
         request: &FuzzRequest,
         id: u64,
-        ws: &mut Option<WsSession>,
+        slot: &mut Option<ClientSession>,
         budget: Budget,
     ) -> Result<Sent, SetupFailure> {
-        let mut params = request.params.clone();
+        if budget == Budget::Wait
+            && let Some(keys) = self.budget_key(request)
+        {
+            let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+            self.shared.pacer.wait_all(&keys).await;
+        }
+        let case = request_case(request, &self.target);
+        let session = slot.take().unwrap_or_else(|| self.worker_session());
         let mut knowledge = OracleKnowledge {
             instrument: self.target.fixtures.instrument_name.clone(),
             subaccount: self.target.fixtures.subaccount_id,
@@ -247,205 +222,120 @@ impl Sender {
             client_id: None,
             account: account_of(&request.auth).map(str::to_owned),
             connection_holds_token: request.transport == TransportKind::Ws
-                && ws.as_ref().is_some_and(WsSession::carried_access_token),
+                && session.carried_access_token(),
         };
-        let (authorization, replay) = self
-            .authenticate(request, &mut params, &mut knowledge, budget)
-            .await?;
-        let raw = request
-            .raw
-            .as_ref()
-            .map(|raw| raw.replace("%ID%", &id.to_string()));
+        let mut execution =
+            Execution::unjudged(&self.shared, &case, request.transport, session, true);
+        execution.first_id(id);
+        let mut called = None;
+        let mut setup = None;
+        let last = case.steps.len() - 1;
+        for (index, step) in case.steps.iter().enumerate() {
+            match execution.call_unjudged(step).await {
+                Ok(call) if index < last => {
+                    // The login of the request's own token says what it was granted.
+                    if let Some(token) = answer_json(&call.exchange).and_then(Token::from_answer) {
+                        knowledge.granted = Some(token.granted);
+                    }
+                }
+                Ok(call) => called = Some(call),
+                Err(stop) => {
+                    setup = Some(stop);
+                    break;
+                }
+            }
+        }
+        let findings = std::mem::take(&mut execution.findings);
+        *slot = Some(execution.into_session());
+        let Some(called) = called else {
+            return Err(self.setup_failure(request, setup, findings));
+        };
+        self.know(request, &mut knowledge);
         let sent_id = match (&request.raw, request.transport) {
-            (Some(raw), _) => raw.contains("%ID%").then_some(id),
-            (None, TransportKind::HttpBody | TransportKind::Ws) => Some(id),
+            (Some(raw), _) => raw.contains("%ID%").then_some(called.id),
+            (None, TransportKind::HttpBody | TransportKind::Ws) => Some(called.id),
             (None, _) => None,
         };
-        let sent_params = params.clone();
-        let outgoing = Outgoing {
-            method: request.method.clone(),
-            params,
-            raw,
-            authorization,
-        };
-        let mut exchange = self.exchange(request.transport, id, &outgoing, ws).await;
-        if replay {
-            self.observe(&exchange);
-            exchange = self.exchange(request.transport, id, &outgoing, ws).await;
-        }
-        self.observe(&exchange);
         let throttle_codes = &self.target.limits.throttle_codes;
-        let throttled = exchange
-            .response
-            .as_ref()
-            .and_then(|received| received.json.as_ref())
+        let throttled = answer_json(&called.exchange)
             .and_then(harness_protocol::jsonrpc::error_of)
             .is_some_and(|error| throttle_codes.contains(&error.code));
         Ok(Sent {
             throttled,
-            exchange,
+            exchange: called.exchange,
             sent_id,
             knowledge,
-            params: sent_params,
+            params: called.params,
         })
     }
 
-    /// Applies a request's credentials to its params, or returns the header to send, and
-    /// whether the request goes twice (a replay).
-    async fn authenticate(
+    /// What the oracle knows of the credentials the executor used: the scope the shared
+    /// token was granted, the `client_id` a login names.
+    fn know(&self, request: &FuzzRequest, knowledge: &mut OracleKnowledge) {
+        match &request.auth {
+            RequestAuth::Bearer { account, scope } if knowledge.granted.is_none() => {
+                let key = (account.clone(), scope.clone());
+                knowledge.granted = self
+                    .session
+                    .cached_token(&key, |_| true)
+                    .map(|token| token.granted);
+            }
+            RequestAuth::ClientCredentials { account, .. }
+            | RequestAuth::ClientSignature { account, .. } => {
+                knowledge.client_id = self
+                    .session
+                    .credentials(account)
+                    .map(|credentials| credentials.client_id);
+            }
+            _ => {}
+        }
+    }
+
+    /// The finding of a request that could not be sent: its login failed (the executor's
+    /// finding on it), gave no answer, or its WebSocket would not open.
+    fn setup_failure(
         &self,
         request: &FuzzRequest,
-        params: &mut Map<String, Value>,
-        knowledge: &mut OracleKnowledge,
-        budget: Budget,
-    ) -> Result<(Option<Authorization>, bool), SetupFailure> {
-        let transport = request.transport;
-        let for_log = harness_protocol::spec::is_paced(&request.method);
-        if budget == Budget::Wait
-            && let Some(keys) = self.budget_key(request)
-        {
-            let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
-            self.pacer.wait_all(&keys).await;
-        }
-        let authorization = match &request.auth {
-            RequestAuth::None => None,
-            RequestAuth::Bearer { account, scope } => {
-                // Logging out ends the token, so logout gets one of its own.
-                let token = if request.method == spec::LOGOUT_METHOD {
-                    self.login(account, scope.as_deref()).await?
-                } else {
-                    self.token(account, scope.as_deref(), for_log).await?
+        stop: Option<Stop>,
+        findings: Vec<Finding>,
+    ) -> SetupFailure {
+        let clause = "auth.client_credentials.accepted";
+        let finding = match stop {
+            Some(Stop::Failed) => {
+                let seen = findings
+                    .last()
+                    .map(|finding| finding.message.clone())
+                    .unwrap_or_default();
+                super::prediction::broken(
+                    clause,
+                    format!("the login this request needs failed: {seen}"),
+                )
+            }
+            Some(Stop::Error(message) | Stop::Skip(message)) => {
+                let clause = match request.transport {
+                    TransportKind::Ws => "transport.ws",
+                    _ => clause,
                 };
-                knowledge.granted = Some(token.granted.clone());
-                place_bearer(transport, &token.access, params)
+                Finding::new(
+                    Verdict::Error,
+                    vec![clause.to_owned()],
+                    format!("the request could not be sent: {message}"),
+                )
             }
-            RequestAuth::BogusToken => place_bearer(transport, "never-issued-token", params),
-            RequestAuth::Basic {
-                account,
-                wrong_secret,
-            } => Some(transport::basic(&self.credentials(account, *wrong_secret))),
-            RequestAuth::Signed {
-                account,
-                wrong_secret,
-                offset_ms,
-                replay,
-            } => {
-                let plan = self.session.signed_plan(
-                    self.credentials(account, *wrong_secret),
-                    self.session.timestamp(*offset_ms),
-                    fresh_nonce(),
-                );
-                return Ok((Some(Authorization::Signed(plan)), *replay));
-            }
-            RequestAuth::ClientCredentials { account, secret } => {
-                let credentials = self.credentials(account, *secret == SecretPlan::Wrong);
-                if *secret != SecretPlan::Omitted {
-                    transport::insert_client_secret(params, &credentials);
-                }
-                knowledge.client_id = Some(credentials.client_id);
-                None
-            }
-            RequestAuth::ClientSignature {
-                account,
-                wrong_secret,
-                offset_ms,
-                uppercase,
-                replay,
-            } => {
-                let credentials = self.credentials(account, *wrong_secret);
-                // Sign the data as the server will read it: as text from a query string.
-                let data = match params.get("data") {
-                    Some(Value::String(text)) => text.clone(),
-                    Some(value) if transport == TransportKind::HttpQuery => {
-                        crate::transport::query_value(value).unwrap_or_default()
-                    }
-                    _ => String::new(),
-                };
-                let plan = SignatureParams {
-                    timestamp: self.session.timestamp(*offset_ms),
-                    nonce: Some(fresh_nonce()),
-                    data,
-                    uppercase: *uppercase,
-                    no_trailing_lf: false,
-                };
-                if transport::insert_client_signature(params, &credentials, &plan).is_err() {
-                    // Data the framing cannot carry (SPEC.md 5.5): sent with an empty
-                    // signature, which the server must refuse.
-                    params.insert("timestamp".to_owned(), json!(plan.timestamp));
-                    params.insert("nonce".to_owned(), json!(plan.nonce));
-                    params.insert("signature".to_owned(), json!(""));
-                }
-                knowledge.client_id = Some(credentials.client_id);
-                return Ok((None, *replay));
-            }
-            RequestAuth::RefreshOf { account, scope } => {
-                let token = self.login(account, scope.as_deref()).await?;
-                knowledge.granted = Some(token.granted.clone());
-                params.insert("refresh_token".to_owned(), json!(token.refresh));
-                None
-            }
-            RequestAuth::ApiKey { right } => {
-                let key = match &self.target.fixtures.direct_access_key {
-                    Some(key) => transport::spoiled(key.expose().to_owned(), !*right),
-                    None => "no-direct-access-key".to_owned(),
-                };
-                Some(transport::api_key(&key))
-            }
+            None => Finding::new(
+                Verdict::Error,
+                vec![clause.to_owned()],
+                "the request could not be sent".to_owned(),
+            ),
         };
-        Ok((authorization, false))
-    }
-
-    /// Sends over `transport`: HTTP and REST through the shared client (REST carries only
-    /// `lock_portfolio`), WebSocket on the worker's own connection.
-    async fn exchange(
-        &self,
-        transport: TransportKind,
-        id: u64,
-        outgoing: &Outgoing,
-        ws: &mut Option<WsSession>,
-    ) -> Exchange {
-        match transport {
-            TransportKind::Ws => self
-                .session
-                .call_over(transport, id, outgoing, ws)
-                .await
-                .unwrap_or_else(|error| failed_ws(&self.target, outgoing, error)),
-            TransportKind::Rest => {
-                let rest = Outgoing {
-                    method: LOCK_PORTFOLIO.to_owned(),
-                    ..outgoing.clone()
-                };
-                self.session.call_http(transport, id, &rest).await
-            }
-            kind => self.session.call_http(kind, id, outgoing).await,
-        }
+        SetupFailure { finding }
     }
 }
 
-/// The account role of a request's credentials.
-pub(crate) fn account_of(auth: &RequestAuth) -> Option<&str> {
-    match auth {
-        RequestAuth::Bearer { account, .. }
-        | RequestAuth::Basic { account, .. }
-        | RequestAuth::Signed { account, .. }
-        | RequestAuth::ClientCredentials { account, .. }
-        | RequestAuth::ClientSignature { account, .. }
-        | RequestAuth::RefreshOf { account, .. } => Some(account),
-        _ => None,
-    }
-}
-
-fn failed_ws(target: &Target, outgoing: &Outgoing, error: TransportError) -> Exchange {
-    Exchange {
-        transport: TransportKind::Ws,
-        request: crate::transport::SentRequest {
-            method: "WS".to_owned(),
-            url: target.ws_url.clone().unwrap_or_default(),
-            body: outgoing.raw.clone(),
-            ..Default::default()
-        },
-        response: None,
-        failure: Some(error),
-        elapsed_ms: 0.0,
-    }
+/// The parsed answer of an exchange.
+fn answer_json(exchange: &Exchange) -> Option<&Value> {
+    exchange
+        .response
+        .as_ref()
+        .and_then(|received| received.json.as_ref())
 }

@@ -59,7 +59,7 @@ pub(crate) async fn shrink(
         }
         break;
     }
-    if let Some(session) = ws {
+    if let Some(mut session) = ws {
         session.close().await;
     }
     (best, sent)

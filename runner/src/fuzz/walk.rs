@@ -12,7 +12,7 @@ use super::FuzzRequest;
 use super::assess;
 use super::rules::{self, Prediction};
 use super::send::{Budget, Sender};
-use crate::transport::WsSession;
+use crate::transport::ClientSession;
 use harness_model::check::{Finding, Redactor, SchemaSet, short};
 
 /// Pages followed at most: the reference server's histories end well before this at the
@@ -27,7 +27,7 @@ pub(crate) async fn walk(
     redactor: &Redactor,
     request: &FuzzRequest,
     id: u64,
-    ws: &mut Option<WsSession>,
+    session: &mut Option<ClientSession>,
     first_budget: Budget,
 ) -> (Prediction, Option<Finding>) {
     let rule = rules::method(&request.method);
@@ -56,7 +56,7 @@ pub(crate) async fn walk(
         } else {
             Budget::Wait
         };
-        let Ok(sent) = sender.send(&page_request, id, ws, budget).await else {
+        let Ok(sent) = sender.send(&page_request, id, session, budget).await else {
             return (prediction, fail("the login a page needs failed".to_owned()));
         };
         if let Some(finding) = assess::assess(&page_request, &prediction, &sent, schemas, redactor)

@@ -4,6 +4,8 @@
 //! places the token where SPEC.md 5.2 says; `client_credentials` and `client_signature` fill
 //! the `public/auth` parameters of SPEC.md 5.3 and 5.5; `basic` and `signed` build the HTTP
 //! `Authorization` headers of SPEC.md 5.6; `api_key` sends the Direct Access key (5.8). A
+//! login mode fills in `grant_type` and `client_id` unless the step gives its own or leaves
+//! them out (`auth.omit`), so a step can send a login missing either. A
 //! step that asks for a wrong secret gets the nearest wrong one: the account's secret with
 //! its last character changed. The parameters and headers themselves are built by
 //! `transport::credential`, as the fuzzer's are.
@@ -17,7 +19,7 @@ use super::pace::ANONYMOUS;
 use crate::transport::{
     self, Authorization, ClientSession, Credentials, SignatureParams, Token, place_bearer,
 };
-use harness_model::case::{Auth, AuthMode, Step};
+use harness_model::case::{Auth, AuthMode, Step, TransportKind};
 use harness_model::target_file::CountedPer;
 use harness_protocol::auth::nonce::fresh_nonce;
 
@@ -77,12 +79,7 @@ impl Execution<'_> {
             }
             AuthMode::ClientCredentials => {
                 let credentials = self.credentials(auth)?;
-                params
-                    .entry("grant_type")
-                    .or_insert_with(|| Value::from("client_credentials"));
-                params
-                    .entry("client_id")
-                    .or_insert_with(|| Value::from(credentials.client_id.clone()));
+                fill_login(params, auth, "client_credentials", &credentials);
                 if !params.contains_key("client_secret") {
                     transport::insert_client_secret(params, &credentials);
                 }
@@ -150,13 +147,7 @@ impl Execution<'_> {
             uppercase: auth.uppercase_hex,
             no_trailing_lf: auth.no_trailing_lf,
         };
-        params
-            .entry("grant_type")
-            .or_insert_with(|| Value::from("client_signature"));
-        params.insert(
-            "client_id".to_owned(),
-            Value::from(credentials.client_id.clone()),
-        );
+        fill_login(params, auth, "client_signature", &credentials);
         transport::insert_client_signature(params, &credentials, &plan).map_err(Stop::Error)?;
         if auth.data.is_some() {
             params.insert("data".to_owned(), Value::from(data));
@@ -205,16 +196,38 @@ impl Execution<'_> {
     /// the execution's own transport.
     async fn login(&mut self, role: Option<&str>, scope: Option<&str>) -> Result<String, Stop> {
         let key = (role.unwrap_or("main").to_owned(), scope.map(str::to_owned));
-        if let Some(token) = self.session.cached_token(&key, |_| true) {
+        // A shared token has made the paced calls a burst allows: a fresh one (step_call.rs).
+        let counted = self.renew_per_burst
+            && self.calling_paced
+            && self.shared.target.limits.transaction_log_counted_per == CountedPer::Token;
+        let burst = self.shared.target.limits.transaction_log_burst.max(1);
+        let within_burst = |token: &mut Token| {
+            let fits = !counted || token.paced_uses < burst;
+            if fits {
+                token.paced_uses += u32::from(counted);
+            }
+            fits
+        };
+        if let Some(token) = self.session.cached_token(&key, within_burst) {
             return Ok(token.access);
         }
         let credentials = self.account(role)?;
+        // An unjudged execution (a fuzzer's) logs in over HTTP, so a worker's WebSocket
+        // carries only the requests its oracle judges (what a connection remembers of a
+        // token is part of the prediction, SPEC.md 5.2).
+        let transport = self.transport;
+        if !self.judging {
+            self.transport = TransportKind::HttpBody;
+        }
         let answer = self
             .send(&ClientSession::login_request(&credentials, scope))
-            .await?;
+            .await;
+        self.transport = transport;
+        let answer = answer?;
         match answer.json.as_ref().and_then(Token::from_answer) {
-            Some(token) => {
+            Some(mut token) => {
                 let access = token.access.clone();
+                token.paced_uses = u32::from(counted);
                 self.session.keep_token(key, token);
                 Ok(access)
             }
@@ -229,6 +242,27 @@ impl Execution<'_> {
                 );
                 Err(Stop::Failed)
             }
+        }
+    }
+}
+
+/// The `grant_type` and `client_id` of a login (SPEC.md 5.3), each unless the step gives its
+/// own or leaves it out (`auth.omit`).
+fn fill_login(
+    params: &mut Map<String, Value>,
+    auth: &Auth,
+    grant_type: &str,
+    credentials: &Credentials,
+) {
+    let filled = [
+        ("grant_type", grant_type),
+        ("client_id", credentials.client_id.as_str()),
+    ];
+    for (name, value) in filled {
+        if !auth.omit.iter().any(|omitted| omitted == name) {
+            params
+                .entry(name)
+                .or_insert_with(|| Value::from(value.to_owned()));
         }
     }
 }

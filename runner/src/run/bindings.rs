@@ -1,6 +1,7 @@
 //! What a template of a step sees (`{{name}}`): the execution's captures, the target
 //! file's fixtures, account ids and field names (`[field_names]`, for fields SPEC.md
-//! describes without naming), the clock, a fresh nonce, and the position this execution
+//! describes without naming), the clock, a fresh nonce, the JSON-RPC id of the request
+//! about to go (`request_id`), and the position this execution
 //! drew from the target's pool for a closing case ([`Shared::draw_position`](super::Shared::draw_position)).
 
 use serde_json::Value;
@@ -19,6 +20,7 @@ impl Bindings for Execution<'_> {
         match name {
             "now_ms" => return Some(Value::from(self.session.timestamp(0))),
             "nonce" => return Some(Value::from(fresh_nonce())),
+            "request_id" => return Some(Value::from(self.next_id)),
             "fixtures.subaccount_id" => return fixtures.subaccount_id.map(Value::from),
             "fixtures.member_id" => return fixtures.member_id.map(Value::from),
             "fixtures.instrument_name" => return fixtures.instrument_name.clone().map(Value::from),

@@ -58,6 +58,15 @@ pub(crate) struct Execution<'a> {
     pub(crate) exchanges: Vec<Exchange>,
     /// Answer bytes kept in `exchanges` so far.
     pub(super) budget: RecordBudget,
+    /// Whether answers are checked against the steps' expectations (false for the
+    /// fuzzers' steps, `step_call.rs`).
+    pub(super) judging: bool,
+    /// The last step sent unjudged, for [`Execution::call_unjudged`].
+    pub(super) last_call: Option<super::step_call::Called>,
+    /// A cached token is renewed once it made a burst of paced calls (`step_call.rs`).
+    pub(super) renew_per_burst: bool,
+    /// The request being prepared calls the paced method.
+    pub(super) calling_paced: bool,
 }
 
 /// Runs one case over one transport.
@@ -230,17 +239,28 @@ struct NamedConnection {
 impl<'a> Execution<'a> {
     /// An execution before its first step, with a client session of its own.
     pub(super) fn new(shared: &'a Shared, case: &'a Case, transport: TransportKind) -> Self {
+        let session = ClientSession::new(
+            shared.target.clone(),
+            shared.http.clone(),
+            shared.dialer.clone(),
+            shared.limits,
+            Clock::system(),
+        );
+        Execution::with_session(shared, case, transport, session)
+    }
+
+    /// An execution before its first step, over `session`.
+    pub(super) fn with_session(
+        shared: &'a Shared,
+        case: &'a Case,
+        transport: TransportKind,
+        session: ClientSession,
+    ) -> Self {
         Execution {
             shared,
             case,
             transport,
-            session: ClientSession::new(
-                shared.target.clone(),
-                shared.http.clone(),
-                shared.dialer.clone(),
-                shared.limits,
-                Clock::system(),
-            ),
+            session,
             connections: BTreeMap::new(),
             next_id: 1,
             captures: BTreeMap::new(),
@@ -252,6 +272,10 @@ impl<'a> Execution<'a> {
             // One exchange a step, bar walks and probes: no regrowth moving them about.
             exchanges: Vec::with_capacity(case.steps.len()),
             budget: RecordBudget::default(),
+            judging: true,
+            last_call: None,
+            renew_per_burst: false,
+            calling_paced: false,
         }
     }
 }
@@ -313,7 +337,7 @@ impl Execution<'_> {
 
     /// Runs one step over its own transport and connection, when it names them, and over
     /// the execution's otherwise.
-    async fn step(&mut self, step: &Step) -> Result<(), Stop> {
+    pub(super) async fn step(&mut self, step: &Step) -> Result<(), Stop> {
         let execution_transport = self.transport;
         self.transport = step.transport_in(execution_transport);
         let connection = step.connection.as_deref();
@@ -371,6 +395,9 @@ impl Execution<'_> {
             raw.and_then(|raw| raw.get("method").and_then(Value::as_str).map(str::to_owned))
                 .unwrap_or_default()
         });
+        if !self.judging {
+            return self.call_only(step, &method).await;
+        }
         let account = harness_protocol::spec::is_paced(&method).then(|| self.pace_key(&step.auth));
         let mut attempt = 0;
         let answer = loop {
@@ -424,11 +451,12 @@ impl Execution<'_> {
                 .map(|(name, value)| (names.get(&name).cloned().unwrap_or(name), value))
                 .collect();
         }
+        let authorization = self.authenticate(step, &mut params).await?;
+        // After the login authentication may send, so `{{request_id}}` is this request's.
         let raw = match &step.raw {
             Some(raw) => Some(self.resolved(raw)?),
             None => None,
         };
-        let authorization = self.authenticate(step, &mut params).await?;
         Ok(Outgoing {
             method: method.to_owned(),
             params,

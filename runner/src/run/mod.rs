@@ -21,13 +21,14 @@ mod auth;
 mod bindings;
 mod breaker;
 mod budget;
-mod exec;
+pub(crate) mod exec;
 mod in_flight;
 mod interrupt;
 pub(crate) mod pace;
 mod schedule;
 mod send;
 mod skip;
+pub(crate) mod step_call;
 mod template;
 mod walk;
 

@@ -5,7 +5,10 @@
 //! A string that is exactly one template becomes the referenced value with its JSON type
 //! (so `"{{fixtures.subaccount_id}}"` is an integer); templates inside longer strings are
 //! interpolated as text. Names: captures of earlier steps, `fixtures.<name>`,
-//! `account.<role>.client_id`, `limits.<name>`, `now_ms`, and `nonce` (fresh each time).
+//! `account.<role>.client_id`, `limits.<name>`, `now_ms`, `nonce` (fresh each time) and
+//! `request_id` (the JSON-RPC id the step's request goes with, for a `raw` body). A quoted
+//! text is itself: `{{"{{"}}` writes two braces, so a value can carry `{{` as it is
+//! ([`harness_model::case::literal`] quotes a value that way).
 
 use serde_json::{Map, Value};
 
@@ -79,6 +82,12 @@ fn resolve_text(text: &str, bindings: &dyn Bindings) -> Result<Value, String> {
 }
 
 fn evaluate(expression: &str, bindings: &dyn Bindings) -> Result<Value, String> {
+    if let Some(text) = expression
+        .strip_prefix('"')
+        .and_then(|rest| rest.strip_suffix('"'))
+    {
+        return Ok(Value::from(text));
+    }
     for (function, pick) in [
         ("min(", i64::min as fn(i64, i64) -> i64),
         ("max(", i64::max),
@@ -168,6 +177,15 @@ mod tests {
     fn min_and_max_take_two_integers() {
         assert!(resolved("{{max(token, now_ms)}}").is_err());
         assert!(resolved("{{min(now_ms)}}").is_err());
+    }
+
+    #[test]
+    fn a_quoted_text_is_itself_so_braces_can_be_sent_as_they_are() {
+        assert_eq!(resolved(r#"{{"{{"}}"#), Ok(json!("{{")));
+        assert_eq!(
+            resolved(r#"a {{"{{"}}fixtures.subaccount_id}} b"#),
+            Ok(json!("a {{fixtures.subaccount_id}} b"))
+        );
     }
 
     #[test]

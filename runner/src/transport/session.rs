@@ -10,10 +10,11 @@
 //! stay with the caller.
 //!
 //! The runner gives each execution a session of its own. The fuzzer's workers share one
-//! session's HTTP client and tokens, each with a WebSocket of its own ([`ClientSession::call_over`]).
+//! session's HTTP client and tokens, each with a WebSocket of its own
+//! ([`ClientSession::sharing_tokens`]).
 
 use std::collections::HashMap;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::{Map, Value};
 
@@ -97,7 +98,8 @@ pub struct ClientSession {
     limits: RequestLimits,
     clock: Clock,
     ws: Option<WsSession>,
-    tokens: Mutex<HashMap<TokenKey, Token>>,
+    /// Shared with the sessions made by [`ClientSession::sharing_tokens`].
+    tokens: Arc<Mutex<HashMap<TokenKey, Token>>>,
 }
 
 impl ClientSession {
@@ -117,7 +119,22 @@ impl ClientSession {
             limits,
             clock,
             ws: None,
-            tokens: Mutex::new(HashMap::new()),
+            tokens: Arc::new(Mutex::new(HashMap::new())),
+        }
+    }
+
+    /// A session over the same HTTP client that shares this one's tokens, with no
+    /// WebSocket open: each fuzz worker has one, so a login serves every worker while each
+    /// keeps a connection of its own.
+    pub fn sharing_tokens(&self) -> ClientSession {
+        ClientSession {
+            target: self.target.clone(),
+            http: self.http.clone(),
+            dialer: self.dialer.clone(),
+            limits: self.limits,
+            clock: self.clock.clone(),
+            ws: None,
+            tokens: Arc::clone(&self.tokens),
         }
     }
 
@@ -311,6 +328,14 @@ impl ClientSession {
     /// another connection of its own and back.
     pub fn swap_ws(&mut self, other: &mut Option<WsSession>) {
         std::mem::swap(&mut self.ws, other);
+    }
+
+    /// Whether a request on the session's WebSocket has carried `params.access_token`, so
+    /// the connection may remember a token (SPEC.md 5.2).
+    pub fn carried_access_token(&self) -> bool {
+        self.ws
+            .as_ref()
+            .is_some_and(WsSession::carried_access_token)
     }
 
     /// Closes the session's WebSocket, if one is open.

@@ -77,6 +77,12 @@ const BREAKING_EDITS: &[(&str, &str, &str, &str)] = &[
         "needs an http transport",
     ),
     (
+        GOOD,
+        "timestamp_offset_ms = -61000",
+        "omit = [\"client_secret\"]",
+        "omit names \"client_secret\"; the auth modes fill in only grant_type and client_id",
+    ),
+    (
         TWO_CONNECTIONS,
         "connection = \"second\"",
         "connection = \"second\"\ntransport = \"rest\"",

@@ -1,0 +1,111 @@
+//! Steps run for a caller that judges the answers itself: how both fuzzers send their
+//! requests. The single-request fuzzer turns each generated request into the steps of the
+//! case it would write ([`crate::fuzz::case_file`]), the sequence fuzzer each sequence into
+//! its case's steps; both run those steps here, through the executor that runs every case
+//! (templates, captures, authentication, named connections, sending, recording, the
+//! breaker, secrets learned), and judge each answer with their own oracle.
+//!
+//! What differs from a judged step, and only this: the answer is not checked against the
+//! step's expectations, the step does not wait for the pacing budget (the fuzzer's
+//! scheduler takes it without waiting, so a paced request never holds a worker) and is
+//! not sent again when throttled (a throttled answer is counted, not judged). An execution
+//! can borrow a session that shares its tokens with other workers
+//! ([`ClientSession::sharing_tokens`]); its tokens for the paced method are then renewed
+//! per burst where the target counts that limit per token.
+
+use serde_json::{Map, Value};
+
+use super::Shared;
+use super::exec::{Execution, Stop};
+use crate::transport::{ClientSession, Exchange};
+use harness_model::case::{Case, Step, TransportKind};
+
+/// A step sent without judging its answer.
+#[derive(Debug)]
+pub(crate) struct Called {
+    /// The parameters as sent, with what the auth mode added (secrets included: never
+    /// print).
+    pub(crate) params: Map<String, Value>,
+    /// The JSON-RPC id the request went with.
+    pub(crate) id: u64,
+    /// The exchange, its answer parsed.
+    pub(crate) exchange: Exchange,
+}
+
+impl<'a> Execution<'a> {
+    /// An execution over `session` (a worker's, kept across its requests) whose steps are
+    /// sent by [`Execution::call_unjudged`]; `renew_per_burst` renews a shared token once it
+    /// has made the paced calls a burst allows, where the target counts them per token.
+    pub(crate) fn unjudged(
+        shared: &'a Shared,
+        case: &'a Case,
+        transport: TransportKind,
+        session: ClientSession,
+        renew_per_burst: bool,
+    ) -> Self {
+        let mut execution = Execution::with_session(shared, case, transport, session);
+        execution.judging = false;
+        execution.renew_per_burst = renew_per_burst;
+        execution
+    }
+
+    /// The session back, its WebSocket still open, for the worker's next request.
+    pub(crate) fn into_session(self) -> ClientSession {
+        self.session
+    }
+
+    /// Sends `step` (over its own transport and connection when it names them) and keeps
+    /// its captures, without judging the answer. `Err` when the step could not be sent: a
+    /// template without a value (a capture an earlier step did not give), a login that
+    /// failed (its finding is in [`Execution::findings`]), or no answer at all.
+    pub(crate) async fn call_unjudged(&mut self, step: &Step) -> Result<Called, Stop> {
+        self.step(step).await?;
+        self.last_call
+            .take()
+            .ok_or_else(|| Stop::Error("the step sent no request".to_owned()))
+    }
+
+    /// The unjudged part of a `call` or `raw` step: prepared, sent, its captures kept.
+    pub(super) async fn call_only(&mut self, step: &Step, method: &str) -> Result<(), Stop> {
+        self.calling_paced = harness_protocol::spec::is_paced(method);
+        let outgoing = self.prepare(step, method).await;
+        self.calling_paced = false;
+        let outgoing = outgoing?;
+        let id = self.next_id;
+        let recorded = self.exchanges.len();
+        let sent = self.send(&outgoing).await;
+        // Sent and recorded, answered or not: the caller judges even a missing answer. Not
+        // recorded: it could not be sent (a WebSocket that would not open).
+        let exchange = if self.exchanges.len() > recorded {
+            self.exchanges.pop()
+        } else {
+            None
+        };
+        let Some(mut exchange) = exchange else {
+            return Err(sent
+                .err()
+                .unwrap_or_else(|| Stop::Error("the request was not recorded".to_owned())));
+        };
+        if let Ok(answer) = sent {
+            if let Some(json) = &answer.json
+                && !step.capture.is_empty()
+            {
+                self.capture(step, json, &[])?;
+            }
+            if let Some(received) = exchange.response.as_mut() {
+                received.json = answer.json;
+            }
+        }
+        self.last_call = Some(Called {
+            params: outgoing.params,
+            id,
+            exchange,
+        });
+        Ok(())
+    }
+
+    /// Numbers the execution's requests from `id` on.
+    pub(crate) fn first_id(&mut self, id: u64) {
+        self.next_id = id;
+    }
+}
