@@ -22,7 +22,7 @@ use super::{FuzzRequest, RequestAuth};
 use crate::run::exec::{Execution, Stop};
 use crate::run::pace::ANONYMOUS;
 use crate::run::{Breaker, RunError, Shared};
-use crate::transport::{ClientSession, Exchange, RequestLimits, Token, TransportError};
+use crate::transport::{ClientSession, Exchange, RequestLimits, Token, TransportErrorKind};
 use harness_model::case::TransportKind;
 use harness_model::check::{Finding, SchemaSet, Verdict};
 use harness_model::target_file::{CountedPer, Target};
@@ -115,9 +115,16 @@ impl Sender {
         &self.shared
     }
 
-    /// The session whose tokens the workers share.
-    pub(crate) fn session(&self) -> &ClientSession {
-        &self.session
+    /// A session of its own: a sequence's, whose logouts and toggles must not reach the
+    /// tokens the workers share.
+    pub(crate) fn fresh_session(&self) -> ClientSession {
+        ClientSession::new(
+            self.target.clone(),
+            self.shared.http.clone(),
+            self.shared.dialer.clone(),
+            self.shared.limits,
+            Clock::system(),
+        )
     }
 
     /// A session for a worker: its own WebSocket, the tokens every worker shares.
@@ -157,17 +164,6 @@ impl Sender {
             .cloned()
             .chain([ANONYMOUS.to_owned()])
             .collect()
-    }
-
-    /// Counts what came of one request sent to the target (an answer, or why none came)
-    /// toward the run's breaker.
-    pub(crate) fn observe(&self, exchange: &Exchange) {
-        self.shared.breaker.observe(exchange.failure.as_ref());
-    }
-
-    /// Counts a request that could not be sent at all (a WebSocket that would not open).
-    pub(crate) fn breaker_observes(&self, error: &TransportError) {
-        self.shared.breaker.observe(Some(error));
     }
 
     /// The budgets a request to a paced method takes from, where the target counts the
@@ -234,21 +230,32 @@ impl Sender {
             match execution.call_unjudged(step).await {
                 Ok(call) if index < last => {
                     // The login of the request's own token says what it was granted.
-                    if let Some(token) = answer_json(&call.exchange).and_then(Token::from_answer) {
-                        knowledge.granted = Some(token.granted);
+                    match answer_json(&call.exchange).and_then(Token::from_answer) {
+                        Some(token) => knowledge.granted = Some(token.granted),
+                        None if !step.capture.is_empty() => {
+                            setup = Some(own_login_failed(&call.exchange));
+                            break;
+                        }
+                        None => {}
                     }
                 }
                 Ok(call) => called = Some(call),
                 Err(stop) => {
-                    setup = Some(stop);
+                    setup = Some(self.setup_failure(request, stop, &execution.findings));
                     break;
                 }
             }
         }
-        let findings = std::mem::take(&mut execution.findings);
         *slot = Some(execution.into_session());
         let Some(called) = called else {
-            return Err(self.setup_failure(request, setup, findings));
+            let finding = setup.unwrap_or_else(|| {
+                Finding::new(
+                    Verdict::Error,
+                    vec![LOGIN_CLAUSE.to_owned()],
+                    "the request could not be sent".to_owned(),
+                )
+            });
+            return Err(SetupFailure { finding });
         };
         self.know(request, &mut knowledge);
         let sent_id = match (&request.raw, request.transport) {
@@ -291,30 +298,24 @@ impl Sender {
         }
     }
 
-    /// The finding of a request that could not be sent: its login failed (the executor's
-    /// finding on it), gave no answer, or its WebSocket would not open.
-    fn setup_failure(
-        &self,
-        request: &FuzzRequest,
-        stop: Option<Stop>,
-        findings: Vec<Finding>,
-    ) -> SetupFailure {
-        let clause = "auth.client_credentials.accepted";
-        let finding = match stop {
-            Some(Stop::Failed) => {
+    /// The finding of a request that could not be sent: a login it needed failed (the
+    /// executor's finding on it) or its WebSocket would not open.
+    fn setup_failure(&self, request: &FuzzRequest, stop: Stop, findings: &[Finding]) -> Finding {
+        match stop {
+            Stop::Failed => {
                 let seen = findings
                     .last()
                     .map(|finding| finding.message.clone())
                     .unwrap_or_default();
                 super::prediction::broken(
-                    clause,
+                    LOGIN_CLAUSE,
                     format!("the login this request needs failed: {seen}"),
                 )
             }
-            Some(Stop::Error(message) | Stop::Skip(message)) => {
+            Stop::Error(message) | Stop::Skip(message) => {
                 let clause = match request.transport {
                     TransportKind::Ws => "transport.ws",
-                    _ => clause,
+                    _ => LOGIN_CLAUSE,
                 };
                 Finding::new(
                     Verdict::Error,
@@ -322,13 +323,33 @@ impl Sender {
                     format!("the request could not be sent: {message}"),
                 )
             }
-            None => Finding::new(
-                Verdict::Error,
-                vec![clause.to_owned()],
-                "the request could not be sent".to_owned(),
-            ),
-        };
-        SetupFailure { finding }
+        }
+    }
+}
+
+/// The clause a login the request needs breaks when it gives no token.
+const LOGIN_CLAUSE: &str = "auth.client_credentials.accepted";
+
+/// The finding of a request's own login that gave no token: no answer at all is the
+/// harness's error, any other answer the target's failure.
+fn own_login_failed(exchange: &Exchange) -> Finding {
+    let seen = match (&exchange.response, &exchange.failure) {
+        (Some(received), _) => received.body.chars().take(160).collect(),
+        (None, Some(failure)) => failure.message.clone(),
+        (None, None) => String::new(),
+    };
+    let message = format!("the login this request needs failed: {seen}");
+    let unanswered = exchange.response.is_none()
+        && exchange.failure.as_ref().is_some_and(|failure| {
+            matches!(
+                failure.kind,
+                TransportErrorKind::Timeout | TransportErrorKind::Connect
+            )
+        });
+    if unanswered {
+        Finding::new(Verdict::Error, vec![LOGIN_CLAUSE.to_owned()], message)
+    } else {
+        super::prediction::broken(LOGIN_CLAUSE, message)
     }
 }
 

@@ -325,7 +325,7 @@ impl Execution<'_> {
     }
 
     /// Closes every WebSocket of the execution.
-    async fn close(&mut self) {
+    pub(crate) async fn close(&mut self) {
         self.session.close().await;
         for ws in std::mem::take(&mut self.connections)
             .into_values()

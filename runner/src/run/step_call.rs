@@ -8,7 +8,8 @@
 //! What differs from a judged step, and only this: the answer is not checked against the
 //! step's expectations, the step does not wait for the pacing budget (the fuzzer's
 //! scheduler takes it without waiting, so a paced request never holds a worker) and is
-//! not sent again when throttled (a throttled answer is counted, not judged). An execution
+//! not sent again when throttled (a throttled answer is counted, not judged), and a
+//! capture that finds nothing leaves its name without a value instead of failing. An execution
 //! can borrow a session that shares its tokens with other workers
 //! ([`ClientSession::sharing_tokens`]); its tokens for the paced method are then renewed
 //! per burst where the target counts that limit per token.
@@ -87,10 +88,8 @@ impl<'a> Execution<'a> {
                 .unwrap_or_else(|| Stop::Error("the request was not recorded".to_owned())));
         };
         if let Ok(answer) = sent {
-            if let Some(json) = &answer.json
-                && !step.capture.is_empty()
-            {
-                self.capture(step, json, &[])?;
+            if let Some(json) = &answer.json {
+                self.capture_found(step, json);
             }
             if let Some(received) = exchange.response.as_mut() {
                 received.json = answer.json;
@@ -102,6 +101,22 @@ impl<'a> Execution<'a> {
             exchange,
         });
         Ok(())
+    }
+
+    /// Keeps what the step's captures find in `response`; a capture that finds nothing is
+    /// left without a value (a refused login issues no token), so a later step using it
+    /// cannot be prepared, which its caller reads as the token never having come.
+    fn capture_found(&mut self, step: &Step, response: &Value) {
+        for (name, path) in &step.capture {
+            if let Some((_, Some(value))) = harness_model::check::lookup(response, path).first() {
+                self.captures.insert(name.clone(), (*value).clone());
+            }
+        }
+    }
+
+    /// The JSON-RPC id of the execution's next request.
+    pub(crate) fn next_id(&self) -> u64 {
+        self.next_id
     }
 
     /// Numbers the execution's requests from `id` on.

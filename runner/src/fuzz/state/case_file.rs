@@ -43,6 +43,37 @@ pub fn case_file(
         .unwrap_or_else(|error| format!("# {comment}\n# not written: {error}\n"))
 }
 
+/// The sequence as the case the fuzzer runs (`execute.rs`): one step per step of the
+/// sequence, in order, each capturing the tokens it issues, the last putting the
+/// subaccount's login back when the sequence ends disabling it.
+pub(crate) fn sequence_steps(sequence: &Sequence) -> Case {
+    let outcomes = vec![Some(Outcome::Any); sequence.steps.len()];
+    sequence_case("fuzz.sequence", sequence, &outcomes, "", "")
+}
+
+/// The step that puts the subaccount's login back: a toggle as the main account, over HTTP,
+/// either answer accepted.
+pub(crate) fn enable_step() -> Step {
+    Step {
+        call: Some(spec::TOGGLE_LOGIN_METHOD.to_owned()),
+        transport: Some(TransportKind::HttpBody),
+        params: params([
+            ("sid", subaccount_template()),
+            ("state", Value::from("enable")),
+        ]),
+        auth: Auth {
+            mode: AuthMode::Bearer,
+            ..Auth::default()
+        },
+        expect: ExpectedAnswer {
+            outcome: Outcome::Any,
+            no_schema: true,
+            ..ExpectedAnswer::default()
+        },
+        ..Step::default()
+    }
+}
+
 /// The sequence as a [`Case`].
 fn sequence_case(
     id: &str,
@@ -228,24 +259,7 @@ fn sequence_case(
     }
     if disables_at_the_end(sequence, outcomes) {
         // Puts the subaccount's login back (runs only when every step above passed).
-        steps.push(Step {
-            call: Some(spec::TOGGLE_LOGIN_METHOD.to_owned()),
-            transport: Some(TransportKind::HttpBody),
-            params: params([
-                ("sid", subaccount_template()),
-                ("state", Value::from("enable")),
-            ]),
-            auth: Auth {
-                mode: AuthMode::Bearer,
-                ..Auth::default()
-            },
-            expect: ExpectedAnswer {
-                outcome: Outcome::Any,
-                no_schema: true,
-                ..ExpectedAnswer::default()
-            },
-            ..Step::default()
-        });
+        steps.push(enable_step());
     }
     Case {
         id: id.to_owned(),
