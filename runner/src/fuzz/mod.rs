@@ -20,6 +20,7 @@
 
 mod assess;
 mod case_file;
+mod collect;
 mod execute;
 mod generate;
 pub mod merge;
@@ -34,6 +35,7 @@ pub mod state;
 mod walk;
 
 pub use case_file::case_file;
+pub use collect::FuzzCollector;
 pub use generate::generate;
 pub use run::run;
 pub use shard::{Shard, shard_requests};
