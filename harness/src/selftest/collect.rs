@@ -170,3 +170,120 @@ impl MatrixCollector {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fault_row() -> FaultRow {
+        FaultRow {
+            fault: Fault::EnvelopeNoJsonrpc,
+            caught_by: vec![(
+                "transport.ws_messages".to_owned(),
+                "ws".to_owned(),
+                vec!["env.response.jsonrpc".to_owned()],
+            )],
+            cites_its_clause: true,
+            duration: Duration::from_micros(1_500),
+        }
+    }
+
+    fn variant_row() -> VariantRow {
+        VariantRow {
+            variants: vec![Variant::ShortPages, Variant::OldestFirst],
+            suite_failures: vec!["a [ws]: broken".to_owned()],
+            suite_warnings: 3,
+            fuzz_findings: Vec::new(),
+            judge_failures: vec!["c [ws]: m".to_owned()],
+            duration: Duration::from_millis(2),
+        }
+    }
+
+    #[test]
+    fn rows_fold_back_from_their_events_and_matrices_from_their_ends() {
+        let (fault, variant) = (fault_row(), variant_row());
+        let mut collector = MatrixCollector::default();
+        let unkillable = vec!["auth.scope.enforced".to_owned()];
+        for event in [
+            Event::RowFinished {
+                matrix: Matrix::Faults,
+                name: fault.fault.name(),
+                passed: true,
+                line: &fault.line(),
+                row: &fault.to_json(),
+            },
+            Event::MatrixFinished {
+                matrix: Matrix::Faults,
+                duration: Duration::from_secs(4),
+                unkillable: &unkillable,
+            },
+            Event::RowFinished {
+                matrix: Matrix::Variants,
+                name: &variant.name(),
+                passed: false,
+                line: "",
+                row: &variant.to_json(),
+            },
+        ] {
+            collector.observe(&event);
+        }
+        assert!(collector.variant_matrix().is_err(), "no end yet");
+        collector.observe(&Event::MatrixFinished {
+            matrix: Matrix::Variants,
+            duration: Duration::from_secs(5),
+            unkillable: &[],
+        });
+        let variants = collector.variant_matrix().unwrap();
+        assert_eq!(variants.rows[0].name(), "short-pages+oldest-first");
+        assert_eq!(variants.rows[0].describe(), variant.describe());
+        assert_eq!(variants.rows[0].suite_warnings, 3);
+        assert_eq!(variants.rows[0].duration, variant.duration);
+        assert_eq!(variants.duration, Duration::from_secs(5));
+        let clean = RunReport {
+            target: "reference".to_owned(),
+            results: Vec::new(),
+            duration: Duration::ZERO,
+            redactor: Default::default(),
+            side: harness_model::check::Side::Server,
+            interrupted: None,
+        };
+        let faults = collector.fault_matrix(clean).unwrap();
+        assert_eq!(faults.rows[0].line(), fault.line());
+        assert_eq!(faults.rows[0].caught_by, fault.caught_by);
+        assert_eq!(faults.rows[0].duration, fault.duration);
+        assert_eq!(
+            (faults.unkillable, faults.duration),
+            (unkillable, Duration::from_secs(4))
+        );
+    }
+
+    #[test]
+    fn a_row_that_does_not_fold_back_is_an_error() {
+        let mut row = fault_row().to_json();
+        row["fault"] = json!("no-such-fault");
+        let mut collector = MatrixCollector::default();
+        collector.observe(&Event::RowFinished {
+            matrix: Matrix::Faults,
+            name: "no-such-fault",
+            passed: true,
+            line: "",
+            row: &row,
+        });
+        collector.observe(&Event::MatrixFinished {
+            matrix: Matrix::Faults,
+            duration: Duration::ZERO,
+            unkillable: &[],
+        });
+        assert!(VariantRow::from_json(&json!({"variants": ["nope"]})).is_none());
+        let clean = RunReport {
+            target: String::new(),
+            results: Vec::new(),
+            duration: Duration::ZERO,
+            redactor: Default::default(),
+            side: harness_model::check::Side::Server,
+            interrupted: None,
+        };
+        let error = collector.fault_matrix(clean).unwrap_err();
+        assert!(error.contains("no-such-fault"), "{error}");
+    }
+}

@@ -89,3 +89,113 @@ impl FuzzCollector {
         Ok(Some(report))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use serde_json::{Map, json};
+
+    use super::*;
+    use crate::fuzz::{FuzzFinding, FuzzRequest, RequestAuth, Shard};
+    use harness_model::case::TransportKind;
+
+    fn report() -> FuzzReport {
+        let request = FuzzRequest {
+            transport: TransportKind::Ws,
+            method: "public/get_currencies".to_owned(),
+            params: Map::new(),
+            auth: RequestAuth::None,
+            raw: Some("{".to_owned()),
+            why: "a broken envelope".to_owned(),
+            walk: false,
+        };
+        FuzzReport {
+            seed: 9,
+            requests: 40,
+            shard: Shard { index: 2, count: 3 },
+            sent: 12,
+            expected_error: 12,
+            paced_share: 1.0 / 3.0,
+            findings: vec![FuzzFinding {
+                clause: "env.response.id".to_owned(),
+                message: "id 7 came back as \"7\"".to_owned(),
+                first_index: 4,
+                occurrences: 2,
+                request: request.clone(),
+                shrunk: request,
+                case_file: Some("out/fuzz.s9.r4.toml".into()),
+            }],
+            failed_requests: 2,
+            interrupted: Some("SIGINT".to_owned()),
+            elapsed: Duration::from_micros(2_500_001),
+            ..FuzzReport::default()
+        }
+    }
+
+    /// The events `run.rs` announces at a run's end, as their JSON lines.
+    fn lines(report: &FuzzReport) -> Vec<Value> {
+        let finding = to_value(&report.findings[0]);
+        let totals = totals(report);
+        let events = [
+            Event::FuzzStarted {
+                seed: report.seed,
+                planned: 12,
+            },
+            Event::FuzzFinding {
+                clause: "env.response.id",
+                what: "ws public/get_currencies, 2 requests",
+                message: "m",
+                sequence: false,
+                finding: &finding,
+            },
+            Event::Interrupted { reason: "SIGINT" },
+            Event::FuzzFinished {
+                findings: 1,
+                duration: report.elapsed,
+                stateful_duration: Duration::from_millis(3),
+                totals: &totals,
+            },
+        ];
+        events.iter().map(Event::to_json).collect()
+    }
+
+    #[test]
+    fn the_end_events_fold_back_into_the_report() {
+        let report = report();
+        let mut collector = FuzzCollector::default();
+        for line in lines(&report) {
+            collector.observe_line(&line);
+        }
+        let folded = collector.report().unwrap().expect("a finished run");
+        assert_eq!(
+            serde_json::to_string_pretty(&folded).unwrap(),
+            serde_json::to_string_pretty(&report).unwrap()
+        );
+        assert_eq!(folded.elapsed, report.elapsed);
+        assert_eq!(folded.stateful.elapsed, Duration::from_millis(3));
+        assert!(lines(&report)[3].get("stateful").is_some());
+    }
+
+    #[test]
+    fn no_finish_is_no_report_and_a_bad_finding_is_an_error_not_a_panic() {
+        let report = report();
+        let mut lines = lines(&report);
+        let mut collector = FuzzCollector::default();
+        collector.observe_line(&lines[1]);
+        assert!(collector.report().unwrap().is_none());
+        lines[1]["finding"] = json!({"clause": 3});
+        let mut collector = FuzzCollector::default();
+        for line in &lines {
+            collector.observe_line(line);
+        }
+        assert!(collector.report().is_err());
+        // A second run's start forgets the first's findings.
+        let mut collector = FuzzCollector::default();
+        collector.observe_line(&lines[1]);
+        for line in [&lines[0], &lines[3]] {
+            collector.observe_line(line);
+        }
+        assert!(collector.report().unwrap().unwrap().findings.is_empty());
+    }
+}
