@@ -48,7 +48,8 @@ pub(crate) struct SelftestArgs {
     /// Executions at once within one run.
     #[arg(long, default_value_t = 16)]
     concurrency: usize,
-    /// Also write each matrix row as an event into FILE, one JSON object per line.
+    /// Also write the event stream into FILE, one JSON object per line: the clean run,
+    /// each matrix row, each matrix's end (see README.md).
     #[arg(long, value_name = "FILE")]
     events: Option<PathBuf>,
 }
