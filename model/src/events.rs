@@ -97,15 +97,24 @@ pub enum Event<'a> {
         what: &'a str,
         /// What was observed (redacted).
         message: &'a str,
+        /// Whether a stateful sequence failed (else a single request).
+        sequence: bool,
+        /// The finding whole, as `fuzz.json` holds it: the request as generated and
+        /// shrunk (or the sequence), the first index, the occurrences, the case file.
+        finding: &'a Value,
     },
     /// The fuzz run ended; no event of it follows.
     FuzzFinished {
-        /// Generated stateless requests sent.
-        sent: usize,
-        /// Distinct findings, stateless and stateful.
+        /// Distinct findings, stateless and stateful (each announced before).
         findings: usize,
         /// Wall time of the generated requests.
         duration: Duration,
+        /// Wall time of the stateful sequences.
+        stateful_duration: Duration,
+        /// Every member of `fuzz.json` but the findings, which the `FuzzFinding` events
+        /// carry: the seed, the shard, the counts (`sent` and the rest), the flags, and the
+        /// stateful report's counts. A collector rebuilds the report from these.
+        totals: &'a Value,
     },
     /// One row of a self-proof's matrix ended.
     RowFinished {
@@ -117,6 +126,18 @@ pub enum Event<'a> {
         passed: bool,
         /// The row as the terminal prints it.
         line: &'a str,
+        /// The row whole (what caught the fault, the false failures found), as the
+        /// matrix's collector folds it back.
+        row: &'a Value,
+    },
+    /// A self-proof's matrix ended; every row of it was announced before.
+    MatrixFinished {
+        /// The matrix.
+        matrix: Matrix,
+        /// Wall time of the whole matrix.
+        duration: Duration,
+        /// Server `must` clauses no fault made fail (empty for the variant matrix).
+        unkillable: &'a [String],
     },
 }
 
@@ -158,22 +179,60 @@ impl Event<'_> {
                 clause,
                 what,
                 message,
+                sequence,
+                finding,
             } => json!({"type": "finding", "event": "found", "clause": clause, "what": what,
-                "message": message}),
+                "message": message, "sequence": sequence, "finding": finding}),
             Event::FuzzFinished {
-                sent,
                 findings,
                 duration,
-            } => json!({"type": "fuzz", "event": "finished", "sent": sent, "findings": findings,
-                "duration_ms": ms(duration)}),
+                stateful_duration,
+                totals,
+            } => {
+                let mut line = json!({"type": "fuzz", "event": "finished"});
+                if let (Some(line), Value::Object(totals)) = (line.as_object_mut(), totals) {
+                    line.extend(
+                        totals
+                            .iter()
+                            .map(|(key, value)| (key.clone(), value.clone())),
+                    );
+                }
+                line["findings"] = Value::from(*findings);
+                line["duration_ms"] = Value::from(precise_ms(duration));
+                line["stateful_duration_ms"] = Value::from(precise_ms(stateful_duration));
+                line
+            }
             Event::RowFinished {
                 matrix,
                 name,
                 passed,
                 line,
+                row,
             } => json!({"type": "row", "event": "finished", "matrix": matrix.as_str(),
-                "name": name, "passed": passed, "line": line}),
+                "name": name, "passed": passed, "line": line, "row": row}),
+            Event::MatrixFinished {
+                matrix,
+                duration,
+                unkillable,
+            } => json!({"type": "matrix", "event": "finished", "matrix": matrix.as_str(),
+                "duration_ms": precise_ms(duration), "unkillable": unkillable}),
         }
+    }
+}
+
+/// A duration in milliseconds to the microsecond, as a `duration_ms` member that a
+/// collector reads back ([`duration_of_ms`]).
+pub fn precise_ms(duration: &Duration) -> f64 {
+    (duration.as_secs_f64() * 1_000_000.0).round() / 1000.0
+}
+
+/// The duration a `duration_ms` member written by [`precise_ms`] stands for (zero when it
+/// is missing, negative or not a number).
+pub fn duration_of_ms(member: &Value) -> Duration {
+    match member.as_f64() {
+        // Saturates past u64::MAX microseconds.
+        Some(ms) if ms >= 0.0 => Duration::from_micros((ms * 1000.0).round() as u64),
+        _ => Duration::ZERO,
     }
 }
 

@@ -137,7 +137,9 @@ fn run(args: FuzzRunArgs) -> Result<u8, CliError> {
         report.map_err(|error| match error {
             FuzzError::Target(_) => CliError::usage(error),
             _ => CliError::harness(error),
-        })
+        })?;
+        // Every output below is written from the stream, folded back into the report.
+        reporters.take_fuzz()
     })?;
     let json = serde_json::to_string_pretty(&report).unwrap_or_default();
     let report_path = args.out.join("fuzz.json");

@@ -1,17 +1,19 @@
 //! The reporters every command's event stream goes to (`harness_model::events`): the one
 //! terminal progress reporter of `run`, `fuzz` and `selftest` (a progress bar on a
 //! terminal, the matrix rows as lines), the `--events FILE` writer (one JSON object per
-//! line) and the collector that folds a run back into the report every format is written
-//! from.
+//! line) and the collectors that fold the stream back into the values every output is
+//! written from: a run's report, a fuzz run's, the self-proofs' matrices.
 
 use std::fs::File;
 use std::io::{BufWriter, IsTerminal};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
+use harness::selftest::{FaultMatrix, MatrixCollector, VariantMatrix};
 use harness_model::check::Verdict;
 use harness_model::events::{Event, EventSink, JsonLines, RunCollector};
 use harness_model::results::RunReport;
+use harness_runner::fuzz::{FuzzCollector, FuzzReport};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::CliError;
@@ -23,7 +25,15 @@ type EventsFile = Mutex<Option<JsonLines<BufWriter<File>>>>;
 pub(crate) struct Reporters {
     progress: ProgressBar,
     events_file: Option<(PathBuf, EventsFile)>,
-    collector: Mutex<RunCollector>,
+    collectors: Mutex<Collectors>,
+}
+
+/// The folds of the stream: one per producer, each ignoring the others' events.
+#[derive(Default)]
+struct Collectors {
+    run: RunCollector,
+    fuzz: FuzzCollector,
+    matrices: MatrixCollector,
 }
 
 impl Reporters {
@@ -50,7 +60,7 @@ impl Reporters {
         Ok(Arc::new(Reporters {
             progress: progress_bar(quiet),
             events_file,
-            collector: Mutex::new(RunCollector::default()),
+            collectors: Mutex::default(),
         }))
     }
 
@@ -71,10 +81,51 @@ impl Reporters {
         {
             lines.observe(event);
         }
-        self.collector
+        let mut collectors = self.collectors();
+        collectors.run.observe(event);
+        collectors.fuzz.observe(event);
+        collectors.matrices.observe(event);
+    }
+
+    fn collectors(&self) -> std::sync::MutexGuard<'_, Collectors> {
+        self.collectors
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .observe(event);
+    }
+
+    /// The run folded from the stream so far (`None` without a started and finished run);
+    /// the collector starts over.
+    pub(crate) fn take_run(&self) -> Option<RunReport> {
+        std::mem::take(&mut self.collectors().run).report()
+    }
+
+    /// The fuzz run folded from the stream; an error when the stream holds none.
+    pub(crate) fn take_fuzz(&self) -> Result<FuzzReport, CliError> {
+        match std::mem::take(&mut self.collectors().fuzz).report() {
+            Ok(Some(report)) => Ok(report),
+            Ok(None) => Err(CliError::harness(
+                "the fuzz run's event stream has no finish",
+            )),
+            Err(error) => Err(CliError::harness(format!(
+                "the fuzz run's events do not fold into a report: {error}"
+            ))),
+        }
+    }
+
+    /// The fault matrix folded from the stream, over the clean run `clean`.
+    pub(crate) fn take_fault_matrix(&self, clean: RunReport) -> Result<FaultMatrix, CliError> {
+        self.collectors()
+            .matrices
+            .fault_matrix(clean)
+            .map_err(CliError::harness)
+    }
+
+    /// The false-failure matrix folded from the stream.
+    pub(crate) fn take_variant_matrix(&self) -> Result<VariantMatrix, CliError> {
+        self.collectors()
+            .matrices
+            .variant_matrix()
+            .map_err(CliError::harness)
     }
 
     /// The terminal: the bar counts executions or requests; a matrix row is a line.
@@ -105,7 +156,10 @@ impl Reporters {
             }
             Event::Interrupted { reason } => bar.set_message((*reason).to_owned()),
             Event::RowFinished { line, .. } => bar.suspend(|| outln!("{line}")),
-            Event::RunFinished { .. } | Event::FuzzFinished { .. } | Event::FuzzFinding { .. } => {}
+            Event::RunFinished { .. }
+            | Event::FuzzFinished { .. }
+            | Event::FuzzFinding { .. }
+            | Event::MatrixFinished { .. } => {}
         }
     }
 
@@ -129,13 +183,7 @@ impl Reporters {
                 CliError::harness(format!("failed to write {}: {error}", path.display()))
             })?;
         }
-        let collector = std::mem::take(
-            &mut *self
-                .collector
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner),
-        );
-        Ok(collector.report())
+        Ok(self.take_run())
     }
 }
 

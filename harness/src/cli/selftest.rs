@@ -48,7 +48,8 @@ pub(crate) struct SelftestArgs {
     /// Executions at once within one run.
     #[arg(long, default_value_t = 16)]
     concurrency: usize,
-    /// Also write each matrix row as an event into FILE, one JSON object per line.
+    /// Also write the event stream into FILE, one JSON object per line: the clean run,
+    /// each matrix row, each matrix's end (see README.md).
     #[arg(long, value_name = "FILE")]
     events: Option<PathBuf>,
 }
@@ -100,41 +101,47 @@ pub(crate) fn selftest(args: SelftestArgs) -> Result<u8, CliError> {
     let events = reporters.sink();
     let faults = matches!(args.matrix, Matrix::Faults | Matrix::Both);
     let variants = matches!(args.matrix, Matrix::Variants | Matrix::Both);
-    // The clean run is the body of the reports, whichever matrices run.
-    let matrix = runtime
+    // The clean run is the body of the reports, whichever matrices run. Every output below
+    // is written from the stream: the clean run, the rows and the matrices' ends folded back.
+    runtime
         .block_on(async {
             if faults {
                 selftest::fault_matrix(&config, &events).await
             } else {
-                selftest::clean_run(&config).await
+                selftest::clean_run(&config, &events).await
             }
         })
         .map_err(CliError::harness)?;
-    let faults_proven = !faults || fault_summary(&matrix, args.faults.is_empty());
+    let clean = reporters
+        .take_run()
+        .ok_or_else(|| CliError::harness("the clean run's event stream has no finish"))?;
+    let mut html = String::new();
+    let (clean, faults_proven) = if faults {
+        let matrix = reporters.take_fault_matrix(clean)?;
+        html.push_str(&matrix.to_html());
+        let proven = fault_summary(&matrix, args.faults.is_empty());
+        (matrix.clean, proven)
+    } else {
+        (clean, true)
+    };
     let variant_matrix: Option<VariantMatrix> = if variants {
-        let matrix = runtime
+        runtime
             .block_on(selftest::variant_matrix(&config, &plan, &events))
             .map_err(CliError::harness)?;
+        let matrix = reporters.take_variant_matrix()?;
         outln!(
             "false failures {} over {} variant rows in {:.1} s",
             matrix.false_failures(),
             matrix.rows.len(),
             matrix.duration.as_secs_f64()
         );
+        html.push_str(&matrix.to_html());
         Some(matrix)
     } else {
         None
     };
-    let mut html = if faults {
-        matrix.to_html()
-    } else {
-        String::new()
-    };
-    if let Some(variant_matrix) = &variant_matrix {
-        html.push_str(&variant_matrix.to_html());
-    }
     let context = Context {
-        report: &matrix.clean,
+        report: &clean,
         catalog: &corpus.catalog,
         rerun: "harness run".to_owned(),
         extra_html: Some(html),

@@ -4,8 +4,10 @@
 //! clauses no fault can make fail. Its other half, [`variants`], runs the suite, the fuzzer
 //! and judge self-play against every spec-open variant and counts the false failures.
 
+mod collect;
 pub mod variants;
 
+pub use collect::MatrixCollector;
 pub use variants::{
     VariantMatrix, VariantPlan, VariantRow, conforming_client_case, variant_matrix,
 };
@@ -198,10 +200,12 @@ fn with_faults(faults: Vec<Fault>) -> serve::ServeConfig {
     server_config
 }
 
-/// The suite against a reference server started with `server_config`.
+/// The suite against a reference server started with `server_config`, its events sent to
+/// `events`.
 async fn run_against(
     config: &SelftestConfig,
     server_config: serve::ServeConfig,
+    events: &EventSink,
 ) -> Result<RunReport, RunError> {
     let running = serve::start(server_config).await.map_err(|error| {
         RunError::Client(harness_runner::transport::TransportError {
@@ -223,15 +227,20 @@ async fn run_against(
             config.schemas.clone(),
         )
     };
-    let report = run::run(run_config, |_| {}).await;
+    let events = events.clone();
+    let report = run::run(run_config, move |event| events.emit(event)).await;
     running.shutdown().await;
     report
 }
 
-/// Runs the clean server only: a matrix without fault rows.
-pub async fn clean_run(config: &SelftestConfig) -> Result<FaultMatrix, RunError> {
+/// Runs the clean server only, announcing its run to `events`: a matrix without fault
+/// rows.
+pub async fn clean_run(
+    config: &SelftestConfig,
+    events: &EventSink,
+) -> Result<FaultMatrix, RunError> {
     let started = Instant::now();
-    let clean = run_against(config, with_faults(Vec::new())).await?;
+    let clean = run_against(config, with_faults(Vec::new()), events).await?;
     Ok(FaultMatrix {
         clean,
         rows: Vec::new(),
@@ -240,14 +249,15 @@ pub async fn clean_run(config: &SelftestConfig) -> Result<FaultMatrix, RunError>
     })
 }
 
-/// Runs the clean server and every fault, one reference server each, announcing each row
-/// as an [`Event::RowFinished`].
+/// Runs the clean server and every fault, one reference server each, announcing the clean
+/// run's events, each row whole as an [`Event::RowFinished`] and the matrix's end as an
+/// [`Event::MatrixFinished`] ([`MatrixCollector`] folds them back).
 pub async fn fault_matrix(
     config: &SelftestConfig,
     events: &EventSink,
 ) -> Result<FaultMatrix, RunError> {
     let started = Instant::now();
-    let clean = run_against(config, with_faults(Vec::new())).await?;
+    let clean = run_against(config, with_faults(Vec::new()), events).await?;
     let faults: Vec<Fault> = if config.faults.is_empty() {
         Fault::ALL.to_vec()
     } else {
@@ -260,7 +270,7 @@ pub async fn fault_matrix(
     let mut reports = futures_util::stream::iter(faults)
         .map(|fault| async move {
             let fault_started = Instant::now();
-            let report = run_against(config, with_faults(vec![fault])).await;
+            let report = run_against(config, with_faults(vec![fault]), &EventSink::none()).await;
             (fault, report, fault_started.elapsed())
         })
         .buffered(ROWS_AT_ONCE);
@@ -304,20 +314,27 @@ pub async fn fault_matrix(
             name: row.fault.name(),
             passed: row.killed(),
             line: &row.line(),
+            row: &row.to_json(),
         });
         rows.push(row);
     }
-    let unkillable = config
+    let unkillable: Vec<String> = config
         .catalog
         .iter()
         .filter(|clause| clause.level == Level::Must && clause.side == Side::Server)
         .filter(|clause| !killed_clauses.contains_key(&clause.id))
         .map(|clause| clause.id.clone())
         .collect();
+    let duration = started.elapsed();
+    events.emit(&Event::MatrixFinished {
+        matrix: Matrix::Faults,
+        duration,
+        unkillable: &unkillable,
+    });
     Ok(FaultMatrix {
         clean,
         rows,
         unkillable,
-        duration: started.elapsed(),
+        duration,
     })
 }

@@ -318,7 +318,9 @@ async fn judge_row(config: &SelftestConfig, variants: &[Variant]) -> Result<Vec<
         .collect())
 }
 
-/// Runs every row of `plan`, announcing each as an [`Event::RowFinished`] as it ends.
+/// Runs every row of `plan`, announcing each whole as an [`Event::RowFinished`] as it
+/// ends, then the matrix's end as an [`Event::MatrixFinished`] (`super::MatrixCollector`
+/// folds them back).
 pub async fn variant_matrix(
     config: &SelftestConfig,
     plan: &VariantPlan,
@@ -328,7 +330,7 @@ pub async fn variant_matrix(
     let mut rows = Vec::with_capacity(plan.rows.len());
     for variants in &plan.rows {
         let row_started = Instant::now();
-        let suite = run_against(config, server_config(variants)).await?;
+        let suite = run_against(config, server_config(variants), &EventSink::none()).await?;
         let (suite_failures, suite_warnings) = failed_executions(&suite);
         let fuzz_findings = fuzz_row(config, plan, variants).await?;
         let judge_failures = if plan.judge {
@@ -349,13 +351,17 @@ pub async fn variant_matrix(
             name: &row.name(),
             passed: row.false_failures() == 0,
             line: &row_line(&row),
+            row: &row.to_json(),
         });
         rows.push(row);
     }
-    Ok(VariantMatrix {
-        rows,
-        duration: started.elapsed(),
-    })
+    let duration = started.elapsed();
+    events.emit(&Event::MatrixFinished {
+        matrix: Matrix::Variants,
+        duration,
+        unkillable: &[],
+    });
+    Ok(VariantMatrix { rows, duration })
 }
 
 #[cfg(test)]

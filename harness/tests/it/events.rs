@@ -1,7 +1,8 @@
 //! The event stream (`harness_model::events`): `--events FILE` of `harness run` and
 //! `harness fuzz` parses line by line, starts with a start event and ends with a finish
 //! event whose counts equal the report's, and the collector fed a run's events folds them
-//! into the same `report.json` as the run's own report.
+//! into the same `report.json` as the run's own report (the folds of fuzz and selftest:
+//! `events_fold.rs`).
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -180,8 +181,20 @@ fn selftest_rows_are_events_and_terminal_lines() {
     ]);
     assert_eq!(output.status.code(), Some(0), "{}", text(&output));
     let events = read_events(&events_path);
-    assert_eq!(events.len(), 1, "{events:?}");
-    let row = &events[0];
+    // The clean run (the reports' body), then the row, then the matrix's end.
+    let rows: Vec<&Value> = events
+        .iter()
+        .filter(|event| event["type"] == "row")
+        .collect();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(events[0]["type"], "run");
+    let last = events.last().unwrap();
+    assert_eq!(
+        (&last["type"], &last["matrix"]),
+        (&"matrix".into(), &"faults".into())
+    );
+    let row = rows[0];
+    assert_eq!(row["row"]["fault"], "envelope-no-jsonrpc");
     assert_eq!(
         (&row["type"], &row["matrix"]),
         (&"row".into(), &"faults".into())

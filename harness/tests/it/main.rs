@@ -4,6 +4,7 @@ mod cli;
 mod conformance;
 mod diff;
 mod events;
+mod events_fold;
 mod expect;
 mod faults;
 mod field;

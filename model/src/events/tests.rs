@@ -108,6 +108,8 @@ fn json_lines_count_verdicts_and_redact_secrets() {
 fn every_event_names_its_type_and_event() {
     let redactor = Redactor::default();
     let case = result("a", Verdict::Pass, "");
+    let finding = json!({"clause": "c", "case_file": null});
+    let totals = json!({"seed": 7, "sent": 10, "stateful": {"sent": 2}});
     let events = [
         Event::RunStarted {
             target: "t",
@@ -138,17 +140,26 @@ fn every_event_names_its_type_and_event() {
             clause: "c",
             what: "ws public/get_currencies, 1 requests",
             message: "m",
+            sequence: false,
+            finding: &finding,
         },
         Event::FuzzFinished {
-            sent: 10,
             findings: 1,
-            duration: Duration::from_secs(1),
+            duration: Duration::from_micros(1_234_567),
+            stateful_duration: Duration::from_secs(1),
+            totals: &totals,
         },
         Event::RowFinished {
             matrix: Matrix::Faults,
             name: "f",
             passed: true,
             line: "f caught",
+            row: &Value::Null,
+        },
+        Event::MatrixFinished {
+            matrix: Matrix::Variants,
+            duration: Duration::from_secs(2),
+            unkillable: &[],
         },
     ];
     for event in &events {
@@ -160,6 +171,19 @@ fn every_event_names_its_type_and_event() {
     }
     assert_eq!(events[5].to_json()["transport"], "ws");
     assert_eq!(events[5].to_json()["verdict"], "fail");
+    assert_eq!(events[6].to_json()["finding"], finding);
+    // The finish line is fuzz.json's members without the findings, and the durations.
+    let finished = events[7].to_json();
+    assert_eq!(
+        (&finished["sent"], &finished["seed"]),
+        (&json!(10), &json!(7))
+    );
+    assert_eq!(finished["duration_ms"], 1234.567);
+    assert_eq!(
+        duration_of_ms(&finished["duration_ms"]),
+        Duration::from_micros(1_234_567)
+    );
+    assert_eq!(duration_of_ms(&Value::Null), Duration::ZERO);
 }
 
 #[test]

@@ -20,6 +20,7 @@
 
 mod assess;
 mod case_file;
+mod collect;
 mod execute;
 mod generate;
 pub mod merge;
@@ -35,6 +36,7 @@ mod steps;
 mod walk;
 
 pub use case_file::case_file;
+pub use collect::FuzzCollector;
 pub use generate::generate;
 pub use run::run;
 pub use shard::{Shard, shard_requests};

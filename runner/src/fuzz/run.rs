@@ -267,7 +267,8 @@ fn judged<'a>(number: usize, request: &'a FuzzRequest, outcome: &Assessed) -> Ev
     }
 }
 
-/// The events of the run's end: each finding, the interruption, the counts.
+/// The events of the run's end: each finding whole, the interruption, then every other
+/// member of the report and the durations (`collect.rs` folds them back into the report).
 fn announce_end(config: &FuzzConfig, report: &FuzzReport) {
     for finding in &report.findings {
         let what = format!(
@@ -278,6 +279,8 @@ fn announce_end(config: &FuzzConfig, report: &FuzzReport) {
             clause: &finding.clause,
             what: &what,
             message: &finding.message,
+            sequence: false,
+            finding: &super::collect::to_value(finding),
         });
     }
     for finding in &report.stateful.findings {
@@ -291,15 +294,18 @@ fn announce_end(config: &FuzzConfig, report: &FuzzReport) {
             clause: &finding.clause,
             what: &what,
             message: &finding.message,
+            sequence: true,
+            finding: &super::collect::to_value(finding),
         });
     }
     if let Some(reason) = &report.interrupted {
         config.events.emit(&Event::Interrupted { reason });
     }
     config.events.emit(&Event::FuzzFinished {
-        sent: report.sent,
         findings: report.findings.len() + report.stateful.findings.len(),
         duration: report.elapsed,
+        stateful_duration: report.stateful.elapsed,
+        totals: &super::collect::totals(report),
     });
 }
 
