@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use super::budget::RecordBudget;
 use super::pace;
+use super::result::{error_result, finish};
 use super::skip::skip_reason;
 use super::template;
 use super::{CaseResult, Shared};
@@ -166,67 +167,6 @@ pub(crate) async fn execute(shared: &Shared, case: &Case, transport: TransportKi
     result.checks.retain(|clause| !unchecked.contains(clause));
     result.clauses.retain(|clause| !unchecked.contains(clause));
     result
-}
-
-/// A result for an execution the harness could not carry out.
-pub(crate) fn error_result(
-    case: &Case,
-    transport: TransportKind,
-    message: String,
-    exchanges: Vec<Exchange>,
-    started: Instant,
-) -> CaseResult {
-    finish(
-        case,
-        transport,
-        Verdict::Error,
-        message,
-        Vec::new(),
-        Vec::new(),
-        exchanges,
-        started,
-    )
-}
-
-#[expect(
-    clippy::too_many_arguments,
-    reason = "one constructor for every kind of result"
-)]
-fn finish(
-    case: &Case,
-    transport: TransportKind,
-    verdict: Verdict,
-    message: String,
-    findings: Vec<Finding>,
-    notes: Vec<String>,
-    exchanges: Vec<Exchange>,
-    started: Instant,
-) -> CaseResult {
-    let mut clauses: Vec<String> = findings
-        .iter()
-        .filter(|finding| finding.verdict == verdict)
-        .flat_map(|finding| finding.clauses.iter().cloned())
-        .collect();
-    // Several findings often cite the same clauses; each is listed once, in first-seen order.
-    let mut seen = std::collections::HashSet::new();
-    clauses.retain(|clause| seen.insert(clause.clone()));
-    if clauses.is_empty() {
-        clauses = case.clauses.clone();
-    }
-    CaseResult {
-        case: case.id.clone(),
-        title: case.title.clone(),
-        path: case.path.display().to_string(),
-        transport,
-        verdict,
-        clauses,
-        checks: case.clauses.clone(),
-        message,
-        findings,
-        notes,
-        exchanges,
-        duration_ms: started.elapsed().as_secs_f64() * 1000.0,
-    }
 }
 
 /// A connection of its own a step names: its WebSocket and its HTTP client.
