@@ -153,14 +153,6 @@ impl Corpus {
     }
 }
 
-/// The SPEC.md the embedded corpus was written against.
-pub fn embedded_spec() -> Option<&'static str> {
-    harness_cases::FILES
-        .iter()
-        .find(|file| file.path == "SPEC.md")
-        .map(|file| file.text)
-}
-
 /// What `harness --version` says beside the crate version: the interface version and the
 /// embedded corpus (its digest's first 16 hex digits and its size).
 pub fn version_line() -> &'static str {

@@ -391,6 +391,28 @@ fn the_invariants_a_grep_can_see_hold() {
         &[],
     );
     assert!(exits.is_empty(), "exit codes outside cli/: {exits:?}");
+    // One step model: the fuzzers build the runner's steps and send them through its
+    // executor (`run/step_call.rs`), so they build no request, credential or connection.
+    let requests = offenders(
+        &[
+            "Outgoing",
+            "call_http",
+            "call_over",
+            "place_bearer",
+            "insert_client_",
+            "signed_plan",
+            "SignatureParams",
+            "login_request",
+            "HttpClient",
+            "WsSession",
+        ],
+        |source| source.path.starts_with("runner/src/fuzz/"),
+        &[],
+    );
+    assert!(
+        requests.is_empty(),
+        "request code of the fuzzers' own: {requests:?}"
+    );
 }
 
 /// Every string literal of the code shaped like a clause id (`env.response.id`).
