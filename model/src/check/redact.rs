@@ -6,6 +6,8 @@
 //! whose names mark them as secret (`access_token`, `client_secret`, `signature`, ...) are
 //! replaced whatever their value.
 
+use std::cmp::Reverse;
+use std::collections::BTreeSet;
 use std::sync::{Arc, RwLock};
 
 use serde_json::Value;
@@ -30,7 +32,10 @@ const MIN_SECRET_LEN: usize = 6;
 /// A shared, growing set of secret values.
 #[derive(Clone, Debug, Default)]
 pub struct Redactor {
-    values: Arc<RwLock<Vec<String>>>,
+    /// Longest first, so a secret that contains another is replaced whole; ordered as
+    /// they come, so a run that learns thousands (a fuzz run's signatures) pays a search
+    /// per secret.
+    values: Arc<RwLock<BTreeSet<(Reverse<usize>, String)>>>,
 }
 
 impl Redactor {
@@ -49,21 +54,18 @@ impl Redactor {
         if secret.len() < MIN_SECRET_LEN {
             return;
         }
-        let mut values = self
+        // Most secrets come again (a shared token on every request): known, no write lock.
+        let key = (Reverse(secret.len()), secret);
+        let known = self
             .values
-            .write()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        // Longest first, so a secret that contains another is replaced whole; kept in that
-        // order as secrets come, so a run that learns thousands (a fuzz run's signatures)
-        // pays a search per secret, not a sort.
-        let search = values.binary_search_by(|value| {
-            secret
-                .len()
-                .cmp(&value.len())
-                .then_with(|| value.as_str().cmp(secret.as_str()))
-        });
-        if let Err(position) = search {
-            values.insert(position, secret);
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .contains(&key);
+        if !known {
+            self.values
+                .write()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .insert(key);
         }
     }
 
@@ -102,7 +104,7 @@ impl Redactor {
             .read()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         let mut out = text.to_owned();
-        for secret in values.iter() {
+        for (_, secret) in values.iter() {
             if out.contains(secret.as_str()) {
                 out = out.replace(secret.as_str(), REDACTED);
             }

@@ -318,13 +318,15 @@ impl Execution<'_> {
 
     async fn step_here(&mut self, step: &Step) -> Result<(), Stop> {
         if let Some(walk) = &step.walk {
-            return self.walk(step, walk).await;
+            // Walks, probes and in-flight calls are boxed: their futures are large, and a
+            // call step (the fuzzers' every request) should not carry their size.
+            return Box::pin(self.walk(step, walk)).await;
         }
         if let Some(probe) = &step.probe {
-            return self.probe(step, probe).await;
+            return Box::pin(self.probe(step, probe)).await;
         }
         if let (Some(copies), TransportKind::Ws) = (step.in_flight, self.transport) {
-            return self.in_flight(step, copies).await;
+            return Box::pin(self.in_flight(step, copies)).await;
         }
         // A raw step's HTTP path is the method its text names, when it names one.
         let method = step.call.clone().unwrap_or_else(|| {
