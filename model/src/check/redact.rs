@@ -29,13 +29,16 @@ pub(crate) const SECRET_MEMBERS: &[&str] = &[
 /// Values shorter than this are not registered: redacting "1" everywhere would ruin reports.
 const MIN_SECRET_LEN: usize = 6;
 
+/// A known secret, keyed longest first.
+type Known = (Reverse<usize>, String);
+
 /// A shared, growing set of secret values.
 #[derive(Clone, Debug, Default)]
 pub struct Redactor {
     /// Longest first, so a secret that contains another is replaced whole; ordered as
     /// they come, so a run that learns thousands (a fuzz run's signatures) pays a search
     /// per secret.
-    values: Arc<RwLock<BTreeSet<(Reverse<usize>, String)>>>,
+    values: Arc<RwLock<BTreeSet<Known>>>,
 }
 
 impl Redactor {
