@@ -5,14 +5,13 @@
 //! `client_credentials` login per account and scope), each with its own WebSocket; a
 //! token is renewed once it has used the burst the target file declares where the target
 //! counts the transaction-log limit per token, and where it counts it per account (the
-//! default) the account's budget in the executor's [`Pacer`] paces it. The scheduler asks
+//! default) the account's budget in the executor's [`Pacer`](crate::run::pace::Pacer) paces it. The scheduler asks
 //! that budget without waiting ([`Sender::try_pace`]) and sends a paced request only when
 //! it has room ([`Budget::Taken`]), so no worker sleeps behind the budget while other work
 //! is ready.
 
-use std::time::{Duration, Instant};
-
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 
