@@ -411,7 +411,7 @@ pub async fn run_one(
 }
 
 /// Executions one at a time, as a caller schedules them (the `cargo test` trials of
-/// [`crate::conformance`]): one HTTP client, one pacer and one redactor shared by all, so
+/// `conformance`): one HTTP client, one pacer and one redactor shared by all, so
 /// pacing holds across them.
 #[derive(Clone)]
 pub struct Runner {
