@@ -45,7 +45,7 @@ pub(crate) struct Execution<'a> {
     pub(super) session: ClientSession,
     /// The named connections of the steps that ask for one (`connection`); the session
     /// holds the one in use.
-    connections: BTreeMap<String, NamedConnection>,
+    pub(super) connections: BTreeMap<String, NamedConnection>,
     pub(super) next_id: u64,
     pub(super) captures: BTreeMap<String, Value>,
     pub(super) last_nonce: Option<String>,
@@ -171,8 +171,8 @@ pub(crate) async fn execute(shared: &Shared, case: &Case, transport: TransportKi
 
 /// A connection of its own a step names: its WebSocket and its HTTP client.
 #[derive(Default)]
-struct NamedConnection {
-    ws: Option<WsSession>,
+pub(super) struct NamedConnection {
+    pub(super) ws: Option<WsSession>,
     http: Option<HttpClient>,
 }
 

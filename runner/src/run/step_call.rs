@@ -114,6 +114,18 @@ impl<'a> Execution<'a> {
         }
     }
 
+    /// Closes the named connection `name` when it is open: a sequence's, after a logout on
+    /// it (a later step of that slot opens a new one).
+    pub(crate) async fn close_connection(&mut self, name: &str) {
+        if let Some(ws) = self
+            .connections
+            .remove(name)
+            .and_then(|connection| connection.ws)
+        {
+            ws.close().await;
+        }
+    }
+
     /// The JSON-RPC id of the execution's next request.
     pub(crate) fn next_id(&self) -> u64 {
         self.next_id

@@ -3,8 +3,9 @@
 //! case a failure is written as) through the runner's executor: logins are auth modes,
 //! tokens pass from step to step as captures, a replay reuses its nonce, and each
 //! WebSocket connection of the sequence is a named connection of the execution, opened on
-//! first use (a logout moves its slot to a new one) and closed at the end. A step whose
-//! token never came (its issuing step was refused where SPEC.md left that open) is skipped.
+//! first use and closed after a logout on it (its slot moves to a new one), or at the end.
+//! A step whose token never came (its issuing step was refused where SPEC.md left that
+//! open) is skipped.
 //! The paced method takes its account's budget through the executor's pacer, waiting at
 //! most the run's `paced_wait`; a paced step the budget has no room for is skipped, so a
 //! sequence never holds its worker behind the budget.
@@ -176,6 +177,11 @@ pub(crate) async fn execute(
             break;
         }
         model.apply(index, step, connection, &observed);
+        if matches!(step.action, Action::Logout { .. })
+            && let Some(name) = &case_step.connection
+        {
+            execution.close_connection(name).await;
+        }
     }
     if sequence
         .steps
