@@ -162,6 +162,13 @@ impl std::error::Error for TransportError {}
 pub const RECORDED_BODY_BYTES: usize = 256 * 1024;
 
 impl Exchange {
+    /// The parsed JSON of the answer, when one came and parsed.
+    pub fn json(&self) -> Option<&Value> {
+        self.response
+            .as_ref()
+            .and_then(|received| received.json.as_ref())
+    }
+
     /// The exchange as results and reports keep it: an answer body over `cap` bytes is cut at a
     /// character boundary, marked as cut, and its parsed JSON dropped. Checks see the whole
     /// answer; only what outlives the step is bounded, so a run against a target that sends

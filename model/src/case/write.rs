@@ -24,35 +24,37 @@ impl Case {
 /// `value` as a case file can hold it: TOML has no null and no integer beyond `i64`, so
 /// those are written as strings, which is what a query string carries anyway.
 pub fn storable(value: &Value) -> Value {
-    match value {
+    map_leaves(value, &|leaf| match leaf {
         Value::Null => Value::from("null"),
         Value::Number(number) if !number.is_i64() && !number.is_f64() => {
             Value::from(number.to_string())
         }
-        Value::Array(items) => Value::Array(items.iter().map(storable).collect()),
-        Value::Object(members) => Value::Object(
-            members
-                .iter()
-                .map(|(name, member)| (name.clone(), storable(member)))
-                .collect(),
-        ),
         other => other.clone(),
-    }
+    })
 }
 
 /// `value` with every `{{` of its texts quoted as `{{"{{"}}`, so the runner's templates send
 /// it as it is (a generated value may hold braces a server must take literally).
 pub fn literal(value: &Value) -> Value {
-    match value {
+    map_leaves(value, &|leaf| match leaf {
         Value::String(text) => Value::from(literal_text(text)),
-        Value::Array(items) => Value::Array(items.iter().map(literal).collect()),
+        other => other.clone(),
+    })
+}
+
+/// `value` with `leaf` applied to every value that is neither an array nor an object.
+fn map_leaves(value: &Value, leaf: &dyn Fn(&Value) -> Value) -> Value {
+    match value {
+        Value::Array(items) => {
+            Value::Array(items.iter().map(|item| map_leaves(item, leaf)).collect())
+        }
         Value::Object(members) => Value::Object(
             members
                 .iter()
-                .map(|(name, member)| (name.clone(), literal(member)))
+                .map(|(name, member)| (name.clone(), map_leaves(member, leaf)))
                 .collect(),
         ),
-        other => other.clone(),
+        other => leaf(other),
     }
 }
 

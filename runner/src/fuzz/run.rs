@@ -36,7 +36,6 @@ pub async fn run(
     schemas: Arc<SchemaSet>,
     config: &FuzzConfig,
 ) -> Result<FuzzReport, FuzzError> {
-    let redactor = Arc::new(Redactor::new(target.secrets()));
     let sender = Arc::new(
         Sender::new(
             target.clone(),
@@ -51,6 +50,9 @@ pub async fn run(
         )
         .map_err(|error| FuzzError::Target(error.to_string()))?,
     );
+    // The executor's redactor: it knows the target's secrets and learns every token and
+    // signature the requests carry or the answers hold, so findings are redacted by it too.
+    let redactor = Arc::new(sender.redactor().clone());
     let health = health_request(TransportKind::HttpQuery);
     let mut ws = None;
     match sender.send(&health, 0, &mut ws, Budget::Wait).await {

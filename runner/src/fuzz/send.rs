@@ -23,7 +23,7 @@ use crate::run::pace::ANONYMOUS;
 use crate::run::{Breaker, RunError, Shared};
 use crate::transport::{ClientSession, Exchange, RequestLimits, Token, TransportErrorKind};
 use harness_model::case::TransportKind;
-use harness_model::check::{Finding, SchemaSet, Verdict};
+use harness_model::check::{Finding, Redactor, SchemaSet, Verdict};
 use harness_model::target_file::{CountedPer, Target};
 use harness_protocol::auth::clock::Clock;
 
@@ -112,6 +112,12 @@ impl Sender {
     /// What the executor's executions share (sequences run their cases with it).
     pub(crate) fn shared(&self) -> &Shared {
         &self.shared
+    }
+
+    /// The redactor of the executor's executions: the target's secrets and every token and
+    /// signature seen so far.
+    pub(crate) fn redactor(&self) -> &Redactor {
+        &self.shared.redactor
     }
 
     /// A session of its own: a sequence's, whose logouts and toggles must not reach the
@@ -229,7 +235,7 @@ impl Sender {
             match execution.call_unjudged(step).await {
                 Ok(call) if index < last => {
                     // The login of the request's own token says what it was granted.
-                    match answer_json(&call.exchange).and_then(Token::from_answer) {
+                    match call.exchange.json().and_then(Token::from_answer) {
                         Some(token) => knowledge.granted = Some(token.granted),
                         None if !step.capture.is_empty() => {
                             setup = Some(own_login_failed(&call.exchange));
@@ -263,7 +269,9 @@ impl Sender {
             (None, _) => None,
         };
         let throttle_codes = &self.target.limits.throttle_codes;
-        let throttled = answer_json(&called.exchange)
+        let throttled = called
+            .exchange
+            .json()
             .and_then(harness_protocol::jsonrpc::error_of)
             .is_some_and(|error| throttle_codes.contains(&error.code));
         Ok(Sent {
@@ -350,12 +358,4 @@ fn own_login_failed(exchange: &Exchange) -> Finding {
     } else {
         super::prediction::broken(LOGIN_CLAUSE, message)
     }
-}
-
-/// The parsed answer of an exchange.
-fn answer_json(exchange: &Exchange) -> Option<&Value> {
-    exchange
-        .response
-        .as_ref()
-        .and_then(|received| received.json.as_ref())
 }

@@ -65,9 +65,7 @@ pub(crate) async fn walk(
         }
         let result = sent
             .exchange
-            .response
-            .as_ref()
-            .and_then(|received| received.json.as_ref())
+            .json()
             .and_then(|answer| answer.get("result"))
             .cloned()
             .unwrap_or(Value::Null);

@@ -212,10 +212,7 @@ fn seen(sender: &Sender, exchange: &Exchange, redactor: &Redactor) -> Seen {
     if let Some(failure) = &exchange.failure {
         return Seen::Nothing(format!("no answer: {}", redactor.text(&failure.message)));
     }
-    let answer = exchange
-        .response
-        .as_ref()
-        .and_then(|received| received.json.as_ref());
+    let answer = exchange.json();
     Seen::of(answer, &sender.target.limits.throttle_codes)
 }
 
