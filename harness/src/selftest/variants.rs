@@ -210,6 +210,7 @@ pub fn conforming_client_case(case: &Case) -> bool {
             && !auth.no_nonce
             && !auth.no_trailing_lf
             && !auth.uppercase_hex
+            && !auth.altered_signature
             && !auth.wrong_secret
             && auth.sign_uri.is_none()
     })

@@ -290,9 +290,18 @@ fn check_step(
     let signature_fields = auth.timestamp_offset_ms != 0
         || auth.clock_skew.is_some()
         || auth.nonce.is_some()
-        || auth.uppercase_hex;
+        || auth.uppercase_hex
+        || auth.altered_signature;
     if signature_fields && !matches!(auth.mode, AuthMode::ClientSignature | AuthMode::Signed) {
-        return error("timestamp_offset_ms, clock_skew, nonce and uppercase_hex apply to client_signature and signed auth only".to_owned());
+        return error("timestamp_offset_ms, clock_skew, nonce, uppercase_hex and altered_signature apply to client_signature and signed auth only".to_owned());
+    }
+    if step.expect.refusal_ends_case && step.expect.outcome != Outcome::Any {
+        return error("refusal_ends_case needs outcome = \"any\"".to_owned());
+    }
+    if let Some(wait) = &step.wait
+        && !(wait.seconds.is_number() || wait.seconds.as_str().is_some_and(|text| text.contains("{{")))
+    {
+        return error("wait.seconds must be a number or a template such as \"{{expires_in}}\"".to_owned());
     }
     if (auth.data.is_some() || auth.no_trailing_lf || auth.no_nonce)
         && auth.mode != AuthMode::ClientSignature

@@ -128,9 +128,28 @@ pub struct Step {
     /// `http-body` or `ws`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub transport: Option<TransportKind>,
+    /// Waits before the step: a lifetime captured from an earlier answer, so a step can
+    /// check what holds once it has passed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wait: Option<Wait>,
     /// Line of the step in its file (set by the loader).
     #[serde(skip)]
     pub line: usize,
+}
+
+/// A wait before a step: `seconds` (a template, e.g. a captured `expires_in`) plus
+/// `margin_ms`. A wait longer than `at_most_s` skips the execution with the reason, so a
+/// target granting long lifetimes costs no time.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Wait {
+    /// Seconds to wait (a number or a template resolving to one).
+    pub seconds: Value,
+    /// Milliseconds added to `seconds`.
+    #[serde(default, skip_serializing_if = "crate::case::write::is_zero")]
+    pub margin_ms: i64,
+    /// The longest wait the case accepts, in seconds.
+    pub at_most_s: u64,
 }
 
 /// How a step authenticates.
@@ -181,6 +200,10 @@ pub struct Auth {
     /// Signatures: send the hex upper-case.
     #[serde(default, skip_serializing_if = "crate::case::write::is_false")]
     pub uppercase_hex: bool,
+    /// Signatures: the right signature with its last hex digit changed, the nearest miss of
+    /// a wrong key (a server comparing only a prefix accepts it).
+    #[serde(default, skip_serializing_if = "crate::case::write::is_false")]
+    pub altered_signature: bool,
     /// `signed`: sign this URI instead of the one requested.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sign_uri: Option<String>,
@@ -257,6 +280,11 @@ pub struct ExpectedAnswer {
     /// Matchers on paths of the response envelope.
     #[serde(default, rename = "match", skip_serializing_if = "Vec::is_empty")]
     pub matchers: Vec<Matcher>,
+    /// With `outcome = "any"`: an error answer keeps the rule the case checks (a request
+    /// SPEC.md lets the server refuse or honour within bounds), so it ends the execution,
+    /// passing, and the later steps (which check what a result granted) do not run.
+    #[serde(default, skip_serializing_if = "crate::case::write::is_false")]
+    pub refusal_ends_case: bool,
 }
 
 /// A pagination walk: follow the cursor to the end and check the pages.

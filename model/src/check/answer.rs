@@ -125,14 +125,11 @@ pub fn answer(
                         error.code, error.message
                     ),
                 );
-            } else if let Some(message) = expected
-                .error_message
-                .filter(|message| *message != error.message)
-            {
+            } else if let Some(name) = expected.error_message.filter(|name| !error.names(name)) {
                 record(
                     clauses,
                     format!(
-                        "expected error \"{message}\", got \"{}\" (code {})",
+                        "expected the error named \"{name}\" (in its message or data, wherever the error object puts it), got \"{}\" (code {}) without it",
                         error.message, error.code
                     ),
                 );
@@ -181,10 +178,7 @@ pub fn error_note(answer: &ParsedAnswer, expected: &Required<'_>) -> Option<Stri
         return None;
     }
     let error = jsonrpc::error_of(answer.json.as_ref()?)?;
-    if expected
-        .error_message
-        .is_some_and(|message| message != error.message)
-    {
+    if expected.error_message.is_some_and(|name| !error.names(name)) {
         return None;
     }
     Some(format!(

@@ -384,6 +384,18 @@ pub fn parse_basic(value: &str) -> Option<(String, String)> {
     Some((client_id.to_owned(), client_secret.to_owned()))
 }
 
+/// `signature` with its last hex digit changed (`0` for any other digit, `1` for `0`): the
+/// nearest miss of a right signature, which only a server comparing every digit refuses.
+pub fn altered_signature(signature: &str) -> String {
+    let mut altered = signature.to_owned();
+    match altered.pop() {
+        Some('0') => altered.push('1'),
+        Some(_) => altered.push('0'),
+        None => {}
+    }
+    altered
+}
+
 /// Whether two signatures are equal, in time that does not depend on where they differ.
 pub fn signatures_match(expected: &str, presented: &str) -> bool {
     expected.len() == presented.len()

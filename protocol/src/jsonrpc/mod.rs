@@ -158,6 +158,23 @@ impl ErrorObject {
         ErrorObject::with_reason(code::UNAUTHORIZED, "unauthorized", reason)
     }
 
+    /// Whether the error carries `name` anywhere: as its message or inside it, or as a
+    /// string of its data, at any depth. SPEC.md 7 gives an error's name but not the shape
+    /// of the error object, so where the name goes is the server's choice.
+    pub fn names(&self, name: &str) -> bool {
+        fn carries(value: &Value, name: &str) -> bool {
+            match value {
+                Value::String(text) => text.contains(name),
+                Value::Array(items) => items.iter().any(|item| carries(item, name)),
+                Value::Object(members) => members
+                    .iter()
+                    .any(|(key, value)| key == name || carries(value, name)),
+                _ => false,
+            }
+        }
+        self.message.contains(name) || self.data.as_ref().is_some_and(|data| carries(data, name))
+    }
+
     /// `13668 security_key_authorization_error`.
     pub fn security_key_authorization_error() -> ErrorObject {
         ErrorObject::new(

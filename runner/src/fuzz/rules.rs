@@ -7,8 +7,9 @@
 //! only for a request built from the stated types and listed values, with what SPEC.md
 //! marks required. Where the spec is silent (unknown extra parameters, a string where an
 //! integer is declared, an unknown instrument, an empty string, a scope value 5.4 does not
-//! list, a timestamp past any bound or a window that ends before it starts, a state changed
-//! by an earlier request) it says "either", and only the envelope and, for a result, the
+//! list, a timestamp past any bound or a window that ends before it starts, two filters
+//! SPEC.md does not relate given together, a state changed by an earlier request) it says
+//! "either", and only the envelope and, for a result, the
 //! schema are checked: a server may refuse what SPEC.md does not require it to accept.
 
 use serde_json::{Map, Value};
@@ -142,6 +143,11 @@ pub fn expect(request: &FuzzRequest, knowledge: &OracleKnowledge) -> Prediction 
     }
     if let Some(refusal) = method_refusal(request, rule, knowledge) {
         return refusal;
+    }
+    if has("currency") && has("instrument_name") {
+        // Two filters SPEC.md does not relate (4.7): an instrument of another currency may
+        // be answered with nothing or refused as a contradiction.
+        certain = false;
     }
     if matches!(request.auth, RequestAuth::BogusToken) {
         // A public method with a bad token: the spec does not say whether it is refused.

@@ -309,7 +309,8 @@ impl Sender {
     /// executor's finding on it) or its WebSocket would not open.
     fn setup_failure(&self, request: &FuzzRequest, stop: Stop, findings: &[Finding]) -> Finding {
         match stop {
-            Stop::Failed => {
+            // A fuzz step never ends a case early (`refusal_ends_case` is the runner's).
+            Stop::Failed | Stop::Held => {
                 let seen = findings
                     .last()
                     .map(|finding| finding.message.clone())

@@ -1,8 +1,9 @@
 //! Pagination walks: a valid request to a paged method, followed by its `continuation`
 //! from the first page to the last. Each page is judged like any answer; the walk adds the
-//! rules of SPEC.md 4.7 and 4.8 that only a sequence shows: a continuation leads to a
-//! further, non-empty page (the transaction log's is `null` when there is none), no entry
-//! comes twice, and the walk ends.
+//! rules of SPEC.md 4.7 and 4.8 that only a sequence shows: where SPEC.md states the last
+//! page's marker (4.8: `null` when there is no further page) a continuation leads to a
+//! non-empty page, while where it does not (4.7) an empty page is a legitimate end; no
+//! entry comes twice, and the walk ends.
 
 use std::collections::HashSet;
 
@@ -13,7 +14,7 @@ use super::assess;
 use super::rules::{self, Prediction};
 use super::send::{Budget, Sender};
 use crate::transport::ClientSession;
-use harness_model::check::{Finding, Redactor, SchemaSet, short};
+use harness_model::check::{Finding, Outcome, Redactor, SchemaSet, short};
 
 /// Pages followed at most: the reference server's histories end well before this at the
 /// smallest page size the generator uses.
@@ -35,6 +36,7 @@ pub(crate) async fn walk(
     let (items, clause) = paging.map_or(("logs", "m.get_transaction_log.continuation"), |paging| {
         (paging.items, paging.clause)
     });
+    let null_at_end = paging.is_some_and(|paging| paging.null_at_end);
     let accepted = rule.map_or(clause, |rule| rule.clause);
     let prediction = Prediction::result(accepted);
     let fail = |message: String| Some(super::prediction::broken(clause, message));
@@ -59,6 +61,21 @@ pub(crate) async fn walk(
         let Ok(sent) = sender.send(&page_request, id, session, budget).await else {
             return (prediction, fail("the login a page needs failed".to_owned()));
         };
+        if page == 0 {
+            // The walk holds its pages to a result only where the oracle holds the first
+            // page to one: a request the shrinker made smaller (an empty filter, a dropped
+            // parameter) may be one SPEC.md does not make valid, judged like any request.
+            let as_sent = FuzzRequest {
+                params: sent.params.clone(),
+                walk: false,
+                ..request.clone()
+            };
+            let first = rules::expect(&as_sent, &sent.knowledge);
+            if first.outcome != Outcome::Result {
+                let finding = assess::assess(&page_request, &first, &sent, schemas, redactor);
+                return (first, finding);
+            }
+        }
         if let Some(finding) = assess::assess(&page_request, &prediction, &sent, schemas, redactor)
         {
             return (prediction, Some(finding));
@@ -73,6 +90,11 @@ pub(crate) async fn walk(
             .get(items)
             .and_then(Value::as_array)
             .map_or(&[][..], Vec::as_slice);
+        // An empty page after a continuation is a broken end marker only where SPEC.md
+        // states the marker (4.8: `null`); where it does not (4.7), the empty page ends.
+        if cursor.is_some() && entries.is_empty() && !null_at_end {
+            return (prediction, None);
+        }
         if let Some(cursor) = &cursor
             && entries.is_empty()
         {
@@ -92,6 +114,9 @@ pub(crate) async fn walk(
         }
         match result.get("continuation") {
             None | Some(Value::Null) => return (prediction, None),
+            Some(Value::String(text)) if text.is_empty() && !null_at_end => {
+                return (prediction, None);
+            }
             Some(next) => cursor = Some(next.clone()),
         }
     }

@@ -101,6 +101,7 @@ impl Execution<'_> {
                 let mut plan = self.session.signed_plan(credentials, timestamp, nonce);
                 plan.sign_uri = sign_uri;
                 plan.uppercase_hex = auth.uppercase_hex;
+                plan.altered_signature = auth.altered_signature;
                 Ok(Some(Authorization::Signed(plan)))
             }
             AuthMode::ApiKey => {
@@ -146,6 +147,7 @@ impl Execution<'_> {
             data: data.clone(),
             uppercase: auth.uppercase_hex,
             no_trailing_lf: auth.no_trailing_lf,
+            altered: auth.altered_signature,
         };
         fill_login(params, auth, "client_signature", &credentials);
         transport::insert_client_signature(params, &credentials, &plan).map_err(Stop::Error)?;

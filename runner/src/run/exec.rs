@@ -34,6 +34,10 @@ pub(crate) enum Stop {
     /// The rest of the case means nothing against this target (e.g. a refusal check on a
     /// token the server granted more than was asked): the execution is skipped.
     Skip(String),
+    /// The rule held early: a step whose refusal SPEC.md allows was refused
+    /// (`refusal_ends_case`), so the later steps, which check what a result granted, do not
+    /// run. A note says so; the execution's verdict comes from its findings.
+    Held,
 }
 
 /// The state of one execution.
@@ -109,7 +113,7 @@ pub(crate) async fn execute(shared: &Shared, case: &Case, transport: TransportKi
         }
         match execution.step(step).await {
             Ok(()) => {}
-            Err(Stop::Failed) => stopped = true,
+            Err(Stop::Failed | Stop::Held) => stopped = true,
             Err(Stop::Error(message)) => {
                 error = Some(message);
                 stopped = true;
@@ -254,8 +258,8 @@ impl Execution<'_> {
             .collect();
         // `Failed` with nothing new observed is the earlier failure, which ended the run.
         let trouble = match outcome {
-            Ok(()) | Err(Stop::Failed) if observed.is_empty() => return,
-            Ok(()) | Err(Stop::Failed) => observed.join("; "),
+            Ok(()) | Err(Stop::Failed | Stop::Held) if observed.is_empty() => return,
+            Ok(()) | Err(Stop::Failed | Stop::Held) => observed.join("; "),
             Err(Stop::Error(message) | Stop::Skip(message)) => message,
         };
         self.notes.push(format!(
@@ -340,6 +344,9 @@ impl Execution<'_> {
         if !self.judging {
             return self.call_only(step, &method).await;
         }
+        if let Some(wait) = &step.wait {
+            self.wait_before(step, wait).await?;
+        }
         let account = harness_protocol::spec::is_paced(&method).then(|| self.pace_key(&step.auth));
         let mut attempt = 0;
         let answer = loop {
@@ -360,7 +367,39 @@ impl Execution<'_> {
         if self.failing() {
             return Err(Stop::Failed);
         }
+        if step.expect.refusal_ends_case && response.get("error").is_some() {
+            self.notes.push(format!(
+                "the step at line {} was refused, which keeps the rule: the steps after it check what a result would have granted",
+                step.line
+            ));
+            return Err(Stop::Held);
+        }
         self.capture(step, &response, clauses)
+    }
+
+    /// Waits `wait.seconds` (resolved, e.g. a captured `expires_in`) plus its margin; a wait
+    /// longer than `wait.at_most_s` skips the execution with the reason.
+    async fn wait_before(&mut self, step: &Step, wait: &harness_model::case::Wait) -> Result<(), Stop> {
+        let seconds = match &wait.seconds {
+            Value::String(text) => self.resolved(text)?.trim().parse::<f64>().ok(),
+            other => other.as_f64(),
+        }
+        .filter(|seconds| seconds.is_finite() && *seconds >= 0.0)
+        .ok_or_else(|| {
+            Stop::Error(format!(
+                "the wait of the step at line {} is not a number of seconds",
+                step.line
+            ))
+        })?;
+        if seconds > wait.at_most_s as f64 {
+            return Err(Stop::Skip(format!(
+                "the step at line {} would wait {seconds} s, longer than the case waits ({} s): the target granted a longer lifetime than was asked",
+                step.line, wait.at_most_s
+            )));
+        }
+        let millis = (seconds * 1000.0) as i64 + wait.margin_ms;
+        tokio::time::sleep(std::time::Duration::from_millis(millis.max(0) as u64)).await;
+        Ok(())
     }
 
     /// When `answer` is the target throttling and retries are left: notes it and returns the

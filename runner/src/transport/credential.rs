@@ -58,6 +58,8 @@ pub struct SignatureParams {
     pub uppercase: bool,
     /// Sign `timestamp\nnonce` without the line feed that ends an empty `data`.
     pub no_trailing_lf: bool,
+    /// Send the signature with its last hex digit changed.
+    pub altered: bool,
 }
 
 /// Adds `timestamp`, `nonce` and `signature` of a `client_signature` login (5.5) to
@@ -80,6 +82,9 @@ pub fn insert_client_signature(
     };
     if plan.uppercase {
         signature = signature.to_ascii_uppercase();
+    }
+    if plan.altered {
+        signature = sign::altered_signature(&signature);
     }
     params.insert("timestamp".to_owned(), Value::from(plan.timestamp));
     if let Some(nonce) = &plan.nonce {

@@ -108,6 +108,10 @@ impl HttpClient {
                         if plan.uppercase_hex {
                             header.signature = header.signature.to_ascii_uppercase();
                         }
+                        if plan.altered_signature {
+                            header.signature =
+                                harness_protocol::auth::sign::altered_signature(&header.signature);
+                        }
                         Some(header.to_header_value())
                     }
                     Err(error) => {

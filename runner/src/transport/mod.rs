@@ -94,4 +94,6 @@ pub struct SignedPlan {
     pub sign_uri: Option<String>,
     /// Send the signature in upper-case hex.
     pub uppercase_hex: bool,
+    /// Send the signature with its last hex digit changed.
+    pub altered_signature: bool,
 }

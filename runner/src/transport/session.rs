@@ -202,6 +202,7 @@ impl ClientSession {
             nonce,
             sign_uri: None,
             uppercase_hex: false,
+            altered_signature: false,
         }
     }
 

@@ -43,6 +43,11 @@ pub(crate) fn toggle_subaccount_login(ctx: &mut Ctx<'_>) -> Result<Value, ErrorO
     if caller.two_factor && !ctx.fault(Fault::TwoFactorMissing) {
         return Err(if ctx.fault(Fault::TwoFactorWrongCode) {
             ErrorObject::unauthorized("second factor required")
+        } else if ctx.fault(Fault::TwoFactorUnnamed) {
+            ErrorObject::new(
+                harness_protocol::spec::SECOND_FACTOR_ERROR_CODE,
+                "security_key_required",
+            )
         } else {
             ErrorObject::security_key_authorization_error()
         });

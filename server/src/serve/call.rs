@@ -353,7 +353,13 @@ fn ws_principal(
         .clone()
         .or_else(|| state.shared_session())
     {
-        return match state.principal_from_token(&token) {
+        // The `ws-remembered-token-outlives` fault checks expiry only of a presented token.
+        let remembered = if state.fault(Fault::WsRememberedTokenOutlives) {
+            state.principal_from_token_at(&token, 0)
+        } else {
+            state.principal_from_token(&token)
+        };
+        return match remembered {
             Ok(principal) => Ok(Some(principal)),
             Err(error) => {
                 // The session ended (logout, expiry, disabled login): forget it.

@@ -138,6 +138,9 @@ faults! {
     SecretLastCharIgnored => "secret-last-char-ignored",
         "client_credentials and basic authorization compare a client secret without its last character (only a secret wrong in its last character shows it)",
         ["auth.client_credentials.wrong_secret", "auth.basic.wrong_secret"];
+    SignaturePrefixCompared => "signature-prefix-compared",
+        "client_signature and signed-header signatures are compared on their first 32 hex digits only (only a signature wrong in its second half shows it)",
+        ["auth.client_signature.wrong_key", "auth.signed.wrong_key"];
     BearerHeaderIgnored => "bearer-header-ignored",
         "the http authorization bearer token is not accepted (13009)",
         ["auth.http.bearer"];
@@ -147,6 +150,12 @@ faults! {
     WsInFlightIdsCrossed => "ws-in-flight-ids-crossed",
         "websocket answers carry the id of the request that arrived last, so requests in flight at once get crossed ids",
         ["transport.ws", "env.response.id"];
+    TokenOutlivesExpiresIn => "token-outlives-expires-in",
+        "access tokens keep working after expires_in seconds: their expiry is never checked",
+        ["auth.token.lifetime"];
+    WsRememberedTokenOutlives => "ws-remembered-token-outlives",
+        "the session token a websocket connection remembers keeps working after expires_in seconds: expiry is checked only for a token presented in params",
+        ["auth.token.lifetime"];
     WsSessionForgotten => "ws-session-forgotten",
         "a websocket connection does not remember its session token",
         ["auth.ws.session_memory"];
@@ -168,6 +177,9 @@ faults! {
     ExchangeTokenFullScope => "exchange-token-full-scope",
         "public/exchange_token without a scope grants the subaccount's full permissions, not the caller's",
         ["auth.exchange_token.keeps_permissions"];
+    ExchangeScopeExceeds => "exchange-scope-exceeds",
+        "public/exchange_token grants a scope override wider than the caller's permissions, up to the subaccount key's",
+        ["auth.exchange_token.scope_within"];
     ExchangeTokenBroken => "exchange-token-broken",
         "public/exchange_token always answers with an error",
         ["auth.exchange_token.accepted"];
@@ -204,6 +216,9 @@ faults! {
         ["auth.two_factor.13668"];
     TwoFactorWrongCode => "two-factor-wrong-code",
         "a missing second factor is answered with 13009 instead of 13668",
+        ["auth.two_factor.13668"];
+    TwoFactorUnnamed => "two-factor-unnamed",
+        "a missing second factor is answered with code 13668 but not the name security_key_authorization_error (message security_key_required)",
         ["auth.two_factor.13668"];
     ToggleStateAny => "toggle-state-any",
         "toggle_subaccount_login accepts any state, not only enable or disable",

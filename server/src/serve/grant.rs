@@ -93,13 +93,16 @@ pub(crate) fn exchange_token(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
         None => record.scope.clone(),
         Some(requested) => {
             let capped = ctx.variant(Variant::ExchangeScopeCapped);
-            if !capped && !Scope::parse(requested).within(&record.scope) {
+            let escalates = ctx.fault(Fault::ExchangeScopeExceeds);
+            if !capped && !escalates && !Scope::parse(requested).within(&record.scope) {
                 return Err(ErrorObject::unauthorized(
                     "requested scope exceeds the caller's permissions",
                 ));
             }
-            // Granting within the caller's scope caps a wider request (the variant).
-            grant_scope(Some(requested), &record.scope, keep_unnamed(ctx))
+            // Granting within the caller's scope caps a wider request (the variant); the
+            // `exchange-scope-exceeds` fault grants it within the subject's key instead.
+            let bound = if escalates { &subject.maximum } else { &record.scope };
+            grant_scope(Some(requested), bound, keep_unnamed(ctx))
         }
     };
     let holder = if ctx.fault(Fault::ExchangeTokenForCaller) {
@@ -290,7 +293,7 @@ fn client_signature(ctx: &Ctx<'_>) -> Result<Issued, ErrorObject> {
         expected = expected.to_ascii_uppercase();
     }
     let checked = !ctx.fault(Fault::SigUnchecked) && !unstamped && signature.is_some();
-    if checked && !signature.is_some_and(|signature| sign::signatures_match(&expected, signature)) {
+    if checked && !signature.is_some_and(|signature| ctx.state.signature_accepted(&expected, signature)) {
         return Err(ErrorObject::invalid_credentials("signature does not match"));
     }
     if !ctx.fault(Fault::SigNonceReuse) {
