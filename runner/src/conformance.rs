@@ -353,6 +353,7 @@ fn url_target(
             Account {
                 client_id,
                 client_secret: Secret::new(client_secret),
+                second_factor: None,
             },
         )]
         .into_iter()

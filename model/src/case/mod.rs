@@ -207,10 +207,25 @@ pub struct Auth {
     /// `signed`: sign this URI instead of the one requested.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sign_uri: Option<String>,
+    /// Sends the account's second factor (SPEC.md 5.7) in the parameter the target file
+    /// names (`[accounts.<role>] second_factor`): its current code, or a wrong one. A
+    /// target file without it skips the execution with the reason.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub second_factor: Option<SecondFactorCode>,
     /// `client_credentials` and `client_signature`: parameters the mode fills in
     /// (`grant_type`, `client_id`) that this step leaves out, to send a login missing them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub omit: Vec<String>,
+}
+
+/// Which second-factor code a step sends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SecondFactorCode {
+    /// The current code of the account's TOTP secret.
+    Valid,
+    /// A well-formed code that is not the current one.
+    Wrong,
 }
 
 /// Which side of the signature window a timestamp is meant for.
@@ -321,6 +336,10 @@ pub struct Walk {
         skip_serializing_if = "crate::case::write::is_default_max_pages"
     )]
     pub max_pages: u32,
+    /// An option that expired out of the money (a template): the walk also checks that
+    /// its entries hold one of type `expiry` and nothing else for that expiration (4.8).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expiry_of: Option<String>,
 }
 
 impl Walk {

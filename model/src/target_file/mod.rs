@@ -19,6 +19,9 @@
 //! [accounts.main]                                # also two_factor, sub, ...
 //! client_id = "..."
 //! client_secret_env = "STAGING_SECRET"           # or client_secret = "..."
+//! # An account with 2FA: the parameter carrying the second factor (SPEC.md 5.7 names none)
+//! # and the TOTP secret of its codes (RFC 6238, SHA-1, 30 s, 6 digits; or totp_secret_env):
+//! # second_factor = { parameter = "authorization_data", totp_secret_env = "TWO_FA_TOTP" }
 //!
 //! [fixtures]                                     # all optional
 //! subaccount_id = 7
@@ -26,6 +29,8 @@
 //! instrument_name = "BTC-PERPETUAL"
 //! currency = "BTC"
 //! direct_access_key_env = "STAGING_DA_KEY"       # or direct_access_key = "..."
+//! two_factor_subaccount_id = 12                  # a subaccount of the two_factor account
+//! expired_otm_option = { instrument_name = "BTC-31JAN25-100000-C", currency = "BTC" }
 //!
 //! [limits]                                       # pacing of private/get_transaction_log
 //! transaction_log_per_second = 1.0
@@ -58,6 +63,7 @@ mod secret;
 mod trust;
 
 pub use limits::{CountedPer, RateLimits};
+
 pub use property::target_parse_roundtrip;
 pub use secret::Secret;
 pub use trust::TlsTrust;
@@ -101,6 +107,18 @@ pub struct Account {
     pub client_id: String,
     /// The client secret.
     pub client_secret: Secret,
+    /// How the account gives the second factor of SPEC.md 5.7, where it has one.
+    pub second_factor: Option<SecondFactor>,
+}
+
+/// The second factor of an account with 2FA enabled (SPEC.md 5.7 names no parameter for it):
+/// the parameter that carries it and the TOTP secret its codes come from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SecondFactor {
+    /// The request parameter carrying the code.
+    pub parameter: String,
+    /// The base32 TOTP secret (RFC 6238, SHA-1, 30 s, 6 digits).
+    pub totp_secret: Secret,
 }
 
 /// Values of the target's data that cases refer to as `{{fixtures.<name>}}`.
@@ -113,6 +131,9 @@ pub struct Fixtures {
     /// A Direct Access member id that may be deleted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub member_id: Option<u64>,
+    /// A subaccount user id of the `two_factor` account: what its second-factor calls act on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub two_factor_subaccount_id: Option<u64>,
     /// An instrument with a position that may be closed and a book summary.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instrument_name: Option<String>,
@@ -124,9 +145,24 @@ pub struct Fixtures {
     /// Without the list, `instrument_name` is the one position.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub positions: Vec<String>,
+    /// An option of the target's history that expired out of the money, with the currency
+    /// of its transaction log: the rule of SPEC.md 4.8 on its expiry entry is checked on it
+    /// (serialized as an inline table by [`Target::to_toml`]).
+    #[serde(default, skip_serializing)]
+    pub expired_otm_option: Option<ExpiredOption>,
     /// The Direct Access API key (not serialized: see [`Target::to_toml`]).
     #[serde(skip)]
     pub direct_access_key: Option<Secret>,
+}
+
+/// An option that expired out of the money, and the currency whose log holds its entries.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExpiredOption {
+    /// The option's instrument name.
+    pub instrument_name: String,
+    /// The `currency` of `private/get_transaction_log` whose entries include it.
+    pub currency: String,
 }
 
 impl Fixtures {
@@ -171,6 +207,15 @@ struct AccountFile {
     client_id: String,
     client_secret: Option<String>,
     client_secret_env: Option<String>,
+    second_factor: Option<SecondFactorFile>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SecondFactorFile {
+    parameter: String,
+    totp_secret: Option<String>,
+    totp_secret_env: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -178,10 +223,12 @@ struct AccountFile {
 struct FixturesFile {
     subaccount_id: Option<u64>,
     member_id: Option<u64>,
+    two_factor_subaccount_id: Option<u64>,
     instrument_name: Option<String>,
     currency: Option<String>,
     #[serde(default)]
     positions: Vec<String>,
+    expired_otm_option: Option<ExpiredOption>,
     direct_access_key: Option<String>,
     direct_access_key_env: Option<String>,
 }
@@ -285,11 +332,39 @@ impl Target {
                     format!("account \"{role}\" needs client_secret or client_secret_env"),
                 )
             })?;
+            let second_factor = match account.second_factor {
+                None => None,
+                Some(factor) => {
+                    let totp_secret = resolve_secret(
+                        path,
+                        line,
+                        "second_factor.totp_secret",
+                        factor.totp_secret,
+                        factor.totp_secret_env,
+                        lookup_env,
+                    )?
+                    .ok_or_else(|| {
+                        FileError::new(
+                            path,
+                            line,
+                            format!("accounts.{role}.second_factor needs totp_secret or totp_secret_env"),
+                        )
+                    })?;
+                    if let Err(message) = harness_protocol::auth::second_factor::totp_code(totp_secret.expose(), 0) {
+                        return Err(FileError::new(path, line, format!("accounts.{role}.second_factor: {message}")));
+                    }
+                    Some(SecondFactor {
+                        parameter: factor.parameter,
+                        totp_secret,
+                    })
+                }
+            };
             accounts.insert(
                 role,
                 Account {
                     client_id: account.client_id,
                     client_secret: secret,
+                    second_factor,
                 },
             );
         }
@@ -301,9 +376,11 @@ impl Target {
                 Fixtures {
                     subaccount_id: fixtures.subaccount_id,
                     member_id: fixtures.member_id,
+                    two_factor_subaccount_id: fixtures.two_factor_subaccount_id,
                     instrument_name: fixtures.instrument_name,
                     currency: fixtures.currency,
                     positions: fixtures.positions,
+                    expired_otm_option: fixtures.expired_otm_option,
                     direct_access_key: resolve_secret(
                         path,
                         line,
@@ -399,10 +476,24 @@ impl Target {
                 quote(&account.client_id),
                 quote(account.client_secret.expose())
             ));
+            if let Some(factor) = &account.second_factor {
+                out.push_str(&format!(
+                    "second_factor = {{ parameter = {}, totp_secret = {} }}\n",
+                    quote(&factor.parameter),
+                    quote(factor.totp_secret.expose())
+                ));
+            }
         }
         out.push_str("\n[fixtures]\n");
         let fixtures = toml::to_string(&self.fixtures).unwrap_or_default();
         out.push_str(&fixtures);
+        if let Some(option) = &self.fixtures.expired_otm_option {
+            out.push_str(&format!(
+                "expired_otm_option = {{ instrument_name = {}, currency = {} }}\n",
+                quote(&option.instrument_name),
+                quote(&option.currency)
+            ));
+        }
         if let Some(key) = &self.fixtures.direct_access_key {
             out.push_str(&format!("direct_access_key = {}\n", quote(key.expose())));
         }
@@ -429,6 +520,12 @@ impl Target {
             .values()
             .map(|account| account.client_secret.expose().to_owned())
             .collect();
+        secrets.extend(self.accounts.values().filter_map(|account| {
+            account
+                .second_factor
+                .as_ref()
+                .map(|factor| factor.totp_secret.expose().to_owned())
+        }));
         if let Some(key) = &self.fixtures.direct_access_key {
             secrets.push(key.expose().to_owned());
         }

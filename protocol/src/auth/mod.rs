@@ -5,11 +5,13 @@
 //!   header and HTTP Basic.
 //! - [`nonce`]: fresh nonces and the bounded replay cache.
 //! - [`scope`]: the space-separated scope grammar of section 5.4.
+//! - [`second_factor`]: the TOTP codes of the second factor of section 5.7.
 //! - [`clock`]: the only place in the crate that reads the system clock.
 
 pub mod clock;
 pub mod nonce;
 pub mod scope;
+pub mod second_factor;
 pub mod sign;
 
 pub use crate::spec::{AUTH_METHOD, SIGNATURE_WINDOW_MS};

@@ -117,6 +117,7 @@ fn walk_step(request: &FuzzRequest, step: &Step) -> Step {
             key: None,
             timestamp: None,
             max_pages: 400,
+            expiry_of: None,
         }),
         auth: step.auth.clone(),
         ..Step::default()

@@ -19,9 +19,10 @@ use super::pace::ANONYMOUS;
 use crate::transport::{
     self, Authorization, ClientSession, Credentials, SignatureParams, Token, place_bearer,
 };
-use harness_model::case::{Auth, AuthMode, Step, TransportKind};
+use harness_model::case::{Auth, AuthMode, SecondFactorCode, Step, TransportKind};
 use harness_model::target_file::CountedPer;
 use harness_protocol::auth::nonce::fresh_nonce;
+use harness_protocol::auth::second_factor;
 
 impl Execution<'_> {
     /// The credentials of the step's account role (default `main`), spoiled when the step
@@ -71,6 +72,9 @@ impl Execution<'_> {
         params: &mut Map<String, Value>,
     ) -> Result<Option<Authorization>, Stop> {
         let auth = &step.auth;
+        if let Some(code) = auth.second_factor {
+            self.second_factor(auth, code, params)?;
+        }
         match auth.mode {
             AuthMode::None => Ok(None),
             AuthMode::Bearer => {
@@ -121,6 +125,37 @@ impl Execution<'_> {
                 ))))
             }
         }
+    }
+
+    /// Adds the account's second factor (SPEC.md 5.7) in the parameter the target file names.
+    fn second_factor(
+        &self,
+        auth: &Auth,
+        code: SecondFactorCode,
+        params: &mut Map<String, Value>,
+    ) -> Result<(), Stop> {
+        let role = auth.account.as_deref().unwrap_or("main");
+        let factor = self
+            .shared
+            .target
+            .accounts
+            .get(role)
+            .and_then(|account| account.second_factor.as_ref())
+            .ok_or_else(|| {
+                Stop::Skip(format!(
+                    "SPEC.md 5.7 does not show how the second factor is sent, and the target file gives no second_factor for [accounts.{role}]"
+                ))
+            })?;
+        let now_s = self.session.timestamp(0) / 1_000;
+        let secret = factor.totp_secret.expose();
+        let value = match code {
+            SecondFactorCode::Valid => second_factor::totp_code(secret, now_s),
+            SecondFactorCode::Wrong => second_factor::wrong_totp_code(secret, now_s),
+        }
+        .map_err(Stop::Error)?;
+        self.shared.redactor.add(value.clone());
+        params.insert(factor.parameter.clone(), Value::from(value));
+        Ok(())
     }
 
     /// The `public/auth` parameters of a `client_signature` step (SPEC.md 5.5), with the

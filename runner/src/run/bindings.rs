@@ -23,9 +23,24 @@ impl Bindings for Execution<'_> {
             "request_id" => return Some(Value::from(self.next_id)),
             "fixtures.subaccount_id" => return fixtures.subaccount_id.map(Value::from),
             "fixtures.member_id" => return fixtures.member_id.map(Value::from),
+            "fixtures.two_factor_subaccount_id" => {
+                return fixtures.two_factor_subaccount_id.map(Value::from);
+            }
             "fixtures.instrument_name" => return fixtures.instrument_name.clone().map(Value::from),
             "fixtures.currency" => return fixtures.currency.clone().map(Value::from),
             "fixtures.position" => return self.position.clone().map(Value::from),
+            "fixtures.expired_otm_option.instrument_name" => {
+                return fixtures
+                    .expired_otm_option
+                    .as_ref()
+                    .map(|option| Value::from(option.instrument_name.clone()));
+            }
+            "fixtures.expired_otm_option.currency" => {
+                return fixtures
+                    .expired_otm_option
+                    .as_ref()
+                    .map(|option| Value::from(option.currency.clone()));
+            }
             "limits.transaction_log_burst" => {
                 return Some(Value::from(target.limits.transaction_log_burst));
             }

@@ -74,10 +74,12 @@ pub(crate) fn skip_reason(
     let missing_fixture = case.needs.fixtures.iter().find(|name| match name.as_str() {
         "subaccount_id" => fixtures.subaccount_id.is_none(),
         "member_id" => fixtures.member_id.is_none(),
+        "two_factor_subaccount_id" => fixtures.two_factor_subaccount_id.is_none(),
         "instrument_name" => fixtures.instrument_name.is_none(),
         "currency" => fixtures.currency.is_none(),
         "position" => fixtures.position_pool().is_empty(),
         "direct_access_key" => fixtures.direct_access_key.is_none(),
+        "expired_otm_option" => fixtures.expired_otm_option.is_none(),
         _ => true,
     });
     missing_fixture.map(|name| format!("the target file has no fixtures.{name}"))

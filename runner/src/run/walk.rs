@@ -50,9 +50,11 @@ impl WalkCheck {
     }
 }
 
-/// A finished walk: the entry keys in order.
+/// A finished walk: the entry keys in order, and the entries of the option `expiry_of`
+/// names.
 struct Pages {
     keys: Vec<String>,
+    option_entries: Vec<Value>,
 }
 
 impl Execution<'_> {
@@ -96,6 +98,10 @@ impl Execution<'_> {
 
     pub(crate) async fn walk(&mut self, step: &Step, walk: &Walk) -> Result<(), Stop> {
         let first = self.walk_once(step, walk, walk.count).await?;
+        if let Some(option) = &walk.expiry_of {
+            let option = self.resolved(option)?;
+            self.check_expiry(step, &option, &first.option_entries);
+        }
         if let Some(compare_count) = walk.compare_count {
             let second = self.walk_once(step, walk, compare_count).await?;
             if first.keys != second.keys {
@@ -133,6 +139,11 @@ impl Execution<'_> {
             base_params.get("start_timestamp").and_then(Value::as_i64),
             base_params.get("end_timestamp").and_then(Value::as_i64),
         );
+        let option = match &walk.expiry_of {
+            Some(option) => Some(self.resolved(option)?),
+            None => None,
+        };
+        let mut option_entries = Vec::new();
         let mut keys = Vec::new();
         let mut seen_keys = HashSet::new();
         let mut seen_cursors: HashSet<String> = HashSet::new();
@@ -216,7 +227,10 @@ impl Execution<'_> {
                 .and_then(|method| method.paging)
                 .is_some_and(|paging| paging.null_at_end);
             if cursor.is_some() && items.is_empty() && !marker_stated {
-                return Ok(Pages { keys });
+                return Ok(Pages {
+                    keys,
+                    option_entries,
+                });
             }
             if cursor.is_some() && items.is_empty() {
                 let clauses = self.clauses_for(step, &walk.call, WalkCheck::Continuation);
@@ -250,6 +264,11 @@ impl Execution<'_> {
                     let clauses = self.clauses_for(step, &walk.call, WalkCheck::Window);
                     self.record(&clauses, format!("entry {key} has {member} {timestamp}, outside the window {start:?}..{end:?}"));
                 }
+                if option.is_some()
+                    && item.get("instrument_name").and_then(Value::as_str) == option.as_deref()
+                {
+                    option_entries.push(item.clone());
+                }
                 keys.push(key);
             }
             let next = result.get(&walk.cursor).cloned().unwrap_or(Value::Null);
@@ -266,7 +285,10 @@ impl Execution<'_> {
                 return Err(Stop::Failed);
             }
             if ended {
-                return Ok(Pages { keys });
+                return Ok(Pages {
+                    keys,
+                    option_entries,
+                });
             }
             if !seen_cursors.insert(next.to_string()) {
                 let clauses = self.clauses_for(step, &walk.call, WalkCheck::Continuation);
@@ -290,6 +312,35 @@ impl Execution<'_> {
             ),
         );
         Err(Stop::Failed)
+    }
+
+    /// SPEC.md 4.8: "an option expiring out of the money yields one entry of type `expiry`
+    /// and nothing else for that expiration". Among the walked entries of `option` (which
+    /// the target file says expired out of the money): exactly one of type `expiry`, and
+    /// none of type `delivery` or `settlement` nor any other entry stamped with the expiry
+    /// entry's timestamp.
+    fn check_expiry(&mut self, step: &Step, option: &str, entries: &[Value]) {
+        let kind = |entry: &Value| entry.get("type").and_then(Value::as_str).unwrap_or("").to_owned();
+        let expiries: Vec<&Value> = entries.iter().filter(|entry| kind(entry) == "expiry").collect();
+        let clauses = self.case.step_clauses(step).to_vec();
+        let message = match expiries.as_slice() {
+            [] => Some(format!("{option}, which expired out of the money, has no entry of type expiry among its {} entries", entries.len())),
+            [expiry] => {
+                let at = expiry.get("timestamp").cloned().unwrap_or(Value::Null);
+                entries
+                    .iter()
+                    .filter(|entry| !std::ptr::eq(*entry, *expiry))
+                    .find(|entry| {
+                        matches!(kind(entry).as_str(), "delivery" | "settlement")
+                            || (!at.is_null() && entry.get("timestamp") == Some(&at))
+                    })
+                    .map(|other| format!("{option} expired out of the money and has, besides its expiry entry, a {} entry {}", kind(other), short(other)))
+            }
+            more => Some(format!("{option} has {} entries of type expiry, not one", more.len())),
+        };
+        if let Some(message) = message {
+            self.record(&clauses, message);
+        }
     }
 
     /// Sends requests without pacing until one is refused, up to the target's declared

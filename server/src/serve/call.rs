@@ -22,7 +22,8 @@ use harness_protocol::spec::{self, Kind};
 
 type Run = fn(&mut Ctx<'_>) -> Result<Value, ErrorObject>;
 
-/// A method of the spec table served over JSON-RPC, with its handler.
+/// A method of the spec table served over JSON-RPC, with its handler. `toggle_subaccount_login`
+/// also takes the second factor (5.7 names no parameter for it; the target file names it).
 struct ServedMethod {
     spec: &'static spec::Method,
     /// Every parameter accepted: the spec's and the server's own choices for names the spec
@@ -51,7 +52,7 @@ const HANDLERS: &[(&str, Run, &[Declared])] = &[
     (
         "private/toggle_subaccount_login",
         account::toggle_subaccount_login,
-        &[],
+        &[declared(account::SECOND_FACTOR_PARAM, Kind::Str)],
     ),
     ("private/get_mmp_status", trading::get_mmp_status, &[]),
     (

@@ -220,6 +220,9 @@ faults! {
     TwoFactorUnnamed => "two-factor-unnamed",
         "a missing second factor is answered with code 13668 but not the name security_key_authorization_error (message security_key_required)",
         ["auth.two_factor.13668"];
+    TwoFactorAlwaysRefused => "two-factor-always-refused",
+        "toggle_subaccount_login on a 2fa account is refused with 13668 even with a valid second factor",
+        ["m.toggle_subaccount_login.two_factor_confirmed"];
     ToggleStateAny => "toggle-state-any",
         "toggle_subaccount_login accepts any state, not only enable or disable",
         ["m.toggle_subaccount_login.params"];
@@ -325,6 +328,9 @@ faults! {
     VolatilityFloatTimestamp => "volatility-float-timestamp",
         "historical volatility timestamps are floats instead of integers",
         ["m.get_historical_volatility.result"];
+    ExpiryWithDelivery => "expiry-with-delivery",
+        "an option that expired out of the money yields a delivery entry beside its expiry entry",
+        ["m.get_transaction_log.expiry_single"];
     MemberIdZero => "member-id-zero",
         "delete_member accepts member_id 0",
         ["m.delete_member.member_id"];

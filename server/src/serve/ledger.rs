@@ -25,6 +25,14 @@ const TRIGGER_ENTRIES: usize = 96;
 /// How far the histories reach past [`FIXTURE_EPOCH_MS`]: 180 days.
 const HISTORY_SPAN_MS: u64 = 180 * 86_400_000;
 
+/// An option of the main account's BTC history that expired out of the money: one entry of
+/// type `expiry` and nothing else for that expiration (SPEC.md 4.8), the target file's
+/// `expired_otm_option` fixture.
+pub(crate) const EXPIRED_OTM_OPTION: &str = "BTC-28JUN24-90000-C";
+/// When [`EXPIRED_OTM_OPTION`] expired: after every generated entry, so its entry takes the
+/// newest id and leaves the generated history as it was.
+const EXPIRED_OTM_AT_MS: u64 = FIXTURE_EPOCH_MS + HISTORY_SPAN_MS + 3_600_000;
+
 /// A type section 2.3 does not list; section 9 says such types appear at any time.
 const UNLISTED_LOG_TYPE: &str = "staking_reward";
 
@@ -144,13 +152,30 @@ pub(crate) struct Holder<'a> {
 }
 
 impl Ledger {
-    /// Generates the histories of the main account and its subaccount.
-    pub(crate) fn generate(main: &Holder<'_>, sub: &Holder<'_>) -> Ledger {
+    /// Generates the histories of the main account and its subaccount; with
+    /// `otm_delivery` (the `expiry-with-delivery` fault) the expired out-of-the-money option
+    /// also gets a delivery entry.
+    pub(crate) fn generate(main: &Holder<'_>, sub: &Holder<'_>, otm_delivery: bool) -> Ledger {
         let mut rng = StdRng::seed_from_u64(0x5eed_1ed9);
-        let mut drafts = Vec::with_capacity(MAIN_LOG_ENTRIES + SUB_LOG_ENTRIES);
+        let mut drafts = Vec::with_capacity(MAIN_LOG_ENTRIES + SUB_LOG_ENTRIES + 2);
         draft_log(&mut rng, main, MAIN_LOG_ENTRIES, true, &mut drafts);
         draft_log(&mut rng, sub, SUB_LOG_ENTRIES, false, &mut drafts);
         drafts.sort_by_key(|draft| draft.timestamp);
+        let kinds: &[&'static str] = if otm_delivery {
+            &["expiry", "delivery"]
+        } else {
+            &["expiry"]
+        };
+        for kind in kinds {
+            drafts.push(Draft {
+                timestamp: EXPIRED_OTM_AT_MS,
+                user_id: main.user_id,
+                username: main.username.to_owned(),
+                currency: "BTC",
+                kind,
+                instrument: Some(EXPIRED_OTM_OPTION),
+            });
+        }
         let mut balances: Vec<(u64, &'static str, f64)> = Vec::new();
         let mut user_seqs: Vec<(u64, u64)> = Vec::new();
         let log = drafts
@@ -183,6 +208,8 @@ struct Draft {
     username: String,
     currency: &'static str,
     kind: &'static str,
+    /// The instrument of an expiry or delivery entry, when not the generated one.
+    instrument: Option<&'static str>,
 }
 
 fn draft_log(
@@ -219,6 +246,7 @@ fn draft_log(
             username: holder.username.to_owned(),
             currency: currencies[rng.random_range(0..currencies.len())],
             kind,
+            instrument: None,
         });
     }
 }
@@ -282,8 +310,12 @@ impl Draft {
         let fee = round(coins * 0.0005, 8);
         let pnl = round(rng.random_range(-0.05..0.05), 8);
         let perp = perpetual(self.currency);
-        let future = format!("{}-27JUN25", self.currency);
-        let option = format!("{}-27JUN25-70000-C", self.currency);
+        let future = self
+            .instrument
+            .map_or_else(|| format!("{}-27JUN25", self.currency), str::to_owned);
+        let option = self
+            .instrument
+            .map_or_else(|| format!("{}-27JUN25-70000-C", self.currency), str::to_owned);
         let trade_id = format!("{}-{}", self.currency, 500_000 + id);
         let order_id = format!("{}", 9_000_000 + id);
         let (side, instrument, price, change, info): (

@@ -19,7 +19,9 @@ use super::ledger::{Holder, Ledger};
 use super::rate::RateLimiter;
 use super::tokens::{RefreshRecord, TokenStore};
 use super::{ServeConfig, ServerState};
-use harness_model::target_file::{Account, Fixtures, Secret, Target};
+use harness_model::target_file::{
+    Account, ExpiredOption, Fixtures, SecondFactor, Secret, Target,
+};
 use harness_protocol::auth::SIGNATURE_WINDOW_MS;
 use harness_protocol::auth::nonce::ReplayCache;
 use harness_protocol::auth::scope::Scope;
@@ -38,6 +40,10 @@ pub(crate) const MAIN_ID: u64 = 100_001;
 pub(crate) const TWO_FACTOR_ID: u64 = 100_002;
 /// User id of the main account's subaccount.
 pub(crate) const SUB_ID: u64 = 100_011;
+/// The subaccount of the `two_factor` user: what its second-factor calls act on. It logs in
+/// with no key of the target file.
+pub(crate) const TWO_FACTOR_SUB_ID: u64 = 100_012;
+const TWO_FACTOR_SUB_ROLE: &str = "two_factor_sub";
 
 /// One user and its API key.
 #[derive(Debug)]
@@ -49,6 +55,8 @@ pub(crate) struct User {
     /// The widest scope a token of this user may carry.
     pub(crate) maximum: Scope,
     pub(crate) two_factor: bool,
+    /// The TOTP secret of a 2FA user's second factor.
+    pub(crate) totp_secret: Option<Secret>,
     /// The main account this user belongs to (itself for a main account).
     pub(crate) main_id: u64,
     /// Whether Direct Access trading is enabled (SPEC.md section 4.11).
@@ -90,6 +98,9 @@ impl ServerState {
                 full.to_owned()
             }),
             two_factor,
+            totp_secret: two_factor.then(|| {
+                Secret::new(harness_protocol::auth::second_factor::fresh_totp_secret())
+            }),
             main_id,
             direct_access: user_id == MAIN_ID,
         };
@@ -103,6 +114,13 @@ impl ServerState {
             ),
             user("two_factor", "ref-2fa", TWO_FACTOR_ID, TWO_FACTOR_ID, true),
             user("sub", "ref-sub", SUB_ID, MAIN_ID, false),
+            user(
+                TWO_FACTOR_SUB_ROLE,
+                "ref-2fa-sub",
+                TWO_FACTOR_SUB_ID,
+                TWO_FACTOR_ID,
+                false,
+            ),
         ];
         let ledger = Ledger::generate(
             &Holder {
@@ -113,6 +131,7 @@ impl ServerState {
                 user_id: SUB_ID,
                 username: "ref_sub",
             },
+            config.faults.contains(&Fault::ExpiryWithDelivery),
         );
         let mut limits = config.limits.clone();
         if config.variants.contains(&super::Variant::RatePerUserBurst1) {
@@ -150,12 +169,17 @@ impl ServerState {
         let accounts: BTreeMap<String, Account> = self
             .users
             .iter()
+            .filter(|user| user.role != TWO_FACTOR_SUB_ROLE)
             .map(|user| {
                 (
                     user.role.to_owned(),
                     Account {
                         client_id: user.client_id.to_owned(),
                         client_secret: user.client_secret.clone(),
+                        second_factor: user.totp_secret.clone().map(|totp_secret| SecondFactor {
+                            parameter: super::account::SECOND_FACTOR_PARAM.to_owned(),
+                            totp_secret,
+                        }),
                     },
                 )
             })
@@ -184,6 +208,7 @@ impl ServerState {
             fixtures: Fixtures {
                 subaccount_id: Some(SUB_ID),
                 member_id: Some(FIXTURE_MEMBER_ID),
+                two_factor_subaccount_id: Some(TWO_FACTOR_SUB_ID),
                 instrument_name: Some(DEFAULT_INSTRUMENT.to_owned()),
                 currency: Some("BTC".to_owned()),
                 positions: self
@@ -191,6 +216,10 @@ impl ServerState {
                     .iter()
                     .map(|instrument| instrument.name.to_owned())
                     .collect(),
+                expired_otm_option: Some(ExpiredOption {
+                    instrument_name: super::ledger::EXPIRED_OTM_OPTION.to_owned(),
+                    currency: "BTC".to_owned(),
+                }),
                 direct_access_key: Some(self.direct_access_key.clone()),
             },
             limits,

@@ -20,6 +20,7 @@ fn shared(fixtures: Fixtures) -> Shared {
     let main = Account {
         client_id: "main-id".to_owned(),
         client_secret: Secret::new("main-secret"),
+        second_factor: None,
     };
     let target = Target {
         name: "t".to_owned(),

@@ -106,6 +106,7 @@ fn generated_log_is_ordered_for_paging() {
             user_id: 2,
             username: "b",
         },
+        true,
     );
     for pair in ledger.log.windows(2) {
         assert!(pair[0].id < pair[1].id);
