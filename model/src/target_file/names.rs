@@ -12,14 +12,32 @@ use harness_protocol::spec::{self, UNNAMED_FIELDS};
 /// Names by table and key, as both tables hold them.
 pub(super) type Names = BTreeMap<String, BTreeMap<String, String>>;
 
-/// Refuses a `[param_names]` table for a method whose parameter names SPEC.md shows.
+/// Refuses a `[param_names]` table for a method whose parameter names SPEC.md shows, and a
+/// key of one naming a parameter SPEC.md names (4.8 shows every parameter of the transaction
+/// log but its filter keywords).
 pub(super) fn check_param_names(path: &Path, text: &str, names: &Names) -> Result<(), FileError> {
-    for method in names.keys() {
-        let unnamed = spec::method(method).is_some_and(|method| !method.params_shown);
+    for (method, keys) in names {
+        let spec_method = spec::method(method);
+        let unnamed = spec_method.is_some_and(|method| !method.params_shown);
+        let partly = spec_method.filter(|method| method.params_shown && !method.unnamed_params.is_empty());
+        if let Some(partly) = partly {
+            if let Some(key) = keys.keys().find(|key| !partly.unnamed_params.contains(&key.as_str())) {
+                return Err(FileError::new(
+                    path,
+                    super::key_line(text, "[param_names"),
+                    format!(
+                        "param_names.\"{method}\".{key}: SPEC.md names this method's parameters but {}{}",
+                        partly.unnamed_params.join(", "),
+                        hint(key, partly.unnamed_params.iter().copied())
+                    ),
+                ));
+            }
+            continue;
+        }
         if !unnamed {
             let candidates = spec::METHODS
                 .iter()
-                .filter(|method| !method.params_shown)
+                .filter(|method| !method.params_shown || !method.unnamed_params.is_empty())
                 .map(|method| method.name);
             return Err(FileError::new(
                 path,

@@ -56,6 +56,7 @@ const fn method(
         scope_clause: "auth.scope.enforced",
         params,
         params_shown: true,
+        unnamed_params: &[],
         paging: None,
         paced: false,
         state_changing: false,
@@ -317,6 +318,7 @@ pub const METHODS: &[Method] = &[
             default_clause: "m.get_transaction_log.count_default",
         }),
         paced: true,
+        unnamed_params: &["keywords"],
         ..method(
             TYPED_LOG_METHOD,
             "4.8",

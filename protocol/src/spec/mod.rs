@@ -205,6 +205,10 @@ pub struct Method {
     pub params: &'static [Param],
     /// Whether SPEC.md names the parameters at all (4.3 does not).
     pub params_shown: bool,
+    /// Parameters SPEC.md describes without naming, by the harness's name for each (4.8's
+    /// filter keywords, "Parameter name: not shown"): the target file names them in
+    /// `[param_names."<method>"]`.
+    pub unnamed_params: &'static [&'static str],
     /// How it pages, for a paged method.
     pub paging: Option<Paging>,
     /// Rate-limited by section 8: calls are paced by the target file's `[limits]`.

@@ -40,6 +40,23 @@ pub(crate) fn skip_reason(
             "SPEC.md does not show the parameter names of {method}; the target file does not name them in [param_names.\"{method}\"]"
         ));
     }
+    // A parameter SPEC.md describes without naming (4.8's filter keywords) likewise.
+    if let Some((method, param)) = case.steps.iter().find_map(|step| {
+        let method = step.call.as_deref()?;
+        let spec = harness_protocol::spec::method(method)?;
+        let param = spec.unnamed_params.iter().find(|param| {
+            step.params.contains_key(**param)
+                && !target
+                    .param_names
+                    .get(method)
+                    .is_some_and(|names| names.contains_key(**param))
+        })?;
+        Some((method, *param))
+    }) {
+        return Some(format!(
+            "SPEC.md does not show the name of {method}'s {param} parameter; the target file does not name it in [param_names.\"{method}\"]"
+        ));
+    }
     // Field names SPEC.md does not show (2.6, 4.2) are the target file's to give; a case
     // whose later steps need a value captured through one cannot run without it.
     if let Some(field) = case.steps.iter().find_map(|step| {

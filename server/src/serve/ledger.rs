@@ -185,7 +185,13 @@ impl Ledger {
                 let id = 10_000 + index as u64 * 3;
                 let user_seq = bump(&mut user_seqs, draft.user_id);
                 let balance = balance_slot(&mut balances, draft.user_id, draft.currency);
-                let body = draft.finish(&mut rng, id, user_seq, balance);
+                // The named option's entries draw from a generator of their own, so the
+                // rest of the history (and the trigger history after it) stays as it was.
+                let body = if draft.instrument.is_some() {
+                    draft.finish(&mut StdRng::seed_from_u64(id), id, user_seq, balance)
+                } else {
+                    draft.finish(&mut rng, id, user_seq, balance)
+                };
                 LogEntry {
                     id,
                     timestamp: draft.timestamp,
