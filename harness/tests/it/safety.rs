@@ -241,6 +241,15 @@ async fn leak_run(name: &str, faults: &[Fault]) -> (Vec<String>, usize, String) 
             &format!("client_secret_env = \"{variable}\""),
         );
         envs.push((variable, secret.to_owned()));
+        if let Some(factor) = &account.second_factor {
+            let variable = format!("HARNESS_IT_TOTP_{}", role.to_uppercase());
+            let secret = factor.totp_secret.expose();
+            file = file.replace(
+                &format!("totp_secret = \"{secret}\""),
+                &format!("totp_secret_env = \"{variable}\""),
+            );
+            envs.push((variable, secret.to_owned()));
+        }
     }
     let key = target.fixtures.direct_access_key.as_ref().unwrap().expose();
     file = file.replace(

@@ -152,6 +152,15 @@ impl Generator<'_> {
                 params.insert(spec.name.to_owned(), value);
             }
         }
+        // Two filters SPEC.md does not relate agree only as the target file pairs them: its
+        // instrument with its currency.
+        if params.contains_key("currency")
+            && params.get("instrument_name").and_then(Value::as_str)
+                == self.target.fixtures.instrument_name.as_deref()
+            && let Some(currency) = &self.target.fixtures.currency
+        {
+            params.insert("currency".to_owned(), Value::from(currency.clone()));
+        }
         let mut auth = if rule.private {
             RequestAuth::Bearer {
                 account: "main".to_owned(),

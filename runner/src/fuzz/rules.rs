@@ -55,6 +55,8 @@ pub struct OracleKnowledge {
     pub instrument: Option<String>,
     /// `fixtures.subaccount_id`.
     pub subaccount: Option<u64>,
+    /// `fixtures.currency`: the currency of `fixtures.instrument_name` where both are given.
+    pub currency: Option<String>,
     /// The scope granted to the token the request carries (bearer), if known.
     pub granted: Option<Scope>,
     /// The client id of the account the request's credentials belong to.
@@ -121,8 +123,12 @@ pub fn expect(request: &FuzzRequest, knowledge: &OracleKnowledge) -> Prediction 
             .is_some_and(|value| !value.is_null())
     };
     for param in rule.params {
-        if param.required == harness_protocol::spec::Required::NotShown && !has(param.name) {
-            // SPEC.md does not say whether it may be left out: either answer is legal.
+        // SPEC.md does not say whether it may be left out: either answer is legal. A
+        // continuation is the exception: a first page has none to give.
+        if param.required == harness_protocol::spec::Required::NotShown
+            && !has(param.name)
+            && !matches!(param.values, Values::Token)
+        {
             certain = false;
         }
     }
@@ -144,9 +150,14 @@ pub fn expect(request: &FuzzRequest, knowledge: &OracleKnowledge) -> Prediction 
     if let Some(refusal) = method_refusal(request, rule, knowledge) {
         return refusal;
     }
-    if has("currency") && has("instrument_name") {
+    if has("currency")
+        && has("instrument_name")
+        && !(str_of(request, "instrument_name") == knowledge.instrument.as_deref()
+            && str_of(request, "currency") == knowledge.currency.as_deref())
+    {
         // Two filters SPEC.md does not relate (4.7): an instrument of another currency may
-        // be answered with nothing or refused as a contradiction.
+        // be answered with nothing or refused as a contradiction. The target's fixture
+        // instrument with its fixture currency is the one pair known to agree.
         certain = false;
     }
     if matches!(request.auth, RequestAuth::BogusToken) {
@@ -158,6 +169,11 @@ pub fn expect(request: &FuzzRequest, knowledge: &OracleKnowledge) -> Prediction 
     } else {
         Prediction::either("")
     }
+}
+
+/// A parameter's string value, if it is one.
+fn str_of<'a>(request: &'a FuzzRequest, name: &str) -> Option<&'a str> {
+    request.params.get(name).and_then(Value::as_str)
 }
 
 /// Whether a parameter value is one SPEC.md allows, not, or not said.

@@ -219,6 +219,7 @@ impl Sender {
         let mut knowledge = OracleKnowledge {
             instrument: self.target.fixtures.instrument_name.clone(),
             subaccount: self.target.fixtures.subaccount_id,
+            currency: self.target.fixtures.currency.clone(),
             granted: None,
             client_id: None,
             account: account_of(&request.auth).map(str::to_owned),
