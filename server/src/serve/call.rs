@@ -13,7 +13,7 @@ use super::ctx::{Ctx, Transport};
 use super::fault::Fault;
 use std::sync::LazyLock;
 
-use super::params::{Declared, Leniency, Origin, Params, declared};
+use super::params::{Declared, Leniency, Origin, Params, ParseFaults, declared};
 use super::principal::Principal;
 use super::{Connection, ServerState, Variant, account, grant, market, reshape, trading};
 use harness_model::target_file::CountedPer;
@@ -159,6 +159,11 @@ pub(crate) fn call(
     let leniency = Leniency {
         ignore_unknown: state.variant(Variant::UnknownParamsIgnored),
         coerce: state.variant(Variant::CoerceTypes),
+        faults: ParseFaults {
+            unicode_digits: state.fault(Fault::IntUnicodeDigits),
+            float_parse: state.fault(Fault::IntFloatParse),
+            unicode_trim: state.fault(Fault::IntUnicodeTrim),
+        },
     };
     if state.variant(Variant::TimestampsUnbounded) {
         clamp_timestamps(&mut raw);

@@ -418,6 +418,15 @@ faults! {
     ScopeNotEnforcedForSub => "scope-not-enforced-for-sub",
         "private methods run whatever scope the token has when the caller is a subaccount",
         ["m.get_transaction_log.scope", "auth.scope.enforced"];
+    IntUnicodeDigits => "int-unicode-digits",
+        "query-string integers pass a digit test that takes any numeric character (char::is_numeric: '٣', '３', '²'), then the integer parse refuses them: http 500 with a plain-text body",
+        ["env.response.jsonrpc"];
+    IntFloatParse => "int-float-parse",
+        "integer parameters are parsed as floats and truncated ('5.7' is 5), and a float no i64 holds (NaN, inf, 1e19) fails the conversion: http 500 with a plain-text body",
+        ["env.response.jsonrpc"];
+    IntUnicodeTrim => "int-unicode-trim",
+        "query-string integers are checked after a trim that eats unicode whitespace (U+00A0, U+2003, U+3000) but parsed after an ascii trim: http 500 with a plain-text body",
+        ["env.response.jsonrpc"];
 }
 
 #[cfg(test)]
@@ -426,7 +435,8 @@ mod tests {
 
     #[test]
     fn names_round_trip_and_are_unique() {
-        assert!(Fault::ALL.len() < 128);
+        // `FaultSet` is a u128: 128 faults fill it (bits 0 to 127); the next needs a wider set.
+        assert!(Fault::ALL.len() <= 128);
         for fault in Fault::ALL {
             assert_eq!(Fault::from_name(fault.name()), Some(*fault));
             assert!(!fault.description().is_empty());

@@ -103,7 +103,9 @@ fn reply(
     id: Value,
     outcome: Result<Value, ErrorObject>,
 ) -> Answer {
-    let status = if outcome.is_err() && state.variant(super::Variant::ErrorsStatus200) {
+    let status = if outcome.as_ref().is_err_and(super::params::is_crash) {
+        StatusCode::INTERNAL_SERVER_ERROR
+    } else if outcome.is_err() && state.variant(super::Variant::ErrorsStatus200) {
         StatusCode::OK
     } else {
         status
@@ -112,6 +114,10 @@ fn reply(
 }
 
 fn respond((status, envelope): Answer) -> Response {
+    if let Value::String(text) = envelope {
+        // A crashed parser's answer (`message::CRASH_TEXT`): no envelope.
+        return (status, [(header::CONTENT_TYPE, "text/plain")], text).into_response();
+    }
     (
         status,
         [(header::CONTENT_TYPE, "application/json")],

@@ -15,6 +15,11 @@ use super::state::OTHER_THROTTLE_CODE;
 use super::{Connection, ServerState};
 use harness_protocol::jsonrpc::{self, ErrorObject};
 
+/// What a crashed parser answers instead of an envelope (a parsing fault only): the body of
+/// an HTTP 500, a WebSocket text frame. [`ServerState::envelope`] gives it as a JSON
+/// string, which the transports send as plain text.
+pub(crate) const CRASH_TEXT: &str = "Internal Server Error";
+
 impl ServerState {
     /// One WebSocket-style JSON-RPC message in, one response envelope out. Never panics,
     /// whatever the bytes.
@@ -109,6 +114,10 @@ impl ServerState {
             }
             _ => id,
         };
+        if outcome.as_ref().is_err_and(super::params::is_crash) {
+            // A parser that panicked: no envelope at all (see `CRASH_TEXT`).
+            return Value::String(CRASH_TEXT.to_owned());
+        }
         let success = outcome.is_ok();
         let outcome = outcome.map_err(|error| self.recode(error));
         let mut envelope = match outcome {

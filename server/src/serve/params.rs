@@ -42,6 +42,97 @@ pub(crate) struct Leniency {
     pub(crate) ignore_unknown: bool,
     /// Coerce JSON values of another type as query-string text is coerced.
     pub(crate) coerce: bool,
+    /// The parsing faults switched on (none on the reference).
+    pub(crate) faults: ParseFaults,
+}
+
+/// The faults of [`super::Fault`] that live in the parameter parser: each makes an integer
+/// parameter's digit test and its parse disagree, and the disagreement an internal error
+/// ([`crash`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct ParseFaults {
+    /// `int-unicode-digits`: the digit test is `char::is_numeric`.
+    pub(crate) unicode_digits: bool,
+    /// `int-float-parse`: integers are parsed as `f64` and truncated.
+    pub(crate) float_parse: bool,
+    /// `int-unicode-trim`: the digit test trims unicode whitespace, the parse ascii only.
+    pub(crate) unicode_trim: bool,
+}
+
+/// The member of an internal error's data [`crash`] makes.
+const CRASH: &str = "crash";
+
+/// An internal error: what a server whose parser panicked answers. The transports answer it
+/// with no JSON-RPC envelope at all (`http.rs`: status 500 and a plain-text body; `ws.rs`:
+/// a plain-text frame); only a parsing fault makes one.
+pub(crate) fn crash(what: &str) -> ErrorObject {
+    ErrorObject {
+        data: Some(serde_json::json!({ CRASH: what })),
+        ..ErrorObject::new(INTERNAL_ERROR, "internal_error")
+    }
+}
+
+/// `-32603`, JSON-RPC 2.0's internal error.
+const INTERNAL_ERROR: i64 = -32603;
+
+/// Whether `error` is one [`crash`] made.
+pub(crate) fn is_crash(error: &ErrorObject) -> bool {
+    error.code == INTERNAL_ERROR
+        && error
+            .data
+            .as_ref()
+            .is_some_and(|data| data.get(CRASH).is_some())
+}
+
+/// An integer parameter's value as a parsing fault reads it: `Ok(Some)` where the fault
+/// takes it, `Ok(None)` where the ordinary check decides, `Err` where the fault crashes.
+fn faulty_int(
+    value: &Value,
+    origin: Origin,
+    faults: ParseFaults,
+) -> Result<Option<Value>, ErrorObject> {
+    let text = match (origin, value) {
+        (Origin::Query, Value::String(text)) => Some(text.as_str()),
+        _ => None,
+    };
+    if faults.unicode_digits
+        && let Some(text) = text
+        && !text.is_ascii()
+        && text.chars().all(|c| c.is_numeric() || c == '-')
+    {
+        // The digit test passed; `parse::<i64>` takes ASCII digits only.
+        return text
+            .parse::<i64>()
+            .map(|number| Some(Value::from(number)))
+            .map_err(|_| crash("integer parse of digits the digit test passed"));
+    }
+    if faults.unicode_trim
+        && let Some(text) = text
+        && text.trim() != text
+        && text.trim().parse::<i64>().is_ok()
+    {
+        return text
+            .trim_ascii()
+            .parse::<i64>()
+            .map(|number| Some(Value::from(number)))
+            .map_err(|_| crash("integer parse of text the trimmed digit test passed"));
+    }
+    if faults.float_parse {
+        let float = match value {
+            Value::String(text) if origin == Origin::Query => text.parse::<f64>().ok(),
+            Value::Number(number) => number.as_f64(),
+            _ => None,
+        };
+        if let Some(float) = float {
+            // `i64::MAX as f64` is 2^63, which no i64 holds.
+            return if float.is_finite() && float.abs() < 9_223_372_036_854_775_807_f64 {
+                Ok(Some(Value::from(float.trunc() as i64)))
+            } else {
+                Err(crash("float to integer conversion"))
+            };
+        }
+    }
+    Ok(None)
 }
 
 /// Parameters that passed the declared list: each present value has its declared type.
@@ -72,6 +163,12 @@ impl Params {
                 return Err(ErrorObject::invalid_params(&name, "unknown parameter"));
             };
             if value.is_null() {
+                continue;
+            }
+            if spec.kind == Kind::Int
+                && let Some(typed) = faulty_int(&value, origin, leniency.faults)?
+            {
+                values.insert(name, typed);
                 continue;
             }
             let typed = match (origin, value) {
@@ -256,6 +353,7 @@ mod tests {
         let lenient = Leniency {
             ignore_unknown: true,
             coerce: true,
+            ..Leniency::default()
         };
         let params = Params::check(
             raw(json!({"count": "7", "name": 5, "flag": "false", "other": 1})),
@@ -271,6 +369,43 @@ mod tests {
         let error = Params::check(raw(json!({"count": "seven"})), SPECS, Origin::Json, lenient)
             .unwrap_err();
         assert_eq!(error.code, harness_protocol::jsonrpc::code::INVALID_PARAMS);
+    }
+
+    #[test]
+    fn each_parsing_fault_crashes_on_its_class_and_only_with_it() {
+        let faults = |unicode_digits, float_parse, unicode_trim| Leniency {
+            faults: ParseFaults {
+                unicode_digits,
+                float_parse,
+                unicode_trim,
+            },
+            ..Leniency::default()
+        };
+        let check = |value: Value, leniency: Leniency| {
+            Params::check(
+                raw(json!({ "count": value })),
+                SPECS,
+                Origin::Query,
+                leniency,
+            )
+        };
+        for (value, leniency) in [
+            (json!("\u{0663}"), faults(true, false, false)),
+            (json!("\u{ff15}0"), faults(true, false, false)),
+            (json!("NaN"), faults(false, true, false)),
+            (json!("1e309"), faults(false, true, false)),
+            (json!("\u{3000}5"), faults(false, false, true)),
+        ] {
+            assert!(
+                is_crash(&check(value.clone(), leniency).unwrap_err()),
+                "{value}"
+            );
+            assert!(!is_crash(&check(value, Leniency::default()).unwrap_err()));
+        }
+        let params = check(json!("5.7"), faults(false, true, false)).unwrap();
+        assert_eq!(params.int("count"), Some(5));
+        let params = check(json!(" 5 "), faults(false, false, true)).unwrap();
+        assert_eq!(params.int("count"), Some(5));
     }
 
     #[test]

@@ -162,11 +162,12 @@ async fn serve_socket(state: Arc<ServerState>, socket: WebSocket, handshake: Han
             // a slow reader below holds only its answer, so 64 of them stay small.
             drop(bytes);
             // A closed writer means the client went away; the answer has nowhere to go.
-            let _ = answers
-                .send(Outgoing::Answer(harness_protocol::jsonrpc::to_text(
-                    &response,
-                )))
-                .await;
+            // A crashed parser's answer (`message::CRASH_TEXT`) goes as plain text.
+            let text = match response {
+                serde_json::Value::String(text) => text,
+                other => harness_protocol::jsonrpc::to_text(&other),
+            };
+            let _ = answers.send(Outgoing::Answer(text)).await;
             if close {
                 let _ = answers.send(Outgoing::Close).await;
             }
