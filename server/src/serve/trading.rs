@@ -202,16 +202,21 @@ pub(crate) fn close_position(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
             "no open position",
         ));
     }
+    let is_option = name.ends_with("-C") || name.ends_with("-P");
+    let amount = if is_option { 1.0 } else { 100.0 };
     let price = match ctx.params.num("price") {
         Some(price) if price <= 0.0 => {
             return Err(ErrorObject::invalid_params("price", "must be positive"));
+        }
+        // A price so small that the fee (amount / price) is past any float: refused rather
+        // than answered with a fee JSON cannot hold (found by the fuzzer's float edges).
+        Some(price) if !(amount / price).is_finite() => {
+            return Err(ErrorObject::invalid_params("price", "out of range"));
         }
         Some(price) if order_type == "limit" => price,
         _ => instrument.mark_price,
     };
     let now_ms = ctx.state.now_ms();
-    let is_option = name.ends_with("-C") || name.ends_with("-P");
-    let amount = if is_option { 1.0 } else { 100.0 };
     let order_id = format!("close-{now_ms}");
     let trade = json!({
         "trade_seq": 1_000 + now_ms % 1_000,
