@@ -196,11 +196,46 @@ impl Received {
     /// The answer from the bytes read, parsed once; the bytes become the kept text without
     /// a copy when they are UTF-8 (as JSON must be), and are copied lossily otherwise.
     pub fn from_bytes(status: Option<u16>, bytes: Vec<u8>) -> Received {
-        let json = serde_json::from_slice(&bytes).ok();
+        let json = serde_json::from_slice(&bytes)
+            .ok()
+            .or_else(|| serde_json::from_slice(&lone_surrogates_replaced(&bytes)?).ok());
         let body = String::from_utf8(bytes)
             .unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned());
         Received { status, body, json }
     }
+}
+
+/// JSON text with each `\u` escape of a UTF-16 surrogate written as `\ufffd`, when it has
+/// one: RFC 8259's grammar allows an escaped lone surrogate (JavaScript's `JSON.stringify`
+/// writes one for a string that holds it), which serde_json refuses to read into a string.
+/// Escaped pairs become two replacement characters, which judging an answer does not mind.
+fn lone_surrogates_replaced(bytes: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut replaced = false;
+    let mut at = 0;
+    while at < bytes.len() {
+        if bytes[at] == b'\\' && at + 1 < bytes.len() {
+            let escape = &bytes[at..(at + 6).min(bytes.len())];
+            let surrogate = escape.len() == 6
+                && escape[1] == b'u'
+                && std::str::from_utf8(&escape[2..])
+                    .ok()
+                    .and_then(|hex| u16::from_str_radix(hex, 16).ok())
+                    .is_some_and(|unit| (0xD800..=0xDFFF).contains(&unit));
+            if surrogate {
+                out.extend_from_slice(b"\\ufffd");
+                replaced = true;
+                at += 6;
+            } else {
+                out.extend_from_slice(&bytes[at..at + 2]);
+                at += 2;
+            }
+            continue;
+        }
+        out.push(bytes[at]);
+        at += 1;
+    }
+    replaced.then_some(out)
 }
 
 /// A query-string value for a JSON parameter value.
@@ -216,6 +251,20 @@ pub fn query_value(value: &Value) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn an_escaped_lone_surrogate_is_json_read_with_a_replacement_character() {
+        let answer = br#"{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"\udc00\\ud800"}}"#;
+        let received = Received::from_bytes(Some(200), answer.to_vec());
+        let json = received.json.expect("read as JSON");
+        assert_eq!(json["error"]["message"], "\u{fffd}\\ud800");
+        assert!(
+            Received::from_bytes(None, b"{\"a\":".to_vec())
+                .json
+                .is_none()
+        );
+    }
+
     use super::*;
 
     fn exchange(body: &str) -> Exchange {
