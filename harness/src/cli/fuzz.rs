@@ -63,6 +63,20 @@ struct FuzzRunArgs {
     /// the run, never waited for.
     #[arg(long, value_name = "S", default_value_t = 0.0)]
     paced_wait_s: f64,
+    /// Seconds the run lasts at least: until then the paced method (the transaction log)
+    /// is sent at the full rate its budget allows, the other requests filling the gaps.
+    /// 0: as long as the other requests take.
+    #[arg(long, value_name = "S", default_value_t = 0.0)]
+    duration: f64,
+    /// Steer by the response classes reached: a quarter of the fresh requests replaced by
+    /// a mutation of a request that reached a new class. Without it the run sends exactly
+    /// the seed's requests (the same from run to run and across shards).
+    #[arg(long)]
+    steer: bool,
+    /// Resume the corpus of requests that reached a new response class from DIR, and save
+    /// this run's new entries there.
+    #[arg(long = "corpus", value_name = "DIR")]
+    corpus_dir: Option<PathBuf>,
     /// Only these transports: http-query, http-body, ws, rest (repeatable).
     #[arg(long = "transport", value_name = "NAME", value_parser = parse_transport)]
     transports: Vec<TransportKind>,
@@ -104,6 +118,10 @@ fn run(args: FuzzRunArgs) -> Result<u8, CliError> {
     config.no_answer_limit = args.timeouts.no_answer_limit;
     config.paced_wait = Duration::try_from_secs_f64(args.paced_wait_s)
         .map_err(|_| CliError::usage("--paced-wait-s takes a number of seconds, 0 or more"))?;
+    config.duration = Duration::try_from_secs_f64(args.duration)
+        .map_err(|_| CliError::usage("--duration takes a number of seconds, 0 or more"))?;
+    config.steer = args.steer;
+    config.corpus = args.corpus_dir.clone();
     config.out = Some(args.out.clone());
     if !args.transports.is_empty() {
         config.transports = args.transports.clone();
@@ -162,13 +180,26 @@ fn run(args: FuzzRunArgs) -> Result<u8, CliError> {
         report.shrink_requests,
     );
     outln!(
-        "fuzz: paced: {} requests ({:.1}% of those sent) at {:.2}/s, {} left unsent for the pacing budget; in sequences {} sent, {} skipped for it",
+        "fuzz: paced: {} sent of {} the budget allowed ({:.1}% of those sent) at {:.2}/s, {} left unsent for the pacing budget; in sequences {} sent, {} skipped for it",
         report.paced_sent,
+        report.paced_allowed,
         report.paced_share * 100.0,
         report.paced_per_second,
         report.paced_unsent,
         report.stateful.paced_sent,
         report.stateful.paced_skipped,
+    );
+    let coverage = &report.coverage;
+    outln!(
+        "fuzz: coverage: {} response classes reached{}; corpus {} requests, {} mutations of them sent",
+        coverage.classes.len(),
+        if coverage.steered {
+            " (steered)"
+        } else {
+            " (not steered)"
+        },
+        coverage.corpus,
+        coverage.mutated,
     );
     let stateful = &report.stateful;
     outln!(
@@ -190,8 +221,13 @@ fn run(args: FuzzRunArgs) -> Result<u8, CliError> {
         outln!("fuzz: {reason}: the findings so far are written, unshrunk");
     }
     for finding in &report.findings {
+        let class = finding
+            .shrunk
+            .class
+            .as_deref()
+            .map_or_else(String::new, |class| format!(" (input class {class})"));
         let what = format!(
-            "{} {}, {} requests",
+            "{} {}{class}, {} requests",
             finding.shrunk.transport, finding.shrunk.method, finding.occurrences
         );
         print_finding(&finding.clause, &what, &finding.message, &finding.case_file);

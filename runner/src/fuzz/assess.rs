@@ -64,6 +64,31 @@ pub(crate) fn found_before_prediction(request: &FuzzRequest, clause: &str) -> bo
             .any(|violation| violation.clause() == clause)
 }
 
+/// What kind of answer `sent` got, and its error code: `result`, `error`, `throttled`,
+/// `not-json`, `not-an-envelope`, `dropped` or `no-answer`.
+pub(crate) fn answer_kind(sent: &Sent) -> (&'static str, Option<i64>) {
+    let exchange = &sent.exchange;
+    if let Some(failure) = &exchange.failure {
+        return match failure.kind {
+            TransportErrorKind::Timeout | TransportErrorKind::Connect => ("no-answer", None),
+            _ => ("dropped", None),
+        };
+    }
+    let Some(answer) = exchange
+        .response
+        .as_ref()
+        .and_then(|received| received.json.as_ref())
+    else {
+        return ("not-json", None);
+    };
+    match (jsonrpc::error_of(answer), answer.get("result")) {
+        (Some(error), _) if sent.throttled => ("throttled", Some(error.code)),
+        (Some(error), _) => ("error", Some(error.code)),
+        (None, Some(_)) => ("result", None),
+        (None, None) => ("not-an-envelope", None),
+    }
+}
+
 /// Judges the answer `sent` got: `None` when it holds, else a [`Finding`] at
 /// [`Verdict::Fail`] on the clause it breaks, at [`Verdict::Skip`] for a throttled
 /// answer, or at [`Verdict::Error`] when no answer came (timed out, refused).

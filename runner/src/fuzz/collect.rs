@@ -109,6 +109,7 @@ mod tests {
             raw: Some("{".to_owned()),
             why: "a broken envelope".to_owned(),
             walk: false,
+            class: None,
         };
         FuzzReport {
             seed: 9,

@@ -15,6 +15,21 @@ use harness_model::check::{Finding, Redactor, SchemaSet};
 pub(crate) struct Assessed {
     pub(crate) prediction: Prediction,
     pub(crate) finding: Option<Finding>,
+    /// What kind of answer came, and its error code: the request's response class
+    /// (`coverage.rs`) with the clause of its finding or prediction.
+    pub(crate) answer: (&'static str, Option<i64>),
+}
+
+impl Assessed {
+    /// The response class the request reached (`coverage::class_of`).
+    pub(crate) fn class(&self, request: &FuzzRequest) -> String {
+        let clause = self
+            .finding
+            .as_ref()
+            .and_then(|finding| finding.clauses.first())
+            .map_or(self.prediction.clause, String::as_str);
+        super::coverage::class_of(request, self.answer.0, self.answer.1, clause)
+    }
 }
 
 /// Sends one generated request (or walks it) and judges the answer; `budget` says whether
@@ -34,6 +49,7 @@ pub(crate) async fn execute(
         return Assessed {
             prediction,
             finding,
+            answer: ("walk", None),
         };
     }
     match sender.send(request, id, session, budget).await {
@@ -47,6 +63,7 @@ pub(crate) async fn execute(
             Assessed {
                 prediction,
                 finding,
+                answer: assess::answer_kind(&sent),
             }
         }
         Err(setup) => Assessed {
@@ -55,6 +72,7 @@ pub(crate) async fn execute(
                 message: redactor.text(&setup.finding.message),
                 ..setup.finding
             }),
+            answer: ("login-failed", None),
         },
     }
 }

@@ -7,6 +7,7 @@ use rand::seq::IndexedRandom;
 use rand::{Rng, SeedableRng};
 use serde_json::{Map, Value, json};
 
+mod classes;
 mod mutate;
 
 use super::rules::{self, Fixture, Kind, LOCK_PORTFOLIO, Method, Values};
@@ -64,6 +65,22 @@ pub(crate) fn stream<'a>(
     std::iter::from_fn(move || {
         (!jsonrpc.is_empty()).then(|| generator.request(&mut rng, &jsonrpc, rest))
     })
+}
+
+/// `base` with one more defect, drawn from `rng`: how steering mutates a corpus entry
+/// (`coverage.rs`). `None` for a request the generator has no rule for (the REST call).
+pub(crate) fn remix(rng: &mut StdRng, target: &Target, base: &FuzzRequest) -> Option<FuzzRequest> {
+    let rule = rules::method(&base.method)?;
+    let mut request = FuzzRequest {
+        raw: None,
+        walk: false,
+        // A raw body's class goes with the body; a value's stays with the value.
+        class: base.class.clone().filter(|_| base.raw.is_none()),
+        ..base.clone()
+    };
+    Generator { target }.mutate(rng, rule, &mut request);
+    request.why = format!("{}, on a corpus entry", request.why);
+    Some(request)
 }
 
 /// Non-ASCII text for signed `data`: two-, three- and four-byte UTF-8.
@@ -128,6 +145,7 @@ impl Generator<'_> {
             raw: None,
             why: why.to_owned(),
             walk: false,
+            class: None,
         }
     }
 
@@ -216,6 +234,7 @@ impl Generator<'_> {
             raw: None,
             why: "valid".to_owned(),
             walk: false,
+            class: None,
         }
     }
 

@@ -144,6 +144,8 @@ pub struct MergedReport {
     pub findings: Vec<MergedFinding>,
     /// Distinct findings of stateful sequences, by clause and shrunk sequence.
     pub sequence_findings: Vec<MergedSequenceFinding>,
+    /// The response classes the runs reached, their maps merged.
+    pub coverage: super::coverage::CoverageMap,
 }
 
 /// Why runs could not be merged.
@@ -225,6 +227,7 @@ pub fn merge(runs: &[(PathBuf, FuzzReport)]) -> MergedReport {
             timed_out: report.timed_out,
         });
         merged.sent += report.sent;
+        merged.coverage.merge(&report.coverage);
         merged.run_findings += report.findings.len();
         keep(&mut merged.findings, report.seed, dir, &report.findings);
     }
@@ -252,9 +255,11 @@ pub fn merge(runs: &[(PathBuf, FuzzReport)]) -> MergedReport {
 fn same_request(a: &FuzzRequest, b: &FuzzRequest) -> bool {
     FuzzRequest {
         why: String::new(),
+        class: None,
         ..a.clone()
     } == FuzzRequest {
         why: String::new(),
+        class: None,
         ..b.clone()
     }
 }

@@ -21,6 +21,7 @@
 mod assess;
 mod case_file;
 mod collect;
+pub mod coverage;
 mod execute;
 mod generate;
 pub mod merge;
@@ -88,6 +89,18 @@ pub struct FuzzConfig {
     /// unsent (the step skipped) and counted. 0 (the default): the paced method is sent
     /// whenever its budget has room during the run, and the run never waits for it.
     pub paced_wait: Duration,
+    /// How long the run lasts at least (0, the default: as long as the other requests
+    /// take). Until then the paced method keeps being sent at the rate its budget allows,
+    /// the other requests filling the gaps, so a run of thousands of requests that would
+    /// end in a second still exercises the one method whose rate SPEC.md states.
+    pub duration: Duration,
+    /// Steer by the response classes reached (`coverage.rs`): a quarter of the fresh
+    /// requests replaced by a mutation of a request that reached a new class. Off (the
+    /// default): the seed's stream exactly, so two runs and the shards of one send the same
+    /// requests; the map is kept either way.
+    pub steer: bool,
+    /// Where the corpus is resumed from and saved to (one JSON file per entry).
+    pub corpus: Option<PathBuf>,
     /// Where the run's events go (`harness_model::events`): its start, each request judged,
     /// each finding, an interruption and its end.
     pub events: harness_model::events::EventSink,
@@ -111,6 +124,9 @@ impl FuzzConfig {
             interrupt: crate::run::Interrupt::new(),
             no_answer_limit: crate::run::DEFAULT_LIMIT,
             paced_wait: Duration::ZERO,
+            duration: Duration::ZERO,
+            steer: false,
+            corpus: None,
             events: harness_model::events::EventSink::none(),
         }
     }
@@ -133,6 +149,10 @@ pub struct FuzzRequest {
     pub why: String,
     /// Follow `continuation` from the first page to the last instead of sending once.
     pub walk: bool,
+    /// The named class of the value or body that makes it odd (`unicode-Nd`,
+    /// `numeric-notation`, `lone-surrogate`, ...), if one does: what kind of input it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<String>,
 }
 
 /// How a request authenticates.
@@ -267,12 +287,20 @@ pub struct FuzzReport {
     /// (see `FuzzConfig::paced_wait`).
     #[serde(default)]
     pub paced_unsent: usize,
+    /// Paced requests one account's budget allowed over the run (the target's burst and its
+    /// rate times the run's wall time). Requests without an account's credentials (none, a
+    /// bogus token) draw from budgets of their own, so `paced_sent` may pass it.
+    #[serde(default)]
+    pub paced_allowed: usize,
     /// `paced_sent` of `sent`: the share of the requests that went to a paced method.
     #[serde(default)]
     pub paced_share: f64,
     /// `paced_sent` per second of the run: the rate the paced method reached.
     #[serde(default)]
     pub paced_per_second: f64,
+    /// The response classes reached and how the map grew (`coverage.rs`).
+    #[serde(default)]
+    pub coverage: coverage::CoverageMap,
     /// Requests sent by the shrinker.
     pub shrink_requests: usize,
     /// Distinct failures, shrunk.

@@ -101,12 +101,17 @@ pub fn expect(request: &FuzzRequest, knowledge: &OracleKnowledge) -> Prediction 
     }
     let query = request.transport == TransportKind::HttpQuery;
     let mut certain = !rule.state_changing;
+    // A value not of its declared type (or not in its plain form): a server may refuse it
+    // before anything else.
+    let mut values_unsure = false;
     for (name, value) in &request.params {
         let Some(spec) = rule.params.iter().find(|spec| spec.name == name) else {
             // Unknown parameters: the spec does not say they are refused.
             certain &= name == "access_token" && request.transport == TransportKind::Ws;
+            values_unsure = true;
             continue;
         };
+        values_unsure |= !well_typed(spec.kind, value, query);
         match judge_value(spec, value, query, knowledge) {
             ValueValidity::Valid if name == "end_timestamp" && window_reversed(request, query) => {
                 certain = false;
@@ -148,7 +153,15 @@ pub fn expect(request: &FuzzRequest, knowledge: &OracleKnowledge) -> Prediction 
         }
     }
     if let Some(refusal) = method_refusal(request, rule, knowledge) {
-        return refusal;
+        // The code of a refusal is certain only where no value may be refused first.
+        return if values_unsure {
+            Prediction {
+                code: None,
+                ..refusal
+            }
+        } else {
+            refusal
+        };
     }
     if has("currency")
         && has("instrument_name")
@@ -214,7 +227,9 @@ fn judge_value(
             match spec.kind.from_text(text) {
                 // A JSON string holding a number: a lenient server may take it.
                 Some(_) if !query => return ValueValidity::Unsure,
-                Some(parsed) => Some(parsed),
+                Some(parsed) if plainly_written(text, &parsed) => Some(parsed),
+                // `+5`, `-0`, `05`, `5.`: a number only some parsers read as one.
+                Some(_) => return ValueValidity::Unsure,
                 None => None,
             }
         }
@@ -231,6 +246,11 @@ fn judge_value(
             _ => ValueValidity::Invalid(format!("{value} is not one of the listed values")),
         },
         Values::Range(min, max) => match value.as_i64() {
+            // No stated bound, and past what a JSON number holds exactly wherever it is
+            // parsed (RFC 8259 section 6: 2^53): a server may read it as another number.
+            Some(number) if max == i64::MAX && number.unsigned_abs() > EXACT_IN_EVERY_PARSER => {
+                ValueValidity::Unsure
+            }
             Some(number) if (min..=max).contains(&number) => ValueValidity::Valid,
             // No stated bound (a timestamp): outside the table's range is either.
             _ if max == i64::MAX => ValueValidity::Unsure,
@@ -258,6 +278,39 @@ fn judge_value(
         // A member or a continuation the target did not hand out may or may not exist.
         Values::Fixture(Fixture::Member) | Values::Token => ValueValidity::Unsure,
         Values::Free => free_value(spec.name, &value, knowledge),
+    }
+}
+
+/// Whether `value` is of the declared `kind` as it travels: its JSON type, or over a query
+/// string text in the type's plain form.
+fn well_typed(kind: Kind, value: &Value, query: bool) -> bool {
+    match (kind, value) {
+        (_, Value::Null) => false,
+        (Kind::Str, Value::String(_)) => true,
+        (Kind::Str, _) => query,
+        (Kind::Int, Value::Number(number)) => number.is_i64(),
+        (Kind::Num, Value::Number(_)) | (Kind::Bool, Value::Bool(_)) => true,
+        (_, Value::String(text)) if query => kind
+            .from_text(text)
+            .is_some_and(|parsed| plainly_written(text, &parsed)),
+        _ => false,
+    }
+}
+
+/// The largest integer every JSON parser holds exactly (RFC 8259 section 6).
+const EXACT_IN_EVERY_PARSER: u64 = (1 << 53) - 1;
+
+/// Whether query text that parses as `parsed` is that value's plain form: the JSON text of
+/// the number (no sign but `-`, no leading zero, no `-0`), which every parser of integers
+/// or numbers reads alike.
+fn plainly_written(text: &str, parsed: &Value) -> bool {
+    match parsed {
+        Value::Number(number) if number.is_i64() || number.is_u64() => text == number.to_string(),
+        Value::Number(_) => {
+            serde_json::from_str::<serde_json::Number>(text).is_ok()
+                && !(text.starts_with('-') && parsed.as_f64() == Some(0.0))
+        }
+        _ => true,
     }
 }
 

@@ -11,6 +11,7 @@ use std::time::Instant;
 use serde_json::Map;
 
 use super::assess;
+use super::coverage::Steering;
 use super::execute::{Assessed, execute};
 use super::prediction::{Outcome, Prediction};
 use super::rules;
@@ -99,9 +100,28 @@ pub async fn run(
     });
     let outcomes: Arc<Mutex<Vec<Option<Assessed>>>> =
         Arc::new(Mutex::new(vec![None; requests.len()]));
+    // What steering sent in place of a fresh request, by index.
+    let instead: Arc<Mutex<Vec<Option<FuzzRequest>>>> =
+        Arc::new(Mutex::new(vec![None; requests.len()]));
+    let resumed = config
+        .corpus
+        .as_deref()
+        .map(super::coverage::load_corpus)
+        .unwrap_or_default();
+    let steering = Arc::new(Steering::new(
+        target.clone(),
+        config.seed,
+        config.steer,
+        resumed,
+    ));
     let started = Instant::now();
     let deadline = started + config.run_timeout;
-    let schedule = Arc::new(Schedule::new(Arc::clone(&requests), config.paced_wait));
+    let until = (!config.duration.is_zero()).then(|| started + config.duration);
+    let schedule = Arc::new(Schedule::new(
+        Arc::clone(&requests),
+        config.paced_wait,
+        until,
+    ));
     let mut workers = Vec::new();
     for _ in 0..config.concurrency.max(1) {
         let (sender, schemas, redactor) = (
@@ -114,6 +134,7 @@ pub async fn run(
             Arc::clone(&outcomes),
             Arc::clone(&schedule),
         );
+        let (steering, instead) = (Arc::clone(&steering), Arc::clone(&instead));
         let (interrupt, events) = (config.interrupt.clone(), config.events.clone());
         workers.push(tokio::spawn(async move {
             let mut ws = None;
@@ -132,7 +153,9 @@ pub async fn run(
                     }
                     Next::Done => break,
                 };
-                let (number, request) = &requests[index];
+                let (number, fresh) = &requests[index];
+                let mutated = steering.instead_of(fresh);
+                let request = mutated.as_ref().unwrap_or(fresh);
                 let outcome = execute(
                     &sender,
                     &schemas,
@@ -144,6 +167,10 @@ pub async fn run(
                 )
                 .await;
                 events.emit(&judged(*number, request, &outcome));
+                steering.observe(request, outcome.class(request));
+                if mutated.is_some() {
+                    instead.lock().unwrap_or_else(PoisonError::into_inner)[index] = mutated;
+                }
                 outcomes.lock().unwrap_or_else(PoisonError::into_inner)[index] = Some(outcome);
             }
             if let Some(mut session) = ws {
@@ -159,6 +186,11 @@ pub async fn run(
     let paced_unsent = schedule.left_unsent();
     let outcomes: Vec<Option<Assessed>> =
         std::mem::take(&mut *outcomes.lock().unwrap_or_else(PoisonError::into_inner));
+    let instead: Vec<Option<FuzzRequest>> =
+        std::mem::take(&mut *instead.lock().unwrap_or_else(PoisonError::into_inner));
+    if let Some(dir) = &config.corpus {
+        steering.save(dir)?;
+    }
     let paced_sent = outcomes
         .iter()
         .zip(requests.iter())
@@ -180,11 +212,13 @@ pub async fn run(
         sent,
         paced_sent,
         paced_unsent: paced_unsent.len(),
+        paced_allowed: paced_allowed(&target, elapsed),
         paced_share: paced_sent as f64 / sent.max(1) as f64,
         paced_per_second: paced_sent as f64 / elapsed.as_secs_f64().max(1e-9),
         timed_out: cut && config.interrupt.reason().is_none(),
         interrupted: config.interrupt.reason(),
         elapsed,
+        coverage: steering.map(),
         ..FuzzReport::default()
     };
     let mut failed: Vec<Failed> = Vec::new();
@@ -202,7 +236,8 @@ pub async fn run(
             Some(finding) if assess::is_throttled(&finding) => report.rate_limited += 1,
             Some(finding) if assess::is_unanswered(&finding) => report.unanswered += 1,
             Some(failure) => {
-                let (number, request) = requests[index].clone();
+                let (number, fresh) = requests[index].clone();
+                let request = instead[index].clone().unwrap_or(fresh);
                 failed.push((request, outcome.prediction, failure, number));
             }
         }
@@ -251,6 +286,14 @@ pub async fn run(
     .await?;
     announce_end(config, &report);
     Ok(report)
+}
+
+/// The paced requests the target's budget allows over `elapsed`: its burst, then its rate.
+fn paced_allowed(target: &Target, elapsed: std::time::Duration) -> usize {
+    let limits = &target.limits;
+    let allowed = f64::from(limits.transaction_log_burst)
+        + limits.transaction_log_per_second * elapsed.as_secs_f64();
+    allowed.floor() as usize
 }
 
 /// The event of one request judged: pass, its finding's verdict, skip when throttled, error
@@ -406,5 +449,6 @@ fn health_request(transport: TransportKind) -> FuzzRequest {
         raw: None,
         why: "the health call".to_owned(),
         walk: false,
+        class: None,
     }
 }

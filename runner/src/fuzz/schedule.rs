@@ -42,16 +42,24 @@ pub(crate) struct Schedule {
     /// When the last request that was not deferred was handed out.
     rest_sent: Mutex<Option<Instant>>,
     paced_wait: Duration,
+    /// The end of the run's planned duration: until then deferred paced requests wait for
+    /// their budget whatever `paced_wait` says.
+    until: Option<Instant>,
 }
 
 impl Schedule {
-    pub(crate) fn new(requests: Arc<Vec<(usize, FuzzRequest)>>, paced_wait: Duration) -> Self {
+    pub(crate) fn new(
+        requests: Arc<Vec<(usize, FuzzRequest)>>,
+        paced_wait: Duration,
+        until: Option<Instant>,
+    ) -> Self {
         Schedule {
             requests,
             next: AtomicUsize::new(0),
             deferred: Mutex::new(BTreeMap::new()),
             rest_sent: Mutex::new(None),
             paced_wait,
+            until,
         }
     }
 
@@ -87,7 +95,8 @@ impl Schedule {
             .unwrap_or_else(PoisonError::into_inner)
             .get_or_insert(now);
         let waiting = deferred.values().any(|queue| !queue.is_empty());
-        if !waiting || now >= rest_sent + self.paced_wait {
+        let planned = self.until.is_some_and(|until| now < until);
+        if !waiting || (now >= rest_sent + self.paced_wait && !planned) {
             return Next::Done;
         }
         let mut soonest = POLL;

@@ -148,6 +148,7 @@ mod tests {
             raw: None,
             why: String::new(),
             walk: false,
+            class: None,
         };
         let size = |request: &FuzzRequest| serde_json::to_string(&request.params).unwrap().len();
         for candidate in candidates(&request) {

@@ -58,8 +58,20 @@ pub(crate) async fn walk(
         } else {
             Budget::Wait
         };
-        let Ok(sent) = sender.send(&page_request, id, session, budget).await else {
-            return (prediction, fail("the login a page needs failed".to_owned()));
+        let sent = match sender.send(&page_request, id, session, budget).await {
+            Ok(sent) => sent,
+            // The login's own finding, as for a single request: an error, not a failure,
+            // when the login got no answer.
+            Err(setup) => {
+                let finding = Finding {
+                    message: redactor.text(&format!(
+                        "the login a page needs failed: {}",
+                        setup.finding.message
+                    )),
+                    ..setup.finding
+                };
+                return (prediction, Some(finding));
+            }
         };
         if page == 0 {
             // The walk holds its pages to a result only where the oracle holds the first

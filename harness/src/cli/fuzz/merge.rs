@@ -32,9 +32,10 @@ pub(crate) fn merge(args: MergeArgs) -> Result<u8, CliError> {
         _ => CliError::usage(error),
     })?;
     outln!(
-        "fuzz merge: {} runs, {} requests sent",
+        "fuzz merge: {} runs, {} requests sent, {} response classes reached",
         merged.runs.len(),
-        merged.sent
+        merged.sent,
+        merged.coverage.classes.len()
     );
     for seed in &merged.seeds {
         let list = |indices: &[usize]| {

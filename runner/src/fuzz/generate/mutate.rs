@@ -7,11 +7,24 @@ use rand::rngs::StdRng;
 use rand::seq::IndexedRandom;
 use serde_json::{Value, json};
 
+use super::classes::{self, Class};
 use super::{Generator, narrow_scopes, random_text};
 use crate::fuzz::rules::{self, Kind, Method, Values};
 use crate::fuzz::{FuzzRequest, RequestAuth, SecretPlan};
 use harness_model::case::TransportKind;
 use harness_protocol::spec;
+
+/// A value as the report shows it: long strings by their length, other characters escaped
+/// so that an invisible one is seen.
+fn shown(value: &Value) -> String {
+    match value {
+        Value::String(text) if text.chars().count() > 40 => {
+            format!("a string of {} characters", text.chars().count())
+        }
+        Value::String(text) => format!("\"{}\"", text.escape_default()),
+        other => other.to_string(),
+    }
+}
 
 /// Strings that break parsers, encoders and comparisons.
 const ODD_STRINGS: &[&str] = &[
@@ -32,7 +45,7 @@ const ODD_STRINGS: &[&str] = &[
 
 impl Generator<'_> {
     /// One defect: a value, a type, a parameter, the credentials or the envelope.
-    pub(super) fn mutate(&self, rng: &mut StdRng, rule: &Method, request: &mut FuzzRequest) {
+    pub(crate) fn mutate(&self, rng: &mut StdRng, rule: &Method, request: &mut FuzzRequest) {
         // Parameters the sender fills in are not the generator's to break.
         let sender_filled = [
             "client_secret",
@@ -55,6 +68,12 @@ impl Generator<'_> {
         // Credentials are what public/auth is about: half its defects are there.
         if rule.name == spec::AUTH_METHOD && rng.random_bool(0.5) {
             self.break_auth(rng, rule, request);
+            return;
+        }
+        // A value of a named class (a non-ASCII digit, an odd notation, a raw body with a
+        // lone surrogate, ...): a fifth of the other defects.
+        if rng.random_ratio(1, 5) {
+            self.classed(rng, &params, request);
             return;
         }
         // A value outside a list or range needs a parameter that has one.
@@ -127,6 +146,29 @@ impl Generator<'_> {
             }
             _ => self.break_auth(rng, rule, request),
         }
+    }
+
+    /// One value of a named class for a parameter, or a raw body of one (over the
+    /// transports that carry a body), or an extra parameter of one for a method without
+    /// parameters over a query string.
+    fn classed(&self, rng: &mut StdRng, params: &[&rules::Param], request: &mut FuzzRequest) {
+        let query = request.transport == TransportKind::HttpQuery;
+        if !query && (params.is_empty() || rng.random_ratio(1, 4)) {
+            let class = Class::raw_class(rng);
+            let body = classes::raw_body(rng, class, &request.method, &request.params);
+            request.raw = Some(body);
+            request.why = format!("a raw body of class {}", class.name());
+            request.class = Some(class.name().to_owned());
+            return;
+        }
+        let class = Class::value_class(rng);
+        let (name, kind) = params
+            .choose(rng)
+            .map_or(("fuzz_extra", Kind::Str), |spec| (spec.name, spec.kind));
+        let value = classes::value(rng, class, kind, request.params.get(name));
+        request.why = format!("{name} = {} (class {})", shown(&value), class.name());
+        request.params.insert(name.to_owned(), value);
+        request.class = Some(class.name().to_owned());
     }
 
     fn break_envelope(&self, rng: &mut StdRng, request: &mut FuzzRequest) {

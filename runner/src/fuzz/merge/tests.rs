@@ -18,6 +18,7 @@ fn request(method: &str, currency: &str, why: &str) -> FuzzRequest {
         raw: None,
         why: why.to_owned(),
         walk: false,
+        class: None,
     }
 }
 
