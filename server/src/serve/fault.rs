@@ -328,6 +328,9 @@ faults! {
     VolatilityFloatTimestamp => "volatility-float-timestamp",
         "historical volatility timestamps are floats instead of integers",
         ["m.get_historical_volatility.result"];
+    TxlogKeywordRefused => "txlog-keyword-refused",
+        "get_transaction_log refuses the filter keywords SPEC.md lists",
+        ["m.get_transaction_log.keywords"];
     ExpiryWithDelivery => "expiry-with-delivery",
         "an option that expired out of the money yields a delivery entry beside its expiry entry",
         ["m.get_transaction_log.expiry_single"];

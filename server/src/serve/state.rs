@@ -234,6 +234,13 @@ impl ServerState {
                     ]);
                     (method.name.to_owned(), names)
                 })
+                .chain([(
+                    spec::TYPED_LOG_METHOD.to_owned(),
+                    BTreeMap::from([(
+                        "keywords".to_owned(),
+                        super::account::KEYWORDS_PARAM.to_owned(),
+                    )]),
+                )])
                 .collect(),
             field_names: BTreeMap::from([
                 (
