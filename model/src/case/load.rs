@@ -299,9 +299,15 @@ fn check_step(
         return error("refusal_ends_case needs outcome = \"any\"".to_owned());
     }
     if let Some(wait) = &step.wait
-        && !(wait.seconds.is_number() || wait.seconds.as_str().is_some_and(|text| text.contains("{{")))
+        && !(wait.seconds.is_number()
+            || wait
+                .seconds
+                .as_str()
+                .is_some_and(|text| text.contains("{{")))
     {
-        return error("wait.seconds must be a number or a template such as \"{{expires_in}}\"".to_owned());
+        return error(
+            "wait.seconds must be a number or a template such as \"{{expires_in}}\"".to_owned(),
+        );
     }
     if (auth.data.is_some() || auth.no_trailing_lf || auth.no_nonce)
         && auth.mode != AuthMode::ClientSignature

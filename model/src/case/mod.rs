@@ -174,6 +174,11 @@ pub struct Auth {
     /// skipped with that reason instead of expecting a refusal.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lacks: Option<String>,
+    /// `bearer` login: a requirement (`mainaccount`, ...) the token must carry for the step
+    /// to mean anything, since a requested scope cannot ask for it (5.4 does not list it
+    /// among the values to request): when the granted scope lacks it, the case is skipped.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grants: Option<String>,
     /// Sign or log in with a wrong secret.
     #[serde(default, skip_serializing_if = "crate::case::write::is_false")]
     pub wrong_secret: bool,

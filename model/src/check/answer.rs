@@ -178,7 +178,10 @@ pub fn error_note(answer: &ParsedAnswer, expected: &Required<'_>) -> Option<Stri
         return None;
     }
     let error = jsonrpc::error_of(answer.json.as_ref()?)?;
-    if expected.error_message.is_some_and(|name| !error.names(name)) {
+    if expected
+        .error_message
+        .is_some_and(|name| !error.names(name))
+    {
         return None;
     }
     Some(format!(

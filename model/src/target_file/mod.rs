@@ -347,11 +347,19 @@ impl Target {
                         FileError::new(
                             path,
                             line,
-                            format!("accounts.{role}.second_factor needs totp_secret or totp_secret_env"),
+                            format!(
+                                "accounts.{role}.second_factor needs totp_secret or totp_secret_env"
+                            ),
                         )
                     })?;
-                    if let Err(message) = harness_protocol::auth::second_factor::totp_code(totp_secret.expose(), 0) {
-                        return Err(FileError::new(path, line, format!("accounts.{role}.second_factor: {message}")));
+                    if let Err(message) =
+                        harness_protocol::auth::second_factor::totp_code(totp_secret.expose(), 0)
+                    {
+                        return Err(FileError::new(
+                            path,
+                            line,
+                            format!("accounts.{role}.second_factor: {message}"),
+                        ));
                     }
                     Some(SecondFactor {
                         parameter: factor.parameter,

@@ -53,6 +53,10 @@ pub(crate) struct Execution<'a> {
     pub(super) next_id: u64,
     pub(super) captures: BTreeMap<String, Value>,
     pub(super) last_nonce: Option<String>,
+    /// `{{unique}}`: a word of this execution alone, for names a server may hold unique
+    /// (a session name) when executions or runs go side by side; made on first use, and
+    /// redacted, so snapshots stay the same from run to run.
+    pub(super) unique: std::cell::OnceCell<String>,
     /// The position this execution may close (`{{fixtures.position}}`).
     pub(super) position: Option<String>,
     pub(crate) findings: Vec<Finding>,
@@ -209,6 +213,7 @@ impl<'a> Execution<'a> {
             next_id: 1,
             captures: BTreeMap::new(),
             last_nonce: None,
+            unique: std::cell::OnceCell::new(),
             position: None,
             findings: Vec::new(),
             notes: Vec::new(),
@@ -379,7 +384,11 @@ impl Execution<'_> {
 
     /// Waits `wait.seconds` (resolved, e.g. a captured `expires_in`) plus its margin; a wait
     /// longer than `wait.at_most_s` skips the execution with the reason.
-    async fn wait_before(&mut self, step: &Step, wait: &harness_model::case::Wait) -> Result<(), Stop> {
+    async fn wait_before(
+        &mut self,
+        step: &Step,
+        wait: &harness_model::case::Wait,
+    ) -> Result<(), Stop> {
         let seconds = match &wait.seconds {
             Value::String(text) => self.resolved(text)?.trim().parse::<f64>().ok(),
             other => other.as_f64(),

@@ -184,9 +184,14 @@ pub(crate) fn get_transaction_log(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObjec
         .map(|text| text.split_whitespace().collect())
         .unwrap_or_default();
     if ctx.fault(Fault::TxlogKeywordRefused)
-        && keywords.iter().any(|keyword| spec::LOG_FILTER_KEYWORDS.contains(keyword))
+        && keywords
+            .iter()
+            .any(|keyword| spec::LOG_FILTER_KEYWORDS.contains(keyword))
     {
-        return Err(ErrorObject::invalid_params(KEYWORDS_PARAM, "unknown keyword"));
+        return Err(ErrorObject::invalid_params(
+            KEYWORDS_PARAM,
+            "unknown keyword",
+        ));
     }
     let query = LogQuery {
         user_id,

@@ -101,7 +101,11 @@ pub(crate) fn exchange_token(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
             }
             // Granting within the caller's scope caps a wider request (the variant); the
             // `exchange-scope-exceeds` fault grants it within the subject's key instead.
-            let bound = if escalates { &subject.maximum } else { &record.scope };
+            let bound = if escalates {
+                &subject.maximum
+            } else {
+                &record.scope
+            };
             grant_scope(Some(requested), bound, keep_unnamed(ctx))
         }
     };
@@ -293,7 +297,9 @@ fn client_signature(ctx: &Ctx<'_>) -> Result<Issued, ErrorObject> {
         expected = expected.to_ascii_uppercase();
     }
     let checked = !ctx.fault(Fault::SigUnchecked) && !unstamped && signature.is_some();
-    if checked && !signature.is_some_and(|signature| ctx.state.signature_accepted(&expected, signature)) {
+    if checked
+        && !signature.is_some_and(|signature| ctx.state.signature_accepted(&expected, signature))
+    {
         return Err(ErrorObject::invalid_credentials("signature does not match"));
     }
     if !ctx.fault(Fault::SigNonceReuse) {

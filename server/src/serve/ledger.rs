@@ -88,7 +88,10 @@ impl LogQuery<'_> {
         entry.user_id == self.user_id
             && self.currency.is_none_or(|code| entry.currency == code)
             && (self.start..=self.end).contains(&entry.timestamp)
-            && self.keywords.iter().all(|keyword| keyword_matches(entry, keyword))
+            && self
+                .keywords
+                .iter()
+                .all(|keyword| keyword_matches(entry, keyword))
     }
 }
 
@@ -342,9 +345,10 @@ impl Draft {
         let future = self
             .instrument
             .map_or_else(|| format!("{}-27JUN25", self.currency), str::to_owned);
-        let option = self
-            .instrument
-            .map_or_else(|| format!("{}-27JUN25-70000-C", self.currency), str::to_owned);
+        let option = self.instrument.map_or_else(
+            || format!("{}-27JUN25-70000-C", self.currency),
+            str::to_owned,
+        );
         let trade_id = format!("{}-{}", self.currency, 500_000 + id);
         let order_id = format!("{}", 9_000_000 + id);
         let (side, instrument, price, change, info): (

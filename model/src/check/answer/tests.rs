@@ -183,10 +183,16 @@ fn the_error_code_and_name_spec_gives_are_required() {
             error(13668, "two_factor_required"),
             Some(name),
             step_failure(
-                "expected error \"security_key_authorization_error\", got \"two_factor_required\" (code 13668)",
+                "expected the error named \"security_key_authorization_error\" (in its message or data, wherever the error object puts it), got \"two_factor_required\" (code 13668) without it",
             ),
         ),
         (error(13668, name), Some(name), Vec::new()),
+        // The shape of the error object is not shown: the name in its data passes too.
+        (
+            json!({"jsonrpc": "2.0", "id": 1, "error": {"code": 13668, "message": "second factor required", "data": {"name": name}}}),
+            Some(name),
+            Vec::new(),
+        ),
     ];
     for (answer, error_message, wanted) in rows {
         let expected = Required {

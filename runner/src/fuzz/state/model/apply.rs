@@ -86,7 +86,18 @@ impl Model {
                     self.inherit_through_main(index, true);
                 }
             }
-            Action::Logout { token } => self.apply_logout(*token),
+            Action::Logout { token } => {
+                self.apply_logout(*token);
+                // A logout on WebSocket closes the connection (execute.rs): what it issued
+                // is bound to no connection a later step can reach.
+                if let Some(name) = connection {
+                    for state in self.tokens.values_mut() {
+                        if state.issued_on.as_deref() == Some(name) {
+                            state.issued_on = Some(super::CLOSED.to_owned());
+                        }
+                    }
+                }
+            }
             Action::Toggle { enable, .. } => {
                 self.sub_disabled = Some(!enable);
                 if !enable {
@@ -169,6 +180,7 @@ impl Model {
                 access,
                 refresh,
                 through_main: false,
+                issued_on: connection.map(str::to_owned),
             },
         );
         // A token issued on a connection may be remembered by it (whether a connection
