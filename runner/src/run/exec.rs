@@ -108,14 +108,19 @@ pub(crate) async fn execute(shared: &Shared, case: &Case, transport: TransportKi
     let mut error = None;
     let mut skipped = None;
     let mut stopped = false;
-    for step in &case.steps {
+    for (index, step) in case.steps.iter().enumerate() {
         if stopped {
             if step.always {
                 execution.clean_up(step).await;
             }
             continue;
         }
-        match execution.step(step).await {
+        let outcome = match &step.race {
+            // The rounds of a race run the steps before it again (`race.rs`).
+            Some(race) => Box::pin(execution.race(&case.steps[..index], step, race)).await,
+            None => execution.step(step).await,
+        };
+        match outcome {
             Ok(()) => {}
             Err(Stop::Failed | Stop::Held) => stopped = true,
             Err(Stop::Error(message)) => {
@@ -333,6 +338,9 @@ impl Execution<'_> {
         }
         if let Some(probe) = &step.probe {
             return Box::pin(self.probe(step, probe)).await;
+        }
+        if let Some(race) = &step.race {
+            return Box::pin(self.race_once(step, race)).await;
         }
         if let (Some(copies), TransportKind::Ws) = (step.in_flight, self.transport) {
             return Box::pin(self.in_flight(step, copies)).await;

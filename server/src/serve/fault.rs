@@ -421,7 +421,26 @@ faults! {
     ScopeNotEnforcedForSub => "scope-not-enforced-for-sub",
         "private methods run whatever scope the token has when the caller is a subaccount",
         ["m.get_transaction_log.scope", "auth.scope.enforced"];
+    RaceSigNonce => "race-sig-nonce",
+        "a client_signature nonce is checked, then recorded a few ms later: copies released together all pass the check (sequential replays are refused)",
+        ["auth.client_signature.nonce_single_use"];
+    RaceSignedNonce => "race-signed-nonce",
+        "a signed-header nonce is checked, then recorded a few ms later: copies released together all pass the check (sequential replays are refused)",
+        ["auth.signed.nonce_single_use"];
+    RaceRefresh => "race-refresh",
+        "a connection-scoped refresh token is looked up, then revoked a few ms later: refreshes released together all succeed (a sequential second refresh is refused)",
+        ["auth.refresh.connection_invalidates"];
 }
+
+/// The pause a race fault puts between a check and its update: long enough for copies
+/// released together to pass the check on other worker threads before the update lands.
+/// The handlers are synchronous, so the pause blocks its thread, as a slow store would.
+pub(crate) fn race_pause() {
+    std::thread::sleep(std::time::Duration::from_millis(RACE_PAUSE_MS));
+}
+
+/// Milliseconds of [`race_pause`].
+const RACE_PAUSE_MS: u64 = 5;
 
 #[cfg(test)]
 mod tests {
@@ -429,7 +448,7 @@ mod tests {
 
     #[test]
     fn names_round_trip_and_are_unique() {
-        assert!(Fault::ALL.len() < 128);
+        assert!(Fault::ALL.len() < 256);
         for fault in Fault::ALL {
             assert_eq!(Fault::from_name(fault.name()), Some(*fault));
             assert!(!fault.description().is_empty());

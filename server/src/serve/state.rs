@@ -201,6 +201,8 @@ impl ServerState {
             direct_access_url: Some(format!("{origin}/direct")),
             signature_scheme: self.signature_scheme.clone(),
             allow_destructive: true,
+            races: true,
+            race_rounds: None,
             accounts,
             fixtures: Fixtures {
                 subaccount_id: Some(SUB_ID),
