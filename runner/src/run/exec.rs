@@ -490,6 +490,7 @@ impl Execution<'_> {
             schema: schema.as_deref(),
             matchers: &matchers,
             clauses,
+            rest_interface: self.transport == TransportKind::Rest,
         };
         let findings = check::answer(
             &answer,

@@ -216,7 +216,11 @@ fn a_race_loads_with_its_default_rounds_and_bad_ones_are_refused() {
             "outcome = \"result\"",
             "c.toml:6: a race step needs expect.outcome = \"any\"",
         ),
-        ("at_most = 1", "at_mots = 1", "c.toml:10: unknown field \"at_mots\" (did you mean \"at_most\"?)"),
+        (
+            "at_most = 1",
+            "at_mots = 1",
+            "c.toml:10: unknown field \"at_mots\" (did you mean \"at_most\"?)",
+        ),
     ] {
         let message = load_error(&RACE.replace(from, to));
         assert!(message.contains(error), "{message}");
