@@ -185,7 +185,9 @@ fn sequence_case(
             Action::Fork { of, name } => {
                 written.params = params([
                     ("refresh_token", refresh(*of)),
-                    ("session_name", Value::from(name.clone())),
+                    // A fork makes a new session, whose name a server may hold unique
+                    // (`{{unique}}`: one of this sequence alone).
+                    ("session_name", Value::from(format!("{name}-{{{{unique}}}}"))),
                 ]);
             }
             Action::Exchange { of } => {

@@ -211,11 +211,12 @@ impl Model {
         }
     }
 
-    /// Whether the token of step `token` is connection-scoped, was issued on a WebSocket
-    /// connection, and `connection` is not that one.
+    /// Whether the token of step `token` is not known to be of a session (connection-scoped,
+    /// or exchanged: its kind is not shown), was issued on a WebSocket connection, and
+    /// `connection` is not that one.
     fn bound_elsewhere(&self, token: usize, connection: Option<&str>) -> bool {
         self.tokens.get(&token).is_some_and(|state| {
-            state.kind == TokenKind::Connection
+            !matches!(state.kind, TokenKind::Session(_))
                 && state
                     .issued_on
                     .as_deref()

@@ -63,8 +63,15 @@ impl Model {
                     old.refresh = Validity::Unknown;
                     let (owner, old_granted) = (old.owner, old.granted.clone());
                     let through_main = old.through_main;
+                    // The session the answer grants, as the server names it; else the one
+                    // asked for.
+                    let kind = TokenKind::Session(
+                        granted
+                            .as_ref()
+                            .and_then(|scope| scope.session.clone())
+                            .unwrap_or_else(|| name.clone()),
+                    );
                     let granted = granted.or(old_granted);
-                    let kind = TokenKind::Session(name.clone());
                     let validity = self.owner_validity(owner);
                     self.issue(index, owner, kind, granted, validity, observed, connection);
                     self.inherit_through_main(index, through_main);
