@@ -187,7 +187,10 @@ fn sequence_case(
                     ("refresh_token", refresh(*of)),
                     // A fork makes a new session, whose name a server may hold unique
                     // (`{{unique}}`: one of this sequence alone).
-                    ("session_name", Value::from(format!("{name}-{{{{unique}}}}"))),
+                    (
+                        "session_name",
+                        Value::from(format!("{name}-{{{{unique}}}}")),
+                    ),
                 ]);
             }
             Action::Exchange { of } => {
