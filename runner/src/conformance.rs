@@ -348,6 +348,8 @@ fn url_target(
         direct_access_url: None,
         signature_scheme: harness_protocol::auth::sign::DEFAULT_SCHEME.to_owned(),
         allow_destructive: false,
+        races: true,
+        race_rounds: None,
         accounts: [(
             "main".to_owned(),
             Account {

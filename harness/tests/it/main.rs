@@ -22,6 +22,7 @@ mod load;
 mod pipe;
 mod proxy;
 mod quotes;
+mod redteam;
 mod safety;
 mod serve;
 mod tidy;

@@ -174,7 +174,70 @@ pub fn parse_case(
         check_step(path, step, &case.transports, schemas)?;
     }
     check_connections(path, &case)?;
+    check_races(path, &case)?;
     Ok(case)
+}
+
+/// A race goes on a call step, at most one per case; the rest is checked by [`check_race`].
+fn check_races(path: &Path, case: &Case) -> Result<(), FileError> {
+    let mut races = case.steps.iter().filter(|step| step.race.is_some());
+    if let (Some(_), Some(second)) = (races.next(), races.next()) {
+        return Err(FileError::new(
+            path,
+            second.line,
+            "a case has at most one race step",
+        ));
+    }
+    Ok(())
+}
+
+/// What a race step must be: a call (not raw, walk or probe), not in flight, 2 to 64
+/// copies, 1 to 1000 rounds, `at_most` a number or a template, over `http-query`,
+/// `http-body` or `ws`, and with `outcome = "any"`, since some copies are refused.
+fn check_race(
+    step: &super::Step,
+    race: &super::Race,
+    transports: &[TransportKind],
+) -> Result<(), String> {
+    if step.call.is_none() || step.raw.is_some() || step.in_flight.is_some() {
+        return Err("a race goes on a call step (not raw, and not in_flight)".to_owned());
+    }
+    if !(2..=super::Race::MAX_COPIES).contains(&race.copies) {
+        return Err(format!(
+            "race.copies is {}; a race releases 2 to {} copies",
+            race.copies,
+            super::Race::MAX_COPIES
+        ));
+    }
+    if !(1..=super::Race::MAX_ROUNDS).contains(&race.rounds) {
+        return Err(format!(
+            "race.rounds is {}; a race runs 1 to {} rounds",
+            race.rounds,
+            super::Race::MAX_ROUNDS
+        ));
+    }
+    let at_most_ok = race.at_most.as_u64().is_some()
+        || race
+            .at_most
+            .as_str()
+            .is_some_and(|text| text.contains("{{"));
+    if !at_most_ok {
+        return Err(
+            "race.at_most must be a number or a template such as \"{{limits.transaction_log_burst}}\""
+                .to_owned(),
+        );
+    }
+    if race.over.contains(&TransportKind::Rest)
+        || (race.over.is_empty() && transports.contains(&TransportKind::Rest))
+    {
+        return Err("a race goes over \"http-query\", \"http-body\" or \"ws\"".to_owned());
+    }
+    if step.expect.outcome != Outcome::Any {
+        return Err(
+            "a race step needs expect.outcome = \"any\": some of its copies are refused".to_owned(),
+        );
+    }
+    Ok(())
 }
 
 /// Connection names: none is empty, and a name used by one step only that is close to
@@ -228,6 +291,9 @@ fn check_step(
             "a step has exactly one of call, raw (with an optional call naming its URL), walk or probe"
                 .to_owned(),
         );
+    }
+    if let Some(race) = &step.race {
+        check_race(step, race, transports).or_else(error)?;
     }
     if let Some(copies) = step.in_flight {
         let only_ws = match step.transport {
@@ -299,9 +365,15 @@ fn check_step(
         return error("refusal_ends_case needs outcome = \"any\"".to_owned());
     }
     if let Some(wait) = &step.wait
-        && !(wait.seconds.is_number() || wait.seconds.as_str().is_some_and(|text| text.contains("{{")))
+        && !(wait.seconds.is_number()
+            || wait
+                .seconds
+                .as_str()
+                .is_some_and(|text| text.contains("{{")))
     {
-        return error("wait.seconds must be a number or a template such as \"{{expires_in}}\"".to_owned());
+        return error(
+            "wait.seconds must be a number or a template such as \"{{expires_in}}\"".to_owned(),
+        );
     }
     if (auth.data.is_some() || auth.no_trailing_lf || auth.no_nonce)
         && auth.mode != AuthMode::ClientSignature

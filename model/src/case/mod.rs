@@ -3,7 +3,7 @@
 //! A [`Case`] names the clauses it checks, the transports it applies to, what it needs
 //! from the target file, and its [`Step`]s. A step is one of: a `call` (a method with
 //! params, an [`Auth`] mode, an [`ExpectedAnswer`] and captures), a `raw` message, a pagination
-//! [`Walk`], or a rate-limit [`Probe`]. String values may hold templates such as
+//! [`Walk`], or a rate-limit [`Probe`]; a call may be a [`Race`] of copies released together. String values may hold templates such as
 //! `{{fixtures.currency}}`, `{{capture_name}}`, `{{now_ms - 61000}}` or `{{nonce}}`.
 //! The loader in `load.rs` turns defects into `path:line: message` errors.
 
@@ -95,6 +95,10 @@ pub struct Step {
     /// A rate-limit probe.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub probe: Option<Probe>,
+    /// The call released several times at once, over connections opened beforehand, for
+    /// several rounds, with the results of a round held to `at_most`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub race: Option<Race>,
     /// Parameters of the call (templates allowed).
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub params: Map<String, Value>,
@@ -174,6 +178,11 @@ pub struct Auth {
     /// skipped with that reason instead of expecting a refusal.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lacks: Option<String>,
+    /// `bearer` login: a requirement (`mainaccount`, ...) the token must carry for the step
+    /// to mean anything, since a requested scope cannot ask for it (5.4 does not list it
+    /// among the values to request): when the granted scope lacks it, the case is skipped.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grants: Option<String>,
     /// Sign or log in with a wrong secret.
     #[serde(default, skip_serializing_if = "crate::case::write::is_false")]
     pub wrong_secret: bool,
@@ -371,6 +380,44 @@ pub struct Probe {
 impl Probe {
     fn default_margin() -> u32 {
         5
+    }
+}
+
+/// A race: copies of the step's call, each over a connection of its own opened beforehand,
+/// released together (over HTTP/1.1 everything but each request's final byte is written
+/// first, then the final bytes back to back; over WebSocket the same with each frame's last
+/// byte). Each round runs the steps before the race again, then releases the copies; a round
+/// breaks the rule when more than `at_most` copies got a result.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Race {
+    /// How many copies go at once (2 to 64).
+    pub copies: usize,
+    /// How many rounds (1 to 1000; default 20): a race may need more than one try.
+    #[serde(
+        default = "Race::default_rounds",
+        skip_serializing_if = "crate::case::write::is_default_rounds"
+    )]
+    pub rounds: u32,
+    /// The most copies of one round that may get a result: a number, or a template such as
+    /// `"{{limits.transaction_log_burst}}"`.
+    pub at_most: Value,
+    /// The transports the copies go over in turn (`http-query`, `http-body`, `ws`): several
+    /// make a mixed race. Default: the step's transport.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub over: Vec<TransportKind>,
+}
+
+impl Race {
+    /// Rounds of a race that does not say.
+    pub const DEFAULT_ROUNDS: u32 = 20;
+    /// The most copies a race may release at once.
+    pub const MAX_COPIES: usize = 64;
+    /// The most rounds a race may run.
+    pub const MAX_ROUNDS: u32 = 1000;
+
+    fn default_rounds() -> u32 {
+        Race::DEFAULT_ROUNDS
     }
 }
 

@@ -95,6 +95,10 @@ pub(crate) fn is_default_margin(margin: &u32) -> bool {
     *margin == 5
 }
 
+pub(crate) fn is_default_rounds(rounds: &u32) -> bool {
+    *rounds == super::Race::DEFAULT_ROUNDS
+}
+
 #[cfg(test)]
 mod tests {
     use crate::case::parse_case;

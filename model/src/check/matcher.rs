@@ -26,6 +26,10 @@ pub struct Matcher {
     /// Whether the path leads to a value (`false`: it must not).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exists: Option<bool>,
+    /// Only a value that is there is checked: an absent one passes (for a step whose
+    /// outcome is open, whose result, when there is one, must still hold).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub optional: bool,
     /// Exact length of an array or string.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub len: Option<usize>,
@@ -145,6 +149,7 @@ impl Matcher {
         for (at, value) in &found {
             match (value, self.exists) {
                 (None, Some(false)) => continue,
+                (None, _) if self.optional => continue,
                 (Some(value), Some(false)) => {
                     mismatches.push(format!("{at} is {} but must be absent", short(value)));
                     continue;

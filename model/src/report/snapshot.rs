@@ -161,13 +161,52 @@ pub(crate) fn normalize(value: &Value, now_ms: u64) -> Value {
             }
             _ => value.clone(),
         },
+        Value::String(text) if text.contains("session:") => Value::from(
+            text.split(' ')
+                .map(unique_session_name)
+                .collect::<Vec<_>>()
+                .join(" "),
+        ),
         other => other.clone(),
+    }
+}
+
+/// Length of the word a case execution makes its session names unique with (`{{unique}}`).
+const UNIQUE_LEN: usize = 16;
+
+/// A `session:<name>-<unique>` scope word with its execution's unique word replaced: the
+/// suite makes session names unique per execution, so a server that holds names unique
+/// never sees two executions ask for one.
+fn unique_session_name(word: &str) -> String {
+    let cut = word.len().saturating_sub(UNIQUE_LEN);
+    let suffix = &word[cut..];
+    let unique = word.starts_with("session:")
+        && cut > "session:".len()
+        && word[..cut].ends_with('-')
+        && suffix.len() == UNIQUE_LEN
+        && suffix
+            .bytes()
+            .all(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit());
+    if unique {
+        format!("{}[unique]", &word[..cut])
+    } else {
+        word.to_owned()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unique_session_names_are_replaced() {
+        let value =
+            json!({"scope": "session:origin-1v5poaenxkygft7l trade:read", "other": "session:kept"});
+        assert_eq!(
+            normalize(&value, 0),
+            json!({"scope": "session:origin-[unique] trade:read", "other": "session:kept"})
+        );
+    }
 
     #[test]
     fn volatile_members_and_times_near_now_are_replaced() {

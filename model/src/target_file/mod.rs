@@ -12,6 +12,8 @@
 //! direct_access_url = "https://da.example.com"   # optional; http:// or https://
 //! signature_scheme = "svc-hmac-sha256"           # optional; the signed header's scheme name
 //! allow_destructive = false                      # cases that change state run only if true
+//! races = true                                   # false: no race step (copies released together) runs
+//! race_rounds = 20                               # optional; rounds of every race, instead of each case's own
 //! ca_file = "staging-ca.pem"                     # optional; one more CA bundle (PEM) to trust,
 //!                                                # relative to this file's directory
 //! accept_invalid_certs = false                   # loopback only, unless --allow-invalid-certs
@@ -83,6 +85,11 @@ pub struct Target {
     pub signature_scheme: String,
     /// Whether cases that change state may run.
     pub allow_destructive: bool,
+    /// Whether race steps (copies of a request released together) may run; `races = false`
+    /// skips every case with one.
+    pub races: bool,
+    /// The rounds of every race step, instead of each case's own `rounds` (1 to 1000).
+    pub race_rounds: Option<u32>,
     /// Accounts by role: `main`, `two_factor`, `sub`, ...
     pub accounts: BTreeMap<String, Account>,
     /// Fixture values the cases use.
@@ -176,6 +183,10 @@ impl Fixtures {
     }
 }
 
+fn races_default() -> bool {
+    true
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct TargetFile {
@@ -186,6 +197,9 @@ struct TargetFile {
     signature_scheme: Option<String>,
     #[serde(default)]
     allow_destructive: bool,
+    #[serde(default = "races_default")]
+    races: bool,
+    race_rounds: Option<u32>,
     #[serde(default)]
     accounts: BTreeMap<String, toml::Spanned<AccountFile>>,
     #[serde(default)]
@@ -313,6 +327,15 @@ impl Target {
                 &["http://", "https://"],
             )?;
         }
+        if let Some(rounds) = file.race_rounds
+            && !(1..=1000).contains(&rounds)
+        {
+            return Err(FileError::new(
+                path,
+                url_line("race_rounds"),
+                format!("race_rounds is {rounds}; a race runs 1 to 1000 rounds"),
+            ));
+        }
         let mut accounts = BTreeMap::new();
         for (role, spanned) in file.accounts {
             let line = line_of(text, spanned.span().start);
@@ -347,11 +370,19 @@ impl Target {
                         FileError::new(
                             path,
                             line,
-                            format!("accounts.{role}.second_factor needs totp_secret or totp_secret_env"),
+                            format!(
+                                "accounts.{role}.second_factor needs totp_secret or totp_secret_env"
+                            ),
                         )
                     })?;
-                    if let Err(message) = harness_protocol::auth::second_factor::totp_code(totp_secret.expose(), 0) {
-                        return Err(FileError::new(path, line, format!("accounts.{role}.second_factor: {message}")));
+                    if let Err(message) =
+                        harness_protocol::auth::second_factor::totp_code(totp_secret.expose(), 0)
+                    {
+                        return Err(FileError::new(
+                            path,
+                            line,
+                            format!("accounts.{role}.second_factor: {message}"),
+                        ));
                     }
                     Some(SecondFactor {
                         parameter: factor.parameter,
@@ -427,6 +458,8 @@ impl Target {
                 .signature_scheme
                 .unwrap_or_else(|| DEFAULT_SCHEME.to_owned()),
             allow_destructive: file.allow_destructive,
+            races: file.races,
+            race_rounds: file.race_rounds,
             accounts,
             fixtures,
             limits: file.limits,
@@ -454,6 +487,12 @@ impl Target {
             quote(&self.signature_scheme)
         ));
         out.push_str(&format!("allow_destructive = {}\n", self.allow_destructive));
+        if !self.races {
+            out.push_str("races = false\n");
+        }
+        if let Some(rounds) = self.race_rounds {
+            out.push_str(&format!("race_rounds = {rounds}\n"));
+        }
         if let Some(ca_file) = &self.tls.ca_file {
             out.push_str(&format!(
                 "ca_file = {}\n",

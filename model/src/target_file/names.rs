@@ -19,9 +19,13 @@ pub(super) fn check_param_names(path: &Path, text: &str, names: &Names) -> Resul
     for (method, keys) in names {
         let spec_method = spec::method(method);
         let unnamed = spec_method.is_some_and(|method| !method.params_shown);
-        let partly = spec_method.filter(|method| method.params_shown && !method.unnamed_params.is_empty());
+        let partly =
+            spec_method.filter(|method| method.params_shown && !method.unnamed_params.is_empty());
         if let Some(partly) = partly {
-            if let Some(key) = keys.keys().find(|key| !partly.unnamed_params.contains(&key.as_str())) {
+            if let Some(key) = keys
+                .keys()
+                .find(|key| !partly.unnamed_params.contains(&key.as_str()))
+            {
                 return Err(FileError::new(
                     path,
                     super::key_line(text, "[param_names"),

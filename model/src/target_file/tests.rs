@@ -192,3 +192,27 @@ fn missing_field_name_is_the_first_unnamed_field_a_text_uses() {
         Some("exchange_token.access_token".to_owned())
     );
 }
+
+#[test]
+fn races_are_on_unless_the_file_says_races_false() {
+    let base = "name = \"x\"\nbase_url = \"http://h/api/v2\"\n";
+    let on = Target::parse(Path::new("t.toml"), base, &|_| None).unwrap();
+    assert!(on.races && on.race_rounds.is_none());
+    let off = Target::parse(
+        Path::new("t.toml"),
+        &format!("{base}races = false\nrace_rounds = 5\n"),
+        &|_| None,
+    )
+    .unwrap();
+    assert!(!off.races);
+    assert_eq!(off.race_rounds, Some(5));
+    let again = Target::parse(Path::new("t.toml"), &off.to_toml(), &|_| None).unwrap();
+    assert_eq!(again, off);
+    assert_eq!(
+        parse_error(&format!("{base}race = false\n")),
+        "t.toml:3: unknown field \"race\" (did you mean \"races\"?)"
+    );
+    assert!(
+        parse_error(&format!("{base}race_rounds = 0\n")).starts_with("t.toml:3: race_rounds is 0")
+    );
+}

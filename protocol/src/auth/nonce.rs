@@ -84,6 +84,13 @@ impl ReplayCache {
         NonceVerdict::Fresh
     }
 
+    /// Whether a nonce is remembered, without recording it: the check of a server that
+    /// records in a second step (the reference server's race faults).
+    pub fn contains(&mut self, client_id: &str, nonce: &str, now_ms: u64) -> bool {
+        self.prune(now_ms);
+        self.seen.contains_key(&key_of(client_id, nonce))
+    }
+
     /// How many nonces are remembered.
     pub fn len(&self) -> usize {
         self.seen.len()

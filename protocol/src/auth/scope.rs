@@ -94,10 +94,14 @@ impl Scope {
     }
 
     /// Whether this scope grants a single requirement such as `account:read`,
-    /// `trade:read_write` or `mainaccount`.
+    /// `trade:read_write` or `mainaccount`, or `session` (a session-scoped token).
     pub fn grants(&self, requirement: &str) -> bool {
         if requirement == MAINACCOUNT {
             return self.mainaccount;
+        }
+        // `session`: the token is of a session (a `session:<name>` word).
+        if requirement == "session" {
+            return self.session.is_some();
         }
         let Some((area, level)) = requirement.split_once(':') else {
             return false;

@@ -37,7 +37,11 @@ pub fn wrong_totp_code(base32_secret: &str, unix_s: u64) -> Result<String, Strin
         .generate(unix_s)
         .to_string()
         .chars()
-        .map(|digit| digit.to_digit(10).map_or(digit, |d| char::from(b'0' + ((d + 5) % 10) as u8)))
+        .map(|digit| {
+            digit
+                .to_digit(10)
+                .map_or(digit, |d| char::from(b'0' + ((d + 5) % 10) as u8))
+        })
         .collect();
     // Moving every digit by five could land on the code of a neighbouring step.
     while right.check(&code, unix_s).is_some() {
@@ -76,6 +80,10 @@ mod tests {
         assert!(!totp_accepts(secret, &wrong, 1_111_111_109));
         assert!(totp_code("not base32!", 0).is_err());
         let fresh = fresh_totp_secret();
-        assert!(totp_accepts(&fresh, &totp_code(&fresh, 1_000).unwrap(), 1_000));
+        assert!(totp_accepts(
+            &fresh,
+            &totp_code(&fresh, 1_000).unwrap(),
+            1_000
+        ));
     }
 }

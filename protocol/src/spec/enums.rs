@@ -74,6 +74,30 @@ pub const HISTORY_CURRENCIES: &[&str] = &["BTC", "ETH", "USDC", "USDT", "EURR"];
 /// `grant_type` values of `public/auth` (section 4.1).
 pub const GRANT_TYPES: &[&str] = &["client_credentials", "client_signature", "refresh_token"];
 
+/// The transaction log's filter keywords section 4.8 lists (the parameter's name is not
+/// shown; a target file names it). Withdrawal and transfer addresses are keywords too.
+pub const LOG_FILTER_KEYWORDS: &[&str] = &[
+    "trade",
+    "maker",
+    "taker",
+    "open",
+    "close",
+    "liquidation",
+    "buy",
+    "sell",
+    "withdrawal",
+    "delivery",
+    "settlement",
+    "deposit",
+    "transfer",
+    "option",
+    "future",
+    "correction",
+    "block_trade",
+    "swap",
+    "expiry",
+];
+
 /// Transaction-log `type` values section 2.3 lists; section 9 says others may appear.
 pub const LISTED_LOG_TYPES: &[&str] = &[
     "trade",

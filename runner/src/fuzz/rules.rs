@@ -324,7 +324,7 @@ fn free_value(name: &str, value: &Value, knowledge: &OracleKnowledge) -> ValueVa
     };
     let valid = match name {
         "mmp_group" => text.is_empty(),
-        "scope" => Scope::parse(text).listed(),
+        "scope" => !text.trim().is_empty() && Scope::parse(text).listed(),
         "instrument_name" => knowledge.instrument.as_deref() == Some(text),
         _ => !text.is_empty(),
     };
@@ -382,6 +382,11 @@ fn method_refusal(
                     "m.get_mmp_status.mmp_group_requires_index",
                     "mmp_group without index_name",
                 ));
+            }
+            if text("mmp_group").is_some_and(str::is_empty) && text("index_name").is_none() {
+                // 4.6: mmp_group "requires index_name", and empty "targets the default
+                // orders MMP group (not an error)": read either way.
+                return Some(Prediction::either("an empty mmp_group without index_name"));
             }
             let block_rfq = params
                 .get("block_rfq")

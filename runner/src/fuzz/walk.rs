@@ -88,6 +88,15 @@ pub(crate) async fn walk(
                 return (first, finding);
             }
         }
+        // Where SPEC.md does not say how the last page is marked (4.7), the previous
+        // continuation may have been the marker, and a server may refuse it.
+        let refused = sent
+            .exchange
+            .json()
+            .is_some_and(|answer| answer.get("result").is_none() && answer.get("error").is_some());
+        if page > 0 && !null_at_end && refused {
+            return (prediction, None);
+        }
         if let Some(finding) = assess::assess(&page_request, &prediction, &sent, schemas, redactor)
         {
             return (prediction, Some(finding));

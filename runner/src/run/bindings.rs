@@ -1,6 +1,7 @@
 //! What a template of a step sees (`{{name}}`): the execution's captures, the target
 //! file's fixtures, account ids and field names (`[field_names]`, for fields SPEC.md
-//! describes without naming), the clock, a fresh nonce, the JSON-RPC id of the request
+//! describes without naming), the clock, a fresh nonce, a word unique to the execution
+//! (`unique`, for names a server may hold unique), the JSON-RPC id of the request
 //! about to go (`request_id`), and the position this execution
 //! drew from the target's pool for a closing case ([`Shared::draw_position`](super::Shared::draw_position)).
 
@@ -21,6 +22,14 @@ impl Bindings for Execution<'_> {
             "now_ms" => return Some(Value::from(self.session.timestamp(0))),
             "nonce" => return Some(Value::from(fresh_nonce())),
             "request_id" => return Some(Value::from(self.next_id)),
+            "unique" => {
+                let unique = self.unique.get_or_init(|| {
+                    let word = fresh_nonce().to_ascii_lowercase();
+                    self.shared.redactor.add(word.clone());
+                    word
+                });
+                return Some(Value::from(unique.clone()));
+            }
             "fixtures.subaccount_id" => return fixtures.subaccount_id.map(Value::from),
             "fixtures.member_id" => return fixtures.member_id.map(Value::from),
             "fixtures.two_factor_subaccount_id" => {

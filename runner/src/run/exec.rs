@@ -53,6 +53,10 @@ pub(crate) struct Execution<'a> {
     pub(super) next_id: u64,
     pub(super) captures: BTreeMap<String, Value>,
     pub(super) last_nonce: Option<String>,
+    /// `{{unique}}`: a word of this execution alone, for names a server may hold unique
+    /// (a session name) when executions or runs go side by side; made on first use, and
+    /// redacted, so snapshots stay the same from run to run.
+    pub(super) unique: std::cell::OnceCell<String>,
     /// The position this execution may close (`{{fixtures.position}}`).
     pub(super) position: Option<String>,
     pub(crate) findings: Vec<Finding>,
@@ -104,14 +108,19 @@ pub(crate) async fn execute(shared: &Shared, case: &Case, transport: TransportKi
     let mut error = None;
     let mut skipped = None;
     let mut stopped = false;
-    for step in &case.steps {
+    for (index, step) in case.steps.iter().enumerate() {
         if stopped {
             if step.always {
                 execution.clean_up(step).await;
             }
             continue;
         }
-        match execution.step(step).await {
+        let outcome = match &step.race {
+            // The rounds of a race run the steps before it again (`race.rs`).
+            Some(race) => Box::pin(execution.race(&case.steps[..index], step, race)).await,
+            None => execution.step(step).await,
+        };
+        match outcome {
             Ok(()) => {}
             Err(Stop::Failed | Stop::Held) => stopped = true,
             Err(Stop::Error(message)) => {
@@ -209,6 +218,7 @@ impl<'a> Execution<'a> {
             next_id: 1,
             captures: BTreeMap::new(),
             last_nonce: None,
+            unique: std::cell::OnceCell::new(),
             position: None,
             findings: Vec::new(),
             notes: Vec::new(),
@@ -329,6 +339,9 @@ impl Execution<'_> {
         if let Some(probe) = &step.probe {
             return Box::pin(self.probe(step, probe)).await;
         }
+        if let Some(race) = &step.race {
+            return Box::pin(self.race_once(step, race)).await;
+        }
         if let (Some(copies), TransportKind::Ws) = (step.in_flight, self.transport) {
             return Box::pin(self.in_flight(step, copies)).await;
         }
@@ -379,7 +392,11 @@ impl Execution<'_> {
 
     /// Waits `wait.seconds` (resolved, e.g. a captured `expires_in`) plus its margin; a wait
     /// longer than `wait.at_most_s` skips the execution with the reason.
-    async fn wait_before(&mut self, step: &Step, wait: &harness_model::case::Wait) -> Result<(), Stop> {
+    async fn wait_before(
+        &mut self,
+        step: &Step,
+        wait: &harness_model::case::Wait,
+    ) -> Result<(), Stop> {
         let seconds = match &wait.seconds {
             Value::String(text) => self.resolved(text)?.trim().parse::<f64>().ok(),
             other => other.as_f64(),
@@ -473,6 +490,7 @@ impl Execution<'_> {
             schema: schema.as_deref(),
             matchers: &matchers,
             clauses,
+            rest_interface: self.transport == TransportKind::Rest,
         };
         let findings = check::answer(
             &answer,

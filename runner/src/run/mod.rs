@@ -25,6 +25,7 @@ pub(crate) mod exec;
 mod in_flight;
 mod interrupt;
 pub(crate) mod pace;
+mod race;
 mod result;
 mod schedule;
 mod send;

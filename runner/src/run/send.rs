@@ -9,7 +9,9 @@
 //! outcome is counted by the run's breaker (`breaker.rs`).
 
 use super::exec::{Execution, Stop};
-use crate::transport::{Authorization, Exchange, Outgoing, TransportError, TransportErrorKind};
+use crate::transport::{
+    Authorization, Exchange, Outgoing, RaceEntry, TransportError, TransportErrorKind,
+};
 use harness_model::case::TransportKind;
 use harness_model::check::{ParsedAnswer, Redactor};
 
@@ -119,6 +121,57 @@ impl Execution<'_> {
             answers.push(self.receive(exchange, &outgoing.method)?);
         }
         Ok(answers)
+    }
+
+    /// Releases `copies` together, each over its transport and a connection of its own, all
+    /// with one JSON-RPC id (copies of one request); returns their answers, results first,
+    /// and the release spread in microseconds. Every exchange is recorded in that order.
+    pub(crate) async fn send_race(
+        &mut self,
+        copies: &[(TransportKind, Outgoing)],
+    ) -> Result<(Vec<ParsedAnswer>, f64), Stop> {
+        let id = self.next_id;
+        self.next_id += 1;
+        for (_, outgoing) in copies {
+            learn_request(&self.shared.redactor, outgoing);
+        }
+        let entries: Vec<RaceEntry<'_>> = copies
+            .iter()
+            .map(|(transport, outgoing)| RaceEntry {
+                transport: *transport,
+                id,
+                outgoing,
+            })
+            .collect();
+        let outcome = self.session.race(&entries).await;
+        let spread = outcome.release_spread_us();
+        let mut exchanges = outcome.exchanges;
+        // Results first, then errors, then what got no answer: a record that does not
+        // depend on which copy won.
+        exchanges.sort_by_key(|exchange| {
+            let json = exchange
+                .response
+                .as_ref()
+                .and_then(|received| received.json.as_ref());
+            match json {
+                Some(json) if json.get("result").is_some() => 0,
+                Some(_) => 1,
+                None => 2,
+            }
+        });
+        let execution_transport = self.transport;
+        let method = copies
+            .first()
+            .map(|(_, outgoing)| outgoing.method.clone())
+            .unwrap_or_default();
+        let mut answers = Vec::with_capacity(exchanges.len());
+        for exchange in exchanges {
+            self.transport = exchange.transport;
+            let answer = self.receive(exchange, &method);
+            self.transport = execution_transport;
+            answers.push(answer?);
+        }
+        Ok((answers, spread))
     }
 
     /// A request that could not be sent (a WebSocket that would not open): counted by the

@@ -3,7 +3,7 @@
 //! A case is skipped, with the reason, when it changes server state and the target file
 //! does not allow it (`needs.destructive`, or a state-changing method called without saying
 //! so), or when the target file lacks what it needs: the transport's URL, an account role
-//! or a fixture.
+//! or a fixture; or when it races and the target file says `races = false`.
 
 use harness_model::case::{Case, TransportKind};
 use harness_model::target_file::Target;
@@ -14,6 +14,11 @@ pub(crate) fn skip_reason(
     case: &Case,
     transport: TransportKind,
 ) -> Option<String> {
+    if !target.races && case.steps.iter().any(|step| step.race.is_some()) {
+        return Some(
+            "releases copies of a request together; the target file sets races = false".to_owned(),
+        );
+    }
     if case.needs.destructive && !target.allow_destructive {
         return Some(
             "changes server state; the target file does not set allow_destructive = true"

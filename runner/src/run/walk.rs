@@ -97,13 +97,18 @@ impl Execution<'_> {
     }
 
     pub(crate) async fn walk(&mut self, step: &Step, walk: &Walk) -> Result<(), Stop> {
-        let first = self.walk_once(step, walk, walk.count).await?;
+        // Resolved once: both walks read the same window (`{{now_ms}}` would move between
+        // them, and entries made meanwhile would differ).
+        let base_params = template::resolve_map(&walk.params, self).map_err(Stop::Error)?;
+        let first = self.walk_once(step, walk, &base_params, walk.count).await?;
         if let Some(option) = &walk.expiry_of {
             let option = self.resolved(option)?;
             self.check_expiry(step, &option, &first.option_entries);
         }
         if let Some(compare_count) = walk.compare_count {
-            let second = self.walk_once(step, walk, compare_count).await?;
+            let second = self
+                .walk_once(step, walk, &base_params, compare_count)
+                .await?;
             if first.keys != second.keys {
                 let first_set: HashSet<&String> = first.keys.iter().collect();
                 let second_set: HashSet<&String> = second.keys.iter().collect();
@@ -133,8 +138,13 @@ impl Execution<'_> {
         }
     }
 
-    async fn walk_once(&mut self, step: &Step, walk: &Walk, count: u32) -> Result<Pages, Stop> {
-        let base_params = template::resolve_map(&walk.params, self).map_err(Stop::Error)?;
+    async fn walk_once(
+        &mut self,
+        step: &Step,
+        walk: &Walk,
+        base_params: &Map<String, Value>,
+        count: u32,
+    ) -> Result<Pages, Stop> {
         let window = (
             base_params.get("start_timestamp").and_then(Value::as_i64),
             base_params.get("end_timestamp").and_then(Value::as_i64),
@@ -178,6 +188,22 @@ impl Execution<'_> {
                 self.record(&[violation.clause().to_owned()], violation.to_string());
             }
             let all = self.case.step_clauses(step).to_vec();
+            // Where SPEC.md does not say how the last page is marked (4.7), the previous
+            // page's continuation may have been the marker, and a server may refuse it.
+            let marker_stated = spec::method(&walk.call)
+                .and_then(|method| method.paging)
+                .is_some_and(|paging| paging.null_at_end);
+            if cursor.is_some() && !marker_stated && response.get("result").is_none() {
+                self.notes.push(format!(
+                    "page {page_number} of {} was refused after continuation {}: taken as the end marker, which SPEC.md does not show",
+                    walk.call,
+                    short(cursor.as_ref().unwrap_or(&Value::Null))
+                ));
+                return Ok(Pages {
+                    keys,
+                    option_entries,
+                });
+            }
             let Some(result) = response.get("result") else {
                 let error = jsonrpc::error_of(&response).map_or_else(
                     || short(&response),
@@ -223,9 +249,6 @@ impl Execution<'_> {
             // that leads to an empty page should have been that marker. Where it does not
             // say how the end is marked (4.7), a continuation may lead to an empty page:
             // the empty page is the end.
-            let marker_stated = spec::method(&walk.call)
-                .and_then(|method| method.paging)
-                .is_some_and(|paging| paging.null_at_end);
             if cursor.is_some() && items.is_empty() && !marker_stated {
                 return Ok(Pages {
                     keys,
@@ -320,11 +343,23 @@ impl Execution<'_> {
     /// none of type `delivery` or `settlement` nor any other entry stamped with the expiry
     /// entry's timestamp.
     fn check_expiry(&mut self, step: &Step, option: &str, entries: &[Value]) {
-        let kind = |entry: &Value| entry.get("type").and_then(Value::as_str).unwrap_or("").to_owned();
-        let expiries: Vec<&Value> = entries.iter().filter(|entry| kind(entry) == "expiry").collect();
+        let kind = |entry: &Value| {
+            entry
+                .get("type")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned()
+        };
+        let expiries: Vec<&Value> = entries
+            .iter()
+            .filter(|entry| kind(entry) == "expiry")
+            .collect();
         let clauses = self.case.step_clauses(step).to_vec();
         let message = match expiries.as_slice() {
-            [] => Some(format!("{option}, which expired out of the money, has no entry of type expiry among its {} entries", entries.len())),
+            [] => Some(format!(
+                "{option}, which expired out of the money, has no entry of type expiry among its {} entries",
+                entries.len()
+            )),
             [expiry] => {
                 let at = expiry.get("timestamp").cloned().unwrap_or(Value::Null);
                 entries
@@ -336,7 +371,10 @@ impl Execution<'_> {
                     })
                     .map(|other| format!("{option} expired out of the money and has, besides its expiry entry, a {} entry {}", kind(other), short(other)))
             }
-            more => Some(format!("{option} has {} entries of type expiry, not one", more.len())),
+            more => Some(format!(
+                "{option} has {} entries of type expiry, not one",
+                more.len()
+            )),
         };
         if let Some(message) = message {
             self.record(&clauses, message);

@@ -61,81 +61,21 @@ impl HttpClient {
         id: u64,
         outgoing: &Outgoing,
     ) -> Exchange {
-        let mut url = format!("{base_url}/{}", outgoing.method);
-        let body: Option<String> =
-            match kind {
-                TransportKind::HttpBody => Some(outgoing.raw.clone().unwrap_or_else(|| {
-                    jsonrpc::request_text(id, &outgoing.method, &outgoing.params)
-                })),
-                _ if outgoing.raw.is_some() => outgoing.raw.clone(),
-                _ => {
-                    let mut query = form_urlencoded::Serializer::new(String::new());
-                    for (name, value) in &outgoing.params {
-                        if let Some(text) = super::query_value(value) {
-                            query.append_pair(name, &text);
-                        }
-                    }
-                    let query = query.finish();
-                    if !query.is_empty() {
-                        url.push('?');
-                        url.push_str(&query);
-                    }
-                    None
-                }
-            };
-        let mut request = SentRequest {
-            method: "GET".to_owned(),
-            url: url.clone(),
-            headers: Vec::new(),
-            body: body.clone(),
-            id: (kind == TransportKind::HttpBody && outgoing.raw.is_none()).then_some(id),
+        let prepared = match prepare(kind, base_url, id, outgoing) {
+            Ok(prepared) => prepared,
+            Err(exchange) => return *exchange,
         };
-        let header_value = match &outgoing.authorization {
-            None => None,
-            Some(Authorization::Value(value)) => Some(value.clone()),
-            Some(Authorization::Signed(plan)) => {
-                let uri = plan.sign_uri.clone().unwrap_or_else(|| request_uri(&url));
-                let body_bytes = body.as_deref().unwrap_or("").as_bytes();
-                let fields = HttpSignedFields {
-                    timestamp: plan.timestamp,
-                    nonce: &plan.nonce,
-                    method: "GET",
-                    uri: &uri,
-                    body: body_bytes,
-                };
-                match SignedHeader::sign(&plan.scheme, &plan.client_id, &plan.secret, &fields) {
-                    Ok(mut header) => {
-                        if plan.uppercase_hex {
-                            header.signature = header.signature.to_ascii_uppercase();
-                        }
-                        if plan.altered_signature {
-                            header.signature =
-                                harness_protocol::auth::sign::altered_signature(&header.signature);
-                        }
-                        Some(header.to_header_value())
-                    }
-                    Err(error) => {
-                        return failed(
-                            kind,
-                            request,
-                            TransportErrorKind::Request,
-                            error.to_string(),
-                        );
-                    }
-                }
-            }
-        };
+        let Prepared {
+            request,
+            url,
+            body,
+            authorization,
+        } = prepared;
         let mut builder = self.client.get(&url);
-        if let Some(value) = &header_value {
-            request
-                .headers
-                .push(("Authorization".to_owned(), value.clone()));
+        if let Some(value) = &authorization {
             builder = builder.header(AUTHORIZATION, value);
         }
         if let Some(body) = &body {
-            request
-                .headers
-                .push(("Content-Type".to_owned(), "application/json".to_owned()));
             builder = builder
                 .header(CONTENT_TYPE, "application/json")
                 .body(body.clone());
@@ -176,6 +116,108 @@ impl HttpClient {
             },
         }
     }
+}
+
+/// An HTTP request ready to go: what is recorded, the URL, the body and the
+/// `Authorization` value (a signed header computed over the URL and body sent).
+pub(crate) struct Prepared {
+    pub(crate) request: SentRequest,
+    pub(crate) url: String,
+    pub(crate) body: Option<String>,
+    pub(crate) authorization: Option<String>,
+}
+
+/// Builds the GET of `outgoing` under `base_url`: its parameters in the query string, or a
+/// JSON-RPC body; the recorded request carries the headers sent. A signed header that
+/// cannot be computed is the failed exchange.
+pub(crate) fn prepare(
+    kind: TransportKind,
+    base_url: &str,
+    id: u64,
+    outgoing: &Outgoing,
+) -> Result<Prepared, Box<Exchange>> {
+    let mut url = format!("{base_url}/{}", outgoing.method);
+    let body: Option<String> = match kind {
+        TransportKind::HttpBody => Some(
+            outgoing
+                .raw
+                .clone()
+                .unwrap_or_else(|| jsonrpc::request_text(id, &outgoing.method, &outgoing.params)),
+        ),
+        _ if outgoing.raw.is_some() => outgoing.raw.clone(),
+        _ => {
+            let mut query = form_urlencoded::Serializer::new(String::new());
+            for (name, value) in &outgoing.params {
+                if let Some(text) = super::query_value(value) {
+                    query.append_pair(name, &text);
+                }
+            }
+            let query = query.finish();
+            if !query.is_empty() {
+                url.push('?');
+                url.push_str(&query);
+            }
+            None
+        }
+    };
+    let mut request = SentRequest {
+        method: "GET".to_owned(),
+        url: url.clone(),
+        headers: Vec::new(),
+        body: body.clone(),
+        id: (kind == TransportKind::HttpBody && outgoing.raw.is_none()).then_some(id),
+    };
+    let authorization = match &outgoing.authorization {
+        None => None,
+        Some(Authorization::Value(value)) => Some(value.clone()),
+        Some(Authorization::Signed(plan)) => {
+            let uri = plan.sign_uri.clone().unwrap_or_else(|| request_uri(&url));
+            let body_bytes = body.as_deref().unwrap_or("").as_bytes();
+            let fields = HttpSignedFields {
+                timestamp: plan.timestamp,
+                nonce: &plan.nonce,
+                method: "GET",
+                uri: &uri,
+                body: body_bytes,
+            };
+            match SignedHeader::sign(&plan.scheme, &plan.client_id, &plan.secret, &fields) {
+                Ok(mut header) => {
+                    if plan.uppercase_hex {
+                        header.signature = header.signature.to_ascii_uppercase();
+                    }
+                    if plan.altered_signature {
+                        header.signature =
+                            harness_protocol::auth::sign::altered_signature(&header.signature);
+                    }
+                    Some(header.to_header_value())
+                }
+                Err(error) => {
+                    return Err(Box::new(failed(
+                        kind,
+                        request,
+                        TransportErrorKind::Request,
+                        error.to_string(),
+                    )));
+                }
+            }
+        }
+    };
+    if let Some(value) = &authorization {
+        request
+            .headers
+            .push(("Authorization".to_owned(), value.clone()));
+    }
+    if body.is_some() {
+        request
+            .headers
+            .push(("Content-Type".to_owned(), "application/json".to_owned()));
+    }
+    Ok(Prepared {
+        request,
+        url,
+        body,
+        authorization,
+    })
 }
 
 /// The request URI (path and query) of a URL, as the signed scheme signs it.
@@ -222,7 +264,7 @@ async fn read_capped(
     }
 }
 
-fn failed(
+pub(crate) fn failed(
     kind: TransportKind,
     request: SentRequest,
     failure: TransportErrorKind,

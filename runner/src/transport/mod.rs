@@ -15,6 +15,7 @@ mod credential;
 mod dial;
 mod http;
 mod proxy;
+mod race;
 mod session;
 mod tls;
 mod ws;
@@ -25,6 +26,7 @@ pub use credential::{
 pub use dial::Dialer;
 pub use http::HttpClient;
 pub use proxy::ProxyRule;
+pub use race::{RaceEntry, RaceOutcome};
 pub use session::{ClientSession, Credentials, Token, TokenKey, place_bearer};
 pub use ws::WsSession;
 

@@ -313,6 +313,18 @@ impl ClientSession {
         Ok(exchanges)
     }
 
+    /// Releases `entries` together, each over a connection of its own opened beforehand,
+    /// with last-byte synchronisation, and reads their answers (`race.rs`).
+    pub async fn race(&self, entries: &[super::RaceEntry<'_>]) -> super::RaceOutcome {
+        let target = super::race::RaceTarget {
+            base_url: &self.target.base_url,
+            ws_url: self.target.ws_url.as_deref().unwrap_or_default(),
+            dialer: &self.dialer,
+            limits: self.limits,
+        };
+        super::race::release(&target, entries).await
+    }
+
     /// A new HTTP client with a pool of its own: its requests go over other TCP
     /// connections than the session's.
     pub fn fresh_http(&self) -> Result<HttpClient, TransportError> {

@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use futures_util::{SinkExt, StreamExt};
 use reqwest::Url;
 use serde_json::Value;
+use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
@@ -242,6 +243,55 @@ impl WsSession {
         }
     }
 
+    /// Writes the frame of a request but for its last byte, which it returns with how the
+    /// request is recorded: the first half of a race's release (`race.rs`). The frame is
+    /// written on the socket under tungstenite, which has nothing of its own buffered
+    /// before the first request, and is whole once [`WsSession::release`] writes the byte.
+    pub(crate) async fn hold(
+        &mut self,
+        id: u64,
+        outgoing: &Outgoing,
+    ) -> Result<(u8, SentRequest), TransportError> {
+        let (text, request) = self.frame(id, outgoing);
+        let mut frame = masked_text_frame(text.as_bytes(), rand::random());
+        let last = frame.pop().unwrap_or_default();
+        let io = self.stream.get_mut();
+        let written = async {
+            io.write_all(&frame).await?;
+            io.flush().await
+        };
+        written.await.map_err(|error| {
+            TransportError::new(
+                TransportErrorKind::Closed,
+                format!("failed to send on {}: {error}", self.url),
+            )
+        })?;
+        Ok((last, request))
+    }
+
+    /// Writes the last byte [`WsSession::hold`] kept back.
+    pub(crate) async fn release(&mut self, last: u8) -> Result<(), TransportError> {
+        let io = self.stream.get_mut();
+        let written = async {
+            io.write_all(&[last]).await?;
+            io.flush().await
+        };
+        written.await.map_err(|error| {
+            TransportError::new(
+                TransportErrorKind::Closed,
+                format!("failed to send on {}: {error}", self.url),
+            )
+        })
+    }
+
+    /// Waits for the answer to the request released last, as [`WsSession::call`] does.
+    pub(crate) async fn answer_by(
+        &mut self,
+        deadline: Instant,
+    ) -> Result<Received, TransportError> {
+        self.answer(deadline).await
+    }
+
     async fn answer(&mut self, deadline: Instant) -> Result<Received, TransportError> {
         for _ in 0..MAX_SKIPPED_FRAMES {
             let frame = match tokio::time::timeout_at(deadline.into(), self.stream.next()).await {
@@ -306,7 +356,7 @@ impl WsSession {
 }
 
 /// A TCP stream to the URL's host, through a proxy's tunnel when the dialer's rule says so.
-async fn open_socket(url: &str, dialer: &Dialer) -> Result<TcpStream, String> {
+pub(super) async fn open_socket(url: &str, dialer: &Dialer) -> Result<TcpStream, String> {
     let parsed = Url::parse(url).map_err(|error| format!("failed to connect to {url}: {error}"))?;
     let (Some(host), Some(port)) = (parsed.host_str(), parsed.port_or_known_default()) else {
         return Err(format!("failed to connect to {url}: no host and port"));
@@ -319,6 +369,32 @@ async fn open_socket(url: &str, dialer: &Dialer) -> Result<TcpStream, String> {
     // Requests and answers are small and go one at a time: no Nagle delay.
     let _ = socket.set_nodelay(true);
     Ok(socket)
+}
+
+/// A client's text frame (RFC 6455 5.2): FIN and opcode 1, the payload length, and the
+/// payload masked with `mask`, as a client must send it.
+fn masked_text_frame(payload: &[u8], mask: [u8; 4]) -> Vec<u8> {
+    let mut frame = Vec::with_capacity(payload.len() + 14);
+    frame.push(0x81);
+    match payload.len() {
+        length @ 0..=125 => frame.push(0x80 | length as u8),
+        length @ 126..=0xFFFF => {
+            frame.push(0x80 | 126);
+            frame.extend_from_slice(&(length as u16).to_be_bytes());
+        }
+        length => {
+            frame.push(0x80 | 127);
+            frame.extend_from_slice(&(length as u64).to_be_bytes());
+        }
+    }
+    frame.extend_from_slice(&mask);
+    frame.extend(
+        payload
+            .iter()
+            .zip(mask.iter().cycle())
+            .map(|(byte, key)| byte ^ key),
+    );
+    frame
 }
 
 /// A server-pushed notification: a `method`, and no `id`, `result` or `error`.

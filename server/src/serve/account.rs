@@ -81,6 +81,10 @@ pub(crate) fn toggle_subaccount_login(ctx: &mut Ctx<'_>) -> Result<Value, ErrorO
 /// target file says `second_factor = { parameter = ... }`): a TOTP code of the user's secret.
 pub(crate) const SECOND_FACTOR_PARAM: &str = "authorization_code";
 
+/// The parameter the reference takes the transaction log's filter keywords in (SPEC.md 4.8:
+/// "Parameter name: not shown"; the target file names it): space-separated, all must match.
+pub(crate) const KEYWORDS_PARAM: &str = "query";
+
 /// `private/delete_member`.
 pub(crate) fn delete_member(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
     // The scopes 4.11 states, all of them unless a fault forgets `mainaccount`.
@@ -175,11 +179,26 @@ pub(crate) fn get_transaction_log(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObjec
         }
         None => caller,
     };
+    let keywords: Vec<&str> = params
+        .str(KEYWORDS_PARAM)
+        .map(|text| text.split_whitespace().collect())
+        .unwrap_or_default();
+    if ctx.fault(Fault::TxlogKeywordRefused)
+        && keywords
+            .iter()
+            .any(|keyword| spec::LOG_FILTER_KEYWORDS.contains(keyword))
+    {
+        return Err(ErrorObject::invalid_params(
+            KEYWORDS_PARAM,
+            "unknown keyword",
+        ));
+    }
     let query = LogQuery {
         user_id,
         currency,
         start,
         end,
+        keywords,
     };
     let page_len = ctx.page_len(count) + usize::from(ctx.fault(Fault::TxlogPageExceedsCount));
     let order = if ctx.variant(Variant::OldestFirst) {

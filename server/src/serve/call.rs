@@ -63,7 +63,7 @@ const HANDLERS: &[(&str, Run, &[Declared])] = &[
     (
         "private/get_transaction_log",
         account::get_transaction_log,
-        &[],
+        &[declared(account::KEYWORDS_PARAM, Kind::Str)],
     ),
     ("public/get_currencies", market::get_currencies, &[]),
     (

@@ -101,7 +101,11 @@ pub(crate) fn exchange_token(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
             }
             // Granting within the caller's scope caps a wider request (the variant); the
             // `exchange-scope-exceeds` fault grants it within the subject's key instead.
-            let bound = if escalates { &subject.maximum } else { &record.scope };
+            let bound = if escalates {
+                &subject.maximum
+            } else {
+                &record.scope
+            };
             grant_scope(Some(requested), bound, keep_unnamed(ctx))
         }
     };
@@ -293,7 +297,9 @@ fn client_signature(ctx: &Ctx<'_>) -> Result<Issued, ErrorObject> {
         expected = expected.to_ascii_uppercase();
     }
     let checked = !ctx.fault(Fault::SigUnchecked) && !unstamped && signature.is_some();
-    if checked && !signature.is_some_and(|signature| ctx.state.signature_accepted(&expected, signature)) {
+    if checked
+        && !signature.is_some_and(|signature| ctx.state.signature_accepted(&expected, signature))
+    {
         return Err(ErrorObject::invalid_credentials("signature does not match"));
     }
     if !ctx.fault(Fault::SigNonceReuse) {
@@ -307,7 +313,12 @@ fn client_signature(ctx: &Ctx<'_>) -> Result<Issued, ErrorObject> {
             nonce.to_owned()
         };
         let replay_key = format!("{}{replay_key}", replay_space(ctx));
-        ctx.state.use_nonce(client_id, &replay_key, timestamp)?;
+        if ctx.fault(Fault::RaceSigNonce) {
+            ctx.state
+                .use_nonce_in_two_steps(client_id, &replay_key, timestamp)?;
+        } else {
+            ctx.state.use_nonce(client_id, &replay_key, timestamp)?;
+        }
     }
     issue(
         ctx,
@@ -337,12 +348,18 @@ fn refresh(ctx: &Ctx<'_>) -> Result<Issued, ErrorObject> {
     let refresh_token = ctx.params.required_str("refresh_token")?;
     let now_ms = ctx.state.now_ms();
     // One lock for lookup, issue and revocation, so two concurrent refreshes with the same
-    // token cannot both succeed.
+    // token cannot both succeed; the `race-refresh` fault lets go of it between the lookup
+    // and the rest.
     let mut tokens = lock(&ctx.state.tokens);
     let record = tokens
         .refresh(refresh_token, now_ms)
         .cloned()
         .ok_or_else(|| ErrorObject::unauthorized("invalid or expired refresh token"))?;
+    if ctx.fault(Fault::RaceRefresh) {
+        drop(tokens);
+        super::fault::race_pause();
+        tokens = lock(&ctx.state.tokens);
+    }
     let mut scope = record.scope.clone();
     if let (Some(name), true) = (&scope.session, ctx.fault(Fault::RefreshSessionChanged)) {
         // A prefix, so the new name does not even contain the old one.

@@ -79,6 +79,8 @@ pub(crate) struct LogQuery<'a> {
     /// The window, both ends included.
     pub(crate) start: u64,
     pub(crate) end: u64,
+    /// Filter keywords (4.8), every one of which an entry must match.
+    pub(crate) keywords: Vec<&'a str>,
 }
 
 impl LogQuery<'_> {
@@ -86,7 +88,31 @@ impl LogQuery<'_> {
         entry.user_id == self.user_id
             && self.currency.is_none_or(|code| entry.currency == code)
             && (self.start..=self.end).contains(&entry.timestamp)
+            && self
+                .keywords
+                .iter()
+                .all(|keyword| keyword_matches(entry, keyword))
     }
+}
+
+/// Whether an entry matches one filter keyword (4.8 lists them without saying how each
+/// matches): its type, its trade role, a word of its side, its instrument's kind (an option
+/// is named with a strike and a put or call, a future otherwise), or a string of its info
+/// (a withdrawal or transfer address).
+fn keyword_matches(entry: &LogEntry, keyword: &str) -> bool {
+    let text = |name: &str| entry.body.get(name).and_then(Value::as_str).unwrap_or("");
+    let instrument = text("instrument_name");
+    let option = instrument.ends_with("-C") || instrument.ends_with("-P");
+    text("type") == keyword
+        || text("user_role") == keyword
+        || text("side").split_whitespace().any(|word| word == keyword)
+        || (keyword == "option" && option)
+        || (keyword == "future" && !instrument.is_empty() && !option)
+        || entry
+            .body
+            .get("info")
+            .and_then(Value::as_object)
+            .is_some_and(|info| info.values().any(|value| value == keyword))
 }
 
 /// The order of a page's entries; SPEC.md 4.8 does not state one.
@@ -319,9 +345,10 @@ impl Draft {
         let future = self
             .instrument
             .map_or_else(|| format!("{}-27JUN25", self.currency), str::to_owned);
-        let option = self
-            .instrument
-            .map_or_else(|| format!("{}-27JUN25-70000-C", self.currency), str::to_owned);
+        let option = self.instrument.map_or_else(
+            || format!("{}-27JUN25-70000-C", self.currency),
+            str::to_owned,
+        );
         let trade_id = format!("{}-{}", self.currency, 500_000 + id);
         let order_id = format!("{}", 9_000_000 + id);
         let (side, instrument, price, change, info): (

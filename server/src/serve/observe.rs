@@ -251,6 +251,7 @@ mod tests {
             currency: None,
             start: 0,
             end: u64::MAX,
+            keywords: Vec::new(),
         };
         let knobs = Knobs {
             small_cursors: true,

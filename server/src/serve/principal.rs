@@ -13,7 +13,7 @@ use harness_protocol::auth::sign::{self, SignedHeader};
 use harness_protocol::jsonrpc::ErrorObject;
 
 use super::ServerState;
-use super::fault::Fault;
+use super::fault::{Fault, race_pause};
 use super::state::{User, lock};
 
 /// How far a signature timestamp may stray under the `*-window-wide` faults: 10 minutes.
@@ -221,7 +221,11 @@ impl ServerState {
                 }
                 _ => header.nonce.clone(),
             };
-            self.use_nonce(&header.client_id, &nonce, header.timestamp)?;
+            if self.fault(Fault::RaceSignedNonce) {
+                self.use_nonce_in_two_steps(&header.client_id, &nonce, header.timestamp)?;
+            } else {
+                self.use_nonce(&header.client_id, &nonce, header.timestamp)?;
+            }
         }
         Ok(key_principal(user, &header.client_id))
     }
@@ -242,6 +246,25 @@ impl ServerState {
             ));
         }
         Ok(())
+    }
+
+    /// Records a nonce as used in two steps, the check and, after [`race_pause`], the
+    /// update: how the `race-sig-nonce` and `race-signed-nonce` faults let copies released
+    /// together through.
+    pub(crate) fn use_nonce_in_two_steps(
+        &self,
+        client_id: &str,
+        nonce: &str,
+        timestamp: u64,
+    ) -> Result<(), ErrorObject> {
+        if lock(&self.nonces).contains(client_id, nonce, self.now_ms()) {
+            return Err(ErrorObject::invalid_credentials("nonce already used"));
+        }
+        race_pause();
+        match lock(&self.nonces).check_and_insert(client_id, nonce, timestamp, self.now_ms()) {
+            NonceVerdict::Full => Err(ErrorObject::too_many_requests()),
+            NonceVerdict::Fresh | NonceVerdict::Reused => Ok(()),
+        }
     }
 
     /// Records a nonce as used; a second use within the window is refused.

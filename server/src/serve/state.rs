@@ -19,9 +19,7 @@ use super::ledger::{Holder, Ledger};
 use super::rate::RateLimiter;
 use super::tokens::{RefreshRecord, TokenStore};
 use super::{ServeConfig, ServerState};
-use harness_model::target_file::{
-    Account, ExpiredOption, Fixtures, SecondFactor, Secret, Target,
-};
+use harness_model::target_file::{Account, ExpiredOption, Fixtures, SecondFactor, Secret, Target};
 use harness_protocol::auth::SIGNATURE_WINDOW_MS;
 use harness_protocol::auth::nonce::ReplayCache;
 use harness_protocol::auth::scope::Scope;
@@ -98,9 +96,8 @@ impl ServerState {
                 full.to_owned()
             }),
             two_factor,
-            totp_secret: two_factor.then(|| {
-                Secret::new(harness_protocol::auth::second_factor::fresh_totp_secret())
-            }),
+            totp_secret: two_factor
+                .then(|| Secret::new(harness_protocol::auth::second_factor::fresh_totp_secret())),
             main_id,
             direct_access: user_id == MAIN_ID,
         };
@@ -204,6 +201,8 @@ impl ServerState {
             direct_access_url: Some(format!("{origin}/direct")),
             signature_scheme: self.signature_scheme.clone(),
             allow_destructive: true,
+            races: true,
+            race_rounds: None,
             accounts,
             fixtures: Fixtures {
                 subaccount_id: Some(SUB_ID),
@@ -234,6 +233,13 @@ impl ServerState {
                     ]);
                     (method.name.to_owned(), names)
                 })
+                .chain([(
+                    spec::TYPED_LOG_METHOD.to_owned(),
+                    BTreeMap::from([(
+                        "keywords".to_owned(),
+                        super::account::KEYWORDS_PARAM.to_owned(),
+                    )]),
+                )])
                 .collect(),
             field_names: BTreeMap::from([
                 (

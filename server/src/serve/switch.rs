@@ -5,7 +5,7 @@
 
 /// Declares an enum of switches, each with its kebab-case name and doc line, with `ALL`,
 /// `name` and `from_name`, and `$set`, a set of them as a bitset; `$flag` is the
-/// command-line flag that takes a name. Fewer than 128 switches fit a set: each kind's
+/// command-line flag that takes a name. Fewer than 256 switches fit a set: each kind's
 /// unit test keeps it that way.
 macro_rules! switches {
     (
@@ -39,22 +39,30 @@ macro_rules! switches {
                 $enum::ALL.iter().copied().find(|switch| switch.name() == name)
             }
 
-            fn bit(self) -> u128 {
-                1u128 << (self as u32)
+            /// The word of the set it sits in, and its bit there.
+            fn bit(self) -> (usize, u128) {
+                let index = self as u32;
+                ((index / 128) as usize, 1u128 << (index % 128))
             }
         }
 
         #[doc = concat!("A set of [`", stringify!($enum), "`]s as a bitset.")]
         #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-        pub(crate) struct $set(u128);
+        pub(crate) struct $set([u128; 2]);
 
         impl $set {
             pub(crate) fn new(switches: &[$enum]) -> $set {
-                $set(switches.iter().fold(0, |bits, switch| bits | switch.bit()))
+                let mut words = [0u128; 2];
+                for switch in switches {
+                    let (word, bit) = switch.bit();
+                    words[word] |= bit;
+                }
+                $set(words)
             }
 
             pub(crate) fn has(self, switch: $enum) -> bool {
-                self.0 & switch.bit() != 0
+                let (word, bit) = switch.bit();
+                self.0[word] & bit != 0
             }
         }
     };

@@ -174,3 +174,59 @@ fn in_flight_goes_on_a_ws_only_call_step_and_never_on_a_paced_method() {
     let error = load_error(&paced);
     assert!(error.contains("paced method"), "{error}");
 }
+
+const RACE: &str = r#"
+id = "races.stale"
+title = "copies released together"
+clauses = ["auth.client_signature.window"]
+
+[[step]]
+call = "public/auth"
+auth = { mode = "client_signature" }
+expect = { outcome = "any" }
+race = { copies = 8, at_most = 1 }
+"#;
+
+#[test]
+fn a_race_loads_with_its_default_rounds_and_bad_ones_are_refused() {
+    let case = parse_case(Path::new("c.toml"), RACE, &catalog(), &schemas()).unwrap();
+    let race = case.steps[0].race.as_ref().unwrap();
+    assert_eq!(
+        (race.copies, race.rounds),
+        (8, super::super::Race::DEFAULT_ROUNDS)
+    );
+    for (from, to, error) in [
+        (
+            "copies = 8",
+            "copies = 65",
+            "c.toml:6: race.copies is 65; a race releases 2 to 64 copies",
+        ),
+        (
+            "copies = 8",
+            "copies = 8, rounds = 0",
+            "c.toml:6: race.rounds is 0",
+        ),
+        (
+            "at_most = 1",
+            "at_most = \"one\"",
+            "c.toml:6: race.at_most must be a number or a template",
+        ),
+        (
+            "outcome = \"any\"",
+            "outcome = \"result\"",
+            "c.toml:6: a race step needs expect.outcome = \"any\"",
+        ),
+        (
+            "at_most = 1",
+            "at_mots = 1",
+            "c.toml:10: unknown field \"at_mots\" (did you mean \"at_most\"?)",
+        ),
+    ] {
+        let message = load_error(&RACE.replace(from, to));
+        assert!(message.contains(error), "{message}");
+    }
+    let twice = format!(
+        "{RACE}\n[[step]]\ncall = \"public/auth\"\nauth = {{ mode = \"client_signature\" }}\nexpect = {{ outcome = \"any\" }}\nrace = {{ copies = 2, at_most = 1 }}\n"
+    );
+    assert!(load_error(&twice).contains("c.toml:12: a case has at most one race step"));
+}

@@ -37,6 +37,7 @@ fn expecting(outcome: Outcome, clauses: &[String]) -> Required<'_> {
         schema: None,
         matchers: &[],
         clauses,
+        rest_interface: false,
     }
 }
 
@@ -183,10 +184,16 @@ fn the_error_code_and_name_spec_gives_are_required() {
             error(13668, "two_factor_required"),
             Some(name),
             step_failure(
-                "expected error \"security_key_authorization_error\", got \"two_factor_required\" (code 13668)",
+                "expected the error named \"security_key_authorization_error\" (in its message or data, wherever the error object puts it), got \"two_factor_required\" (code 13668) without it",
             ),
         ),
         (error(13668, name), Some(name), Vec::new()),
+        // The shape of the error object is not shown: the name in its data passes too.
+        (
+            json!({"jsonrpc": "2.0", "id": 1, "error": {"code": 13668, "message": "second factor required", "data": {"name": name}}}),
+            Some(name),
+            Vec::new(),
+        ),
     ];
     for (answer, error_message, wanted) in rows {
         let expected = Required {
@@ -375,4 +382,27 @@ fn a_finding_is_info_unless_one_of_its_clauses_is_must() {
         finding(&CATALOG, &unknown, String::new()).verdict,
         Verdict::Fail
     );
+}
+
+#[test]
+fn a_plain_text_refusal_passes_only_on_the_rest_interface_and_only_as_an_error() {
+    let clauses = step_clauses();
+    let plain = ParsedAnswer {
+        json: None,
+        status: Some(401),
+        body: "unauthorized".to_owned(),
+        request_id: None,
+    };
+    let rest = |outcome| Required {
+        rest_interface: true,
+        ..expecting(outcome, &clauses)
+    };
+    assert!(check(&plain, &rest(Outcome::Error)).is_empty());
+    assert!(!check(&plain, &rest(Outcome::Result)).is_empty());
+    assert!(!check(&plain, &expecting(Outcome::Error, &clauses)).is_empty());
+    let ok_plain = ParsedAnswer {
+        status: Some(200),
+        ..plain
+    };
+    assert!(!check(&ok_plain, &rest(Outcome::Error)).is_empty());
 }

@@ -135,6 +135,17 @@ pub(super) fn auth_params_refusal(
             "the grant type's parameters are missing",
         ));
     }
+    // A parameter another grant type uses (a `data` with client_credentials): 4.1 says
+    // which parameters each grant needs, not that the others are ignored.
+    let foreign: &[&str] = match grant {
+        Some("client_credentials") => &["timestamp", "signature", "nonce", "data", "refresh_token"],
+        Some("client_signature") => &["client_secret", "refresh_token"],
+        Some("refresh_token") => &["client_secret", "timestamp", "signature", "nonce", "data"],
+        _ => &[],
+    };
+    let sent_foreign = foreign
+        .iter()
+        .any(|name| request.params.contains_key(*name));
     let client_id = request.params.get("client_id").and_then(Value::as_str);
     if matches!(planned, Some("client_credentials" | "client_signature"))
         && client_id != knowledge.client_id.as_deref()
@@ -200,6 +211,9 @@ pub(super) fn auth_params_refusal(
         (RequestAuth::ClientSignature { replay: true, .. }, _) => Some(error(
             "auth.client_signature.nonce_single_use",
             "client_signature nonce used twice",
+        )),
+        _ if sent_foreign => Some(Prediction::either(
+            "a parameter of another grant type (4.1 does not say it is ignored)",
         )),
         (RequestAuth::RefreshOf { .. }, Some("refresh_token")) => None,
         (RequestAuth::None | RequestAuth::BogusToken, Some("refresh_token")) => Some(error(

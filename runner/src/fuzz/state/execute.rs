@@ -203,6 +203,9 @@ pub(crate) async fn execute(
 /// The scope a login asks for: [`LOGIN_SCOPE`], and `session:<name>` with a session name.
 pub(crate) fn login_scope(session: Option<&str>) -> String {
     match session {
+        // The same names in every sequence: a login naming a session in use joins it, and
+        // a server may count its session slots (8: "the number of session slots: not
+        // shown"), so sequences do not make new ones at every login.
         Some(name) => format!("{LOGIN_SCOPE} session:{name}"),
         None => LOGIN_SCOPE.to_owned(),
     }

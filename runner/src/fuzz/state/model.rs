@@ -70,7 +70,14 @@ pub struct TokenState {
     /// 4.5 says a disabled subaccount "remains reachable through the main account", so a
     /// disable need not end it.
     pub through_main: bool,
+    /// The WebSocket connection it was issued on, if any ([`CLOSED`] once that connection
+    /// closed). SPEC.md 5.4 names the scope `connection` without saying more, so a
+    /// connection-scoped token may be bound to the connection that issued it.
+    pub issued_on: Option<String>,
 }
+
+/// What [`TokenState::issued_on`] becomes when its connection closes: no connection's name.
+pub const CLOSED: &str = "\u{0}closed";
 
 /// What the server answered a step, as far as the model needs it.
 #[derive(Clone, Debug, Default)]
@@ -116,6 +123,14 @@ impl Model {
 
     /// What the server must answer `step`, sent over `connection` (on WebSocket).
     pub fn predict(&self, step: &SeqStep, connection: Option<&str>) -> Prediction {
+        if let Some(token) = used_token(step)
+            && self.bound_elsewhere(token, connection)
+        {
+            return Prediction::either(format!(
+                "the connection-scoped token of step {} was issued on another WebSocket connection, to which it may be bound (5.4 names the scope connection without saying more)",
+                token + 1
+            ));
+        }
         match &step.action {
             Action::Login { who, grant, .. } => {
                 if *who == Who::Sub && self.sub_disabled != Some(false) {
@@ -194,6 +209,19 @@ impl Model {
                 method,
             } => self.predict_remembered(connection, method),
         }
+    }
+
+    /// Whether the token of step `token` is not known to be of a session (connection-scoped,
+    /// or exchanged: its kind is not shown), was issued on a WebSocket connection, and
+    /// `connection` is not that one.
+    fn bound_elsewhere(&self, token: usize, connection: Option<&str>) -> bool {
+        self.tokens.get(&token).is_some_and(|state| {
+            !matches!(state.kind, TokenKind::Session(_))
+                && state
+                    .issued_on
+                    .as_deref()
+                    .is_some_and(|issued| Some(issued) != connection)
+        })
     }
 
     fn access(&self, token: usize) -> Validity {
@@ -333,6 +361,20 @@ impl Model {
             }
             _ => Prediction::either("the connection may remember one of several tokens"),
         }
+    }
+}
+
+/// The earlier step whose token `step` uses, if it uses one.
+fn used_token(step: &SeqStep) -> Option<usize> {
+    match &step.action {
+        Action::Refresh { of } | Action::Fork { of, .. } | Action::Exchange { of } => Some(*of),
+        Action::Logout { token }
+        | Action::Toggle { token, .. }
+        | Action::DeleteMember { token }
+        | Action::Private {
+            token: Some(token), ..
+        } => Some(*token),
+        _ => None,
     }
 }
 

@@ -29,6 +29,8 @@ fn shared(fixtures: Fixtures) -> Shared {
         direct_access_url: None,
         signature_scheme: "test-hmac".to_owned(),
         allow_destructive: false,
+        races: true,
+        race_rounds: None,
         accounts: BTreeMap::from([("main".to_owned(), main)]),
         fixtures,
         limits: RateLimits::default(),

@@ -121,6 +121,7 @@ fn empty_window_is_one_empty_page_with_null_continuation() {
         currency: None,
         start: 10,
         end: 9,
+        keywords: Vec::new(),
     };
     let log = [LogEntry {
         id: 1,
@@ -158,6 +159,7 @@ proptest! {
             currency: currency.map(|index| CURRENCIES[index]),
             start: bounds.0.min(bounds.1),
             end: bounds.0.max(bounds.1),
+            keywords: Vec::new(),
         };
         let walked = walk(&log, &query, count, order);
         prop_assert_eq!(walked, Ok(model(&log, &query, order)));

@@ -63,8 +63,15 @@ impl Model {
                     old.refresh = Validity::Unknown;
                     let (owner, old_granted) = (old.owner, old.granted.clone());
                     let through_main = old.through_main;
+                    // The session the answer grants, as the server names it; else the one
+                    // asked for.
+                    let kind = TokenKind::Session(
+                        granted
+                            .as_ref()
+                            .and_then(|scope| scope.session.clone())
+                            .unwrap_or_else(|| name.clone()),
+                    );
                     let granted = granted.or(old_granted);
-                    let kind = TokenKind::Session(name.clone());
                     let validity = self.owner_validity(owner);
                     self.issue(index, owner, kind, granted, validity, observed, connection);
                     self.inherit_through_main(index, through_main);
@@ -86,7 +93,18 @@ impl Model {
                     self.inherit_through_main(index, true);
                 }
             }
-            Action::Logout { token } => self.apply_logout(*token),
+            Action::Logout { token } => {
+                self.apply_logout(*token);
+                // A logout on WebSocket closes the connection (execute.rs): what it issued
+                // is bound to no connection a later step can reach.
+                if let Some(name) = connection {
+                    for state in self.tokens.values_mut() {
+                        if state.issued_on.as_deref() == Some(name) {
+                            state.issued_on = Some(super::CLOSED.to_owned());
+                        }
+                    }
+                }
+            }
             Action::Toggle { enable, .. } => {
                 self.sub_disabled = Some(!enable);
                 if !enable {
@@ -169,6 +187,7 @@ impl Model {
                 access,
                 refresh,
                 through_main: false,
+                issued_on: connection.map(str::to_owned),
             },
         );
         // A token issued on a connection may be remembered by it (whether a connection

@@ -1,0 +1,262 @@
+//! A race step: copies of a call released together, for several rounds.
+//!
+//! Each round runs the steps before the race again (its logins and captures: a fresh
+//! refresh token, a fresh nonce), prepares the call once, and releases `copies` copies of it
+//! with the same JSON-RPC id, each over a connection of its own
+//! ([`crate::transport::ClientSession::race`]): one request, sent N times, as a replay
+//! would. The answers are checked as the step expects (`outcome = "any"`, the envelope, the
+//! schema of a result), and a round breaks the rule when more than `at_most` copies got a
+//! result. The rounds that broke it make one finding on the step's clauses, so a `must`
+//! clause fails and a `warn` or `info` clause (a rule SPEC.md leaves open) only warns or
+//! informs.
+//!
+//! Recorded: the first round in full, and every round that broke the rule; a round's answers
+//! are kept results first, so a conforming server's record does not depend on which copy
+//! won. Each round's release spread (first final byte to last) is a note.
+//!
+//! Pacing: a race of the paced method takes one budget per copy from the pacer before the
+//! release, unless the case is destructive, which is how a burst above the budget is
+//! allowed (as the rate probe is: `needs.destructive = true`, counted but not paced).
+
+use std::time::Instant;
+
+use serde_json::Value;
+
+use super::exec::{Execution, Stop};
+use crate::transport::{Authorization, Outgoing, place_bearer};
+use harness_model::case::{Race, Step, TransportKind};
+
+/// What the rounds of a race found so far.
+#[derive(Default)]
+pub(super) struct Tally {
+    /// The rounds that broke the rule, with their count of results.
+    broken: Vec<(u32, usize)>,
+    /// Each round's release spread, in microseconds.
+    spreads: Vec<f64>,
+    last_response: Value,
+}
+
+impl Execution<'_> {
+    /// Runs the race of `step` for its rounds (or the target file's `race_rounds`), each
+    /// after the steps before it (`setup`) again; called by the step loop (`exec.rs`).
+    pub(super) async fn race(
+        &mut self,
+        setup: &[Step],
+        step: &Step,
+        race: &Race,
+    ) -> Result<(), Stop> {
+        let execution_transport = self.transport;
+        let rounds = self.shared.target.race_rounds.unwrap_or(race.rounds);
+        let mut tally = Tally::default();
+        let mut outcome = Ok(());
+        for round in 1..=rounds {
+            let recorded = self.exchanges.len();
+            if round > 1 {
+                for earlier in setup {
+                    outcome = self.step(earlier).await;
+                    if outcome.is_err() {
+                        break;
+                    }
+                }
+            }
+            if outcome.is_ok() {
+                self.transport = step.transport_in(execution_transport);
+                outcome = self.race_round(step, race, round, &mut tally).await;
+                self.transport = execution_transport;
+            }
+            if outcome.is_err() {
+                break;
+            }
+            if round > 1
+                && tally
+                    .broken
+                    .last()
+                    .is_none_or(|(broken, _)| *broken != round)
+            {
+                // A round that kept the rule is not recorded beyond the first.
+                self.exchanges.truncate(recorded);
+            }
+        }
+        outcome?;
+        self.race_verdict(step, race, rounds, tally)
+    }
+
+    /// One round of a race, without the steps before it: a race step sent by a caller
+    /// other than the step loop (the fuzzers' `step_call.rs`) runs this once.
+    pub(super) async fn race_once(&mut self, step: &Step, race: &Race) -> Result<(), Stop> {
+        let mut tally = Tally::default();
+        self.race_round(step, race, 1, &mut tally).await?;
+        self.race_verdict(step, race, 1, tally)
+    }
+
+    /// Prepares the call once and releases its copies; counts the results.
+    async fn race_round(
+        &mut self,
+        step: &Step,
+        race: &Race,
+        round: u32,
+        tally: &mut Tally,
+    ) -> Result<(), Stop> {
+        let method = step.call.clone().unwrap_or_default();
+        let at_most = self.race_bound(race)?;
+        let over = if race.over.is_empty() {
+            vec![self.transport]
+        } else {
+            race.over.clone()
+        };
+        let clauses = self.case.step_clauses(step).to_vec();
+        let paced = harness_protocol::spec::is_paced(&method);
+        if paced && !self.case.needs.destructive {
+            let account = self.pace_key(&step.auth);
+            for _ in 0..race.copies {
+                self.shared.pacer.wait(&account).await;
+            }
+        }
+        let outgoing = self.prepare(step, &method).await?;
+        let copies: Vec<(TransportKind, Outgoing)> = (0..race.copies)
+            .map(|copy| {
+                let transport = over[copy % over.len()];
+                (transport, placed_for(&outgoing, self.transport, transport))
+            })
+            .collect();
+        let (answers, spread_us) = self.send_race(&copies).await?;
+        if paced && self.case.needs.destructive {
+            // Beyond the budget, as the rate probe is, but counted.
+            let account = self.pace_key(&step.auth);
+            for _ in 0..race.copies {
+                self.shared.pacer.spend(&account, Instant::now());
+            }
+        }
+        tally.spreads.push(spread_us);
+        let results = answers
+            .iter()
+            .filter(|answer| {
+                answer
+                    .json
+                    .as_ref()
+                    .is_some_and(|json| json.get("result").is_some())
+            })
+            .count();
+        for answer in answers {
+            tally.last_response = self.check_answer(answer, &clauses, step)?;
+        }
+        if self.failing() {
+            return Err(Stop::Failed);
+        }
+        if results > at_most {
+            tally.broken.push((round, results));
+        }
+        Ok(())
+    }
+
+    /// The spread note, the finding on the rounds that broke the rule, and the captures of
+    /// the last answer.
+    fn race_verdict(
+        &mut self,
+        step: &Step,
+        race: &Race,
+        rounds: u32,
+        tally: Tally,
+    ) -> Result<(), Stop> {
+        let over = if race.over.is_empty() {
+            vec![step.transport_in(self.transport)]
+        } else {
+            race.over.clone()
+        };
+        self.notes
+            .push(spread_note(&tally.spreads, race.copies, &over));
+        let clauses = self.case.step_clauses(step).to_vec();
+        if !tally.broken.is_empty() {
+            let at_most = self.race_bound(race)?;
+            let method = step.call.as_deref().unwrap_or_default();
+            let rounds_text: Vec<String> = tally
+                .broken
+                .iter()
+                .map(|(round, results)| format!("round {round}: {results} results"))
+                .collect();
+            self.record(
+                &clauses,
+                format!(
+                    "{} of {rounds} rounds broke the rule: more than {at_most} of {} copies of {method} released together got a result ({})",
+                    tally.broken.len(),
+                    race.copies,
+                    rounds_text.join(", ")
+                ),
+            );
+            if self.failing() {
+                return Err(Stop::Failed);
+            }
+        }
+        self.capture(step, &tally.last_response, &clauses)
+    }
+
+    /// The race's `at_most`, resolved when it is a template.
+    fn race_bound(&self, race: &Race) -> Result<usize, Stop> {
+        let bound = match &race.at_most {
+            Value::String(text) => self.resolved(text)?.trim().parse::<usize>().ok(),
+            other => other.as_u64().and_then(|bound| usize::try_from(bound).ok()),
+        };
+        bound.ok_or_else(|| Stop::Error("race.at_most is not a whole number".to_owned()))
+    }
+}
+
+/// `outgoing`, prepared for `from`, with its bearer token where `to` carries one
+/// (SPEC.md 5.2): the header over HTTP, `params.access_token` over WebSocket. Anything
+/// else goes as it is, so every copy carries the same nonce and signature.
+fn placed_for(outgoing: &Outgoing, from: TransportKind, to: TransportKind) -> Outgoing {
+    let mut copy = outgoing.clone();
+    let from_ws = from == TransportKind::Ws;
+    let to_ws = to == TransportKind::Ws;
+    if from_ws && !to_ws {
+        if let Some(Value::String(token)) = copy.params.remove("access_token") {
+            copy.authorization = place_bearer(to, &token, &mut copy.params);
+        }
+    } else if !from_ws
+        && to_ws
+        && let Some(Authorization::Value(value)) = &copy.authorization
+        && let Some(token) = value.strip_prefix("Bearer ")
+    {
+        let token = token.to_owned();
+        copy.authorization = place_bearer(to, &token, &mut copy.params);
+    }
+    copy
+}
+
+/// The note on a race's release spreads: median and worst over its rounds.
+fn spread_note(spreads: &[f64], copies: usize, over: &[TransportKind]) -> String {
+    let mut sorted = spreads.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let median = sorted.get(sorted.len() / 2).copied().unwrap_or(0.0);
+    let worst = sorted.last().copied().unwrap_or(0.0);
+    let over: Vec<&str> = over.iter().map(|transport| transport.as_str()).collect();
+    format!(
+        "race of {copies} copies over {}: release spread (first final byte to last) median {median:.0} µs, worst {worst:.0} µs over {} rounds",
+        over.join(" and "),
+        spreads.len()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bearer_token_moves_between_header_and_params() {
+        let mut over_http = Outgoing {
+            method: "private/x".to_owned(),
+            ..Outgoing::default()
+        };
+        over_http.authorization = Some(Authorization::Value("Bearer tok".to_owned()));
+        let over_ws = placed_for(&over_http, TransportKind::HttpBody, TransportKind::Ws);
+        assert!(over_ws.authorization.is_none());
+        assert_eq!(
+            over_ws.params.get("access_token"),
+            Some(&Value::from("tok"))
+        );
+        let back = placed_for(&over_ws, TransportKind::Ws, TransportKind::HttpQuery);
+        assert!(back.params.is_empty());
+        assert!(
+            matches!(back.authorization, Some(Authorization::Value(ref v)) if v == "Bearer tok")
+        );
+    }
+}

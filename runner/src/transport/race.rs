@@ -1,0 +1,493 @@
+//! Requests released together: a race step's copies, each over a connection of its own
+//! opened beforehand, with last-byte synchronisation.
+//!
+//! Every connection is opened first (TCP, TLS for `https://` and `wss://`, the WebSocket
+//! handshake), and every request written but for its final byte: over HTTP/1.1 the request
+//! is written by hand (reqwest cannot hold a byte back) with `Connection: close`, over
+//! WebSocket the masked frame is written under tungstenite. Then the final bytes go out back
+//! to back, and only then are the answers read, all at once. What is recorded per request is
+//! when its final byte left; the release spread is the time from the first final byte to the
+//! last. Everything is bounded by the request timeout: opening, and waiting for the answers.
+
+use std::time::Instant;
+
+use futures_util::future::join_all;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+
+use super::dial::{Dialer, authority};
+use super::http::{self, Prepared};
+use super::ws::open_socket;
+use super::{
+    Exchange, Outgoing, Received, RequestLimits, SentRequest, TransportError, TransportErrorKind,
+    WsSession,
+};
+use harness_protocol::wire::TransportKind;
+
+/// One request of a race.
+#[derive(Clone, Copy, Debug)]
+pub struct RaceEntry<'a> {
+    /// `http-query`, `http-body` or `ws`.
+    pub transport: TransportKind,
+    /// Its JSON-RPC id.
+    pub id: u64,
+    /// What it sends.
+    pub outgoing: &'a Outgoing,
+}
+
+/// What a race sent and got, one entry per request in the order given.
+#[derive(Debug)]
+pub struct RaceOutcome {
+    /// Each request's exchange (`elapsed_ms` from its final byte to its answer).
+    pub exchanges: Vec<Exchange>,
+    /// When each request's final byte left, in microseconds after the first final byte;
+    /// `None` for a request that could not be held (its exchange says why).
+    pub released_us: Vec<Option<f64>>,
+}
+
+impl RaceOutcome {
+    /// The release spread: microseconds from the first final byte to the last.
+    pub fn release_spread_us(&self) -> f64 {
+        self.released_us
+            .iter()
+            .flatten()
+            .copied()
+            .fold(0.0, f64::max)
+    }
+}
+
+/// An I/O stream an HTTP request is held on: TCP, or TLS over it.
+trait Io: AsyncRead + AsyncWrite + Unpin + Send {}
+impl<T: AsyncRead + AsyncWrite + Unpin + Send> Io for T {}
+
+/// A request written but for its final byte.
+enum Held {
+    Http {
+        stream: Box<dyn Io>,
+        request: SentRequest,
+        last: u8,
+    },
+    Ws {
+        session: Box<WsSession>,
+        request: SentRequest,
+        last: u8,
+    },
+    /// It could not be held: its exchange.
+    Failed(Box<Exchange>),
+}
+
+/// Where a race sends and how.
+pub(crate) struct RaceTarget<'a> {
+    pub(crate) base_url: &'a str,
+    pub(crate) ws_url: &'a str,
+    pub(crate) dialer: &'a Dialer,
+    pub(crate) limits: RequestLimits,
+}
+
+/// Releases `entries` together and reads their answers.
+pub(crate) async fn release(target: &RaceTarget<'_>, entries: &[RaceEntry<'_>]) -> RaceOutcome {
+    let opening = entries.iter().map(|entry| hold(target, entry));
+    let mut held: Vec<Held> = join_all(opening).await;
+    // The release: every final byte, back to back.
+    let mut released_at: Vec<Option<Instant>> = Vec::with_capacity(held.len());
+    for (index, request) in held.iter_mut().enumerate() {
+        let written = match request {
+            Held::Http { stream, last, .. } => write_last(stream.as_mut(), *last).await,
+            Held::Ws { session, last, .. } => session.release(*last).await,
+            Held::Failed(_) => Ok(()),
+        };
+        match written {
+            Ok(()) if !matches!(request, Held::Failed(_)) => {
+                released_at.push(Some(Instant::now()));
+            }
+            Ok(()) => released_at.push(None),
+            Err(error) => {
+                released_at.push(None);
+                let placeholder = unanswered(
+                    entries[index].transport,
+                    SentRequest::default(),
+                    error.clone(),
+                );
+                let sent = match std::mem::replace(request, Held::Failed(Box::new(placeholder))) {
+                    Held::Http { request, .. } | Held::Ws { request, .. } => request,
+                    Held::Failed(exchange) => exchange.request,
+                };
+                *request =
+                    Held::Failed(Box::new(unanswered(entries[index].transport, sent, error)));
+            }
+        }
+    }
+    let first = released_at.iter().flatten().min().copied();
+    let released_us = released_at
+        .iter()
+        .map(|at| {
+            at.zip(first)
+                .map(|(at, first)| at.duration_since(first).as_secs_f64() * 1e6)
+        })
+        .collect();
+    let deadline = Instant::now() + target.limits.request_timeout;
+    let cap = target.limits.max_response_bytes;
+    let answers = held
+        .into_iter()
+        .zip(entries)
+        .zip(released_at)
+        .map(|((request, entry), at)| answer(request, entry.transport, at, deadline, cap));
+    RaceOutcome {
+        exchanges: join_all(answers).await,
+        released_us,
+    }
+}
+
+/// Opens the entry's connection and writes its request but for the final byte.
+async fn hold(target: &RaceTarget<'_>, entry: &RaceEntry<'_>) -> Held {
+    let limits = target.limits;
+    if entry.transport == TransportKind::Ws {
+        let mut session = match WsSession::connect(target.ws_url, limits, target.dialer).await {
+            Ok(session) => session,
+            Err(error) => {
+                let request = SentRequest {
+                    method: "WS".to_owned(),
+                    url: target.ws_url.to_owned(),
+                    ..SentRequest::default()
+                };
+                return Held::Failed(Box::new(unanswered(TransportKind::Ws, request, error)));
+            }
+        };
+        return match session.hold(entry.id, entry.outgoing).await {
+            Ok((last, request)) => Held::Ws {
+                session: Box::new(session),
+                request,
+                last,
+            },
+            Err(error) => Held::Failed(Box::new(unanswered(
+                TransportKind::Ws,
+                SentRequest::default(),
+                error,
+            ))),
+        };
+    }
+    let prepared = match http::prepare(entry.transport, target.base_url, entry.id, entry.outgoing) {
+        Ok(prepared) => prepared,
+        Err(exchange) => return Held::Failed(exchange),
+    };
+    let mut bytes = request_bytes(&prepared);
+    let last = bytes.pop().unwrap_or_default();
+    let opened = tokio::time::timeout(limits.request_timeout, async {
+        let mut stream = connect(&prepared.url, target.dialer).await?;
+        stream.write_all(&bytes).await.map_err(|error| {
+            TransportError::new(
+                TransportErrorKind::Closed,
+                format!("failed to send to {}: {error}", authority(&prepared.url)),
+            )
+        })?;
+        stream
+            .flush()
+            .await
+            .map_err(|error| TransportError::new(TransportErrorKind::Closed, error.to_string()))?;
+        Ok::<_, TransportError>(stream)
+    })
+    .await
+    .unwrap_or_else(|_| {
+        Err(TransportError::new(
+            TransportErrorKind::Timeout,
+            format!(
+                "failed to connect to {}: no connection within the timeout",
+                authority(&prepared.url)
+            ),
+        ))
+    });
+    match opened {
+        Ok(stream) => Held::Http {
+            stream,
+            request: prepared.request,
+            last,
+        },
+        Err(error) => Held::Failed(Box::new(unanswered(
+            entry.transport,
+            prepared.request,
+            error,
+        ))),
+    }
+}
+
+/// A TCP connection to the URL's host (through a proxy's tunnel when the dialer says so),
+/// with TLS for `https://`.
+async fn connect(url: &str, dialer: &Dialer) -> Result<Box<dyn Io>, TransportError> {
+    let refused = |message: String| TransportError::new(TransportErrorKind::Connect, message);
+    let socket = open_socket(url, dialer).await.map_err(refused)?;
+    if !url.starts_with("https://") {
+        return Ok(Box::new(socket));
+    }
+    let host = reqwest::Url::parse(url)
+        .ok()
+        .and_then(|parsed| {
+            parsed
+                .host_str()
+                .map(|host| host.trim_matches(['[', ']']).to_owned())
+        })
+        .unwrap_or_default();
+    let name = rustls::pki_types::ServerName::try_from(host)
+        .map_err(|error| refused(format!("failed to connect to {url}: {error}")))?;
+    let connector = tokio_rustls::TlsConnector::from(dialer.tls.clone());
+    let stream = connector
+        .connect(name, socket)
+        .await
+        .map_err(|error| refused(format!("failed to connect to {url}: TLS: {error}")))?;
+    Ok(Box::new(stream))
+}
+
+/// The HTTP/1.1 request text: a GET of the URL's path and query, its `Host`, the
+/// `Authorization` and body of the prepared request, and `Connection: close`, so the
+/// answer ends with the connection.
+fn request_bytes(prepared: &Prepared) -> Vec<u8> {
+    let target = http::request_uri(&prepared.url);
+    let mut text = format!(
+        "GET {target} HTTP/1.1\r\nHost: {}\r\nAccept: application/json\r\nConnection: close\r\n",
+        host_header(&prepared.url)
+    );
+    if let Some(value) = &prepared.authorization {
+        text.push_str(&format!("Authorization: {value}\r\n"));
+    }
+    if let Some(body) = &prepared.body {
+        text.push_str(&format!(
+            "Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        ));
+    } else {
+        text.push_str("\r\n");
+    }
+    text.into_bytes()
+}
+
+/// The `Host` header of a URL: its host, with the port when the URL gives one.
+fn host_header(url: &str) -> String {
+    let after_scheme = url.split_once("://").map_or(url, |(_, rest)| rest);
+    after_scheme
+        .split(['/', '?'])
+        .next()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+async fn write_last(stream: &mut dyn Io, last: u8) -> Result<(), TransportError> {
+    let written = async {
+        stream.write_all(&[last]).await?;
+        stream.flush().await
+    };
+    written
+        .await
+        .map_err(|error| TransportError::new(TransportErrorKind::Closed, error.to_string()))
+}
+
+/// The exchange of a request left without an answer.
+fn unanswered(transport: TransportKind, request: SentRequest, error: TransportError) -> Exchange {
+    Exchange {
+        transport,
+        request,
+        response: None,
+        failure: Some(error),
+        elapsed_ms: 0.0,
+    }
+}
+
+/// Reads the answer to a released request, by `deadline`.
+async fn answer(
+    held: Held,
+    transport: TransportKind,
+    released: Option<Instant>,
+    deadline: Instant,
+    cap: usize,
+) -> Exchange {
+    let since = |at: Option<Instant>| at.map_or(0.0, |at| at.elapsed().as_secs_f64() * 1000.0);
+    match held {
+        Held::Failed(exchange) => *exchange,
+        Held::Ws {
+            mut session,
+            request,
+            ..
+        } => {
+            let outcome = session.answer_by(deadline).await;
+            let elapsed_ms = since(released);
+            session.close().await;
+            match outcome {
+                Ok(received) => Exchange {
+                    transport,
+                    request,
+                    response: Some(received),
+                    failure: None,
+                    elapsed_ms,
+                },
+                Err(error) => Exchange {
+                    elapsed_ms,
+                    ..unanswered(transport, request, error)
+                },
+            }
+        }
+        Held::Http {
+            mut stream,
+            request,
+            ..
+        } => {
+            let read = tokio::time::timeout_at(deadline.into(), read_to_end(stream.as_mut(), cap))
+                .await
+                .unwrap_or_else(|_| {
+                    Err(TransportError::new(
+                        TransportErrorKind::Timeout,
+                        format!("no answer to GET {} within the timeout", request.url),
+                    ))
+                });
+            let elapsed_ms = since(released);
+            match read.and_then(|bytes| parse_response(&bytes)) {
+                Ok((status, body)) => Exchange {
+                    transport,
+                    request,
+                    response: Some(Received::from_bytes(Some(status), body)),
+                    failure: None,
+                    elapsed_ms,
+                },
+                Err(error) => Exchange {
+                    elapsed_ms,
+                    ..unanswered(transport, request, error)
+                },
+            }
+        }
+    }
+}
+
+/// Everything until the server closes, at most `cap` bytes beyond the head.
+async fn read_to_end(stream: &mut dyn Io, cap: usize) -> Result<Vec<u8>, TransportError> {
+    let mut bytes = Vec::new();
+    let mut chunk = [0u8; 16 * 1024];
+    loop {
+        let read = stream.read(&mut chunk).await;
+        match read {
+            Ok(0) => return Ok(bytes),
+            Ok(count) => {
+                bytes.extend_from_slice(&chunk[..count]);
+                if bytes.len() > cap.saturating_add(64 * 1024) {
+                    return Err(TransportError::new(
+                        TransportErrorKind::TooLarge,
+                        format!("response body exceeds {cap} bytes"),
+                    ));
+                }
+            }
+            // A TLS peer that closes without close_notify has sent what it had.
+            Err(error)
+                if error.kind() == std::io::ErrorKind::UnexpectedEof && !bytes.is_empty() =>
+            {
+                return Ok(bytes);
+            }
+            Err(error) => {
+                return Err(TransportError::new(
+                    TransportErrorKind::Closed,
+                    format!("the answer broke off: {error}"),
+                ));
+            }
+        }
+    }
+}
+
+/// The status and body of an HTTP/1.1 response read to its end: the body as its
+/// `Content-Length` bounds it, decoded when chunked, else everything after the head.
+fn parse_response(bytes: &[u8]) -> Result<(u16, Vec<u8>), TransportError> {
+    let malformed = |what: &str| {
+        TransportError::new(
+            TransportErrorKind::Closed,
+            format!("malformed HTTP answer: {what}"),
+        )
+    };
+    let head_end = bytes
+        .windows(4)
+        .position(|window| window == b"\r\n\r\n")
+        .ok_or_else(|| {
+            if bytes.is_empty() {
+                TransportError::new(
+                    TransportErrorKind::Closed,
+                    "the connection closed without an answer",
+                )
+            } else {
+                malformed("no end of head")
+            }
+        })?;
+    let head = String::from_utf8_lossy(&bytes[..head_end]);
+    let body = &bytes[head_end + 4..];
+    let mut lines = head.split("\r\n");
+    let status = lines
+        .next()
+        .and_then(|line| line.split(' ').nth(1))
+        .and_then(|code| code.parse::<u16>().ok())
+        .ok_or_else(|| malformed("no status"))?;
+    let mut length = None;
+    let mut chunked = false;
+    for line in lines {
+        let Some((name, value)) = line.split_once(':') else {
+            continue;
+        };
+        let value = value.trim();
+        if name.eq_ignore_ascii_case("content-length") {
+            length = value.parse::<usize>().ok();
+        } else if name.eq_ignore_ascii_case("transfer-encoding")
+            && value.to_ascii_lowercase().contains("chunked")
+        {
+            chunked = true;
+        }
+    }
+    if chunked {
+        return dechunk(body)
+            .map(|body| (status, body))
+            .ok_or_else(|| malformed("bad chunk"));
+    }
+    let body = match length {
+        Some(length) if length <= body.len() => &body[..length],
+        Some(_) => return Err(malformed("body shorter than its Content-Length")),
+        None => body,
+    };
+    Ok((status, body.to_vec()))
+}
+
+/// A chunked body decoded; `None` when it is not one.
+fn dechunk(mut body: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    loop {
+        let line_end = body.windows(2).position(|window| window == b"\r\n")?;
+        let size_text = std::str::from_utf8(&body[..line_end]).ok()?;
+        let size = usize::from_str_radix(size_text.split(';').next()?.trim(), 16).ok()?;
+        body = &body[line_end + 2..];
+        if size == 0 {
+            return Some(out);
+        }
+        out.extend_from_slice(body.get(..size)?);
+        body = body.get(size + 2..)?;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn responses_are_read_by_length_chunks_or_close() {
+        let sized = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}extra";
+        assert_eq!(parse_response(sized).ok(), Some((200, b"{}".to_vec())));
+        let chunked =
+            b"HTTP/1.1 400 Bad\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n1\r\n \r\n0\r\n\r\n";
+        assert_eq!(parse_response(chunked).ok(), Some((400, b"{} ".to_vec())));
+        let closed = b"HTTP/1.1 200 OK\r\n\r\nabc";
+        assert_eq!(parse_response(closed).ok(), Some((200, b"abc".to_vec())));
+        assert!(parse_response(b"").is_err());
+        assert!(parse_response(b"HTTP/1.1 200 OK\r\ncontent-length: 9\r\n\r\n{}").is_err());
+    }
+
+    #[test]
+    fn the_request_text_ends_with_its_body_or_head() {
+        let prepared = Prepared {
+            request: SentRequest::default(),
+            url: "http://127.0.0.1:9/api/v2/public/auth?a=1".to_owned(),
+            body: Some("{}".to_owned()),
+            authorization: Some("Bearer x".to_owned()),
+        };
+        let text = String::from_utf8(request_bytes(&prepared)).unwrap_or_default();
+        assert!(text.starts_with("GET /api/v2/public/auth?a=1 HTTP/1.1\r\nHost: 127.0.0.1:9\r\n"));
+        assert!(text.contains("Authorization: Bearer x\r\n"));
+        assert!(text.ends_with("Content-Length: 2\r\n\r\n{}"));
+    }
+}
