@@ -32,6 +32,7 @@
 //! currency = "BTC"
 //! direct_access_key_env = "STAGING_DA_KEY"       # or direct_access_key = "..."
 //! two_factor_subaccount_id = 12                  # a subaccount of the two_factor account
+//! mmp_reset_index = "btc_usd"                   # an MMP status frozen until manual reset
 //! expired_otm_option = { instrument_name = "BTC-31JAN25-100000-C", currency = "BTC" }
 //!
 //! [limits]                                       # pacing of private/get_transaction_log
@@ -141,6 +142,11 @@ pub struct Fixtures {
     /// A subaccount user id of the `two_factor` account: what its second-factor calls act on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub two_factor_subaccount_id: Option<u64>,
+    /// The `index_name` of an MMP status the main account holds frozen until manual reset
+    /// (`frozen_until` 0, SPEC.md 2.4): a triggered status every `get_mmp_status` call that
+    /// covers its index must report (4.6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mmp_reset_index: Option<String>,
     /// An instrument with a position that may be closed and a book summary.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instrument_name: Option<String>,
@@ -238,6 +244,7 @@ struct FixturesFile {
     subaccount_id: Option<u64>,
     member_id: Option<u64>,
     two_factor_subaccount_id: Option<u64>,
+    mmp_reset_index: Option<String>,
     instrument_name: Option<String>,
     currency: Option<String>,
     #[serde(default)]
@@ -408,6 +415,7 @@ impl Target {
                     subaccount_id: fixtures.subaccount_id,
                     member_id: fixtures.member_id,
                     two_factor_subaccount_id: fixtures.two_factor_subaccount_id,
+                    mmp_reset_index: fixtures.mmp_reset_index,
                     instrument_name: fixtures.instrument_name,
                     currency: fixtures.currency,
                     positions: fixtures.positions,

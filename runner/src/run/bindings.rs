@@ -35,6 +35,7 @@ impl Bindings for Execution<'_> {
             "fixtures.two_factor_subaccount_id" => {
                 return fixtures.two_factor_subaccount_id.map(Value::from);
             }
+            "fixtures.mmp_reset_index" => return fixtures.mmp_reset_index.clone().map(Value::from),
             "fixtures.instrument_name" => return fixtures.instrument_name.clone().map(Value::from),
             "fixtures.currency" => return fixtures.currency.clone().map(Value::from),
             "fixtures.position" => return self.position.clone().map(Value::from),

@@ -159,6 +159,7 @@ pub(crate) fn get_transaction_log(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObjec
             over_max: Fault::TxlogCount251,
             max_refused: Fault::TxlogCountMaxRefused,
             default_raised: Fault::TxlogDefault150,
+            default_lowered: Fault::TxlogDefault50,
         },
     })?;
     let params = &ctx.params;

@@ -28,6 +28,8 @@ pub(crate) struct CountFaults {
     pub(crate) max_refused: Fault,
     /// The default is half again as large.
     pub(crate) default_raised: Fault,
+    /// The default is half as large.
+    pub(crate) default_lowered: Fault,
 }
 
 /// The faults that distort the parameters every paged method of the spec table shares
@@ -148,6 +150,8 @@ impl Ctx<'_> {
             - i64::from(self.fault(faults.max_refused));
         let default = if self.fault(faults.default_raised) {
             default + default / 2
+        } else if self.fault(faults.default_lowered) {
+            default / 2
         } else {
             default
         };

@@ -244,6 +244,9 @@ faults! {
     MmpEmptyGroupRejected => "mmp-empty-group-rejected",
         "get_mmp_status rejects an empty mmp_group",
         ["m.get_mmp_status.empty_group"];
+    MmpHidesFrozenZero => "mmp-hides-frozen-zero",
+        "get_mmp_status leaves out every status frozen until manual reset (frozen_until 0)",
+        ["m.get_mmp_status.reset_reported"];
     MmpFrozenString => "mmp-frozen-string",
         "get_mmp_status returns frozen_until as a string",
         ["m.get_mmp_status.result"];
@@ -268,6 +271,9 @@ faults! {
     TriggerDefault30 => "trigger-default-30",
         "get_trigger_order_history count defaults to 30 instead of 20",
         ["m.get_trigger_order_history.count_default"];
+    TriggerDefault10 => "trigger-default-10",
+        "get_trigger_order_history count defaults to 10 instead of 20",
+        ["m.get_trigger_order_history.count_default_is_20"];
     TriggerIndexValue => "trigger-index-value",
         "one trigger order history entry has trigger \"index\"",
         ["m.get_trigger_order_history.result"];
@@ -295,6 +301,9 @@ faults! {
     TxlogDefault150 => "txlog-default-150",
         "get_transaction_log count defaults to 150 instead of 100",
         ["m.get_transaction_log.count_default"];
+    TxlogDefault50 => "txlog-default-50",
+        "get_transaction_log count defaults to 50 instead of 100",
+        ["m.get_transaction_log.count_default_is_100"];
     TxlogPageExceedsCount => "txlog-page-exceeds-count",
         "a transaction log page holds count + 1 entries",
         ["m.get_transaction_log.count"];

@@ -18,8 +18,10 @@ pub(crate) const FIXTURE_EPOCH_MS: u64 = 1_704_067_200_000;
 /// the target advertises.
 pub(crate) const DEFAULT_INSTRUMENT: &str = "BTC-PERPETUAL";
 
-/// The member id the target advertises as deletable.
-pub(crate) const FIXTURE_MEMBER_ID: u64 = 2;
+/// The member id the target advertises as deletable: 1, the least `member_id` SPEC.md 4.11
+/// allows (`>= 1`), so that deleting it is the nearest miss of the bound on the side that
+/// must be accepted (a server that checks `> 1` fails `m.delete_member.delete_ok`).
+pub(crate) const FIXTURE_MEMBER_ID: u64 = 1;
 
 /// One tradable instrument.
 #[derive(Clone, Debug)]
@@ -156,12 +158,15 @@ pub(crate) struct MmpStatus {
     pub(crate) block_rfq: bool,
 }
 
+/// The index of the MMP status frozen until manual reset, which the target file advertises.
+pub(crate) const MMP_RESET_INDEX: &str = "btc_usd";
+
 /// Triggered MMP statuses: one frozen until manual reset, one from a Mass Quote group and
 /// one of Block RFQ.
 pub(crate) fn mmp_statuses() -> Vec<MmpStatus> {
     vec![
         MmpStatus {
-            index_name: "btc_usd",
+            index_name: MMP_RESET_INDEX,
             frozen_until: 0,
             mmp_group: None,
             block_rfq: false,
@@ -231,7 +236,7 @@ impl Member {
 pub(crate) fn members(main_id: u64, sub_id: u64) -> Vec<Member> {
     vec![
         Member {
-            member_id: 1,
+            member_id: 2,
             name: "desk-alpha",
             active: true,
             account_ids: vec![main_id],

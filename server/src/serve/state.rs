@@ -208,6 +208,9 @@ impl ServerState {
                 subaccount_id: Some(SUB_ID),
                 member_id: Some(FIXTURE_MEMBER_ID),
                 two_factor_subaccount_id: Some(TWO_FACTOR_SUB_ID),
+                // Under `mmp-none-triggered` no status is held: none is advertised.
+                mmp_reset_index: (!self.variants.has(super::Variant::MmpNoneTriggered))
+                    .then(|| super::fixtures::MMP_RESET_INDEX.to_owned()),
                 instrument_name: Some(DEFAULT_INSTRUMENT.to_owned()),
                 currency: Some("BTC".to_owned()),
                 positions: self

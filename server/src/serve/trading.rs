@@ -55,11 +55,13 @@ pub(crate) fn get_mmp_status(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
     };
     let block_rfq = block_rfq && !ctx.fault(Fault::MmpBlockRfqIgnored);
     let frozen_as_string = ctx.fault(Fault::MmpFrozenString);
+    let reset_hidden = ctx.fault(Fault::MmpHidesFrozenZero);
     // Under the `mmp-none-triggered` variant no index is frozen for anyone.
     let held = ctx.caller()?.user_id == MAIN_ID && !ctx.variant(super::Variant::MmpNoneTriggered);
     let statuses: Vec<Value> = super::fixtures::mmp_statuses()
         .into_iter()
         .filter(|status| held && status.block_rfq == block_rfq)
+        .filter(|status| !(reset_hidden && status.frozen_until == 0))
         .take(
             if index_name.is_none() && ctx.fault(Fault::MmpOmittedFirstOnly) {
                 1
@@ -114,6 +116,7 @@ pub(crate) fn get_trigger_order_history(ctx: &mut Ctx<'_>) -> Result<Value, Erro
             over_max: Fault::TriggerCount1001,
             max_refused: Fault::TriggerCountMaxRefused,
             default_raised: Fault::TriggerDefault30,
+            default_lowered: Fault::TriggerDefault10,
         },
     })?;
     let instrument = ctx
