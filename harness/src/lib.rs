@@ -9,11 +9,12 @@
 //! can fail and that no spec-open choice of a server fails it.
 #![warn(missing_docs)]
 
+pub use harness_fuzz as fuzz;
 pub use harness_model::{
     case, check, corpus, diff, events, known_failures, report, results, target_file,
 };
 pub use harness_protocol::{auth, file_error, jsonrpc, spec, token_bucket, wire};
-pub use harness_runner::{conformance, fuzz, run, transport};
+pub use harness_runner::{conformance, run, transport};
 pub use harness_server::{judge, proxy, serve};
 
 pub mod selftest;

@@ -9,8 +9,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
+use harness_fuzz::{self as fuzz, FuzzConfig, FuzzError, Shard};
 use harness_model::case::TransportKind;
-use harness_runner::fuzz::{self, FuzzConfig, FuzzError, Shard};
 
 use super::reporters::Reporters;
 use super::target::{TargetArgs, TargetChoice, Timeouts};

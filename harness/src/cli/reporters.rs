@@ -10,10 +10,10 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use harness::selftest::{FaultMatrix, MatrixCollector, VariantMatrix};
+use harness_fuzz::{FuzzCollector, FuzzReport};
 use harness_model::check::Verdict;
 use harness_model::events::{Event, EventSink, JsonLines, RunCollector};
 use harness_model::results::RunReport;
-use harness_runner::fuzz::{FuzzCollector, FuzzReport};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::CliError;

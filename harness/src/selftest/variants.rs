@@ -18,10 +18,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::{SelftestConfig, run_against};
+use crate::fuzz;
 use harness_model::case::{Case, Outcome};
 use harness_model::check::Verdict;
 use harness_model::events::{Event, EventSink, Matrix};
-use harness_runner::fuzz;
 use harness_runner::run::{self, RunError};
 use harness_server::judge;
 use harness_server::serve::{self, Extreme, Variant};

@@ -17,9 +17,14 @@ const CRATES: &[(&str, &str)] = &[
     ("harness-protocol", "protocol"),
     ("harness-model", "model"),
     ("harness-runner", "runner"),
+    ("harness-fuzz", "fuzzer"),
     ("harness-server", "server"),
     ("harness", "harness"),
 ];
+
+/// The crates that are one module each, by package: every file of theirs, root included,
+/// belongs to it.
+const ONE_MODULE_CRATES: &[(&str, &str)] = &[("harness-fuzz", "fuzz")];
 
 /// One source file of a library or the binary, as code (comments and tests left out).
 struct Source {
@@ -59,11 +64,13 @@ fn sources() -> Vec<Source> {
                 if !relative.ends_with(".rs") || relative.ends_with("tests.rs") {
                     continue;
                 }
-                let module = match relative.split('/').next().unwrap() {
+                let one_module = ONE_MODULE_CRATES.iter().find(|(name, _)| name == krate);
+                let module = match (one_module, relative.split('/').next().unwrap()) {
+                    (Some((_, module)), _) => (*module).to_owned(),
                     // A crate root declares the modules; it is no module of its own.
-                    "lib.rs" => continue,
-                    "main.rs" => "cli".to_owned(),
-                    first => first.trim_end_matches(".rs").to_owned(),
+                    (None, "lib.rs") => continue,
+                    (None, "main.rs") => "cli".to_owned(),
+                    (None, first) => first.trim_end_matches(".rs").to_owned(),
                 };
                 let text = std::fs::read_to_string(&path).unwrap();
                 let library = text.split("#[cfg(test)]").next().unwrap_or_default();
@@ -303,7 +310,7 @@ fn normal_dependencies(package: &str) -> BTreeSet<String> {
 }
 
 /// What a server team links with the runner, and what the parse and sign fuzz targets link
-/// with the model, stays free of the server, the command line and the binary's allocator
+/// with the model, stays free of the fuzzer, the server, the command line and the binary's allocator
 /// (the runner's `conformance` feature adds libtest-mimic, and with it clap, for the trials).
 #[test]
 fn the_runner_and_the_model_build_no_server_and_no_command_line() {
@@ -314,6 +321,7 @@ fn the_runner_and_the_model_build_no_server_and_no_command_line() {
         "mimalloc",
         "rcgen",
         "harness-server",
+        "harness-fuzz",
     ];
     let runner = normal_dependencies("harness-runner");
     assert!(runner.contains("reqwest"), "is cargo tree still read?");
@@ -406,7 +414,7 @@ fn the_invariants_a_grep_can_see_hold() {
             "HttpClient",
             "WsSession",
         ],
-        |source| source.path.starts_with("runner/src/fuzz/"),
+        |source| source.path.starts_with("fuzzer/src/"),
         &[],
     );
     assert!(

@@ -26,7 +26,7 @@ use harness_protocol::auth::clock::Clock;
 
 /// Why an execution stops early.
 #[derive(Debug)]
-pub(crate) enum Stop {
+pub enum Stop {
     /// A failing finding was recorded.
     Failed,
     /// The harness could not go on (unreachable target, broken template).
@@ -41,7 +41,7 @@ pub(crate) enum Stop {
 }
 
 /// The state of one execution.
-pub(crate) struct Execution<'a> {
+pub struct Execution<'a> {
     pub(crate) shared: &'a Shared,
     pub(crate) case: &'a Case,
     pub(crate) transport: TransportKind,
@@ -279,7 +279,7 @@ impl Execution<'_> {
     }
 
     /// Closes every WebSocket of the execution.
-    pub(crate) async fn close(&mut self) {
+    pub async fn close(&mut self) {
         self.session.close().await;
         for ws in std::mem::take(&mut self.connections)
             .into_values()

@@ -30,7 +30,7 @@ mod result;
 mod schedule;
 mod send;
 mod skip;
-pub(crate) mod step_call;
+pub mod step_call;
 mod template;
 mod walk;
 
@@ -127,7 +127,7 @@ impl std::fmt::Display for RunError {
 impl std::error::Error for RunError {}
 
 /// Shared by every execution of a run.
-pub(crate) struct Shared {
+pub struct Shared {
     pub(crate) target: Target,
     pub(crate) catalog: Arc<Catalog>,
     pub(crate) schemas: Arc<SchemaSet>,
@@ -146,7 +146,7 @@ pub(crate) struct Shared {
 impl Shared {
     /// What the executions of one run against `target` share; fails when the TLS settings
     /// of the target file do not build a client.
-    pub(crate) fn new(
+    pub fn new(
         target: Target,
         catalog: Arc<Catalog>,
         schemas: Arc<SchemaSet>,

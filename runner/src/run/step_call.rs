@@ -1,6 +1,6 @@
 //! Steps run for a caller that judges the answers itself: how both fuzzers send their
 //! requests. The single-request fuzzer turns each generated request into the steps of the
-//! case it would write ([`crate::fuzz::case_file`]), the sequence fuzzer each sequence into
+//! case it would write (`harness_fuzz::case_file`), the sequence fuzzer each sequence into
 //! its case's steps; both run those steps here, through the executor that runs every case
 //! (templates, captures, authentication, named connections, sending, recording, the
 //! breaker, secrets learned), and judge each answer with their own oracle.
@@ -14,30 +14,67 @@
 //! ([`ClientSession::sharing_tokens`]); its tokens for the paced method are then renewed
 //! per burst where the target counts that limit per token.
 
+use std::time::{Duration, Instant};
+
 use serde_json::{Map, Value};
 
-use super::Shared;
-use super::exec::{Execution, Stop};
+pub use super::Shared;
+pub use super::exec::{Execution, Stop};
 use crate::transport::{ClientSession, Exchange};
 use harness_model::case::{Case, Step, TransportKind};
 
+/// The pacing budget of requests that carry no account's credentials (no token, a bogus
+/// one): one budget of their own.
+pub const ANONYMOUS: &str = super::pace::ANONYMOUS;
+
+impl Shared {
+    /// A session of its own against the run's target, over the run's HTTP client and
+    /// dialer.
+    pub fn session(&self) -> ClientSession {
+        ClientSession::new(
+            self.target.clone(),
+            self.http.clone(),
+            self.dialer.clone(),
+            self.limits,
+            harness_protocol::auth::clock::Clock::system(),
+        )
+    }
+
+    /// The redactor of the run's executions: the target's secrets and every token and
+    /// signature seen so far.
+    pub fn redactor(&self) -> &harness_model::check::Redactor {
+        &self.redactor
+    }
+
+    /// Takes a token from each of the pacing budgets `accounts` when every one of them has
+    /// one, else takes nothing and says how long until they all might (zero: taken).
+    pub fn take_budgets(&self, accounts: &[&str], now: Instant) -> Duration {
+        self.pacer.take_all(accounts, now)
+    }
+
+    /// Waits until each of the pacing budgets `accounts` has room, and takes it.
+    pub async fn wait_budgets(&self, accounts: &[&str]) {
+        self.pacer.wait_all(accounts).await;
+    }
+}
+
 /// A step sent without judging its answer.
 #[derive(Debug)]
-pub(crate) struct Called {
+pub struct Called {
     /// The parameters as sent, with what the auth mode added (secrets included: never
     /// print).
-    pub(crate) params: Map<String, Value>,
+    pub params: Map<String, Value>,
     /// The JSON-RPC id the request went with.
-    pub(crate) id: u64,
+    pub id: u64,
     /// The exchange, its answer parsed.
-    pub(crate) exchange: Exchange,
+    pub exchange: Exchange,
 }
 
 impl<'a> Execution<'a> {
     /// An execution over `session` (a worker's, kept across its requests) whose steps are
     /// sent by [`Execution::call_unjudged`]; `renew_per_burst` renews a shared token once it
     /// has made the paced calls a burst allows, where the target counts them per token.
-    pub(crate) fn unjudged(
+    pub fn unjudged(
         shared: &'a Shared,
         case: &'a Case,
         transport: TransportKind,
@@ -50,8 +87,13 @@ impl<'a> Execution<'a> {
         execution
     }
 
+    /// The findings recorded so far (a failed login's).
+    pub fn findings(&self) -> &[harness_model::check::Finding] {
+        &self.findings
+    }
+
     /// The session back, its WebSocket still open, for the worker's next request.
-    pub(crate) fn into_session(self) -> ClientSession {
+    pub fn into_session(self) -> ClientSession {
         self.session
     }
 
@@ -59,7 +101,7 @@ impl<'a> Execution<'a> {
     /// its captures, without judging the answer. `Err` when the step could not be sent: a
     /// template without a value (a capture an earlier step did not give), a login that
     /// failed (its finding is in [`Execution::findings`]), or no answer at all.
-    pub(crate) async fn call_unjudged(&mut self, step: &Step) -> Result<Called, Stop> {
+    pub async fn call_unjudged(&mut self, step: &Step) -> Result<Called, Stop> {
         self.step(step).await?;
         self.last_call
             .take()
@@ -116,7 +158,7 @@ impl<'a> Execution<'a> {
 
     /// Closes the named connection `name` when it is open: a sequence's, after a logout on
     /// it (a later step of that slot opens a new one).
-    pub(crate) async fn close_connection(&mut self, name: &str) {
+    pub async fn close_connection(&mut self, name: &str) {
         if let Some(ws) = self
             .connections
             .remove(name)
@@ -127,12 +169,12 @@ impl<'a> Execution<'a> {
     }
 
     /// The JSON-RPC id of the execution's next request.
-    pub(crate) fn next_id(&self) -> u64 {
+    pub fn next_id(&self) -> u64 {
         self.next_id
     }
 
     /// Numbers the execution's requests from `id` on.
-    pub(crate) fn first_id(&mut self, id: u64) {
+    pub fn first_id(&mut self, id: u64) {
         self.next_id = id;
     }
 }

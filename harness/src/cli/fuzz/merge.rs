@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use harness_runner::fuzz::merge::{self, MergeError};
+use harness_fuzz::merge::{self, MergeError};
 
 use crate::cli::{CliError, exit};
 

@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 
 use super::{Model, Observed, TokenKind, TokenState, Validity, none};
-use crate::fuzz::state::{Action, SeqStep, Who};
+use crate::state::{Action, SeqStep, Who};
 use harness_protocol::auth::scope::Scope;
 
 impl Model {

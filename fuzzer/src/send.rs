@@ -5,7 +5,7 @@
 //! `client_credentials` login per account and scope), each with its own WebSocket; a
 //! token is renewed once it has used the burst the target file declares where the target
 //! counts the transaction-log limit per token, and where it counts it per account (the
-//! default) the account's budget in the executor's [`Pacer`](crate::run::pace::Pacer) paces it. The scheduler asks
+//! default) the account's budget in the executor's [`Shared::take_budgets`] paces it. The scheduler asks
 //! that budget without waiting ([`Sender::try_pace`]) and sends a paced request only when
 //! it has room ([`Budget::Taken`]), so no worker sleeps behind the budget while other work
 //! is ready.
@@ -18,14 +18,14 @@ use serde_json::{Map, Value};
 use super::rules::OracleKnowledge;
 use super::steps::{account_of, request_case};
 use super::{FuzzRequest, RequestAuth};
-use crate::run::exec::{Execution, Stop};
-use crate::run::pace::ANONYMOUS;
-use crate::run::{Breaker, RunError, Shared};
-use crate::transport::{ClientSession, Exchange, RequestLimits, Token, TransportErrorKind};
 use harness_model::case::TransportKind;
 use harness_model::check::{Finding, Redactor, SchemaSet, Verdict};
 use harness_model::target_file::{CountedPer, Target};
-use harness_protocol::auth::clock::Clock;
+use harness_runner::run::step_call::{ANONYMOUS, Execution, Shared, Stop};
+use harness_runner::run::{Breaker, RunError};
+use harness_runner::transport::{
+    ClientSession, Exchange, RequestLimits, Token, TransportErrorKind,
+};
 
 /// What came of sending one request.
 #[derive(Debug)]
@@ -94,13 +94,7 @@ impl Sender {
             limits,
             breaker,
         )?;
-        let session = ClientSession::new(
-            target.clone(),
-            shared.http.clone(),
-            shared.dialer.clone(),
-            limits,
-            Clock::system(),
-        );
+        let session = shared.session();
         Ok(Sender {
             shared,
             session,
@@ -117,19 +111,13 @@ impl Sender {
     /// The redactor of the executor's executions: the target's secrets and every token and
     /// signature seen so far.
     pub(crate) fn redactor(&self) -> &Redactor {
-        &self.shared.redactor
+        self.shared.redactor()
     }
 
     /// A session of its own: a sequence's, whose logouts and toggles must not reach the
     /// tokens the workers share.
     pub(crate) fn fresh_session(&self) -> ClientSession {
-        ClientSession::new(
-            self.target.clone(),
-            self.shared.http.clone(),
-            self.shared.dialer.clone(),
-            self.shared.limits,
-            Clock::system(),
-        )
+        self.shared.session()
     }
 
     /// A session for a worker: its own WebSocket, the tokens every worker shares.
@@ -150,7 +138,7 @@ impl Sender {
         let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
         let deadline = Instant::now() + patience;
         loop {
-            let wait = self.shared.pacer.take_all(&keys, Instant::now());
+            let wait = self.shared.take_budgets(&keys, Instant::now());
             if wait.is_zero() {
                 return true;
             }
@@ -191,7 +179,7 @@ impl Sender {
     /// how long until they might: never waits.
     pub(crate) fn try_pace(&self, keys: &[String]) -> Duration {
         let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
-        self.shared.pacer.take_all(&keys, Instant::now())
+        self.shared.take_budgets(&keys, Instant::now())
     }
 
     fn counted_per_token(&self) -> bool {
@@ -212,7 +200,7 @@ impl Sender {
             && let Some(keys) = self.budget_key(request)
         {
             let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
-            self.shared.pacer.wait_all(&keys).await;
+            self.shared.wait_budgets(&keys).await;
         }
         let case = request_case(request, &self.target);
         let session = slot.take().unwrap_or_else(|| self.worker_session());
@@ -247,7 +235,7 @@ impl Sender {
                 }
                 Ok(call) => called = Some(call),
                 Err(stop) => {
-                    setup = Some(self.setup_failure(request, stop, &execution.findings));
+                    setup = Some(self.setup_failure(request, stop, &execution.findings()));
                     break;
                 }
             }

@@ -6,13 +6,13 @@
 use serde_json::Value;
 
 use super::model::{Prediction, TokenKind};
-use crate::fuzz::prediction;
+use crate::prediction;
 use harness_model::check::Finding;
 use harness_protocol::auth::scope::Scope;
 use harness_protocol::spec;
 
 /// What came back, as far as judging goes (the one reading both fuzzers use).
-pub use crate::fuzz::prediction::Seen;
+pub use crate::prediction::Seen;
 
 /// The outcome against the prediction ([`prediction::judge`]): `None` when it holds, else
 /// the finding on the prediction's clause.

@@ -23,7 +23,7 @@ use harness_protocol::spec;
 /// What the server must answer (the runner's [`Outcome`], `Any` where SPEC.md leaves it
 /// open), the clause a wrong answer breaks and why: the type the single-request oracle
 /// predicts with too.
-pub use crate::fuzz::prediction::{Outcome, Prediction};
+pub use crate::prediction::{Outcome, Prediction};
 
 /// An error, as `clause` says of the `what` of step `step` (0-based), invalidated.
 fn invalidated(clause: &'static str, what: &str, step: usize) -> Prediction {

@@ -13,8 +13,8 @@ use super::FuzzRequest;
 use super::assess;
 use super::rules::{self, Prediction};
 use super::send::{Budget, Sender};
-use crate::transport::ClientSession;
 use harness_model::check::{Finding, Outcome, Redactor, SchemaSet, short};
+use harness_runner::transport::ClientSession;
 
 /// Pages followed at most: the reference server's histories end well before this at the
 /// smallest page size the generator uses.

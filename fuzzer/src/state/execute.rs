@@ -16,16 +16,11 @@ use super::assess::{self, Seen};
 use super::case_file::{enable_step, sequence_steps};
 use super::model::{Model, Observed, Outcome};
 use super::{Action, SeqStep, Sequence};
-use crate::fuzz::send::Sender;
-use crate::run::exec::Execution;
-use crate::transport::{Exchange, TransportErrorKind};
+use crate::send::Sender;
 use harness_model::case::TransportKind;
 use harness_model::check::{Finding, Redactor};
-
-/// The scope every login asks for (with `session:<name>` when it names one): enough for
-/// the private calls, the toggle, and a `delete_member` that must be refused for lack of
-/// `mainaccount`.
-pub(crate) const LOGIN_SCOPE: &str = "account:read_write trade:read";
+use harness_runner::run::step_call::Execution;
+use harness_runner::transport::{Exchange, TransportErrorKind};
 
 /// What came of running a sequence.
 #[derive(Clone, Debug, Default)]
@@ -138,7 +133,7 @@ pub(crate) async fn execute(
         }
         let seen = seen(sender, &exchange, redactor);
         let mut broken = match &seen {
-            Seen::Nothing(what) => Some(crate::fuzz::prediction::broken(
+            Seen::Nothing(what) => Some(crate::prediction::broken(
                 transport_clause(step.transport),
                 what.clone(),
             )),
@@ -198,17 +193,6 @@ pub(crate) async fn execute(
     }
     execution.close().await;
     run
-}
-
-/// The scope a login asks for: [`LOGIN_SCOPE`], and `session:<name>` with a session name.
-pub(crate) fn login_scope(session: Option<&str>) -> String {
-    match session {
-        // The same names in every sequence: a login naming a session in use joins it, and
-        // a server may count its session slots (8: "the number of session slots: not
-        // shown"), so sequences do not make new ones at every login.
-        Some(name) => format!("{LOGIN_SCOPE} session:{name}"),
-        None => LOGIN_SCOPE.to_owned(),
-    }
 }
 
 fn seen(sender: &Sender, exchange: &Exchange, redactor: &Redactor) -> Seen {

@@ -97,7 +97,7 @@ mod tests {
     use serde_json::{Map, json};
 
     use super::*;
-    use crate::fuzz::{FuzzFinding, FuzzRequest, RequestAuth, Shard};
+    use crate::{FuzzFinding, FuzzRequest, RequestAuth, Shard};
     use harness_model::case::TransportKind;
 
     fn report() -> FuzzReport {

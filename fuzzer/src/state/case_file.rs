@@ -12,7 +12,6 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use super::execute::login_scope;
 use super::model::Outcome;
 use super::{Action, Grant, Sequence, Who};
 use harness_model::case::{Auth, AuthMode, Case, ExpectedAnswer, Needs, Step, TransportKind};
@@ -410,6 +409,22 @@ fn issues_token(action: &Action) -> bool {
 
 fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The scope every login asks for (with `session:<name>` when it names one): enough for
+/// the private calls, the toggle, and a `delete_member` that must be refused for lack of
+/// `mainaccount`.
+const LOGIN_SCOPE: &str = "account:read_write trade:read";
+
+/// The scope a login asks for: [`LOGIN_SCOPE`], and `session:<name>` with a session name.
+fn login_scope(session: Option<&str>) -> String {
+    match session {
+        // The same names in every sequence: a login naming a session in use joins it, and
+        // a server may count its session slots (8: "the number of session slots: not
+        // shown"), so sequences do not make new ones at every login.
+        Some(name) => format!("{LOGIN_SCOPE} session:{name}"),
+        None => LOGIN_SCOPE.to_owned(),
+    }
 }
 
 #[cfg(test)]

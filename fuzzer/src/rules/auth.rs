@@ -6,7 +6,7 @@ use harness_protocol::spec;
 use serde_json::Value;
 
 use super::{Method, OracleKnowledge, Prediction, error};
-use crate::fuzz::{FuzzRequest, RequestAuth, SecretPlan};
+use crate::{FuzzRequest, RequestAuth, SecretPlan};
 
 /// Credentials the method cannot run with.
 pub(super) fn auth_refusal(

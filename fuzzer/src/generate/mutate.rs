@@ -9,8 +9,8 @@ use serde_json::{Value, json};
 
 use super::classes::{self, Class};
 use super::{Generator, narrow_scopes, random_text};
-use crate::fuzz::rules::{self, Kind, Method, Values};
-use crate::fuzz::{FuzzRequest, RequestAuth, SecretPlan};
+use crate::rules::{self, Kind, Method, Values};
+use crate::{FuzzRequest, RequestAuth, SecretPlan};
 use harness_model::case::TransportKind;
 use harness_protocol::spec;
 

@@ -4,7 +4,7 @@
 use serde_json::{Map, json};
 
 use super::*;
-use crate::fuzz::RequestAuth;
+use crate::RequestAuth;
 use harness_model::case::TransportKind;
 
 fn request(method: &str, currency: &str, why: &str) -> FuzzRequest {
@@ -196,7 +196,7 @@ fn run_report_reads_back_and_a_broken_one_names_its_line() {
 
 #[test]
 fn sequence_findings_merge_by_clause_and_shrunk_sequence_and_their_cases_are_copied() {
-    use crate::fuzz::state::{Action, Grant, SeqStep, Sequence, SequenceFinding, Who};
+    use crate::state::{Action, Grant, SeqStep, Sequence, SequenceFinding, Who};
     let login = |session: Option<&str>| SeqStep {
         transport: TransportKind::HttpBody,
         connection: 0,

@@ -40,7 +40,7 @@ pub(crate) async fn execute(
     redactor: &Redactor,
     request: &FuzzRequest,
     id: u64,
-    session: &mut Option<crate::transport::ClientSession>,
+    session: &mut Option<harness_runner::transport::ClientSession>,
     budget: Budget,
 ) -> Assessed {
     if request.walk {

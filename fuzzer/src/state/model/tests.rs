@@ -1,7 +1,7 @@
 //! Unit tests of the model of token state: what each sequence step should get, as SPEC.md section 5 rules it.
 
 use super::*;
-use crate::fuzz::state::Grant;
+use crate::state::Grant;
 
 const SCOPE: &str = "account:read_write trade:read";
 

@@ -69,7 +69,7 @@ pub struct FuzzConfig {
     /// Transports to use (`rest` only carries `lock_portfolio`).
     pub transports: Vec<TransportKind>,
     /// Per-request limits.
-    pub limits: crate::transport::RequestLimits,
+    pub limits: harness_runner::transport::RequestLimits,
     /// Distinct failures shrunk and written as case files at most.
     pub max_findings: usize,
     /// Requests the shrinker may send per finding.
@@ -81,7 +81,7 @@ pub struct FuzzConfig {
     pub out: Option<PathBuf>,
     /// Stops the run early (a signal): no new request starts, and the failures seen so far
     /// are written unshrunk.
-    pub interrupt: crate::run::Interrupt,
+    pub interrupt: harness_runner::run::Interrupt,
     /// Requests in a row without an answer that stop the run (`run::Breaker`; 0: never).
     pub no_answer_limit: usize,
     /// How long a paced request may wait for its budget: the stateless ones deferred when
@@ -116,13 +116,13 @@ impl FuzzConfig {
             shard: Shard::WHOLE,
             concurrency: 32,
             transports: TransportKind::ALL.to_vec(),
-            limits: crate::transport::RequestLimits::default(),
+            limits: harness_runner::transport::RequestLimits::default(),
             max_findings: 20,
             shrink_budget: 200,
             run_timeout: Duration::from_secs(600),
             out: None,
-            interrupt: crate::run::Interrupt::new(),
-            no_answer_limit: crate::run::DEFAULT_LIMIT,
+            interrupt: harness_runner::run::Interrupt::new(),
+            no_answer_limit: harness_runner::run::DEFAULT_LIMIT,
             paced_wait: Duration::ZERO,
             duration: Duration::ZERO,
             steer: false,
@@ -326,7 +326,7 @@ impl FuzzReport {
     pub fn target_stopped_answering(&self) -> bool {
         self.interrupted
             .as_deref()
-            .is_some_and(crate::run::stopped_answering)
+            .is_some_and(harness_runner::run::stopped_answering)
     }
 }
 

@@ -16,8 +16,8 @@ use rand::rngs::StdRng;
 use super::execute::{SequenceRun, execute};
 use super::generate::{Allowed, sequence};
 use super::{Sequence, SequenceFinding, StatefulReport, case_file, shrink};
-use crate::fuzz::send::Sender;
-use crate::fuzz::{FuzzConfig, FuzzError};
+use crate::send::Sender;
+use crate::{FuzzConfig, FuzzError};
 use harness_model::check::Redactor;
 
 /// JSON-RPC ids of sequence `k` start at `ID_BASE + k * ID_STRIDE`, apart from the
@@ -161,7 +161,7 @@ pub(crate) async fn run(
         if let Some(dir) = &config.out {
             let id = format!("fuzz.s{}.q{number}", config.seed);
             let text = case_file::case_file(&id, &shrunk, &shrunk_run.outcomes, &clause, &message);
-            case_path = Some(crate::fuzz::write_case_file(dir, &id, &text)?);
+            case_path = Some(crate::write_case_file(dir, &id, &text)?);
         }
         report.findings.push(SequenceFinding {
             clause,

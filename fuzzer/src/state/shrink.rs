@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use super::execute::{SequenceRun, execute};
 use super::{Action, Sequence};
-use crate::fuzz::send::Sender;
+use crate::send::Sender;
 use harness_model::check::Redactor;
 
 /// Rounds of dropping and re-pointing at most.
@@ -116,7 +116,7 @@ fn repointed(sequence: &Sequence, index: usize) -> Option<Sequence> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fuzz::state::{Grant, SeqStep, Who};
+    use crate::state::{Grant, SeqStep, Who};
     use harness_model::case::TransportKind;
 
     #[test]

@@ -160,7 +160,7 @@ fn login_params(
     let data = match request.params.get("data") {
         Some(Value::String(text)) => Some(text.clone()),
         Some(value) if request.transport == TransportKind::HttpQuery => {
-            crate::transport::query_value(value)
+            harness_runner::transport::query_value(value)
         }
         _ => None,
     };

@@ -21,12 +21,12 @@ use super::{
     FuzzConfig, FuzzError, FuzzFinding, FuzzReport, FuzzRequest, RequestAuth, case_file,
     shard_requests, shrink,
 };
-use crate::run::Breaker;
 use harness_model::case::TransportKind;
 use harness_model::check::{Finding, Redactor, SchemaSet, Verdict};
 use harness_model::events::Event;
 use harness_model::target_file::Target;
 use harness_protocol::spec;
+use harness_runner::run::Breaker;
 
 /// A failed request: as generated, its prediction, what broke, and its index.
 type Failed = (FuzzRequest, Prediction, Finding, usize);

@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use super::*;
-use crate::fuzz::state::SeqStep;
+use crate::state::SeqStep;
 use harness_model::case::{AuthMode, TransportKind};
 use harness_model::check::{Catalog, SchemaSet};
 use serde_json::Value;
@@ -61,9 +61,7 @@ fn every_action_writes_a_case_the_loader_accepts() {
                 0,
                 Action::Private {
                     token: Some(3),
-                    method: crate::fuzz::state::generate::paced_method()
-                        .unwrap()
-                        .to_owned(),
+                    method: crate::state::generate::paced_method().unwrap().to_owned(),
                 },
             ),
             step(
