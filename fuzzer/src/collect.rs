@@ -1,92 +1,158 @@
-//! Folds a fuzz run's events back into its [`FuzzReport`], as `harness run`'s reports are
-//! folded from a run's (`harness_model::events::RunCollector`): `harness fuzz` writes
-//! `fuzz.json`, its terminal summary and its exit code from the folded report. The run
-//! announces each finding whole and, at its end, every other member of the report
-//! (`run.rs`); the collector reads the JSON form of those events, the very lines
-//! `--events FILE` holds, so one fold serves a live run ([`FuzzCollector::observe`]) and a
-//! file written by one ([`FuzzCollector::observe_line`]).
+//! A fuzz run's events (`harness_model::events`: one way to hand events over, a
+//! [`Sink`] of typed events whose JSON form is derived) and their fold back into its
+//! [`FuzzReport`]: the run announces its start, each request judged, each finding whole
+//! as it is shrunk, and at its end the report whole ([`FuzzEvent::Fuzz`]'s `finished`),
+//! so `harness fuzz` writes `fuzz.json`, its terminal summary and its exit code from the
+//! same value a `--events` file reads back into ([`FuzzCollector`]).
 
-use serde::Serialize;
-use serde_json::Value;
+use std::borrow::Cow;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
 
 use super::FuzzReport;
-use harness_model::events::{Event, duration_of_ms};
+use super::{FuzzFinding, state::SequenceFinding};
+use harness_model::case::TransportKind;
+use harness_model::check::Verdict;
+use harness_model::events::{Events, Interrupted, Sink, duration_ms};
 
-/// A value as JSON, for an event (`Null` if it cannot be; the report's types always can).
-pub(super) fn to_value(value: &impl Serialize) -> Value {
-    serde_json::to_value(value).unwrap_or(Value::Null)
+/// The events of a fuzz run.
+#[derive(Debug)]
+pub struct FuzzEvents;
+
+impl Events for FuzzEvents {
+    type Event<'a> = FuzzEvent<'a>;
 }
 
-/// The report as `fuzz.json` holds it, without its findings, stateless and stateful: the
-/// `totals` of `Event::FuzzFinished`.
-pub(super) fn totals(report: &FuzzReport) -> Value {
-    let mut totals = to_value(report);
-    if let Some(members) = totals.as_object_mut() {
-        members.remove("findings");
-        if let Some(stateful) = members.get_mut("stateful").and_then(Value::as_object_mut) {
-            stateful.remove("findings");
-        }
+/// Where a fuzz run sends its [`FuzzEvent`]s (`FuzzConfig::events`).
+pub type FuzzSink = Sink<FuzzEvents>;
+
+/// What a fuzz run reports as it goes: its lines have `type` `fuzz`, `request`, `finding`
+/// or `interrupt`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum FuzzEvent<'a> {
+    /// The run's start and end.
+    Fuzz(FuzzPhase<'a>),
+    /// One generated request was sent and judged.
+    Request(RequestJudged<'a>),
+    /// One distinct failure, after shrinking.
+    Finding(FindingFound<'a>),
+    /// A signal, the run timeout or the breaker stopped the run.
+    Interrupt(Interrupted<'a>),
+}
+
+/// A fuzz run's start and end (`type` `fuzz`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum FuzzPhase<'a> {
+    /// The run starts sending its generated stateless requests.
+    Started {
+        /// The seed.
+        seed: u64,
+        /// Requests planned for this shard.
+        planned: usize,
+    },
+    /// The run ended; no event of it follows.
+    Finished {
+        /// Wall time of the generated requests.
+        #[serde(rename = "duration_ms", with = "duration_ms")]
+        duration: Duration,
+        /// Wall time of the stateful sequences.
+        #[serde(rename = "stateful_duration_ms", with = "duration_ms")]
+        stateful_duration: Duration,
+        /// The report whole, as `fuzz.json` holds it, its members beside the durations.
+        #[serde(flatten)]
+        report: Cow<'a, FuzzReport>,
+    },
+}
+
+/// One request judged (`type` `request`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum RequestJudged<'a> {
+    /// Sent and judged.
+    Judged {
+        /// Its index in the whole run.
+        index: usize,
+        /// The transport.
+        transport: TransportKind,
+        /// The method.
+        method: Cow<'a, str>,
+        /// Pass, the finding's verdict, `Skip` (throttled) or `Error` (no answer).
+        verdict: Verdict,
+    },
+}
+
+/// One distinct finding (`type` `finding`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum FindingFound<'a> {
+    /// Found and shrunk.
+    Found {
+        /// The clause broken.
+        clause: Cow<'a, str>,
+        /// What failed: a request's transport and method, or a sequence.
+        what: Cow<'a, str>,
+        /// What was observed (redacted).
+        message: Cow<'a, str>,
+        /// The finding whole, as `fuzz.json` holds it: `finding` for a single request's,
+        /// `sequence` for a stateful sequence's.
+        #[serde(flatten)]
+        found: Found<'a>,
+    },
+}
+
+/// A finding whole: a single request's or a sequence's.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Found<'a> {
+    /// A single request's: as generated and shrunk, the first index, the occurrences, the
+    /// case file.
+    Finding(Cow<'a, FuzzFinding>),
+    /// A stateful sequence's.
+    Sequence(Cow<'a, SequenceFinding>),
+}
+
+impl<'a> FuzzEvent<'a> {
+    /// The run's end: `report` whole, with its durations.
+    pub fn finished(report: &'a FuzzReport) -> FuzzEvent<'a> {
+        FuzzEvent::Fuzz(FuzzPhase::Finished {
+            duration: report.elapsed,
+            stateful_duration: report.stateful.elapsed,
+            report: Cow::Borrowed(report),
+        })
     }
-    totals
 }
 
-/// Gathers a fuzz run's findings and its finish, in the order they were announced.
+/// Keeps the report of a fuzz run's end, from a live run or a `--events` file read back.
 #[derive(Debug, Default)]
 pub struct FuzzCollector {
-    findings: Vec<Value>,
-    sequence_findings: Vec<Value>,
-    finished: Option<Value>,
+    report: Option<FuzzReport>,
 }
 
 impl FuzzCollector {
-    /// Takes in one event; those of other producers, and each request judged, are ignored.
-    pub fn observe(&mut self, event: &Event<'_>) {
-        if matches!(
-            event,
-            Event::FuzzStarted { .. } | Event::FuzzFinding { .. } | Event::FuzzFinished { .. }
-        ) {
-            self.observe_line(&event.to_json());
+    /// Takes in one event; a fuzz run's start forgets a run before it.
+    pub fn observe(&mut self, event: FuzzEvent<'_>) {
+        match event {
+            FuzzEvent::Fuzz(FuzzPhase::Started { .. }) => self.report = None,
+            FuzzEvent::Fuzz(FuzzPhase::Finished {
+                duration,
+                stateful_duration,
+                report,
+            }) => {
+                let mut report = report.into_owned();
+                report.elapsed = duration;
+                report.stateful.elapsed = stateful_duration;
+                self.report = Some(report);
+            }
+            FuzzEvent::Request(_) | FuzzEvent::Finding(_) | FuzzEvent::Interrupt(_) => {}
         }
     }
 
-    /// Takes in one event as its JSON line; a fuzz run's start forgets a run before it.
-    pub fn observe_line(&mut self, line: &Value) {
-        match (line["type"].as_str(), line["event"].as_str()) {
-            (Some("fuzz"), Some("started")) => *self = FuzzCollector::default(),
-            (Some("finding"), Some("found")) => {
-                let into = if line["sequence"] == true {
-                    &mut self.sequence_findings
-                } else {
-                    &mut self.findings
-                };
-                into.push(line["finding"].clone());
-            }
-            (Some("fuzz"), Some("finished")) => self.finished = Some(line.clone()),
-            _ => {}
-        }
-    }
-
-    /// The run's report once it has finished (`None` before), or why the events do not
-    /// make one (a finding or a count of the wrong shape).
-    pub fn report(self) -> Result<Option<FuzzReport>, serde_json::Error> {
-        let Some(mut line) = self.finished else {
-            return Ok(None);
-        };
-        let elapsed = duration_of_ms(&line["duration_ms"]);
-        let stateful_elapsed = duration_of_ms(&line["stateful_duration_ms"]);
-        if let Some(members) = line.as_object_mut() {
-            for key in ["type", "event", "duration_ms", "stateful_duration_ms"] {
-                members.remove(key);
-            }
-            members.insert("findings".to_owned(), Value::Array(self.findings));
-            if let Some(stateful) = members.get_mut("stateful").and_then(Value::as_object_mut) {
-                stateful.insert("findings".to_owned(), Value::Array(self.sequence_findings));
-            }
-        }
-        let mut report: FuzzReport = serde_json::from_value(line)?;
-        report.elapsed = elapsed;
-        report.stateful.elapsed = stateful_elapsed;
-        Ok(Some(report))
+    /// The run's report once it has finished (`None` before).
+    pub fn report(self) -> Option<FuzzReport> {
+        self.report
     }
 }
 
@@ -94,11 +160,10 @@ impl FuzzCollector {
 mod tests {
     use std::time::Duration;
 
-    use serde_json::{Map, json};
+    use serde_json::{Map, Value};
 
     use super::*;
     use crate::{FuzzFinding, FuzzRequest, RequestAuth, Shard};
-    use harness_model::case::TransportKind;
 
     fn report() -> FuzzReport {
         let request = FuzzRequest {
@@ -111,7 +176,7 @@ mod tests {
             walk: false,
             class: None,
         };
-        FuzzReport {
+        let mut report = FuzzReport {
             seed: 9,
             requests: 40,
             shard: Shard { index: 2, count: 3 },
@@ -131,72 +196,73 @@ mod tests {
             interrupted: Some("SIGINT".to_owned()),
             elapsed: Duration::from_micros(2_500_001),
             ..FuzzReport::default()
-        }
+        };
+        report.stateful.elapsed = Duration::from_millis(3);
+        report
     }
 
-    /// The events `run.rs` announces at a run's end, as their JSON lines.
-    fn lines(report: &FuzzReport) -> Vec<Value> {
-        let finding = to_value(&report.findings[0]);
-        let totals = totals(report);
+    /// The events a run announces, as their JSON lines.
+    fn lines(report: &FuzzReport) -> Vec<String> {
         let events = [
-            Event::FuzzStarted {
+            FuzzEvent::Fuzz(FuzzPhase::Started {
                 seed: report.seed,
                 planned: 12,
-            },
-            Event::FuzzFinding {
-                clause: "env.response.id",
-                what: "ws public/get_currencies, 2 requests",
-                message: "m",
-                sequence: false,
-                finding: &finding,
-            },
-            Event::Interrupted { reason: "SIGINT" },
-            Event::FuzzFinished {
-                findings: 1,
-                duration: report.elapsed,
-                stateful_duration: Duration::from_millis(3),
-                totals: &totals,
-            },
+            }),
+            FuzzEvent::Finding(FindingFound::Found {
+                clause: Cow::Borrowed("env.response.id"),
+                what: Cow::Borrowed("ws public/get_currencies, 2 requests"),
+                message: Cow::Borrowed("m"),
+                found: Found::Finding(Cow::Borrowed(&report.findings[0])),
+            }),
+            FuzzEvent::Interrupt(Interrupted::Fired {
+                reason: Cow::Borrowed("SIGINT"),
+            }),
+            FuzzEvent::finished(report),
         ];
-        events.iter().map(Event::to_json).collect()
+        events
+            .iter()
+            .map(|event| serde_json::to_string(event).unwrap())
+            .collect()
     }
 
     #[test]
-    fn the_end_events_fold_back_into_the_report() {
+    fn the_events_read_back_fold_into_the_report() {
         let report = report();
         let mut collector = FuzzCollector::default();
         for line in lines(&report) {
-            collector.observe_line(&line);
+            collector.observe(serde_json::from_str(&line).unwrap());
         }
-        let folded = collector.report().unwrap().expect("a finished run");
+        let folded = collector.report().expect("a finished run");
         assert_eq!(
             serde_json::to_string_pretty(&folded).unwrap(),
             serde_json::to_string_pretty(&report).unwrap()
         );
         assert_eq!(folded.elapsed, report.elapsed);
         assert_eq!(folded.stateful.elapsed, Duration::from_millis(3));
-        assert!(lines(&report)[3].get("stateful").is_some());
+        let finding: Value = serde_json::from_str(&lines(&report)[1]).unwrap();
+        assert_eq!(
+            (&finding["type"], &finding["event"]),
+            (&Value::from("finding"), &Value::from("found"))
+        );
+        assert_eq!(finding["finding"]["first_index"], 4);
+        let finished: Value = serde_json::from_str(&lines(&report)[3]).unwrap();
+        assert_eq!(finished["sent"], 12);
+        assert_eq!(finished["duration_ms"], 2500.001);
     }
 
     #[test]
-    fn no_finish_is_no_report_and_a_bad_finding_is_an_error_not_a_panic() {
+    fn no_finish_is_no_report_and_a_bad_finding_does_not_read_back() {
         let report = report();
-        let mut lines = lines(&report);
+        let lines = lines(&report);
         let mut collector = FuzzCollector::default();
-        collector.observe_line(&lines[1]);
-        assert!(collector.report().unwrap().is_none());
-        lines[1]["finding"] = json!({"clause": 3});
+        collector.observe(serde_json::from_str(&lines[1]).unwrap());
+        assert!(collector.report().is_none());
+        let broken = lines[1].replace("\"first_index\":4", "\"first_index\":\"four\"");
+        assert!(serde_json::from_str::<FuzzEvent<'_>>(&broken).is_err());
+        // A second run's start forgets the first's end.
         let mut collector = FuzzCollector::default();
-        for line in &lines {
-            collector.observe_line(line);
-        }
-        assert!(collector.report().is_err());
-        // A second run's start forgets the first's findings.
-        let mut collector = FuzzCollector::default();
-        collector.observe_line(&lines[1]);
-        for line in [&lines[0], &lines[3]] {
-            collector.observe_line(line);
-        }
-        assert!(collector.report().unwrap().unwrap().findings.is_empty());
+        collector.observe(serde_json::from_str(&lines[3]).unwrap());
+        collector.observe(serde_json::from_str(&lines[0]).unwrap());
+        assert!(collector.report().is_none());
     }
 }

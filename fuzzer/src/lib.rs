@@ -37,7 +37,9 @@ mod steps;
 mod walk;
 
 pub use case_file::case_file;
-pub use collect::FuzzCollector;
+pub use collect::{
+    FindingFound, Found, FuzzCollector, FuzzEvent, FuzzEvents, FuzzPhase, FuzzSink, RequestJudged,
+};
 pub use generate::generate;
 pub use run::run;
 pub use shard::{Shard, shard_requests};
@@ -103,7 +105,7 @@ pub struct FuzzConfig {
     pub corpus: Option<PathBuf>,
     /// Where the run's events go (`harness_model::events`): its start, each request judged,
     /// each finding, an interruption and its end.
-    pub events: harness_model::events::EventSink,
+    pub events: FuzzSink,
 }
 
 impl FuzzConfig {
@@ -127,7 +129,7 @@ impl FuzzConfig {
             duration: Duration::ZERO,
             steer: false,
             corpus: None,
-            events: harness_model::events::EventSink::none(),
+            events: FuzzSink::none(),
         }
     }
 }

@@ -23,7 +23,10 @@ use super::{
 };
 use harness_model::case::TransportKind;
 use harness_model::check::{Finding, Redactor, SchemaSet, Verdict};
-use harness_model::events::Event;
+use std::borrow::Cow;
+
+use super::collect::{FindingFound, Found, FuzzEvent, FuzzPhase, RequestJudged};
+use harness_model::events::Interrupted;
 use harness_model::target_file::Target;
 use harness_protocol::spec;
 use harness_runner::run::Breaker;
@@ -54,23 +57,8 @@ pub async fn run(
     // The executor's redactor: it knows the target's secrets and learns every token and
     // signature the requests carry or the answers hold, so findings are redacted by it too.
     let redactor = Arc::new(sender.redactor().clone());
-    let health = health_request(TransportKind::HttpQuery);
     let mut ws = None;
-    match sender.send(&health, 0, &mut ws, Budget::Wait).await {
-        Ok(sent) if sent.exchange.response.is_some() => {}
-        Ok(sent) => {
-            let message = sent
-                .exchange
-                .failure
-                .map_or_else(|| "no answer".to_owned(), |failure| failure.message);
-            return Err(FuzzError::Unreachable(redactor.text(&message)));
-        }
-        Err(_) => {
-            return Err(FuzzError::Unreachable(
-                "the health call could not be sent".to_owned(),
-            ));
-        }
-    }
+    reach(&sender, &redactor, &mut ws).await?;
     // Sequences first: the fixture member is still there for a narrow token to be refused
     // deleting, and what logouts and toggles do to other tokens of the account cannot
     // reach the tokens the stateless requests cache.
@@ -94,10 +82,10 @@ pub async fn run(
         &target,
         &config.transports,
     ));
-    config.events.emit(&Event::FuzzStarted {
+    config.events.emit(&FuzzEvent::Fuzz(FuzzPhase::Started {
         seed: config.seed,
         planned: requests.len(),
-    });
+    }));
     let outcomes: Arc<Mutex<Vec<Option<Assessed>>>> =
         Arc::new(Mutex::new(vec![None; requests.len()]));
     // What steering sent in place of a fresh request, by index.
@@ -221,6 +209,58 @@ pub async fn run(
         coverage: steering.map(),
         ..FuzzReport::default()
     };
+    let mut failed = tally(&mut report, outcomes, &requests, instead);
+    if !report.target_stopped_answering() {
+        failed.extend(stays_up(&sender, &schemas, &redactor, config, &target, &mut ws).await);
+    }
+    if let Some(mut session) = ws {
+        session.close().await;
+    }
+    report.failed_requests = failed.len();
+    report.findings = findings(
+        &sender,
+        &schemas,
+        &redactor,
+        config,
+        failed,
+        &mut report.shrink_requests,
+    )
+    .await?;
+    announce_end(config, &report);
+    Ok(report)
+}
+
+/// The run's first call: a health request over HTTP, which must be answered.
+async fn reach(
+    sender: &Sender,
+    redactor: &Redactor,
+    ws: &mut Option<harness_runner::transport::ClientSession>,
+) -> Result<(), FuzzError> {
+    let health = health_request(TransportKind::HttpQuery);
+    match sender.send(&health, 0, ws, Budget::Wait).await {
+        Ok(sent) if sent.exchange.response.is_some() => Ok(()),
+        Ok(sent) => {
+            let message = sent
+                .exchange
+                .failure
+                .map_or_else(|| "no answer".to_owned(), |failure| failure.message);
+            Err(FuzzError::Unreachable(redactor.text(&message)))
+        }
+        Err(_) => Err(FuzzError::Unreachable(
+            "the health call could not be sent".to_owned(),
+        )),
+    }
+}
+
+/// Counts each judged request into `report` (what the oracle expected, throttled,
+/// unanswered) and gives back the failures, each with the request as sent (steering's in
+/// place of the fresh one).
+fn tally(
+    report: &mut FuzzReport,
+    outcomes: Vec<Option<Assessed>>,
+    requests: &[(usize, FuzzRequest)],
+    instead: Vec<Option<FuzzRequest>>,
+) -> Vec<Failed> {
     let mut failed: Vec<Failed> = Vec::new();
     for (index, outcome) in outcomes.into_iter().enumerate() {
         let Some(outcome) = outcome else {
@@ -242,11 +282,21 @@ pub async fn run(
             }
         }
     }
+    failed
+}
+
+/// The health call again over each transport at the end: the server must still answer
+/// (a target that stopped answering is not asked again).
+async fn stays_up(
+    sender: &Sender,
+    schemas: &SchemaSet,
+    redactor: &Redactor,
+    config: &FuzzConfig,
+    target: &Target,
+    ws: &mut Option<harness_runner::transport::ClientSession>,
+) -> Vec<Failed> {
+    let mut failed = Vec::new();
     for transport in &config.transports {
-        // A target that stopped answering is not asked again.
-        if report.target_stopped_answering() {
-            break;
-        }
         if *transport == TransportKind::Rest
             || (*transport == TransportKind::Ws && target.ws_url.is_none())
         {
@@ -254,12 +304,12 @@ pub async fn run(
         }
         let request = health_request(*transport);
         let outcome = execute(
-            &sender,
-            &schemas,
-            &redactor,
+            sender,
+            schemas,
+            redactor,
             &request,
             u64::MAX >> 12,
-            &mut ws,
+            ws,
             Budget::Wait,
         )
         .await;
@@ -271,21 +321,7 @@ pub async fn run(
             failed.push((request, outcome.prediction, failure, config.requests));
         }
     }
-    if let Some(mut session) = ws {
-        session.close().await;
-    }
-    report.failed_requests = failed.len();
-    report.findings = findings(
-        &sender,
-        &schemas,
-        &redactor,
-        config,
-        failed,
-        &mut report.shrink_requests,
-    )
-    .await?;
-    announce_end(config, &report);
-    Ok(report)
+    failed
 }
 
 /// The paced requests the target's budget allows over `elapsed`: its burst, then its rate.
@@ -298,35 +334,34 @@ fn paced_allowed(target: &Target, elapsed: std::time::Duration) -> usize {
 
 /// The event of one request judged: pass, its finding's verdict, skip when throttled, error
 /// when unanswered.
-fn judged<'a>(number: usize, request: &'a FuzzRequest, outcome: &Assessed) -> Event<'a> {
-    Event::RequestJudged {
+fn judged<'a>(number: usize, request: &'a FuzzRequest, outcome: &Assessed) -> FuzzEvent<'a> {
+    FuzzEvent::Request(RequestJudged::Judged {
         index: number,
         transport: request.transport,
-        method: &request.method,
+        method: Cow::Borrowed(&request.method),
         verdict: match &outcome.finding {
             None => Verdict::Pass,
             Some(finding) if assess::is_throttled(finding) => Verdict::Skip,
             Some(finding) if assess::is_unanswered(finding) => Verdict::Error,
             Some(finding) => finding.verdict,
         },
-    }
+    })
 }
 
-/// The events of the run's end: each finding whole, the interruption, then every other
-/// member of the report and the durations (`collect.rs` folds them back into the report).
+/// The events of the run's end: each finding whole, the interruption, then the report
+/// whole with its durations (`collect.rs` folds it back).
 fn announce_end(config: &FuzzConfig, report: &FuzzReport) {
     for finding in &report.findings {
         let what = format!(
             "{} {}, {} requests",
             finding.shrunk.transport, finding.shrunk.method, finding.occurrences
         );
-        config.events.emit(&Event::FuzzFinding {
-            clause: &finding.clause,
-            what: &what,
-            message: &finding.message,
-            sequence: false,
-            finding: &super::collect::to_value(finding),
-        });
+        config.events.emit(&FuzzEvent::Finding(FindingFound::Found {
+            clause: Cow::Borrowed(&finding.clause),
+            what: Cow::Owned(what),
+            message: Cow::Borrowed(&finding.message),
+            found: Found::Finding(Cow::Borrowed(finding)),
+        }));
     }
     for finding in &report.stateful.findings {
         let what = format!(
@@ -335,23 +370,21 @@ fn announce_end(config: &FuzzConfig, report: &FuzzReport) {
             finding.sequence.steps.len(),
             finding.occurrences
         );
-        config.events.emit(&Event::FuzzFinding {
-            clause: &finding.clause,
-            what: &what,
-            message: &finding.message,
-            sequence: true,
-            finding: &super::collect::to_value(finding),
-        });
+        config.events.emit(&FuzzEvent::Finding(FindingFound::Found {
+            clause: Cow::Borrowed(&finding.clause),
+            what: Cow::Owned(what),
+            message: Cow::Borrowed(&finding.message),
+            found: Found::Sequence(Cow::Borrowed(finding)),
+        }));
     }
     if let Some(reason) = &report.interrupted {
-        config.events.emit(&Event::Interrupted { reason });
+        config
+            .events
+            .emit(&FuzzEvent::Interrupt(Interrupted::Fired {
+                reason: Cow::Borrowed(reason),
+            }));
     }
-    config.events.emit(&Event::FuzzFinished {
-        findings: report.findings.len() + report.stateful.findings.len(),
-        duration: report.elapsed,
-        stateful_duration: report.stateful.elapsed,
-        totals: &super::collect::totals(report),
-    });
+    config.events.emit(&FuzzEvent::finished(report));
 }
 
 /// Groups failures by clause and method, then shrinks and writes the first of each group.

@@ -131,7 +131,9 @@ async fn runner(
         .collect();
     let config = run::RunConfig::new(target.clone(), cases, catalog.clone(), schemas.clone());
     let start = counters();
-    let report = run::run(config, |_| {}).await.expect("runner runs");
+    let report = run::run(config, harness::events::EventSink::none())
+        .await
+        .expect("runner runs");
     let figures = per_request(start, n_cases * steps_per_case);
     assert_eq!(
         report.count(Verdict::Pass),

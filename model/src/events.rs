@@ -1,350 +1,312 @@
-//! One event stream for the three producers: a run of the suite, a fuzz run and the
-//! self-proofs' matrices each announce what happens as an [`Event`] to one [`EventSink`],
-//! and every reporter reads that stream: the terminal's progress, the [`JsonLines`] writer
-//! of `--events FILE` (one JSON object per line, like nextest's libtest-json), and the
-//! [`RunCollector`], which folds a run's events back into the [`RunReport`] every report
-//! format is written from.
+//! One way to hand events over: a producer announces what happens as typed events to a
+//! [`Sink`], and every reporter reads them: the terminal's progress, the [`JsonLines`]
+//! writer of `--events FILE` (one JSON object per line, like nextest's libtest-json), and
+//! the folds of a stream read back (`harness report --from-events`). Each layer has its
+//! family of events ([`Events`]): a run's ([`Event`], here, also sent by the judge and the
+//! proxy through [`announce`]), the fuzzer's (`harness_fuzz::FuzzEvent`) and the
+//! self-proofs' (`harness::selftest::MatrixEvent`). Every event derives its JSON form and
+//! is read back from it by the same type: each line names its `type` and its `event`
+//! (serde's tags, one per level), and what it lends the reporters (a result holds every
+//! answer's text) is a `Cow`, borrowed when announced and owned when read back.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::io::{self, Write};
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::{Value, json};
-
-use harness_protocol::wire::TransportKind;
+use serde::{Deserialize, Serialize};
 
 use crate::check::{Redactor, Side, Verdict};
 use crate::results::{CaseResult, RunReport};
 
-/// Which self-proof a matrix row belongs to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Matrix {
-    /// Every check fails against a seeded fault.
-    Faults,
-    /// No check fails against a spec-open variant.
-    Variants,
-}
-
-impl Matrix {
-    /// `faults` or `variants`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Matrix::Faults => "faults",
-            Matrix::Variants => "variants",
-        }
-    }
-}
-
-/// What a producer reports as it goes (lent, not copied: a result holds every answer's
-/// text).
-#[derive(Clone, Debug)]
-pub enum Event<'a> {
-    /// A run of the suite starts with this many executions.
-    RunStarted {
-        /// Target name.
-        target: &'a str,
-        /// Number of (case, transport) executions.
-        total: usize,
-        /// Which side the run judges.
-        side: Side,
-        /// The run's redactor: it knows the target's secrets and learns every token.
-        redactor: &'a Redactor,
-    },
-    /// One execution finished.
-    CaseFinished {
-        /// Its place in the run's plan (results are reported in plan order).
-        index: usize,
-        /// The result.
-        result: &'a CaseResult,
-    },
-    /// The run stopped early, or the fuzzer did (a signal, the run timeout, the breaker).
-    Interrupted {
-        /// Why.
-        reason: &'a str,
-    },
-    /// The run ended; no event of it follows.
-    RunFinished {
-        /// Wall time of the run.
-        duration: Duration,
-        /// Why the run stopped before every execution ran, if it did.
-        interrupted: Option<&'a str>,
-    },
-    /// A fuzz run starts sending its generated stateless requests.
-    FuzzStarted {
-        /// The seed.
-        seed: u64,
-        /// Requests planned for this shard.
-        planned: usize,
-    },
-    /// One generated request was sent and judged.
-    RequestJudged {
-        /// Its index in the whole run.
-        index: usize,
-        /// The transport.
-        transport: TransportKind,
-        /// The method.
-        method: &'a str,
-        /// Pass, the finding's verdict, `Skip` (throttled) or `Error` (no answer).
-        verdict: Verdict,
-    },
-    /// One distinct failure of the fuzzer, after shrinking.
-    FuzzFinding {
-        /// The clause broken.
-        clause: &'a str,
-        /// What failed: a request's transport and method, or a sequence.
-        what: &'a str,
-        /// What was observed (redacted).
-        message: &'a str,
-        /// Whether a stateful sequence failed (else a single request).
-        sequence: bool,
-        /// The finding whole, as `fuzz.json` holds it: the request as generated and
-        /// shrunk (or the sequence), the first index, the occurrences, the case file.
-        finding: &'a Value,
-    },
-    /// The fuzz run ended; no event of it follows.
-    FuzzFinished {
-        /// Distinct findings, stateless and stateful (each announced before).
-        findings: usize,
-        /// Wall time of the generated requests.
-        duration: Duration,
-        /// Wall time of the stateful sequences.
-        stateful_duration: Duration,
-        /// Every member of `fuzz.json` but the findings, which the `FuzzFinding` events
-        /// carry: the seed, the shard, the counts (`sent` and the rest), the flags, and the
-        /// stateful report's counts. A collector rebuilds the report from these.
-        totals: &'a Value,
-    },
-    /// One row of a self-proof's matrix ended.
-    RowFinished {
-        /// The matrix.
-        matrix: Matrix,
-        /// The fault or the variants of the row.
-        name: &'a str,
-        /// Whether the row proves what it should (fault caught, no false failure).
-        passed: bool,
-        /// The row as the terminal prints it.
-        line: &'a str,
-        /// The row whole (what caught the fault, the false failures found), as the
-        /// matrix's collector folds it back.
-        row: &'a Value,
-    },
-    /// A self-proof's matrix ended; every row of it was announced before.
-    MatrixFinished {
-        /// The matrix.
-        matrix: Matrix,
-        /// Wall time of the whole matrix.
-        duration: Duration,
-        /// Server `must` clauses no fault made fail (empty for the variant matrix).
-        unkillable: &'a [String],
-    },
-}
-
-impl Event<'_> {
-    /// The event as one JSON object (not redacted: [`JsonLines`] redacts).
-    pub fn to_json(&self) -> Value {
-        let ms = |duration: &Duration| (duration.as_secs_f64() * 1000.0).round();
-        match self {
-            Event::RunStarted {
-                target,
-                total,
-                side,
-                ..
-            } => json!({"type": "run", "event": "started", "target": target, "total": total,
-                "side": match side { Side::Server => "server", Side::Client => "client" }}),
-            Event::CaseFinished { index, result } => json!({"type": "case", "event": "finished",
-                "index": index, "case": result.case, "transport": result.transport,
-                "verdict": result.verdict, "clauses": result.clauses, "message": result.message,
-                "duration_ms": (result.duration_ms * 1000.0).round() / 1000.0}),
-            Event::Interrupted { reason } => {
-                json!({"type": "interrupt", "event": "fired", "reason": reason})
-            }
-            Event::RunFinished {
-                duration,
-                interrupted,
-            } => json!({"type": "run", "event": "finished", "duration_ms": ms(duration),
-                "interrupted": interrupted}),
-            Event::FuzzStarted { seed, planned } => {
-                json!({"type": "fuzz", "event": "started", "seed": seed, "planned": planned})
-            }
-            Event::RequestJudged {
-                index,
-                transport,
-                method,
-                verdict,
-            } => json!({"type": "request", "event": "judged", "index": index,
-                "transport": transport, "method": method, "verdict": verdict}),
-            Event::FuzzFinding {
-                clause,
-                what,
-                message,
-                sequence,
-                finding,
-            } => json!({"type": "finding", "event": "found", "clause": clause, "what": what,
-                "message": message, "sequence": sequence, "finding": finding}),
-            Event::FuzzFinished {
-                findings,
-                duration,
-                stateful_duration,
-                totals,
-            } => {
-                let mut line = json!({"type": "fuzz", "event": "finished"});
-                if let (Some(line), Value::Object(totals)) = (line.as_object_mut(), totals) {
-                    line.extend(
-                        totals
-                            .iter()
-                            .map(|(key, value)| (key.clone(), value.clone())),
-                    );
-                }
-                line["findings"] = Value::from(*findings);
-                line["duration_ms"] = Value::from(precise_ms(duration));
-                line["stateful_duration_ms"] = Value::from(precise_ms(stateful_duration));
-                line
-            }
-            Event::RowFinished {
-                matrix,
-                name,
-                passed,
-                line,
-                row,
-            } => json!({"type": "row", "event": "finished", "matrix": matrix.as_str(),
-                "name": name, "passed": passed, "line": line, "row": row}),
-            Event::MatrixFinished {
-                matrix,
-                duration,
-                unkillable,
-            } => json!({"type": "matrix", "event": "finished", "matrix": matrix.as_str(),
-                "duration_ms": precise_ms(duration), "unkillable": unkillable}),
-        }
-    }
-}
-
-/// A duration in milliseconds to the microsecond, as a `duration_ms` member that a
-/// collector reads back ([`duration_of_ms`]).
-pub fn precise_ms(duration: &Duration) -> f64 {
-    (duration.as_secs_f64() * 1_000_000.0).round() / 1000.0
-}
-
-/// The duration a `duration_ms` member written by [`precise_ms`] stands for (zero when it
-/// is missing, negative or not a number).
-pub fn duration_of_ms(member: &Value) -> Duration {
-    match member.as_f64() {
-        // Saturates past u64::MAX microseconds.
-        Some(ms) if ms >= 0.0 => Duration::from_micros((ms * 1000.0).round() as u64),
-        _ => Duration::ZERO,
-    }
+/// A family of events, each lending what it reports for `'a`: what one [`Sink`] carries.
+pub trait Events: 'static {
+    /// The event, borrowing for `'a`.
+    type Event<'a>;
 }
 
 /// A function every reporter of a stream is called from.
-type Report = dyn Fn(&Event<'_>) + Send + Sync;
+type Report<E> = dyn for<'a> Fn(&<E as Events>::Event<'a>) + Send + Sync;
 
 /// Where a producer sends its events: one function every reporter is called from, or none.
-#[derive(Clone, Default)]
-pub struct EventSink(Option<Arc<Report>>);
+pub struct Sink<E: Events>(Option<Arc<Report<E>>>);
 
-impl EventSink {
+impl<E: Events> Sink<E> {
     /// A sink calling `report` with each event.
-    pub fn new(report: impl Fn(&Event<'_>) + Send + Sync + 'static) -> EventSink {
-        EventSink(Some(Arc::new(report)))
+    pub fn new(report: impl for<'a> Fn(&E::Event<'a>) + Send + Sync + 'static) -> Sink<E> {
+        Sink(Some(Arc::new(report)))
     }
 
     /// A sink that drops every event.
-    pub fn none() -> EventSink {
-        EventSink(None)
+    pub fn none() -> Sink<E> {
+        Sink(None)
     }
 
     /// Hands `event` to the reporters.
-    pub fn emit(&self, event: &Event<'_>) {
+    pub fn emit(&self, event: &E::Event<'_>) {
         if let Some(report) = &self.0 {
             report(event);
         }
     }
 }
 
-impl fmt::Debug for EventSink {
+impl<E: Events> Clone for Sink<E> {
+    fn clone(&self) -> Self {
+        Sink(self.0.clone())
+    }
+}
+
+impl<E: Events> Default for Sink<E> {
+    fn default() -> Self {
+        Sink::none()
+    }
+}
+
+impl<E: Events> fmt::Debug for Sink<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(if self.0.is_some() {
-            "EventSink(..)"
+            "Sink(..)"
         } else {
-            "EventSink(none)"
+            "Sink(none)"
         })
     }
 }
 
-/// Announces a report judged after the fact as the stream a run sends: its start, each
-/// execution in order, its end. The judge and the proxy judge a session when it ends, so
-/// their reports go to the same reporters (`--events FILE`, the collector) as a run's.
-pub fn announce(report: &RunReport, sink: &EventSink) {
-    sink.emit(&Event::RunStarted {
-        target: &report.target,
-        total: report.results.len(),
-        side: report.side,
-        redactor: &report.redactor,
-    });
-    for (index, result) in report.results.iter().enumerate() {
-        sink.emit(&Event::CaseFinished { index, result });
-    }
-    sink.emit(&Event::RunFinished {
-        duration: report.duration,
-        interrupted: report.interrupted.as_deref(),
-    });
+/// The events of a run of the suite (and of a session the judge or the proxy judged).
+#[derive(Debug)]
+pub struct RunEvents;
+
+impl Events for RunEvents {
+    type Event<'a> = Event<'a>;
 }
 
-/// Folds a run's events into its [`RunReport`]: the results in plan order, as the runner
-/// returns them.
+/// Where a run sends its [`Event`]s.
+pub type EventSink = Sink<RunEvents>;
+
+/// What a run reports as it goes: its lines have `type` `run`, `case` or `interrupt`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event<'a> {
+    /// The run's start and end.
+    Run(RunEvent<'a>),
+    /// One execution.
+    Case(CaseEvent<'a>),
+    /// The run stopped early (a signal, the run timeout, the breaker).
+    Interrupt(Interrupted<'a>),
+}
+
+/// A run's start and end (`type` `run`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum RunEvent<'a> {
+    /// A run of the suite starts with this many executions.
+    Started {
+        /// Target name.
+        target: Cow<'a, str>,
+        /// Number of (case, transport) executions.
+        total: usize,
+        /// Which side the run judges.
+        side: Side,
+        /// The run's redactor: it knows the target's secrets and learns every token (never
+        /// written: a stream read back is redacted already).
+        #[serde(skip)]
+        redactor: Cow<'a, Redactor>,
+    },
+    /// The run ended; no event of it follows.
+    Finished {
+        /// Wall time of the run.
+        #[serde(rename = "duration_ms", with = "duration_ms")]
+        duration: Duration,
+        /// Why the run stopped before every execution ran, if it did.
+        interrupted: Option<Cow<'a, str>>,
+        /// The count of executions per verdict (every verdict, as in `report.json`, before
+        /// known failures are applied).
+        summary: BTreeMap<Verdict, usize>,
+        /// The executions that ran (neither skipped nor errored).
+        executed: usize,
+    },
+}
+
+/// One execution (`type` `case`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum CaseEvent<'a> {
+    /// One execution finished.
+    Finished {
+        /// Its place in the run's plan (results are reported in plan order).
+        index: usize,
+        /// The result whole, its members beside `index`.
+        #[serde(flatten)]
+        result: Cow<'a, CaseResult>,
+    },
+}
+
+/// An interruption (`type` `interrupt`), of a run or of a fuzz run.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Interrupted<'a> {
+    /// A signal, the run timeout, or the breaker stopped the run.
+    Fired {
+        /// Why.
+        reason: Cow<'a, str>,
+    },
+}
+
+impl<'a> Event<'a> {
+    /// A run's start.
+    pub fn started(target: &'a str, total: usize, side: Side, redactor: &'a Redactor) -> Self {
+        Event::Run(RunEvent::Started {
+            target: Cow::Borrowed(target),
+            total,
+            side,
+            redactor: Cow::Borrowed(redactor),
+        })
+    }
+
+    /// An execution's end, at `index` of the plan.
+    pub fn case(index: usize, result: &'a CaseResult) -> Self {
+        Event::Case(CaseEvent::Finished {
+            index,
+            result: Cow::Borrowed(result),
+        })
+    }
+
+    /// An interruption.
+    pub fn interrupted(reason: &'a str) -> Self {
+        Event::Interrupt(Interrupted::Fired {
+            reason: Cow::Borrowed(reason),
+        })
+    }
+
+    /// A run's end, with the counts of its `results`.
+    pub fn finished(
+        results: &[CaseResult],
+        duration: Duration,
+        interrupted: Option<&'a str>,
+    ) -> Self {
+        let mut summary: BTreeMap<Verdict, usize> =
+            Verdict::ALL.iter().map(|verdict| (*verdict, 0)).collect();
+        for result in results {
+            *summary.entry(result.verdict).or_default() += 1;
+        }
+        let executed = results
+            .iter()
+            .filter(|result| !matches!(result.verdict, Verdict::Skip | Verdict::Error))
+            .count();
+        Event::Run(RunEvent::Finished {
+            duration,
+            interrupted: interrupted.map(Cow::Borrowed),
+            summary,
+            executed,
+        })
+    }
+}
+
+/// `duration_ms`: a [`Duration`] as milliseconds to the microsecond, for
+/// `#[serde(with = "duration_ms")]`; a negative or missing number reads as zero.
+pub mod duration_ms {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    /// Writes `duration` in milliseconds, to the microsecond.
+    pub fn serialize<S: Serializer>(duration: &Duration, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_f64(super::precise_ms(duration))
+    }
+
+    /// Reads milliseconds back into a duration.
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Duration, D::Error> {
+        let ms = f64::deserialize(deserializer)?;
+        // Saturates past u64::MAX microseconds.
+        Ok(if ms >= 0.0 {
+            Duration::from_micros((ms * 1000.0).round() as u64)
+        } else {
+            Duration::ZERO
+        })
+    }
+}
+
+/// A duration in milliseconds to the microsecond.
+pub fn precise_ms(duration: &Duration) -> f64 {
+    (duration.as_secs_f64() * 1_000_000.0).round() / 1000.0
+}
+
+/// Announces a report judged after the fact as the stream a run sends: its start, each
+/// execution in order, its end. The judge and the proxy judge a session when it ends, so
+/// their reports go to the same reporters (`--events FILE`) as a run's.
+pub fn announce(report: &RunReport, sink: &EventSink) {
+    sink.emit(&Event::started(
+        &report.target,
+        report.results.len(),
+        report.side,
+        &report.redactor,
+    ));
+    for (index, result) in report.results.iter().enumerate() {
+        sink.emit(&Event::case(index, result));
+    }
+    sink.emit(&Event::finished(
+        &report.results,
+        report.duration,
+        report.interrupted.as_deref(),
+    ));
+}
+
+/// Folds a run's events, read back, into its [`RunReport`]: the results in plan order, as
+/// the runner returns them. It takes the events whole, so a result is moved, not copied.
 #[derive(Debug, Default)]
 pub struct RunCollector {
-    started: Option<(String, Side, Redactor)>,
+    started: Option<(String, Side)>,
     results: Vec<(usize, CaseResult)>,
     finished: Option<(Duration, Option<String>)>,
 }
 
 impl RunCollector {
-    /// Takes in one event; those of other producers are ignored.
-    pub fn observe(&mut self, event: &Event<'_>) {
+    /// Takes in one event; a run's start forgets a run before it.
+    pub fn observe(&mut self, event: Event<'_>) {
         match event {
-            Event::RunStarted {
-                target,
-                side,
-                redactor,
-                ..
-            } => self.started = Some(((*target).to_owned(), *side, (*redactor).clone())),
-            Event::CaseFinished { index, result } => {
-                self.results.push((*index, (*result).clone()));
+            Event::Run(RunEvent::Started { target, side, .. }) => {
+                *self = RunCollector {
+                    started: Some((target.into_owned(), side)),
+                    ..RunCollector::default()
+                };
             }
-            Event::RunFinished {
+            Event::Case(CaseEvent::Finished { index, result }) => {
+                self.results.push((index, result.into_owned()));
+            }
+            Event::Run(RunEvent::Finished {
                 duration,
                 interrupted,
-            } => self.finished = Some((*duration, interrupted.map(str::to_owned))),
-            _ => {}
+                ..
+            }) => self.finished = Some((duration, interrupted.map(Cow::into_owned))),
+            Event::Interrupt(_) => {}
         }
     }
 
-    /// The run's report, once it has both started and finished.
+    /// The run's report, once it has both started and finished; its redactor knows no
+    /// secret (a stream read back is redacted already).
     pub fn report(mut self) -> Option<RunReport> {
-        let (target, side, redactor) = self.started?;
+        let (target, side) = self.started?;
         let (duration, interrupted) = self.finished?;
         self.results.sort_by_key(|(index, _)| *index);
         Some(RunReport {
             target,
             results: self.results.into_iter().map(|(_, result)| result).collect(),
             duration,
-            redactor,
+            redactor: Redactor::default(),
             side,
             interrupted,
         })
     }
 }
 
-/// Writes the stream as JSON lines, redacted by the run's redactor; a run's `finished`
-/// line carries the counts by verdict (`summary`, as in `report.json`, before known
-/// failures are applied) and the executions that ran (`executed`).
+/// Writes a stream as JSON lines, each event's derived JSON form, redacted by the run's
+/// redactor ([`JsonLines::redact_with`]).
 #[derive(Debug)]
 pub struct JsonLines<W: Write> {
     out: W,
     redactor: Redactor,
-    counts: BTreeMap<Verdict, usize>,
     error: Option<io::Error>,
 }
 
@@ -354,45 +316,40 @@ impl<W: Write> JsonLines<W> {
         JsonLines {
             out,
             redactor: Redactor::default(),
-            counts: BTreeMap::new(),
             error: None,
         }
     }
 
+    /// Redacts the lines that follow with `redactor` (a run's, from its start).
+    pub fn redact_with(&mut self, redactor: &Redactor) {
+        self.redactor = redactor.clone();
+    }
+
     /// Writes one event as a line; the first write error is kept for [`JsonLines::finish`].
-    pub fn observe(&mut self, event: &Event<'_>) {
-        let mut line = event.to_json();
-        match event {
-            Event::RunStarted { redactor, .. } => {
-                self.redactor = (*redactor).clone();
-                self.counts.clear();
-            }
-            Event::CaseFinished { result, .. } => {
-                *self.counts.entry(result.verdict).or_default() += 1;
-            }
-            Event::RunFinished { .. } => {
-                let count = |verdict: &Verdict| self.counts.get(verdict).copied().unwrap_or(0);
-                let summary: serde_json::Map<String, Value> = Verdict::ALL
-                    .iter()
-                    .map(|verdict| (verdict.as_str().to_owned(), Value::from(count(verdict))))
-                    .collect();
-                let executed: usize = Verdict::ALL
-                    .iter()
-                    .filter(|verdict| !matches!(verdict, Verdict::Skip | Verdict::Error))
-                    .map(count)
-                    .sum();
-                line["summary"] = Value::Object(summary);
-                line["executed"] = Value::from(executed);
-            }
-            _ => {}
-        }
+    pub fn write(&mut self, event: &impl Serialize) {
         if self.error.is_some() {
             return;
         }
-        let text = self.redactor.text(&line.to_string());
+        let line = match serde_json::to_string(event) {
+            Ok(line) => line,
+            Err(error) => {
+                self.error = Some(io::Error::other(error));
+                return;
+            }
+        };
+        let text = self.redactor.text(&line);
         if let Err(error) = writeln!(self.out, "{text}") {
             self.error = Some(error);
         }
+    }
+
+    /// Writes one event of a run as a line, redacting what follows its start with the
+    /// run's redactor.
+    pub fn observe(&mut self, event: &Event<'_>) {
+        if let Event::Run(RunEvent::Started { redactor, .. }) = event {
+            self.redact_with(redactor);
+        }
+        self.write(event);
     }
 
     /// Flushes and gives back the writer, or the first error.

@@ -4,14 +4,14 @@
 
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use harness_protocol::wire::{Exchange, TransportKind};
 
 use crate::check::{Finding, Redactor, Side, Verdict};
 
 /// The outcome of one case over one transport.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct CaseResult {
     /// Case id.
     pub case: String,

@@ -71,7 +71,7 @@ impl fmt::Display for TransportKind {
 }
 
 /// A request as it went on the wire.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct SentRequest {
     /// `GET`, or `WS` for a WebSocket frame.
     pub method: String,
@@ -85,8 +85,9 @@ pub struct SentRequest {
     pub id: Option<u64>,
 }
 
-/// An answer as it came off the wire.
-#[derive(Clone, Debug, Default, Serialize)]
+/// An answer as it came off the wire; read back (from an events file) it is parsed again.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(from = "ReceivedText")]
 pub struct Received {
     /// HTTP status (none on WebSocket).
     pub status: Option<u16>,
@@ -98,7 +99,7 @@ pub struct Received {
 }
 
 /// One request and its answer, or what went wrong instead.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Exchange {
     /// The transport used.
     pub transport: TransportKind,
@@ -113,7 +114,7 @@ pub struct Exchange {
 }
 
 /// Why a call produced no answer.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TransportError {
     /// The kind of failure.
     pub kind: TransportErrorKind,
@@ -122,7 +123,7 @@ pub struct TransportError {
 }
 
 /// Kinds of transport failure.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TransportErrorKind {
     /// The target could not be reached at all: a harness error, not a verdict.
@@ -189,6 +190,19 @@ impl Exchange {
             received.json = None;
         }
         self
+    }
+}
+
+/// What a [`Received`] is written as: its JSON is parsed again from the text when read.
+#[derive(Deserialize)]
+struct ReceivedText {
+    status: Option<u16>,
+    body: String,
+}
+
+impl From<ReceivedText> for Received {
+    fn from(text: ReceivedText) -> Received {
+        Received::from_bytes(text.status, text.body.into_bytes())
     }
 }
 

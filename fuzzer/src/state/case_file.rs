@@ -95,7 +95,161 @@ fn sequence_case(
     }) {
         accounts.push(Who::Sub.role().to_owned());
     }
-    // Literal nonces for replays that do not follow their original directly.
+    let literal = literal_nonces(sequence);
+    // Tokens a written step uses: only those are captured, since a step the model let
+    // fail has nothing to capture.
+    let used: std::collections::BTreeSet<usize> = sequence
+        .steps
+        .iter()
+        .enumerate()
+        .filter(|(index, _)| matches!(outcomes.get(*index), Some(Some(_))))
+        .filter_map(|(_, step)| step.action.depends_on())
+        .collect();
+    let mut steps = Vec::new();
+    for (index, step) in sequence.steps.iter().enumerate() {
+        let Some(Some(outcome)) = outcomes.get(index) else {
+            continue;
+        };
+        let mut written = Step {
+            call: Some(step.action.method().to_owned()),
+            transport: Some(step.transport),
+            connection: names.get(index).cloned().flatten(),
+            ..Step::default()
+        };
+        add_request(sequence, index, &literal, &mut written);
+        if issues_token(&step.action) && used.contains(&index) {
+            written.capture = BTreeMap::from([
+                (format!("t{index}"), "result.access_token".to_owned()),
+                (format!("r{index}"), "result.refresh_token".to_owned()),
+            ]);
+        }
+        written.expect = expectation(sequence, &step.action, *outcome);
+        steps.push(written);
+    }
+    if disables_at_the_end(sequence, outcomes) {
+        // Puts the subaccount's login back (runs only when every step above passed).
+        steps.push(enable_step());
+    }
+    Case {
+        id: id.to_owned(),
+        title: one_line(message),
+        clauses: vec![clause.to_owned()],
+        transports: vec![TransportKind::HttpBody],
+        needs: Needs {
+            accounts,
+            fixtures: Vec::new(),
+            destructive,
+        },
+        serial: destructive,
+        steps,
+        path: std::path::PathBuf::new(),
+    }
+}
+
+/// What step `index` of `sequence` sends, into `written`: its parameters and its auth
+/// mode, with the templates of the tokens and nonces of earlier steps (`literal`: the
+/// nonces replayed later, [`literal_nonces`]).
+fn add_request(sequence: &Sequence, index: usize, literal: &[Option<String>], written: &mut Step) {
+    let step = &sequence.steps[index];
+    let own_nonce = literal.get(index).cloned().flatten();
+    let nonce_of = |of: usize| {
+        literal
+            .get(of)
+            .cloned()
+            .flatten()
+            .unwrap_or_else(|| "reuse".to_owned())
+    };
+    let refresh = |of: usize| Value::from(format!("{{{{r{of}}}}}"));
+    let bearer = |of: usize| Auth {
+        mode: AuthMode::Bearer,
+        token: Some(format!("{{{{t{of}}}}}")),
+        ..Auth::default()
+    };
+    let subaccount = subaccount_template;
+    match &step.action {
+        Action::Login { .. } | Action::ReplayLogin { .. } => {
+            // A replay sends the login of step `of` again, signed with its nonce.
+            let (login, replay_nonce) = match step.action {
+                Action::ReplayLogin { of } => (of, Some(nonce_of(of))),
+                _ => (index, None),
+            };
+            let (who, grant, session) = login_of(sequence, login);
+            let (grant, nonce) = match replay_nonce {
+                Some(nonce) => (Grant::ClientSignature, Some(nonce)),
+                None => (grant, own_nonce),
+            };
+            written.params = params([("scope", Value::from(login_scope(session)))]);
+            written.auth = Auth {
+                mode: match grant {
+                    Grant::ClientCredentials => AuthMode::ClientCredentials,
+                    Grant::ClientSignature => AuthMode::ClientSignature,
+                },
+                account: Some(who.role().to_owned()),
+                nonce,
+                ..Auth::default()
+            };
+        }
+        Action::Refresh { of } => {
+            written.params = params([
+                ("grant_type", Value::from("refresh_token")),
+                ("refresh_token", refresh(*of)),
+            ]);
+        }
+        Action::Fork { of, name } => {
+            written.params = params([
+                ("refresh_token", refresh(*of)),
+                // A fork makes a new session, whose name a server may hold unique
+                // (`{{unique}}`: one of this sequence alone).
+                (
+                    "session_name",
+                    Value::from(format!("{name}-{{{{unique}}}}")),
+                ),
+            ]);
+        }
+        Action::Exchange { of } => {
+            written.params = params([
+                ("refresh_token", refresh(*of)),
+                ("subject_id", subaccount()),
+            ]);
+        }
+        Action::Logout { token } => written.auth = bearer(*token),
+        Action::Toggle { token, enable } => {
+            let state = if *enable { "enable" } else { "disable" };
+            written.params = params([("sid", subaccount()), ("state", Value::from(state))]);
+            written.auth = bearer(*token);
+        }
+        Action::DeleteMember { token } => {
+            written.params = params([("member_id", Value::from("{{fixtures.member_id}}"))]);
+            written.auth = bearer(*token);
+        }
+        Action::Private { token, method } => {
+            if spec::is_paced(method) {
+                written.params = params([
+                    ("currency", Value::from("{{fixtures.currency}}")),
+                    ("start_timestamp", Value::from(0)),
+                    ("end_timestamp", Value::from("{{now_ms}}")),
+                ]);
+            }
+            if let Some(of) = token {
+                written.auth = bearer(*of);
+            }
+        }
+        Action::Signed { replay_of } => {
+            written.auth = Auth {
+                mode: AuthMode::Signed,
+                nonce: match replay_of {
+                    Some(of) => Some(nonce_of(*of)),
+                    None => own_nonce,
+                },
+                ..Auth::default()
+            };
+        }
+    }
+}
+
+/// Literal nonces for replays that do not follow their original directly, by the step
+/// whose nonce is replayed.
+fn literal_nonces(sequence: &Sequence) -> Vec<Option<String>> {
     let mut literal: Vec<Option<String>> = vec![None; sequence.steps.len()];
     let mut last_signed = None;
     for (index, step) in sequence.steps.iter().enumerate() {
@@ -117,176 +271,42 @@ fn sequence_case(
             _ => {}
         }
     }
-    // Tokens a written step uses: only those are captured, since a step the model let
-    // fail has nothing to capture.
-    let used: std::collections::BTreeSet<usize> = sequence
-        .steps
-        .iter()
-        .enumerate()
-        .filter(|(index, _)| matches!(outcomes.get(*index), Some(Some(_))))
-        .filter_map(|(_, step)| step.action.depends_on())
-        .collect();
-    let nonce_of = |of: usize| {
-        literal
-            .get(of)
-            .cloned()
-            .flatten()
-            .unwrap_or_else(|| "reuse".to_owned())
+    literal
+}
+
+/// What a written step expects: the model's outcome, and what a result must show (a
+/// refresh rotates its tokens, a transaction-log page holds at most the default count).
+fn expectation(sequence: &Sequence, action: &Action, outcome: Outcome) -> ExpectedAnswer {
+    let mut expect = ExpectedAnswer {
+        outcome,
+        no_schema: true,
+        ..ExpectedAnswer::default()
     };
-    let mut steps = Vec::new();
-    for (index, step) in sequence.steps.iter().enumerate() {
-        let Some(Some(outcome)) = outcomes.get(index) else {
-            continue;
-        };
-        let own_nonce = literal.get(index).cloned().flatten();
-        let mut written = Step {
-            call: Some(step.action.method().to_owned()),
-            transport: Some(step.transport),
-            connection: names.get(index).cloned().flatten(),
-            ..Step::default()
-        };
-        let refresh = |of: usize| Value::from(format!("{{{{r{of}}}}}"));
-        let bearer = |of: usize| Auth {
-            mode: AuthMode::Bearer,
-            token: Some(format!("{{{{t{of}}}}}")),
-            ..Auth::default()
-        };
-        let subaccount = subaccount_template;
-        match &step.action {
-            Action::Login { .. } | Action::ReplayLogin { .. } => {
-                // A replay sends the login of step `of` again, signed with its nonce.
-                let (login, replay_nonce) = match step.action {
-                    Action::ReplayLogin { of } => (of, Some(nonce_of(of))),
-                    _ => (index, None),
-                };
-                let (who, grant, session) = login_of(sequence, login);
-                let (grant, nonce) = match replay_nonce {
-                    Some(nonce) => (Grant::ClientSignature, Some(nonce)),
-                    None => (grant, own_nonce),
-                };
-                written.params = params([("scope", Value::from(login_scope(session)))]);
-                written.auth = Auth {
-                    mode: match grant {
-                        Grant::ClientCredentials => AuthMode::ClientCredentials,
-                        Grant::ClientSignature => AuthMode::ClientSignature,
-                    },
-                    account: Some(who.role().to_owned()),
-                    nonce,
-                    ..Auth::default()
-                };
-            }
-            Action::Refresh { of } => {
-                written.params = params([
-                    ("grant_type", Value::from("refresh_token")),
-                    ("refresh_token", refresh(*of)),
-                ]);
-            }
-            Action::Fork { of, name } => {
-                written.params = params([
-                    ("refresh_token", refresh(*of)),
-                    // A fork makes a new session, whose name a server may hold unique
-                    // (`{{unique}}`: one of this sequence alone).
-                    (
-                        "session_name",
-                        Value::from(format!("{name}-{{{{unique}}}}")),
-                    ),
-                ]);
-            }
-            Action::Exchange { of } => {
-                written.params = params([
-                    ("refresh_token", refresh(*of)),
-                    ("subject_id", subaccount()),
-                ]);
-            }
-            Action::Logout { token } => written.auth = bearer(*token),
-            Action::Toggle { token, enable } => {
-                let state = if *enable { "enable" } else { "disable" };
-                written.params = params([("sid", subaccount()), ("state", Value::from(state))]);
-                written.auth = bearer(*token);
-            }
-            Action::DeleteMember { token } => {
-                written.params = params([("member_id", Value::from("{{fixtures.member_id}}"))]);
-                written.auth = bearer(*token);
-            }
-            Action::Private { token, method } => {
-                if spec::is_paced(method) {
-                    written.params = params([
-                        ("currency", Value::from("{{fixtures.currency}}")),
-                        ("start_timestamp", Value::from(0)),
-                        ("end_timestamp", Value::from("{{now_ms}}")),
-                    ]);
-                }
-                if let Some(of) = token {
-                    written.auth = bearer(*of);
-                }
-            }
-            Action::Signed { replay_of } => {
-                written.auth = Auth {
-                    mode: AuthMode::Signed,
-                    nonce: match replay_of {
-                        Some(of) => Some(nonce_of(*of)),
-                        None => own_nonce,
-                    },
-                    ..Auth::default()
-                };
-            }
+    match (action, outcome) {
+        (Action::Refresh { of }, Outcome::Result | Outcome::Any) => {
+            // Where the refresh may be refused (a token bound to another connection), a
+            // result it gives must still rotate: the matchers check only what is there.
+            expect.matchers = rotation_matchers(*of, session_of(sequence, *of).as_deref())
+                .into_iter()
+                .map(|matcher| Matcher {
+                    optional: outcome == Outcome::Any,
+                    ..matcher
+                })
+                .collect();
         }
-        if issues_token(&step.action) && used.contains(&index) {
-            written.capture = BTreeMap::from([
-                (format!("t{index}"), "result.access_token".to_owned()),
-                (format!("r{index}"), "result.refresh_token".to_owned()),
-            ]);
+        (Action::Private { method, .. }, Outcome::Result) if spec::is_paced(method) => {
+            // Asked without count: the default page of 4.8.
+            let default = spec::method(method).and_then(spec::Method::default_count);
+            expect.matchers = vec![Matcher {
+                path: "result.logs".to_owned(),
+                len_max: default.and_then(|count| usize::try_from(count).ok()),
+                clauses: Some(vec!["m.get_transaction_log.count_default".to_owned()]),
+                ..Matcher::default()
+            }];
         }
-        written.expect = ExpectedAnswer {
-            outcome: *outcome,
-            no_schema: true,
-            ..ExpectedAnswer::default()
-        };
-        match (&step.action, outcome) {
-            (Action::Refresh { of }, Outcome::Result | Outcome::Any) => {
-                // Where the refresh may be refused (a token bound to another connection),
-                // a result it gives must still rotate: the matchers check only what is there.
-                written.expect.matchers =
-                    rotation_matchers(*of, session_of(sequence, *of).as_deref())
-                        .into_iter()
-                        .map(|matcher| Matcher {
-                            optional: *outcome == Outcome::Any,
-                            ..matcher
-                        })
-                        .collect();
-            }
-            (Action::Private { method, .. }, Outcome::Result) if spec::is_paced(method) => {
-                // Asked without count: the default page of 4.8.
-                let default = spec::method(method).and_then(spec::Method::default_count);
-                written.expect.matchers = vec![Matcher {
-                    path: "result.logs".to_owned(),
-                    len_max: default.and_then(|count| usize::try_from(count).ok()),
-                    clauses: Some(vec!["m.get_transaction_log.count_default".to_owned()]),
-                    ..Matcher::default()
-                }];
-            }
-            _ => {}
-        }
-        steps.push(written);
+        _ => {}
     }
-    if disables_at_the_end(sequence, outcomes) {
-        // Puts the subaccount's login back (runs only when every step above passed).
-        steps.push(enable_step());
-    }
-    Case {
-        id: id.to_owned(),
-        title: one_line(message),
-        clauses: vec![clause.to_owned()],
-        transports: vec![TransportKind::HttpBody],
-        needs: Needs {
-            accounts,
-            fixtures: Vec::new(),
-            destructive,
-        },
-        serial: destructive,
-        steps,
-        path: std::path::PathBuf::new(),
-    }
+    expect
 }
 
 fn subaccount_template() -> Value {

@@ -103,9 +103,12 @@ async fn suite_paced(corpus: &Corpus) {
     config.variants = vec![serve::Variant::RatePerUserBurst1];
     let running = serve::start(config).await.expect("reference server starts");
     let started = Instant::now();
-    let report = run::run(suite_config(corpus, running.target()), |_| {})
-        .await
-        .expect("suite runs");
+    let report = run::run(
+        suite_config(corpus, running.target()),
+        harness::events::EventSink::none(),
+    )
+    .await
+    .expect("suite runs");
     let wall = started.elapsed().as_secs_f64();
     let paced = paced_requests(&report);
     // One request free (the burst), then one a second at the server's rate.
@@ -159,9 +162,12 @@ async fn time_to_verdict(corpus: &Corpus) {
         .expect("reference server starts");
     let reference = running.target();
     let started = Instant::now();
-    let report = run::run(suite_config(corpus, reference.clone()), |_| {})
-        .await
-        .expect("suite runs");
+    let report = run::run(
+        suite_config(corpus, reference.clone()),
+        harness::events::EventSink::none(),
+    )
+    .await
+    .expect("suite runs");
     println!(
         "time to verdict: reference {:.2} s ({} results, {} pass)",
         started.elapsed().as_secs_f64(),
@@ -177,7 +183,11 @@ async fn time_to_verdict(corpus: &Corpus) {
         ..reference.clone()
     };
     let started = Instant::now();
-    let outcome = run::run(suite_config(corpus, silent), |_| {}).await;
+    let outcome = run::run(
+        suite_config(corpus, silent),
+        harness::events::EventSink::none(),
+    )
+    .await;
     let wall = started.elapsed().as_secs_f64();
     match outcome {
         Ok(report) => println!(
@@ -205,7 +215,11 @@ async fn time_to_verdict(corpus: &Corpus) {
         ..reference
     };
     let started = Instant::now();
-    let outcome = run::run(suite_config(corpus, refused), |_| {}).await;
+    let outcome = run::run(
+        suite_config(corpus, refused),
+        harness::events::EventSink::none(),
+    )
+    .await;
     println!(
         "time to verdict: refusing port {:.3} s: {}",
         started.elapsed().as_secs_f64(),

@@ -158,7 +158,9 @@ async fn runner(
         )
     };
     let started = Instant::now();
-    let report = run::run(config, |_| {}).await.expect("runner runs");
+    let report = run::run(config, harness::events::EventSink::none())
+        .await
+        .expect("runner runs");
     let elapsed = started.elapsed().as_secs_f64();
     assert_eq!(
         report.count(Verdict::Pass),
@@ -289,7 +291,9 @@ async fn main() {
             )
         };
         let started = Instant::now();
-        let report = run::run(config, |_| {}).await.expect("suite runs");
+        let report = run::run(config, harness::events::EventSink::none())
+            .await
+            .expect("suite runs");
         walls.push(started.elapsed().as_secs_f64());
         executions = report.results.len();
         assert_eq!(

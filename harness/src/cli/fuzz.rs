@@ -127,7 +127,7 @@ fn run(args: FuzzRunArgs) -> Result<u8, CliError> {
         config.transports = args.transports.clone();
     }
     let reporters = Reporters::new(args.quiet, args.events.as_deref())?;
-    config.events = reporters.sink();
+    config.events = reporters.fuzz_sink();
     let shard = if args.shard == Shard::WHOLE {
         String::new()
     } else {
@@ -152,12 +152,12 @@ fn run(args: FuzzRunArgs) -> Result<u8, CliError> {
             running.shutdown().await;
         }
         finished?;
+        // The report the run returns; `harness report --from-events` reads the stream
+        // back into the same report.
         report.map_err(|error| match error {
             FuzzError::Target(_) => CliError::usage(error),
             _ => CliError::harness(error),
-        })?;
-        // Every output below is written from the stream, folded back into the report.
-        reporters.take_fuzz()
+        })
     })?;
     let json = serde_json::to_string_pretty(&report).unwrap_or_default();
     let report_path = args.out.join("fuzz.json");

@@ -26,6 +26,7 @@ mod judge;
 mod lint_response;
 mod out;
 mod proxy;
+mod report;
 mod reporters;
 mod run;
 mod selftest;
@@ -95,6 +96,10 @@ enum Command {
     /// Proxy a live session to a target and judge both sides: the client's requests and
     /// the server's answers.
     Proxy(proxy::ProxyArgs),
+    /// Read a command's `--events` file back into its reports: report.json, junit.xml,
+    /// report.md and report.html for a run (with the self-proofs' matrices), fuzz.json for a
+    /// fuzz run.
+    Report(report::ReportArgs),
 }
 
 /// An error with the exit code it maps to.
@@ -138,6 +143,7 @@ pub(crate) fn run(args: Args) -> Result<u8, CliError> {
         Command::Fuzz(fuzz_args) => fuzz::fuzz(fuzz_args),
         Command::Judge(judge_args) => judge::judge(judge_args),
         Command::Proxy(proxy_args) => proxy::proxy(proxy_args),
+        Command::Report(report_args) => report::report(report_args),
     }
 }
 

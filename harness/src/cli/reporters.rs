@@ -1,39 +1,46 @@
 //! The reporters every command's event stream goes to (`harness_model::events`): the one
 //! terminal progress reporter of `run`, `fuzz` and `selftest` (a progress bar on a
-//! terminal, the matrix rows as lines), the `--events FILE` writer (one JSON object per
-//! line) and the collectors that fold the stream back into the values every output is
-//! written from: a run's report, a fuzz run's, the self-proofs' matrices.
+//! terminal, the matrix rows as lines) and the `--events FILE` writer, one [`Line`] per
+//! event. A command's outputs are written from the values its producer returns (a run's
+//! report is built once, by the runner); `harness report --from-events` reads the same
+//! lines back into those values (`report.rs`).
 
+use std::borrow::Cow;
 use std::fs::File;
 use std::io::{BufWriter, IsTerminal};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use harness::selftest::{FaultMatrix, MatrixCollector, VariantMatrix};
-use harness_fuzz::{FuzzCollector, FuzzReport};
+use harness::selftest::{MatrixEvent, MatrixSink, RowEvent};
+use harness_fuzz::{FuzzEvent, FuzzPhase, FuzzSink, RequestJudged};
 use harness_model::check::Verdict;
-use harness_model::events::{Event, EventSink, JsonLines, RunCollector};
+use harness_model::events::{CaseEvent, Event, EventSink, JsonLines, RunEvent};
 use harness_model::results::RunReport;
 use indicatif::{ProgressBar, ProgressStyle};
+use serde::{Deserialize, Serialize};
 
 use super::CliError;
+
+/// One line of an events file: an event of a run, of a fuzz run or of the self-proofs.
+/// Their `type`s differ, so a line read back is the one family whose tags it carries.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(untagged)]
+pub(crate) enum Line<'a> {
+    /// A run's (also the judge's and the proxy's).
+    Run(Cow<'a, Event<'a>>),
+    /// A fuzz run's.
+    Fuzz(Cow<'a, FuzzEvent<'a>>),
+    /// A matrix's.
+    Matrix(Cow<'a, MatrixEvent<'a>>),
+}
 
 /// The `--events FILE` writer: taken out when the stream is finished.
 type EventsFile = Mutex<Option<JsonLines<BufWriter<File>>>>;
 
-/// Every reporter of one command, fed by [`Reporters::observe`].
+/// Every reporter of one command, fed through its sinks.
 pub(crate) struct Reporters {
     progress: ProgressBar,
     events_file: Option<(PathBuf, EventsFile)>,
-    collectors: Mutex<Collectors>,
-}
-
-/// The folds of the stream: one per producer, each ignoring the others' events.
-#[derive(Default)]
-struct Collectors {
-    run: RunCollector,
-    fuzz: FuzzCollector,
-    matrices: MatrixCollector,
 }
 
 impl Reporters {
@@ -60,121 +67,112 @@ impl Reporters {
         Ok(Arc::new(Reporters {
             progress: progress_bar(quiet),
             events_file,
-            collectors: Mutex::default(),
         }))
     }
 
-    /// A sink handing every event to these reporters.
+    /// A sink for a run's events.
     pub(crate) fn sink(self: &Arc<Reporters>) -> EventSink {
         let reporters = Arc::clone(self);
-        EventSink::new(move |event| reporters.observe(event))
+        EventSink::new(move |event| {
+            reporters.run_terminal(event);
+            reporters.write(&Line::Run(Cow::Borrowed(event)), |lines| {
+                if let Event::Run(RunEvent::Started { redactor, .. }) = event {
+                    lines.redact_with(redactor);
+                }
+            });
+        })
     }
 
-    /// Hands one event to every reporter.
-    pub(crate) fn observe(&self, event: &Event<'_>) {
-        self.terminal(event);
+    /// A sink for a fuzz run's events.
+    pub(crate) fn fuzz_sink(self: &Arc<Reporters>) -> FuzzSink {
+        let reporters = Arc::clone(self);
+        FuzzSink::new(move |event| {
+            reporters.fuzz_terminal(event);
+            reporters.write(&Line::Fuzz(Cow::Borrowed(event)), |_| {});
+        })
+    }
+
+    /// A sink for the self-proofs' rows and matrices.
+    pub(crate) fn matrix_sink(self: &Arc<Reporters>) -> MatrixSink {
+        let reporters = Arc::clone(self);
+        MatrixSink::new(move |event| {
+            if let MatrixEvent::Row(RowEvent::Finished { line, .. }) = event {
+                reporters.progress.suspend(|| outln!("{line}"));
+            }
+            reporters.write(&Line::Matrix(Cow::Borrowed(event)), |_| {});
+        })
+    }
+
+    /// Writes `line` into the events file, after `before` has seen the writer.
+    fn write(&self, line: &Line<'_>, before: impl FnOnce(&mut JsonLines<BufWriter<File>>)) {
         if let Some((_, lines)) = &self.events_file
             && let Some(lines) = lines
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .as_mut()
         {
-            lines.observe(event);
-        }
-        let mut collectors = self.collectors();
-        collectors.run.observe(event);
-        collectors.fuzz.observe(event);
-        collectors.matrices.observe(event);
-    }
-
-    fn collectors(&self) -> std::sync::MutexGuard<'_, Collectors> {
-        self.collectors
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// The run folded from the stream so far (`None` without a started and finished run);
-    /// the collector starts over.
-    pub(crate) fn take_run(&self) -> Option<RunReport> {
-        std::mem::take(&mut self.collectors().run).report()
-    }
-
-    /// The fuzz run folded from the stream; an error when the stream holds none.
-    pub(crate) fn take_fuzz(&self) -> Result<FuzzReport, CliError> {
-        match std::mem::take(&mut self.collectors().fuzz).report() {
-            Ok(Some(report)) => Ok(report),
-            Ok(None) => Err(CliError::harness(
-                "the fuzz run's event stream has no finish",
-            )),
-            Err(error) => Err(CliError::harness(format!(
-                "the fuzz run's events do not fold into a report: {error}"
-            ))),
+            before(lines);
+            lines.write(line);
         }
     }
 
-    /// The fault matrix folded from the stream, over the clean run `clean`.
-    pub(crate) fn take_fault_matrix(&self, clean: RunReport) -> Result<FaultMatrix, CliError> {
-        self.collectors()
-            .matrices
-            .fault_matrix(clean)
-            .map_err(CliError::harness)
-    }
-
-    /// The false-failure matrix folded from the stream.
-    pub(crate) fn take_variant_matrix(&self) -> Result<VariantMatrix, CliError> {
-        self.collectors()
-            .matrices
-            .variant_matrix()
-            .map_err(CliError::harness)
-    }
-
-    /// The terminal: the bar counts executions or requests; a matrix row is a line.
-    fn terminal(&self, event: &Event<'_>) {
+    /// The terminal during a run: the bar counts executions.
+    fn run_terminal(&self, event: &Event<'_>) {
         let bar = &self.progress;
         match event {
-            Event::RunStarted { total, .. } => bar.set_length(*total as u64),
-            Event::FuzzStarted { planned, .. } => {
-                bar.set_position(0);
-                bar.set_length(*planned as u64);
-            }
-            Event::CaseFinished { result, .. } => {
+            Event::Run(RunEvent::Started { total, .. }) => bar.set_length(*total as u64),
+            Event::Case(CaseEvent::Finished { result, .. }) => {
                 bar.inc(1);
                 if result.verdict == Verdict::Fail {
                     bar.set_message(format!("last failure: {}", result.case));
                 }
             }
-            Event::RequestJudged {
+            Event::Interrupt(harness_model::events::Interrupted::Fired { reason }) => {
+                bar.set_message(reason.to_string());
+            }
+            Event::Run(RunEvent::Finished { .. }) => {}
+        }
+    }
+
+    /// The terminal during a fuzz run: the bar counts requests.
+    fn fuzz_terminal(&self, event: &FuzzEvent<'_>) {
+        let bar = &self.progress;
+        match event {
+            FuzzEvent::Fuzz(FuzzPhase::Started { planned, .. }) => {
+                bar.set_position(0);
+                bar.set_length(*planned as u64);
+            }
+            FuzzEvent::Request(RequestJudged::Judged {
                 transport,
                 method,
                 verdict,
                 ..
-            } => {
+            }) => {
                 bar.inc(1);
                 if *verdict == Verdict::Fail {
                     bar.set_message(format!("last failure: {transport} {method}"));
                 }
             }
-            Event::Interrupted { reason } => bar.set_message((*reason).to_owned()),
-            Event::RowFinished { line, .. } => bar.suspend(|| outln!("{line}")),
-            Event::RunFinished { .. }
-            | Event::FuzzFinished { .. }
-            | Event::FuzzFinding { .. }
-            | Event::MatrixFinished { .. } => {}
+            FuzzEvent::Interrupt(harness_model::events::Interrupted::Fired { reason }) => {
+                bar.set_message(reason.to_string());
+            }
+            FuzzEvent::Fuzz(FuzzPhase::Finished { .. }) | FuzzEvent::Finding(_) => {}
         }
     }
 
     /// A report judged after the fact (the judge's, the proxy's), announced to these
-    /// reporters and folded back from the stream, so its formats are written from the stream
-    /// as a run's are.
-    pub(crate) fn fold(self: &Arc<Reporters>, report: RunReport) -> Result<RunReport, CliError> {
+    /// reporters as a run's stream; the report is given back as it was.
+    pub(crate) fn announce(
+        self: &Arc<Reporters>,
+        report: RunReport,
+    ) -> Result<RunReport, CliError> {
         harness_model::events::announce(&report, &self.sink());
-        self.finish()?
-            .ok_or_else(|| CliError::harness("the session's event stream has no finish"))
+        self.finish()?;
+        Ok(report)
     }
 
-    /// Clears the bar and closes the events file; returns the run the collector folded
-    /// from the stream (`None` for a stream without a finished run).
-    pub(crate) fn finish(&self) -> Result<Option<RunReport>, CliError> {
+    /// Clears the bar and closes the events file.
+    pub(crate) fn finish(&self) -> Result<(), CliError> {
         self.progress.finish_and_clear();
         if let Some((path, lines)) = &self.events_file
             && let Some(lines) = lines.lock().unwrap_or_else(PoisonError::into_inner).take()
@@ -183,7 +181,7 @@ impl Reporters {
                 CliError::harness(format!("failed to write {}: {error}", path.display()))
             })?;
         }
-        Ok(self.take_run())
+        Ok(())
     }
 }
 

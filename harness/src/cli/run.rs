@@ -123,18 +123,18 @@ pub(crate) fn run(args: RunArgs) -> Result<u8, CliError> {
                 corpus.schemas.clone(),
             )
         };
-        let sink = reporters.sink();
-        let outcome = run::run_until(config, interrupt, move |event| sink.emit(event)).await;
-        let collected = reporters.finish();
+        let outcome = run::run_until(config, interrupt, reporters.sink()).await;
+        let finished = reporters.finish();
         if let Some(running) = reference {
             running.shutdown().await;
         }
+        finished?;
+        // The runner's report, built once; `harness report --from-events` reads the
+        // stream back into the same report.
         outcome.map_err(|error| match error {
             RunError::NothingSelected => CliError::usage(error),
             other => CliError::harness(other),
-        })?;
-        // Every report is written from the event stream, folded back into the run.
-        collected?.ok_or_else(|| CliError::harness("the run's event stream has no finish"))
+        })
     })?;
     let outcomes = apply_expectations(expectations.as_ref(), &mut report.results);
     let context = Context {

@@ -98,37 +98,31 @@ pub(crate) fn selftest(args: SelftestArgs) -> Result<u8, CliError> {
     let runtime = runtime()?;
     // The rows are printed as they end, by the one terminal reporter.
     let reporters = Reporters::new(true, args.events.as_deref())?;
-    let events = reporters.sink();
+    let (events, rows) = (reporters.sink(), reporters.matrix_sink());
     let faults = matches!(args.matrix, Matrix::Faults | Matrix::Both);
     let variants = matches!(args.matrix, Matrix::Variants | Matrix::Both);
-    // The clean run is the body of the reports, whichever matrices run. Every output below
-    // is written from the stream: the clean run, the rows and the matrices' ends folded back.
-    runtime
+    // The clean run is the body of the reports, whichever matrices run.
+    let matrix = runtime
         .block_on(async {
             if faults {
-                selftest::fault_matrix(&config, &events).await
+                selftest::fault_matrix(&config, &events, &rows).await
             } else {
                 selftest::clean_run(&config, &events).await
             }
         })
         .map_err(CliError::harness)?;
-    let clean = reporters
-        .take_run()
-        .ok_or_else(|| CliError::harness("the clean run's event stream has no finish"))?;
     let mut html = String::new();
     let (clean, faults_proven) = if faults {
-        let matrix = reporters.take_fault_matrix(clean)?;
         html.push_str(&matrix.to_html());
         let proven = fault_summary(&matrix, args.faults.is_empty());
         (matrix.clean, proven)
     } else {
-        (clean, true)
+        (matrix.clean, true)
     };
     let variant_matrix: Option<VariantMatrix> = if variants {
-        runtime
-            .block_on(selftest::variant_matrix(&config, &plan, &events))
+        let matrix = runtime
+            .block_on(selftest::variant_matrix(&config, &plan, &rows))
             .map_err(CliError::harness)?;
-        let matrix = reporters.take_variant_matrix()?;
         outln!(
             "false failures {} over {} variant rows in {:.1} s",
             matrix.false_failures(),

@@ -1,89 +1,137 @@
-//! Folds the self-proofs' events back into their matrices, as `harness run`'s reports are
-//! folded from a run's (`harness_model::events::RunCollector`): `harness selftest` prints
-//! its summaries and writes the matrices into `report.html` from the folded values. Each
-//! row is announced whole as the `row` of an `Event::RowFinished` (its JSON form here:
-//! [`FaultRow::to_json`], [`VariantRow::to_json`]), each matrix's end as an
-//! `Event::MatrixFinished`; the clean run, the body of the reports, is folded by the run's
-//! collector from the same stream.
+//! The self-proofs' events and their fold back into the matrices. Each row is announced
+//! whole ([`MatrixEvent::Row`], `type` `row`) and each matrix's end
+//! ([`MatrixEvent::Matrix`], `type` `matrix`), through one [`MatrixSink`]
+//! (`harness_model::events`: typed events whose JSON form is derived); the clean run, the
+//! body of the reports, goes to the run's own sink. [`MatrixCollector`] folds the rows and
+//! ends back, live or read back from a `--events` file, so `harness selftest` prints its
+//! summaries and writes the matrices into `report.html` from the folded values.
 
+use std::borrow::Cow;
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
 
 use super::{FaultMatrix, FaultRow, VariantMatrix, VariantRow};
-use harness_model::events::{Event, Matrix, duration_of_ms, precise_ms};
+use harness_model::events::{Events, Sink, duration_ms};
 use harness_runner::run::RunReport;
-use harness_server::serve::{Fault, Variant};
 
-/// The strings of a JSON array of strings (`None` for anything else).
-fn strings(value: &Value) -> Option<Vec<String>> {
-    value
-        .as_array()?
-        .iter()
-        .map(|item| item.as_str().map(str::to_owned))
-        .collect()
+/// Which self-proof a matrix row belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Matrix {
+    /// Every check fails against a seeded fault.
+    Faults,
+    /// No check fails against a spec-open variant.
+    Variants,
 }
 
-impl FaultRow {
-    /// The row as the `row` of its event.
-    pub fn to_json(&self) -> Value {
-        let caught_by: Vec<Value> = self
-            .caught_by
-            .iter()
-            .map(|(case, transport, clauses)| {
-                json!({"case": case, "transport": transport, "clauses": clauses})
-            })
-            .collect();
-        json!({"fault": self.fault.name(), "caught_by": caught_by,
-            "cites_its_clause": self.cites_its_clause,
-            "duration_ms": precise_ms(&self.duration)})
+/// The events of the self-proofs' matrices.
+#[derive(Debug)]
+pub struct MatrixEvents;
+
+impl Events for MatrixEvents {
+    type Event<'a> = MatrixEvent<'a>;
+}
+
+/// Where the self-proofs send their [`MatrixEvent`]s.
+pub type MatrixSink = Sink<MatrixEvents>;
+
+/// What a matrix reports as it goes: its lines have `type` `row` or `matrix`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum MatrixEvent<'a> {
+    /// One row ended.
+    Row(RowEvent<'a>),
+    /// A matrix ended; every row of it was announced before.
+    Matrix(MatrixEnd<'a>),
+}
+
+/// One row (`type` `row`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum RowEvent<'a> {
+    /// The row ended.
+    Finished {
+        /// The fault or the variants of the row.
+        name: Cow<'a, str>,
+        /// Whether the row proves what it should (fault caught, no false failure).
+        passed: bool,
+        /// The row as the terminal prints it.
+        line: Cow<'a, str>,
+        /// The matrix (`matrix`) and the row whole (`row`).
+        #[serde(flatten)]
+        row: MatrixRow<'a>,
+    },
+}
+
+/// A row whole, of either matrix.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "matrix", content = "row", rename_all = "snake_case")]
+pub enum MatrixRow<'a> {
+    /// A fault's row: what caught it.
+    Faults(Cow<'a, FaultRow>),
+    /// A row of variants: the false failures found.
+    Variants(Cow<'a, VariantRow>),
+}
+
+/// A matrix's end (`type` `matrix`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum MatrixEnd<'a> {
+    /// The matrix ended.
+    Finished {
+        /// The matrix.
+        matrix: Matrix,
+        /// Wall time of the whole matrix.
+        #[serde(rename = "duration_ms", with = "duration_ms")]
+        duration: Duration,
+        /// Server `must` clauses no fault made fail (empty for the variant matrix).
+        unkillable: Cow<'a, [String]>,
+    },
+}
+
+/// A fault by its name, for `#[serde(with = "fault_name")]`.
+pub(super) mod fault_name {
+    use harness_server::serve::Fault;
+    use serde::{Deserialize, Deserializer, Serializer, de::Error};
+
+    pub(crate) fn serialize<S: Serializer>(
+        fault: &Fault,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(fault.name())
     }
 
-    /// The row [`FaultRow::to_json`] wrote (`None` for anything else).
-    pub fn from_json(row: &Value) -> Option<FaultRow> {
-        let caught_by = row["caught_by"]
-            .as_array()?
-            .iter()
-            .map(|caught| {
-                Some((
-                    caught["case"].as_str()?.to_owned(),
-                    caught["transport"].as_str()?.to_owned(),
-                    strings(&caught["clauses"])?,
-                ))
-            })
-            .collect::<Option<Vec<_>>>()?;
-        Some(FaultRow {
-            fault: Fault::from_name(row["fault"].as_str()?)?,
-            caught_by,
-            cites_its_clause: row["cites_its_clause"].as_bool()?,
-            duration: duration_of_ms(&row["duration_ms"]),
-        })
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Fault, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        Fault::from_name(&name).ok_or_else(|| D::Error::custom(format!("no fault is named {name}")))
     }
 }
 
-impl VariantRow {
-    /// The row as the `row` of its event.
-    pub fn to_json(&self) -> Value {
-        let variants: Vec<&str> = self.variants.iter().map(|variant| variant.name()).collect();
-        json!({"variants": variants, "suite_failures": self.suite_failures,
-            "suite_warnings": self.suite_warnings, "fuzz_findings": self.fuzz_findings,
-            "judge_failures": self.judge_failures, "duration_ms": precise_ms(&self.duration)})
+/// Variants by their names, for `#[serde(with = "variant_names")]`.
+pub(super) mod variant_names {
+    use harness_server::serve::Variant;
+    use serde::{Deserialize, Deserializer, Serializer, de::Error};
+
+    pub(crate) fn serialize<S: Serializer>(
+        variants: &[Variant],
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(variants.iter().map(|variant| variant.name()))
     }
 
-    /// The row [`VariantRow::to_json`] wrote (`None` for anything else).
-    pub fn from_json(row: &Value) -> Option<VariantRow> {
-        let variants = strings(&row["variants"])?
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Vec<Variant>, D::Error> {
+        Vec::<String>::deserialize(deserializer)?
             .iter()
-            .map(|name| Variant::from_name(name))
-            .collect::<Option<Vec<_>>>()?;
-        Some(VariantRow {
-            variants,
-            suite_failures: strings(&row["suite_failures"])?,
-            suite_warnings: usize::try_from(row["suite_warnings"].as_u64()?).ok()?,
-            fuzz_findings: strings(&row["fuzz_findings"])?,
-            judge_failures: strings(&row["judge_failures"])?,
-            duration: duration_of_ms(&row["duration_ms"]),
-        })
+            .map(|name| {
+                Variant::from_name(name)
+                    .ok_or_else(|| D::Error::custom(format!("no variant is named {name}")))
+            })
+            .collect()
     }
 }
 
@@ -94,57 +142,37 @@ pub struct MatrixCollector {
     variant_rows: Vec<VariantRow>,
     faults_finished: Option<(Duration, Vec<String>)>,
     variants_finished: Option<Duration>,
-    unreadable: Option<String>,
 }
 
 impl MatrixCollector {
-    /// Takes in one event; those of other producers are ignored.
-    pub fn observe(&mut self, event: &Event<'_>) {
+    /// Takes in one event whole (a row read back is moved in, one announced is copied).
+    pub fn observe(&mut self, event: MatrixEvent<'_>) {
         match event {
-            Event::RowFinished {
-                matrix: Matrix::Faults,
-                name,
-                row,
-                ..
-            } => match FaultRow::from_json(row) {
-                Some(row) => self.fault_rows.push(row),
-                None => self.unreadable = Some((*name).to_owned()),
+            MatrixEvent::Row(RowEvent::Finished { row, .. }) => match row {
+                MatrixRow::Faults(row) => self.fault_rows.push(row.into_owned()),
+                MatrixRow::Variants(row) => self.variant_rows.push(row.into_owned()),
             },
-            Event::RowFinished {
-                matrix: Matrix::Variants,
-                name,
-                row,
-                ..
-            } => match VariantRow::from_json(row) {
-                Some(row) => self.variant_rows.push(row),
-                None => self.unreadable = Some((*name).to_owned()),
-            },
-            Event::MatrixFinished {
+            MatrixEvent::Matrix(MatrixEnd::Finished {
                 matrix: Matrix::Faults,
                 duration,
                 unkillable,
-            } => self.faults_finished = Some((*duration, unkillable.to_vec())),
-            Event::MatrixFinished {
+            }) => self.faults_finished = Some((duration, unkillable.into_owned())),
+            MatrixEvent::Matrix(MatrixEnd::Finished {
                 matrix: Matrix::Variants,
                 duration,
                 ..
-            } => self.variants_finished = Some(*duration),
-            _ => {}
+            }) => self.variants_finished = Some(duration),
         }
     }
 
-    /// A row that did not fold back, by name.
-    fn check(&self) -> Result<(), String> {
-        match &self.unreadable {
-            Some(name) => Err(format!("the matrix row {name} does not fold back")),
-            None => Ok(()),
-        }
+    /// Whether the fault matrix has finished.
+    pub fn has_fault_matrix(&self) -> bool {
+        self.faults_finished.is_some()
     }
 
-    /// The fault matrix over `clean` (the clean run, folded from the same stream), once it
-    /// has finished; its rows are taken out.
+    /// The fault matrix over `clean` (the clean run), once it has finished; its rows are
+    /// taken out.
     pub fn fault_matrix(&mut self, clean: RunReport) -> Result<FaultMatrix, String> {
-        self.check()?;
         let (duration, unkillable) = self
             .faults_finished
             .take()
@@ -159,7 +187,6 @@ impl MatrixCollector {
 
     /// The false-failure matrix, once it has finished; its rows are taken out.
     pub fn variant_matrix(&mut self) -> Result<VariantMatrix, String> {
-        self.check()?;
         let duration = self
             .variants_finished
             .take()
@@ -173,6 +200,8 @@ impl MatrixCollector {
 
 #[cfg(test)]
 mod tests {
+    use harness_server::serve::{Fault, Variant};
+
     use super::*;
 
     fn fault_row() -> FaultRow {
@@ -199,55 +228,61 @@ mod tests {
         }
     }
 
-    #[test]
-    fn rows_fold_back_from_their_events_and_matrices_from_their_ends() {
-        let (fault, variant) = (fault_row(), variant_row());
-        let mut collector = MatrixCollector::default();
-        let unkillable = vec!["auth.scope.enforced".to_owned()];
-        for event in [
-            Event::RowFinished {
-                matrix: Matrix::Faults,
-                name: fault.fault.name(),
-                passed: true,
-                line: &fault.line(),
-                row: &fault.to_json(),
-            },
-            Event::MatrixFinished {
-                matrix: Matrix::Faults,
-                duration: Duration::from_secs(4),
-                unkillable: &unkillable,
-            },
-            Event::RowFinished {
-                matrix: Matrix::Variants,
-                name: &variant.name(),
-                passed: false,
-                line: "",
-                row: &variant.to_json(),
-            },
-        ] {
-            collector.observe(&event);
-        }
-        assert!(collector.variant_matrix().is_err(), "no end yet");
-        collector.observe(&Event::MatrixFinished {
-            matrix: Matrix::Variants,
-            duration: Duration::from_secs(5),
-            unkillable: &[],
-        });
-        let variants = collector.variant_matrix().unwrap();
-        assert_eq!(variants.rows[0].name(), "short-pages+oldest-first");
-        assert_eq!(variants.rows[0].describe(), variant.describe());
-        assert_eq!(variants.rows[0].suite_warnings, 3);
-        assert_eq!(variants.rows[0].duration, variant.duration);
-        assert_eq!(variants.duration, Duration::from_secs(5));
-        let clean = RunReport {
+    /// An event as its line, read back.
+    fn read_back(event: &MatrixEvent<'_>) -> MatrixEvent<'static> {
+        serde_json::from_str(&serde_json::to_string(event).unwrap()).unwrap()
+    }
+
+    fn clean() -> RunReport {
+        RunReport {
             target: "reference".to_owned(),
             results: Vec::new(),
             duration: Duration::ZERO,
             redactor: Default::default(),
             side: harness_model::check::Side::Server,
             interrupted: None,
-        };
-        let faults = collector.fault_matrix(clean).unwrap();
+        }
+    }
+
+    #[test]
+    fn rows_read_back_fold_into_the_matrices() {
+        let (fault, variant) = (fault_row(), variant_row());
+        let mut collector = MatrixCollector::default();
+        let unkillable = vec!["auth.scope.enforced".to_owned()];
+        for event in [
+            MatrixEvent::Row(RowEvent::Finished {
+                name: Cow::Borrowed(fault.fault.name()),
+                passed: true,
+                line: Cow::Owned(fault.line()),
+                row: MatrixRow::Faults(Cow::Borrowed(&fault)),
+            }),
+            MatrixEvent::Matrix(MatrixEnd::Finished {
+                matrix: Matrix::Faults,
+                duration: Duration::from_secs(4),
+                unkillable: Cow::Borrowed(&unkillable),
+            }),
+            MatrixEvent::Row(RowEvent::Finished {
+                name: Cow::Owned(variant.name()),
+                passed: false,
+                line: Cow::Borrowed(""),
+                row: MatrixRow::Variants(Cow::Borrowed(&variant)),
+            }),
+        ] {
+            collector.observe(read_back(&event));
+        }
+        assert!(collector.variant_matrix().is_err(), "no end yet");
+        collector.observe(read_back(&MatrixEvent::Matrix(MatrixEnd::Finished {
+            matrix: Matrix::Variants,
+            duration: Duration::from_secs(5),
+            unkillable: Cow::Borrowed(&[]),
+        })));
+        let variants = collector.variant_matrix().unwrap();
+        assert_eq!(variants.rows[0].name(), "short-pages+oldest-first");
+        assert_eq!(variants.rows[0].describe(), variant.describe());
+        assert_eq!(variants.rows[0].suite_warnings, 3);
+        assert_eq!(variants.rows[0].duration, variant.duration);
+        assert_eq!(variants.duration, Duration::from_secs(5));
+        let faults = collector.fault_matrix(clean()).unwrap();
         assert_eq!(faults.rows[0].line(), fault.line());
         assert_eq!(faults.rows[0].caught_by, fault.caught_by);
         assert_eq!(faults.rows[0].duration, fault.duration);
@@ -258,32 +293,25 @@ mod tests {
     }
 
     #[test]
-    fn a_row_that_does_not_fold_back_is_an_error() {
-        let mut row = fault_row().to_json();
-        row["fault"] = json!("no-such-fault");
-        let mut collector = MatrixCollector::default();
-        collector.observe(&Event::RowFinished {
-            matrix: Matrix::Faults,
-            name: "no-such-fault",
+    fn a_row_naming_no_fault_does_not_read_back() {
+        let fault = fault_row();
+        let line = serde_json::to_string(&MatrixEvent::Row(RowEvent::Finished {
+            name: Cow::Borrowed("f"),
             passed: true,
-            line: "",
-            row: &row,
-        });
-        collector.observe(&Event::MatrixFinished {
-            matrix: Matrix::Faults,
-            duration: Duration::ZERO,
-            unkillable: &[],
-        });
-        assert!(VariantRow::from_json(&json!({"variants": ["nope"]})).is_none());
-        let clean = RunReport {
-            target: String::new(),
-            results: Vec::new(),
-            duration: Duration::ZERO,
-            redactor: Default::default(),
-            side: harness_model::check::Side::Server,
-            interrupted: None,
-        };
-        let error = collector.fault_matrix(clean).unwrap_err();
-        assert!(error.contains("no-such-fault"), "{error}");
+            line: Cow::Borrowed(""),
+            row: MatrixRow::Faults(Cow::Borrowed(&fault)),
+        }))
+        .unwrap();
+        let value: serde_json::Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(
+            (&value["type"], &value["event"], &value["matrix"]),
+            (&"row".into(), &"finished".into(), &"faults".into())
+        );
+        assert_eq!(value["row"]["fault"], fault.fault.name());
+        let broken = line.replace(fault.fault.name(), "no-such-fault");
+        let error = serde_json::from_str::<MatrixEvent<'_>>(&broken).unwrap_err();
+        assert!(error.to_string().contains("no-such-fault"), "{error}");
+        let mut collector = MatrixCollector::default();
+        assert!(collector.fault_matrix(clean()).is_err(), "no end");
     }
 }

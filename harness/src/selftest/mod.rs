@@ -7,11 +7,14 @@
 mod collect;
 pub mod variants;
 
-pub use collect::MatrixCollector;
+pub use collect::{
+    Matrix, MatrixCollector, MatrixEnd, MatrixEvent, MatrixEvents, MatrixRow, MatrixSink, RowEvent,
+};
 pub use variants::{
     VariantMatrix, VariantPlan, VariantRow, conforming_client_case, variant_matrix,
 };
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 use std::sync::Arc;
@@ -21,7 +24,7 @@ use futures_util::StreamExt;
 
 use harness_model::case::Case;
 use harness_model::check::{Catalog, Level, SchemaSet, Side, Verdict};
-use harness_model::events::{Event, EventSink, Matrix};
+use harness_model::events::EventSink;
 use harness_runner::run::{self, RunError, RunReport};
 use harness_server::serve::{self, Fault};
 
@@ -48,15 +51,17 @@ pub struct SelftestConfig {
 }
 
 /// One fault's row of the matrix.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct FaultRow {
     /// The fault.
+    #[serde(with = "collect::fault_name")]
     pub fault: Fault,
     /// Failing (case, transport, failing clauses).
     pub caught_by: Vec<(String, String, Vec<String>)>,
     /// Whether some failing case cites a clause the fault breaks.
     pub cites_its_clause: bool,
     /// Wall time of the run.
+    #[serde(rename = "duration_ms", with = "harness_model::events::duration_ms")]
     pub duration: Duration,
 }
 
@@ -227,8 +232,7 @@ async fn run_against(
             config.schemas.clone(),
         )
     };
-    let events = events.clone();
-    let report = run::run(run_config, move |event| events.emit(event)).await;
+    let report = run::run(run_config, events.clone()).await;
     running.shutdown().await;
     report
 }
@@ -250,11 +254,12 @@ pub async fn clean_run(
 }
 
 /// Runs the clean server and every fault, one reference server each, announcing the clean
-/// run's events, each row whole as an [`Event::RowFinished`] and the matrix's end as an
-/// [`Event::MatrixFinished`] ([`MatrixCollector`] folds them back).
+/// run's events to `events`, and each row whole and the matrix's end to `rows_sink`
+/// ([`MatrixEvent`]; [`MatrixCollector`] folds them back).
 pub async fn fault_matrix(
     config: &SelftestConfig,
     events: &EventSink,
+    rows_sink: &MatrixSink,
 ) -> Result<FaultMatrix, RunError> {
     let started = Instant::now();
     let clean = run_against(config, with_faults(Vec::new()), events).await?;
@@ -309,13 +314,12 @@ pub async fn fault_matrix(
             cites_its_clause,
             duration,
         };
-        events.emit(&Event::RowFinished {
-            matrix: Matrix::Faults,
-            name: row.fault.name(),
+        rows_sink.emit(&MatrixEvent::Row(RowEvent::Finished {
+            name: Cow::Borrowed(row.fault.name()),
             passed: row.killed(),
-            line: &row.line(),
-            row: &row.to_json(),
-        });
+            line: Cow::Owned(row.line()),
+            row: MatrixRow::Faults(Cow::Borrowed(&row)),
+        }));
         rows.push(row);
     }
     let unkillable: Vec<String> = config
@@ -326,11 +330,11 @@ pub async fn fault_matrix(
         .map(|clause| clause.id.clone())
         .collect();
     let duration = started.elapsed();
-    events.emit(&Event::MatrixFinished {
+    rows_sink.emit(&MatrixEvent::Matrix(MatrixEnd::Finished {
         matrix: Matrix::Faults,
         duration,
-        unkillable: &unkillable,
-    });
+        unkillable: Cow::Borrowed(&unkillable),
+    }));
     Ok(FaultMatrix {
         clean,
         rows,

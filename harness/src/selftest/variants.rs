@@ -13,15 +13,17 @@
 //! per second, so the burst-1 variant proves the per-account pacing in seconds;
 //! BENCHMARKS.md measures the suite against that variant at 1 per second.
 
+use std::borrow::Cow;
 use std::fmt::Write;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::collect::{Matrix, MatrixEnd, MatrixEvent, MatrixRow, MatrixSink, RowEvent};
 use super::{SelftestConfig, run_against};
 use crate::fuzz;
 use harness_model::case::{Case, Outcome};
 use harness_model::check::Verdict;
-use harness_model::events::{Event, EventSink, Matrix};
+use harness_model::events::EventSink;
 use harness_runner::run::{self, RunError};
 use harness_server::judge;
 use harness_server::serve::{self, Extreme, Variant};
@@ -59,9 +61,10 @@ impl VariantPlan {
 }
 
 /// One row of the matrix.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct VariantRow {
     /// The variants switched on.
+    #[serde(with = "super::collect::variant_names")]
     pub variants: Vec<Variant>,
     /// Suite executions that failed or errored: `case [transport]: message`.
     pub suite_failures: Vec<String>,
@@ -72,6 +75,7 @@ pub struct VariantRow {
     /// Client clauses the judge failed the runner on: `clause [transport]: message`.
     pub judge_failures: Vec<String>,
     /// Wall time of the row.
+    #[serde(rename = "duration_ms", with = "harness_model::events::duration_ms")]
     pub duration: Duration,
 }
 
@@ -303,7 +307,7 @@ async fn judge_row(config: &SelftestConfig, variants: &[Variant]) -> Result<Vec<
             Arc::clone(&config.schemas),
         )
     };
-    let report = run::run(run_config, |_| {}).await;
+    let report = run::run(run_config, EventSink::none()).await;
     let knowledge = running.knowledge();
     let records = running.stop().await;
     report?;
@@ -319,13 +323,12 @@ async fn judge_row(config: &SelftestConfig, variants: &[Variant]) -> Result<Vec<
         .collect())
 }
 
-/// Runs every row of `plan`, announcing each whole as an [`Event::RowFinished`] as it
-/// ends, then the matrix's end as an [`Event::MatrixFinished`] (`super::MatrixCollector`
-/// folds them back).
+/// Runs every row of `plan`, announcing each whole as it ends, then the matrix's end, to
+/// `rows_sink` (`super::MatrixCollector` folds them back).
 pub async fn variant_matrix(
     config: &SelftestConfig,
     plan: &VariantPlan,
-    events: &EventSink,
+    rows_sink: &MatrixSink,
 ) -> Result<VariantMatrix, RunError> {
     let started = Instant::now();
     let mut rows = Vec::with_capacity(plan.rows.len());
@@ -347,21 +350,20 @@ pub async fn variant_matrix(
             judge_failures,
             duration: row_started.elapsed(),
         };
-        events.emit(&Event::RowFinished {
-            matrix: Matrix::Variants,
-            name: &row.name(),
+        rows_sink.emit(&MatrixEvent::Row(RowEvent::Finished {
+            name: Cow::Owned(row.name()),
             passed: row.false_failures() == 0,
-            line: &row_line(&row),
-            row: &row.to_json(),
-        });
+            line: Cow::Owned(row_line(&row)),
+            row: MatrixRow::Variants(Cow::Borrowed(&row)),
+        }));
         rows.push(row);
     }
     let duration = started.elapsed();
-    events.emit(&Event::MatrixFinished {
+    rows_sink.emit(&MatrixEvent::Matrix(MatrixEnd::Finished {
         matrix: Matrix::Variants,
         duration,
-        unkillable: &[],
-    });
+        unkillable: Cow::Borrowed(&[]),
+    }));
     Ok(VariantMatrix { rows, duration })
 }
 

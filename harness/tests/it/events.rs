@@ -1,15 +1,16 @@
 //! The event stream (`harness_model::events`): `--events FILE` of `harness run` and
 //! `harness fuzz` parses line by line, starts with a start event and ends with a finish
-//! event whose counts equal the report's, and the collector fed a run's events folds them
-//! into the same `report.json` as the run's own report (the folds of fuzz and selftest:
-//! `events_fold.rs`).
+//! event whose counts equal the report's, the collector fed a run's lines read back folds
+//! them into the same `report.json` as the run's own report, and `harness report
+//! --from-events` writes that `report.json` from a run's file (the folds of fuzz and
+//! selftest: `events_fold.rs`).
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use harness::case;
 use harness::check::{Catalog, SchemaSet};
-use harness::events::{Event, JsonLines, RunCollector};
+use harness::events::{Event, EventSink, JsonLines, RunCollector};
 use harness::report::{Context, Summary, render_json};
 use harness::run;
 use harness::serve;
@@ -57,7 +58,10 @@ fn run_events_start_end_and_agree_with_report_json() {
         (&"run".into(), &"finished".into())
     );
     assert_eq!(last["summary"], report["summary"]);
-    assert_eq!(last["duration_ms"], report["duration_ms"]);
+    assert_eq!(
+        last["duration_ms"].as_f64().unwrap().round(),
+        report["duration_ms"].as_f64().unwrap()
+    );
     assert_eq!(last["interrupted"], report["interrupted"]);
     let cases: Vec<&Value> = events
         .iter()
@@ -107,7 +111,7 @@ fn fuzz_events_count_the_requests_of_fuzz_json() {
         (&"fuzz".into(), &"finished".into())
     );
     assert_eq!(last["sent"], report["sent"]);
-    assert_eq!(last["findings"], 0);
+    assert_eq!(last["findings"], Value::Array(Vec::new()));
     let judged = events
         .iter()
         .filter(|event| event["type"] == "request")
@@ -131,23 +135,30 @@ async fn collector_folds_the_stream_into_the_same_report_json() {
         concurrency: 16,
         ..run::RunConfig::new(running.target(), cases, catalog.clone(), schemas)
     };
-    let collector: Arc<Mutex<RunCollector>> = Arc::default();
     let lines = Arc::new(Mutex::new(JsonLines::new(Vec::new())));
-    let (fold, write) = (collector.clone(), lines.clone());
+    let write = lines.clone();
     let direct = tokio::time::timeout(
         std::time::Duration::from_secs(120),
-        run::run(config, move |event: &Event<'_>| {
-            fold.lock().unwrap().observe(event);
-            write.lock().unwrap().observe(event);
-        }),
+        run::run(
+            config,
+            EventSink::new(move |event: &Event<'_>| write.lock().unwrap().observe(event)),
+        ),
     )
     .await
     .expect("the run hung")
     .expect("the run is carried out");
     running.shutdown().await;
-    let folded = std::mem::take(&mut *collector.lock().unwrap())
+    let lines = std::mem::replace(&mut *lines.lock().unwrap(), JsonLines::new(Vec::new()));
+    let stream = String::from_utf8(lines.finish().unwrap()).unwrap();
+    let mut collector = RunCollector::default();
+    for line in stream.lines() {
+        collector.observe(serde_json::from_str(line).expect("a line reads back as an event"));
+    }
+    let mut folded = collector
         .report()
         .expect("the stream holds a started and finished run");
+    // A stream read back is redacted already.
+    folded.redactor = direct.redactor.clone();
     let render = |report| {
         let context = Context {
             report,
@@ -158,10 +169,80 @@ async fn collector_folds_the_stream_into_the_same_report_json() {
         render_json(&context, &Summary::new(report, &catalog))
     };
     assert!(!direct.results.is_empty());
-    assert_eq!(render(&folded), render(&direct));
-    let lines = std::mem::replace(&mut *lines.lock().unwrap(), JsonLines::new(Vec::new()));
-    let stream = String::from_utf8(lines.finish().unwrap()).unwrap();
+    assert_eq!(
+        without_timings(&render(&folded)),
+        without_timings(&render(&direct))
+    );
     assert_eq!(stream.lines().count(), direct.results.len() + 2);
+}
+
+/// A `report.json` with every timing (`duration_ms`, `elapsed_ms`) zeroed: a duration
+/// read back from a stream keeps the microsecond, not the nanosecond.
+pub(crate) fn without_timings(text: &str) -> Value {
+    fn zero(value: &mut Value) {
+        match value {
+            Value::Object(members) => {
+                for (key, member) in members.iter_mut() {
+                    if key == "duration_ms" || key == "elapsed_ms" {
+                        *member = Value::from(0);
+                    } else {
+                        zero(member);
+                    }
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(zero),
+            _ => {}
+        }
+    }
+    let mut value: Value = serde_json::from_str(text).unwrap();
+    zero(&mut value);
+    value
+}
+
+#[test]
+fn report_from_events_writes_the_runs_report_json() {
+    let out = temp_dir("events-report");
+    let events_path = out.join("events.jsonl");
+    let output = run_harness(&[
+        "run",
+        "--quiet",
+        "--filter",
+        "get_currencies",
+        "--out",
+        out.join("run").to_str().unwrap(),
+        "--events",
+        events_path.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let output = run_harness(&[
+        "report",
+        "--from-events",
+        events_path.to_str().unwrap(),
+        "--out",
+        out.join("read-back").to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let written = std::fs::read_to_string(out.join("run/report.json")).unwrap();
+    let read_back = std::fs::read_to_string(out.join("read-back/report.json")).unwrap();
+    assert_eq!(without_timings(&read_back), without_timings(&written));
+    for file in ["junit.xml", "report.md", "report.html"] {
+        assert!(out.join("read-back").join(file).exists(), "{file}");
+    }
+    // A line that is no event is a usage error naming the file and line.
+    std::fs::write(&events_path, "{\"type\":\"nonsense\"}\n").unwrap();
+    let output = run_harness(&[
+        "report",
+        "--from-events",
+        events_path.to_str().unwrap(),
+        "--out",
+        out.join("bad").to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+    assert!(
+        text(&output).contains("events.jsonl:1:"),
+        "{}",
+        text(&output)
+    );
 }
 
 #[test]
@@ -193,6 +274,22 @@ fn selftest_rows_are_events_and_terminal_lines() {
         (&last["type"], &last["matrix"]),
         (&"matrix".into(), &"faults".into())
     );
+    // Read back, the file gives the report.html with the matrix.
+    let read_back_output = run_harness(&[
+        "report",
+        "--from-events",
+        events_path.to_str().unwrap(),
+        "--out",
+        out.join("read-back").to_str().unwrap(),
+    ]);
+    assert_eq!(
+        read_back_output.status.code(),
+        Some(0),
+        "{}",
+        text(&read_back_output)
+    );
+    let html = std::fs::read_to_string(out.join("read-back/report.html")).unwrap();
+    assert!(html.contains("envelope-no-jsonrpc"));
     let row = rows[0];
     assert_eq!(row["row"]["fault"], "envelope-no-jsonrpc");
     assert_eq!(

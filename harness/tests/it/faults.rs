@@ -39,7 +39,11 @@ fn matrix() -> FaultMatrix {
         .build()
         .unwrap();
     runtime
-        .block_on(selftest::fault_matrix(&config, &EventSink::none()))
+        .block_on(selftest::fault_matrix(
+            &config,
+            &EventSink::none(),
+            &selftest::MatrixSink::none(),
+        ))
         .unwrap()
 }
 

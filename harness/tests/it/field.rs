@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use harness::case::{self, Case};
 use harness::check::{Catalog, SchemaSet, Verdict};
+use harness::events::{CaseEvent, EventSink};
 use harness::fuzz;
 use harness::run::{self, Event};
 use harness::serve;
@@ -127,11 +128,14 @@ async fn a_paced_execution_does_not_hold_the_only_slot() {
     let order = finished.clone();
     let report = tokio::time::timeout(
         HANG,
-        run::run(config, move |event| {
-            if let Event::CaseFinished { result, .. } = event {
-                order.lock().unwrap().push(result.case.clone());
-            }
-        }),
+        run::run(
+            config,
+            EventSink::new(move |event| {
+                if let Event::Case(CaseEvent::Finished { result, .. }) = event {
+                    order.lock().unwrap().push(result.case.clone());
+                }
+            }),
+        ),
     )
     .await
     .expect("the run hung")

@@ -104,7 +104,7 @@ async fn run_plan(behaviour: Behaviour, plan: Plan<'_>) -> Result<RunReport, Run
             corpus.schemas.clone(),
         )
     };
-    let outcome = with_timeout(run::run(config, |_| {})).await;
+    let outcome = with_timeout(run::run(config, harness::events::EventSink::none())).await;
     hostile.stop().await;
     outcome
 }

@@ -115,7 +115,7 @@ fn a_failed_disable_case_still_enables_the_subaccount_again() {
                 target.clone(),
                 "toggle_subaccount_login.disable_ends_sessions",
             ),
-            |_| {},
+            harness::events::EventSink::none(),
         )
         .await
         .unwrap();
@@ -149,9 +149,12 @@ fn positions_are_drawn_once_per_run_and_the_rest_skipped_with_the_reason() {
         server.variants = vec![serve::Variant::PositionsCloseOnce];
         let running = serve::start(server).await.unwrap();
         let target = running.target().clone();
-        let report = run::run(config(target, "m.close_position."), |_| {})
-            .await
-            .unwrap();
+        let report = run::run(
+            config(target, "m.close_position."),
+            harness::events::EventSink::none(),
+        )
+        .await
+        .unwrap();
         let closing: Vec<_> = report
             .results
             .iter()
@@ -173,9 +176,12 @@ fn positions_are_drawn_once_per_run_and_the_rest_skipped_with_the_reason() {
         let fresh = serve::start(server).await.unwrap();
         let mut one = fresh.target().clone();
         one.fixtures.positions.clear();
-        let report = run::run(config(one, "m.close_position.market"), |_| {})
-            .await
-            .unwrap();
+        let report = run::run(
+            config(one, "m.close_position.market"),
+            harness::events::EventSink::none(),
+        )
+        .await
+        .unwrap();
         let verdicts: Vec<Verdict> = report.results.iter().map(|result| result.verdict).collect();
         assert_eq!(
             verdicts

@@ -203,7 +203,7 @@ fn the_harness_runner_is_a_client_the_judge_finds_nothing_against() {
                 Arc::new(schemas),
             )
         };
-        let report = with_timeout(run::run(config, |_| {}))
+        let report = with_timeout(run::run(config, harness::events::EventSink::none()))
             .await
             .expect("the run runs");
         let knowledge = judge.knowledge();

@@ -175,7 +175,9 @@ async fn flood_of_bad_input_is_answered_and_the_suite_still_passes() {
         run_timeout: WAIT,
         ..run::RunConfig::new(target, cases, Arc::new(catalog), Arc::new(schemas))
     };
-    let report = with_timeout(run::run(config, |_| {})).await.unwrap();
+    let report = with_timeout(run::run(config, harness::events::EventSink::none()))
+        .await
+        .unwrap();
     running.shutdown().await;
     let failed: Vec<String> = report
         .results

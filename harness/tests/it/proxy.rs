@@ -165,7 +165,7 @@ fn run_through_proxy(config: serve::ServeConfig) -> (RunReport, Session) {
                 Arc::clone(&corpus.schemas),
             )
         };
-        let run_report = with_timeout(run::run(config, |_| {}))
+        let run_report = with_timeout(run::run(config, harness::events::EventSink::none()))
             .await
             .expect("the run runs");
         (run_report, stop(server, proxy).await)

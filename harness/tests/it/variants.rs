@@ -10,7 +10,6 @@ use std::sync::Arc;
 
 use harness::case;
 use harness::check::{Catalog, Level, SchemaSet};
-use harness::events::EventSink;
 use harness::selftest::{self, VariantPlan};
 use harness::serve::{Extreme, Variant};
 use harness::spec::{OPEN_POINTS, OpenPoint};
@@ -41,7 +40,11 @@ fn no_check_fails_any_spec_open_variant() {
         .build()
         .unwrap();
     let matrix = runtime
-        .block_on(selftest::variant_matrix(&config, &plan, &EventSink::none()))
+        .block_on(selftest::variant_matrix(
+            &config,
+            &plan,
+            &selftest::MatrixSink::none(),
+        ))
         .unwrap();
     println!("{}", matrix.to_text());
     assert_eq!(matrix.rows.len(), 2);

@@ -44,7 +44,7 @@ impl Level {
 }
 
 /// Whom a clause binds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Side {
     /// The server.

@@ -126,7 +126,7 @@ impl Breaker {
 }
 
 /// Whether a failure of this kind means the target gave no answer at all.
-pub fn is_no_answer(kind: TransportErrorKind) -> bool {
+pub(crate) fn is_no_answer(kind: TransportErrorKind) -> bool {
     matches!(
         kind,
         TransportErrorKind::Timeout | TransportErrorKind::Connect | TransportErrorKind::Closed

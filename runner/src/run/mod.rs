@@ -44,11 +44,11 @@ use harness_model::case::{Case, TransportKind};
 use harness_model::check::{Catalog, Redactor, SchemaSet, Side, Verdict};
 use harness_model::target_file::Target;
 
-pub use breaker::{Breaker, DEFAULT_LIMIT, STOPPED_ANSWERING, is_no_answer, stopped_answering};
+pub use breaker::{Breaker, DEFAULT_LIMIT, STOPPED_ANSWERING, stopped_answering};
 pub use interrupt::{GRACE, Interrupt, NOT_RUN};
 pub use schedule::PACED_LANE;
 
-pub use harness_model::events::Event;
+pub use harness_model::events::{Event, EventSink};
 pub use harness_model::results::{CaseResult, RunReport};
 
 use schedule::{cut, first_call, is_long, is_paced};
@@ -219,11 +219,8 @@ pub fn select(
 }
 
 /// Runs the selected cases and returns every result.
-pub async fn run(
-    config: RunConfig,
-    on_event: impl Fn(&Event<'_>) + Send + Sync + 'static,
-) -> Result<RunReport, RunError> {
-    run_until(config, Interrupt::new(), on_event).await
+pub async fn run(config: RunConfig, events: EventSink) -> Result<RunReport, RunError> {
+    run_until(config, Interrupt::new(), events).await
 }
 
 /// Runs the selected cases until they are done or `interrupt` fires (the run timeout fires
@@ -232,7 +229,7 @@ pub async fn run(
 pub async fn run_until(
     config: RunConfig,
     interrupt: Interrupt,
-    on_event: impl Fn(&Event<'_>) + Send + Sync + 'static,
+    events: EventSink,
 ) -> Result<RunReport, RunError> {
     let started = Instant::now();
     let plan = plan(&config);
@@ -257,13 +254,12 @@ pub async fn run_until(
         .iter()
         .any(|(_, transport)| *transport != TransportKind::Ws)
         .then(|| tokio::spawn(first_call(shared.clone(), interrupt.clone())));
-    let on_event = Arc::new(on_event);
-    on_event(&Event::RunStarted {
-        target: &shared.target.name,
-        total: plan.len(),
-        side: Side::Server,
-        redactor: &redactor,
-    });
+    events.emit(&Event::started(
+        &shared.target.name,
+        plan.len(),
+        Side::Server,
+        &redactor,
+    ));
     let timer = {
         let (interrupt, run_timeout) = (interrupt.clone(), config.run_timeout);
         tokio::spawn(async move {
@@ -291,7 +287,7 @@ pub async fn run_until(
         } else {
             semaphore.clone()
         };
-        let (shared, on_event) = (shared.clone(), on_event.clone());
+        let (shared, events) = (shared.clone(), events.clone());
         let interrupt = interrupt.clone();
         handles.push(tokio::spawn(async move {
             let permit = tokio::select! {
@@ -303,10 +299,7 @@ pub async fn run_until(
                 Ok(_permit) => execute_interruptible(&shared, case, transport, &interrupt).await,
                 Err(reason) => interrupt::not_run(&case, transport, &reason, false),
             };
-            on_event(&Event::CaseFinished {
-                index,
-                result: &result,
-            });
+            events.emit(&Event::case(index, &result));
             (index, result)
         }));
     }
@@ -318,10 +311,7 @@ pub async fn run_until(
     }
     for (index, (case, transport)) in serial {
         let result = execute_interruptible(&shared, case, transport, &interrupt).await;
-        on_event(&Event::CaseFinished {
-            index,
-            result: &result,
-        });
+        events.emit(&Event::case(index, &result));
         results.push((index, result));
     }
     timer.abort();
@@ -370,12 +360,9 @@ pub async fn run_until(
     });
     let duration = started.elapsed();
     if let Some(reason) = &interrupted {
-        on_event(&Event::Interrupted { reason });
+        events.emit(&Event::interrupted(reason));
     }
-    on_event(&Event::RunFinished {
-        duration,
-        interrupted: interrupted.as_deref(),
-    });
+    events.emit(&Event::finished(&results, duration, interrupted.as_deref()));
     Ok(RunReport {
         target: shared.target.name.clone(),
         results,

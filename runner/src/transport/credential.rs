@@ -17,7 +17,7 @@ use super::{Authorization, Credentials};
 
 /// `secret`, or, when `wrong`, the nearest wrong one: the same length with only its last
 /// character changed.
-pub fn spoiled(secret: String, wrong: bool) -> String {
+pub(crate) fn spoiled(secret: String, wrong: bool) -> String {
     if !wrong {
         return secret;
     }
@@ -31,14 +31,14 @@ pub fn spoiled(secret: String, wrong: bool) -> String {
 
 impl Credentials {
     /// These credentials, with the nearest wrong secret when `wrong`.
-    pub fn spoiled(mut self, wrong: bool) -> Credentials {
+    pub(crate) fn spoiled(mut self, wrong: bool) -> Credentials {
         self.secret = spoiled(self.secret, wrong);
         self
     }
 }
 
 /// The `client_secret` parameter of a `client_credentials` login (5.3).
-pub fn insert_client_secret(params: &mut Map<String, Value>, credentials: &Credentials) {
+pub(crate) fn insert_client_secret(params: &mut Map<String, Value>, credentials: &Credentials) {
     params.insert(
         "client_secret".to_owned(),
         Value::from(credentials.secret.clone()),
@@ -64,7 +64,7 @@ pub struct SignatureParams {
 
 /// Adds `timestamp`, `nonce` and `signature` of a `client_signature` login (5.5) to
 /// `params`; the error says why the string to sign could not be framed.
-pub fn insert_client_signature(
+pub(crate) fn insert_client_signature(
     params: &mut Map<String, Value>,
     credentials: &Credentials,
     plan: &SignatureParams,
@@ -103,7 +103,7 @@ pub fn basic(credentials: &Credentials) -> Authorization {
 }
 
 /// The Direct Access key as a bearer (5.8).
-pub fn api_key(key: &str) -> Authorization {
+pub(crate) fn api_key(key: &str) -> Authorization {
     Authorization::Value(format!("Bearer {key}"))
 }
 

@@ -27,7 +27,10 @@ impl Dialer {
     }
 
     /// Trusts what `trust` says and uses the given proxies.
-    pub fn with_proxies(trust: &TlsTrust, proxies: ProxyRule) -> Result<Dialer, TransportError> {
+    pub(crate) fn with_proxies(
+        trust: &TlsTrust,
+        proxies: ProxyRule,
+    ) -> Result<Dialer, TransportError> {
         let config = tls::client_config(trust)
             .map_err(|message| TransportError::new(TransportErrorKind::Request, message))?;
         Ok(Dialer {

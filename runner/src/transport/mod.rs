@@ -20,14 +20,13 @@ mod session;
 mod tls;
 mod ws;
 
-pub use credential::{
-    SignatureParams, api_key, basic, insert_client_secret, insert_client_signature, spoiled,
-};
+pub use credential::{SignatureParams, basic};
+pub(crate) use credential::{api_key, insert_client_secret, insert_client_signature, spoiled};
 pub use dial::Dialer;
 pub use http::HttpClient;
 pub use proxy::ProxyRule;
 pub use race::{RaceEntry, RaceOutcome};
-pub use session::{ClientSession, Credentials, Token, TokenKey, place_bearer};
+pub use session::{ClientSession, Credentials, Token, place_bearer};
 pub use ws::WsSession;
 
 use std::time::Duration;

@@ -38,12 +38,14 @@ enum NoProxy {
 
 impl ProxyRule {
     /// The rule of this process's environment.
-    pub fn from_env() -> Result<ProxyRule, String> {
+    pub(crate) fn from_env() -> Result<ProxyRule, String> {
         ProxyRule::from_lookup(&|name| std::env::var(name).ok())
     }
 
     /// The rule of an environment given by `lookup`.
-    pub fn from_lookup(lookup: &dyn Fn(&str) -> Option<String>) -> Result<ProxyRule, String> {
+    pub(crate) fn from_lookup(
+        lookup: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<ProxyRule, String> {
         let read = |lower: &str, upper: &str| {
             lookup(lower)
                 .filter(|value| !value.trim().is_empty())

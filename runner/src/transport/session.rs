@@ -28,7 +28,7 @@ use harness_protocol::auth::scope::Scope;
 use harness_protocol::wire::TransportKind;
 
 /// The key of a cached token: the account role and the scope asked for at login.
-pub type TokenKey = (String, Option<String>);
+pub(crate) type TokenKey = (String, Option<String>);
 
 /// A token set from a login (SPEC.md 2.1), as far as a client uses it.
 #[derive(Clone, Debug, PartialEq)]
@@ -157,7 +157,7 @@ impl ClientSession {
     }
 
     /// `{direct_access_url}/api/v2`, under which the REST methods live (SPEC.md 4.13).
-    pub fn rest_base_url(&self) -> String {
+    pub(crate) fn rest_base_url(&self) -> String {
         format!(
             "{}/api/v2",
             self.target.direct_access_url.as_deref().unwrap_or_default()
@@ -218,7 +218,7 @@ impl ClientSession {
     }
 
     /// Caches `token` under `key`, replacing the one there.
-    pub fn keep_token(&self, key: TokenKey, token: Token) {
+    pub(crate) fn keep_token(&self, key: TokenKey, token: Token) {
         self.tokens
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -292,7 +292,7 @@ impl ClientSession {
     /// Sends several requests at once on the session's WebSocket (opened on first use) and
     /// matches their answers by id ([`WsSession::call_in_flight`]). `Err` only when the
     /// WebSocket could not be opened; a WebSocket with a failed call is dropped.
-    pub async fn call_in_flight(
+    pub(crate) async fn call_in_flight(
         &mut self,
         requests: &[(u64, &Outgoing)],
     ) -> Result<Vec<Exchange>, TransportError> {
@@ -327,19 +327,19 @@ impl ClientSession {
 
     /// A new HTTP client with a pool of its own: its requests go over other TCP
     /// connections than the session's.
-    pub fn fresh_http(&self) -> Result<HttpClient, TransportError> {
+    pub(crate) fn fresh_http(&self) -> Result<HttpClient, TransportError> {
         HttpClient::new(self.limits, &self.dialer)
     }
 
     /// Exchanges the session's HTTP client with `other`, as [`ClientSession::swap_ws`] does
     /// the WebSocket.
-    pub fn swap_http(&mut self, other: &mut HttpClient) {
+    pub(crate) fn swap_http(&mut self, other: &mut HttpClient) {
         std::mem::swap(&mut self.http, other);
     }
 
     /// Exchanges the session's WebSocket with `other`: how an execution moves its calls to
     /// another connection of its own and back.
-    pub fn swap_ws(&mut self, other: &mut Option<WsSession>) {
+    pub(crate) fn swap_ws(&mut self, other: &mut Option<WsSession>) {
         std::mem::swap(&mut self.ws, other);
     }
 

@@ -122,7 +122,7 @@ impl WsSession {
     /// still waiting goes to the first request left without one, so the envelope check
     /// reports the wrong id; a request left without any answer gets the failure that ended
     /// the reading. One exchange per request, in request order.
-    pub async fn call_in_flight(&mut self, requests: &[(u64, &Outgoing)]) -> Vec<Exchange> {
+    pub(crate) async fn call_in_flight(&mut self, requests: &[(u64, &Outgoing)]) -> Vec<Exchange> {
         let started = Instant::now();
         let deadline = started + self.limits.request_timeout;
         let mut sent = Vec::with_capacity(requests.len());
