@@ -43,6 +43,10 @@ pub enum FuzzEvent<'a> {
 }
 
 /// A fuzz run's start and end (`type` `fuzz`).
+#[expect(
+    clippy::large_enum_variant,
+    reason = "once per run, and lent when announced: the report read back is owned once"
+)]
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum FuzzPhase<'a> {
@@ -104,6 +108,10 @@ pub enum FindingFound<'a> {
 }
 
 /// A finding whole: a single request's or a sequence's.
+#[expect(
+    clippy::large_enum_variant,
+    reason = "once per finding, and lent when announced: a finding read back is owned once"
+)]
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Found<'a> {

@@ -235,7 +235,7 @@ impl Sender {
                 }
                 Ok(call) => called = Some(call),
                 Err(stop) => {
-                    setup = Some(self.setup_failure(request, stop, &execution.findings()));
+                    setup = Some(self.setup_failure(request, stop, execution.findings()));
                     break;
                 }
             }

@@ -23,6 +23,10 @@ use super::CliError;
 
 /// One line of an events file: an event of a run, of a fuzz run or of the self-proofs.
 /// Their `type`s differ, so a line read back is the one family whose tags it carries.
+#[expect(
+    clippy::large_enum_variant,
+    reason = "lent when written, one at a time when read back"
+)]
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(untagged)]
 pub(crate) enum Line<'a> {
