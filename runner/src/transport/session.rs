@@ -241,7 +241,7 @@ impl ClientSession {
     }
 
     /// Sends one request over HTTP: a query string or JSON-RPC body to `{base_url}`, or the
-    /// Direct Access REST call under [`ClientSession::rest_base_url`].
+    /// Direct Access REST call under `ClientSession::rest_base_url`.
     pub async fn call_http(
         &self,
         transport: TransportKind,
