@@ -1,5 +1,8 @@
-//! Fuzzing: `harness fuzz` against a live server. (The cargo-fuzz entry points are
-//! `harness_model::fuzz_targets` and `harness_server::serve::fuzz_targets`.)
+//! The live fuzzer, `harness fuzz` against a running server: a crate of its own above the
+//! runner (`harness-runner`, whose executor sends its steps unjudged), so that a server team
+//! linking the runner compiles no fuzzer; `harness::fuzz` re-exports it. (The cargo-fuzz
+//! entry points are `harness_model::fuzz_targets` and `harness_server::serve::fuzz_targets`,
+//! built by `fuzz/`.)
 //!
 //! A run generates requests from the parameter rules of SPEC.md section 4 ([`generate`]):
 //! valid ones, and ones with a single defect (a value outside a list or range, a wrong type,
