@@ -110,62 +110,21 @@ pub async fn run(
         config.paced_wait,
         until,
     ));
-    let mut workers = Vec::new();
-    for _ in 0..config.concurrency.max(1) {
-        let (sender, schemas, redactor) = (
-            Arc::clone(&sender),
-            Arc::clone(&schemas),
-            Arc::clone(&redactor),
-        );
-        let (requests, outcomes, schedule) = (
-            Arc::clone(&requests),
-            Arc::clone(&outcomes),
-            Arc::clone(&schedule),
-        );
-        let (steering, instead) = (Arc::clone(&steering), Arc::clone(&instead));
-        let (interrupt, events) = (config.interrupt.clone(), config.events.clone());
-        workers.push(tokio::spawn(async move {
-            let mut ws = None;
-            loop {
-                if Instant::now() > deadline || interrupt.reason().is_some() {
-                    break;
-                }
-                let (index, budget) = match schedule.next(&sender) {
-                    Next::Send(index, budget) => (index, budget),
-                    Next::Wait(delay) => {
-                        tokio::select! {
-                            () = tokio::time::sleep(delay) => {}
-                            _ = interrupt.fired() => {}
-                        }
-                        continue;
-                    }
-                    Next::Done => break,
-                };
-                let (number, fresh) = &requests[index];
-                let mutated = steering.instead_of(fresh);
-                let request = mutated.as_ref().unwrap_or(fresh);
-                let outcome = execute(
-                    &sender,
-                    &schemas,
-                    &redactor,
-                    request,
-                    *number as u64 + 1,
-                    &mut ws,
-                    budget,
-                )
-                .await;
-                events.emit(&judged(*number, request, &outcome));
-                steering.observe(request, outcome.class(request));
-                if mutated.is_some() {
-                    instead.lock().unwrap_or_else(PoisonError::into_inner)[index] = mutated;
-                }
-                outcomes.lock().unwrap_or_else(PoisonError::into_inner)[index] = Some(outcome);
-            }
-            if let Some(mut session) = ws {
-                session.close().await;
-            }
-        }));
-    }
+    let crew = Crew {
+        sender: Arc::clone(&sender),
+        schemas: Arc::clone(&schemas),
+        redactor: Arc::clone(&redactor),
+        requests: Arc::clone(&requests),
+        outcomes: Arc::clone(&outcomes),
+        schedule: Arc::clone(&schedule),
+        steering: Arc::clone(&steering),
+        instead: Arc::clone(&instead),
+        interrupt: config.interrupt.clone(),
+        events: config.events.clone(),
+    };
+    let workers: Vec<_> = (0..config.concurrency.max(1))
+        .map(|_| tokio::spawn(crew.clone().work(deadline)))
+        .collect();
     for worker in workers {
         // A worker panicking is our bug; its requests stay unjudged and are reported below.
         let _ = worker.await;
@@ -228,6 +187,71 @@ pub async fn run(
     .await?;
     announce_end(config, &report);
     Ok(report)
+}
+
+/// What every worker of the stateless requests shares.
+#[derive(Clone)]
+struct Crew {
+    sender: Arc<Sender>,
+    schemas: Arc<SchemaSet>,
+    redactor: Arc<Redactor>,
+    /// This shard's requests, each with its index in the whole run.
+    requests: Arc<Vec<(usize, FuzzRequest)>>,
+    /// What came of each request, by its place in `requests`.
+    outcomes: Arc<Mutex<Vec<Option<Assessed>>>>,
+    schedule: Arc<Schedule>,
+    steering: Arc<Steering>,
+    /// What steering sent in place of a fresh request, by its place in `requests`.
+    instead: Arc<Mutex<Vec<Option<FuzzRequest>>>>,
+    interrupt: harness_runner::run::Interrupt,
+    events: crate::FuzzSink,
+}
+
+impl Crew {
+    /// One worker: sends the request the schedule gives it next, judges it and keeps what
+    /// came of it, until the schedule is done, the run's `deadline` passes or the run is
+    /// interrupted.
+    async fn work(self, deadline: Instant) {
+        let mut ws = None;
+        loop {
+            if Instant::now() > deadline || self.interrupt.reason().is_some() {
+                break;
+            }
+            let (index, budget) = match self.schedule.next(&self.sender) {
+                Next::Send(index, budget) => (index, budget),
+                Next::Wait(delay) => {
+                    tokio::select! {
+                        () = tokio::time::sleep(delay) => {}
+                        _ = self.interrupt.fired() => {}
+                    }
+                    continue;
+                }
+                Next::Done => break,
+            };
+            let (number, fresh) = &self.requests[index];
+            let mutated = self.steering.instead_of(fresh);
+            let request = mutated.as_ref().unwrap_or(fresh);
+            let outcome = execute(
+                &self.sender,
+                &self.schemas,
+                &self.redactor,
+                request,
+                *number as u64 + 1,
+                &mut ws,
+                budget,
+            )
+            .await;
+            self.events.emit(&judged(*number, request, &outcome));
+            self.steering.observe(request, outcome.class(request));
+            if mutated.is_some() {
+                self.instead.lock().unwrap_or_else(PoisonError::into_inner)[index] = mutated;
+            }
+            self.outcomes.lock().unwrap_or_else(PoisonError::into_inner)[index] = Some(outcome);
+        }
+        if let Some(mut session) = ws {
+            session.close().await;
+        }
+    }
 }
 
 /// The run's first call: a health request over HTTP, which must be answered.
