@@ -42,13 +42,16 @@ use std::sync::{Arc, RwLock};
 
 use libtest_mimic::{Completion, Failed, Trial};
 
-use crate::run::{self, CaseResult, Runner};
+use crate::run::{self, Runner};
+
 use crate::transport::RequestLimits;
-use harness_model::case::{Case, TransportKind};
+use harness_model::case::Case;
 use harness_model::check::Verdict;
 use harness_model::corpus::{Corpus, CorpusSource};
 use harness_model::known_failures::{self, Known, KnownFailures};
+use harness_model::results::CaseResult;
 use harness_model::target_file::{Account, Fixtures, RateLimits, Secret, Target};
+use harness_protocol::wire::TransportKind;
 
 /// Where the server under test is described.
 #[derive(Clone, Debug)]

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
-use harness_model::case::TransportKind;
+use harness_protocol::wire::TransportKind;
 use harness_runner::fuzz::{self, FuzzConfig, FuzzError, Shard};
 
 use super::reporters::Reporters;

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use super::{FaultMatrix, FaultRow, VariantMatrix, VariantRow};
 use harness_model::events::{Event, Matrix, duration_of_ms, precise_ms};
-use harness_runner::run::RunReport;
+use harness_model::results::RunReport;
 use harness_server::serve::{Fault, Variant};
 
 /// The strings of a JSON array of strings (`None` for anything else).

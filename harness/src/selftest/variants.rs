@@ -18,7 +18,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::{SelftestConfig, run_against};
-use harness_model::case::{Case, Outcome};
+use harness_model::case::Case;
+use harness_model::check::Outcome;
 use harness_model::check::Verdict;
 use harness_model::events::{Event, EventSink, Matrix};
 use harness_runner::fuzz;
@@ -224,7 +225,7 @@ fn server_config(variants: &[Variant]) -> serve::ServeConfig {
     config
 }
 
-fn failed_executions(report: &run::RunReport) -> (Vec<String>, usize) {
+fn failed_executions(report: &harness_model::results::RunReport) -> (Vec<String>, usize) {
     let failures = report
         .results
         .iter()
@@ -240,8 +241,8 @@ fn failed_executions(report: &run::RunReport) -> (Vec<String>, usize) {
 }
 
 fn harness_error(message: String) -> RunError {
-    RunError::Client(harness_runner::transport::TransportError {
-        kind: harness_runner::transport::TransportErrorKind::Connect,
+    RunError::Client(harness_protocol::wire::TransportError {
+        kind: harness_protocol::wire::TransportErrorKind::Connect,
         message,
     })
 }

@@ -13,8 +13,9 @@ use std::time::{Duration, Instant};
 
 use harness::case::{self, Case};
 use harness::check::{Catalog, SchemaSet, Verdict};
+use harness::events::Event;
 use harness::fuzz;
-use harness::run::{self, Event};
+use harness::run::{self};
 use harness::serve;
 use harness::target_file::{CountedPer, RateLimits};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

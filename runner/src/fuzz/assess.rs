@@ -8,11 +8,11 @@ use serde_json::Value;
 use super::prediction::{self, Mismatch, Outcome, Prediction, Seen};
 use super::send::Sent;
 use super::{FuzzRequest, RequestAuth};
-use crate::transport::TransportErrorKind;
-use harness_model::case::TransportKind;
 use harness_model::check::{Finding, Redactor, SchemaSet, Verdict, short};
 use harness_protocol::jsonrpc::{self, code};
 use harness_protocol::spec;
+use harness_protocol::wire::TransportErrorKind;
+use harness_protocol::wire::TransportKind;
 
 /// A broken rule: a [`Finding`] on the one clause it breaks, at the catalog's level.
 fn fail(clause: &str, message: String) -> Option<Finding> {

@@ -98,7 +98,7 @@ mod tests {
 
     use super::*;
     use crate::fuzz::{FuzzFinding, FuzzRequest, RequestAuth, Shard};
-    use harness_model::case::TransportKind;
+    use harness_protocol::wire::TransportKind;
 
     fn report() -> FuzzReport {
         let request = FuzzRequest {

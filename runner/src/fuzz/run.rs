@@ -22,11 +22,11 @@ use super::{
     shard_requests, shrink,
 };
 use crate::run::Breaker;
-use harness_model::case::TransportKind;
 use harness_model::check::{Finding, Redactor, SchemaSet, Verdict};
 use harness_model::events::Event;
 use harness_model::target_file::Target;
 use harness_protocol::spec;
+use harness_protocol::wire::TransportKind;
 
 /// A failed request: as generated, its prediction, what broke, and its index.
 type Failed = (FuzzRequest, Prediction, Finding, usize);

@@ -21,11 +21,13 @@ use super::{FuzzRequest, RequestAuth};
 use crate::run::exec::{Execution, Stop};
 use crate::run::pace::ANONYMOUS;
 use crate::run::{Breaker, RunError, Shared};
-use crate::transport::{ClientSession, Exchange, RequestLimits, Token, TransportErrorKind};
-use harness_model::case::TransportKind;
+use crate::transport::{ClientSession, RequestLimits, Token};
 use harness_model::check::{Finding, Redactor, SchemaSet, Verdict};
 use harness_model::target_file::{CountedPer, Target};
 use harness_protocol::auth::clock::Clock;
+use harness_protocol::wire::Exchange;
+use harness_protocol::wire::TransportErrorKind;
+use harness_protocol::wire::TransportKind;
 
 /// What came of sending one request.
 #[derive(Debug)]

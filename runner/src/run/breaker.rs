@@ -15,7 +15,8 @@ use std::sync::PoisonError;
 use std::time::Duration;
 
 use super::Interrupt;
-use crate::transport::{TransportError, TransportErrorKind};
+use harness_protocol::wire::TransportError;
+use harness_protocol::wire::TransportErrorKind;
 
 /// What the reason of a run the breaker stopped starts with.
 pub const STOPPED_ANSWERING: &str = "target stopped answering: ";

@@ -4,16 +4,17 @@
 //!
 //! An execution that did not run, or did not finish, says nothing about the server: it is
 //! a [`Verdict::Skip`] whose message starts with [`NOT_RUN`], never a pass, and the run's
-//! report carries the reason ([`super::RunReport::interrupted`]).
+//! report carries the reason ([`harness_model::results::RunReport::interrupted`]).
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::watch;
 
-use super::CaseResult;
-use harness_model::case::{Case, TransportKind};
+use harness_model::case::Case;
 use harness_model::check::Verdict;
+use harness_model::results::CaseResult;
+use harness_protocol::wire::TransportKind;
 
 /// How long executions in flight may still take once a run is interrupted.
 pub const GRACE: Duration = Duration::from_secs(2);

@@ -39,17 +39,20 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::Semaphore;
 
-use crate::transport::{self, Dialer, HttpClient, TransportError};
-use harness_model::case::{Case, TransportKind};
+use crate::transport::{self, Dialer, HttpClient};
+
+use harness_model::case::Case;
 use harness_model::check::{Catalog, Redactor, SchemaSet, Side, Verdict};
 use harness_model::target_file::Target;
+use harness_protocol::wire::TransportError;
+use harness_protocol::wire::TransportKind;
 
 pub use breaker::{Breaker, DEFAULT_LIMIT, STOPPED_ANSWERING, is_no_answer, stopped_answering};
 pub use interrupt::{GRACE, Interrupt, NOT_RUN};
 pub use schedule::PACED_LANE;
 
-pub use harness_model::events::Event;
-pub use harness_model::results::{CaseResult, RunReport};
+use harness_model::events::Event;
+use harness_model::results::{CaseResult, RunReport};
 
 use schedule::{cut, first_call, is_long, is_paced};
 
@@ -352,7 +355,7 @@ pub async fn run_until(
             .iter()
             .flat_map(|result| &result.exchanges)
             .find_map(|exchange| exchange.failure.clone())
-            .filter(|failure| failure.kind == transport::TransportErrorKind::Connect)
+            .filter(|failure| failure.kind == harness_protocol::wire::TransportErrorKind::Connect)
     {
         // The failed request's URL may carry a client secret in its query string.
         return Err(RunError::Unreachable(TransportError {

@@ -7,9 +7,11 @@
 use std::sync::Arc;
 
 use super::{GRACE, Interrupt, Shared, stopped_answering};
-use crate::transport::{self, TransportError};
-use harness_model::case::{Case, TransportKind};
+use crate::transport::{self};
+use harness_model::case::Case;
 use harness_protocol::spec;
+use harness_protocol::wire::TransportError;
+use harness_protocol::wire::TransportKind;
 
 /// Executions calling a paced method that run at once, outside the `concurrency` slots:
 /// enough that the budget is taken while one of them runs its unpaced steps.
@@ -83,7 +85,7 @@ pub(super) async fn first_call(
     shared.breaker.observe(exchange.failure.as_ref());
     let failure = exchange
         .failure
-        .filter(|failure| failure.kind == transport::TransportErrorKind::Connect)?;
+        .filter(|failure| failure.kind == harness_protocol::wire::TransportErrorKind::Connect)?;
     // The failed request's URL may carry a client secret in its query string.
     let failure = TransportError {
         message: shared.redactor.text(&failure.message),

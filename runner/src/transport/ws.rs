@@ -24,11 +24,13 @@ use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::{Connector, MaybeTlsStream, WebSocketStream};
 
 use super::dial::{Dialer, authority};
-use super::{
-    Exchange, Outgoing, Received, RequestLimits, SentRequest, TransportError, TransportErrorKind,
-    proxy, tls,
-};
+use super::{Outgoing, RequestLimits, proxy, tls};
 use harness_protocol::jsonrpc;
+use harness_protocol::wire::Exchange;
+use harness_protocol::wire::Received;
+use harness_protocol::wire::SentRequest;
+use harness_protocol::wire::TransportError;
+use harness_protocol::wire::TransportErrorKind;
 use harness_protocol::wire::TransportKind;
 
 /// How many non-answer frames a call skips before giving up.

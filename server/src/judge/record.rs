@@ -8,7 +8,7 @@
 use serde_json::{Map, Value};
 
 use crate::serve::{RawRequest, Wire};
-use harness_model::case::TransportKind;
+use harness_protocol::wire::TransportKind;
 
 /// One request as it arrived, with its answer.
 #[derive(Clone, Debug, PartialEq)]

@@ -20,10 +20,10 @@ use super::rate::RateLimiter;
 use super::tokens::{RefreshRecord, TokenStore};
 use super::{ServeConfig, ServerState};
 use harness_model::target_file::{Account, ExpiredOption, Fixtures, SecondFactor, Secret, Target};
-use harness_protocol::auth::SIGNATURE_WINDOW_MS;
 use harness_protocol::auth::nonce::ReplayCache;
 use harness_protocol::auth::scope::Scope;
 use harness_protocol::spec;
+use harness_protocol::spec::SIGNATURE_WINDOW_MS;
 
 /// The throttling code of the `other-error-codes` variant, which its target file lists.
 pub(crate) const OTHER_THROTTLE_CODE: i64 = 10429;
@@ -174,7 +174,7 @@ impl ServerState {
                         client_id: user.client_id.to_owned(),
                         client_secret: user.client_secret.clone(),
                         second_factor: user.totp_secret.clone().map(|totp_secret| SecondFactor {
-                            parameter: super::account::SECOND_FACTOR_PARAM.to_owned(),
+                            parameter: fixtures::SECOND_FACTOR_PARAM.to_owned(),
                             totp_secret,
                         }),
                     },
@@ -238,10 +238,7 @@ impl ServerState {
                 })
                 .chain([(
                     spec::TYPED_LOG_METHOD.to_owned(),
-                    BTreeMap::from([(
-                        "keywords".to_owned(),
-                        super::account::KEYWORDS_PARAM.to_owned(),
-                    )]),
+                    BTreeMap::from([("keywords".to_owned(), fixtures::KEYWORDS_PARAM.to_owned())]),
                 )])
                 .collect(),
             field_names: BTreeMap::from([

@@ -11,8 +11,8 @@ use super::classes::{self, Class};
 use super::{Generator, narrow_scopes, random_text};
 use crate::fuzz::rules::{self, Kind, Method, Values};
 use crate::fuzz::{FuzzRequest, RequestAuth, SecretPlan};
-use harness_model::case::TransportKind;
 use harness_protocol::spec;
+use harness_protocol::wire::TransportKind;
 
 /// A value as the report shows it: long strings by their length, other characters escaped
 /// so that an invisible one is seen.

@@ -18,9 +18,10 @@ use super::model::{Model, Observed, Outcome};
 use super::{Action, SeqStep, Sequence};
 use crate::fuzz::send::Sender;
 use crate::run::exec::Execution;
-use crate::transport::{Exchange, TransportErrorKind};
-use harness_model::case::TransportKind;
 use harness_model::check::{Finding, Redactor};
+use harness_protocol::wire::Exchange;
+use harness_protocol::wire::TransportErrorKind;
+use harness_protocol::wire::TransportKind;
 
 /// The scope every login asks for (with `session:<name>` when it names one): enough for
 /// the private calls, the toggle, and a `delete_member` that must be refused for lack of

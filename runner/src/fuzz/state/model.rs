@@ -16,9 +16,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::{Action, SeqStep, Who};
-use harness_model::case::TransportKind;
 use harness_protocol::auth::scope::Scope;
 use harness_protocol::spec;
+use harness_protocol::wire::TransportKind;
 
 /// What the server must answer (the runner's [`Outcome`], `Any` where SPEC.md leaves it
 /// open), the clause a wrong answer breaks and why: the type the single-request oracle
