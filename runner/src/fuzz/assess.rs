@@ -11,6 +11,7 @@ use super::{FuzzRequest, RequestAuth};
 use harness_model::check::{Finding, Redactor, SchemaSet, Verdict, short};
 use harness_protocol::jsonrpc::{self, code};
 use harness_protocol::spec;
+use harness_protocol::wire::NoAnswer;
 use harness_protocol::wire::TransportErrorKind;
 use harness_protocol::wire::TransportKind;
 
@@ -69,8 +70,8 @@ pub(crate) fn found_before_prediction(request: &FuzzRequest, clause: &str) -> bo
 pub(crate) fn answer_kind(sent: &Sent) -> (&'static str, Option<i64>) {
     let exchange = &sent.exchange;
     if let Some(failure) = &exchange.failure {
-        return match failure.kind {
-            TransportErrorKind::Timeout | TransportErrorKind::Connect => ("no-answer", None),
+        return match failure.kind.no_answer() {
+            Some(NoAnswer::Silence) => ("no-answer", None),
             _ => ("dropped", None),
         };
     }
@@ -112,10 +113,7 @@ pub(crate) fn assess(
         let message = format!("{what}: {}", redactor.text(&failure.message));
         // No answer came: there is nothing to judge, so the harness reports an error, never
         // a failure of the target.
-        if matches!(
-            failure.kind,
-            TransportErrorKind::Timeout | TransportErrorKind::Connect
-        ) {
+        if failure.kind.no_answer() == Some(NoAnswer::Silence) {
             return Some(Finding::new(
                 Verdict::Error,
                 vec![transport_clause.to_owned()],

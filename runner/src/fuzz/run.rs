@@ -216,7 +216,7 @@ pub async fn run(
         paced_share: paced_sent as f64 / sent.max(1) as f64,
         paced_per_second: paced_sent as f64 / elapsed.as_secs_f64().max(1e-9),
         timed_out: cut && config.interrupt.reason().is_none(),
-        interrupted: config.interrupt.reason(),
+        interrupted: config.interrupt.reason().map(|reason| reason.to_string()),
         elapsed,
         coverage: steering.map(),
         ..FuzzReport::default()

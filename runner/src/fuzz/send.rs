@@ -26,7 +26,7 @@ use harness_model::check::{Finding, Redactor, SchemaSet, Verdict};
 use harness_model::target_file::{CountedPer, Target};
 use harness_protocol::auth::clock::Clock;
 use harness_protocol::wire::Exchange;
-use harness_protocol::wire::TransportErrorKind;
+use harness_protocol::wire::NoAnswer;
 use harness_protocol::wire::TransportKind;
 
 /// What came of sending one request.
@@ -351,12 +351,10 @@ fn own_login_failed(exchange: &Exchange) -> Finding {
     };
     let message = format!("the login this request needs failed: {seen}");
     let unanswered = exchange.response.is_none()
-        && exchange.failure.as_ref().is_some_and(|failure| {
-            matches!(
-                failure.kind,
-                TransportErrorKind::Timeout | TransportErrorKind::Connect
-            )
-        });
+        && exchange
+            .failure
+            .as_ref()
+            .is_some_and(|failure| failure.kind.no_answer() == Some(NoAnswer::Silence));
     if unanswered {
         Finding::new(Verdict::Error, vec![LOGIN_CLAUSE.to_owned()], message)
     } else {

@@ -47,8 +47,8 @@ use harness_model::target_file::Target;
 use harness_protocol::wire::TransportError;
 use harness_protocol::wire::TransportKind;
 
-pub use breaker::{Breaker, DEFAULT_LIMIT, STOPPED_ANSWERING, is_no_answer, stopped_answering};
-pub use interrupt::{GRACE, Interrupt, NOT_RUN};
+pub use breaker::{Breaker, DEFAULT_LIMIT};
+pub use interrupt::{GRACE, Interrupt, Interruption, NOT_RUN, stopped_answering};
 pub use schedule::PACED_LANE;
 
 use harness_model::events::Event;
@@ -271,10 +271,7 @@ pub async fn run_until(
         let (interrupt, run_timeout) = (interrupt.clone(), config.run_timeout);
         tokio::spawn(async move {
             tokio::time::sleep(run_timeout).await;
-            interrupt.fire(format!(
-                "the run timeout expired ({} s)",
-                run_timeout.as_secs_f64()
-            ));
+            interrupt.fire(Interruption::RunTimeout(run_timeout));
         })
     };
     let (serial, mut parallel): (Vec<_>, Vec<_>) = plan
@@ -365,12 +362,15 @@ pub async fn run_until(
     }
     // Fired after the last execution ended (the timer racing the end) stopped nothing.
     // The breaker's reason stays even then: the last requests went unanswered.
-    let interrupted = interrupt.reason().filter(|reason| {
-        stopped_answering(reason)
-            || results
-                .iter()
-                .any(|result| result.message.starts_with(NOT_RUN))
-    });
+    let interrupted = interrupt
+        .reason()
+        .filter(|reason| {
+            reason.is_stopped_answering()
+                || results
+                    .iter()
+                    .any(|result| result.message.starts_with(NOT_RUN))
+        })
+        .map(|reason| reason.to_string());
     let duration = started.elapsed();
     if let Some(reason) = &interrupted {
         on_event(&Event::Interrupted { reason });

@@ -20,7 +20,7 @@ use crate::fuzz::send::Sender;
 use crate::run::exec::Execution;
 use harness_model::check::{Finding, Redactor};
 use harness_protocol::wire::Exchange;
-use harness_protocol::wire::TransportErrorKind;
+use harness_protocol::wire::NoAnswer;
 use harness_protocol::wire::TransportKind;
 
 /// The scope every login asks for (with `session:<name>` when it names one): enough for
@@ -128,12 +128,11 @@ pub(crate) async fn execute(
                 break;
             }
         };
-        if exchange.failure.as_ref().is_some_and(|failure| {
-            matches!(
-                failure.kind,
-                TransportErrorKind::Timeout | TransportErrorKind::Connect
-            )
-        }) {
+        if exchange
+            .failure
+            .as_ref()
+            .is_some_and(|failure| failure.kind.no_answer() == Some(NoAnswer::Silence))
+        {
             run.unanswered += 1;
             break;
         }
