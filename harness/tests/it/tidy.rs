@@ -375,6 +375,14 @@ fn the_invariants_a_grep_can_see_hold() {
         clock.is_empty(),
         "the system clock read outside auth/clock.rs: {clock:?}"
     );
+    // The path prefix is `spec::API_PREFIX` (and the WebSocket path `spec::WS_PATH`); the
+    // target-file property writes a whole target file as its input.
+    let prefix = offenders(
+        &["/api/v2"],
+        |source| !source.path.starts_with("protocol/src/spec/"),
+        &["model/src/target_file/property.rs"],
+    );
+    assert!(prefix.is_empty(), "the path prefix written out: {prefix:?}");
     let clap = offenders(
         &["clap::", "use clap"],
         |source| source.module != "cli",

@@ -162,8 +162,9 @@ impl ClientSession {
     /// `{direct_access_url}/api/v2`, under which the REST methods live (SPEC.md 4.13).
     pub fn rest_base_url(&self) -> String {
         format!(
-            "{}/api/v2",
-            self.target.direct_access_url.as_deref().unwrap_or_default()
+            "{}{}",
+            self.target.direct_access_url.as_deref().unwrap_or_default(),
+            harness_protocol::spec::API_PREFIX
         )
     }
 

@@ -193,10 +193,13 @@ pub(crate) fn exchange(target: &Target, record: &Record) -> Exchange {
             .ws_url
             .as_deref()
             .unwrap_or_default()
-            .trim_end_matches("/ws/api/v2")
+            .trim_end_matches(harness_protocol::spec::WS_PATH)
             .to_owned()
     } else {
-        target.base_url.trim_end_matches("/api/v2").to_owned()
+        target
+            .base_url
+            .trim_end_matches(harness_protocol::spec::API_PREFIX)
+            .to_owned()
     };
     let id = record
         .call()

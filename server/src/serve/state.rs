@@ -196,8 +196,8 @@ impl ServerState {
             super::fixtures::member_field_names(self.variant(super::Variant::MemberFieldNames));
         Target {
             name: "reference".to_owned(),
-            base_url: format!("{origin}/api/v2"),
-            ws_url: Some(format!("ws://{addr}/ws/api/v2")),
+            base_url: format!("{origin}{}", spec::API_PREFIX),
+            ws_url: Some(format!("ws://{addr}{}", spec::WS_PATH)),
             direct_access_url: Some(format!("{origin}/direct")),
             signature_scheme: self.signature_scheme.clone(),
             allow_destructive: true,
