@@ -519,3 +519,109 @@ fn no_new_behaviour_hangs_on_the_spelling_of_a_clause_id() {
         "no longer spelling, remove from the list: {gone:?}"
     );
 }
+
+/// Every `module::Item` ARCHITECTURE.md names in backticks exists: its module is a module
+/// of the workspace (a crate's name leads to its modules; the facade `harness` to every
+/// crate's), and each name after it is defined in that module's code (an item, or an enum's
+/// variant), so the codemap cannot go on naming what was renamed or removed.
+#[test]
+fn architecture_names_only_items_that_exist() {
+    let text = std::fs::read_to_string(repository().join("ARCHITECTURE.md")).unwrap();
+    let sources = sources();
+    let mut named = BTreeSet::new();
+    for span in text.split('`').skip(1).step_by(2) {
+        let segments: Vec<&str> = span.split("::").collect();
+        let path_like = segments.len() > 1
+            && segments.iter().all(|segment| {
+                !segment.is_empty()
+                    && segment
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_')
+            })
+            && segments[0]
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c == '_');
+        if path_like {
+            named.insert(span.to_owned());
+        }
+    }
+    assert!(
+        named.len() > 10,
+        "the scan found {} paths: is it still reading?",
+        named.len()
+    );
+    let mut missing = Vec::new();
+    for path in &named {
+        let mut segments: Vec<&str> = path.split("::").collect();
+        if segments[0] == "harness" || segments[0].starts_with("harness_") {
+            segments.remove(0);
+        }
+        let module = segments[0];
+        let scope: Vec<&Source> = sources
+            .iter()
+            .filter(|source| source.module_path.iter().any(|name| name == module))
+            .collect();
+        if scope.is_empty() {
+            missing.push(format!("`{path}`: no module `{module}`"));
+            continue;
+        }
+        for name in &segments[1..] {
+            if !scope.iter().any(|source| defines(&source.code, name)) {
+                missing.push(format!("`{path}`: nothing named `{name}` in `{module}`"));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "ARCHITECTURE.md names:\n{}",
+        missing.join("\n")
+    );
+}
+
+/// Whether `code` defines `name`: an item (`fn`, `struct`, `enum`, ...) or a line that
+/// starts with it as an enum's variant does (`Skip,`, `RowFinished {`).
+fn defines(code: &str, name: &str) -> bool {
+    let ends = |rest: &str| !rest.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_');
+    code.lines().any(|line| {
+        let line = line.trim_start();
+        let item = [
+            "fn ", "struct ", "enum ", "const ", "static ", "type ", "trait ", "mod ",
+        ]
+        .iter()
+        .any(|keyword| {
+            line.match_indices(&format!("{keyword}{name}"))
+                .any(|(at, found)| {
+                    let before = line[..at].chars().next_back();
+                    before.is_none_or(|c| c == ' ' || c == '(') && ends(&line[at + found.len()..])
+                })
+        });
+        let variant = line
+            .strip_prefix(name)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with([',', '(', ' ', '{']));
+        item || variant
+    })
+}
+
+/// README.md's `harness --version` line is the binary's, with the places of what changes
+/// with every case added (the corpus digest and its count of files) shown, not a number
+/// that drifts.
+#[test]
+fn readme_shows_the_version_line_of_the_binary() {
+    let readme = std::fs::read_to_string(repository().join("README.md")).unwrap();
+    let shown = readme
+        .lines()
+        .find(|line| line.starts_with("harness --version"))
+        .and_then(|line| line.split_once('#'))
+        .map(|(_, shown)| shown.trim())
+        .expect("README.md shows `harness --version`");
+    let actual = format!("harness {}", harness::corpus::version_line());
+    let (head, tail) = actual.split_once("sha256:").unwrap();
+    let (digest, tail) = tail.split_once(", ").unwrap();
+    let (count, tail) = tail.split_once(' ').unwrap();
+    assert!(digest.chars().all(|c| c.is_ascii_hexdigit()), "{actual}");
+    assert!(
+        count.parse::<usize>().is_ok_and(|count| count > 100),
+        "{actual}"
+    );
+    assert_eq!(shown, format!("{head}sha256:<digest>, <count> {tail}"));
+}

@@ -324,8 +324,10 @@ impl WsSession {
                 Ok(Some(Ok(frame))) => frame,
             };
             let bytes = match frame {
-                Message::Text(text) => Vec::from(text.as_str()),
-                Message::Binary(bytes) => bytes.to_vec(),
+                // The frame's buffer becomes the kept text's: `Bytes` gives its allocation
+                // up when it holds the only reference, so the answer is not copied.
+                Message::Text(text) => Vec::from(tokio_tungstenite::tungstenite::Bytes::from(text)),
+                Message::Binary(bytes) => Vec::from(bytes),
                 Message::Close(_) => {
                     return Err(TransportError::new(
                         TransportErrorKind::Closed,
