@@ -380,22 +380,14 @@ fn refuse_plain_text_to_another_host(target: &Target) -> Result<(), String> {
         target.direct_access_url.as_ref(),
     ];
     for url in urls.into_iter().flatten() {
-        let Ok(parsed) = reqwest::Url::parse(url) else {
+        if reqwest::Url::parse(url).is_err() {
             return Err(format!("\"{url}\" is not a URL"));
-        };
-        let plain = matches!(parsed.scheme(), "http" | "ws");
-        let host = parsed.host_str().unwrap_or_default();
-        let loopback = host == "localhost"
-            || host
-                .trim_start_matches('[')
-                .trim_end_matches(']')
-                .parse::<std::net::IpAddr>()
-                .is_ok_and(|ip| ip.is_loopback());
-        if plain && !loopback {
-            return Err(format!(
-                "{url} is plain text to a non-loopback host; credentials would travel unencrypted (use https:// or wss://)"
-            ));
         }
     }
-    Ok(())
+    match target.clear_text_url() {
+        Some(url) => Err(format!(
+            "{url} is plain text to a non-loopback host; credentials would travel unencrypted (use https:// or wss://)"
+        )),
+        None => Ok(()),
+    }
 }
