@@ -5,14 +5,15 @@
 
 use serde_json::Value;
 
-use super::prediction::{self, Mismatch, Outcome, Prediction, Seen};
+use super::prediction::{self, Mismatch, Prediction, Seen};
 use super::send::Sent;
 use super::{FuzzRequest, RequestAuth};
-use harness_model::case::TransportKind;
-use harness_model::check::{Finding, Redactor, SchemaSet, Verdict, short};
+use harness_model::check::{Finding, Outcome, Redactor, SchemaSet, Verdict, short};
 use harness_protocol::jsonrpc::{self, code};
 use harness_protocol::spec;
-use harness_runner::transport::TransportErrorKind;
+use harness_protocol::wire::NoAnswer;
+use harness_protocol::wire::TransportErrorKind;
+use harness_protocol::wire::TransportKind;
 
 /// A broken rule: a [`Finding`] on the one clause it breaks, at the catalog's level.
 fn fail(clause: &str, message: String) -> Option<Finding> {
@@ -69,8 +70,8 @@ pub(crate) fn found_before_prediction(request: &FuzzRequest, clause: &str) -> bo
 pub(crate) fn answer_kind(sent: &Sent) -> (&'static str, Option<i64>) {
     let exchange = &sent.exchange;
     if let Some(failure) = &exchange.failure {
-        return match failure.kind {
-            TransportErrorKind::Timeout | TransportErrorKind::Connect => ("no-answer", None),
+        return match failure.kind.no_answer() {
+            Some(NoAnswer::Silence) => ("no-answer", None),
             _ => ("dropped", None),
         };
     }
@@ -112,10 +113,7 @@ pub(crate) fn assess(
         let message = format!("{what}: {}", redactor.text(&failure.message));
         // No answer came: there is nothing to judge, so the harness reports an error, never
         // a failure of the target.
-        if matches!(
-            failure.kind,
-            TransportErrorKind::Timeout | TransportErrorKind::Connect
-        ) {
+        if failure.kind.no_answer() == Some(NoAnswer::Silence) {
             return Some(Finding::new(
                 Verdict::Error,
                 vec![transport_clause.to_owned()],

@@ -12,8 +12,9 @@ use super::FuzzRequest;
 use super::prediction::Prediction;
 use super::rules;
 use super::steps::{account_of, is_replay, request_case};
-use harness_model::case::{Case, ExpectedAnswer, Needs, Outcome, Step, Walk, storable};
+use harness_model::case::{Case, ExpectedAnswer, Needs, Step, Walk, storable};
 use harness_model::check::Matcher;
+use harness_model::check::Outcome;
 use harness_model::target_file::Target;
 use harness_protocol::spec;
 

@@ -12,9 +12,9 @@ use serde::{Deserialize, Serialize};
 
 use super::FuzzReport;
 use super::{FuzzFinding, state::SequenceFinding};
-use harness_model::case::TransportKind;
 use harness_model::check::Verdict;
 use harness_model::events::{Events, Interrupted, Sink, duration_ms};
+use harness_protocol::wire::TransportKind;
 
 /// The events of a fuzz run.
 #[derive(Debug)]

@@ -10,11 +10,11 @@ use serde_json::{Map, Value, json};
 mod classes;
 mod mutate;
 
-use super::rules::{self, Fixture, Kind, LOCK_PORTFOLIO, Method, Values};
+use super::rules::{self, LOCK_PORTFOLIO};
 use super::{FuzzRequest, RequestAuth, SecretPlan};
-use harness_model::case::TransportKind;
 use harness_model::target_file::Target;
-use harness_protocol::spec::{self, Required};
+use harness_protocol::spec::{self, Fixture, Kind, Method, Required, Values};
+use harness_protocol::wire::TransportKind;
 
 /// Scopes a narrower token is requested with: the scope the MMP status, the transaction log
 /// and toggling a login each state, a wallet read no method states, and the last two together.

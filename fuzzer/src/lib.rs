@@ -54,7 +54,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use harness_model::case::TransportKind;
+use harness_protocol::wire::TransportKind;
 
 /// How to fuzz.
 #[derive(Clone, Debug)]

@@ -8,8 +8,7 @@ use std::sync::{Arc, LazyLock};
 
 use serde_json::Value;
 
-pub use harness_model::check::Outcome;
-use harness_model::check::{Catalog, Finding};
+use harness_model::check::{Catalog, Finding, Outcome};
 
 /// A predicted outcome, the clause a wrong answer breaks, the error code SPEC.md gives
 /// (if any), and why.

@@ -18,11 +18,11 @@ mod auth;
 
 use super::{FuzzRequest, RequestAuth};
 use auth::{auth_params_refusal, auth_refusal};
-use harness_model::case::TransportKind;
 use harness_protocol::auth::scope::Scope;
 use harness_protocol::spec;
+use harness_protocol::wire::TransportKind;
 
-pub(crate) use harness_protocol::spec::{Fixture, Kind, Method, Param, Values};
+use harness_protocol::spec::{Fixture, Kind, Method, Param, Values};
 
 /// The Direct Access `lock_portfolio` (REST only).
 pub(crate) const LOCK_PORTFOLIO: &str = spec::LOCK_PORTFOLIO_METHOD;
@@ -210,7 +210,7 @@ fn judge_value(
         (Kind::Str, Value::String(_)) => Some(value.clone()),
         // Over a query string even an object arrives as text.
         (Kind::Str, _) if query => Some(Value::String(
-            harness_runner::transport::query_value(value).unwrap_or_default(),
+            harness_protocol::wire::query_value(value).unwrap_or_default(),
         )),
         (Kind::Int, Value::Number(number)) if number.is_i64() => Some(value.clone()),
         // SPEC.md states no bound for a timestamp (the spec table's `i64::MAX`): a server
@@ -361,7 +361,7 @@ fn method_refusal(
     // Over a query string every value is text, whatever its JSON type was.
     let owned = |name: &str| match params.get(name) {
         Some(Value::String(text)) => Some(text.clone()),
-        Some(value) if query => harness_runner::transport::query_value(value),
+        Some(value) if query => harness_protocol::wire::query_value(value),
         _ => None,
     };
     let mmp_group = owned("mmp_group");

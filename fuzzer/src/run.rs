@@ -13,7 +13,7 @@ use serde_json::Map;
 use super::assess;
 use super::coverage::Steering;
 use super::execute::{Assessed, execute};
-use super::prediction::{Outcome, Prediction};
+use super::prediction::Prediction;
 use super::rules;
 use super::schedule::{Next, Schedule};
 use super::send::{Budget, Sender};
@@ -21,14 +21,14 @@ use super::{
     FuzzConfig, FuzzError, FuzzFinding, FuzzReport, FuzzRequest, RequestAuth, case_file,
     shard_requests, shrink,
 };
-use harness_model::case::TransportKind;
-use harness_model::check::{Finding, Redactor, SchemaSet, Verdict};
+use harness_model::check::{Finding, Outcome, Redactor, SchemaSet, Verdict};
 use std::borrow::Cow;
 
 use super::collect::{FindingFound, Found, FuzzEvent, FuzzPhase, RequestJudged};
 use harness_model::events::Interrupted;
 use harness_model::target_file::Target;
 use harness_protocol::spec;
+use harness_protocol::wire::TransportKind;
 use harness_runner::run::Breaker;
 
 /// A failed request: as generated, its prediction, what broke, and its index.
@@ -163,7 +163,7 @@ pub async fn run(
         paced_share: paced_sent as f64 / sent.max(1) as f64,
         paced_per_second: paced_sent as f64 / elapsed.as_secs_f64().max(1e-9),
         timed_out: cut && config.interrupt.reason().is_none(),
-        interrupted: config.interrupt.reason(),
+        interrupted: config.interrupt.reason().map(|reason| reason.to_string()),
         elapsed,
         coverage: steering.map(),
         ..FuzzReport::default()

@@ -18,14 +18,14 @@ use serde_json::{Map, Value};
 use super::rules::OracleKnowledge;
 use super::steps::{account_of, request_case};
 use super::{FuzzRequest, RequestAuth};
-use harness_model::case::TransportKind;
 use harness_model::check::{Finding, Redactor, SchemaSet, Verdict};
 use harness_model::target_file::{CountedPer, Target};
+use harness_protocol::wire::Exchange;
+use harness_protocol::wire::NoAnswer;
+use harness_protocol::wire::TransportKind;
 use harness_runner::run::step_call::{ANONYMOUS, Execution, Shared, Stop};
 use harness_runner::run::{Breaker, RunError};
-use harness_runner::transport::{
-    ClientSession, Exchange, RequestLimits, Token, TransportErrorKind,
-};
+use harness_runner::transport::{ClientSession, RequestLimits, Token};
 
 /// What came of sending one request.
 #[derive(Debug)]
@@ -337,12 +337,10 @@ fn own_login_failed(exchange: &Exchange) -> Finding {
     };
     let message = format!("the login this request needs failed: {seen}");
     let unanswered = exchange.response.is_none()
-        && exchange.failure.as_ref().is_some_and(|failure| {
-            matches!(
-                failure.kind,
-                TransportErrorKind::Timeout | TransportErrorKind::Connect
-            )
-        });
+        && exchange
+            .failure
+            .as_ref()
+            .is_some_and(|failure| failure.kind.no_answer() == Some(NoAnswer::Silence));
     if unanswered {
         Finding::new(Verdict::Error, vec![LOGIN_CLAUSE.to_owned()], message)
     } else {

@@ -15,8 +15,8 @@ use serde::{Deserialize, Serialize};
 
 use super::FuzzRequest;
 use super::generate::stream;
-use harness_model::case::TransportKind;
 use harness_model::target_file::Target;
+use harness_protocol::wire::TransportKind;
 
 /// Shard `index` of `count`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

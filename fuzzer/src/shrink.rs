@@ -128,7 +128,7 @@ mod tests {
     use serde_json::Map;
 
     use super::*;
-    use harness_model::case::TransportKind;
+    use harness_protocol::wire::TransportKind;
 
     #[test]
     fn candidates_never_grow_a_request() {

@@ -14,9 +14,10 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 
 use super::{FuzzRequest, RequestAuth, SecretPlan};
-use harness_model::case::{Auth, AuthMode, Case, Step, TransportKind, literal, literal_text};
+use harness_model::case::{Auth, AuthMode, Case, Step, literal, literal_text};
 use harness_model::target_file::Target;
 use harness_protocol::spec;
+use harness_protocol::wire::TransportKind;
 
 /// The capture holding the token a request's own login gave.
 const OWN_TOKEN: &str = "own_token";
@@ -160,7 +161,7 @@ fn login_params(
     let data = match request.params.get("data") {
         Some(Value::String(text)) => Some(text.clone()),
         Some(value) if request.transport == TransportKind::HttpQuery => {
-            harness_runner::transport::query_value(value)
+            harness_protocol::wire::query_value(value)
         }
         _ => None,
     };

@@ -16,10 +16,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use clap::Parser;
 use futures_util::{SinkExt, StreamExt};
-use harness::case::{self, TransportKind};
+use harness::case::{self};
 use harness::check::{Catalog, SchemaSet, Verdict};
 use harness::run;
 use harness::serve;
+use harness::wire::TransportKind;
 use serde_json::Value;
 use tokio_tungstenite::tungstenite::Message;
 

@@ -17,7 +17,7 @@ use harness::case;
 use harness::check::{Catalog, Redactor, SchemaSet};
 use harness::conformance::{Suite, TargetSource};
 use harness::report;
-use harness::run::CaseResult;
+use harness::results::CaseResult;
 use harness::serve;
 use harness::target_file::Target;
 use libtest_mimic::{Arguments, Failed, Trial};

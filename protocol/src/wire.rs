@@ -139,6 +139,31 @@ pub enum TransportErrorKind {
     Request,
 }
 
+/// The two meanings of "no answer": whether anything can be judged of a request that got
+/// none ([`TransportErrorKind::no_answer`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NoAnswer {
+    /// Nothing came back: the request timed out, or no connection was made. There is
+    /// nothing to judge: the harness reports an error, never a failure of the target.
+    Silence,
+    /// The connection was closed before an answer: the target dropped the request, which
+    /// a check may judge.
+    Dropped,
+}
+
+impl TransportErrorKind {
+    /// Whether a failure of this kind means the target gave no answer at all, and which
+    /// kind of no answer ([`NoAnswer`]); `None` for an answer too large or a request the
+    /// harness could not build. The run's breaker counts both kinds.
+    pub fn no_answer(self) -> Option<NoAnswer> {
+        match self {
+            TransportErrorKind::Timeout | TransportErrorKind::Connect => Some(NoAnswer::Silence),
+            TransportErrorKind::Closed => Some(NoAnswer::Dropped),
+            TransportErrorKind::TooLarge | TransportErrorKind::Request => None,
+        }
+    }
+}
+
 impl TransportError {
     /// A failure of this kind, with what happened.
     pub fn new(kind: TransportErrorKind, message: impl Into<String>) -> TransportError {

@@ -42,13 +42,16 @@ use std::sync::{Arc, RwLock};
 
 use libtest_mimic::{Completion, Failed, Trial};
 
-use crate::run::{self, CaseResult, Runner};
+use crate::run::{self, Runner};
+
 use crate::transport::RequestLimits;
-use harness_model::case::{Case, TransportKind};
+use harness_model::case::Case;
 use harness_model::check::Verdict;
 use harness_model::corpus::{Corpus, CorpusSource};
 use harness_model::known_failures::{self, Known, KnownFailures};
+use harness_model::results::CaseResult;
 use harness_model::target_file::{Account, Fixtures, RateLimits, Secret, Target};
+use harness_protocol::wire::TransportKind;
 
 /// Where the server under test is described.
 #[derive(Clone, Debug)]
@@ -377,22 +380,14 @@ fn refuse_plain_text_to_another_host(target: &Target) -> Result<(), String> {
         target.direct_access_url.as_ref(),
     ];
     for url in urls.into_iter().flatten() {
-        let Ok(parsed) = reqwest::Url::parse(url) else {
+        if reqwest::Url::parse(url).is_err() {
             return Err(format!("\"{url}\" is not a URL"));
-        };
-        let plain = matches!(parsed.scheme(), "http" | "ws");
-        let host = parsed.host_str().unwrap_or_default();
-        let loopback = host == "localhost"
-            || host
-                .trim_start_matches('[')
-                .trim_end_matches(']')
-                .parse::<std::net::IpAddr>()
-                .is_ok_and(|ip| ip.is_loopback());
-        if plain && !loopback {
-            return Err(format!(
-                "{url} is plain text to a non-loopback host; credentials would travel unencrypted (use https:// or wss://)"
-            ));
         }
     }
-    Ok(())
+    match target.clear_text_url() {
+        Some(url) => Err(format!(
+            "{url} is plain text to a non-loopback host; credentials would travel unencrypted (use https:// or wss://)"
+        )),
+        None => Ok(()),
+    }
 }

@@ -19,7 +19,7 @@ use rand::rngs::StdRng;
 use rand::seq::IndexedRandom;
 use serde_json::{Map, Value, json};
 
-use crate::rules::Kind;
+use harness_protocol::spec::Kind;
 
 /// A named class of generated values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -9,10 +9,10 @@ use serde_json::{Value, json};
 
 use super::classes::{self, Class};
 use super::{Generator, narrow_scopes, random_text};
-use crate::rules::{self, Kind, Method, Values};
 use crate::{FuzzRequest, RequestAuth, SecretPlan};
-use harness_model::case::TransportKind;
 use harness_protocol::spec;
+use harness_protocol::spec::{Kind, Method, Param, Values};
+use harness_protocol::wire::TransportKind;
 
 /// A value as the report shows it: long strings by their length, other characters escaped
 /// so that an invisible one is seen.
@@ -54,7 +54,7 @@ impl Generator<'_> {
             "nonce",
             "refresh_token",
         ];
-        let params: Vec<&rules::Param> = rule
+        let params: Vec<&Param> = rule
             .params
             .iter()
             .filter(|spec| !sender_filled.contains(&spec.name))
@@ -77,7 +77,7 @@ impl Generator<'_> {
             return;
         }
         // A value outside a list or range needs a parameter that has one.
-        let bounded: Vec<&rules::Param> = params
+        let bounded: Vec<&Param> = params
             .iter()
             .copied()
             .filter(|spec| matches!(spec.values, Values::OneOf(_) | Values::Range(..)))
@@ -151,7 +151,7 @@ impl Generator<'_> {
     /// One value of a named class for a parameter, or a raw body of one (over the
     /// transports that carry a body), or an extra parameter of one for a method without
     /// parameters over a query string.
-    fn classed(&self, rng: &mut StdRng, params: &[&rules::Param], request: &mut FuzzRequest) {
+    fn classed(&self, rng: &mut StdRng, params: &[&Param], request: &mut FuzzRequest) {
         let query = request.transport == TransportKind::HttpQuery;
         if !query && (params.is_empty() || rng.random_ratio(1, 4)) {
             let class = Class::raw_class(rng);

@@ -5,7 +5,7 @@ use serde_json::{Map, json};
 
 use super::*;
 use crate::RequestAuth;
-use harness_model::case::TransportKind;
+use harness_protocol::wire::TransportKind;
 
 fn request(method: &str, currency: &str, why: &str) -> FuzzRequest {
     let mut params = Map::new();

@@ -5,8 +5,9 @@
 use harness_protocol::spec;
 use serde_json::Value;
 
-use super::{Method, OracleKnowledge, Prediction, error};
+use super::{OracleKnowledge, Prediction, error};
 use crate::{FuzzRequest, RequestAuth, SecretPlan};
+use harness_protocol::spec::Method;
 
 /// Credentials the method cannot run with.
 pub(super) fn auth_refusal(

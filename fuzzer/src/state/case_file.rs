@@ -12,12 +12,13 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use super::model::Outcome;
 use super::{Action, Grant, Sequence, Who};
-use harness_model::case::{Auth, AuthMode, Case, ExpectedAnswer, Needs, Step, TransportKind};
+use harness_model::case::{Auth, AuthMode, Case, ExpectedAnswer, Needs, Step};
 use harness_model::check::Matcher;
+use harness_model::check::Outcome;
 use harness_protocol::auth::nonce::fresh_nonce;
 use harness_protocol::spec;
+use harness_protocol::wire::TransportKind;
 
 /// The case file of `sequence`, whose steps were predicted `outcomes` (one per step; `None`
 /// for a step skipped, which is left out), failing `clause` as `message` says.

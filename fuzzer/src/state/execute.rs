@@ -14,13 +14,14 @@ use serde_json::Value;
 
 use super::assess::{self, Seen};
 use super::case_file::{enable_step, sequence_steps};
-use super::model::{Model, Observed, Outcome};
+use super::model::{Model, Observed};
 use super::{Action, SeqStep, Sequence};
 use crate::send::Sender;
-use harness_model::case::TransportKind;
-use harness_model::check::{Finding, Redactor};
+use harness_model::check::{Finding, Outcome, Redactor};
+use harness_protocol::wire::Exchange;
+use harness_protocol::wire::NoAnswer;
+use harness_protocol::wire::TransportKind;
 use harness_runner::run::step_call::Execution;
-use harness_runner::transport::{Exchange, TransportErrorKind};
 
 /// What came of running a sequence.
 #[derive(Clone, Debug, Default)]
@@ -122,12 +123,11 @@ pub(crate) async fn execute(
                 break;
             }
         };
-        if exchange.failure.as_ref().is_some_and(|failure| {
-            matches!(
-                failure.kind,
-                TransportErrorKind::Timeout | TransportErrorKind::Connect
-            )
-        }) {
+        if exchange
+            .failure
+            .as_ref()
+            .is_some_and(|failure| failure.kind.no_answer() == Some(NoAnswer::Silence))
+        {
             run.unanswered += 1;
             break;
         }

@@ -14,9 +14,9 @@ use rand::Rng;
 use rand::rngs::StdRng;
 
 use super::{Action, Grant, SeqStep, Sequence, Who};
-use harness_model::case::TransportKind;
 use harness_model::target_file::Target;
 use harness_protocol::spec;
+use harness_protocol::wire::TransportKind;
 
 /// The private method most steps call: unpaced, scope `trade:read`, no parameter required.
 pub const PRIVATE_METHOD: &str = spec::MMP_STATUS_METHOD;

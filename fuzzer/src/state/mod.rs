@@ -26,8 +26,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use harness_model::case::TransportKind;
 use harness_protocol::spec;
+use harness_protocol::wire::TransportKind;
 
 /// What the stateful part of a run did and found.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]

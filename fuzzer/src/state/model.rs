@@ -16,14 +16,15 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::{Action, SeqStep, Who};
-use harness_model::case::TransportKind;
 use harness_protocol::auth::scope::Scope;
 use harness_protocol::spec;
+use harness_protocol::wire::TransportKind;
 
 /// What the server must answer (the runner's [`Outcome`], `Any` where SPEC.md leaves it
 /// open), the clause a wrong answer breaks and why: the type the single-request oracle
 /// predicts with too.
-pub use crate::prediction::{Outcome, Prediction};
+pub use crate::prediction::Prediction;
+use harness_model::check::Outcome;
 
 /// An error, as `clause` says of the `what` of step `step` (0-based), invalidated.
 fn invalidated(clause: &'static str, what: &str, step: usize) -> Prediction {

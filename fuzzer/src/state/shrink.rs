@@ -117,7 +117,7 @@ fn repointed(sequence: &Sequence, index: usize) -> Option<Sequence> {
 mod tests {
     use super::*;
     use crate::state::{Grant, SeqStep, Who};
-    use harness_model::case::TransportKind;
+    use harness_protocol::wire::TransportKind;
 
     #[test]
     fn a_use_of_a_derived_token_is_pointed_at_its_origin() {

@@ -81,7 +81,7 @@ async fn fuzz_paced(corpus: &Corpus, seeds: u64, requests: usize) {
 }
 
 /// Requests to a paced method among a run's exchanges.
-fn paced_requests(report: &run::RunReport) -> usize {
+fn paced_requests(report: &harness::results::RunReport) -> usize {
     report
         .results
         .iter()

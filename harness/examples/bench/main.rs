@@ -21,10 +21,11 @@ use std::time::{Duration, Instant};
 
 use clap::Parser;
 use futures_util::{SinkExt, StreamExt};
-use harness::case::{self, TransportKind};
+use harness::case::{self};
 use harness::check::{Catalog, SchemaSet, Verdict};
 use harness::run;
 use harness::serve;
+use harness::wire::TransportKind;
 use tokio_tungstenite::tungstenite::Message;
 
 mod field;

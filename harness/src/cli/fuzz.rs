@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use clap::{Args, Subcommand};
 use harness_fuzz::{self as fuzz, FuzzConfig, FuzzError, Shard};
-use harness_model::case::TransportKind;
+use harness_protocol::wire::TransportKind;
 
 use super::reporters::Reporters;
 use super::target::{TargetArgs, TargetChoice, Timeouts};

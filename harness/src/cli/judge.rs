@@ -12,10 +12,10 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use clap::Args;
-use harness_model::case::TransportKind;
 use harness_model::check::{Level, Side, Verdict};
 use harness_model::report::{self, Context, Summary};
 use harness_model::target_file::RateLimits;
+use harness_protocol::wire::TransportKind;
 use harness_server::judge::{self, Judged, Scenario};
 
 use super::reporters::Reporters;

@@ -10,11 +10,13 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::Args;
-use harness_model::case::TransportKind;
 use harness_model::check::Verdict;
 use harness_model::known_failures::{self, EntryOutcome, EntryStatus, Known, KnownFailures};
 use harness_model::report::{self, Context, Summary};
-use harness_runner::run::{self, CaseResult, Interrupt, RunError, RunReport};
+use harness_model::results::CaseResult;
+use harness_model::results::RunReport;
+use harness_protocol::wire::TransportKind;
+use harness_runner::run::{self, Interrupt, RunError};
 
 use super::reporters::Reporters;
 use super::target::{TargetArgs, TargetChoice, Timeouts};

@@ -2,7 +2,7 @@
 //! `judge`, `fuzz`): the first signal asks the command to stop and write its reports, a
 //! second one ends the process at once with 128 + the signal's number (130, 143).
 
-use harness_runner::run::Interrupt;
+use harness_runner::run::{Interrupt, Interruption};
 
 /// The process's SIGINT and SIGTERM, registered when created (inside a tokio runtime):
 /// from then on neither ends the process by default.
@@ -58,7 +58,7 @@ impl Signals {
     pub(crate) fn fire_then_exit(mut self, interrupt: Interrupt, then: &'static str) {
         tokio::spawn(async move {
             let first = self.next().await;
-            interrupt.fire(format!("interrupted by {first}"));
+            interrupt.fire(Interruption::Signal(first));
             eprintln!("{first}: {then}; a second signal stops at once");
             self.exit_on_next().await;
         });

@@ -3,7 +3,6 @@
 //! the embedded reference server started in-process, optionally with seeded faults or
 //! spec-open variants. Shared by `run` and `fuzz`.
 
-use std::net::IpAddr;
 use std::path::PathBuf;
 
 use harness_model::target_file::Target;
@@ -125,17 +124,15 @@ impl TargetChoice {
     }
 }
 
-/// Refuses to send credentials in clear text to another machine unless asked to.
+/// Refuses to send credentials in clear text to another machine unless asked to (the
+/// target file's one policy, `Target::clear_text_url`).
 pub(crate) fn check_plain_http(target: &Target, allowed: bool) -> Result<(), CliError> {
-    for url in urls(target) {
-        let plain = url.starts_with("http://") || url.starts_with("ws://");
-        if plain && !is_loopback(url) && !allowed {
-            return Err(CliError::usage(format!(
-                "{url} is plain text to a non-loopback host; credentials would travel unencrypted (pass --allow-plain-http to do it anyway)"
-            )));
-        }
+    match target.clear_text_url() {
+        Some(url) if !allowed => Err(CliError::usage(format!(
+            "{url} is plain text to a non-loopback host; credentials would travel unencrypted (pass --allow-plain-http to do it anyway)"
+        ))),
+        _ => Ok(()),
     }
-    Ok(())
 }
 
 /// Refuses `accept_invalid_certs` for a non-loopback host unless asked to: anyone on the
@@ -144,40 +141,13 @@ pub(crate) fn check_invalid_certs(target: &Target, allowed: bool) -> Result<(), 
     if !target.tls.accept_invalid_certs || allowed {
         return Ok(());
     }
-    match urls(target).find(|url| !is_loopback(url)) {
+    match target
+        .urls()
+        .find(|url| !harness_model::target_file::is_loopback(url))
+    {
         Some(url) => Err(CliError::usage(format!(
             "accept_invalid_certs is set and {url} is not a loopback host; anyone on the path could read the credentials (pass --allow-invalid-certs to do it anyway)"
         ))),
         None => Ok(()),
     }
-}
-
-/// Every URL of the target.
-fn urls(target: &Target) -> impl Iterator<Item = &String> {
-    [
-        Some(&target.base_url),
-        target.ws_url.as_ref(),
-        target.direct_access_url.as_ref(),
-    ]
-    .into_iter()
-    .flatten()
-}
-
-/// Whether a URL's host is `localhost` or a loopback address.
-fn is_loopback(url: &str) -> bool {
-    let host = url
-        .split_once("://")
-        .map_or("", |(_, rest)| rest)
-        .split(['/', '?'])
-        .next()
-        .unwrap_or("");
-    let host = host.rsplit_once(':').map_or(host, |(name, port)| {
-        if port.chars().all(|c| c.is_ascii_digit()) {
-            name
-        } else {
-            host
-        }
-    });
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    host == "localhost" || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }

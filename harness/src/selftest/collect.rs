@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{FaultMatrix, FaultRow, VariantMatrix, VariantRow};
 use harness_model::events::{Events, Sink, duration_ms};
-use harness_runner::run::RunReport;
+use harness_model::results::RunReport;
 
 /// Which self-proof a matrix row belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

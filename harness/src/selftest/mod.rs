@@ -25,7 +25,8 @@ use futures_util::StreamExt;
 use harness_model::case::Case;
 use harness_model::check::{Catalog, Level, SchemaSet, Side, Verdict};
 use harness_model::events::EventSink;
-use harness_runner::run::{self, RunError, RunReport};
+use harness_model::results::RunReport;
+use harness_runner::run::{self, RunError};
 use harness_server::serve::{self, Fault};
 
 /// Fault-matrix rows run at once, each against its own reference server. A run of the
@@ -213,8 +214,8 @@ async fn run_against(
     events: &EventSink,
 ) -> Result<RunReport, RunError> {
     let running = serve::start(server_config).await.map_err(|error| {
-        RunError::Client(harness_runner::transport::TransportError {
-            kind: harness_runner::transport::TransportErrorKind::Connect,
+        RunError::Client(harness_protocol::wire::TransportError {
+            kind: harness_protocol::wire::TransportErrorKind::Connect,
             message: error.to_string(),
         })
     })?;

@@ -21,7 +21,8 @@ use std::time::{Duration, Instant};
 use super::collect::{Matrix, MatrixEnd, MatrixEvent, MatrixRow, MatrixSink, RowEvent};
 use super::{SelftestConfig, run_against};
 use crate::fuzz;
-use harness_model::case::{Case, Outcome};
+use harness_model::case::Case;
+use harness_model::check::Outcome;
 use harness_model::check::Verdict;
 use harness_model::events::EventSink;
 use harness_runner::run::{self, RunError};
@@ -228,7 +229,7 @@ fn server_config(variants: &[Variant]) -> serve::ServeConfig {
     config
 }
 
-fn failed_executions(report: &run::RunReport) -> (Vec<String>, usize) {
+fn failed_executions(report: &harness_model::results::RunReport) -> (Vec<String>, usize) {
     let failures = report
         .results
         .iter()
@@ -244,8 +245,8 @@ fn failed_executions(report: &run::RunReport) -> (Vec<String>, usize) {
 }
 
 fn harness_error(message: String) -> RunError {
-    RunError::Client(harness_runner::transport::TransportError {
-        kind: harness_runner::transport::TransportErrorKind::Connect,
+    RunError::Client(harness_protocol::wire::TransportError {
+        kind: harness_protocol::wire::TransportErrorKind::Connect,
         message,
     })
 }

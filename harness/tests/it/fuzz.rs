@@ -8,10 +8,10 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
-use harness::case::TransportKind;
 use harness::check::{Catalog, SchemaSet};
 use harness::fuzz::{self, FuzzConfig, FuzzReport};
 use harness::serve::{self, Fault, Variant};
+use harness::wire::TransportKind;
 
 fn cases() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../cases")

@@ -7,8 +7,8 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use harness::case::TransportKind;
 use harness::fuzz::{self, FuzzReport, Shard, merge};
+use harness::wire::TransportKind;
 
 use super::fuzz::reference_target;
 

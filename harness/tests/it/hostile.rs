@@ -12,10 +12,14 @@ use std::path::Path;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use harness::case::{self, Case, TransportKind};
+use harness::case::{self, Case};
+
 use harness::check::{Catalog, SchemaSet, Verdict};
-use harness::run::{self, RunError, RunReport};
-use harness::transport::{RECORDED_BODY_BYTES, RequestLimits};
+use harness::results::RunReport;
+use harness::run::{self, RunError};
+use harness::transport::RequestLimits;
+use harness::wire::RECORDED_BODY_BYTES;
+use harness::wire::TransportKind;
 use server::{Behaviour, Hostile};
 
 use TransportKind::{HttpBody, HttpQuery, Ws};
@@ -186,7 +190,7 @@ const HTTP: &[TransportKind] = &[HttpQuery, HttpBody];
 fn over<'a>(
     report: &'a RunReport,
     transports: &'a [TransportKind],
-) -> impl Iterator<Item = &'a run::CaseResult> {
+) -> impl Iterator<Item = &'a harness::results::CaseResult> {
     report
         .results
         .iter()

@@ -7,7 +7,9 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use harness::case::{self, Case, Outcome, Step};
+use harness::case::{self, Case, Step};
+
+use harness::check::Outcome;
 use harness::check::{Catalog, SchemaSet, Verdict};
 use harness::run;
 use harness::serve::{self, Fault};

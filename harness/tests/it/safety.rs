@@ -8,11 +8,13 @@ use std::process::{Command, Output};
 use std::sync::Arc;
 use std::time::Duration;
 
-use harness::case::{self, TransportKind};
+use harness::case::{self};
+
 use harness::check::{Catalog, SchemaSet, Verdict};
 use harness::run;
 use harness::serve::{self, Fault};
 use harness::target_file::Target;
+use harness::wire::TransportKind;
 
 const WAIT: Duration = Duration::from_secs(120);
 

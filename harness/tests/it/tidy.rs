@@ -10,38 +10,18 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+mod code;
 mod spec_facts;
 
-/// The workspace's code crates, from the bottom floor up: (package name, directory).
-const CRATES: &[(&str, &str)] = &[
-    ("harness-protocol", "protocol"),
-    ("harness-model", "model"),
-    ("harness-runner", "runner"),
-    ("harness-fuzz", "fuzzer"),
-    ("harness-server", "server"),
-    ("harness", "harness"),
-];
-
-/// The crates that are one module each, by package: every file of theirs, root included,
-/// belongs to it.
-const ONE_MODULE_CRATES: &[(&str, &str)] = &[("harness-fuzz", "fuzz")];
-
-/// One source file of a library or the binary, as code (comments and tests left out).
-struct Source {
-    /// Path relative to the repository, with `/` (`runner/src/run/exec.rs`).
-    path: String,
-    /// The package it belongs to (`harness-runner`).
-    krate: String,
-    /// The top-level module it belongs to (`cli` for `main.rs`).
-    module: String,
-    /// Its code: the part before `#[cfg(test)]`, full-line comments dropped.
-    code: String,
-}
+use code::{CRATES, ONE_MODULE_CRATES, Source, Workspace};
 
 fn repository() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
+/// Every library and binary source file of the workspace's code crates, parsed; files
+/// under a `tests` directory, named `tests.rs`, or declared `#[cfg(test)] mod x;` are
+/// tests and left out.
 fn sources() -> Vec<Source> {
     let mut sources = Vec::new();
     for (krate, dir) in CRATES {
@@ -61,33 +41,33 @@ fn sources() -> Vec<Source> {
                     .unwrap()
                     .to_string_lossy()
                     .replace('\\', "/");
-                if !relative.ends_with(".rs") || relative.ends_with("tests.rs") {
+                // A crate root declares the modules; it is no module of its own, but in a
+                // crate that is one module, whose root is that module's code.
+                let one_module = ONE_MODULE_CRATES.iter().any(|(name, _)| name == krate);
+                if !relative.ends_with(".rs")
+                    || relative.ends_with("tests.rs")
+                    || (relative == "lib.rs" && !one_module)
+                {
                     continue;
                 }
-                let one_module = ONE_MODULE_CRATES.iter().find(|(name, _)| name == krate);
-                let module = match (one_module, relative.split('/').next().unwrap()) {
-                    (Some((_, module)), _) => (*module).to_owned(),
-                    // A crate root declares the modules; it is no module of its own.
-                    (None, "lib.rs") => continue,
-                    (None, "main.rs") => "cli".to_owned(),
-                    (None, first) => first.trim_end_matches(".rs").to_owned(),
-                };
                 let text = std::fs::read_to_string(&path).unwrap();
-                let library = text.split("#[cfg(test)]").next().unwrap_or_default();
-                let code = library
-                    .lines()
-                    .filter(|line| !line.trim_start().starts_with("//"))
-                    .collect::<Vec<_>>()
-                    .join("\n");
-                sources.push(Source {
-                    path: format!("{dir}/src/{relative}"),
-                    krate: (*krate).to_owned(),
-                    module,
-                    code,
-                });
+                let source = Source::parse(&format!("{dir}/src/{relative}"), krate, &text)
+                    .unwrap_or_else(|error| panic!("{error}"));
+                sources.push(source);
             }
         }
     }
+    let test_only: BTreeSet<(String, Vec<String>)> = sources
+        .iter()
+        .flat_map(|source| {
+            source
+                .test_modules
+                .iter()
+                .map(|module| (source.krate.clone(), module.clone()))
+        })
+        .collect();
+    sources
+        .retain(|source| !test_only.contains(&(source.krate.clone(), source.module_path.clone())));
     sources.sort_by(|a, b| a.path.cmp(&b.path));
     sources
 }
@@ -129,57 +109,6 @@ fn layers() -> Vec<Row> {
         .collect()
 }
 
-/// The top-level modules a source's code names through `crate::` or a workspace crate's
-/// path (`harness_model::check`): a path, or a group `crate::{a, b::c}`.
-fn imports(source: &Source, modules: &BTreeSet<String>) -> BTreeSet<String> {
-    let leading = |text: &str| -> String {
-        text.trim_start()
-            .chars()
-            .take_while(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '_')
-            .collect()
-    };
-    let roots = CRATES
-        .iter()
-        .map(|(krate, _)| format!("{}::", krate.replace('-', "_")))
-        .chain(["crate::".to_owned()]);
-    let mut names = Vec::new();
-    for root in roots {
-        for (at, _) in source.code.match_indices(root.as_str()) {
-            let before = source.code[..at].chars().next_back();
-            if before.is_some_and(|c| c == '$' || c == '_' || c.is_ascii_alphanumeric()) {
-                continue;
-            }
-            let rest = &source.code[at + root.len()..];
-            let Some(group) = rest.strip_prefix('{') else {
-                names.push(leading(rest));
-                continue;
-            };
-            // The group's items at depth 0, each up to its comma.
-            let mut depth = 0;
-            let mut item = String::new();
-            for c in group.chars() {
-                match c {
-                    '{' => depth += 1,
-                    '}' if depth == 0 => break,
-                    '}' => depth -= 1,
-                    ',' if depth == 0 => {
-                        names.push(leading(&item));
-                        item.clear();
-                        continue;
-                    }
-                    _ => {}
-                }
-                item.push(c);
-            }
-            names.push(leading(&item));
-        }
-    }
-    names
-        .into_iter()
-        .filter(|name| modules.contains(name) && *name != source.module)
-        .collect()
-}
-
 #[test]
 fn every_import_is_one_the_layers_table_allows() {
     let layers: BTreeMap<String, Row> = layers()
@@ -187,7 +116,7 @@ fn every_import_is_one_the_layers_table_allows() {
         .map(|row| (row.module.clone(), row))
         .collect();
     let sources = sources();
-    let modules: BTreeSet<String> = sources.iter().map(|source| source.module.clone()).collect();
+    let workspace = Workspace::new(&sources);
     let mut broken = Vec::new();
     let mut used_by: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for source in sources.iter().filter(|source| source.module != "cli") {
@@ -204,7 +133,7 @@ fn every_import_is_one_the_layers_table_allows() {
                 source.path, source.module, source.krate, row.krate
             ));
         }
-        for used in imports(source, &modules) {
+        for used in workspace.imports(source) {
             used_by
                 .entry(source.module.clone())
                 .or_default()
@@ -280,20 +209,60 @@ fn the_layers_table_names_every_module_once_and_only_rows_above_its_own() {
     }
 }
 
-/// Every package `package` builds with (its normal dependencies, default features), as
-/// `cargo tree` prints them: what a crate depending on it compiles.
-fn normal_dependencies(package: &str) -> BTreeSet<String> {
+/// No two files of a crate import each other, directly or round a loop: a type or function
+/// two files need lives in a third (ARCHITECTURE.md's invariant, at the level of files).
+#[test]
+fn no_two_files_import_each_other() {
+    let sources = sources();
+    let cycles: Vec<String> = Workspace::new(&sources)
+        .file_cycles()
+        .into_iter()
+        .map(|cycle| cycle.join(" <-> "))
+        .collect();
+    assert!(
+        cycles.is_empty(),
+        "files importing each other:\n{}",
+        cycles.join("\n")
+    );
+}
+
+/// An item is named where it lives: a `pub use` of another module's or crate's item would
+/// hide the dependency from the layers table (the facade `harness/src/lib.rs`, a crate
+/// root, is no module and is not read).
+#[test]
+fn no_module_reexports_another_modules_item() {
+    let sources = sources();
+    let workspace = Workspace::new(&sources);
+    let found: Vec<String> = sources
+        .iter()
+        .flat_map(|source| workspace.reexports(source))
+        .collect();
+    assert!(
+        found.is_empty(),
+        "re-exports across modules:\n{}",
+        found.join("\n")
+    );
+}
+
+/// Every package `package` builds with (its normal dependencies, default features and
+/// `features`), as `cargo tree` prints them: what a crate depending on it compiles.
+fn normal_dependencies(package: &str, features: &[&str]) -> BTreeSet<String> {
+    let mut args = vec![
+        "tree",
+        "--offline",
+        "-e",
+        "normal",
+        "--prefix",
+        "none",
+        "-p",
+        package,
+    ];
+    if !features.is_empty() {
+        args.push("--features");
+        args.extend(features);
+    }
     let output = std::process::Command::new(env!("CARGO"))
-        .args([
-            "tree",
-            "--offline",
-            "-e",
-            "normal",
-            "--prefix",
-            "none",
-            "-p",
-            package,
-        ])
+        .args(&args)
         .current_dir(repository())
         .output()
         .unwrap();
@@ -323,14 +292,28 @@ fn the_runner_and_the_model_build_no_server_and_no_command_line() {
         "harness-server",
         "harness-fuzz",
     ];
-    let runner = normal_dependencies("harness-runner");
+    let runner = normal_dependencies("harness-runner", &[]);
     assert!(runner.contains("reqwest"), "is cargo tree still read?");
     let found: Vec<&&str> = banned_from_runner
         .iter()
         .filter(|name| runner.contains(**name))
         .collect();
     assert!(found.is_empty(), "harness-runner depends on {found:?}");
-    let model = normal_dependencies("harness-model");
+    // With the trials (`conformance`), libtest-mimic brings clap, and nothing else banned.
+    let trials = normal_dependencies("harness-runner", &["conformance"]);
+    assert!(
+        trials.contains("libtest-mimic"),
+        "is the feature still read?"
+    );
+    let found: Vec<&&str> = banned_from_runner
+        .iter()
+        .filter(|name| **name != "clap" && trials.contains(**name))
+        .collect();
+    assert!(
+        found.is_empty(),
+        "harness-runner with `conformance` depends on {found:?}"
+    );
+    let model = normal_dependencies("harness-model", &[]);
     let banned_from_model = [
         "tokio",
         "reqwest",
@@ -387,6 +370,14 @@ fn the_invariants_a_grep_can_see_hold() {
         clock.is_empty(),
         "the system clock read outside auth/clock.rs: {clock:?}"
     );
+    // The path prefix is `spec::API_PREFIX` (and the WebSocket path `spec::WS_PATH`); the
+    // target-file property writes a whole target file as its input.
+    let prefix = offenders(
+        &["/api/v2"],
+        |source| !source.path.starts_with("protocol/src/spec/"),
+        &["model/src/target_file/property.rs"],
+    );
+    assert!(prefix.is_empty(), "the path prefix written out: {prefix:?}");
     let clap = offenders(
         &["clap::", "use clap"],
         |source| source.module != "cli",
@@ -522,4 +513,110 @@ fn no_new_behaviour_hangs_on_the_spelling_of_a_clause_id() {
         gone.is_empty(),
         "no longer spelling, remove from the list: {gone:?}"
     );
+}
+
+/// Every `module::Item` ARCHITECTURE.md names in backticks exists: its module is a module
+/// of the workspace (a crate's name leads to its modules; the facade `harness` to every
+/// crate's), and each name after it is defined in that module's code (an item, or an enum's
+/// variant), so the codemap cannot go on naming what was renamed or removed.
+#[test]
+fn architecture_names_only_items_that_exist() {
+    let text = std::fs::read_to_string(repository().join("ARCHITECTURE.md")).unwrap();
+    let sources = sources();
+    let mut named = BTreeSet::new();
+    for span in text.split('`').skip(1).step_by(2) {
+        let segments: Vec<&str> = span.split("::").collect();
+        let path_like = segments.len() > 1
+            && segments.iter().all(|segment| {
+                !segment.is_empty()
+                    && segment
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_')
+            })
+            && segments[0]
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c == '_');
+        if path_like {
+            named.insert(span.to_owned());
+        }
+    }
+    assert!(
+        named.len() > 10,
+        "the scan found {} paths: is it still reading?",
+        named.len()
+    );
+    let mut missing = Vec::new();
+    for path in &named {
+        let mut segments: Vec<&str> = path.split("::").collect();
+        if segments[0] == "harness" || segments[0].starts_with("harness_") {
+            segments.remove(0);
+        }
+        let module = segments[0];
+        let scope: Vec<&Source> = sources
+            .iter()
+            .filter(|source| source.module_path.iter().any(|name| name == module))
+            .collect();
+        if scope.is_empty() {
+            missing.push(format!("`{path}`: no module `{module}`"));
+            continue;
+        }
+        for name in &segments[1..] {
+            if !scope.iter().any(|source| defines(&source.code, name)) {
+                missing.push(format!("`{path}`: nothing named `{name}` in `{module}`"));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "ARCHITECTURE.md names:\n{}",
+        missing.join("\n")
+    );
+}
+
+/// Whether `code` defines `name`: an item (`fn`, `struct`, `enum`, ...) or a line that
+/// starts with it as an enum's variant does (`Skip,`, `RowFinished {`).
+fn defines(code: &str, name: &str) -> bool {
+    let ends = |rest: &str| !rest.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_');
+    code.lines().any(|line| {
+        let line = line.trim_start();
+        let item = [
+            "fn ", "struct ", "enum ", "const ", "static ", "type ", "trait ", "mod ",
+        ]
+        .iter()
+        .any(|keyword| {
+            line.match_indices(&format!("{keyword}{name}"))
+                .any(|(at, found)| {
+                    let before = line[..at].chars().next_back();
+                    before.is_none_or(|c| c == ' ' || c == '(') && ends(&line[at + found.len()..])
+                })
+        });
+        let variant = line
+            .strip_prefix(name)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with([',', '(', ' ', '{']));
+        item || variant
+    })
+}
+
+/// README.md's `harness --version` line is the binary's, with the places of what changes
+/// with every case added (the corpus digest and its count of files) shown, not a number
+/// that drifts.
+#[test]
+fn readme_shows_the_version_line_of_the_binary() {
+    let readme = std::fs::read_to_string(repository().join("README.md")).unwrap();
+    let shown = readme
+        .lines()
+        .find(|line| line.starts_with("harness --version"))
+        .and_then(|line| line.split_once('#'))
+        .map(|(_, shown)| shown.trim())
+        .expect("README.md shows `harness --version`");
+    let actual = format!("harness {}", harness::corpus::version_line());
+    let (head, tail) = actual.split_once("sha256:").unwrap();
+    let (digest, tail) = tail.split_once(", ").unwrap();
+    let (count, tail) = tail.split_once(' ').unwrap();
+    assert!(digest.chars().all(|c| c.is_ascii_hexdigit()), "{actual}");
+    assert!(
+        count.parse::<usize>().is_ok_and(|count| count > 100),
+        "{actual}"
+    );
+    assert_eq!(shown, format!("{head}sha256:<digest>, <count> {tail}"));
 }

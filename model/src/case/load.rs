@@ -5,9 +5,11 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::{AuthMode, Case, Outcome, TransportKind};
+use super::{AuthMode, Case};
+use crate::check::Outcome;
 use crate::check::{Catalog, SchemaSet};
 use harness_protocol::file_error::{FileError, did_you_mean, line_of};
+use harness_protocol::wire::TransportKind;
 
 /// The `*.toml` files of a corpus that are not case files: the clause catalog, the
 /// traceability table and the corpus crate's manifest.

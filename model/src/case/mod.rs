@@ -11,8 +11,6 @@ mod load;
 mod property;
 mod write;
 
-/// The kind of answer a step requires (declared beside the answer check).
-pub use crate::check::Outcome;
 pub use load::{discover, load_file, parse_case};
 pub(crate) use load::{files_under, is_case_file, parse_all};
 pub use property::case_parse_no_panic;
@@ -24,10 +22,8 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::check::Matcher;
-
-/// How a case reaches the server (declared with the wire's record types).
-pub use harness_protocol::wire::TransportKind;
+use crate::check::{Matcher, Outcome};
+use harness_protocol::wire::TransportKind;
 
 /// One case file.
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]

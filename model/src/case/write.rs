@@ -4,7 +4,8 @@
 
 use serde_json::Value;
 
-use super::{Case, TransportKind};
+use super::Case;
+use harness_protocol::wire::TransportKind;
 
 impl Case {
     /// The case as case-file TOML, after `comment` (each line written as a `#` comment).

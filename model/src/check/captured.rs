@@ -13,10 +13,7 @@ use serde_json::Value;
 
 use super::{Catalog, Level, SchemaSet, Verdict};
 use harness_protocol::jsonrpc::{code, validate_response};
-use harness_protocol::spec;
-
-pub use harness_protocol::spec::NEEDS_SECOND_FACTOR;
-pub(crate) use harness_protocol::spec::SECOND_FACTOR_ERROR_NAME as SECOND_FACTOR_ERROR;
+use harness_protocol::spec::{self, NEEDS_SECOND_FACTOR, SECOND_FACTOR_ERROR_NAME};
 
 /// The form of a captured response: an envelope with a result or an error, a bare result,
 /// or neither.
@@ -137,7 +134,7 @@ pub fn judge_captured(
                 "/error/code",
                 "auth.two_factor.13668",
                 format!(
-                    "the error names {SECOND_FACTOR_ERROR} with code {}, not {}",
+                    "the error names {SECOND_FACTOR_ERROR_NAME} with code {}, not {}",
                     error.get("code").unwrap_or(&Value::Null),
                     code::SECURITY_KEY_AUTHORIZATION_ERROR
                 ),
@@ -182,7 +179,7 @@ pub fn judge_captured(
 fn names_second_factor_error(error: &Value) -> bool {
     fn any_string(value: &Value) -> bool {
         match value {
-            Value::String(text) => text == SECOND_FACTOR_ERROR,
+            Value::String(text) => text == SECOND_FACTOR_ERROR_NAME,
             Value::Array(items) => items.iter().any(any_string),
             Value::Object(members) => members.values().any(any_string),
             _ => false,

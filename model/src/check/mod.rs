@@ -17,8 +17,7 @@ mod statements;
 
 pub use answer::{Outcome, ParsedAnswer, Required, answer, error_note, finding};
 pub use captured::{
-    Captured, NEEDS_SECOND_FACTOR, Observation, ResponseForm, judge_captured,
-    method_from_file_name, result_clause,
+    Captured, Observation, ResponseForm, judge_captured, method_from_file_name, result_clause,
 };
 pub use catalog::{Catalog, Clause, Level, Side};
 pub use matcher::{Matcher, holds, lookup, short};

@@ -10,8 +10,8 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::{Entry, Known, KnownFailures, Selector};
-use crate::case::TransportKind;
 use harness_protocol::file_error::{FileError, did_you_mean, line_of};
+use harness_protocol::wire::TransportKind;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -40,9 +40,9 @@ pub use write::{PLACEHOLDER, entries_for, render};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
-use crate::case::TransportKind;
 use crate::check::{Finding, Verdict};
 use crate::results::CaseResult;
+use harness_protocol::wire::TransportKind;
 
 /// A loaded expectations file.
 #[derive(Clone, Debug, PartialEq)]

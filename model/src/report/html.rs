@@ -6,9 +6,9 @@
 use std::fmt::Write;
 
 use super::{Context, Summary, failures_first, is_noteworthy, known_failures, shown_reproduction};
-use crate::case::TransportKind;
 use crate::check::Verdict;
 use crate::results::CaseResult;
+use harness_protocol::wire::TransportKind;
 
 const STYLE: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse;margin:1em 0}\
 td,th{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top}th{background:#f4f4f4}\

@@ -26,9 +26,9 @@ pub use statements::{StatementCoverage, StatementStatus};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use crate::case::TransportKind;
 use crate::check::{Catalog, Clause, Finding, Level, Side, Verdict};
 use crate::results::{CaseResult, RunReport};
+use harness_protocol::wire::TransportKind;
 
 /// The word for the side a run judges, as reports print it.
 pub(crate) fn side_name(side: Side) -> &'static str {

@@ -5,9 +5,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
-use crate::case::TransportKind;
 use crate::check::{Catalog, Level, Side, Verdict};
 use harness_protocol::spec::SECTIONS;
+use harness_protocol::wire::TransportKind;
 
 /// One section's row.
 #[derive(Clone, Debug, PartialEq)]

@@ -131,7 +131,7 @@ fn method_of(exchange: &Exchange) -> String {
             return "(raw message)".to_owned();
         }
         let path = exchange.request.url.split('?').next().unwrap_or_default();
-        path.split_once("/api/v2/")
+        path.split_once(&format!("{}/", harness_protocol::spec::API_PREFIX))
             .map_or_else(|| path.to_owned(), |(_, method)| method.to_owned())
     })
 }

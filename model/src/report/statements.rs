@@ -8,8 +8,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
-use crate::case::TransportKind;
 use crate::check::{Catalog, Side, Verdict};
+use harness_protocol::wire::TransportKind;
 
 /// What a run says of one statement.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]

@@ -69,7 +69,7 @@ pub use limits::{CountedPer, RateLimits};
 
 pub use property::target_parse_roundtrip;
 pub use secret::Secret;
-pub use trust::TlsTrust;
+pub use trust::{TlsTrust, is_loopback};
 
 /// A described server.
 #[derive(Clone, Debug, PartialEq)]

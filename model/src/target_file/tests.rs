@@ -216,3 +216,26 @@ fn races_are_on_unless_the_file_says_races_false() {
         parse_error(&format!("{base}race_rounds = 0\n")).starts_with("t.toml:3: race_rounds is 0")
     );
 }
+
+#[test]
+fn clear_text_goes_only_to_loopback() {
+    for url in [
+        "http://127.0.0.1:9000/api/v2",
+        "ws://localhost/ws",
+        "http://[::1]:80/x",
+        "http://user@127.0.0.1/",
+    ] {
+        assert!(super::is_loopback(url), "{url}");
+    }
+    for url in [
+        "http://example.com/api/v2",
+        "http://127.0.0.1@example.com/",
+        "ws://10.0.0.1:80",
+        "http://localhost.example.com",
+    ] {
+        assert!(!super::is_loopback(url), "{url}");
+    }
+    let text = "name = \"x\"\nbase_url = \"https://h/api/v2\"\nws_url = \"ws://h/ws\"\n";
+    let target = Target::parse(Path::new("t.toml"), text, &|_| None).unwrap();
+    assert_eq!(target.clear_text_url(), Some("ws://h/ws"));
+}

@@ -1,8 +1,15 @@
 //! Which server certificates the harness trusts: the target file's `ca_file` and
 //! `accept_invalid_certs`. The transports build their TLS configuration from it.
+//!
+//! And the one clear-text policy: credentials never travel unencrypted to another machine
+//! unless asked to ([`Target::clear_text_url`]); the command line (which `--allow-plain-http`
+//! overrides) and the conformance trials both ask it.
 
 use std::io::Read;
+use std::net::IpAddr;
 use std::path::PathBuf;
+
+use super::Target;
 
 use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;
@@ -43,4 +50,49 @@ impl TlsTrust {
         }
         Ok(certificates)
     }
+}
+
+impl Target {
+    /// Every URL of the target: `base_url`, `ws_url`, `direct_access_url`.
+    pub fn urls(&self) -> impl Iterator<Item = &str> {
+        [
+            Some(self.base_url.as_str()),
+            self.ws_url.as_deref(),
+            self.direct_access_url.as_deref(),
+        ]
+        .into_iter()
+        .flatten()
+    }
+
+    /// The first URL that would carry credentials in clear text to another machine:
+    /// `http://` or `ws://` to a host that is not loopback.
+    pub fn clear_text_url(&self) -> Option<&str> {
+        self.urls().find(|url| {
+            let plain = url.starts_with("http://") || url.starts_with("ws://");
+            plain && !is_loopback(url)
+        })
+    }
+}
+
+/// Whether a URL's host is `localhost` or a loopback address (`127.0.0.1`, `[::1]`); a
+/// user part (`user@host`) is not the host.
+pub fn is_loopback(url: &str) -> bool {
+    let authority = url
+        .split_once("://")
+        .map_or("", |(_, rest)| rest)
+        .split(['/', '?', '#'])
+        .next()
+        .unwrap_or("");
+    let host = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host);
+    let host = host.rsplit_once(':').map_or(host, |(name, port)| {
+        if port.chars().all(|c| c.is_ascii_digit()) && !name.ends_with(':') {
+            name
+        } else {
+            host
+        }
+    });
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    host == "localhost" || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }

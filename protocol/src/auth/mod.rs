@@ -13,5 +13,3 @@ pub mod nonce;
 pub mod scope;
 pub mod second_factor;
 pub mod sign;
-
-pub use crate::spec::{AUTH_METHOD, SIGNATURE_WINDOW_MS};

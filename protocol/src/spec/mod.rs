@@ -37,6 +37,14 @@ pub use unnamed::{UNNAMED_FIELDS, UnnamedField, unnamed_field};
 /// The interface version SPEC.md describes ("The interface version is 2.1.1").
 pub const INTERFACE_VERSION: &str = "2.1.1";
 
+/// The HTTP path prefix of every method ("the HTTP path prefix is `/api/v2`";
+/// "`{base_url}` ends in `/api/v2`"), under `{direct_access_url}` too.
+pub const API_PREFIX: &str = "/api/v2";
+
+/// Where the reference server and the proxy take WebSocket connections: the prefix under
+/// `/ws`. SPEC.md gives `{ws_url}` whole, so this path is the harness's own choice.
+pub const WS_PATH: &str = "/ws/api/v2";
+
 /// The JSON type a parameter is declared with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {

@@ -267,3 +267,8 @@ fn the_interface_version_is_the_one_spec_md_states() {
     let stated = format!("The interface version is {}", super::INTERFACE_VERSION);
     assert!(spec_text().contains(&stated), "{stated}");
 }
+
+#[test]
+fn the_websocket_path_is_the_prefix_under_ws() {
+    assert_eq!(WS_PATH, format!("/ws{API_PREFIX}"));
+}

@@ -19,10 +19,11 @@ use super::pace::ANONYMOUS;
 use crate::transport::{
     self, Authorization, ClientSession, Credentials, SignatureParams, Token, place_bearer,
 };
-use harness_model::case::{Auth, AuthMode, SecondFactorCode, Step, TransportKind};
+use harness_model::case::{Auth, AuthMode, SecondFactorCode, Step};
 use harness_model::target_file::CountedPer;
 use harness_protocol::auth::nonce::fresh_nonce;
 use harness_protocol::auth::second_factor;
+use harness_protocol::wire::TransportKind;
 
 impl Execution<'_> {
     /// The credentials of the step's account role (default `main`), spoiled when the step

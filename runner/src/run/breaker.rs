@@ -4,8 +4,8 @@
 //! Every request of a run (the runner's executions, the fuzzer's workers and sequences)
 //! reports whether an answer came. An answer resets the count; a request left without one
 //! (timed out, connection refused, connection reset or closed) adds to it. After
-//! [`Breaker::limit`] in a row the breaker fires the run's [`Interrupt`] with a reason that
-//! starts with [`STOPPED_ANSWERING`] and names the symptom ("target stopped answering: 12
+//! [`Breaker::limit`] in a row the breaker fires the run's [`Interrupt`] with
+//! [`Interruption::StoppedAnswering`], which names the symptom ("target stopped answering: 12
 //! requests in a row timed out after 5 s"): the run then stops as for Ctrl-C, marks what
 //! is left "not run" and writes its reports, and the command exits 3 (the harness could not
 //! do its job), not 4.
@@ -14,22 +14,15 @@ use std::sync::Mutex;
 use std::sync::PoisonError;
 use std::time::Duration;
 
-use super::Interrupt;
-use crate::transport::{TransportError, TransportErrorKind};
-
-/// What the reason of a run the breaker stopped starts with.
-pub const STOPPED_ANSWERING: &str = "target stopped answering: ";
+use super::{Interrupt, Interruption};
+use harness_protocol::wire::TransportError;
+use harness_protocol::wire::TransportErrorKind;
 
 /// Requests in a row without an answer that end a run by default: more than one wave of
 /// a small concurrency, so one unlucky moment does not end a run, and few enough that a
 /// silent target ends the run within about two request timeouts at the default
 /// concurrency.
 pub const DEFAULT_LIMIT: usize = 12;
-
-/// Whether `reason` (of an interrupted run) is the breaker's.
-pub fn stopped_answering(reason: &str) -> bool {
-    reason.starts_with(STOPPED_ANSWERING)
-}
 
 /// Counts requests in a row without an answer and stops the run at the limit.
 #[derive(Debug)]
@@ -77,7 +70,9 @@ impl Breaker {
     pub fn observe(&self, failure: Option<&TransportError>) {
         match failure {
             None => self.answered(),
-            Some(failure) if is_no_answer(failure.kind) => self.unanswered(failure.kind),
+            Some(failure) if failure.kind.no_answer().is_some() => {
+                self.unanswered(failure.kind);
+            }
             Some(_) => {}
         }
     }
@@ -93,11 +88,10 @@ impl Breaker {
             streak.kinds.push(kind);
         }
         if streak.count >= self.limit {
-            let reason = format!(
-                "{STOPPED_ANSWERING}{} requests in a row {}",
-                streak.count,
-                self.symptom(&streak.kinds)
-            );
+            let reason = Interruption::StoppedAnswering {
+                requests: streak.count,
+                symptom: self.symptom(&streak.kinds),
+            };
             drop(streak);
             self.interrupt.fire(reason);
         }
@@ -123,14 +117,6 @@ impl Breaker {
             }
         }
     }
-}
-
-/// Whether a failure of this kind means the target gave no answer at all.
-pub(crate) fn is_no_answer(kind: TransportErrorKind) -> bool {
-    matches!(
-        kind,
-        TransportErrorKind::Timeout | TransportErrorKind::Connect | TransportErrorKind::Closed
-    )
 }
 
 /// `5 s`, `0.4 s`.
@@ -166,11 +152,15 @@ mod tests {
         breaker.observe(Some(&timeout));
         assert_eq!(interrupt.reason(), None);
         breaker.observe(Some(&timeout));
+        let reason = interrupt.reason().unwrap();
         assert_eq!(
-            interrupt.reason().as_deref(),
-            Some("target stopped answering: 3 requests in a row timed out after 5 s")
+            reason.to_string(),
+            "target stopped answering: 3 requests in a row timed out after 5 s"
         );
-        assert!(stopped_answering(&interrupt.reason().unwrap()));
+        assert!(reason.is_stopped_answering());
+        assert!(super::super::interrupt::stopped_answering(
+            &reason.to_string()
+        ));
     }
 
     #[test]
@@ -183,7 +173,7 @@ mod tests {
         breaker.observe(Some(&failure(TransportErrorKind::TooLarge)));
         assert_eq!(interrupt.reason(), None);
         breaker.observe(Some(&failure(TransportErrorKind::Timeout)));
-        let reason = interrupt.reason().unwrap();
+        let reason = interrupt.reason().unwrap().to_string();
         assert!(reason.contains("could not connect"), "{reason}");
         assert!(reason.contains("timed out after 5 s"), "{reason}");
     }

@@ -2,7 +2,9 @@
 //! budget lasts, then only the first bytes of each, so a hostile target that answers a long
 //! walk with pages near the size cap cannot make a run's memory or reports unbounded.
 
-use crate::transport::{Exchange, RECORDED_BODY_BYTES};
+use harness_protocol::wire::RECORDED_BODY_BYTES;
+
+use harness_protocol::wire::Exchange;
 
 /// Answer bytes one execution keeps in full across its exchanges; past this, each further
 /// answer is kept only as its first [`RECORDED_TAIL_BYTES`]. The reference server's largest
@@ -38,8 +40,9 @@ impl RecordBudget {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transport::{Received, SentRequest};
-    use harness_model::case::TransportKind;
+    use harness_protocol::wire::Received;
+    use harness_protocol::wire::SentRequest;
+    use harness_protocol::wire::TransportKind;
 
     fn exchange(body: &str) -> Exchange {
         Exchange {

@@ -13,16 +13,20 @@ use std::time::Instant;
 
 use serde_json::Value;
 
+use super::Shared;
 use super::budget::RecordBudget;
 use super::pace;
 use super::result::{error_result, finish};
 use super::skip::skip_reason;
 use super::template;
-use super::{CaseResult, Shared};
-use crate::transport::{ClientSession, Exchange, HttpClient, Outgoing, TransportError, WsSession};
-use harness_model::case::{Case, Step, TransportKind};
+use crate::transport::{ClientSession, HttpClient, Outgoing, WsSession};
+use harness_model::case::{Case, Step};
 use harness_model::check::{self, Finding, ParsedAnswer, Required, Verdict};
+use harness_model::results::CaseResult;
 use harness_protocol::auth::clock::Clock;
+use harness_protocol::wire::Exchange;
+use harness_protocol::wire::TransportError;
+use harness_protocol::wire::TransportKind;
 
 /// Why an execution stops early.
 #[derive(Debug)]
@@ -70,8 +74,6 @@ pub struct Execution<'a> {
     /// Whether answers are checked against the steps' expectations (false for the
     /// fuzzers' steps, `step_call.rs`).
     pub(super) judging: bool,
-    /// The last step sent unjudged, for [`Execution::call_unjudged`].
-    pub(super) last_call: Option<super::step_call::Called>,
     /// A cached token is renewed once it made a burst of paced calls (`step_call.rs`).
     pub(super) renew_per_burst: bool,
     /// The request being prepared calls the paced method.
@@ -227,7 +229,6 @@ impl<'a> Execution<'a> {
             exchanges: Vec::with_capacity(case.steps.len()),
             budget: RecordBudget::default(),
             judging: true,
-            last_call: None,
             renew_per_burst: false,
             calling_paced: false,
         }
@@ -292,22 +293,33 @@ impl Execution<'_> {
     /// Runs one step over its own transport and connection, when it names them, and over
     /// the execution's otherwise.
     pub(super) async fn step(&mut self, step: &Step) -> Result<(), Stop> {
+        let execution_transport = self.enter_step(step)?;
+        let outcome = self.step_here(step).await;
+        self.leave_step(step, execution_transport);
+        outcome
+    }
+
+    /// Puts the execution on the step's own transport and connection, when it names
+    /// them; returns the execution's transport, which [`Execution::leave_step`] restores.
+    pub(super) fn enter_step(&mut self, step: &Step) -> Result<TransportKind, Stop> {
         let execution_transport = self.transport;
         self.transport = step.transport_in(execution_transport);
-        let connection = step.connection.as_deref();
-        if let Some(name) = connection {
+        if let Some(name) = step.connection.as_deref() {
             if let Err(error) = self.open_connection(name) {
                 self.transport = execution_transport;
                 return Err(Stop::Error(error.to_string()));
             }
             self.swap_connection(name);
         }
-        let outcome = self.step_here(step).await;
-        if let Some(name) = connection {
+        Ok(execution_transport)
+    }
+
+    /// Puts back what [`Execution::enter_step`] changed.
+    pub(super) fn leave_step(&mut self, step: &Step, execution_transport: TransportKind) {
+        if let Some(name) = step.connection.as_deref() {
             self.swap_connection(name);
         }
         self.transport = execution_transport;
-        outcome
     }
 
     /// Makes the named connection's HTTP client on its first use over HTTP (a WebSocket
@@ -345,18 +357,7 @@ impl Execution<'_> {
         if let (Some(copies), TransportKind::Ws) = (step.in_flight, self.transport) {
             return Box::pin(self.in_flight(step, copies)).await;
         }
-        // A raw step's HTTP path is the method its text names, when it names one.
-        let method = step.call.clone().unwrap_or_else(|| {
-            let raw: Option<Value> = step
-                .raw
-                .as_deref()
-                .and_then(|raw| serde_json::from_str(raw).ok());
-            raw.and_then(|raw| raw.get("method").and_then(Value::as_str).map(str::to_owned))
-                .unwrap_or_default()
-        });
-        if !self.judging {
-            return self.call_only(step, &method).await;
-        }
+        let method = step_method(step);
         if let Some(wait) = &step.wait {
             self.wait_before(step, wait).await?;
         }
@@ -502,4 +503,17 @@ impl Execution<'_> {
         self.notes.extend(check::error_note(&answer, &expected));
         answer.json.ok_or(Stop::Failed)
     }
+}
+
+/// The method a `call` or `raw` step calls: a raw step's HTTP path is the method its text
+/// names, when it names one.
+pub(super) fn step_method(step: &Step) -> String {
+    step.call.clone().unwrap_or_else(|| {
+        let raw: Option<Value> = step
+            .raw
+            .as_deref()
+            .and_then(|raw| serde_json::from_str(raw).ok());
+        raw.and_then(|raw| raw.get("method").and_then(Value::as_str).map(str::to_owned))
+            .unwrap_or_default()
+    })
 }

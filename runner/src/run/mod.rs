@@ -39,17 +39,20 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::Semaphore;
 
-use crate::transport::{self, Dialer, HttpClient, TransportError};
-use harness_model::case::{Case, TransportKind};
+use crate::transport::{self, Dialer, HttpClient};
+
+use harness_model::case::Case;
 use harness_model::check::{Catalog, Redactor, SchemaSet, Side, Verdict};
 use harness_model::target_file::Target;
+use harness_protocol::wire::TransportError;
+use harness_protocol::wire::TransportKind;
 
-pub use breaker::{Breaker, DEFAULT_LIMIT, STOPPED_ANSWERING, stopped_answering};
-pub use interrupt::{GRACE, Interrupt, NOT_RUN};
+pub use breaker::{Breaker, DEFAULT_LIMIT};
+pub use interrupt::{GRACE, Interrupt, Interruption, NOT_RUN, stopped_answering};
 pub use schedule::PACED_LANE;
 
-pub use harness_model::events::{Event, EventSink};
-pub use harness_model::results::{CaseResult, RunReport};
+use harness_model::events::{Event, EventSink};
+use harness_model::results::{CaseResult, RunReport};
 
 use schedule::{cut, first_call, is_long, is_paced};
 
@@ -264,10 +267,7 @@ pub async fn run_until(
         let (interrupt, run_timeout) = (interrupt.clone(), config.run_timeout);
         tokio::spawn(async move {
             tokio::time::sleep(run_timeout).await;
-            interrupt.fire(format!(
-                "the run timeout expired ({} s)",
-                run_timeout.as_secs_f64()
-            ));
+            interrupt.fire(Interruption::RunTimeout(run_timeout));
         })
     };
     let (serial, mut parallel): (Vec<_>, Vec<_>) = plan
@@ -342,7 +342,7 @@ pub async fn run_until(
             .iter()
             .flat_map(|result| &result.exchanges)
             .find_map(|exchange| exchange.failure.clone())
-            .filter(|failure| failure.kind == transport::TransportErrorKind::Connect)
+            .filter(|failure| failure.kind == harness_protocol::wire::TransportErrorKind::Connect)
     {
         // The failed request's URL may carry a client secret in its query string.
         return Err(RunError::Unreachable(TransportError {
@@ -352,12 +352,15 @@ pub async fn run_until(
     }
     // Fired after the last execution ended (the timer racing the end) stopped nothing.
     // The breaker's reason stays even then: the last requests went unanswered.
-    let interrupted = interrupt.reason().filter(|reason| {
-        stopped_answering(reason)
-            || results
-                .iter()
-                .any(|result| result.message.starts_with(NOT_RUN))
-    });
+    let interrupted = interrupt
+        .reason()
+        .filter(|reason| {
+            reason.is_stopped_answering()
+                || results
+                    .iter()
+                    .any(|result| result.message.starts_with(NOT_RUN))
+        })
+        .map(|reason| reason.to_string());
     let duration = started.elapsed();
     if let Some(reason) = &interrupted {
         events.emit(&Event::interrupted(reason));

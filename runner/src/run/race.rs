@@ -24,7 +24,8 @@ use serde_json::Value;
 
 use super::exec::{Execution, Stop};
 use crate::transport::{Authorization, Outgoing, place_bearer};
-use harness_model::case::{Race, Step, TransportKind};
+use harness_model::case::{Race, Step};
+use harness_protocol::wire::TransportKind;
 
 /// What the rounds of a race found so far.
 #[derive(Default)]

@@ -4,10 +4,11 @@
 
 use std::time::Instant;
 
-use super::CaseResult;
-use crate::transport::Exchange;
-use harness_model::case::{Case, TransportKind};
+use harness_model::case::Case;
 use harness_model::check::{Finding, Verdict};
+use harness_model::results::CaseResult;
+use harness_protocol::wire::Exchange;
+use harness_protocol::wire::TransportKind;
 
 /// A result for an execution the harness could not carry out.
 pub(super) fn error_result(

@@ -6,10 +6,12 @@
 
 use std::sync::Arc;
 
-use super::{GRACE, Interrupt, Shared, stopped_answering};
-use crate::transport::{self, TransportError};
-use harness_model::case::{Case, TransportKind};
+use super::{GRACE, Interrupt, Interruption, Shared};
+use crate::transport::{self};
+use harness_model::case::Case;
 use harness_protocol::spec;
+use harness_protocol::wire::TransportError;
+use harness_protocol::wire::TransportKind;
 
 /// Executions calling a paced method that run at once, outside the `concurrency` slots:
 /// enough that the budget is taken while one of them runs its unpaced steps.
@@ -55,9 +57,6 @@ fn first_method() -> Option<&'static spec::Method> {
     })
 }
 
-/// What the reason of a run stopped by a refused first call starts with.
-const UNREACHABLE: &str = "target unreachable: ";
-
 /// The run's first call, `public/get_currencies` over HTTP, sent as the executions start:
 /// a target that refuses connections (or cannot be reached) stops the run at once, and the
 /// failure is returned so that the run ends as unreachable, instead of every execution
@@ -83,22 +82,22 @@ pub(super) async fn first_call(
     shared.breaker.observe(exchange.failure.as_ref());
     let failure = exchange
         .failure
-        .filter(|failure| failure.kind == transport::TransportErrorKind::Connect)?;
+        .filter(|failure| failure.kind == harness_protocol::wire::TransportErrorKind::Connect)?;
     // The failed request's URL may carry a client secret in its query string.
     let failure = TransportError {
         message: shared.redactor.text(&failure.message),
         ..failure
     };
-    interrupt.fire(format!("{UNREACHABLE}{}", failure.message));
+    interrupt.fire(Interruption::Unreachable(failure.message.clone()));
     Some(failure)
 }
 
 /// Resolves when executions in flight are cut: [`GRACE`] after the interrupt fires, or at
 /// once when the target stopped answering or cannot be reached (nothing in flight can
 /// still get an answer).
-pub(super) async fn cut(interrupt: &Interrupt) -> String {
+pub(super) async fn cut(interrupt: &Interrupt) -> Interruption {
     let reason = interrupt.fired().await;
-    if !(stopped_answering(&reason) || reason.starts_with(UNREACHABLE)) {
+    if !reason.no_answer_left() {
         tokio::time::sleep(GRACE).await;
     }
     reason

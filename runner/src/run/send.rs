@@ -9,11 +9,12 @@
 //! outcome is counted by the run's breaker (`breaker.rs`).
 
 use super::exec::{Execution, Stop};
-use crate::transport::{
-    Authorization, Exchange, Outgoing, RaceEntry, TransportError, TransportErrorKind,
-};
-use harness_model::case::TransportKind;
+use crate::transport::{Authorization, Outgoing, RaceEntry};
 use harness_model::check::{ParsedAnswer, Redactor};
+use harness_protocol::wire::Exchange;
+use harness_protocol::wire::TransportError;
+use harness_protocol::wire::TransportErrorKind;
+use harness_protocol::wire::TransportKind;
 
 /// The credential of an `Authorization` value: what follows its scheme name.
 fn credential_of(header_value: &str) -> Option<&str> {
@@ -212,7 +213,8 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::transport::{Received, SentRequest};
+    use harness_protocol::wire::Received;
+    use harness_protocol::wire::SentRequest;
 
     fn exchange(body: &str) -> Exchange {
         Exchange {

@@ -5,8 +5,10 @@
 //! so), or when the target file lacks what it needs: the transport's URL, an account role
 //! or a fixture; or when it races and the target file says `races = false`.
 
-use harness_model::case::{Case, TransportKind};
+use harness_model::case::Case;
+
 use harness_model::target_file::Target;
+use harness_protocol::wire::TransportKind;
 
 /// Why `case` does not run over `transport` against `target`; `None` when it runs.
 pub(crate) fn skip_reason(

@@ -19,9 +19,12 @@ use std::time::{Duration, Instant};
 use serde_json::{Map, Value};
 
 pub use super::Shared;
+use super::exec::step_method;
 pub use super::exec::{Execution, Stop};
-use crate::transport::{ClientSession, Exchange};
-use harness_model::case::{Case, Step, TransportKind};
+use crate::transport::ClientSession;
+use harness_model::case::{Case, Step};
+use harness_protocol::wire::Exchange;
+use harness_protocol::wire::TransportKind;
 
 /// The pacing budget of requests that carry no account's credentials (no token, a bogus
 /// one): one budget of their own.
@@ -102,14 +105,23 @@ impl<'a> Execution<'a> {
     /// template without a value (a capture an earlier step did not give), a login that
     /// failed (its finding is in [`Execution::findings`]), or no answer at all.
     pub async fn call_unjudged(&mut self, step: &Step) -> Result<Called, Stop> {
-        self.step(step).await?;
-        self.last_call
-            .take()
-            .ok_or_else(|| Stop::Error("the step sent no request".to_owned()))
+        if step.walk.is_some()
+            || step.probe.is_some()
+            || step.race.is_some()
+            || (step.in_flight.is_some() && step.transport_in(self.transport) == TransportKind::Ws)
+        {
+            // Not a single request: run as any step, and nothing to hand back.
+            self.step(step).await?;
+            return Err(Stop::Error("the step sent no request".to_owned()));
+        }
+        let execution_transport = self.enter_step(step)?;
+        let called = self.call_only(step, &step_method(step)).await;
+        self.leave_step(step, execution_transport);
+        called
     }
 
     /// The unjudged part of a `call` or `raw` step: prepared, sent, its captures kept.
-    pub(super) async fn call_only(&mut self, step: &Step, method: &str) -> Result<(), Stop> {
+    async fn call_only(&mut self, step: &Step, method: &str) -> Result<Called, Stop> {
         self.calling_paced = harness_protocol::spec::is_paced(method);
         let outgoing = self.prepare(step, method).await;
         self.calling_paced = false;
@@ -137,12 +149,11 @@ impl<'a> Execution<'a> {
                 received.json = answer.json;
             }
         }
-        self.last_call = Some(Called {
+        Ok(Called {
             params: outgoing.params,
             id,
             exchange,
-        });
-        Ok(())
+        })
     }
 
     /// Keeps what the step's captures find in `response`; a capture that finds nothing is

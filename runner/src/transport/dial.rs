@@ -8,8 +8,10 @@ use reqwest::Url;
 use rustls::ClientConfig;
 
 use super::proxy::ProxyRule;
-use super::{TransportError, TransportErrorKind, tls};
+use super::tls;
 use harness_model::target_file::TlsTrust;
+use harness_protocol::wire::TransportError;
+use harness_protocol::wire::TransportErrorKind;
 
 /// Opens connections for both transports.
 #[derive(Clone, Debug)]

@@ -8,12 +8,14 @@ use reqwest::header::{AUTHORIZATION, CONTENT_TYPE};
 use rustls::ClientConfig;
 
 use super::dial::{Dialer, authority};
-use super::{
-    Authorization, Exchange, Outgoing, Received, RequestLimits, SentRequest, TransportError,
-    TransportErrorKind, tls,
-};
+use super::{Authorization, Outgoing, RequestLimits, tls};
 use harness_protocol::auth::sign::{HttpSignedFields, SignedHeader};
 use harness_protocol::jsonrpc;
+use harness_protocol::wire::Exchange;
+use harness_protocol::wire::Received;
+use harness_protocol::wire::SentRequest;
+use harness_protocol::wire::TransportError;
+use harness_protocol::wire::TransportErrorKind;
 use harness_protocol::wire::TransportKind;
 
 /// A pooled HTTP client (keep-alive connections are reused across calls).
@@ -148,7 +150,7 @@ pub(crate) fn prepare(
         _ => {
             let mut query = form_urlencoded::Serializer::new(String::new());
             for (name, value) in &outgoing.params {
-                if let Some(text) = super::query_value(value) {
+                if let Some(text) = harness_protocol::wire::query_value(value) {
                     query.append_pair(name, &text);
                 }
             }

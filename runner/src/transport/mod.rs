@@ -33,11 +33,6 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-pub use harness_protocol::wire::{
-    Exchange, RECORDED_BODY_BYTES, Received, SentRequest, TransportError, TransportErrorKind,
-    query_value,
-};
-
 /// RequestLimits every call obeys.
 #[derive(Clone, Copy, Debug)]
 pub struct RequestLimits {

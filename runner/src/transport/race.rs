@@ -17,10 +17,12 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use super::dial::{Dialer, authority};
 use super::http::{self, Prepared};
 use super::ws::open_socket;
-use super::{
-    Exchange, Outgoing, Received, RequestLimits, SentRequest, TransportError, TransportErrorKind,
-    WsSession,
-};
+use super::{Outgoing, RequestLimits, WsSession};
+use harness_protocol::wire::Exchange;
+use harness_protocol::wire::Received;
+use harness_protocol::wire::SentRequest;
+use harness_protocol::wire::TransportError;
+use harness_protocol::wire::TransportErrorKind;
 use harness_protocol::wire::TransportKind;
 
 /// One request of a race.

@@ -18,13 +18,16 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::{Map, Value};
 
-use super::{
-    Authorization, Dialer, Exchange, HttpClient, Outgoing, RequestLimits, SignedPlan,
-    TransportError, TransportErrorKind, WsSession,
-};
+use super::{Authorization, Dialer, HttpClient, Outgoing, RequestLimits, SignedPlan, WsSession};
+
+use harness_protocol::wire::TransportErrorKind;
+
+use harness_protocol::wire::TransportError;
+
 use harness_model::target_file::Target;
 use harness_protocol::auth::clock::Clock;
 use harness_protocol::auth::scope::Scope;
+use harness_protocol::wire::Exchange;
 use harness_protocol::wire::TransportKind;
 
 /// The key of a cached token: the account role and the scope asked for at login.
@@ -159,8 +162,9 @@ impl ClientSession {
     /// `{direct_access_url}/api/v2`, under which the REST methods live (SPEC.md 4.13).
     pub(crate) fn rest_base_url(&self) -> String {
         format!(
-            "{}/api/v2",
-            self.target.direct_access_url.as_deref().unwrap_or_default()
+            "{}{}",
+            self.target.direct_access_url.as_deref().unwrap_or_default(),
+            harness_protocol::spec::API_PREFIX
         )
     }
 
@@ -180,7 +184,7 @@ impl ClientSession {
             params.insert("scope".to_owned(), Value::from(scope));
         }
         Outgoing {
-            method: harness_protocol::auth::AUTH_METHOD.to_owned(),
+            method: harness_protocol::spec::AUTH_METHOD.to_owned(),
             params,
             ..Outgoing::default()
         }

@@ -24,11 +24,13 @@ use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::{Connector, MaybeTlsStream, WebSocketStream};
 
 use super::dial::{Dialer, authority};
-use super::{
-    Exchange, Outgoing, Received, RequestLimits, SentRequest, TransportError, TransportErrorKind,
-    proxy, tls,
-};
+use super::{Outgoing, RequestLimits, proxy, tls};
 use harness_protocol::jsonrpc;
+use harness_protocol::wire::Exchange;
+use harness_protocol::wire::Received;
+use harness_protocol::wire::SentRequest;
+use harness_protocol::wire::TransportError;
+use harness_protocol::wire::TransportErrorKind;
 use harness_protocol::wire::TransportKind;
 
 /// How many non-answer frames a call skips before giving up.
@@ -322,8 +324,10 @@ impl WsSession {
                 Ok(Some(Ok(frame))) => frame,
             };
             let bytes = match frame {
-                Message::Text(text) => Vec::from(text.as_str()),
-                Message::Binary(bytes) => bytes.to_vec(),
+                // The frame's buffer becomes the kept text's: `Bytes` gives its allocation
+                // up when it holds the only reference, so the answer is not copied.
+                Message::Text(text) => Vec::from(tokio_tungstenite::tungstenite::Bytes::from(text)),
+                Message::Binary(bytes) => Vec::from(bytes),
                 Message::Close(_) => {
                     return Err(TransportError::new(
                         TransportErrorKind::Closed,

@@ -11,8 +11,8 @@ use serde_json::Value;
 
 use super::Tally;
 use super::record::{Call, Record};
-use harness_model::case::TransportKind;
 use harness_model::check::short;
+use harness_protocol::wire::TransportKind;
 
 /// Checks the envelope of one request.
 pub(crate) fn check_envelope(record: &Record, call: &Call, tally: &mut Tally) {

@@ -26,7 +26,7 @@ const JITTER_MS: f64 = 250.0;
 /// One caller's requests so far.
 struct CallerPace {
     bucket: TokenBucket,
-    transport: harness_model::case::TransportKind,
+    transport: harness_protocol::wire::TransportKind,
     sent: usize,
     /// Requests that found the bucket empty.
     excess: usize,
@@ -90,7 +90,7 @@ pub(crate) fn check_transaction_log_rate(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use harness_model::case::TransportKind;
+    use harness_protocol::wire::TransportKind;
 
     fn request(seq: u64, at_ms: u64) -> Record {
         Record {

@@ -12,8 +12,8 @@ use serde_json::Value;
 use super::record::{Call, Record};
 use super::sessions::Sessions;
 use super::{Knowledge, Tally};
-use harness_model::case::TransportKind;
 use harness_protocol::spec;
+use harness_protocol::wire::TransportKind;
 
 /// Checks token placement and that the client secret stays home with `client_signature`.
 pub(crate) fn check_placement(

@@ -8,7 +8,7 @@
 use serde_json::{Map, Value};
 
 use crate::serve::{RawRequest, Wire};
-use harness_model::case::TransportKind;
+use harness_protocol::wire::TransportKind;
 
 /// One request as it arrived, with its answer.
 #[derive(Clone, Debug, PartialEq)]
@@ -112,10 +112,12 @@ impl Record {
 
     /// Reads the request as a JSON-RPC call.
     pub fn call(&self) -> Call {
-        let from_path = self
-            .path()
-            .strip_prefix("/api/v2/")
-            .or_else(|| self.path().strip_prefix("/direct/api/v2/"))
+        let path = self.path();
+        let from_path = path
+            .strip_prefix("/direct")
+            .unwrap_or(path)
+            .strip_prefix(harness_protocol::spec::API_PREFIX)
+            .and_then(|rest| rest.strip_prefix('/'))
             .map(str::to_owned);
         if self.transport == TransportKind::Ws || !self.body.is_empty() {
             return match serde_json::from_slice::<Value>(&self.body) {

@@ -214,7 +214,7 @@ impl Defect {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use harness_model::case::TransportKind;
+    use harness_protocol::wire::TransportKind;
 
     fn refused(clause: &str) -> ErrorObject {
         let mut tally = Tally::default();

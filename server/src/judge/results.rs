@@ -8,11 +8,13 @@ use serde_json::Value;
 
 use super::record::Record;
 use super::{Cell, Tally};
-use harness_model::case::TransportKind;
 use harness_model::check::{Catalog, Finding, Level, Redactor, Side, Verdict};
 use harness_model::results::{CaseResult, RunReport};
 use harness_model::target_file::Target;
-use harness_runner::transport::{Exchange, Received, SentRequest};
+use harness_protocol::wire::Exchange;
+use harness_protocol::wire::Received;
+use harness_protocol::wire::SentRequest;
+use harness_protocol::wire::TransportKind;
 
 /// Offending requests shown per result.
 const EXCHANGES_PER_RESULT: usize = 3;
@@ -191,10 +193,13 @@ pub(crate) fn exchange(target: &Target, record: &Record) -> Exchange {
             .ws_url
             .as_deref()
             .unwrap_or_default()
-            .trim_end_matches("/ws/api/v2")
+            .trim_end_matches(harness_protocol::spec::WS_PATH)
             .to_owned()
     } else {
-        target.base_url.trim_end_matches("/api/v2").to_owned()
+        target
+            .base_url
+            .trim_end_matches(harness_protocol::spec::API_PREFIX)
+            .to_owned()
     };
     let id = record
         .call()

@@ -175,7 +175,7 @@ mod tests {
 
     use super::*;
     use crate::judge::record::Answer;
-    use harness_model::case::TransportKind;
+    use harness_protocol::wire::TransportKind;
 
     fn answered(seq: u64, uri: &str, result: Value) -> Record {
         Record {

@@ -11,9 +11,9 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 
 use super::record::{Call, Record};
 use super::{Knowledge, Tally};
-use harness_protocol::auth::SIGNATURE_WINDOW_MS;
 use harness_protocol::auth::sign;
 use harness_protocol::spec;
+use harness_protocol::spec::SIGNATURE_WINDOW_MS;
 
 /// A way to build the bytes a client signed wrongly: `clause` is `framing` for a wrong
 /// string to sign and `key` for a wrong key.

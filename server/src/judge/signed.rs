@@ -8,8 +8,8 @@
 use super::record::Record;
 use super::signature::{Diagnosis, Mistake, diagnose, freshness, key_mistakes};
 use super::{Knowledge, Tally};
-use harness_model::case::TransportKind;
 use harness_protocol::auth::sign::SignedHeader;
+use harness_protocol::wire::TransportKind;
 
 /// The signed header of an `Authorization` value: parsed under `scheme` when the judge
 /// holds clients to one, else under whatever name the value starts with (any but `Bearer`

@@ -13,8 +13,8 @@
 
 use std::collections::BTreeMap;
 
-use harness_model::case::TransportKind;
 use harness_model::check::{Finding, Verdict};
+use harness_protocol::wire::TransportKind;
 
 /// Failures kept per (clause, transport); further ones are only counted.
 const KEPT_PER_CELL: usize = 20;

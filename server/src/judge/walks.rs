@@ -30,9 +30,9 @@ use super::Tally;
 use super::paging::paged;
 use super::record::{Call, Record};
 use super::sessions::Caller;
-use harness_model::case::TransportKind;
 use harness_model::check::short;
 use harness_protocol::spec::Paging;
+use harness_protocol::wire::TransportKind;
 
 /// The clause every walk is judged against.
 const CLAUSE: &str = "client.pagination.follow";

@@ -16,6 +16,7 @@
 //! that cannot be reached gets the client a 502 from the proxy, which is not the server's
 //! answer and is not judged.
 
+use harness_protocol::spec::{API_PREFIX, WS_PATH};
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -74,7 +75,7 @@ pub(crate) fn client(dialer: &Dialer, limits: RequestLimits) -> Result<reqwest::
 /// The proxy's routes: the WebSocket handshake, and every other request forwarded.
 pub(crate) fn router(shared: Arc<Shared>) -> Router {
     Router::new()
-        .route("/ws/api/v2", get(super::ws::upgrade))
+        .route(WS_PATH, get(super::ws::upgrade))
         .fallback(forward)
         .with_state(shared)
 }
@@ -89,12 +90,12 @@ pub(crate) fn map_url(upstream: &Target, path_and_query: &str) -> String {
     {
         return format!("{}{rest}", direct.trim_end_matches('/'));
     }
-    if let Some(rest) = path_and_query.strip_prefix("/api/v2")
+    if let Some(rest) = path_and_query.strip_prefix(API_PREFIX)
         && (rest.is_empty() || rest.starts_with(['/', '?']))
     {
         return format!("{base}{rest}");
     }
-    format!("{}{path_and_query}", base.trim_end_matches("/api/v2"))
+    format!("{}{path_and_query}", base.trim_end_matches(API_PREFIX))
 }
 
 fn forwarded(name: &HeaderName) -> bool {

@@ -198,11 +198,11 @@ pub async fn start(config: ProxyConfig) -> std::io::Result<Proxy> {
 pub fn client_target(upstream: &Target, addr: SocketAddr) -> Target {
     Target {
         name: format!("{} (through harness proxy)", upstream.name),
-        base_url: format!("http://{addr}/api/v2"),
+        base_url: format!("http://{addr}{}", harness_protocol::spec::API_PREFIX),
         ws_url: upstream
             .ws_url
             .as_ref()
-            .map(|_| format!("ws://{addr}/ws/api/v2")),
+            .map(|_| format!("ws://{addr}{}", harness_protocol::spec::WS_PATH)),
         direct_access_url: upstream
             .direct_access_url
             .as_ref()

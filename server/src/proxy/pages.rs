@@ -58,12 +58,20 @@ struct Walk {
     entries: BTreeSet<String>,
 }
 
+/// Whether a record's answer is judged by the proxy's checks of answers (`server.rs`, and
+/// the pages here): it has one, to a GET or WebSocket request naming a method.
+pub(super) fn judged(record: &Record) -> bool {
+    record.answer.is_some()
+        && matches!(record.http_method.as_str(), "GET" | "WS")
+        && record.call().method.is_some()
+}
+
 /// Checks every page answered with a result, and the walks they make.
 pub(super) fn check_pages(records: &[Record], tally: &mut Tally) {
     // Walks by (connection, method, parameters besides the continuation).
     let mut walks: BTreeMap<(String, String, String), Walk> = BTreeMap::new();
     for record in records {
-        if !super::server::judged(record) {
+        if !judged(record) {
             continue;
         }
         let call = record.call();

@@ -21,11 +21,11 @@ use serde_json::Value;
 
 use super::Session;
 use crate::judge::{self, Record};
-use harness_model::case::TransportKind;
 use harness_model::check::{Catalog, Verdict};
 use harness_model::report as snapshot;
 use harness_model::results::CaseResult;
 use harness_protocol::spec;
+use harness_protocol::wire::TransportKind;
 
 /// Whether a replay leaves a call out: it makes its own credentials (the token-issuing
 /// methods) and must not end its session (logout).

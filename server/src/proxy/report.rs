@@ -1,5 +1,5 @@
 //! One report of both sides of a proxied session, in the model every report writer reads
-//! (`run::RunReport`): the client section is the client judge's report of the client's
+//! (`results::RunReport`): the client section is the client judge's report of the client's
 //! requests, its results' case ids prefixed `client:`; the server section holds one result
 //! per server clause and transport the answers were judged on, prefixed `server:`. Every
 //! finding names its clause (the result's), the side at fault (its message opens with it)

@@ -17,10 +17,11 @@
 
 use serde_json::Value;
 
+use super::pages::{check_pages, judged};
 use crate::judge::{Record, Tally};
-use harness_model::case::TransportKind;
 use harness_model::check::{Catalog, Level, SchemaSet, judge_captured};
 use harness_protocol::jsonrpc::validate_response;
+use harness_protocol::wire::TransportKind;
 
 /// The envelope clauses every answer is held to.
 pub(crate) const ENVELOPE_CLAUSES: &[&str] = &[
@@ -39,7 +40,7 @@ pub(crate) fn assess_answers(records: &[Record], schemas: &SchemaSet, catalog: &
     for record in records {
         assess_answer(record, schemas, catalog, &mut tally);
     }
-    super::pages::check_pages(records, &mut tally);
+    check_pages(records, &mut tally);
     tally
 }
 
@@ -125,21 +126,13 @@ pub(crate) fn assess_answer(
         tally.pass(schema_clause, transport);
     }
     if is_error
-        && harness_model::check::NEEDS_SECOND_FACTOR.contains(&method.as_str())
+        && harness_protocol::spec::NEEDS_SECOND_FACTOR.contains(&method.as_str())
         && !judged
             .iter()
             .any(|clause| clause == "auth.two_factor.13668")
     {
         tally.pass("auth.two_factor.13668", transport);
     }
-}
-
-/// Whether a record's answer was judged here (it has one, to a GET or WebSocket request
-/// naming a method).
-pub(crate) fn judged(record: &Record) -> bool {
-    record.answer.is_some()
-        && matches!(record.http_method.as_str(), "GET" | "WS")
-        && record.call().method.is_some()
 }
 
 /// The transports the answers of `records` came over.

@@ -15,9 +15,9 @@ use super::server::assess_answers;
 use super::*;
 use crate::judge::Answer;
 use crate::serve::{RawRequest, Wire};
-use harness_model::case::TransportKind;
 use harness_model::check::Verdict;
 use harness_model::corpus::{Corpus, CorpusSource};
+use harness_protocol::wire::TransportKind;
 
 fn corpus() -> Corpus {
     Corpus::load(&CorpusSource::default()).unwrap()

@@ -14,6 +14,7 @@ use super::ServerState;
 use super::Variant;
 use super::ctx::{CountFaults, Ctx, PagedFaults, PagedParams};
 use super::fault::Fault;
+use super::fixtures::{KEYWORDS_PARAM, SECOND_FACTOR_PARAM};
 use super::ledger::{LogQuery, Order, PageAsk};
 use super::state::lock;
 use harness_protocol::auth::{second_factor, sign};
@@ -76,14 +77,6 @@ pub(crate) fn toggle_subaccount_login(ctx: &mut Ctx<'_>) -> Result<Value, ErrorO
         Value::String("ok".to_owned())
     })
 }
-
-/// The parameter the reference takes the second factor in (SPEC.md 5.7 names none; the
-/// target file says `second_factor = { parameter = ... }`): a TOTP code of the user's secret.
-pub(crate) const SECOND_FACTOR_PARAM: &str = "authorization_code";
-
-/// The parameter the reference takes the transaction log's filter keywords in (SPEC.md 4.8:
-/// "Parameter name: not shown"; the target file names it): space-separated, all must match.
-pub(crate) const KEYWORDS_PARAM: &str = "query";
 
 /// `private/delete_member`.
 pub(crate) fn delete_member(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {

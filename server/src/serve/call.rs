@@ -15,7 +15,7 @@ use std::sync::LazyLock;
 
 use super::params::{Declared, Leniency, Origin, Params, ParseFaults, declared};
 use super::principal::Principal;
-use super::{Connection, ServerState, Variant, account, grant, market, reshape, trading};
+use super::{Connection, ServerState, Variant, account, fixtures, grant, market, reshape, trading};
 use harness_model::target_file::CountedPer;
 use harness_protocol::jsonrpc::ErrorObject;
 use harness_protocol::spec::{self, Kind};
@@ -52,7 +52,7 @@ const HANDLERS: &[(&str, Run, &[Declared])] = &[
     (
         "private/toggle_subaccount_login",
         account::toggle_subaccount_login,
-        &[declared(account::SECOND_FACTOR_PARAM, Kind::Str)],
+        &[declared(fixtures::SECOND_FACTOR_PARAM, Kind::Str)],
     ),
     ("private/get_mmp_status", trading::get_mmp_status, &[]),
     (
@@ -63,7 +63,7 @@ const HANDLERS: &[(&str, Run, &[Declared])] = &[
     (
         "private/get_transaction_log",
         account::get_transaction_log,
-        &[declared(account::KEYWORDS_PARAM, Kind::Str)],
+        &[declared(fixtures::KEYWORDS_PARAM, Kind::Str)],
     ),
     ("public/get_currencies", market::get_currencies, &[]),
     (

@@ -10,6 +10,14 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::{Value, json};
 
+/// The parameter the reference takes the second factor in (SPEC.md 5.7 names none; the
+/// target file says `second_factor = { parameter = ... }`): a TOTP code of the user's secret.
+pub(crate) const SECOND_FACTOR_PARAM: &str = "authorization_code";
+
+/// The parameter the reference takes the transaction log's filter keywords in (SPEC.md 4.8:
+/// "Parameter name: not shown"; the target file names it): space-separated, all must match.
+pub(crate) const KEYWORDS_PARAM: &str = "query";
+
 /// The instant the fixture data is built around (2024-01-01T00:00:00Z): histories run
 /// forward from here, so any clock later than mid-2024 sees all of them in the past.
 pub(crate) const FIXTURE_EPOCH_MS: u64 = 1_704_067_200_000;

@@ -39,9 +39,15 @@ const DRAIN_FACTOR: usize = 16;
 /// The routes of the reference server.
 pub(crate) fn router(state: Arc<ServerState>) -> Router {
     Router::new()
-        .route("/ws/api/v2", get(super::ws::upgrade))
-        .route("/direct/api/v2/private/lock_portfolio", any(direct))
-        .route("/api/v2/{*method}", any(jsonrpc_get))
+        .route(spec::WS_PATH, get(super::ws::upgrade))
+        .route(
+            &format!("/direct{}/private/lock_portfolio", spec::API_PREFIX),
+            any(direct),
+        )
+        .route(
+            &format!("{}/{{*method}}", spec::API_PREFIX),
+            any(jsonrpc_get),
+        )
         .fallback(not_found)
         .with_state(state)
 }
@@ -199,7 +205,9 @@ async fn jsonrpc_get(State(state): State<Arc<ServerState>>, request: Request) ->
 /// Under the `bare-url-plain` variant, `{base_url}` itself (which names no method, and of
 /// which SPEC.md says nothing) is answered 404 with a plain-text body.
 fn bare_url_plain(state: &ServerState, path: &str) -> Option<Response> {
-    let bare = matches!(path, "/api/v2" | "/api/v2/");
+    let bare = path
+        .strip_prefix(spec::API_PREFIX)
+        .is_some_and(|rest| matches!(rest, "" | "/"));
     (bare && state.variant(super::Variant::BareUrlPlain)).then(|| {
         (
             StatusCode::NOT_FOUND,
@@ -212,7 +220,11 @@ fn bare_url_plain(state: &ServerState, path: &str) -> Option<Response> {
 
 fn answer_jsonrpc(state: &ServerState, parts: &Parts, read: BodyRead) -> Answer {
     let path = parts.uri.path();
-    let method_name = path.strip_prefix("/api/v2/").unwrap_or_default().to_owned();
+    let method_name = path
+        .strip_prefix(spec::API_PREFIX)
+        .and_then(|rest| rest.strip_prefix('/'))
+        .unwrap_or_default()
+        .to_owned();
     let uri = parts
         .uri
         .path_and_query()

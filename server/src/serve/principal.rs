@@ -36,7 +36,7 @@ pub(crate) fn signature_window_ms(wide: bool, narrow: bool, late: bool) -> u64 {
     } else if narrow {
         NARROW_WINDOW_MS
     } else {
-        harness_protocol::auth::SIGNATURE_WINDOW_MS
+        harness_protocol::spec::SIGNATURE_WINDOW_MS
     }
 }
 

@@ -163,7 +163,7 @@ pub fn query_params_coerce(input: &QueryInput) -> Result<(), String> {
     }
     let mut query = form_urlencoded::Serializer::new(String::new());
     for (name, value) in &expected {
-        if let Some(text) = harness_runner::transport::query_value(value) {
+        if let Some(text) = harness_protocol::wire::query_value(value) {
             query.append_pair(name, &text);
         }
     }

@@ -20,10 +20,10 @@ use super::rate::RateLimiter;
 use super::tokens::{RefreshRecord, TokenStore};
 use super::{ServeConfig, ServerState};
 use harness_model::target_file::{Account, ExpiredOption, Fixtures, SecondFactor, Secret, Target};
-use harness_protocol::auth::SIGNATURE_WINDOW_MS;
 use harness_protocol::auth::nonce::ReplayCache;
 use harness_protocol::auth::scope::Scope;
 use harness_protocol::spec;
+use harness_protocol::spec::SIGNATURE_WINDOW_MS;
 
 /// The throttling code of the `other-error-codes` variant, which its target file lists.
 pub(crate) const OTHER_THROTTLE_CODE: i64 = 10429;
@@ -174,7 +174,7 @@ impl ServerState {
                         client_id: user.client_id.to_owned(),
                         client_secret: user.client_secret.clone(),
                         second_factor: user.totp_secret.clone().map(|totp_secret| SecondFactor {
-                            parameter: super::account::SECOND_FACTOR_PARAM.to_owned(),
+                            parameter: fixtures::SECOND_FACTOR_PARAM.to_owned(),
                             totp_secret,
                         }),
                     },
@@ -196,8 +196,8 @@ impl ServerState {
             super::fixtures::member_field_names(self.variant(super::Variant::MemberFieldNames));
         Target {
             name: "reference".to_owned(),
-            base_url: format!("{origin}/api/v2"),
-            ws_url: Some(format!("ws://{addr}/ws/api/v2")),
+            base_url: format!("{origin}{}", spec::API_PREFIX),
+            ws_url: Some(format!("ws://{addr}{}", spec::WS_PATH)),
             direct_access_url: Some(format!("{origin}/direct")),
             signature_scheme: self.signature_scheme.clone(),
             allow_destructive: true,
@@ -238,10 +238,7 @@ impl ServerState {
                 })
                 .chain([(
                     spec::TYPED_LOG_METHOD.to_owned(),
-                    BTreeMap::from([(
-                        "keywords".to_owned(),
-                        super::account::KEYWORDS_PARAM.to_owned(),
-                    )]),
+                    BTreeMap::from([("keywords".to_owned(), fixtures::KEYWORDS_PARAM.to_owned())]),
                 )])
                 .collect(),
             field_names: BTreeMap::from([

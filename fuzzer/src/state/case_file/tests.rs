@@ -4,8 +4,9 @@ use std::path::Path;
 
 use super::*;
 use crate::state::SeqStep;
-use harness_model::case::{AuthMode, TransportKind};
+use harness_model::case::AuthMode;
 use harness_model::check::{Catalog, SchemaSet};
+use harness_protocol::wire::TransportKind;
 use serde_json::Value;
 
 fn cases_dir() -> std::path::PathBuf {

@@ -47,7 +47,7 @@ async fn unpaced_walk(target: &Target, token: &str, count: u32) -> usize {
 fn verdict_of(
     tally: &Tally,
     clause: &str,
-    transport: harness::case::TransportKind,
+    transport: harness::wire::TransportKind,
 ) -> Option<Verdict> {
     tally.get(clause, transport).and_then(Cell::verdict)
 }
@@ -68,7 +68,7 @@ fn an_unpaced_walk_fails_pacing_and_nothing_else() {
         (requests, finish(judge).await)
     });
     assert!(requests > 7, "the walk took {requests} requests");
-    let http = harness::case::TransportKind::HttpQuery;
+    let http = harness::wire::TransportKind::HttpQuery;
     let findings = tally.describe();
     assert_eq!(
         verdict_of(&tally, "client.rate.transaction_log", http),
@@ -187,8 +187,8 @@ fn a_well_behaved_client_with_its_own_scheme_name_and_session_passes() {
         finish(judge).await
     });
     assert_eq!(tally.describe(), Vec::<String>::new());
-    let http = harness::case::TransportKind::HttpQuery;
-    let ws = harness::case::TransportKind::Ws;
+    let http = harness::wire::TransportKind::HttpQuery;
+    let ws = harness::wire::TransportKind::Ws;
     for (clause, transport) in [
         ("client.signed.request_data", http),
         ("client.signed.well_formed", http),

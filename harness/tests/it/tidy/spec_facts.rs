@@ -17,7 +17,7 @@ fn string_literals(code: &str) -> Vec<(&str, &str)> {
     let mut literals = Vec::new();
     let mut at = 0;
     while at < bytes.len() {
-        if code[at..].starts_with("'\"'") {
+        if bytes[at..].starts_with(b"'\"'") {
             at += 3;
             continue;
         }
@@ -35,7 +35,7 @@ fn string_literals(code: &str) -> Vec<(&str, &str)> {
                 end += 2;
                 continue;
             }
-            if bytes[end] == b'"' && code[end + 1..].starts_with(&"#".repeat(hashes)) {
+            if bytes[end] == b'"' && bytes[end + 1..].starts_with("#".repeat(hashes).as_bytes()) {
                 break;
             }
             end += 1;
@@ -222,11 +222,13 @@ fn spec_facts_are_stated_only_in_the_spec_module() {
 /// numbers around them.
 #[test]
 fn the_restatement_scan_finds_each_kind() {
-    let source = |code: &str| Source {
-        path: "server/src/judge/example.rs".to_owned(),
-        krate: "harness-server".to_owned(),
-        module: "judge".to_owned(),
-        code: code.to_owned(),
+    let source = |code: &str| {
+        Source::text_only(
+            "server/src/judge/example.rs",
+            "harness-server",
+            "judge",
+            code,
+        )
     };
     let found = |code: &str| restatements(&source(code));
     for code in [

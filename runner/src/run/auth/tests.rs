@@ -11,10 +11,11 @@ use serde_json::json;
 use super::*;
 use crate::run::Shared;
 use crate::transport::RequestLimits;
-use harness_model::case::{Case, SkewSide, TransportKind};
+use harness_model::case::{Case, SkewSide};
 use harness_model::check::{Catalog, SchemaSet};
 use harness_model::target_file::{Account, Fixtures, RateLimits, Secret, Target};
 use harness_protocol::auth::sign;
+use harness_protocol::wire::TransportKind;
 
 fn shared(fixtures: Fixtures) -> Shared {
     let main = Account {

@@ -4,7 +4,7 @@ use serde_json::json;
 
 use super::*;
 use crate::judge::record::Answer;
-use harness_model::case::TransportKind;
+use harness_protocol::wire::TransportKind;
 
 /// A transaction-log page request over WebSocket, answered with `len` entries and `next`
 /// as continuation.

@@ -4,8 +4,8 @@ use std::collections::BTreeMap;
 
 use super::*;
 use crate::judge::nonces::NonceBook;
-use harness_model::case::TransportKind;
 use harness_model::target_file::RateLimits;
+use harness_protocol::wire::TransportKind;
 
 const NOW: u64 = 1_750_000_000_000;
 const SECRET: &str = "s3cret-value";

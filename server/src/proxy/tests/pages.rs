@@ -4,8 +4,8 @@ use serde_json::{Value, json};
 
 use super::{record, verdict};
 use crate::judge::Record;
-use harness_model::case::TransportKind;
 use harness_model::check::Verdict;
+use harness_protocol::wire::TransportKind;
 
 fn page(seq: u64, params: Value, logs: Vec<u64>, continuation: Value) -> Record {
     let entries: Vec<Value> = logs
