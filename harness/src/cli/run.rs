@@ -130,13 +130,14 @@ pub(crate) fn run(args: RunArgs) -> Result<u8, CliError> {
         if let Some(running) = reference {
             running.shutdown().await;
         }
-        finished?;
         // The runner's report, built once; `harness report --from-events` reads the
         // stream back into the same report.
-        outcome.map_err(|error| match error {
+        let report = outcome.map_err(|error| match error {
             RunError::NothingSelected => CliError::usage(error),
             other => CliError::harness(other),
-        })
+        })?;
+        finished?;
+        Ok(report)
     })?;
     let outcomes = apply_expectations(expectations.as_ref(), &mut report.results);
     let context = Context {
