@@ -5,7 +5,7 @@
 //!
 //! Every call is bounded: a per-request timeout, a cap on the response size, and on
 //! WebSocket a cap on how many unrelated frames (pings, notifications) are skipped while
-//! waiting for the answer. Each call returns an [`Exchange`]: what was sent and what came
+//! waiting for the answer. Each call returns an [`Exchange`](harness_protocol::wire::Exchange): what was sent and what came
 //! back, the raw material of verdicts and reports.
 //!
 //! A [`ClientSession`] is one client's session with a target over these transports: the
