@@ -154,15 +154,17 @@ pub(crate) fn get_transaction_log(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObjec
         currency_any: Fault::TxlogCurrencyAny,
         currency_last_refused: Fault::TxlogCurrencyLastRefused,
         count: CountFaults {
-            zero: Fault::TxlogCount0,
+            zero: Some(Fault::TxlogCount0),
             min_refused: Fault::TxlogCount1Refused,
-            over_max: Fault::TxlogCount251,
+            over_max: Some(Fault::TxlogCount251),
             max_refused: Fault::TxlogCountMaxRefused,
             default_raised: Fault::TxlogDefault150,
             default_lowered: Fault::TxlogDefault50,
         },
     })?;
     let params = &ctx.params;
+    // Count 0 passes only under `txlog-count-0`, which reads it as no limit.
+    let no_limit = count == 0;
     let count = if count == 0 { default_count } else { count };
     let start = non_negative(params.int("start_timestamp"), "start_timestamp")?.unwrap_or(0);
     let end = non_negative(params.int("end_timestamp"), "end_timestamp")?
@@ -201,7 +203,11 @@ pub(crate) fn get_transaction_log(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObjec
         end,
         keywords,
     };
-    let page_len = ctx.page_len(count) + usize::from(ctx.fault(Fault::TxlogPageExceedsCount));
+    let page_len = if no_limit {
+        usize::MAX / 2
+    } else {
+        ctx.page_len(count) + usize::from(ctx.fault(Fault::TxlogPageExceedsCount))
+    };
     let order = if ctx.variant(Variant::OldestFirst) {
         Order::OldestFirst
     } else {

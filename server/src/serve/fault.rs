@@ -256,12 +256,6 @@ faults! {
     TriggerCurrencyLastRefused => "trigger-currency-last-refused",
         "get_trigger_order_history rejects the last listed currency (EURR)",
         ["m.get_trigger_order_history.currency"];
-    TriggerCount1001 => "trigger-count-1001",
-        "get_trigger_order_history accepts count 1001",
-        ["m.get_trigger_order_history.count"];
-    TriggerCount0 => "trigger-count-0",
-        "get_trigger_order_history accepts count 0",
-        ["m.get_trigger_order_history.count"];
     TriggerCount1Refused => "trigger-count-1-refused",
         "get_trigger_order_history rejects count 1, its minimum",
         ["m.get_trigger_order_history.count"];
@@ -287,10 +281,10 @@ faults! {
         "get_transaction_log rejects the last listed currency (USDE)",
         ["m.get_transaction_log.currency"];
     TxlogCount251 => "txlog-count-251",
-        "get_transaction_log accepts count 251",
+        "get_transaction_log takes count 251 as it is: a page holds 251 entries",
         ["m.get_transaction_log.count"];
     TxlogCount0 => "txlog-count-0",
-        "get_transaction_log accepts count 0",
+        "get_transaction_log reads count 0 as no limit: the page holds every entry of the window",
         ["m.get_transaction_log.count"];
     TxlogCount1Refused => "txlog-count-1-refused",
         "get_transaction_log rejects count 1, its minimum",

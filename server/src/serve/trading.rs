@@ -111,9 +111,9 @@ pub(crate) fn get_trigger_order_history(ctx: &mut Ctx<'_>) -> Result<Value, Erro
         },
         currency_last_refused: Fault::TriggerCurrencyLastRefused,
         count: CountFaults {
-            zero: Fault::TriggerCount0,
+            zero: None,
             min_refused: Fault::TriggerCount1Refused,
-            over_max: Fault::TriggerCount1001,
+            over_max: None,
             max_refused: Fault::TriggerCountMaxRefused,
             default_raised: Fault::TriggerDefault30,
             default_lowered: Fault::TriggerDefault10,
