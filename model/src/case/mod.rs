@@ -349,6 +349,45 @@ pub struct Walk {
     /// its entries hold one of type `expiry` and nothing else for that expiration (4.8).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expiry_of: Option<String>,
+    /// A bounded walk: the window the walk reads instead of the whole history (unless the
+    /// run walks in full, `harness run --full-walks`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window: Option<WalkWindow>,
+}
+
+/// The window of a bounded walk: the parameters that bound it, and how the harness picks
+/// its ends. With `around`, the window is that timestamp a day either side; otherwise one
+/// page of the walk's parameters is read first (the density probe, with the larger of the
+/// walk's counts) and the window's ends are timestamps of entries on it, about `entries`
+/// apart, so that an entry stamped with either end is known to belong to the window.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct WalkWindow {
+    /// The parameter of the window's earliest timestamp (`start_timestamp`).
+    pub start: String,
+    /// The parameter of the window's latest timestamp (`end_timestamp`).
+    pub end: String,
+    /// About how many entries of the probed page the window holds (default 50).
+    #[serde(
+        default = "WalkWindow::default_entries",
+        skip_serializing_if = "WalkWindow::is_default_entries"
+    )]
+    pub entries: u32,
+    /// A timestamp in ms (a template) the window is centred on, a day either side; the
+    /// walk is skipped with the reason when it resolves to nothing and the run is bounded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub around: Option<String>,
+}
+
+impl WalkWindow {
+    /// Half the width of a window centred on `around`: one day.
+    pub const AROUND_HALF_MS: i64 = 86_400_000;
+    fn default_entries() -> u32 {
+        50
+    }
+    fn is_default_entries(entries: &u32) -> bool {
+        *entries == Self::default_entries()
+    }
 }
 
 impl Walk {

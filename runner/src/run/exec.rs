@@ -360,20 +360,7 @@ impl Execution<'_> {
         if let Some(wait) = &step.wait {
             self.wait_before(step, wait).await?;
         }
-        let account = harness_protocol::spec::is_paced(&method).then(|| self.pace_key(&step.auth));
-        let mut attempt = 0;
-        let answer = loop {
-            if let Some(account) = &account {
-                self.shared.pacer.wait(account).await;
-            }
-            // Prepared after the wait, so signatures carry a fresh timestamp and nonce.
-            let outgoing = self.prepare(step, &method).await?;
-            let answer = self.send(&outgoing).await?;
-            match self.throttled(&method, &answer, &mut attempt) {
-                Some(backoff) => tokio::time::sleep(backoff).await,
-                None => break answer,
-            }
-        };
+        let answer = self.paced_call(step, &method, None, &step.params).await?;
         let case = self.case;
         let clauses = case.step_clauses(step);
         let response = self.check_answer(answer, clauses, step)?;

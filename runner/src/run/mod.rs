@@ -25,6 +25,7 @@ pub(crate) mod exec;
 mod in_flight;
 mod interrupt;
 pub(crate) mod pace;
+mod paced_cache;
 mod race;
 mod result;
 mod schedule;
@@ -33,6 +34,7 @@ mod skip;
 pub(crate) mod step_call;
 mod template;
 mod walk;
+mod window;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -76,6 +78,9 @@ pub struct RunConfig {
     pub run_timeout: Duration,
     /// Requests in a row without an answer that stop the run ([`Breaker`]; 0: never).
     pub no_answer_limit: usize,
+    /// Walk the whole history in every walk with a `window` (`harness run --full-walks`);
+    /// by default such a walk reads a window of a few pages.
+    pub full_walks: bool,
 }
 
 impl RunConfig {
@@ -99,6 +104,7 @@ impl RunConfig {
             limits: transport::RequestLimits::default(),
             run_timeout: Duration::from_secs(600),
             no_answer_limit: DEFAULT_LIMIT,
+            full_walks: false,
         }
     }
 }
@@ -141,6 +147,10 @@ pub(crate) struct Shared {
     pub(crate) redactor: Redactor,
     /// Positions drawn so far from the target's pool (`{{fixtures.position}}`).
     pub(crate) positions_drawn: std::sync::atomic::AtomicUsize,
+    /// The paced answers of the run, each sent once.
+    pub(crate) paced_answers: paced_cache::PacedAnswers,
+    /// Walks read the whole history, not a window.
+    pub(crate) full_walks: bool,
 }
 
 impl Shared {
@@ -165,6 +175,8 @@ impl Shared {
             target,
             limits,
             positions_drawn: std::sync::atomic::AtomicUsize::new(0),
+            paced_answers: paced_cache::PacedAnswers::default(),
+            full_walks: false,
         })
     }
 
@@ -244,13 +256,17 @@ pub async fn run_until(
         config.limits.request_timeout,
         interrupt.clone(),
     );
-    let shared = Arc::new(Shared::new(
-        config.target,
-        config.catalog,
-        config.schemas,
-        config.limits,
-        breaker,
-    )?);
+    let shared = Arc::new(Shared {
+        full_walks: config.full_walks,
+        paced_answers: paced_cache::PacedAnswers::shared(),
+        ..Shared::new(
+            config.target,
+            config.catalog,
+            config.schemas,
+            config.limits,
+            breaker,
+        )?
+    });
     let redactor = shared.redactor.clone();
     // Beside the executions, not before them: a silent target holds it as long as any.
     let first = plan
@@ -423,14 +439,17 @@ impl Runner {
     /// A runner for `config`'s target (its cases, filter and transports are not used).
     pub fn new(config: &RunConfig) -> Result<Runner, RunError> {
         Ok(Runner {
-            shared: Arc::new(Shared::new(
-                config.target.clone(),
-                config.catalog.clone(),
-                config.schemas.clone(),
-                config.limits,
-                // Executions one at a time, scheduled by the caller: nothing to stop.
-                Breaker::new(0, config.limits.request_timeout, Interrupt::new()),
-            )?),
+            shared: Arc::new(Shared {
+                full_walks: config.full_walks,
+                ..Shared::new(
+                    config.target.clone(),
+                    config.catalog.clone(),
+                    config.schemas.clone(),
+                    config.limits,
+                    // Executions one at a time, scheduled by the caller: nothing to stop.
+                    Breaker::new(0, config.limits.request_timeout, Interrupt::new()),
+                )?
+            }),
         })
     }
 

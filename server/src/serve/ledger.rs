@@ -31,7 +31,7 @@ const HISTORY_SPAN_MS: u64 = 180 * 86_400_000;
 pub(crate) const EXPIRED_OTM_OPTION: &str = "BTC-28JUN24-90000-C";
 /// When [`EXPIRED_OTM_OPTION`] expired: after every generated entry, so its entry takes the
 /// newest id and leaves the generated history as it was.
-const EXPIRED_OTM_AT_MS: u64 = FIXTURE_EPOCH_MS + HISTORY_SPAN_MS + 3_600_000;
+pub(crate) const EXPIRED_OTM_AT_MS: u64 = FIXTURE_EPOCH_MS + HISTORY_SPAN_MS + 3_600_000;
 
 /// A type section 2.3 does not list; section 9 says such types appear at any time.
 const UNLISTED_LOG_TYPE: &str = "staking_reward";

@@ -218,6 +218,7 @@ impl ServerState {
                 expired_otm_option: Some(ExpiredOption {
                     instrument_name: super::ledger::EXPIRED_OTM_OPTION.to_owned(),
                     currency: "BTC".to_owned(),
+                    expired_at: Some(super::ledger::EXPIRED_OTM_AT_MS),
                 }),
                 direct_access_key: Some(self.direct_access_key.clone()),
             },
