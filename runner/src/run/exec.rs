@@ -81,7 +81,13 @@ pub(crate) struct Execution<'a> {
 /// Runs one case over one transport.
 pub(crate) async fn execute(shared: &Shared, case: &Case, transport: TransportKind) -> CaseResult {
     let started = Instant::now();
-    let position = match skip_reason(&shared.target, case, transport) {
+    let skipped = skip_reason(&shared.target, case, transport).or_else(|| {
+        shared
+            .over_budget
+            .get(&(case.id.clone(), transport))
+            .cloned()
+    });
+    let position = match skipped {
         Some(reason) => Err(reason),
         None if case.needs.fixtures.iter().any(|name| name == "position") => {
             shared.draw_position().map(Some)

@@ -26,6 +26,7 @@ mod in_flight;
 mod interrupt;
 pub(crate) mod pace;
 mod paced_cache;
+mod paced_plan;
 mod race;
 mod result;
 mod schedule;
@@ -48,6 +49,7 @@ use harness_model::target_file::Target;
 
 pub use breaker::{Breaker, DEFAULT_LIMIT, STOPPED_ANSWERING, is_no_answer, stopped_answering};
 pub use interrupt::{GRACE, Interrupt, NOT_RUN};
+pub use paced_plan::{PacedPlan, paced_plan};
 pub use schedule::PACED_LANE;
 
 pub use harness_model::events::Event;
@@ -81,6 +83,9 @@ pub struct RunConfig {
     /// Walk the whole history in every walk with a `window` (`harness run --full-walks`);
     /// by default such a walk reads a window of a few pages.
     pub full_walks: bool,
+    /// The time the run's paced calls may take at the target's limits: executions that do
+    /// not fit are skipped with the reason ([`paced_plan`]); `None`: no cap.
+    pub paced_budget: Option<Duration>,
 }
 
 impl RunConfig {
@@ -105,6 +110,7 @@ impl RunConfig {
             run_timeout: Duration::from_secs(600),
             no_answer_limit: DEFAULT_LIMIT,
             full_walks: false,
+            paced_budget: None,
         }
     }
 }
@@ -151,6 +157,8 @@ pub(crate) struct Shared {
     pub(crate) paced_answers: paced_cache::PacedAnswers,
     /// Walks read the whole history, not a window.
     pub(crate) full_walks: bool,
+    /// Executions the paced budget leaves out, with the reason.
+    pub(crate) over_budget: std::collections::HashMap<(String, TransportKind), String>,
 }
 
 impl Shared {
@@ -177,6 +185,7 @@ impl Shared {
             positions_drawn: std::sync::atomic::AtomicUsize::new(0),
             paced_answers: paced_cache::PacedAnswers::default(),
             full_walks: false,
+            over_budget: std::collections::HashMap::new(),
         })
     }
 
@@ -256,8 +265,13 @@ pub async fn run_until(
         config.limits.request_timeout,
         interrupt.clone(),
     );
+    let over_budget = match config.paced_budget {
+        Some(_) => paced_plan(&config).skipped,
+        None => std::collections::HashMap::new(),
+    };
     let shared = Arc::new(Shared {
         full_walks: config.full_walks,
+        over_budget,
         paced_answers: paced_cache::PacedAnswers::shared(),
         ..Shared::new(
             config.target,

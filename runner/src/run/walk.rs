@@ -552,6 +552,7 @@ impl Execution<'_> {
         };
         let end = params.get(&bounds.end).and_then(Value::as_i64);
         let start = params.get(&bounds.start).and_then(Value::as_i64);
+        let show = |stamp: Option<i64>| stamp.map_or_else(|| "?".to_owned(), |at| at.to_string());
         let at_end = match (Some(*stamp) == start, Some(*stamp) == end) {
             (_, true) => format!(", stamped with {} itself", bounds.end),
             (true, false) => format!(", stamped with {} itself", bounds.start),
@@ -565,7 +566,9 @@ impl Execution<'_> {
         self.record(
             &clauses,
             format!(
-                "entry {key} ({stamp}{at_end}) is inside the window {start:?}..{end:?}, both ends included, yet the walk of the window did not return it ({missing} of the {} probed entries inside it missing)",
+                "entry {key} ({stamp}{at_end}) is inside the window {}..{}, both ends included, yet the walk of the window did not return it ({missing} of the {} probed entries inside it missing)",
+                show(start),
+                show(end),
                 known.len()
             ),
         );

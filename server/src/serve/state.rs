@@ -129,6 +129,7 @@ impl ServerState {
                 username: "ref_sub",
             },
             config.faults.contains(&Fault::ExpiryWithDelivery),
+            config.log_entries,
         );
         let mut limits = config.limits.clone();
         if config.variants.contains(&super::Variant::RatePerUserBurst1) {
