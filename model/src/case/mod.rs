@@ -163,7 +163,7 @@ pub struct Auth {
     /// The mechanism.
     #[serde(default, skip_serializing_if = "crate::case::write::is_default")]
     pub mode: AuthMode,
-    /// Account role whose credentials are used (default `main`).
+    /// Account role whose credentials are used (default `main`), or [`Auth::ANY_ACCOUNT`].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub account: Option<String>,
     /// `bearer`: a token (template) instead of logging in as `account`.
@@ -225,6 +225,35 @@ pub struct Auth {
     /// (`grant_type`, `client_id`) that this step leaves out, to send a login missing them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub omit: Vec<String>,
+}
+
+impl Auth {
+    /// `account = "any"`: the rule holds whatever account the step goes as, so the run puts
+    /// the execution on the account whose paced budget has the most room (`main`, `sub` or
+    /// `two_factor`, among those the target file gives; `main` outside a planned run).
+    pub const ANY_ACCOUNT: &'static str = "any";
+    /// The roles an `any` account is drawn from, in order of preference.
+    pub const SPREAD_ROLES: [&'static str; 3] = ["main", "sub", "two_factor"];
+}
+
+impl Case {
+    /// Whether a step leaves its account to the run ([`Auth::ANY_ACCOUNT`]).
+    pub fn spreads(&self) -> bool {
+        self.steps
+            .iter()
+            .any(|step| step.auth.account.as_deref() == Some(Auth::ANY_ACCOUNT))
+    }
+
+    /// The case with every `any` account put on `role`.
+    pub fn on_account(&self, role: &str) -> Case {
+        let mut case = self.clone();
+        for step in &mut case.steps {
+            if step.auth.account.as_deref() == Some(Auth::ANY_ACCOUNT) {
+                step.auth.account = Some(role.to_owned());
+            }
+        }
+        case
+    }
 }
 
 /// Which second-factor code a step sends.

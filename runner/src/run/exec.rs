@@ -81,6 +81,18 @@ pub(crate) struct Execution<'a> {
 /// Runs one case over one transport.
 pub(crate) async fn execute(shared: &Shared, case: &Case, transport: TransportKind) -> CaseResult {
     let started = Instant::now();
+    // A case that leaves its account to the run goes as the account the plan gave it.
+    let spread;
+    let case = if case.spreads() {
+        let role = shared
+            .accounts
+            .get(&(case.id.clone(), transport))
+            .map_or(harness_model::case::Auth::SPREAD_ROLES[0], String::as_str);
+        spread = case.on_account(role);
+        &spread
+    } else {
+        case
+    };
     let skipped = skip_reason(&shared.target, case, transport).or_else(|| {
         shared
             .over_budget

@@ -159,6 +159,9 @@ pub(crate) struct Shared {
     pub(crate) full_walks: bool,
     /// Executions the paced budget leaves out, with the reason.
     pub(crate) over_budget: std::collections::HashMap<(String, TransportKind), String>,
+    /// The account each execution of a case with `account = "any"` goes as (`main` when
+    /// the run did not plan it).
+    pub(crate) accounts: std::collections::HashMap<(String, TransportKind), String>,
 }
 
 impl Shared {
@@ -186,6 +189,7 @@ impl Shared {
             paced_answers: paced_cache::PacedAnswers::default(),
             full_walks: false,
             over_budget: std::collections::HashMap::new(),
+            accounts: std::collections::HashMap::new(),
         })
     }
 
@@ -265,13 +269,14 @@ pub async fn run_until(
         config.limits.request_timeout,
         interrupt.clone(),
     );
-    let over_budget = match config.paced_budget {
-        Some(_) => paced_plan(&config).skipped,
-        None => std::collections::HashMap::new(),
-    };
+    let mut paced = paced_plan(&config);
+    if config.paced_budget.is_none() {
+        paced.skipped.clear();
+    }
     let shared = Arc::new(Shared {
         full_walks: config.full_walks,
-        over_budget,
+        over_budget: paced.skipped,
+        accounts: paced.accounts,
         paced_answers: paced_cache::PacedAnswers::shared(),
         ..Shared::new(
             config.target,

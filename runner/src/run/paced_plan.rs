@@ -35,6 +35,9 @@ pub struct PacedPlan {
     pub duration: Duration,
     /// Executions left out by the budget (case id, transport) with the reason.
     pub skipped: HashMap<(String, TransportKind), String>,
+    /// The account each execution of a case with `account = "any"` goes as: the one whose
+    /// budget had the fewest calls when it was planned.
+    pub accounts: HashMap<(String, TransportKind), String>,
     /// The target's sustained rate and burst of the paced method.
     rate: f64,
     burst: u32,
@@ -121,7 +124,19 @@ pub fn paced_plan(config: &RunConfig) -> PacedPlan {
     };
     let mut counted: HashSet<String> = HashSet::new();
     for (case, transport) in executions {
-        let (calls, open) = execution_calls(&case, transport, config.full_walks, limits);
+        let spread = case.spreads().then(|| {
+            let role = Auth::SPREAD_ROLES
+                .into_iter()
+                .filter(|role| config.target.accounts.contains_key(*role))
+                .min_by_key(|role| plan.by_budget.get(*role).copied().unwrap_or(0))
+                .unwrap_or(Auth::SPREAD_ROLES[0]);
+            (role, case.on_account(role))
+        });
+        let case = match &spread {
+            Some((_, spread)) => spread,
+            None => &*case,
+        };
+        let (calls, open) = execution_calls(case, transport, config.full_walks, limits);
         let mut added: BTreeMap<String, usize> = BTreeMap::new();
         let mut keys = Vec::new();
         for call in calls {
@@ -148,6 +163,10 @@ pub fn paced_plan(config: &RunConfig) -> PacedPlan {
         if let Some(reason) = over {
             plan.skipped.insert((case.id.clone(), transport), reason);
             continue;
+        }
+        if let Some((role, _)) = spread {
+            plan.accounts
+                .insert((case.id.clone(), transport), role.to_owned());
         }
         plan.open_walks += open;
         counted.extend(keys);
