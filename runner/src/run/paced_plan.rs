@@ -122,16 +122,12 @@ pub fn paced_plan(config: &RunConfig) -> PacedPlan {
         burst: limits.transaction_log_burst,
         ..PacedPlan::default()
     };
+    let assigned = spread(config, &executions);
     let mut counted: HashSet<String> = HashSet::new();
     for (case, transport) in executions {
-        let spread = case.spreads().then(|| {
-            let role = Auth::SPREAD_ROLES
-                .into_iter()
-                .filter(|role| config.target.accounts.contains_key(*role))
-                .min_by_key(|role| plan.by_budget.get(*role).copied().unwrap_or(0))
-                .unwrap_or(Auth::SPREAD_ROLES[0]);
-            (role, case.on_account(role))
-        });
+        let spread = assigned
+            .get(&(case.id.clone(), transport))
+            .map(|role| (role.clone(), case.on_account(role)));
         let case = match &spread {
             Some((_, spread)) => spread,
             None => &*case,
@@ -164,9 +160,9 @@ pub fn paced_plan(config: &RunConfig) -> PacedPlan {
             plan.skipped.insert((case.id.clone(), transport), reason);
             continue;
         }
-        if let Some((role, _)) = spread {
+        if let Some((role, _)) = &spread {
             plan.accounts
-                .insert((case.id.clone(), transport), role.to_owned());
+                .insert((case.id.clone(), transport), role.clone());
         }
         plan.open_walks += open;
         counted.extend(keys);
@@ -181,6 +177,44 @@ pub fn paced_plan(config: &RunConfig) -> PacedPlan {
         .fold(0.0, f64::max);
     plan.duration = Duration::from_secs_f64(slowest);
     plan
+}
+
+/// The account of each execution that leaves it to the run (`account = "any"`): the loads
+/// of the other executions first, then these, the costliest first, each on the account
+/// (of those the target file gives) whose budget has the fewest calls so far.
+fn spread(
+    config: &RunConfig,
+    executions: &[(std::sync::Arc<Case>, TransportKind)],
+) -> HashMap<(String, TransportKind), String> {
+    let limits = &config.target.limits;
+    let roles: Vec<&str> = Auth::SPREAD_ROLES
+        .into_iter()
+        .filter(|role| config.target.accounts.contains_key(*role))
+        .collect();
+    let mut load: HashMap<String, usize> = HashMap::new();
+    let mut open = Vec::new();
+    for (case, transport) in executions {
+        if case.spreads() {
+            let calls = execution_calls(case, *transport, config.full_walks, limits).0;
+            open.push((calls.len(), case, *transport));
+            continue;
+        }
+        for call in execution_calls(case, *transport, config.full_walks, limits).0 {
+            *load.entry(call.budget).or_default() += 1;
+        }
+    }
+    open.sort_by(|a, b| b.0.cmp(&a.0));
+    let mut assigned = HashMap::new();
+    for (calls, case, transport) in open {
+        let role = roles
+            .iter()
+            .copied()
+            .min_by_key(|role| load.get(*role).copied().unwrap_or(0))
+            .unwrap_or(Auth::SPREAD_ROLES[0]);
+        *load.entry(role.to_owned()).or_default() += calls;
+        assigned.insert((case.id.clone(), transport), role.to_owned());
+    }
+    assigned
 }
 
 /// The paced calls of one execution, and how many of its walks read the whole history.
@@ -282,3 +316,6 @@ fn share_key(
         serde_json::to_string(&canonical).unwrap_or_default()
     )
 }
+
+#[cfg(test)]
+mod tests;
