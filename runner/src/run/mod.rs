@@ -6,9 +6,13 @@
 //! `concurrency`; cases marked `serial` run alone afterwards, since they change state other
 //! cases may see. Every request has a timeout and the whole run has one too.
 //!
-//! Executions that call a paced method (`spec::is_paced`) run in a lane of their own
-//! ([`PACED_LANE`] at once, started first): they wait for the pacing budget without holding
-//! one of the `concurrency` slots, so the unpaced executions go on while the budget fills.
+//! Executions that call a paced method (`spec::is_paced`) run in a lane of their account
+//! ([`PACED_LANE`] at once per account, started first): they wait for the pacing budget
+//! without holding one of the `concurrency` slots, so the unpaced executions go on while the
+//! budget fills, and one account's waits do not hold another's executions back. Before the
+//! run, [`paced_plan`] counts the paced calls, puts the executions that may go as any
+//! account on the one with the most room, and, with a paced budget, leaves out with the
+//! reason the executions that do not fit.
 //!
 //! A run can be stopped early by an [`Interrupt`] (a signal, the run timeout, or the
 //! [`Breaker`] when the target stops answering): it schedules nothing more, gives
@@ -273,6 +277,7 @@ pub async fn run_until(
     if config.paced_budget.is_none() {
         paced.skipped.clear();
     }
+    let lanes = std::mem::take(&mut paced.lanes);
     let shared = Arc::new(Shared {
         full_walks: config.full_walks,
         over_budget: paced.skipped,
@@ -318,11 +323,20 @@ pub async fn run_until(
     // on one that started last; results are put back in plan order below.
     parallel.sort_by_key(|(_, (case, _))| (!is_paced(case), !is_long(case)));
     let semaphore = Arc::new(Semaphore::new(config.concurrency.max(1)));
-    let paced_lane = Arc::new(Semaphore::new(PACED_LANE));
+    // One lane per account: an account's budget fills while another's executions wait.
+    let mut paced_lanes: std::collections::HashMap<String, Arc<Semaphore>> =
+        std::collections::HashMap::new();
     let mut handles = Vec::new();
     for (index, (case, transport)) in parallel {
         let semaphore = if is_paced(&case) {
-            paced_lane.clone()
+            let account = lanes
+                .get(&(case.id.clone(), transport))
+                .cloned()
+                .unwrap_or_default();
+            paced_lanes
+                .entry(account)
+                .or_insert_with(|| Arc::new(Semaphore::new(PACED_LANE)))
+                .clone()
         } else {
             semaphore.clone()
         };

@@ -38,6 +38,9 @@ pub struct PacedPlan {
     /// The account each execution of a case with `account = "any"` goes as: the one whose
     /// budget had the fewest calls when it was planned.
     pub accounts: HashMap<(String, TransportKind), String>,
+    /// The account whose budget each paced execution mostly draws on: its lane
+    /// ([`super::PACED_LANE`] executions of each account at once).
+    pub lanes: HashMap<(String, TransportKind), String>,
     /// The target's sustained rate and burst of the paced method.
     rate: f64,
     burst: u32,
@@ -133,6 +136,9 @@ pub fn paced_plan(config: &RunConfig) -> PacedPlan {
             None => &*case,
         };
         let (calls, open) = execution_calls(case, transport, config.full_walks, limits);
+        if let Some(account) = lane_of(case) {
+            plan.lanes.insert((case.id.clone(), transport), account);
+        }
         let mut added: BTreeMap<String, usize> = BTreeMap::new();
         let mut keys = Vec::new();
         for call in calls {
@@ -215,6 +221,26 @@ fn spread(
         assigned.insert((case.id.clone(), transport), role.to_owned());
     }
     assigned
+}
+
+/// The account of an execution's first paced step: the lane it waits in.
+fn lane_of(case: &Case) -> Option<String> {
+    case.steps
+        .iter()
+        .find(|step| {
+            let walk = step.walk.as_ref().map(|walk| walk.call.as_str());
+            let probe = step.probe.as_ref().map(|probe| probe.call.as_str());
+            [step.call.as_deref(), walk, probe]
+                .into_iter()
+                .flatten()
+                .any(spec::is_paced)
+        })
+        .map(|step| {
+            step.auth
+                .account
+                .clone()
+                .unwrap_or_else(|| Auth::SPREAD_ROLES[0].to_owned())
+        })
 }
 
 /// The paced calls of one execution, and how many of its walks read the whole history.
