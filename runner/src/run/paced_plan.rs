@@ -209,7 +209,7 @@ fn spread(
             *load.entry(call.budget).or_default() += 1;
         }
     }
-    open.sort_by(|a, b| b.0.cmp(&a.0));
+    open.sort_by_key(|open| std::cmp::Reverse(open.0));
     let mut assigned = HashMap::new();
     for (calls, case, transport) in open {
         let role = roles
