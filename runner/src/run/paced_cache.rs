@@ -18,10 +18,10 @@ use tokio::sync::Mutex as AsyncMutex;
 
 use super::exec::{Execution, Stop};
 use super::template;
+use crate::transport::Exchange;
 use harness_model::case::Step;
 use harness_model::check::ParsedAnswer;
 use harness_protocol::spec;
-use harness_protocol::wire::Exchange;
 
 /// A shared answer and the exchange it came in.
 #[derive(Clone)]
