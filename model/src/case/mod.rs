@@ -229,11 +229,14 @@ pub struct Auth {
 
 impl Auth {
     /// `account = "any"`: the rule holds whatever account the step goes as, so the run puts
-    /// the execution on the account whose paced budget has the most room (`main`, `sub` or
+    /// the execution on the account whose paced budget has the most room (`main` or
     /// `two_factor`, among those the target file gives; `main` outside a planned run).
     pub const ANY_ACCOUNT: &'static str = "any";
-    /// The roles an `any` account is drawn from, in order of preference.
-    pub const SPREAD_ROLES: [&'static str; 3] = ["main", "sub", "two_factor"];
+    /// The roles an `any` account is drawn from, in order of preference. Not `sub`: its
+    /// budget carries the calls that must go as the subaccount (an exchanged token's, the
+    /// sub's scope), and its history is read by cases of its own, whose clients a judge
+    /// follows to their last request.
+    pub const SPREAD_ROLES: [&'static str; 2] = ["main", "two_factor"];
 }
 
 impl Case {
