@@ -198,6 +198,7 @@ fn spread(
         .filter(|role| config.target.accounts.contains_key(*role))
         .collect();
     let mut load: HashMap<String, usize> = HashMap::new();
+    let mut counted: HashSet<String> = HashSet::new();
     let mut open = Vec::new();
     for (case, transport) in executions {
         if case.spreads() {
@@ -206,6 +207,10 @@ fn spread(
             continue;
         }
         for call in execution_calls(case, *transport, config.full_walks, limits).0 {
+            // A request the run answers once loads its budget once.
+            if call.shared.is_some_and(|key| !counted.insert(key)) {
+                continue;
+            }
             *load.entry(call.budget).or_default() += 1;
         }
     }
