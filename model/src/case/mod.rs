@@ -232,11 +232,14 @@ impl Auth {
     /// the execution on the account whose paced budget has the most room (`main` or
     /// `two_factor`, among those the target file gives; `main` outside a planned run).
     pub const ANY_ACCOUNT: &'static str = "any";
-    /// The roles an `any` account is drawn from, in order of preference. Not `sub`: its
-    /// budget carries the calls that must go as the subaccount (an exchanged token's, the
-    /// sub's scope), and its history is read by cases of its own, whose clients a judge
-    /// follows to their last request.
-    pub const SPREAD_ROLES: [&'static str; 2] = ["main", "two_factor"];
+    /// The roles an `any` account is drawn from, in order of preference, for a case whose
+    /// every step expects a refusal: it reads no one's history.
+    pub const SPREAD_ROLES: [&'static str; 3] = ["main", "two_factor", "sub"];
+    /// The roles of a case that reads a page: not `sub`, whose last request of a run would
+    /// then be a page with a continuation it does not follow, which a client judge
+    /// (`harness judge`, its self-play in the variant matrix) takes for a client gone
+    /// silent; its history is read by cases of its own.
+    pub const READING_ROLES: [&'static str; 2] = ["main", "two_factor"];
 }
 
 impl Case {
@@ -245,6 +248,20 @@ impl Case {
         self.steps
             .iter()
             .any(|step| step.auth.account.as_deref() == Some(Auth::ANY_ACCOUNT))
+    }
+
+    /// The roles an `any` account of this case may be put on: every spread role when each
+    /// of its steps expects a refusal, else the reading roles.
+    pub fn spread_roles(&self) -> &'static [&'static str] {
+        let refuses = self
+            .steps
+            .iter()
+            .all(|step| step.expect.outcome == crate::check::Outcome::Error);
+        if refuses {
+            &Auth::SPREAD_ROLES
+        } else {
+            &Auth::READING_ROLES
+        }
     }
 
     /// The case with every `any` account put on `role`.

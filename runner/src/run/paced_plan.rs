@@ -193,10 +193,6 @@ fn spread(
     executions: &[(std::sync::Arc<Case>, TransportKind)],
 ) -> HashMap<(String, TransportKind), String> {
     let limits = &config.target.limits;
-    let roles: Vec<&str> = Auth::SPREAD_ROLES
-        .into_iter()
-        .filter(|role| config.target.accounts.contains_key(*role))
-        .collect();
     let mut load: HashMap<String, usize> = HashMap::new();
     let mut counted: HashSet<String> = HashSet::new();
     let mut open = Vec::new();
@@ -217,9 +213,11 @@ fn spread(
     open.sort_by_key(|open| std::cmp::Reverse(open.0));
     let mut assigned = HashMap::new();
     for (calls, case, transport) in open {
-        let role = roles
+        let role = case
+            .spread_roles()
             .iter()
             .copied()
+            .filter(|role| config.target.accounts.contains_key(*role))
             .min_by_key(|role| load.get(*role).copied().unwrap_or(0))
             .unwrap_or(Auth::SPREAD_ROLES[0]);
         *load.entry(role.to_owned()).or_default() += calls;

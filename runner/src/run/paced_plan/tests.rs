@@ -110,3 +110,19 @@ fn any_account_goes_where_the_budget_has_room() {
     let alone = paced_plan(&config(cases, &["main"]));
     assert_eq!(alone.by_budget.get("main"), Some(&4));
 }
+
+#[test]
+fn a_refusal_may_go_as_the_sub_a_read_may_not() {
+    let refusal =
+        call(251, "any").replace("auth = {", "expect = { outcome = \"error\" }\nauth = {");
+    let cases = vec![
+        case("c.main", &call(1, "main").repeat(1)),
+        case("c.two", &call(2, "two_factor")),
+        case("c.read", &call(3, "any")),
+        case("c.refusal", &refusal),
+    ];
+    let plan = paced_plan(&config(cases, &["main", "sub", "two_factor"]));
+    let on = |id: &str| plan.accounts[&(id.to_owned(), TransportKind::HttpQuery)].clone();
+    assert_eq!(on("c.refusal"), "sub");
+    assert_ne!(on("c.read"), "sub");
+}
