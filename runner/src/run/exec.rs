@@ -123,6 +123,11 @@ pub(crate) async fn execute(shared: &Shared, case: &Case, transport: TransportKi
     };
     let mut execution = Execution::new(shared, case, transport);
     execution.position = position;
+    if let Some(role) = shared.accounts.get(&(case.id.clone(), transport)) {
+        execution.notes.push(format!(
+            "goes as the {role} account: the case runs as any account, and the plan put it on the budget with the most room"
+        ));
+    }
     let mut error = None;
     let mut skipped = None;
     let mut stopped = false;

@@ -1,3 +1,6 @@
+//! The plan of a run's paced calls, checked without a server: a bounded walk's pages, a
+//! request sent once, the budget's skips and where `account = "any"` goes.
+
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
