@@ -119,7 +119,7 @@ fn a_refusal_may_go_as_the_sub_a_read_may_not() {
     let refusal =
         call(251, "any").replace("auth = {", "expect = { outcome = \"error\" }\nauth = {");
     let cases = vec![
-        case("c.main", &call(1, "main").repeat(1)),
+        case("c.main", &call(1, "main")),
         case("c.two", &call(2, "two_factor")),
         case("c.read", &call(3, "any")),
         case("c.refusal", &refusal),
