@@ -8,7 +8,8 @@
 //! raw body, race, in-flight copies, named connection or captured token) or a walk's
 //! density probe. A parameter written as `{{now_ms}}` is keyed as "now": two reads of the
 //! history up to now, seconds apart, ask the same question. A later execution waits while
-//! the first one's request is under way, and records the shared exchange with a note.
+//! the first one's request is under way, and records the shared exchange with a note; an
+//! execution that sends the same request twice sends it twice.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
@@ -23,11 +24,14 @@ use harness_model::case::Step;
 use harness_model::check::ParsedAnswer;
 use harness_protocol::spec;
 
-/// A shared answer and the exchange it came in.
+/// A shared answer, the exchange it came in, and the execution (case id, transport) that
+/// sent it: an execution that sends the same request again means to (a case reading twice,
+/// or spending its budget on purpose), so it is never served its own answer.
 #[derive(Clone)]
 struct Shared {
     answer: ParsedAnswer,
     exchange: Exchange,
+    sender: (String, String),
 }
 
 /// The run's paced answers by request. Off by default: executions scheduled one at a time
@@ -135,7 +139,12 @@ impl Execution<'_> {
             Some(slot) => Some(slot.lock_owned().await),
             None => None,
         };
-        if let Some(shared) = held.as_deref().and_then(Option::as_ref) {
+        let sender = (self.case.id.clone(), self.transport.to_string());
+        if let Some(shared) = held
+            .as_deref()
+            .and_then(Option::as_ref)
+            .filter(|shared| shared.sender != sender)
+        {
             self.exchanges.push(shared.exchange.clone());
             self.notes.push(format!(
                 "the answer to {method} is the one an earlier execution of the run got for the same request (paced: sent once per run)"
@@ -163,6 +172,7 @@ impl Execution<'_> {
             **held = Some(Shared {
                 answer: answer.clone(),
                 exchange: exchange.clone(),
+                sender,
             });
         }
         Ok(answer)
