@@ -1,5 +1,6 @@
 //! The one integration test binary: one module per feature.
 
+mod bounded;
 mod cli;
 mod conformance;
 mod diff;

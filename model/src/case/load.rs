@@ -292,6 +292,16 @@ fn check_step(
                 .to_owned(),
         );
     }
+    if let Some(walk) = &step.walk
+        && let Some(window) = &walk.window
+        && window.around.is_none()
+        && walk.timestamp.is_none()
+    {
+        return error(
+            "a walk's window is put on its entries' timestamps: give the walk `timestamp` (or the window `around`)"
+                .to_owned(),
+        );
+    }
     if let Some(race) = &step.race {
         check_race(step, race, transports).or_else(error)?;
     }

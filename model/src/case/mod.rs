@@ -163,7 +163,7 @@ pub struct Auth {
     /// The mechanism.
     #[serde(default, skip_serializing_if = "crate::case::write::is_default")]
     pub mode: AuthMode,
-    /// Account role whose credentials are used (default `main`).
+    /// Account role whose credentials are used (default `main`), or [`Auth::ANY_ACCOUNT`].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub account: Option<String>,
     /// `bearer`: a token (template) instead of logging in as `account`.
@@ -225,6 +225,55 @@ pub struct Auth {
     /// (`grant_type`, `client_id`) that this step leaves out, to send a login missing them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub omit: Vec<String>,
+}
+
+impl Auth {
+    /// `account = "any"`: the rule holds whatever account the step goes as, so the run puts
+    /// the execution on the account whose paced budget has the most room (`main` or
+    /// `two_factor`, among those the target file gives; `main` outside a planned run).
+    pub const ANY_ACCOUNT: &'static str = "any";
+    /// The roles an `any` account is drawn from, in order of preference, for a case whose
+    /// every step expects a refusal: it reads no one's history.
+    pub const SPREAD_ROLES: [&'static str; 3] = ["main", "two_factor", "sub"];
+    /// The roles of a case that reads a page: not `sub`, whose last request of a run would
+    /// then be a page with a continuation it does not follow, which a client judge
+    /// (`harness judge`, its self-play in the variant matrix) takes for a client gone
+    /// silent; its history is read by cases of its own.
+    pub const READING_ROLES: [&'static str; 2] = ["main", "two_factor"];
+}
+
+impl Case {
+    /// Whether a step leaves its account to the run ([`Auth::ANY_ACCOUNT`]).
+    pub fn spreads(&self) -> bool {
+        self.steps
+            .iter()
+            .any(|step| step.auth.account.as_deref() == Some(Auth::ANY_ACCOUNT))
+    }
+
+    /// The roles an `any` account of this case may be put on: every spread role when each
+    /// of its steps expects a refusal, else the reading roles.
+    pub fn spread_roles(&self) -> &'static [&'static str] {
+        let refuses = self
+            .steps
+            .iter()
+            .all(|step| step.expect.outcome == crate::check::Outcome::Error);
+        if refuses {
+            &Auth::SPREAD_ROLES
+        } else {
+            &Auth::READING_ROLES
+        }
+    }
+
+    /// The case with every `any` account put on `role`.
+    pub fn on_account(&self, role: &str) -> Case {
+        let mut case = self.clone();
+        for step in &mut case.steps {
+            if step.auth.account.as_deref() == Some(Auth::ANY_ACCOUNT) {
+                step.auth.account = Some(role.to_owned());
+            }
+        }
+        case
+    }
 }
 
 /// Which second-factor code a step sends.
@@ -349,6 +398,45 @@ pub struct Walk {
     /// its entries hold one of type `expiry` and nothing else for that expiration (4.8).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expiry_of: Option<String>,
+    /// A bounded walk: the window the walk reads instead of the whole history (unless the
+    /// run walks in full, `harness run --full-walks`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window: Option<WalkWindow>,
+}
+
+/// The window of a bounded walk: the parameters that bound it, and how the harness picks
+/// its ends. With `around`, the window is that timestamp a day either side; otherwise one
+/// page of the walk's parameters is read first (the density probe, with the larger of the
+/// walk's counts) and the window's ends are timestamps of entries on it, about `entries`
+/// apart, so that an entry stamped with either end is known to belong to the window.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct WalkWindow {
+    /// The parameter of the window's earliest timestamp (`start_timestamp`).
+    pub start: String,
+    /// The parameter of the window's latest timestamp (`end_timestamp`).
+    pub end: String,
+    /// About how many entries of the probed page the window holds (default 50).
+    #[serde(
+        default = "WalkWindow::default_entries",
+        skip_serializing_if = "WalkWindow::is_default_entries"
+    )]
+    pub entries: u32,
+    /// A timestamp in ms (a template) the window is centred on, a day either side; the
+    /// walk is skipped with the reason when it resolves to nothing and the run is bounded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub around: Option<String>,
+}
+
+impl WalkWindow {
+    /// Half the width of a window centred on `around`: one day.
+    pub const AROUND_HALF_MS: i64 = 86_400_000;
+    fn default_entries() -> u32 {
+        50
+    }
+    fn is_default_entries(entries: &u32) -> bool {
+        *entries == Self::default_entries()
+    }
 }
 
 impl Walk {

@@ -33,7 +33,7 @@
 //! direct_access_key_env = "STAGING_DA_KEY"       # or direct_access_key = "..."
 //! two_factor_subaccount_id = 12                  # a subaccount of the two_factor account
 //! mmp_reset_index = "btc_usd"                   # an MMP status frozen until manual reset
-//! expired_otm_option = { instrument_name = "BTC-31JAN25-100000-C", currency = "BTC" }
+//! expired_otm_option = { instrument_name = "BTC-31JAN25-100000-C", currency = "BTC", expired_at = 1738310400000 }
 //!
 //! [limits]                                       # pacing of private/get_transaction_log
 //! transaction_log_per_second = 1.0
@@ -176,6 +176,11 @@ pub struct ExpiredOption {
     pub instrument_name: String,
     /// The `currency` of `private/get_transaction_log` whose entries include it.
     pub currency: String,
+    /// When it expired (the timestamp of its `expiry` entry, ms): the check reads a day
+    /// either side of it, not the whole log (`harness run --full-walks` reads the whole
+    /// log, and without it the check is skipped with the reason).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expired_at: Option<u64>,
 }
 
 impl Fixtures {
@@ -535,8 +540,12 @@ impl Target {
         let fixtures = toml::to_string(&self.fixtures).unwrap_or_default();
         out.push_str(&fixtures);
         if let Some(option) = &self.fixtures.expired_otm_option {
+            let expired_at = option
+                .expired_at
+                .map(|at| format!(", expired_at = {at}"))
+                .unwrap_or_default();
             out.push_str(&format!(
-                "expired_otm_option = {{ instrument_name = {}, currency = {} }}\n",
+                "expired_otm_option = {{ instrument_name = {}, currency = {}{expired_at} }}\n",
                 quote(&option.instrument_name),
                 quote(&option.currency)
             ));

@@ -51,6 +51,13 @@ impl Bindings for Execution<'_> {
                     .as_ref()
                     .map(|option| Value::from(option.currency.clone()));
             }
+            "fixtures.expired_otm_option.expired_at" => {
+                return fixtures
+                    .expired_otm_option
+                    .as_ref()
+                    .and_then(|option| option.expired_at)
+                    .map(Value::from);
+            }
             "limits.transaction_log_burst" => {
                 return Some(Value::from(target.limits.transaction_log_burst));
             }

@@ -81,7 +81,25 @@ pub(crate) struct Execution<'a> {
 /// Runs one case over one transport.
 pub(crate) async fn execute(shared: &Shared, case: &Case, transport: TransportKind) -> CaseResult {
     let started = Instant::now();
-    let position = match skip_reason(&shared.target, case, transport) {
+    // A case that leaves its account to the run goes as the account the plan gave it.
+    let spread;
+    let case = if case.spreads() {
+        let role = shared
+            .accounts
+            .get(&(case.id.clone(), transport))
+            .map_or(harness_model::case::Auth::SPREAD_ROLES[0], String::as_str);
+        spread = case.on_account(role);
+        &spread
+    } else {
+        case
+    };
+    let skipped = skip_reason(&shared.target, case, transport).or_else(|| {
+        shared
+            .over_budget
+            .get(&(case.id.clone(), transport))
+            .cloned()
+    });
+    let position = match skipped {
         Some(reason) => Err(reason),
         None if case.needs.fixtures.iter().any(|name| name == "position") => {
             shared.draw_position().map(Some)
@@ -105,6 +123,11 @@ pub(crate) async fn execute(shared: &Shared, case: &Case, transport: TransportKi
     };
     let mut execution = Execution::new(shared, case, transport);
     execution.position = position;
+    if let Some(role) = shared.accounts.get(&(case.id.clone(), transport)) {
+        execution.notes.push(format!(
+            "goes as the {role} account: the case runs as any account, and the plan put it on the budget with the most room"
+        ));
+    }
     let mut error = None;
     let mut skipped = None;
     let mut stopped = false;
@@ -360,20 +383,7 @@ impl Execution<'_> {
         if let Some(wait) = &step.wait {
             self.wait_before(step, wait).await?;
         }
-        let account = harness_protocol::spec::is_paced(&method).then(|| self.pace_key(&step.auth));
-        let mut attempt = 0;
-        let answer = loop {
-            if let Some(account) = &account {
-                self.shared.pacer.wait(account).await;
-            }
-            // Prepared after the wait, so signatures carry a fresh timestamp and nonce.
-            let outgoing = self.prepare(step, &method).await?;
-            let answer = self.send(&outgoing).await?;
-            match self.throttled(&method, &answer, &mut attempt) {
-                Some(backoff) => tokio::time::sleep(backoff).await,
-                None => break answer,
-            }
-        };
+        let answer = self.paced_call(step, &method, None, &step.params).await?;
         let case = self.case;
         let clauses = case.step_clauses(step);
         let response = self.check_answer(answer, clauses, step)?;

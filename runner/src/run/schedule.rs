@@ -11,8 +11,9 @@ use crate::transport::{self, TransportError};
 use harness_model::case::{Case, TransportKind};
 use harness_protocol::spec;
 
-/// Executions calling a paced method that run at once, outside the `concurrency` slots:
-/// enough that the budget is taken while one of them runs its unpaced steps.
+/// Executions calling a paced method that run at once per account, outside the
+/// `concurrency` slots: enough that the budget is taken while one of them runs its unpaced
+/// steps.
 pub const PACED_LANE: usize = 4;
 
 /// Whether an execution of `case` is a long chain of requests: a pagination walk or a

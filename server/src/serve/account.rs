@@ -169,6 +169,12 @@ pub(crate) fn get_transaction_log(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObjec
     let start = non_negative(params.int("start_timestamp"), "start_timestamp")?.unwrap_or(0);
     let end = non_negative(params.int("end_timestamp"), "end_timestamp")?
         .unwrap_or_else(|| ctx.state.now_ms());
+    // The `txlog-end-exclusive` fault reads "latest timestamp" as the first one left out.
+    let end = if ctx.fault(Fault::TxlogEndExclusive) {
+        end.saturating_sub(1)
+    } else {
+        end
+    };
     let cursor = non_negative(params.int("continuation"), "continuation")?;
     let caller = ctx.caller()?.user_id;
     let user_id = match non_negative(params.int("subaccount_id"), "subaccount_id")? {

@@ -304,6 +304,9 @@ faults! {
     TxlogOutsideWindow => "txlog-outside-window",
         "one transaction log entry lies 1 ms outside the requested window",
         ["m.get_transaction_log.window"];
+    TxlogEndExclusive => "txlog-end-exclusive",
+        "get_transaction_log takes end_timestamp as exclusive: an entry stamped with it is left out",
+        ["m.get_transaction_log.window"];
     TxlogContinuationZero => "txlog-continuation-zero",
         "the last transaction log page has continuation 0 instead of null",
         ["m.get_transaction_log.continuation"];

@@ -97,6 +97,10 @@ pub struct ServeConfig {
     pub(crate) observer: Option<Arc<dyn Observer>>,
     /// Serve over TLS with this certificate; plain HTTP when `None`.
     pub tls: Option<TlsIdentity>,
+    /// The main account's transaction log holds this many generated entries over the same
+    /// six months and currencies (`harness serve --log-entries N`), to try a suite's cost
+    /// against a long history; `None`: the fixed history every snapshot is taken from.
+    pub log_entries: Option<usize>,
 }
 
 impl ServeConfig {
@@ -124,6 +128,7 @@ impl ServeConfig {
             knobs: Knobs::default(),
             observer: None,
             tls: None,
+            log_entries: None,
         }
     }
 }

@@ -129,6 +129,7 @@ impl ServerState {
                 username: "ref_sub",
             },
             config.faults.contains(&Fault::ExpiryWithDelivery),
+            config.log_entries,
         );
         let mut limits = config.limits.clone();
         if config.variants.contains(&super::Variant::RatePerUserBurst1) {
@@ -221,6 +222,7 @@ impl ServerState {
                 expired_otm_option: Some(ExpiredOption {
                     instrument_name: super::ledger::EXPIRED_OTM_OPTION.to_owned(),
                     currency: "BTC".to_owned(),
+                    expired_at: Some(super::ledger::EXPIRED_OTM_AT_MS),
                 }),
                 direct_access_key: Some(self.direct_access_key.clone()),
             },
