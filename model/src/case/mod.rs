@@ -406,6 +406,21 @@ pub struct Race {
     /// make a mixed race. Default: the step's transport.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub over: Vec<TransportKind>,
+    /// A call released with the first wave of copies, whose answer the last `after_lead`
+    /// copies wait for: a disable or a logout, with copies carrying the token it ends. The
+    /// copies that raced it are open (either outcome) and only those released after its
+    /// answer count against `at_most`. The lead's answer is checked as its `expect` says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lead: Option<Box<Step>>,
+    /// With a `lead`: how many of the copies are released once its answer has arrived (1 to
+    /// `copies`); the others go with it.
+    #[serde(default, skip_serializing_if = "crate::case::write::is_zero_usize")]
+    pub after_lead: usize,
+    /// What makes a copy count against `at_most`: a path in its answer that must hold a
+    /// value other than null, false, 0 or an empty text, list or object (`result.trades`:
+    /// a close that traded). Default: the answer has a `result`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub counts: Option<String>,
 }
 
 impl Race {

@@ -23,7 +23,7 @@ use std::time::Instant;
 use serde_json::Value;
 
 use super::exec::{Execution, Stop};
-use crate::transport::{Authorization, Outgoing, place_bearer};
+use crate::transport::{Authorization, Outgoing, Wave, place_bearer};
 use harness_model::case::{Race, Step, TransportKind};
 
 /// What the rounds of a race found so far.
@@ -89,7 +89,8 @@ impl Execution<'_> {
         self.race_verdict(step, race, 1, tally)
     }
 
-    /// Prepares the call once and releases its copies; counts the results.
+    /// Prepares the call once (and the lead, when there is one) and releases its copies;
+    /// counts the copies that count.
     async fn race_round(
         &mut self,
         step: &Step,
@@ -113,12 +114,30 @@ impl Execution<'_> {
             }
         }
         let outgoing = self.prepare(step, &method).await?;
-        let copies: Vec<(TransportKind, Outgoing)> = (0..race.copies)
-            .map(|copy| {
-                let transport = over[copy % over.len()];
-                (transport, placed_for(&outgoing, self.transport, transport))
-            })
-            .collect();
+        let mut copies: Vec<(TransportKind, Outgoing, Wave)> = Vec::with_capacity(race.copies + 1);
+        if let Some(lead) = &race.lead {
+            let lead_method = lead.call.clone().unwrap_or_default();
+            let prepared = self.prepare(lead, &lead_method).await?;
+            copies.push((
+                over[0],
+                placed_for(&prepared, self.transport, over[0]),
+                Wave::Lead,
+            ));
+        }
+        let second_wave_from = race.copies.saturating_sub(race.after_lead);
+        for copy in 0..race.copies {
+            let transport = over[copy % over.len()];
+            let wave = if race.lead.is_some() && copy >= second_wave_from {
+                Wave::AfterLead
+            } else {
+                Wave::Together
+            };
+            copies.push((
+                transport,
+                placed_for(&outgoing, self.transport, transport),
+                wave,
+            ));
+        }
         let (answers, spread_us) = self.send_race(&copies).await?;
         if paced && self.case.needs.destructive {
             // Beyond the budget, as the rate probe is, but counted.
@@ -128,23 +147,31 @@ impl Execution<'_> {
             }
         }
         tally.spreads.push(spread_us);
-        let results = answers
+        // With a lead, only the copies released after its answer are judged: the ones that
+        // raced it may go either way.
+        let judged = if race.lead.is_some() {
+            Wave::AfterLead
+        } else {
+            Wave::Together
+        };
+        let counted = answers
             .iter()
-            .filter(|answer| {
-                answer
-                    .json
-                    .as_ref()
-                    .is_some_and(|json| json.get("result").is_some())
-            })
+            .filter(|(wave, answer)| *wave == judged && counts(answer, race.counts.as_deref()))
             .count();
-        for answer in answers {
-            tally.last_response = self.check_answer(answer, &clauses, step)?;
+        for (wave, answer) in answers {
+            match (&race.lead, wave) {
+                (Some(lead), Wave::Lead) => {
+                    let lead_clauses = self.case.step_clauses(lead).to_vec();
+                    self.check_answer(answer, &lead_clauses, lead)?;
+                }
+                _ => tally.last_response = self.check_answer(answer, &clauses, step)?,
+            }
         }
         if self.failing() {
             return Err(Stop::Failed);
         }
-        if results > at_most {
-            tally.broken.push((round, results));
+        if counted > at_most {
+            tally.broken.push((round, counted));
         }
         Ok(())
     }
@@ -172,14 +199,25 @@ impl Execution<'_> {
             let rounds_text: Vec<String> = tally
                 .broken
                 .iter()
-                .map(|(round, results)| format!("round {round}: {results} results"))
+                .map(|(round, counted)| format!("round {round}: {counted} results"))
                 .collect();
+            let what = match &race.counts {
+                Some(path) => format!("a result with {path}"),
+                None => "a result".to_owned(),
+            };
+            let which = match &race.lead {
+                Some(lead) => format!(
+                    "the {} copies of {method} released once the answer to {} had arrived",
+                    race.after_lead,
+                    lead.call.as_deref().unwrap_or_default()
+                ),
+                None => format!("{} copies of {method} released together", race.copies),
+            };
             self.record(
                 &clauses,
                 format!(
-                    "{} of {rounds} rounds broke the rule: more than {at_most} of {} copies of {method} released together got a result ({})",
+                    "{} of {rounds} rounds broke the rule: more than {at_most} of {which} got {what} ({})",
                     tally.broken.len(),
-                    race.copies,
                     rounds_text.join(", ")
                 ),
             );
@@ -220,6 +258,35 @@ fn placed_for(outgoing: &Outgoing, from: TransportKind, to: TransportKind) -> Ou
         copy.authorization = place_bearer(to, &token, &mut copy.params);
     }
     copy
+}
+
+/// Whether a copy's answer counts against `at_most`: it has a result, and `path`, when
+/// given, holds something (not null, false, 0, or an empty text, list or object).
+fn counts(answer: &harness_model::check::ParsedAnswer, path: Option<&str>) -> bool {
+    let Some(json) = answer
+        .json
+        .as_ref()
+        .filter(|json| json.get("result").is_some())
+    else {
+        return false;
+    };
+    let Some(path) = path else {
+        return true;
+    };
+    harness_model::check::lookup(json, path)
+        .iter()
+        .any(|(_, value)| value.is_some_and(holds_something))
+}
+
+fn holds_something(value: &Value) -> bool {
+    match value {
+        Value::Null | Value::Bool(false) => false,
+        Value::Number(number) => number.as_f64().is_some_and(|number| number != 0.0),
+        Value::String(text) => !text.is_empty(),
+        Value::Array(items) => !items.is_empty(),
+        Value::Object(members) => !members.is_empty(),
+        Value::Bool(true) => true,
+    }
 }
 
 /// The note on a race's release spreads: median and worst over its rounds.

@@ -10,7 +10,7 @@
 
 use super::exec::{Execution, Stop};
 use crate::transport::{
-    Authorization, Exchange, Outgoing, RaceEntry, TransportError, TransportErrorKind,
+    Authorization, Exchange, Outgoing, RaceEntry, TransportError, TransportErrorKind, Wave,
 };
 use harness_model::case::TransportKind;
 use harness_model::check::{ParsedAnswer, Redactor};
@@ -124,52 +124,60 @@ impl Execution<'_> {
     }
 
     /// Releases `copies` together, each over its transport and a connection of its own, all
-    /// with one JSON-RPC id (copies of one request); returns their answers, results first,
-    /// and the release spread in microseconds. Every exchange is recorded in that order.
+    /// with one JSON-RPC id (copies of one request; a lead has an id of its own), the second
+    /// wave once the lead's answer is in; returns each answer with its wave, in wave order
+    /// and results first within a wave, and the release spread in microseconds. Every
+    /// exchange is recorded in that order.
     pub(crate) async fn send_race(
         &mut self,
-        copies: &[(TransportKind, Outgoing)],
-    ) -> Result<(Vec<ParsedAnswer>, f64), Stop> {
+        copies: &[(TransportKind, Outgoing, Wave)],
+    ) -> Result<(Vec<(Wave, ParsedAnswer)>, f64), Stop> {
         let id = self.next_id;
-        self.next_id += 1;
-        for (_, outgoing) in copies {
+        let lead_id = id + 1;
+        self.next_id += 2;
+        for (_, outgoing, _) in copies {
             learn_request(&self.shared.redactor, outgoing);
         }
         let entries: Vec<RaceEntry<'_>> = copies
             .iter()
-            .map(|(transport, outgoing)| RaceEntry {
+            .map(|(transport, outgoing, wave)| RaceEntry {
                 transport: *transport,
-                id,
+                id: if *wave == Wave::Lead { lead_id } else { id },
                 outgoing,
+                wave: *wave,
             })
             .collect();
+        let waves: Vec<Wave> = copies.iter().map(|(_, _, wave)| *wave).collect();
         let outcome = self.session.race(&entries).await;
-        let spread = outcome.release_spread_us();
-        let mut exchanges = outcome.exchanges;
+        let spread = outcome.release_spread_us(&waves);
+        let mut exchanges: Vec<(Wave, Exchange)> =
+            waves.into_iter().zip(outcome.exchanges).collect();
         // Results first, then errors, then what got no answer: a record that does not
         // depend on which copy won.
-        exchanges.sort_by_key(|exchange| {
+        exchanges.sort_by_key(|(wave, exchange)| {
             let json = exchange
                 .response
                 .as_ref()
                 .and_then(|received| received.json.as_ref());
-            match json {
+            let rank = match json {
                 Some(json) if json.get("result").is_some() => 0,
                 Some(_) => 1,
                 None => 2,
-            }
+            };
+            (*wave, rank)
         });
         let execution_transport = self.transport;
-        let method = copies
-            .first()
-            .map(|(_, outgoing)| outgoing.method.clone())
-            .unwrap_or_default();
         let mut answers = Vec::with_capacity(exchanges.len());
-        for exchange in exchanges {
+        for (wave, exchange) in exchanges {
+            let method = copies
+                .iter()
+                .find(|(_, _, of)| *of == wave)
+                .map(|(_, outgoing, _)| outgoing.method.clone())
+                .unwrap_or_default();
             self.transport = exchange.transport;
             let answer = self.receive(exchange, &method);
             self.transport = execution_transport;
-            answers.push(answer?);
+            answers.push((wave, answer?));
         }
         Ok((answers, spread))
     }

@@ -32,6 +32,20 @@ pub struct RaceEntry<'a> {
     pub id: u64,
     /// What it sends.
     pub outgoing: &'a Outgoing,
+    /// When its final byte goes.
+    pub wave: Wave,
+}
+
+/// When a request of a race is released.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Wave {
+    /// The lead: released with the first wave; the second waits for its answer.
+    Lead,
+    /// The first wave: released together.
+    #[default]
+    Together,
+    /// The second wave: released as soon as the lead's answer has arrived.
+    AfterLead,
 }
 
 /// What a race sent and got, one entry per request in the order given.
@@ -40,17 +54,20 @@ pub struct RaceOutcome {
     /// Each request's exchange (`elapsed_ms` from its final byte to its answer).
     pub exchanges: Vec<Exchange>,
     /// When each request's final byte left, in microseconds after the first final byte;
-    /// `None` for a request that could not be held (its exchange says why).
+    /// `None` for a request that could not be held (its exchange says why). A second
+    /// wave's bytes leave after the lead's answer.
     pub released_us: Vec<Option<f64>>,
 }
 
 impl RaceOutcome {
-    /// The release spread: microseconds from the first final byte to the last.
-    pub fn release_spread_us(&self) -> f64 {
+    /// The release spread: microseconds from the first final byte to the last of the
+    /// first wave (`waves` in the order of the entries).
+    pub fn release_spread_us(&self, waves: &[Wave]) -> f64 {
         self.released_us
             .iter()
-            .flatten()
-            .copied()
+            .zip(waves)
+            .filter(|(_, wave)| **wave != Wave::AfterLead)
+            .filter_map(|(at, _)| *at)
             .fold(0.0, f64::max)
     }
 }
@@ -83,13 +100,76 @@ pub(crate) struct RaceTarget<'a> {
     pub(crate) limits: RequestLimits,
 }
 
-/// Releases `entries` together and reads their answers.
+/// Releases `entries` together and reads their answers: the lead and the first wave at
+/// once, then, when there is a lead, the second wave as soon as the lead's answer is in.
+/// The release spread is the first wave's (the lead's included).
 pub(crate) async fn release(target: &RaceTarget<'_>, entries: &[RaceEntry<'_>]) -> RaceOutcome {
     let opening = entries.iter().map(|entry| hold(target, entry));
     let mut held: Vec<Held> = join_all(opening).await;
-    // The release: every final byte, back to back.
-    let mut released_at: Vec<Option<Instant>> = Vec::with_capacity(held.len());
+    let mut released_at: Vec<Option<Instant>> = vec![None; held.len()];
+    // The release: every final byte of the first wave, back to back.
+    let first_wave = |entry: &RaceEntry<'_>| entry.wave != Wave::AfterLead;
+    release_wave(&mut held, entries, &mut released_at, first_wave).await;
+    let first = released_at.iter().flatten().min().copied();
+    let released_us = released_at
+        .iter()
+        .map(|at| {
+            at.zip(first)
+                .map(|(at, first)| at.duration_since(first).as_secs_f64() * 1e6)
+        })
+        .collect();
+    let deadline = Instant::now() + target.limits.request_timeout;
+    let cap = target.limits.max_response_bytes;
+    // The lead's answer first, then the second wave.
+    let lead = entries.iter().position(|entry| entry.wave == Wave::Lead);
+    let mut lead_exchange = None;
+    if let Some(index) = lead {
+        let placeholder = Held::Failed(Box::new(unanswered(
+            entries[index].transport,
+            SentRequest::default(),
+            TransportError::new(TransportErrorKind::Closed, "taken"),
+        )));
+        let request = std::mem::replace(&mut held[index], placeholder);
+        lead_exchange = Some(
+            answer(
+                request,
+                entries[index].transport,
+                released_at[index],
+                deadline,
+                cap,
+            )
+            .await,
+        );
+        let second_wave = |entry: &RaceEntry<'_>| entry.wave == Wave::AfterLead;
+        release_wave(&mut held, entries, &mut released_at, second_wave).await;
+    }
+    let answers = held
+        .into_iter()
+        .zip(entries)
+        .zip(released_at)
+        .map(|((request, entry), at)| answer(request, entry.transport, at, deadline, cap));
+    let mut exchanges = join_all(answers).await;
+    if let (Some(index), Some(exchange)) = (lead, lead_exchange) {
+        exchanges[index] = exchange;
+    }
+    RaceOutcome {
+        exchanges,
+        released_us,
+    }
+}
+
+/// Writes the final byte of every held request `chosen` picks, back to back, and notes
+/// when each left; a request whose byte cannot be written becomes a failed exchange.
+async fn release_wave(
+    held: &mut [Held],
+    entries: &[RaceEntry<'_>],
+    released_at: &mut [Option<Instant>],
+    chosen: impl Fn(&RaceEntry<'_>) -> bool,
+) {
     for (index, request) in held.iter_mut().enumerate() {
+        if !chosen(&entries[index]) {
+            continue;
+        }
         let written = match request {
             Held::Http { stream, last, .. } => write_last(stream.as_mut(), *last).await,
             Held::Ws { session, last, .. } => session.release(*last).await,
@@ -97,11 +177,10 @@ pub(crate) async fn release(target: &RaceTarget<'_>, entries: &[RaceEntry<'_>]) 
         };
         match written {
             Ok(()) if !matches!(request, Held::Failed(_)) => {
-                released_at.push(Some(Instant::now()));
+                released_at[index] = Some(Instant::now());
             }
-            Ok(()) => released_at.push(None),
+            Ok(()) => {}
             Err(error) => {
-                released_at.push(None);
                 let placeholder = unanswered(
                     entries[index].transport,
                     SentRequest::default(),
@@ -115,25 +194,6 @@ pub(crate) async fn release(target: &RaceTarget<'_>, entries: &[RaceEntry<'_>]) 
                     Held::Failed(Box::new(unanswered(entries[index].transport, sent, error)));
             }
         }
-    }
-    let first = released_at.iter().flatten().min().copied();
-    let released_us = released_at
-        .iter()
-        .map(|at| {
-            at.zip(first)
-                .map(|(at, first)| at.duration_since(first).as_secs_f64() * 1e6)
-        })
-        .collect();
-    let deadline = Instant::now() + target.limits.request_timeout;
-    let cap = target.limits.max_response_bytes;
-    let answers = held
-        .into_iter()
-        .zip(entries)
-        .zip(released_at)
-        .map(|((request, entry), at)| answer(request, entry.transport, at, deadline, cap));
-    RaceOutcome {
-        exchanges: join_all(answers).await,
-        released_us,
     }
 }
 
