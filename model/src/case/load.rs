@@ -237,6 +237,9 @@ fn check_race(
             "a race step needs expect.outcome = \"any\": some of its copies are refused".to_owned(),
         );
     }
+    if race.again_after_ms.is_some_and(|ms| ms > 10_000) {
+        return Err("race.again_after_ms is at most 10000".to_owned());
+    }
     match &race.lead {
         Some(lead) => {
             if lead.call.is_none()

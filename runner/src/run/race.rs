@@ -33,6 +33,8 @@ pub(super) struct Tally {
     broken: Vec<(u32, usize)>,
     /// Each round's release spread, in microseconds.
     spreads: Vec<f64>,
+    /// Rounds not judged: the copy sent alone afterwards counted too (`again_after_ms`).
+    unjudged: u32,
     last_response: Value,
 }
 
@@ -170,6 +172,27 @@ impl Execution<'_> {
         if self.failing() {
             return Err(Stop::Failed);
         }
+        if let Some(after_ms) = race.again_after_ms {
+            tokio::time::sleep(std::time::Duration::from_millis(after_ms)).await;
+            let alone = [(
+                over[0],
+                placed_for(&outgoing, self.transport, over[0]),
+                Wave::Together,
+            )];
+            let (answers, _) = self.send_race(&alone).await?;
+            let mut again = false;
+            for (_, answer) in answers {
+                again |= counts(&answer, race.counts.as_deref());
+                tally.last_response = self.check_answer(answer, &clauses, step)?;
+            }
+            if self.failing() {
+                return Err(Stop::Failed);
+            }
+            if again {
+                tally.unjudged += 1;
+                return Ok(());
+            }
+        }
         if counted > at_most {
             tally.broken.push((round, counted));
         }
@@ -193,6 +216,17 @@ impl Execution<'_> {
         self.notes
             .push(spread_note(&tally.spreads, race.copies, &over));
         let clauses = self.case.step_clauses(step).to_vec();
+        if tally.unjudged > 0 {
+            let method = step.call.as_deref().unwrap_or_default();
+            let note = format!(
+                "{} of {rounds} rounds not judged: a copy of {method} sent alone afterwards counted too, so the target does it again whatever came before",
+                tally.unjudged
+            );
+            if tally.unjudged >= rounds {
+                return Err(Stop::Skip(note));
+            }
+            self.notes.push(note);
+        }
         if !tally.broken.is_empty() {
             let at_most = self.race_bound(race)?;
             let method = step.call.as_deref().unwrap_or_default();

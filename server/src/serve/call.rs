@@ -126,6 +126,8 @@ pub(crate) fn call(
     mut raw: Map<String, Value>,
     origin: Origin,
 ) -> Result<Value, ErrorObject> {
+    // What a race fault put off and is now due lands before anything is read.
+    state.deferred.settle(state);
     let Some(method) = served(method_name) else {
         return Err(ErrorObject::method_not_found());
     };

@@ -439,6 +439,15 @@ faults! {
     RaceRefresh => "race-refresh",
         "a connection-scoped refresh token is looked up, then revoked a few ms later: refreshes released together all succeed (a sequential second refresh is refused)",
         ["auth.refresh.connection_invalidates"];
+    RaceDisable => "race-disable",
+        "disabling a subaccount's login answers at once and ends its sessions a few ms later: requests sent right after the answer still run with its tokens (a request sent later is refused)",
+        ["m.toggle_subaccount_login.disable_ends_sessions"];
+    RaceLogout => "race-logout",
+        "private/logout answers at once and invalidates the tokens a few ms later: requests sent right after the answer still run with them (a request sent later is refused)",
+        ["auth.logout.invalidates"];
+    RaceClose => "race-close",
+        "a position closes once, but it is marked closed a few ms after the close is answered: closes released together all trade (a sequential second close is refused)",
+        ["m.close_position.closes_once"];
 }
 
 /// The pause a race fault puts between a check and its update: long enough for copies
@@ -449,7 +458,7 @@ pub(crate) fn race_pause() {
 }
 
 /// Milliseconds of [`race_pause`].
-const RACE_PAUSE_MS: u64 = 5;
+pub(crate) const RACE_PAUSE_MS: u64 = 5;
 
 #[cfg(test)]
 mod tests {
