@@ -424,7 +424,8 @@ pub struct Race {
     /// One more copy, sent alone this many milliseconds after the copies' answers: when it
     /// counts too, the target does it again whatever came before (a close of a closed
     /// position may trade again: SPEC.md 4.12 leaves it open), so the round says nothing and
-    /// is not judged. A race none of whose rounds could be judged is skipped with the reason.
+    /// is not judged. A race none of whose rounds could be judged passes with that note, and
+    /// its clauses count as unchecked.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub again_after_ms: Option<u64>,
 }

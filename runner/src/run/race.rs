@@ -14,6 +14,13 @@
 //! are kept results first, so a conforming server's record does not depend on which copy
 //! won. Each round's release spread (first final byte to last) is a note.
 //!
+//! A race with a `lead` (a disable, a logout) releases the lead with the first wave of
+//! copies and the second wave the moment the lead's answer arrives: only the second wave is
+//! judged (it was sent after the answer), and the first wave, which may go either way, is
+//! checked but not recorded. `counts` narrows what a copy must hold to count (a close that
+//! traded), and `again_after_ms` sends one more copy alone afterwards: a round where it
+//! counts too is not judged (the target does it again whatever came before).
+//!
 //! Pacing: a race of the paced method takes one budget per copy from the pacer before the
 //! release, unless the case is destructive, which is how a burst above the budget is
 //! allowed (as the rate probe is: `needs.destructive = true`, counted but not paced).
@@ -140,7 +147,17 @@ impl Execution<'_> {
                 wave,
             ));
         }
+        let recorded = self.exchanges.len();
         let (answers, spread_us) = self.send_race(&copies).await?;
+        if race.lead.is_some() {
+            // The copies that raced the lead are checked but not kept: whether each came
+            // before or after it is the race's to decide, and a record holding them would
+            // depend on it. The lead and the second wave stay.
+            let together = race.copies - race.after_lead;
+            let first = (recorded + 1).min(self.exchanges.len());
+            let end = (first + together).min(self.exchanges.len());
+            self.exchanges.drain(first..end);
+        }
         if paced && self.case.needs.destructive {
             // Beyond the budget, as the rate probe is, but counted.
             let account = self.pace_key(&step.auth);
@@ -223,7 +240,8 @@ impl Execution<'_> {
                 tally.unjudged
             );
             if tally.unjudged >= rounds {
-                return Err(Stop::Skip(note));
+                // Nothing was judged: the race's clauses were not checked.
+                self.unchecked.extend(clauses.iter().cloned());
             }
             self.notes.push(note);
         }
