@@ -116,6 +116,7 @@ pub(crate) fn run(args: RunArgs) -> Result<u8, CliError> {
             },
             run_timeout: Duration::from_secs(args.timeouts.run_timeout_s),
             no_answer_limit: args.timeouts.no_answer_limit,
+            reference_arrivals: reference.is_some(),
             ..run::RunConfig::new(
                 target,
                 corpus.cases,

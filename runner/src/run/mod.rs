@@ -17,6 +17,7 @@
 //! before anything is scheduled: the run's first call fails and the run ends at once.
 
 mod answer;
+mod arrivals;
 mod auth;
 mod bindings;
 mod breaker;
@@ -76,6 +77,10 @@ pub struct RunConfig {
     pub run_timeout: Duration,
     /// Requests in a row without an answer that stop the run ([`Breaker`]; 0: never).
     pub no_answer_limit: usize,
+    /// The target is the embedded reference server: a race also reads when each copy
+    /// arrived there (its reference-only `/reference/arrivals`) and reports the arrival
+    /// spread. Never set for a target file: a real target is not asked for it.
+    pub reference_arrivals: bool,
 }
 
 impl RunConfig {
@@ -99,6 +104,7 @@ impl RunConfig {
             limits: transport::RequestLimits::default(),
             run_timeout: Duration::from_secs(600),
             no_answer_limit: DEFAULT_LIMIT,
+            reference_arrivals: false,
         }
     }
 }
@@ -141,6 +147,8 @@ pub(crate) struct Shared {
     pub(crate) redactor: Redactor,
     /// Positions drawn so far from the target's pool (`{{fixtures.position}}`).
     pub(crate) positions_drawn: std::sync::atomic::AtomicUsize,
+    /// Read the reference server's arrivals after a race (`RunConfig::reference_arrivals`).
+    pub(crate) reference_arrivals: bool,
 }
 
 impl Shared {
@@ -165,6 +173,7 @@ impl Shared {
             target,
             limits,
             positions_drawn: std::sync::atomic::AtomicUsize::new(0),
+            reference_arrivals: false,
         })
     }
 
@@ -244,13 +253,15 @@ pub async fn run_until(
         config.limits.request_timeout,
         interrupt.clone(),
     );
-    let shared = Arc::new(Shared::new(
+    let mut shared = Shared::new(
         config.target,
         config.catalog,
         config.schemas,
         config.limits,
         breaker,
-    )?);
+    )?;
+    shared.reference_arrivals = config.reference_arrivals;
+    let shared = Arc::new(shared);
     let redactor = shared.redactor.clone();
     // Beside the executions, not before them: a silent target holds it as long as any.
     let first = plan

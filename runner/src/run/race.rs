@@ -40,6 +40,8 @@ pub(super) struct Tally {
     broken: Vec<(u32, usize)>,
     /// Each round's release spread, in microseconds.
     spreads: Vec<f64>,
+    /// Each round's arrival spread at the reference server, in microseconds, where read.
+    arrivals: Vec<f64>,
     /// Rounds not judged: the copy sent alone afterwards counted too (`again_after_ms`).
     unjudged: u32,
     last_response: Value,
@@ -148,7 +150,8 @@ impl Execution<'_> {
             ));
         }
         let recorded = self.exchanges.len();
-        let (answers, spread_us) = self.send_race(&copies).await?;
+        let sent = self.send_race(&copies).await?;
+        let answers = sent.answers;
         if race.lead.is_some() {
             // The copies that raced the lead are checked but not kept: whether each came
             // before or after it is the race's to decide, and a record holding them would
@@ -165,7 +168,8 @@ impl Execution<'_> {
                 self.shared.pacer.spend(&account, Instant::now());
             }
         }
-        tally.spreads.push(spread_us);
+        tally.spreads.push(sent.release_spread_us);
+        tally.arrivals.extend(sent.arrival_spread_us);
         // With a lead, only the copies released after its answer are judged: the ones that
         // raced it may go either way.
         let judged = if race.lead.is_some() {
@@ -196,9 +200,8 @@ impl Execution<'_> {
                 placed_for(&outgoing, self.transport, over[0]),
                 Wave::Together,
             )];
-            let (answers, _) = self.send_race(&alone).await?;
             let mut again = false;
-            for (_, answer) in answers {
+            for (_, answer) in self.send_race(&alone).await?.answers {
                 again |= counts(&answer, race.counts.as_deref());
                 tally.last_response = self.check_answer(answer, &clauses, step)?;
             }
@@ -230,8 +233,12 @@ impl Execution<'_> {
         } else {
             race.over.clone()
         };
-        self.notes
-            .push(spread_note(&tally.spreads, race.copies, &over));
+        self.notes.push(spread_note(
+            &tally.spreads,
+            &tally.arrivals,
+            race.copies,
+            &over,
+        ));
         let clauses = self.case.step_clauses(step).to_vec();
         if tally.unjudged > 0 {
             let method = step.call.as_deref().unwrap_or_default();
@@ -341,18 +348,32 @@ fn holds_something(value: &Value) -> bool {
     }
 }
 
-/// The note on a race's release spreads: median and worst over its rounds.
-fn spread_note(spreads: &[f64], copies: usize, over: &[TransportKind]) -> String {
-    let mut sorted = spreads.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let median = sorted.get(sorted.len() / 2).copied().unwrap_or(0.0);
-    let worst = sorted.last().copied().unwrap_or(0.0);
+/// The note on a race's release spreads (and arrival spreads, read from the reference
+/// server): median and worst over its rounds.
+fn spread_note(spreads: &[f64], arrivals: &[f64], copies: usize, over: &[TransportKind]) -> String {
     let over: Vec<&str> = over.iter().map(|transport| transport.as_str()).collect();
-    format!(
+    let (median, worst) = median_and_worst(spreads);
+    let mut note = format!(
         "race of {copies} copies over {}: release spread (first final byte to last) median {median:.0} µs, worst {worst:.0} µs over {} rounds",
         over.join(" and "),
         spreads.len()
-    )
+    );
+    if !arrivals.is_empty() {
+        let (median, worst) = median_and_worst(arrivals);
+        note.push_str(&format!(
+            "; arrival spread at the reference server (first copy in to last) median {median:.0} µs, worst {worst:.0} µs over {} rounds",
+            arrivals.len()
+        ));
+    }
+    note
+}
+
+fn median_and_worst(values: &[f64]) -> (f64, f64) {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let median = sorted.get(sorted.len() / 2).copied().unwrap_or(0.0);
+    let worst = sorted.last().copied().unwrap_or(0.0);
+    (median, worst)
 }
 
 #[cfg(test)]

@@ -15,6 +15,17 @@ use crate::transport::{
 use harness_model::case::TransportKind;
 use harness_model::check::{ParsedAnswer, Redactor};
 
+/// What a race sent and got (`Execution::send_race`).
+pub(crate) struct RaceSent {
+    /// Each answer with its wave, in wave order and results first within a wave.
+    pub(crate) answers: Vec<(Wave, ParsedAnswer)>,
+    /// Microseconds from the first final byte of the first wave to its last.
+    pub(crate) release_spread_us: f64,
+    /// Microseconds from the first wave's first arrival at the server to its last, when the
+    /// target is the embedded reference and said.
+    pub(crate) arrival_spread_us: Option<f64>,
+}
+
 /// The credential of an `Authorization` value: what follows its scheme name.
 fn credential_of(header_value: &str) -> Option<&str> {
     header_value
@@ -131,7 +142,7 @@ impl Execution<'_> {
     pub(crate) async fn send_race(
         &mut self,
         copies: &[(TransportKind, Outgoing, Wave)],
-    ) -> Result<(Vec<(Wave, ParsedAnswer)>, f64), Stop> {
+    ) -> Result<RaceSent, Stop> {
         let id = self.next_id;
         let lead_id = id + 1;
         self.next_id += 2;
@@ -150,6 +161,14 @@ impl Execution<'_> {
         let waves: Vec<Wave> = copies.iter().map(|(_, _, wave)| *wave).collect();
         let outcome = self.session.race(&entries).await;
         let spread = outcome.release_spread_us(&waves);
+        // The first wave's connections, by which the reference server names its arrivals.
+        let first_wave: Vec<std::net::SocketAddr> = outcome
+            .local_addrs
+            .iter()
+            .zip(&waves)
+            .filter(|(_, wave)| **wave != Wave::AfterLead)
+            .filter_map(|(local, _)| *local)
+            .collect();
         let mut exchanges: Vec<(Wave, Exchange)> =
             waves.into_iter().zip(outcome.exchanges).collect();
         // Results first, then errors, then what got no answer: a record that does not
@@ -179,7 +198,16 @@ impl Execution<'_> {
             self.transport = execution_transport;
             answers.push((wave, answer?));
         }
-        Ok((answers, spread))
+        let arrival_spread_us = if self.shared.reference_arrivals {
+            super::arrivals::arrival_spread_us(&self.shared.target.base_url, &first_wave).await
+        } else {
+            None
+        };
+        Ok(RaceSent {
+            answers,
+            release_spread_us: spread,
+            arrival_spread_us,
+        })
     }
 
     /// A request that could not be sent (a WebSocket that would not open): counted by the

@@ -9,6 +9,7 @@
 //! when its final byte left; the release spread is the time from the first final byte to the
 //! last. Everything is bounded by the request timeout: opening, and waiting for the answers.
 
+use std::net::SocketAddr;
 use std::time::Instant;
 
 use futures_util::future::join_all;
@@ -57,6 +58,9 @@ pub struct RaceOutcome {
     /// `None` for a request that could not be held (its exchange says why). A second
     /// wave's bytes leave after the lead's answer.
     pub released_us: Vec<Option<f64>>,
+    /// The local address of each request's connection (how the reference server's arrivals
+    /// name it), when known.
+    pub local_addrs: Vec<Option<SocketAddr>>,
 }
 
 impl RaceOutcome {
@@ -82,6 +86,7 @@ enum Held {
         stream: Box<dyn Io>,
         request: SentRequest,
         last: u8,
+        local: Option<SocketAddr>,
     },
     Ws {
         session: Box<WsSession>,
@@ -106,6 +111,14 @@ pub(crate) struct RaceTarget<'a> {
 pub(crate) async fn release(target: &RaceTarget<'_>, entries: &[RaceEntry<'_>]) -> RaceOutcome {
     let opening = entries.iter().map(|entry| hold(target, entry));
     let mut held: Vec<Held> = join_all(opening).await;
+    let local_addrs = held
+        .iter()
+        .map(|request| match request {
+            Held::Http { local, .. } => *local,
+            Held::Ws { session, .. } => session.local_addr(),
+            Held::Failed(_) => None,
+        })
+        .collect();
     let mut released_at: Vec<Option<Instant>> = vec![None; held.len()];
     // The release: every final byte of the first wave, back to back.
     let first_wave = |entry: &RaceEntry<'_>| entry.wave != Wave::AfterLead;
@@ -155,6 +168,7 @@ pub(crate) async fn release(target: &RaceTarget<'_>, entries: &[RaceEntry<'_>]) 
     RaceOutcome {
         exchanges,
         released_us,
+        local_addrs,
     }
 }
 
@@ -232,7 +246,7 @@ async fn hold(target: &RaceTarget<'_>, entry: &RaceEntry<'_>) -> Held {
     let mut bytes = request_bytes(&prepared);
     let last = bytes.pop().unwrap_or_default();
     let opened = tokio::time::timeout(limits.request_timeout, async {
-        let mut stream = connect(&prepared.url, target.dialer).await?;
+        let (mut stream, local) = connect(&prepared.url, target.dialer).await?;
         stream.write_all(&bytes).await.map_err(|error| {
             TransportError::new(
                 TransportErrorKind::Closed,
@@ -243,7 +257,7 @@ async fn hold(target: &RaceTarget<'_>, entry: &RaceEntry<'_>) -> Held {
             .flush()
             .await
             .map_err(|error| TransportError::new(TransportErrorKind::Closed, error.to_string()))?;
-        Ok::<_, TransportError>(stream)
+        Ok::<_, TransportError>((stream, local))
     })
     .await
     .unwrap_or_else(|_| {
@@ -256,10 +270,11 @@ async fn hold(target: &RaceTarget<'_>, entry: &RaceEntry<'_>) -> Held {
         ))
     });
     match opened {
-        Ok(stream) => Held::Http {
+        Ok((stream, local)) => Held::Http {
             stream,
             request: prepared.request,
             last,
+            local,
         },
         Err(error) => Held::Failed(Box::new(unanswered(
             entry.transport,
@@ -270,12 +285,16 @@ async fn hold(target: &RaceTarget<'_>, entry: &RaceEntry<'_>) -> Held {
 }
 
 /// A TCP connection to the URL's host (through a proxy's tunnel when the dialer says so),
-/// with TLS for `https://`.
-async fn connect(url: &str, dialer: &Dialer) -> Result<Box<dyn Io>, TransportError> {
+/// with TLS for `https://`, and its local address.
+async fn connect(
+    url: &str,
+    dialer: &Dialer,
+) -> Result<(Box<dyn Io>, Option<SocketAddr>), TransportError> {
     let refused = |message: String| TransportError::new(TransportErrorKind::Connect, message);
     let socket = open_socket(url, dialer).await.map_err(refused)?;
+    let local = socket.local_addr().ok();
     if !url.starts_with("https://") {
-        return Ok(Box::new(socket));
+        return Ok((Box::new(socket), local));
     }
     let host = reqwest::Url::parse(url)
         .ok()
@@ -292,7 +311,7 @@ async fn connect(url: &str, dialer: &Dialer) -> Result<Box<dyn Io>, TransportErr
         .connect(name, socket)
         .await
         .map_err(|error| refused(format!("failed to connect to {url}: TLS: {error}")))?;
-    Ok(Box::new(stream))
+    Ok((Box::new(stream), local))
 }
 
 /// The HTTP/1.1 request text: a GET of the URL's path and query, its `Host`, the

@@ -24,6 +24,7 @@
 mod switch;
 
 mod account;
+mod arrivals;
 mod call;
 mod ctx;
 mod deferred;
@@ -225,6 +226,8 @@ pub struct ServerState {
     closed_positions: Mutex<HashSet<String>>,
     /// Updates a race fault puts off (`deferred.rs`); always empty on the correct server.
     deferred: deferred::Deferred,
+    /// When each request arrived, by peer (reference-only, `arrivals.rs`).
+    arrivals: arrivals::Arrivals,
     /// The session token a WebSocket connection remembered last, which only the
     /// `ws-session-shared` fault keeps (and lends to every other connection).
     shared_session: Mutex<Option<String>>,

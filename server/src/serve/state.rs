@@ -152,6 +152,7 @@ impl ServerState {
             disabled_logins: Mutex::new(HashSet::new()),
             closed_positions: Mutex::new(HashSet::new()),
             deferred: super::deferred::Deferred::default(),
+            arrivals: super::arrivals::Arrivals::default(),
             shared_session: Mutex::new(None),
             signature_scheme: config.signature_scheme.clone(),
             knobs: config.knobs.clone(),
