@@ -428,6 +428,11 @@ pub struct Race {
     /// its clauses count as unchecked.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub again_after_ms: Option<u64>,
+    /// The copies that count over every round so far stay within the target's declared
+    /// budget for the paced method: its `[limits]` burst plus its rate times the seconds
+    /// since the first release (a token bucket, full or not at the start, gives no more).
+    #[serde(default, skip_serializing_if = "crate::case::write::is_false")]
+    pub within_declared_rate: bool,
 }
 
 impl Race {

@@ -44,6 +44,12 @@ pub(super) struct Tally {
     arrivals: Vec<f64>,
     /// Rounds not judged: the copy sent alone afterwards counted too (`again_after_ms`).
     unjudged: u32,
+    /// `within_declared_rate`: when the first round's copies were about to go, the copies
+    /// that counted so far, and the rounds after which they were beyond the budget (the
+    /// round, the count, the budget).
+    first_release: Option<Instant>,
+    counted_total: usize,
+    over_budget: Vec<(u32, usize, f64)>,
     last_response: Value,
 }
 
@@ -150,6 +156,7 @@ impl Execution<'_> {
             ));
         }
         let recorded = self.exchanges.len();
+        let released = *tally.first_release.get_or_insert_with(Instant::now);
         let sent = self.send_race(&copies).await?;
         let answers = sent.answers;
         if race.lead.is_some() {
@@ -216,6 +223,15 @@ impl Execution<'_> {
         if counted > at_most {
             tally.broken.push((round, counted));
         }
+        if race.within_declared_rate {
+            let limits = &self.shared.target.limits;
+            let budget = f64::from(limits.transaction_log_burst)
+                + limits.transaction_log_per_second * released.elapsed().as_secs_f64();
+            tally.counted_total += counted;
+            if tally.counted_total as f64 > budget.floor() {
+                tally.over_budget.push((round, tally.counted_total, budget));
+            }
+        }
         Ok(())
     }
 
@@ -251,6 +267,30 @@ impl Execution<'_> {
                 self.unchecked.extend(clauses.iter().cloned());
             }
             self.notes.push(note);
+        }
+        if !tally.over_budget.is_empty() {
+            let limits = &self.shared.target.limits;
+            let method = step.call.as_deref().unwrap_or_default();
+            let rounds_text: Vec<String> = tally
+                .over_budget
+                .iter()
+                .map(|(round, counted, budget)| {
+                    format!("after round {round}: {counted} results, budget {budget:.1}")
+                })
+                .collect();
+            self.record(
+                &clauses,
+                format!(
+                    "{} of {rounds} rounds ended beyond the declared budget: copies of {method} released together got more results in all than the burst of {} plus {} per second since the first release allow ({})",
+                    tally.over_budget.len(),
+                    limits.transaction_log_burst,
+                    limits.transaction_log_per_second,
+                    rounds_text.join(", ")
+                ),
+            );
+            if self.failing() {
+                return Err(Stop::Failed);
+            }
         }
         if !tally.broken.is_empty() {
             let at_most = self.race_bound(race)?;

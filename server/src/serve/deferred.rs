@@ -4,7 +4,8 @@
 //! is due (every request settles what is due before anything else), so no thread or timer
 //! is needed and a request cannot see an update before it was due.
 //!
-//! Only the `race-disable`, `race-logout` and `race-close` faults put updates off; the
+//! Only the `race-disable`, `race-logout`, `race-close` and `race-bucket` faults put
+//! updates off; the
 //! correct server applies every update before it answers.
 
 use std::sync::Mutex;
@@ -29,7 +30,12 @@ impl std::fmt::Debug for Deferred {
 impl Deferred {
     /// Puts `update` off by the race pause.
     pub(crate) fn later(&self, update: impl FnOnce(&ServerState) + Send + 'static) {
-        let due = Instant::now() + Duration::from_millis(super::fault::RACE_PAUSE_MS);
+        self.later_by(super::fault::RACE_PAUSE_MS, update);
+    }
+
+    /// Puts `update` off by `ms` milliseconds.
+    pub(crate) fn later_by(&self, ms: u64, update: impl FnOnce(&ServerState) + Send + 'static) {
+        let due = Instant::now() + Duration::from_millis(ms);
         if let Ok(mut updates) = self.0.lock() {
             updates.push((due, Box::new(update)));
         }
