@@ -1,5 +1,5 @@
 //! Updates a race fault puts off: the answer goes out at once and the update it should have
-//! made lands [`RACE_PAUSE_MS`](super::fault::RACE_PAUSE_MS) later, as a store written
+//! made lands [`RACE_DEFER_MS`](super::fault::RACE_DEFER_MS) later, as a store written
 //! behind the answer would. Each one is applied by the first request that arrives after it
 //! is due (every request settles what is due before anything else), so no thread or timer
 //! is needed and a request cannot see an update before it was due.
@@ -28,14 +28,9 @@ impl std::fmt::Debug for Deferred {
 }
 
 impl Deferred {
-    /// Puts `update` off by the race pause.
+    /// Puts `update` off by [`RACE_DEFER_MS`](super::fault::RACE_DEFER_MS).
     pub(crate) fn later(&self, update: impl FnOnce(&ServerState) + Send + 'static) {
-        self.later_by(super::fault::RACE_PAUSE_MS, update);
-    }
-
-    /// Puts `update` off by `ms` milliseconds.
-    pub(crate) fn later_by(&self, ms: u64, update: impl FnOnce(&ServerState) + Send + 'static) {
-        let due = Instant::now() + Duration::from_millis(ms);
+        let due = Instant::now() + Duration::from_millis(super::fault::RACE_DEFER_MS);
         if let Ok(mut updates) = self.0.lock() {
             updates.push((due, Box::new(update)));
         }

@@ -204,11 +204,9 @@ pub(crate) fn close_position(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
     let closed_before = if racing {
         let closed = super::state::lock(&ctx.state.closed_positions).contains(name);
         let marked = name.to_owned();
-        ctx.state
-            .deferred
-            .later_by(super::fault::RACE_CLOSE_WINDOW_MS, move |state| {
-                super::state::lock(&state.closed_positions).insert(marked);
-            });
+        ctx.state.deferred.later(move |state| {
+            super::state::lock(&state.closed_positions).insert(marked);
+        });
         closed
     } else {
         !super::state::lock(&ctx.state.closed_positions).insert(name.to_owned())
