@@ -133,6 +133,7 @@ pub(crate) fn run(args: RunArgs) -> Result<u8, CliError> {
             no_answer_limit: args.timeouts.no_answer_limit,
             full_walks: args.full_walks,
             paced_budget: args.paced_budget_s.map(Duration::from_secs_f64),
+            reference_arrivals: reference.is_some(),
             ..run::RunConfig::new(
                 target,
                 corpus.cases,

@@ -494,6 +494,33 @@ pub struct Race {
     /// make a mixed race. Default: the step's transport.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub over: Vec<TransportKind>,
+    /// A call released with the first wave of copies, whose answer the last `after_lead`
+    /// copies wait for: a disable or a logout, with copies carrying the token it ends. The
+    /// copies that raced it are open (either outcome) and only those released after its
+    /// answer count against `at_most`. The lead's answer is checked as its `expect` says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lead: Option<Box<Step>>,
+    /// With a `lead`: how many of the copies are released once its answer has arrived (1 to
+    /// `copies`); the others go with it.
+    #[serde(default, skip_serializing_if = "crate::case::write::is_zero_usize")]
+    pub after_lead: usize,
+    /// What makes a copy count against `at_most`: a path in its answer that must hold a
+    /// value other than null, false, 0 or an empty text, list or object (`result.trades`:
+    /// a close that traded). Default: the answer has a `result`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub counts: Option<String>,
+    /// One more copy, sent alone this many milliseconds after the copies' answers: when it
+    /// counts too, the target does it again whatever came before (a close of a closed
+    /// position may trade again: SPEC.md 4.12 leaves it open), so the round says nothing and
+    /// is not judged. A race none of whose rounds could be judged passes with that note, and
+    /// its clauses count as unchecked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub again_after_ms: Option<u64>,
+    /// The copies that count over every round so far stay within the target's declared
+    /// budget for the paced method: its `[limits]` burst plus its rate times the seconds
+    /// since the first release (a token bucket, full or not at the start, gives no more).
+    #[serde(default, skip_serializing_if = "crate::case::write::is_false")]
+    pub within_declared_rate: bool,
 }
 
 impl Race {

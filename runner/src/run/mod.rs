@@ -21,6 +21,7 @@
 //! before anything is scheduled: the run's first call fails and the run ends at once.
 
 mod answer;
+mod arrivals;
 mod auth;
 mod bindings;
 mod breaker;
@@ -90,6 +91,10 @@ pub struct RunConfig {
     /// The time the run's paced calls may take at the target's limits: executions that do
     /// not fit are skipped with the reason ([`paced_plan`]); `None`: no cap.
     pub paced_budget: Option<Duration>,
+    /// The target is the embedded reference server: a race also reads when each copy
+    /// arrived there (its reference-only `/reference/arrivals`) and reports the arrival
+    /// spread. Never set for a target file: a real target is not asked for it.
+    pub reference_arrivals: bool,
 }
 
 impl RunConfig {
@@ -115,6 +120,7 @@ impl RunConfig {
             no_answer_limit: DEFAULT_LIMIT,
             full_walks: false,
             paced_budget: None,
+            reference_arrivals: false,
         }
     }
 }
@@ -166,6 +172,8 @@ pub(crate) struct Shared {
     /// The account each execution of a case with `account = "any"` goes as (`main` when
     /// the run did not plan it).
     pub(crate) accounts: std::collections::HashMap<(String, TransportKind), String>,
+    /// Read the reference server's arrivals after a race (`RunConfig::reference_arrivals`).
+    pub(crate) reference_arrivals: bool,
 }
 
 impl Shared {
@@ -194,6 +202,7 @@ impl Shared {
             full_walks: false,
             over_budget: std::collections::HashMap::new(),
             accounts: std::collections::HashMap::new(),
+            reference_arrivals: false,
         })
     }
 
@@ -283,6 +292,7 @@ pub async fn run_until(
         over_budget: paced.skipped,
         accounts: paced.accounts,
         paced_answers: paced_cache::PacedAnswers::shared(),
+        reference_arrivals: config.reference_arrivals,
         ..Shared::new(
             config.target,
             config.catalog,

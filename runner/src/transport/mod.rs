@@ -26,7 +26,7 @@ pub use credential::{
 pub use dial::Dialer;
 pub use http::HttpClient;
 pub use proxy::ProxyRule;
-pub use race::{RaceEntry, RaceOutcome};
+pub use race::{RaceEntry, RaceOutcome, Wave};
 pub use session::{ClientSession, Credentials, Token, TokenKey, place_bearer};
 pub use ws::WsSession;
 

@@ -63,7 +63,18 @@ pub(crate) fn toggle_subaccount_login(ctx: &mut Ctx<'_>) -> Result<Value, ErrorO
         .ok_or_else(|| ErrorObject::invalid_params("sid", "not a subaccount of the caller"))?;
     if login == "disable" {
         lock(&ctx.state.disabled_logins).insert(sid);
-        if !ctx.fault(Fault::DisableKeepsSessions) {
+        if ctx.fault(Fault::RaceDisable) {
+            // The sessions open now end a few ms after the answer.
+            let keep = ctx.variant(Variant::DisableKeepsExchanged);
+            let (access, refresh) = lock(&ctx.state.tokens).user_tokens(sid, keep);
+            ctx.state.deferred.later(move |state| {
+                let mut tokens = lock(&state.tokens);
+                access.iter().for_each(|token| tokens.revoke_access(token));
+                refresh
+                    .iter()
+                    .for_each(|token| tokens.revoke_refresh(token));
+            });
+        } else if !ctx.fault(Fault::DisableKeepsSessions) {
             let keep = ctx.variant(Variant::DisableKeepsExchanged);
             lock(&ctx.state.tokens).revoke_user(sid, keep);
         }

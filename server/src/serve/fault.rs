@@ -445,6 +445,18 @@ faults! {
     RaceRefresh => "race-refresh",
         "a connection-scoped refresh token is looked up, then revoked a few ms later: refreshes released together all succeed (a sequential second refresh is refused)",
         ["auth.refresh.connection_invalidates"];
+    RaceDisable => "race-disable",
+        "disabling a subaccount's login answers at once and ends its sessions 50 ms later: requests sent right after the answer still run with its tokens (a request sent later is refused)",
+        ["m.toggle_subaccount_login.disable_ends_sessions"];
+    RaceLogout => "race-logout",
+        "private/logout answers at once and invalidates the tokens 50 ms later: requests sent right after the answer still run with them (a request sent later is refused)",
+        ["auth.logout.invalidates"];
+    RaceClose => "race-close",
+        "a position closes once, but it is marked closed 50 ms after the close is answered: closes released together all trade (a sequential second close is refused)",
+        ["m.close_position.closes_once"];
+    RaceBucket => "race-bucket",
+        "the get_transaction_log rate bucket is read, and its token taken 50 ms after the answer: requests released together all pass while it holds one token",
+        ["m.get_transaction_log.rate_race"];
 }
 
 /// The pause a race fault puts between a check and its update: long enough for copies
@@ -455,7 +467,14 @@ pub(crate) fn race_pause() {
 }
 
 /// Milliseconds of [`race_pause`].
-const RACE_PAUSE_MS: u64 = 5;
+pub(crate) const RACE_PAUSE_MS: u64 = 5;
+
+/// Milliseconds a race fault that puts its update off (`deferred.rs`: `race-disable`,
+/// `race-logout`, `race-close`, `race-bucket`) waits before the update lands: wider than
+/// the pause, since under a full run's load the copies released on an answer, or the copies
+/// of one round, reach the handlers several ms apart (BENCHMARKS.md, arrival spread), and
+/// the race of closes has only its first round to catch it in.
+pub(crate) const RACE_DEFER_MS: u64 = 50;
 
 #[cfg(test)]
 mod tests {

@@ -35,8 +35,9 @@ pub(crate) struct Instrument {
     pub(crate) creation_timestamp: u64,
 }
 
-/// The instruments the server knows: two perpetuals, two dated futures and two options,
-/// each with a position the suite may close (`[fixtures] positions`).
+/// The instruments the server knows: two perpetuals, three dated futures and three options,
+/// each with a position the suite may close (`[fixtures] positions`: the closing cases
+/// and the race of closes, one each per execution).
 pub(crate) fn instruments() -> Vec<Instrument> {
     let instrument = |name, base_currency, underlying_index, mark_price, index_price| Instrument {
         name,
@@ -66,6 +67,8 @@ pub(crate) fn instruments() -> Vec<Instrument> {
             0.0312,
             64_231.2,
         ),
+        instrument("BTC-26SEP25", "BTC", "BTC-26SEP25", 66_010.0, 64_231.2),
+        instrument("ETH-27JUN25-3000-C", "ETH", "ETH-27JUN25", 0.0921, 3_410.9),
     ]
 }
 

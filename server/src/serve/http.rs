@@ -41,6 +41,7 @@ pub(crate) fn router(state: Arc<ServerState>) -> Router {
     Router::new()
         .route("/ws/api/v2", get(super::ws::upgrade))
         .route("/direct/api/v2/private/lock_portfolio", any(direct))
+        .route("/reference/arrivals", get(super::arrivals::endpoint))
         .route("/api/v2/{*method}", any(jsonrpc_get))
         .fallback(not_found)
         .with_state(state)
@@ -148,6 +149,10 @@ async fn observed(
     } else {
         BodyRead::Complete(Bytes::new())
     };
+    // Its last byte is in: the request has arrived (for a race's arrival spread).
+    if let Some(ConnectInfo(peer)) = parts.extensions.get::<ConnectInfo<std::net::SocketAddr>>() {
+        state.arrivals.record(*peer);
+    }
     let Some(observer) = &state.observer else {
         return respond(answer(state, &parts, read));
     };

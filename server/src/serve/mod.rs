@@ -24,8 +24,10 @@
 mod switch;
 
 mod account;
+mod arrivals;
 mod call;
 mod ctx;
+mod deferred;
 mod fault;
 mod fixtures;
 #[cfg(any(test, feature = "arbitrary"))]
@@ -227,6 +229,10 @@ pub struct ServerState {
     disabled_logins: Mutex<HashSet<u64>>,
     /// Instruments whose position was closed (kept for the `positions-close-once` variant).
     closed_positions: Mutex<HashSet<String>>,
+    /// Updates a race fault puts off (`deferred.rs`); always empty on the correct server.
+    deferred: deferred::Deferred,
+    /// When each request arrived, by peer (reference-only, `arrivals.rs`).
+    arrivals: arrivals::Arrivals,
     /// The session token a WebSocket connection remembered last, which only the
     /// `ws-session-shared` fault keeps (and lends to every other connection).
     shared_session: Mutex<Option<String>>,

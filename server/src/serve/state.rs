@@ -152,6 +152,8 @@ impl ServerState {
             members: Mutex::new(fixtures::members(MAIN_ID, SUB_ID)),
             disabled_logins: Mutex::new(HashSet::new()),
             closed_positions: Mutex::new(HashSet::new()),
+            deferred: super::deferred::Deferred::default(),
+            arrivals: super::arrivals::Arrivals::default(),
             shared_session: Mutex::new(None),
             signature_scheme: config.signature_scheme.clone(),
             knobs: config.knobs.clone(),

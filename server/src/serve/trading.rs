@@ -198,8 +198,20 @@ pub(crate) fn close_position(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
     let order_type = ctx
         .listed("type", ctx.fault(Fault::CloseTypeAny), false)?
         .unwrap_or("market");
-    let closed_before = !super::state::lock(&ctx.state.closed_positions).insert(name.to_owned());
-    if closed_before && ctx.variant(super::Variant::PositionsCloseOnce) {
+    // The `race-close` fault closes a position once, as the `positions-close-once` variant
+    // does, but marks it closed a few ms after the answer.
+    let racing = ctx.fault(Fault::RaceClose);
+    let closed_before = if racing {
+        let closed = super::state::lock(&ctx.state.closed_positions).contains(name);
+        let marked = name.to_owned();
+        ctx.state.deferred.later(move |state| {
+            super::state::lock(&state.closed_positions).insert(marked);
+        });
+        closed
+    } else {
+        !super::state::lock(&ctx.state.closed_positions).insert(name.to_owned())
+    };
+    if closed_before && (racing || ctx.variant(super::Variant::PositionsCloseOnce)) {
         return Err(ErrorObject::invalid_params(
             "instrument_name",
             "no open position",
