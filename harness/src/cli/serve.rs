@@ -29,7 +29,7 @@ pub(crate) struct ServeArgs {
     #[arg(long, default_value_t = 100)]
     burst: u32,
     /// The main account's transaction log holds N generated entries over six months in
-    /// several currencies (default: the fixed history of 640 the snapshots are taken from).
+    /// several currencies (default: the fixed history of 960 the snapshots are taken from).
     #[arg(long, value_name = "N")]
     log_entries: Option<usize>,
     #[command(flatten)]
