@@ -160,6 +160,7 @@ pub(crate) fn get_transaction_log(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObjec
             max_refused: Fault::TxlogCountMaxRefused,
             default_raised: Fault::TxlogDefault150,
             default_lowered: Fault::TxlogDefault50,
+            default_first_page_only: Fault::TxlogDefaultFirstPageOnly,
         },
     })?;
     let params = &ctx.params;

@@ -442,6 +442,18 @@ faults! {
     RaceRefresh => "race-refresh",
         "a connection-scoped refresh token is looked up, then revoked a few ms later: refreshes released together all succeed (a sequential second refresh is refused)",
         ["auth.refresh.connection_invalidates"];
+    MmpBlockRfqScopeAny => "mmp-block-rfq-scope-any",
+        "get_mmp_status takes block_rfq:read for trade:read on the plain call too, not only when block_rfq is true",
+        ["m.get_mmp_status.scope"];
+    AuthClientIdDefaultsToMain => "auth-client-id-defaults-to-main",
+        "public/auth without client_id (client_credentials or client_signature) takes the main account's",
+        ["auth.grant_type.required_params"];
+    TriggerDefaultFirstPageOnly => "trigger-default-first-page-only",
+        "get_trigger_order_history's default count of 20 holds on the first page only: a continuation page without count holds up to 1000",
+        ["m.get_trigger_order_history.count_default"];
+    TxlogDefaultFirstPageOnly => "txlog-default-first-page-only",
+        "get_transaction_log's default count of 100 holds on the first page only: a continuation page without count holds up to 250",
+        ["m.get_transaction_log.count_default"];
 }
 
 /// The pause a race fault puts between a check and its update: long enough for copies

@@ -21,7 +21,11 @@ const CONTINUATION_PREFIX: &str = "toh1-";
 /// `private/get_mmp_status`.
 pub(crate) fn get_mmp_status(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
     let block_rfq = ctx.params.bool("block_rfq").unwrap_or(false);
-    if block_rfq {
+    // The `mmp-block-rfq-scope-any` fault lets block_rfq:read stand for trade:read on the
+    // plain call too.
+    if block_rfq
+        || (ctx.fault(Fault::MmpBlockRfqScopeAny) && ctx.require(spec::MMP_BLOCK_RFQ_SCOPE).is_ok())
+    {
         ctx.require(spec::MMP_BLOCK_RFQ_SCOPE)?;
     } else {
         ctx.require_stated_scope()?;
@@ -117,6 +121,7 @@ pub(crate) fn get_trigger_order_history(ctx: &mut Ctx<'_>) -> Result<Value, Erro
             max_refused: Fault::TriggerCountMaxRefused,
             default_raised: Fault::TriggerDefault30,
             default_lowered: Fault::TriggerDefault10,
+            default_first_page_only: Fault::TriggerDefaultFirstPageOnly,
         },
     })?;
     let instrument = ctx
