@@ -167,16 +167,6 @@ pub(crate) fn get_transaction_log(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObjec
     // Count 0 passes only under `txlog-count-0`, which reads it as no limit.
     let no_limit = count == 0;
     let count = if count == 0 { default_count } else { count };
-    // `txlog-default-subaccount-ignored`: a call naming subaccount_id without count gets the
-    // most, not the default.
-    let count = if ctx.fault(Fault::TxlogDefaultSubaccountIgnored)
-        && params.has("subaccount_id")
-        && !params.has("count")
-    {
-        ctx.method.count_bounds().map_or(count, |(_, max, _)| max)
-    } else {
-        count
-    };
     let start = non_negative(params.int("start_timestamp"), "start_timestamp")?.unwrap_or(0);
     let end = non_negative(params.int("end_timestamp"), "end_timestamp")?
         .unwrap_or_else(|| ctx.state.now_ms());

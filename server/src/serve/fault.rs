@@ -454,9 +454,6 @@ faults! {
     TxlogDefaultFirstPageOnly => "txlog-default-first-page-only",
         "get_transaction_log's default count of 100 holds on the first page only: a continuation page without count holds up to 250",
         ["m.get_transaction_log.count_default"];
-    TxlogDefaultSubaccountIgnored => "txlog-default-subaccount-ignored",
-        "get_transaction_log's default count of 100 does not hold with subaccount_id: a call naming one without count holds up to 250",
-        ["m.get_transaction_log.count_default"];
     TxlogKeywordLastRefused => "txlog-keyword-last-refused",
         "get_transaction_log refuses expiry, the last filter keyword SPEC.md lists, and takes the others",
         ["m.get_transaction_log.keywords"];
