@@ -457,6 +457,9 @@ faults! {
     TxlogKeywordLastRefused => "txlog-keyword-last-refused",
         "get_transaction_log refuses expiry, the last filter keyword SPEC.md lists, and takes the others",
         ["m.get_transaction_log.keywords"];
+    MmpEmptyGroupEveryIndex => "mmp-empty-group-every-index",
+        "get_mmp_status with an empty mmp_group answers the statuses of every index, not what the same call without mmp_group answers",
+        ["m.get_mmp_status.empty_group"];
 }
 
 /// The pause a race fault puts between a check and its update: long enough for copies
