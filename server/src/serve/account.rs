@@ -171,6 +171,7 @@ pub(crate) fn get_transaction_log(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObjec
             max_refused: Fault::TxlogCountMaxRefused,
             default_raised: Fault::TxlogDefault150,
             default_lowered: Fault::TxlogDefault50,
+            default_first_page_only: Fault::TxlogDefaultFirstPageOnly,
         },
     })?;
     let params = &ctx.params;
@@ -203,10 +204,16 @@ pub(crate) fn get_transaction_log(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObjec
         .str(KEYWORDS_PARAM)
         .map(|text| text.split_whitespace().collect())
         .unwrap_or_default();
-    if ctx.fault(Fault::TxlogKeywordRefused)
+    // `txlog-keyword-last-refused` refuses only the last keyword 4.8 lists (expiry).
+    let last_refused = ctx.fault(Fault::TxlogKeywordLastRefused)
         && keywords
             .iter()
-            .any(|keyword| spec::LOG_FILTER_KEYWORDS.contains(keyword))
+            .any(|keyword| spec::LOG_FILTER_KEYWORDS.last() == Some(keyword));
+    if last_refused
+        || (ctx.fault(Fault::TxlogKeywordRefused)
+            && keywords
+                .iter()
+                .any(|keyword| spec::LOG_FILTER_KEYWORDS.contains(keyword)))
     {
         return Err(ErrorObject::invalid_params(
             KEYWORDS_PARAM,

@@ -30,6 +30,9 @@ pub(crate) struct CountFaults {
     pub(crate) default_raised: Fault,
     /// The default is half as large.
     pub(crate) default_lowered: Fault,
+    /// The default holds on the first page only: a continuation page without `count` gets
+    /// the most.
+    pub(crate) default_first_page_only: Fault,
 }
 
 /// The faults that distort the parameters every paged method of the spec table shares
@@ -152,6 +155,8 @@ impl Ctx<'_> {
             default + default / 2
         } else if self.fault(faults.default_lowered) {
             default / 2
+        } else if self.fault(faults.default_first_page_only) && self.params.has("continuation") {
+            max
         } else {
             default
         };

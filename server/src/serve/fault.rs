@@ -457,6 +457,24 @@ faults! {
     RaceBucket => "race-bucket",
         "the get_transaction_log rate bucket is read, and its token taken 50 ms after the answer: requests released together all pass while it holds one token",
         ["m.get_transaction_log.rate_race"];
+    MmpBlockRfqScopeAny => "mmp-block-rfq-scope-any",
+        "get_mmp_status takes block_rfq:read for trade:read on the plain call too, not only when block_rfq is true",
+        ["m.get_mmp_status.scope"];
+    AuthClientIdDefaultsToMain => "auth-client-id-defaults-to-main",
+        "public/auth without client_id (client_credentials or client_signature) takes the main account's",
+        ["auth.grant_type.required_params"];
+    TriggerDefaultFirstPageOnly => "trigger-default-first-page-only",
+        "get_trigger_order_history's default count of 20 holds on the first page only: a continuation page without count holds up to 1000",
+        ["m.get_trigger_order_history.count_default"];
+    TxlogDefaultFirstPageOnly => "txlog-default-first-page-only",
+        "get_transaction_log's default count of 100 holds on the first page only: a continuation page without count holds up to 250",
+        ["m.get_transaction_log.count_default"];
+    TxlogKeywordLastRefused => "txlog-keyword-last-refused",
+        "get_transaction_log refuses expiry, the last filter keyword SPEC.md lists, and takes the others",
+        ["m.get_transaction_log.keywords"];
+    MmpEmptyGroupEveryIndex => "mmp-empty-group-every-index",
+        "get_mmp_status with an empty mmp_group answers the statuses of every index, not what the same call without mmp_group answers",
+        ["m.get_mmp_status.empty_group"];
 }
 
 /// The pause a race fault puts between a check and its update: long enough for copies

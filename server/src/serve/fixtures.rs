@@ -165,7 +165,8 @@ pub(crate) struct MmpStatus {
 pub(crate) const MMP_RESET_INDEX: &str = "btc_usd";
 
 /// Triggered MMP statuses: one frozen until manual reset, one from a Mass Quote group and
-/// one of Block RFQ.
+/// one of Block RFQ. The timed ones are frozen until late 2045, so they are still triggered
+/// whenever the suite runs (a time already past would no longer be triggered, SPEC.md 2.4).
 pub(crate) fn mmp_statuses() -> Vec<MmpStatus> {
     vec![
         MmpStatus {
@@ -176,13 +177,13 @@ pub(crate) fn mmp_statuses() -> Vec<MmpStatus> {
         },
         MmpStatus {
             index_name: "eth_usdc",
-            frozen_until: FIXTURE_EPOCH_MS + 86_400_000 * 800,
+            frozen_until: FIXTURE_EPOCH_MS + 86_400_000 * 8000,
             mmp_group: Some("mq_alpha"),
             block_rfq: false,
         },
         MmpStatus {
             index_name: "btc_usdc",
-            frozen_until: FIXTURE_EPOCH_MS + 86_400_000 * 800,
+            frozen_until: FIXTURE_EPOCH_MS + 86_400_000 * 8000,
             mmp_group: None,
             block_rfq: true,
         },

@@ -217,8 +217,21 @@ pub(crate) fn logout(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
     Ok(Value::String("ok".to_owned()))
 }
 
+/// The login's `client_id`; the `auth-client-id-defaults-to-main` fault takes the main
+/// account's when it is missing.
+fn login_client_id<'a>(ctx: &'a Ctx<'_>) -> Result<&'a str, ErrorObject> {
+    match ctx.params.str("client_id") {
+        None if ctx.fault(Fault::AuthClientIdDefaultsToMain) => ctx
+            .state
+            .user(super::state::MAIN_ID)
+            .map(|user| user.client_id)
+            .ok_or_else(|| ErrorObject::invalid_credentials("unknown client id")),
+        _ => ctx.params.required_str("client_id"),
+    }
+}
+
 fn client_credentials(ctx: &Ctx<'_>) -> Result<Issued, ErrorObject> {
-    let client_id = ctx.params.required_str("client_id")?;
+    let client_id = login_client_id(ctx)?;
     let secret_optional = ctx.fault(Fault::CredentialsSecretOptional);
     let client_secret = match ctx.params.str("client_secret") {
         None if secret_optional => None,
@@ -254,7 +267,7 @@ fn any_account_has_secret(ctx: &Ctx<'_>, secret: &str) -> bool {
 }
 
 fn client_signature(ctx: &Ctx<'_>) -> Result<Issued, ErrorObject> {
-    let client_id = ctx.params.required_str("client_id")?;
+    let client_id = login_client_id(ctx)?;
     // The `sig-timestamp-optional` fault verifies only what is given: without a timestamp,
     // neither the window nor the signature.
     let unstamped = ctx.fault(Fault::SigTimestampOptional) && !ctx.params.has("timestamp");

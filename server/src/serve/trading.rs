@@ -21,7 +21,11 @@ const CONTINUATION_PREFIX: &str = "toh1-";
 /// `private/get_mmp_status`.
 pub(crate) fn get_mmp_status(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
     let block_rfq = ctx.params.bool("block_rfq").unwrap_or(false);
-    if block_rfq {
+    // The `mmp-block-rfq-scope-any` fault lets block_rfq:read stand for trade:read on the
+    // plain call too.
+    if block_rfq
+        || (ctx.fault(Fault::MmpBlockRfqScopeAny) && ctx.require(spec::MMP_BLOCK_RFQ_SCOPE).is_ok())
+    {
         ctx.require(spec::MMP_BLOCK_RFQ_SCOPE)?;
     } else {
         ctx.require_stated_scope()?;
@@ -56,6 +60,8 @@ pub(crate) fn get_mmp_status(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
     let block_rfq = block_rfq && !ctx.fault(Fault::MmpBlockRfqIgnored);
     let frozen_as_string = ctx.fault(Fault::MmpFrozenString);
     let reset_hidden = ctx.fault(Fault::MmpHidesFrozenZero);
+    // `mmp-empty-group-every-index`: an empty mmp_group answers every index's statuses.
+    let empty_group_all = ctx.fault(Fault::MmpEmptyGroupEveryIndex);
     // Under the `mmp-none-triggered` variant no index is frozen for anyone.
     let held = ctx.caller()?.user_id == MAIN_ID && !ctx.variant(super::Variant::MmpNoneTriggered);
     let statuses: Vec<Value> = super::fixtures::mmp_statuses()
@@ -69,7 +75,10 @@ pub(crate) fn get_mmp_status(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
                 usize::MAX
             },
         )
-        .filter(|status| index_name.is_none_or(|name| name == "all" || name == status.index_name))
+        .filter(|status| {
+            index_name.is_none_or(|name| name == "all" || name == status.index_name)
+                || (empty_group_all && ctx.params.str("mmp_group") == Some(""))
+        })
         .filter(|status| group.is_none_or(|group| status.mmp_group == Some(group)))
         .map(|status| {
             let mut entry = json!({
@@ -117,6 +126,7 @@ pub(crate) fn get_trigger_order_history(ctx: &mut Ctx<'_>) -> Result<Value, Erro
             max_refused: Fault::TriggerCountMaxRefused,
             default_raised: Fault::TriggerDefault30,
             default_lowered: Fault::TriggerDefault10,
+            default_first_page_only: Fault::TriggerDefaultFirstPageOnly,
         },
     })?;
     let instrument = ctx
