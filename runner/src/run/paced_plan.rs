@@ -21,7 +21,7 @@ use super::RunConfig;
 use super::pace;
 use super::schedule::is_paced;
 use harness_model::case::{Auth, Case, Step, TransportKind, Walk};
-use harness_model::target_file::RateLimits;
+use harness_model::target_file::{RateLimits, Target};
 use harness_protocol::spec;
 
 /// How many paced calls a run needs, and which executions a budget leaves out.
@@ -135,7 +135,7 @@ pub fn paced_plan(config: &RunConfig) -> PacedPlan {
             Some((_, spread)) => spread,
             None => &*case,
         };
-        let (calls, open) = execution_calls(case, transport, config.full_walks, limits);
+        let (calls, open) = execution_calls(case, transport, config.full_walks, &config.target);
         if let Some(account) = lane_of(case) {
             plan.lanes.insert((case.id.clone(), transport), account);
         }
@@ -192,17 +192,16 @@ fn spread(
     config: &RunConfig,
     executions: &[(std::sync::Arc<Case>, TransportKind)],
 ) -> HashMap<(String, TransportKind), String> {
-    let limits = &config.target.limits;
     let mut load: HashMap<String, usize> = HashMap::new();
     let mut counted: HashSet<String> = HashSet::new();
     let mut open = Vec::new();
     for (case, transport) in executions {
         if case.spreads() {
-            let calls = execution_calls(case, *transport, config.full_walks, limits).0;
+            let calls = execution_calls(case, *transport, config.full_walks, &config.target).0;
             open.push((calls.len(), case, *transport));
             continue;
         }
-        for call in execution_calls(case, *transport, config.full_walks, limits).0 {
+        for call in execution_calls(case, *transport, config.full_walks, &config.target).0 {
             // A request the run answers once loads its budget once.
             if call.shared.is_some_and(|key| !counted.insert(key)) {
                 continue;
@@ -251,11 +250,24 @@ fn execution_calls(
     case: &Case,
     transport: TransportKind,
     full_walks: bool,
-    limits: &RateLimits,
+    target: &Target,
 ) -> (Vec<Call>, usize) {
+    let limits = &target.limits;
     let mut calls = Vec::new();
     let mut open = 0;
-    for step in &case.steps {
+    // A case on the options that expired out of the money runs its steps once per option
+    // of the target's pool (`exec.rs`).
+    let passes = if case
+        .needs
+        .fixtures
+        .iter()
+        .any(|name| name == "expired_otm_option")
+    {
+        target.fixtures.expired_option_pool().len().max(1)
+    } else {
+        1
+    };
+    for step in (0..passes).flat_map(|_| &case.steps) {
         let transport = step.transport_in(transport);
         let budget = pace::budget_name(
             &step.auth,

@@ -226,6 +226,7 @@ impl ServerState {
                     currency: "BTC".to_owned(),
                     expired_at: Some(super::ledger::EXPIRED_OTM_AT_MS),
                 }),
+                expired_otm_options: Vec::new(),
                 direct_access_key: Some(self.direct_access_key.clone()),
             },
             limits,

@@ -129,3 +129,23 @@ fn a_refusal_may_go_as_the_sub_a_read_may_not() {
     assert_eq!(on("c.refusal"), "sub");
     assert_ne!(on("c.read"), "sub");
 }
+
+#[test]
+fn an_expiry_walk_is_a_page_for_each_option_of_the_pool() {
+    let walk = "needs = { fixtures = [\"expired_otm_option\"] }\n[[step]]\nauth = { mode = \"bearer\", account = \"main\" }\n[step.walk]\ncall = \"private/get_transaction_log\"\nparams = { currency = \"{{fixtures.expired_otm_option.currency}}\", start_timestamp = 0, end_timestamp = \"{{now_ms}}\" }\nitems = \"logs\"\ncount = 250\nkey = \"id\"\nexpiry_of = \"{{fixtures.expired_otm_option.instrument_name}}\"\nwindow = { start = \"start_timestamp\", end = \"end_timestamp\", around = \"{{fixtures.expired_otm_option.expired_at}}\" }\n";
+    let mut config = config(vec![case("c.expiry", walk)], &["main"]);
+    let option = |name: &str, currency: &str| harness_model::target_file::ExpiredOption {
+        instrument_name: name.to_owned(),
+        currency: currency.to_owned(),
+        expired_at: Some(1_738_310_400_000),
+    };
+    config.target.fixtures.expired_otm_option = Some(option("BTC-31JAN25-100000-C", "BTC"));
+    assert_eq!(paced_plan(&config).calls(), 1);
+    config.target.fixtures.expired_otm_options = vec![
+        option("ETH-31JAN25-4000-C", "ETH"),
+        option("BTC-28MAR25-90000-P", "BTC"),
+    ];
+    let plan = paced_plan(&config);
+    assert_eq!(plan.calls(), 3, "{plan}");
+    assert_eq!(plan.open_walks, 0);
+}
