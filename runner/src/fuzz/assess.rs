@@ -267,8 +267,7 @@ fn entries<'a>(result: &'a Value, member: &str) -> &'a [Value] {
 /// such a count is read as (the `counts-clamped` variant takes it to the nearest bound; a
 /// server may read 0 as the default).
 fn over_count(request: &FuzzRequest, list: &[Value]) -> Option<String> {
-    let (min, max, default) =
-        spec::method(&request.method).and_then(spec::Method::count_bounds)?;
+    let (min, max, default) = spec::method(&request.method).and_then(spec::Method::count_bounds)?;
     let count = int_param(request, "count").unwrap_or(default);
     let bound = if (min..=max).contains(&count) {
         count
