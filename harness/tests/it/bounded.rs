@@ -38,12 +38,7 @@ async fn log_cases_against(entries: usize) -> run::RunReport {
 }
 
 fn assert_nothing_fails(report: &run::RunReport) {
-    let failed: Vec<String> = report
-        .results
-        .iter()
-        .filter(|result| matches!(result.verdict, Verdict::Fail | Verdict::Error))
-        .map(|result| format!("{} [{}]: {}", result.case, result.transport, result.message))
-        .collect();
+    let failed = crate::failed_results(report);
     assert!(failed.is_empty(), "{failed:#?}");
 }
 

@@ -215,12 +215,7 @@ fn the_harness_runner_is_a_client_the_judge_finds_nothing_against() {
         );
         (report, judge::assess(&records, &knowledge))
     });
-    let failed: Vec<String> = report
-        .results
-        .iter()
-        .filter(|result| matches!(result.verdict, Verdict::Fail | Verdict::Error))
-        .map(|result| format!("{} [{}]: {}", result.case, result.transport, result.message))
-        .collect();
+    let failed = crate::failed_results(&report);
     assert_eq!(
         failed,
         Vec::<String>::new(),

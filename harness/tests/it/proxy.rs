@@ -187,12 +187,7 @@ fn findings(report: &RunReport) -> Vec<String> {
 #[test]
 fn the_harness_runner_through_the_proxy_gets_clean_verdicts_on_both_sides() {
     let (run_report, session) = run_through_proxy(serve::ServeConfig::loopback());
-    let broken: Vec<String> = run_report
-        .results
-        .iter()
-        .filter(|result| matches!(result.verdict, Verdict::Fail | Verdict::Error))
-        .map(|result| format!("{} [{}]: {}", result.case, result.transport, result.message))
-        .collect();
+    let broken = crate::failed_results(&run_report);
     assert_eq!(broken, Vec::<String>::new(), "the proxy changed an answer");
     assert_eq!(session.unjudged, 0);
     let report = judged(&session);
