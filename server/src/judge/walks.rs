@@ -19,10 +19,16 @@
 //! - the first page asked for three times in a row, each answer offering a continuation
 //!   never used, is a failure: the classic restart loop.
 //!
+//! Walks of the same reads may run side by side (two tasks of one client, each walking the
+//! same log): a continuation that some page of the same reads handed out and that has not
+//! been followed as often as it was handed out is followed, whichever walk sent it; a
+//! restart loop is judged when the recording ends, once it is known that none of the
+//! continuations its first pages were offered was ever sent.
+//!
 //! A page asked for with the pending continuation but answered with an error (refused for
 //! pacing, say) counts as followed: the error is judged by its own clause, never twice.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
@@ -67,6 +73,40 @@ struct Walk {
     followed: Vec<String>,
     /// First-page requests in a row that were offered a continuation.
     first_pages_in_a_row: usize,
+    /// The continuations those first pages were offered, as text.
+    first_page_offers: Vec<String>,
+    /// Every continuation handed out and not yet followed, with how many times it is still
+    /// owed: walks of the same reads running side by side follow each other's.
+    offered: Vec<(Value, usize)>,
+    /// Every continuation ever sent, as text.
+    ever_sent: HashSet<String>,
+    /// Suspected restart loops: the request that made the third first page, what to say,
+    /// and the continuations offered; judged at the end of the recording.
+    suspected_loops: Vec<(u64, String, Vec<String>)>,
+}
+
+impl Walk {
+    /// Takes `sent` off the continuations still owed, if a page handed it out.
+    fn take_offered(&mut self, sent: &Value, call: &Call) -> bool {
+        let owed = self
+            .offered
+            .iter_mut()
+            .find(|(given, owed)| *owed > 0 && same(sent, given, call));
+        match owed {
+            Some((_, owed)) => {
+                *owed -= 1;
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn offer(&mut self, value: &Value) {
+        match self.offered.iter_mut().find(|(given, _)| given == value) {
+            Some((_, owed)) => *owed += 1,
+            None => self.offered.push((value.clone(), 1)),
+        }
+    }
 }
 
 /// Checks every walk of the recording.
@@ -91,6 +131,10 @@ pub(crate) fn check_pagination(records: &[Record], callers: &[Caller], tally: &m
                 pages_followed: 0,
                 followed: Vec::new(),
                 first_pages_in_a_row: 0,
+                first_page_offers: Vec::new(),
+                offered: Vec::new(),
+                ever_sent: HashSet::new(),
+                suspected_loops: Vec::new(),
             }
         });
         walk.transport = record.transport;
@@ -119,8 +163,13 @@ pub(crate) fn check_pagination(records: &[Record], callers: &[Caller], tally: &m
                 walk.pending = None;
                 walk.followed.clear();
                 walk.first_pages_in_a_row = 0;
+                walk.first_page_offers.clear();
             }
             Some(value) => {
+                walk.offer(value);
+                if sent.is_none() {
+                    walk.first_page_offers.push(text_of(value));
+                }
                 let page_len = result
                     .get(items)
                     .and_then(Value::as_array)
@@ -142,6 +191,20 @@ pub(crate) fn check_pagination(records: &[Record], callers: &[Caller], tally: &m
         let walk = &walks[&key];
         if let Some(pending) = &walk.pending {
             ended(walk, pending, tally);
+        }
+        for (seq, finding, offers) in &walk.suspected_loops {
+            if offers.iter().all(|text| !walk.ever_sent.contains(text)) {
+                tally.fail(CLAUSE, walk.transport, Some(*seq), finding.clone());
+            } else {
+                tally.warn(
+                    CLAUSE,
+                    walk.transport,
+                    Some(*seq),
+                    format!(
+                        "read the first page {RESTART_LOOP} times in a row; a continuation offered was sent later, so not a restart loop"
+                    ),
+                );
+            }
         }
     }
 }
@@ -200,11 +263,14 @@ fn error_of(body: &Value) -> String {
 /// A request that sent a continuation.
 fn follow(walk: &mut Walk, record: &Record, call: &Call, sent: &Value, tally: &mut Tally) {
     let (transport, seq) = (record.transport, Some(record.seq));
+    let owed = walk.take_offered(sent, call);
+    walk.ever_sent.insert(text_of(sent));
     match &walk.pending {
         Some(pending) if same(sent, &pending.value, call) => {
             tally.pass(CLAUSE, transport);
             walk.pages_followed += 1;
             walk.first_pages_in_a_row = 0;
+            walk.first_page_offers.clear();
         }
         Some(pending) if text_of(sent) == text_of(&pending.value) => tally.fail(
             CLAUSE,
@@ -217,6 +283,11 @@ fn follow(walk: &mut Walk, record: &Record, call: &Call, sent: &Value, tally: &m
                 short(&pending.value)
             ),
         ),
+        // A walk of the same reads beside this one handed it out.
+        _ if owed => {
+            tally.pass(CLAUSE, transport);
+            walk.pages_followed += 1;
+        }
         _ if walk.followed.contains(&text_of(sent)) => tally.fail(
             CLAUSE,
             transport,
@@ -260,22 +331,20 @@ fn first_page(walk: &mut Walk, record: &Record, selection: &str, tally: &mut Tal
     });
     match re_read {
         Some(pending) => {
-            walk.first_pages_in_a_row = if pending.first_page {
-                walk.first_pages_in_a_row + 1
+            if pending.first_page {
+                walk.first_pages_in_a_row += 1;
             } else {
-                1
-            };
+                walk.first_pages_in_a_row = 1;
+                walk.first_page_offers.clear();
+            }
             if walk.first_pages_in_a_row == RESTART_LOOP {
-                tally.fail(
-                    CLAUSE,
-                    transport,
-                    seq,
-                    format!(
-                        "asked for the first page {RESTART_LOOP} times in a row, each answer offering a continuation that was never sent (a restart loop); request #{} was given {}",
-                        pending.seq,
-                        short(&pending.value)
-                    ),
+                let finding = format!(
+                    "asked for the first page {RESTART_LOOP} times in a row, each answer offering a continuation that was never sent (a restart loop); request #{} was given {}",
+                    pending.seq,
+                    short(&pending.value)
                 );
+                let offers = walk.first_page_offers.clone();
+                walk.suspected_loops.push((record.seq, finding, offers));
             } else if walk.first_pages_in_a_row < RESTART_LOOP {
                 tally.warn(
                     CLAUSE,
@@ -294,6 +363,7 @@ fn first_page(walk: &mut Walk, record: &Record, selection: &str, tally: &mut Tal
                 ended(walk, pending, tally);
             }
             walk.first_pages_in_a_row = 1;
+            walk.first_page_offers.clear();
         }
     }
     walk.selection = selection.to_owned();
