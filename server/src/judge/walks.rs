@@ -20,8 +20,10 @@
 //!   never used, is a failure: the classic restart loop.
 //!
 //! Walks of the same reads may run side by side (two tasks of one client, each walking the
-//! same log): a continuation that some page of the same reads handed out and that has not
-//! been followed as often as it was handed out is followed, whichever walk sent it; a
+//! same log), and a client may log in again and go on: SPEC.md ties a continuation to the
+//! reads that handed it out, not to a token or a session. A continuation that a page of
+//! the same client's reads handed out, and that has not been followed as often as it was
+//! handed out, is followed, whichever walk or session sent it; a
 //! restart loop is judged when the recording ends, once it is known that none of the
 //! continuations its first pages were offered was ever sent.
 //!
@@ -75,17 +77,24 @@ struct Walk {
     first_pages_in_a_row: usize,
     /// The continuations those first pages were offered, as text.
     first_page_offers: Vec<String>,
-    /// Every continuation handed out and not yet followed, with how many times it is still
-    /// owed: walks of the same reads running side by side follow each other's.
-    offered: Vec<(Value, usize)>,
-    /// Every continuation ever sent, as text.
-    ever_sent: HashSet<String>,
     /// Suspected restart loops: the request that made the third first page, what to say,
     /// and the continuations offered; judged at the end of the recording.
     suspected_loops: Vec<(u64, String, Vec<String>)>,
 }
 
-impl Walk {
+/// The continuations of one client's reads of one method, currency and subaccount, across
+/// its sessions: walks of the same reads running side by side (or a walk taken up again
+/// after a new login) follow each other's.
+#[derive(Default)]
+struct Offers {
+    /// Every continuation handed out and not yet followed, with how many times it is still
+    /// owed.
+    offered: Vec<(Value, usize)>,
+    /// Every continuation ever sent, as text.
+    ever_sent: HashSet<String>,
+}
+
+impl Offers {
     /// Takes `sent` off the continuations still owed, if a page handed it out.
     fn take_offered(&mut self, sent: &Value, call: &Call) -> bool {
         let owed = self
@@ -112,6 +121,7 @@ impl Walk {
 /// Checks every walk of the recording.
 pub(crate) fn check_pagination(records: &[Record], callers: &[Caller], tally: &mut Tally) {
     let mut walks: HashMap<(String, String, String, String), Walk> = HashMap::new();
+    let mut offers: HashMap<(String, String, String, String), Offers> = HashMap::new();
     let mut order = Vec::new();
     for (record, caller) in records.iter().zip(callers) {
         let call = record.call();
@@ -121,9 +131,14 @@ pub(crate) fn check_pagination(records: &[Record], callers: &[Caller], tally: &m
         let Some(answer) = record.answer.as_ref() else {
             continue;
         };
-        let key = walk_key(caller, &call);
+        let key = walk_key(&caller.key, &call);
+        let client = caller
+            .client
+            .as_ref()
+            .map_or_else(|| caller.key.clone(), |client| format!("client:{client}"));
+        let pool = offers.entry(walk_key(&client, &call)).or_default();
         let walk = walks.entry(key.clone()).or_insert_with(|| {
-            order.push(key);
+            order.push((key, walk_key(&client, &call)));
             Walk {
                 transport: record.transport,
                 selection: String::new(),
@@ -132,8 +147,6 @@ pub(crate) fn check_pagination(records: &[Record], callers: &[Caller], tally: &m
                 followed: Vec::new(),
                 first_pages_in_a_row: 0,
                 first_page_offers: Vec::new(),
-                offered: Vec::new(),
-                ever_sent: HashSet::new(),
                 suspected_loops: Vec::new(),
             }
         });
@@ -151,7 +164,7 @@ pub(crate) fn check_pagination(records: &[Record], callers: &[Caller], tally: &m
             continue;
         };
         match sent {
-            Some(sent) => follow(walk, record, &call, sent, tally),
+            Some(sent) => follow(walk, pool, record, &call, sent, tally),
             None => first_page(walk, record, &selection(&call), tally),
         }
         let served = result
@@ -166,7 +179,7 @@ pub(crate) fn check_pagination(records: &[Record], callers: &[Caller], tally: &m
                 walk.first_page_offers.clear();
             }
             Some(value) => {
-                walk.offer(value);
+                pool.offer(value);
                 if sent.is_none() {
                     walk.first_page_offers.push(text_of(value));
                 }
@@ -187,13 +200,14 @@ pub(crate) fn check_pagination(records: &[Record], callers: &[Caller], tally: &m
             }
         }
     }
-    for key in order {
+    for (key, client_key) in order {
         let walk = &walks[&key];
+        let ever_sent = &offers[&client_key].ever_sent;
         if let Some(pending) = &walk.pending {
             ended(walk, pending, tally);
         }
         for (seq, finding, offers) in &walk.suspected_loops {
-            if offers.iter().all(|text| !walk.ever_sent.contains(text)) {
+            if offers.iter().all(|text| !ever_sent.contains(text)) {
                 tally.fail(CLAUSE, walk.transport, Some(*seq), finding.clone());
             } else {
                 tally.warn(
@@ -209,10 +223,11 @@ pub(crate) fn check_pagination(records: &[Record], callers: &[Caller], tally: &m
     }
 }
 
-/// The walk a request belongs to: caller, method, currency and subaccount.
-fn walk_key(caller: &Caller, call: &Call) -> (String, String, String, String) {
+/// The reads a request belongs to: caller (a session, or a client across its sessions),
+/// method, currency and subaccount.
+fn walk_key(caller: &str, call: &Call) -> (String, String, String, String) {
     (
-        caller.key.clone(),
+        caller.to_owned(),
         call.method.clone().unwrap_or_default(),
         call.text("currency").unwrap_or_default(),
         call.text("subaccount_id").unwrap_or_default(),
@@ -261,10 +276,17 @@ fn error_of(body: &Value) -> String {
 }
 
 /// A request that sent a continuation.
-fn follow(walk: &mut Walk, record: &Record, call: &Call, sent: &Value, tally: &mut Tally) {
+fn follow(
+    walk: &mut Walk,
+    pool: &mut Offers,
+    record: &Record,
+    call: &Call,
+    sent: &Value,
+    tally: &mut Tally,
+) {
     let (transport, seq) = (record.transport, Some(record.seq));
-    let owed = walk.take_offered(sent, call);
-    walk.ever_sent.insert(text_of(sent));
+    let owed = pool.take_offered(sent, call);
+    pool.ever_sent.insert(text_of(sent));
     match &walk.pending {
         Some(pending) if same(sent, &pending.value, call) => {
             tally.pass(CLAUSE, transport);

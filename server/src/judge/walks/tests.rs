@@ -255,3 +255,28 @@ fn walks_of_the_same_reads_side_by_side_follow_each_others_continuations() {
         judged(&spent)
     );
 }
+
+#[test]
+fn a_walk_goes_on_in_another_session_of_the_same_client_but_not_of_another_client() {
+    let walk = [
+        page(1, 0, 5, None, 5, Some(77)),
+        page(2, 10, 5, Some(77), 2, None),
+    ];
+    let caller = |session: &str, client: &str| Caller {
+        key: session.to_owned(),
+        client: Some(client.to_owned()),
+    };
+    for (second, fails) in [
+        (caller("session#2", "bot"), false),
+        (caller("session#2", "other"), true),
+    ] {
+        let mut tally = Tally::default();
+        check_pagination(&walk, &[caller("session#1", "bot"), second], &mut tally);
+        let findings = tally.describe();
+        assert_eq!(
+            findings.iter().any(|finding| finding.starts_with("fail")),
+            fails,
+            "{findings:?}"
+        );
+    }
+}
