@@ -119,6 +119,7 @@ fn walk_step(request: &FuzzRequest, step: &Step) -> Step {
             timestamp: None,
             max_pages: 400,
             expiry_of: None,
+            window: None,
         }),
         auth: step.auth.clone(),
         ..Step::default()

@@ -252,9 +252,10 @@ fn judge_value(
                 ValueValidity::Unsure
             }
             Some(number) if (min..=max).contains(&number) => ValueValidity::Valid,
-            // No stated bound (a timestamp): outside the table's range is either.
-            _ if max == i64::MAX => ValueValidity::Unsure,
-            _ => ValueValidity::Invalid(format!("{value} is outside {min}..={max}")),
+            // No stated bound (a timestamp): outside the table's range is either. A stated
+            // range (a count) says what is valid, not that a value outside it is refused: a
+            // server may take it into the range (the `counts-clamped` variant).
+            _ => ValueValidity::Unsure,
         },
         Values::Fixture(Fixture::Instrument) => {
             if knowledge.instrument.as_deref() == value.as_str() {

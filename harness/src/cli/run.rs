@@ -60,6 +60,21 @@ pub(crate) struct RunArgs {
     /// Write the failures of this run as an expectations file (placeholder reasons).
     #[arg(long, value_name = "FILE")]
     write_expect: Option<PathBuf>,
+    /// Walk the whole history in every pagination walk, not a window of a few pages: the
+    /// run's paced calls then grow with the target's history.
+    #[arg(long)]
+    full_walks: bool,
+    /// Paced calls get at most S seconds at the target's limits: executions that do not fit
+    /// are skipped with the reason.
+    #[arg(long, value_name = "S", value_parser = parse_seconds)]
+    paced_budget_s: Option<f64>,
+}
+
+fn parse_seconds(text: &str) -> Result<f64, String> {
+    text.parse::<f64>()
+        .ok()
+        .filter(|seconds| seconds.is_finite() && *seconds >= 0.0)
+        .ok_or_else(|| format!("\"{text}\" is not a number of seconds"))
 }
 
 fn parse_transport(name: &str) -> Result<TransportKind, String> {
@@ -118,6 +133,9 @@ pub(crate) fn run(args: RunArgs) -> Result<u8, CliError> {
             },
             run_timeout: Duration::from_secs(args.timeouts.run_timeout_s),
             no_answer_limit: args.timeouts.no_answer_limit,
+            full_walks: args.full_walks,
+            paced_budget: args.paced_budget_s.map(Duration::from_secs_f64),
+            reference_arrivals: reference.is_some(),
             ..run::RunConfig::new(
                 target,
                 corpus.cases,
@@ -125,6 +143,8 @@ pub(crate) fn run(args: RunArgs) -> Result<u8, CliError> {
                 corpus.schemas.clone(),
             )
         };
+        // The plan goes to stderr, before the run: what the paced method will cost.
+        eprintln!("{}", run::paced_plan(&config));
         let outcome = run::run_until(config, interrupt, reporters.sink()).await;
         let finished = reporters.finish();
         if let Some(running) = reference {

@@ -28,6 +28,10 @@ pub(crate) struct ServeArgs {
     /// Transaction-log burst the server allows per token.
     #[arg(long, default_value_t = 100)]
     burst: u32,
+    /// The main account's transaction log holds N generated entries over six months in
+    /// several currencies (default: the fixed history of 960 the snapshots are taken from).
+    #[arg(long, value_name = "N")]
+    log_entries: Option<usize>,
     #[command(flatten)]
     tls: TlsArgs,
 }
@@ -208,6 +212,7 @@ pub(crate) fn serve(args: ServeArgs) -> Result<u8, CliError> {
         config.faults = faults;
         config.variants = variants;
         config.limits.transaction_log_burst = args.burst;
+        config.log_entries = args.log_entries;
         config.tls = identity.clone();
         let running = serve::start(config).await.map_err(|error| {
             CliError::harness(format!("failed to listen on {}: {error}", args.listen))

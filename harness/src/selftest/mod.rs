@@ -284,15 +284,27 @@ pub async fn fault_matrix(
         let report = report?;
         let mut caught_by = Vec::new();
         let mut cites_its_clause = false;
+        // A fault that breaks only rules SPEC.md leaves open (a `warn` clause, such as the
+        // declared rate budget of `race-bucket`) can only be warned about: a warning on its
+        // clause catches it. Any other fault needs a failure.
+        let caught_as = if fault
+            .clauses()
+            .iter()
+            .all(|clause| config.catalog.level(clause) != Level::Must)
+        {
+            Verdict::Warn
+        } else {
+            Verdict::Fail
+        };
         for result in report
             .results
             .iter()
-            .filter(|result| result.verdict == Verdict::Fail)
+            .filter(|result| result.verdict == Verdict::Fail || result.verdict == caught_as)
         {
             let failing: Vec<String> = result
                 .findings
                 .iter()
-                .filter(|finding| finding.verdict == Verdict::Fail)
+                .filter(|finding| finding.verdict == Verdict::Fail || finding.verdict == caught_as)
                 .flat_map(|finding| finding.clauses.iter().cloned())
                 .collect();
             if failing

@@ -64,9 +64,20 @@ fn clean_reference_run_exits_zero_and_reports_agree() {
     assert!(pass > 100, "{pass} passes");
     assert_eq!(report["summary"]["fail"], 0);
     assert_eq!(report["summary"]["error"], 0);
+    // Every must clause is covered but the ones the reference's own choice at an open point
+    // leaves unexercised: it closes a position again (SPEC.md 4.12 does not say it may
+    // not), so the race of closes has no round to judge (the `positions-close-once`
+    // variant exercises it).
+    let uncovered: Vec<&str> = report["coverage"]["uncovered"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(serde_json::Value::as_str)
+        .collect();
+    assert_eq!(uncovered, ["m.close_position.closes_once"]);
     assert_eq!(
-        report["coverage"]["must_covered"],
-        report["coverage"]["must_total"]
+        report["coverage"]["must_covered"].as_u64().unwrap() + 1,
+        report["coverage"]["must_total"].as_u64().unwrap()
     );
     let junit = std::fs::read_to_string(out.join("junit.xml")).unwrap();
     assert_eq!(

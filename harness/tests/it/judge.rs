@@ -215,19 +215,23 @@ fn the_harness_runner_is_a_client_the_judge_finds_nothing_against() {
         );
         (report, judge::assess(&records, &knowledge))
     });
-    let failed: Vec<String> = report
-        .results
-        .iter()
-        .filter(|result| matches!(result.verdict, Verdict::Fail | Verdict::Error))
-        .map(|result| format!("{} [{}]: {}", result.case, result.transport, result.message))
-        .collect();
+    let failed = crate::failed_results(&report);
     assert_eq!(
         failed,
         Vec::<String>::new(),
         "the judge serves the reference API"
     );
+    // The suite reads a first page again on purpose (each rule is its own case: a
+    // default count beside the explicit one, a bounded window after its probe page), and
+    // stops after the pages a rule needs: the judge warns of both (SPEC.md does not oblige
+    // a client to read to the end), so only those warnings are allowed.
+    let found: Vec<String> = tally
+        .describe()
+        .into_iter()
+        .filter(|line| !line.starts_with("warn client.pagination.follow "))
+        .collect();
     assert_eq!(
-        tally.describe(),
+        found,
         Vec::<String>::new(),
         "the judge found something against the runner"
     );

@@ -1,5 +1,6 @@
 //! The one integration test binary: one module per feature.
 
+mod bounded;
 mod cli;
 mod conformance;
 mod diff;
@@ -29,3 +30,18 @@ mod tidy;
 mod tls;
 mod trace;
 mod variants;
+
+/// The results of a run that failed or erred, as `case [transport]: message`.
+fn failed_results(report: &harness::results::RunReport) -> Vec<String> {
+    report
+        .results
+        .iter()
+        .filter(|result| {
+            matches!(
+                result.verdict,
+                harness::check::Verdict::Fail | harness::check::Verdict::Error
+            )
+        })
+        .map(|result| format!("{} [{}]: {}", result.case, result.transport, result.message))
+        .collect()
+}

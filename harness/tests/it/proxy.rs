@@ -188,16 +188,21 @@ fn findings(report: &RunReport) -> Vec<String> {
 #[test]
 fn the_harness_runner_through_the_proxy_gets_clean_verdicts_on_both_sides() {
     let (run_report, session) = run_through_proxy(serve::ServeConfig::loopback());
-    let broken: Vec<String> = run_report
-        .results
-        .iter()
-        .filter(|result| matches!(result.verdict, Verdict::Fail | Verdict::Error))
-        .map(|result| format!("{} [{}]: {}", result.case, result.transport, result.message))
-        .collect();
+    let broken = crate::failed_results(&run_report);
     assert_eq!(broken, Vec::<String>::new(), "the proxy changed an answer");
     assert_eq!(session.unjudged, 0);
     let report = judged(&session);
-    assert_eq!(findings(&report), Vec::<String>::new());
+    // As against the judge (tests/it/judge.rs): the suite reads first pages again and stops
+    // after the pages a rule needs, which the client side only warns of.
+    let failed = |prefix| with_verdict(&report, prefix, Verdict::Fail);
+    let found: Vec<String> = findings(&report)
+        .into_iter()
+        .filter(|line| {
+            !line.contains("client.pagination.follow")
+                || failed(proxy_report::CLIENT_PREFIX).contains(line)
+        })
+        .collect();
+    assert_eq!(found, Vec::<String>::new());
     let passed = |prefix| with_verdict(&report, prefix, Verdict::Pass);
     for wanted in [
         "client:client.env.id [ws]",

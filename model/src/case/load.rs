@@ -239,6 +239,35 @@ fn check_race(
             "a race step needs expect.outcome = \"any\": some of its copies are refused".to_owned(),
         );
     }
+    if race.again_after_ms.is_some_and(|ms| ms > 10_000) {
+        return Err("race.again_after_ms is at most 10000".to_owned());
+    }
+    match &race.lead {
+        Some(lead) => {
+            if lead.call.is_none()
+                || lead.raw.is_some()
+                || lead.walk.is_some()
+                || lead.probe.is_some()
+                || lead.race.is_some()
+                || lead.in_flight.is_some()
+            {
+                return Err(
+                    "race.lead is a plain call (not raw, walk, probe, race or in_flight)"
+                        .to_owned(),
+                );
+            }
+            if !(1..=race.copies).contains(&race.after_lead) {
+                return Err(format!(
+                    "race.after_lead is {}; with a lead, 1 to {} of the copies wait for its answer",
+                    race.after_lead, race.copies
+                ));
+            }
+        }
+        None if race.after_lead != 0 => {
+            return Err("race.after_lead needs a race.lead to wait for".to_owned());
+        }
+        None => {}
+    }
     Ok(())
 }
 
@@ -291,6 +320,16 @@ fn check_step(
     if kinds.iter().filter(|&&present| present).count() != 1 {
         return error(
             "a step has exactly one of call, raw (with an optional call naming its URL), walk or probe"
+                .to_owned(),
+        );
+    }
+    if let Some(walk) = &step.walk
+        && let Some(window) = &walk.window
+        && window.around.is_none()
+        && walk.timestamp.is_none()
+    {
+        return error(
+            "a walk's window is put on its entries' timestamps: give the walk `timestamp` (or the window `around`)"
                 .to_owned(),
         );
     }

@@ -159,7 +159,7 @@ pub struct Auth {
     /// The mechanism.
     #[serde(default, skip_serializing_if = "crate::case::write::is_default")]
     pub mode: AuthMode,
-    /// Account role whose credentials are used (default `main`).
+    /// Account role whose credentials are used (default `main`), or [`Auth::ANY_ACCOUNT`].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub account: Option<String>,
     /// `bearer`: a token (template) instead of logging in as `account`.
@@ -221,6 +221,55 @@ pub struct Auth {
     /// (`grant_type`, `client_id`) that this step leaves out, to send a login missing them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub omit: Vec<String>,
+}
+
+impl Auth {
+    /// `account = "any"`: the rule holds whatever account the step goes as, so the run puts
+    /// the execution on the account whose paced budget has the most room (`main` or
+    /// `two_factor`, among those the target file gives; `main` outside a planned run).
+    pub const ANY_ACCOUNT: &'static str = "any";
+    /// The roles an `any` account is drawn from, in order of preference, for a case whose
+    /// every step expects a refusal: it reads no one's history.
+    pub const SPREAD_ROLES: [&'static str; 3] = ["main", "two_factor", "sub"];
+    /// The roles of a case that reads a page: not `sub`, whose last request of a run would
+    /// then be a page with a continuation it does not follow, which a client judge
+    /// (`harness judge`, its self-play in the variant matrix) takes for a client gone
+    /// silent; its history is read by cases of its own.
+    pub const READING_ROLES: [&'static str; 2] = ["main", "two_factor"];
+}
+
+impl Case {
+    /// Whether a step leaves its account to the run ([`Auth::ANY_ACCOUNT`]).
+    pub fn spreads(&self) -> bool {
+        self.steps
+            .iter()
+            .any(|step| step.auth.account.as_deref() == Some(Auth::ANY_ACCOUNT))
+    }
+
+    /// The roles an `any` account of this case may be put on: every spread role when each
+    /// of its steps expects a refusal, else the reading roles.
+    pub fn spread_roles(&self) -> &'static [&'static str] {
+        let refuses = self
+            .steps
+            .iter()
+            .all(|step| step.expect.outcome == crate::check::Outcome::Error);
+        if refuses {
+            &Auth::SPREAD_ROLES
+        } else {
+            &Auth::READING_ROLES
+        }
+    }
+
+    /// The case with every `any` account put on `role`.
+    pub fn on_account(&self, role: &str) -> Case {
+        let mut case = self.clone();
+        for step in &mut case.steps {
+            if step.auth.account.as_deref() == Some(Auth::ANY_ACCOUNT) {
+                step.auth.account = Some(role.to_owned());
+            }
+        }
+        case
+    }
 }
 
 /// Which second-factor code a step sends.
@@ -345,6 +394,45 @@ pub struct Walk {
     /// its entries hold one of type `expiry` and nothing else for that expiration (4.8).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expiry_of: Option<String>,
+    /// A bounded walk: the window the walk reads instead of the whole history (unless the
+    /// run walks in full, `harness run --full-walks`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window: Option<WalkWindow>,
+}
+
+/// The window of a bounded walk: the parameters that bound it, and how the harness picks
+/// its ends. With `around`, the window is that timestamp a day either side; otherwise one
+/// page of the walk's parameters is read first (the density probe, with the larger of the
+/// walk's counts) and the window's ends are timestamps of entries on it, about `entries`
+/// apart, so that an entry stamped with either end is known to belong to the window.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct WalkWindow {
+    /// The parameter of the window's earliest timestamp (`start_timestamp`).
+    pub start: String,
+    /// The parameter of the window's latest timestamp (`end_timestamp`).
+    pub end: String,
+    /// About how many entries of the probed page the window holds (default 50).
+    #[serde(
+        default = "WalkWindow::default_entries",
+        skip_serializing_if = "WalkWindow::is_default_entries"
+    )]
+    pub entries: u32,
+    /// A timestamp in ms (a template) the window is centred on, a day either side; the
+    /// walk is skipped with the reason when it resolves to nothing and the run is bounded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub around: Option<String>,
+}
+
+impl WalkWindow {
+    /// Half the width of a window centred on `around`: one day.
+    pub const AROUND_HALF_MS: i64 = 86_400_000;
+    fn default_entries() -> u32 {
+        50
+    }
+    fn is_default_entries(entries: &u32) -> bool {
+        *entries == Self::default_entries()
+    }
 }
 
 impl Walk {
@@ -402,6 +490,33 @@ pub struct Race {
     /// make a mixed race. Default: the step's transport.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub over: Vec<TransportKind>,
+    /// A call released with the first wave of copies, whose answer the last `after_lead`
+    /// copies wait for: a disable or a logout, with copies carrying the token it ends. The
+    /// copies that raced it are open (either outcome) and only those released after its
+    /// answer count against `at_most`. The lead's answer is checked as its `expect` says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lead: Option<Box<Step>>,
+    /// With a `lead`: how many of the copies are released once its answer has arrived (1 to
+    /// `copies`); the others go with it.
+    #[serde(default, skip_serializing_if = "crate::case::write::is_zero_usize")]
+    pub after_lead: usize,
+    /// What makes a copy count against `at_most`: a path in its answer that must hold a
+    /// value other than null, false, 0 or an empty text, list or object (`result.trades`:
+    /// a close that traded). Default: the answer has a `result`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub counts: Option<String>,
+    /// One more copy, sent alone this many milliseconds after the copies' answers: when it
+    /// counts too, the target does it again whatever came before (a close of a closed
+    /// position may trade again: SPEC.md 4.12 leaves it open), so the round says nothing and
+    /// is not judged. A race none of whose rounds could be judged passes with that note, and
+    /// its clauses count as unchecked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub again_after_ms: Option<u64>,
+    /// The copies that count over every round so far stay within the target's declared
+    /// budget for the paced method: its `[limits]` burst plus its rate times the seconds
+    /// since the first release (a token bucket, full or not at the start, gives no more).
+    #[serde(default, skip_serializing_if = "crate::case::write::is_false")]
+    pub within_declared_rate: bool,
 }
 
 impl Race {

@@ -96,6 +96,10 @@ pub(crate) fn is_default_margin(margin: &u32) -> bool {
     *margin == 5
 }
 
+pub(crate) fn is_zero_usize(number: &usize) -> bool {
+    *number == 0
+}
+
 pub(crate) fn is_default_rounds(rounds: &u32) -> bool {
     *rounds == super::Race::DEFAULT_ROUNDS
 }

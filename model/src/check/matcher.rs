@@ -56,6 +56,15 @@ pub struct Matcher {
     /// captured by an earlier step).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub among: Option<Value>,
+    /// The name of a timestamp (ms) beside each value found: a value whose object holds it
+    /// positive and not later than now is not judged (a time that has passed: an MMP status
+    /// `frozen_until` a moment gone is no longer triggered, SPEC.md 2.4, 4.6).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unless_elapsed: Option<String>,
+    /// The time `unless_elapsed` compares with (ms), set by the runner when it resolves the
+    /// matcher; without it nothing counts as elapsed.
+    #[serde(skip)]
+    pub now_ms: Option<u64>,
     /// The clauses this matcher checks, when they differ from the step's.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub clauses: Option<Vec<String>>,
@@ -147,6 +156,9 @@ impl Matcher {
         let found = lookup(root, &self.path);
         let mut mismatches = Vec::new();
         for (at, value) in &found {
+            if self.elapsed_beside(root, at) {
+                continue;
+            }
             match (value, self.exists) {
                 (None, Some(false)) => continue,
                 (None, _) if self.optional => continue,
@@ -166,6 +178,22 @@ impl Matcher {
             }
         }
         mismatches
+    }
+
+    /// Whether the object holding the value at `at` has the `unless_elapsed` timestamp,
+    /// positive and not later than now.
+    fn elapsed_beside(&self, root: &Value, at: &str) -> bool {
+        let Some(field) = &self.unless_elapsed else {
+            return false;
+        };
+        let parent = at.rsplit_once('.').map_or("", |(parent, _)| parent);
+        let Some(now) = self.now_ms else {
+            return false;
+        };
+        lookup(root, &join(parent, field))
+            .first()
+            .and_then(|(_, value)| value.and_then(Value::as_u64))
+            .is_some_and(|timestamp| timestamp > 0 && timestamp <= now)
     }
 
     fn check_value(&self, value: &Value) -> Option<String> {
@@ -296,6 +324,22 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn unless_elapsed_leaves_out_only_a_time_that_has_passed() {
+        let check = Matcher {
+            path: "result[*].index_name".to_owned(),
+            among: Some(json!([])),
+            unless_elapsed: Some("frozen_until".to_owned()),
+            now_ms: Some(1_000),
+            ..Matcher::default()
+        };
+        let entry = |frozen_until: u64| json!({"result": [{"index_name": "btc_usd", "frozen_until": frozen_until}]});
+        assert!(check.check(&entry(1)).is_empty());
+        assert!(check.check(&entry(1_000)).is_empty());
+        assert_eq!(check.check(&entry(0)).len(), 1);
+        assert_eq!(check.check(&entry(1_001)).len(), 1);
+    }
 
     fn matcher(path: &str) -> Matcher {
         Matcher {

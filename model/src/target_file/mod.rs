@@ -33,7 +33,9 @@
 //! direct_access_key_env = "STAGING_DA_KEY"       # or direct_access_key = "..."
 //! two_factor_subaccount_id = 12                  # a subaccount of the two_factor account
 //! mmp_reset_index = "btc_usd"                   # an MMP status frozen until manual reset
-//! expired_otm_option = { instrument_name = "BTC-31JAN25-100000-C", currency = "BTC" }
+//! expired_otm_option = { instrument_name = "BTC-31JAN25-100000-C", currency = "BTC", expired_at = 1738310400000 }
+//! # more options that expired out of the money, each checked as the one above is:
+//! expired_otm_options = [{ instrument_name = "ETH-31JAN25-4000-C", currency = "ETH", expired_at = 1738310400000 }]
 //!
 //! [limits]                                       # pacing of private/get_transaction_log
 //! transaction_log_per_second = 1.0
@@ -163,6 +165,11 @@ pub struct Fixtures {
     /// (serialized as an inline table by [`Target::to_toml`]).
     #[serde(default, skip_serializing)]
     pub expired_otm_option: Option<ExpiredOption>,
+    /// More options of the target's history that expired out of the money, each checked
+    /// as `expired_otm_option` is: a server may break the rule for one currency only
+    /// (serialized as an array of inline tables by [`Target::to_toml`]).
+    #[serde(default, skip_serializing)]
+    pub expired_otm_options: Vec<ExpiredOption>,
     /// The Direct Access API key (not serialized: see [`Target::to_toml`]).
     #[serde(skip)]
     pub direct_access_key: Option<Secret>,
@@ -176,9 +183,23 @@ pub struct ExpiredOption {
     pub instrument_name: String,
     /// The `currency` of `private/get_transaction_log` whose entries include it.
     pub currency: String,
+    /// When it expired (the timestamp of its `expiry` entry, ms): the check reads a day
+    /// either side of it, not the whole log (`harness run --full-walks` reads the whole
+    /// log, and without it the check is skipped with the reason).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expired_at: Option<u64>,
 }
 
 impl Fixtures {
+    /// The options that expired out of the money the rule of SPEC.md 4.8 is checked on:
+    /// `expired_otm_option`, then `expired_otm_options`.
+    pub fn expired_option_pool(&self) -> Vec<&ExpiredOption> {
+        self.expired_otm_option
+            .iter()
+            .chain(&self.expired_otm_options)
+            .collect()
+    }
+
     /// The positions closing cases draw from: `positions`, else `instrument_name`.
     pub fn position_pool(&self) -> Vec<&str> {
         if self.positions.is_empty() {
@@ -250,6 +271,8 @@ struct FixturesFile {
     #[serde(default)]
     positions: Vec<String>,
     expired_otm_option: Option<ExpiredOption>,
+    #[serde(default)]
+    expired_otm_options: Vec<ExpiredOption>,
     direct_access_key: Option<String>,
     direct_access_key_env: Option<String>,
 }
@@ -420,6 +443,7 @@ impl Target {
                     currency: fixtures.currency,
                     positions: fixtures.positions,
                     expired_otm_option: fixtures.expired_otm_option,
+                    expired_otm_options: fixtures.expired_otm_options,
                     direct_access_key: resolve_secret(
                         path,
                         line,
@@ -534,12 +558,28 @@ impl Target {
         out.push_str("\n[fixtures]\n");
         let fixtures = toml::to_string(&self.fixtures).unwrap_or_default();
         out.push_str(&fixtures);
-        if let Some(option) = &self.fixtures.expired_otm_option {
-            out.push_str(&format!(
-                "expired_otm_option = {{ instrument_name = {}, currency = {} }}\n",
+        let inline = |option: &ExpiredOption| {
+            let expired_at = option
+                .expired_at
+                .map(|at| format!(", expired_at = {at}"))
+                .unwrap_or_default();
+            format!(
+                "{{ instrument_name = {}, currency = {}{expired_at} }}",
                 quote(&option.instrument_name),
                 quote(&option.currency)
-            ));
+            )
+        };
+        if let Some(option) = &self.fixtures.expired_otm_option {
+            out.push_str(&format!("expired_otm_option = {}\n", inline(option)));
+        }
+        if !self.fixtures.expired_otm_options.is_empty() {
+            let options: Vec<String> = self
+                .fixtures
+                .expired_otm_options
+                .iter()
+                .map(inline)
+                .collect();
+            out.push_str(&format!("expired_otm_options = [{}]\n", options.join(", ")));
         }
         if let Some(key) = &self.fixtures.direct_access_key {
             out.push_str(&format!("direct_access_key = {}\n", quote(key.expose())));

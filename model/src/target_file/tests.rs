@@ -239,3 +239,72 @@ fn clear_text_goes_only_to_loopback() {
     let target = Target::parse(Path::new("t.toml"), text, &|_| None).unwrap();
     assert_eq!(target.clear_text_url(), Some("ws://h/ws"));
 }
+
+/// `GOOD` with `fixtures` in place of its `[fixtures]` keys.
+fn with_fixtures(fixtures: &str) -> String {
+    GOOD.replace("currency = \"BTC\"\n", fixtures)
+}
+
+#[test]
+fn expired_options_pool_is_the_single_one_then_the_list_and_round_trips() {
+    let text = with_fixtures(
+        r#"expired_otm_option = { instrument_name = "BTC-31JAN25-100000-C", currency = "BTC", expired_at = 1738310400000 }
+expired_otm_options = [
+  { instrument_name = "ETH-31JAN25-4000-C", currency = "ETH", expired_at = 1738310400000 },
+  { instrument_name = "BTC-28MAR25-90000-P", currency = "BTC" },
+]
+"#,
+    );
+    let target = Target::parse(Path::new("t.toml"), &text, &env).unwrap();
+    let pool: Vec<(&str, &str, Option<u64>)> = target
+        .fixtures
+        .expired_option_pool()
+        .into_iter()
+        .map(|option| {
+            (
+                option.instrument_name.as_str(),
+                option.currency.as_str(),
+                option.expired_at,
+            )
+        })
+        .collect();
+    assert_eq!(
+        pool,
+        [
+            ("BTC-31JAN25-100000-C", "BTC", Some(1738310400000)),
+            ("ETH-31JAN25-4000-C", "ETH", Some(1738310400000)),
+            ("BTC-28MAR25-90000-P", "BTC", None),
+        ]
+    );
+    let written = target.to_toml();
+    assert!(written.contains("expired_otm_options = [{ instrument_name = \"ETH-31JAN25-4000-C\""));
+    let again = Target::parse(Path::new("again.toml"), &written, &|_| None).unwrap();
+    assert_eq!(again, target);
+    // The list alone is the pool; neither is none.
+    let alone = with_fixtures(
+        "expired_otm_options = [{ instrument_name = \"ETH-31JAN25-4000-C\", currency = \"ETH\" }]\n",
+    );
+    let alone = Target::parse(Path::new("t.toml"), &alone, &env).unwrap();
+    assert_eq!(alone.fixtures.expired_option_pool().len(), 1);
+    let none = Target::parse(Path::new("t.toml"), GOOD, &env).unwrap();
+    assert!(none.fixtures.expired_option_pool().is_empty());
+}
+
+#[test]
+fn an_expired_option_of_the_list_without_its_currency_names_its_line() {
+    let text = with_fixtures(
+        "expired_otm_options = [\n  { instrument_name = \"ETH-31JAN25-4000-C\", currency = \"ETH\" },\n  { instrument_name = \"BTC-28MAR25-90000-P\" },\n]\n",
+    );
+    let line = text
+        .lines()
+        .position(|line| line.contains("BTC-28MAR25-90000-P"))
+        .unwrap()
+        + 1;
+    let error = parse_error(&text);
+    assert!(error.starts_with(&format!("t.toml:{line}")), "{error}");
+    assert!(error.contains("currency"), "{error}");
+    let unknown = with_fixtures(
+        "expired_otm_options = [{ instrument_name = \"X\", currency = \"ETH\", expiry = 1 }]\n",
+    );
+    assert!(parse_error(&unknown).contains("expiry"));
+}

@@ -211,6 +211,18 @@ pub const OPEN_POINTS: &[OpenPoint] = &[
         (REFERENCE, "oldest-first"),
     ),
     point(
+        "count.out_of_range",
+        "4.7, 4.8",
+        "| count | integer | 1 to 250; default 100 |",
+        "is a count outside the stated range refused, or taken into the range?",
+        "refused with invalid_params",
+        &[(
+            "counts-clamped",
+            "takes a count outside the range as the nearest bound (0 as 1, 251 as 250, 1001 as 1000)",
+        )],
+        (REFERENCE, "counts-clamped"),
+    ),
+    point(
         "timestamps.bound",
         "4.8",
         "| start_timestamp | integer | earliest timestamp, ms |",

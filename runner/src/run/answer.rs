@@ -49,6 +49,9 @@ impl Execution<'_> {
         resolved.not_equals = resolve(&matcher.not_equals).map_err(Stop::Error)?;
         resolved.holds = resolve(&matcher.holds).map_err(Stop::Error)?;
         resolved.among = resolve(&matcher.among).map_err(Stop::Error)?;
+        if resolved.unless_elapsed.is_some() {
+            resolved.now_ms = Some(self.session.timestamp(0));
+        }
         if let Some(options) = &matcher.one_of {
             resolved.one_of = Some(
                 options

@@ -15,7 +15,7 @@
 use serde_json::{Map, Value};
 
 use super::exec::{Execution, Stop};
-use super::pace::ANONYMOUS;
+use super::pace;
 use crate::transport::{
     self, Authorization, ClientSession, Credentials, SignatureParams, Token, place_bearer,
 };
@@ -374,15 +374,12 @@ impl Execution<'_> {
     /// Whose pacing budget a request with this authentication draws from: its account, or,
     /// on a target whose limit is counted per token, this execution's own token for it.
     pub(super) fn pace_key(&self, auth: &Auth) -> String {
-        let account = match auth.mode {
-            AuthMode::None => ANONYMOUS.to_owned(),
-            AuthMode::ApiKey => "direct_access".to_owned(),
-            _ => auth.account.clone().unwrap_or_else(|| "main".to_owned()),
-        };
-        match self.shared.target.limits.transaction_log_counted_per {
-            CountedPer::Account => account,
-            CountedPer::Token => format!("{} [{}] {account}", self.case.id, self.transport),
-        }
+        pace::budget_name(
+            auth,
+            &self.case.id,
+            self.transport,
+            self.shared.target.limits.transaction_log_counted_per,
+        )
     }
 }
 

@@ -3,7 +3,9 @@
 //! describes without naming), the clock, a fresh nonce, a word unique to the execution
 //! (`unique`, for names a server may hold unique), the JSON-RPC id of the request
 //! about to go (`request_id`), and the position this execution
-//! drew from the target's pool for a closing case ([`Shared::draw_position`](super::Shared::draw_position)).
+//! drew from the target's pool for a closing case ([`Shared::draw_position`](super::Shared::draw_position)),
+//! and the option that expired out of the money the current pass checks
+//! (`fixtures.expired_otm_option.*`: each option of the target's pool in turn).
 
 use serde_json::Value;
 
@@ -40,16 +42,23 @@ impl Bindings for Execution<'_> {
             "fixtures.currency" => return fixtures.currency.clone().map(Value::from),
             "fixtures.position" => return self.position.clone().map(Value::from),
             "fixtures.expired_otm_option.instrument_name" => {
-                return fixtures
-                    .expired_otm_option
+                return self
+                    .expired_option
                     .as_ref()
                     .map(|option| Value::from(option.instrument_name.clone()));
             }
             "fixtures.expired_otm_option.currency" => {
-                return fixtures
-                    .expired_otm_option
+                return self
+                    .expired_option
                     .as_ref()
                     .map(|option| Value::from(option.currency.clone()));
+            }
+            "fixtures.expired_otm_option.expired_at" => {
+                return self
+                    .expired_option
+                    .as_ref()
+                    .and_then(|option| option.expired_at)
+                    .map(Value::from);
             }
             "limits.transaction_log_burst" => {
                 return Some(Value::from(target.limits.transaction_log_burst));

@@ -23,6 +23,7 @@ use crate::transport::{ClientSession, HttpClient, Outgoing, WsSession};
 use harness_model::case::{Case, Step};
 use harness_model::check::{self, Finding, ParsedAnswer, Required, Verdict};
 use harness_model::results::CaseResult;
+use harness_model::target_file::ExpiredOption;
 use harness_protocol::auth::clock::Clock;
 use harness_protocol::wire::Exchange;
 use harness_protocol::wire::TransportError;
@@ -63,6 +64,9 @@ pub struct Execution<'a> {
     pub(super) unique: std::cell::OnceCell<String>,
     /// The position this execution may close (`{{fixtures.position}}`).
     pub(super) position: Option<String>,
+    /// The option that expired out of the money the steps check in this pass
+    /// (`{{fixtures.expired_otm_option.*}}`): the steps run once per option of the pool.
+    pub(super) expired_option: Option<ExpiredOption>,
     pub(crate) findings: Vec<Finding>,
     pub(crate) notes: Vec<String>,
     /// Clauses whose check was left out (a matcher on a field the target file does not
@@ -83,7 +87,25 @@ pub struct Execution<'a> {
 /// Runs one case over one transport.
 pub(crate) async fn execute(shared: &Shared, case: &Case, transport: TransportKind) -> CaseResult {
     let started = Instant::now();
-    let position = match skip_reason(&shared.target, case, transport) {
+    // A case that leaves its account to the run goes as the account the plan gave it.
+    let spread;
+    let case = if case.spreads() {
+        let role = shared
+            .accounts
+            .get(&(case.id.clone(), transport))
+            .map_or(harness_model::case::Auth::SPREAD_ROLES[0], String::as_str);
+        spread = case.on_account(role);
+        &spread
+    } else {
+        case
+    };
+    let skipped = skip_reason(&shared.target, case, transport).or_else(|| {
+        shared
+            .over_budget
+            .get(&(case.id.clone(), transport))
+            .cloned()
+    });
+    let position = match skipped {
         Some(reason) => Err(reason),
         None if case.needs.fixtures.iter().any(|name| name == "position") => {
             shared.draw_position().map(Some)
@@ -107,34 +129,78 @@ pub(crate) async fn execute(shared: &Shared, case: &Case, transport: TransportKi
     };
     let mut execution = Execution::new(shared, case, transport);
     execution.position = position;
+    if let Some(role) = shared.accounts.get(&(case.id.clone(), transport)) {
+        execution.notes.push(format!(
+            "goes as the {role} account: the case runs as any account, and the plan put it on the budget with the most room"
+        ));
+    }
     let mut error = None;
-    let mut skipped = None;
     let mut stopped = false;
-    for (index, step) in case.steps.iter().enumerate() {
+    let passes = option_passes(shared, case);
+    if passes.len() > 1 {
+        let names: Vec<&str> = passes
+            .iter()
+            .flatten()
+            .map(|option| option.instrument_name.as_str())
+            .collect();
+        execution.notes.push(format!(
+            "checked on each of the {} options the target file names as expired out of the money, in turn: {}",
+            names.len(),
+            names.join(", ")
+        ));
+    }
+    // A case on the options that expired out of the money runs its steps once per option
+    // of the pool, each pass a walk of a day either side of its expiry: the rule is
+    // checked on every option the target file names, at a few pages each.
+    // An option the walk cannot check (no `expired_at`) is skipped with the reason in a
+    // note, and the others are still checked; the execution is a skip when none was.
+    let mut checked = 0;
+    let mut option_skips = Vec::new();
+    for option in passes {
         if stopped {
-            if step.always {
-                execution.clean_up(step).await;
-            }
-            continue;
+            break;
         }
-        let outcome = match &step.race {
-            // The rounds of a race run the steps before it again (`race.rs`).
-            Some(race) => Box::pin(execution.race(&case.steps[..index], step, race)).await,
-            None => execution.step(step).await,
-        };
-        match outcome {
-            Ok(()) => {}
-            Err(Stop::Failed | Stop::Held) => stopped = true,
-            Err(Stop::Error(message)) => {
-                error = Some(message);
-                stopped = true;
+        let name = option.as_ref().map(|option| option.instrument_name.clone());
+        execution.expired_option = option;
+        let mut pass_skipped = None;
+        for (index, step) in case.steps.iter().enumerate() {
+            if stopped || pass_skipped.is_some() {
+                if step.always {
+                    execution.clean_up(step).await;
+                }
+                continue;
             }
-            Err(Stop::Skip(reason)) => {
-                skipped = Some(reason);
-                stopped = true;
+            let outcome = match &step.race {
+                // The rounds of a race run the steps before it again (`race.rs`).
+                Some(race) => Box::pin(execution.race(&case.steps[..index], step, race)).await,
+                None => execution.step(step).await,
+            };
+            match outcome {
+                Ok(()) => {}
+                Err(Stop::Failed | Stop::Held) => stopped = true,
+                Err(Stop::Error(message)) => {
+                    error = Some(message);
+                    stopped = true;
+                }
+                Err(Stop::Skip(reason)) => pass_skipped = Some(reason),
             }
+        }
+        match pass_skipped {
+            Some(reason) => option_skips.push((name, reason)),
+            None => checked += 1,
         }
     }
+    let skipped = if checked == 0 {
+        option_skips.into_iter().next().map(|(_, reason)| reason)
+    } else {
+        for (name, reason) in option_skips {
+            execution.notes.push(format!(
+                "{} is not checked: {reason}",
+                name.unwrap_or_default()
+            ));
+        }
+        None
+    };
     execution.close().await;
     let Execution {
         findings,
@@ -184,6 +250,24 @@ pub(crate) async fn execute(shared: &Shared, case: &Case, transport: TransportKi
     result
 }
 
+/// The passes of an execution's steps: one per option of the target's pool of options that
+/// expired out of the money for a case that needs one (`[fixtures] expired_otm_option` and
+/// `expired_otm_options`), else one pass with none.
+fn option_passes(shared: &Shared, case: &Case) -> Vec<Option<ExpiredOption>> {
+    if case
+        .needs
+        .fixtures
+        .iter()
+        .any(|name| name == "expired_otm_option")
+    {
+        let pool = shared.target.fixtures.expired_option_pool();
+        if !pool.is_empty() {
+            return pool.into_iter().cloned().map(Some).collect();
+        }
+    }
+    vec![None]
+}
+
 /// A connection of its own a step names: its WebSocket and its HTTP client.
 #[derive(Default)]
 pub(super) struct NamedConnection {
@@ -222,6 +306,7 @@ impl<'a> Execution<'a> {
             last_nonce: None,
             unique: std::cell::OnceCell::new(),
             position: None,
+            expired_option: None,
             findings: Vec::new(),
             notes: Vec::new(),
             unchecked: BTreeSet::new(),
@@ -361,20 +446,7 @@ impl Execution<'_> {
         if let Some(wait) = &step.wait {
             self.wait_before(step, wait).await?;
         }
-        let account = harness_protocol::spec::is_paced(&method).then(|| self.pace_key(&step.auth));
-        let mut attempt = 0;
-        let answer = loop {
-            if let Some(account) = &account {
-                self.shared.pacer.wait(account).await;
-            }
-            // Prepared after the wait, so signatures carry a fresh timestamp and nonce.
-            let outgoing = self.prepare(step, &method).await?;
-            let answer = self.send(&outgoing).await?;
-            match self.throttled(&method, &answer, &mut attempt) {
-                Some(backoff) => tokio::time::sleep(backoff).await,
-                None => break answer,
-            }
-        };
+        let answer = self.paced_call(step, &method, None, &step.params).await?;
         let case = self.case;
         let clauses = case.step_clauses(step);
         let response = self.check_answer(answer, clauses, step)?;

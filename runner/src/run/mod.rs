@@ -6,9 +6,13 @@
 //! `concurrency`; cases marked `serial` run alone afterwards, since they change state other
 //! cases may see. Every request has a timeout and the whole run has one too.
 //!
-//! Executions that call a paced method (`spec::is_paced`) run in a lane of their own
-//! ([`PACED_LANE`] at once, started first): they wait for the pacing budget without holding
-//! one of the `concurrency` slots, so the unpaced executions go on while the budget fills.
+//! Executions that call a paced method (`spec::is_paced`) run in a lane of their account
+//! ([`PACED_LANE`] at once per account, started first): they wait for the pacing budget
+//! without holding one of the `concurrency` slots, so the unpaced executions go on while the
+//! budget fills, and one account's waits do not hold another's executions back. Before the
+//! run, [`paced_plan`] counts the paced calls, puts the executions that may go as any
+//! account on the one with the most room, and, with a paced budget, leaves out with the
+//! reason the executions that do not fit.
 //!
 //! A run can be stopped early by an [`Interrupt`] (a signal, the run timeout, or the
 //! [`Breaker`] when the target stops answering): it schedules nothing more, gives
@@ -17,6 +21,7 @@
 //! before anything is scheduled: the run's first call fails and the run ends at once.
 
 mod answer;
+mod arrivals;
 mod auth;
 mod bindings;
 mod breaker;
@@ -25,6 +30,8 @@ pub(crate) mod exec;
 mod in_flight;
 mod interrupt;
 pub(crate) mod pace;
+mod paced_cache;
+mod paced_plan;
 mod race;
 mod result;
 mod schedule;
@@ -33,6 +40,7 @@ mod skip;
 pub mod step_call;
 mod template;
 mod walk;
+mod window;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -49,6 +57,7 @@ use harness_protocol::wire::TransportKind;
 
 pub use breaker::{Breaker, DEFAULT_LIMIT};
 pub use interrupt::{GRACE, Interrupt, Interruption, NOT_RUN, stopped_answering};
+pub use paced_plan::{PacedPlan, paced_plan};
 pub use schedule::PACED_LANE;
 
 use harness_model::events::{Event, EventSink};
@@ -79,6 +88,16 @@ pub struct RunConfig {
     pub run_timeout: Duration,
     /// Requests in a row without an answer that stop the run ([`Breaker`]; 0: never).
     pub no_answer_limit: usize,
+    /// Walk the whole history in every walk with a `window` (`harness run --full-walks`);
+    /// by default such a walk reads a window of a few pages.
+    pub full_walks: bool,
+    /// The time the run's paced calls may take at the target's limits: executions that do
+    /// not fit are skipped with the reason ([`paced_plan`]); `None`: no cap.
+    pub paced_budget: Option<Duration>,
+    /// The target is the embedded reference server: a race also reads when each copy
+    /// arrived there (its reference-only `/reference/arrivals`) and reports the arrival
+    /// spread. Never set for a target file: a real target is not asked for it.
+    pub reference_arrivals: bool,
 }
 
 impl RunConfig {
@@ -102,6 +121,9 @@ impl RunConfig {
             limits: transport::RequestLimits::default(),
             run_timeout: Duration::from_secs(600),
             no_answer_limit: DEFAULT_LIMIT,
+            full_walks: false,
+            paced_budget: None,
+            reference_arrivals: false,
         }
     }
 }
@@ -144,6 +166,17 @@ pub struct Shared {
     pub(crate) redactor: Redactor,
     /// Positions drawn so far from the target's pool (`{{fixtures.position}}`).
     pub(crate) positions_drawn: std::sync::atomic::AtomicUsize,
+    /// The paced answers of the run, each sent once.
+    pub(crate) paced_answers: paced_cache::PacedAnswers,
+    /// Walks read the whole history, not a window.
+    pub(crate) full_walks: bool,
+    /// Executions the paced budget leaves out, with the reason.
+    pub(crate) over_budget: std::collections::HashMap<(String, TransportKind), String>,
+    /// The account each execution of a case with `account = "any"` goes as (`main` when
+    /// the run did not plan it).
+    pub(crate) accounts: std::collections::HashMap<(String, TransportKind), String>,
+    /// Read the reference server's arrivals after a race (`RunConfig::reference_arrivals`).
+    pub(crate) reference_arrivals: bool,
 }
 
 impl Shared {
@@ -168,6 +201,11 @@ impl Shared {
             target,
             limits,
             positions_drawn: std::sync::atomic::AtomicUsize::new(0),
+            paced_answers: paced_cache::PacedAnswers::default(),
+            full_walks: false,
+            over_budget: std::collections::HashMap::new(),
+            accounts: std::collections::HashMap::new(),
+            reference_arrivals: false,
         })
     }
 
@@ -244,13 +282,25 @@ pub async fn run_until(
         config.limits.request_timeout,
         interrupt.clone(),
     );
-    let shared = Arc::new(Shared::new(
-        config.target,
-        config.catalog,
-        config.schemas,
-        config.limits,
-        breaker,
-    )?);
+    let mut paced = paced_plan(&config);
+    if config.paced_budget.is_none() {
+        paced.skipped.clear();
+    }
+    let lanes = std::mem::take(&mut paced.lanes);
+    let shared = Arc::new(Shared {
+        full_walks: config.full_walks,
+        over_budget: paced.skipped,
+        accounts: paced.accounts,
+        paced_answers: paced_cache::PacedAnswers::shared(),
+        reference_arrivals: config.reference_arrivals,
+        ..Shared::new(
+            config.target,
+            config.catalog,
+            config.schemas,
+            config.limits,
+            breaker,
+        )?
+    });
     let redactor = shared.redactor.clone();
     // Beside the executions, not before them: a silent target holds it as long as any.
     let first = plan
@@ -279,11 +329,20 @@ pub async fn run_until(
     // on one that started last; results are put back in plan order below.
     parallel.sort_by_key(|(_, (case, _))| (!is_paced(case), !is_long(case)));
     let semaphore = Arc::new(Semaphore::new(config.concurrency.max(1)));
-    let paced_lane = Arc::new(Semaphore::new(PACED_LANE));
+    // One lane per account: an account's budget fills while another's executions wait.
+    let mut paced_lanes: std::collections::HashMap<String, Arc<Semaphore>> =
+        std::collections::HashMap::new();
     let mut handles = Vec::new();
     for (index, (case, transport)) in parallel {
         let semaphore = if is_paced(&case) {
-            paced_lane.clone()
+            let account = lanes
+                .get(&(case.id.clone(), transport))
+                .cloned()
+                .unwrap_or_default();
+            paced_lanes
+                .entry(account)
+                .or_insert_with(|| Arc::new(Semaphore::new(PACED_LANE)))
+                .clone()
         } else {
             semaphore.clone()
         };
@@ -413,14 +472,17 @@ impl Runner {
     /// A runner for `config`'s target (its cases, filter and transports are not used).
     pub fn new(config: &RunConfig) -> Result<Runner, RunError> {
         Ok(Runner {
-            shared: Arc::new(Shared::new(
-                config.target.clone(),
-                config.catalog.clone(),
-                config.schemas.clone(),
-                config.limits,
-                // Executions one at a time, scheduled by the caller: nothing to stop.
-                Breaker::new(0, config.limits.request_timeout, Interrupt::new()),
-            )?),
+            shared: Arc::new(Shared {
+                full_walks: config.full_walks,
+                ..Shared::new(
+                    config.target.clone(),
+                    config.catalog.clone(),
+                    config.schemas.clone(),
+                    config.limits,
+                    // Executions one at a time, scheduled by the caller: nothing to stop.
+                    Breaker::new(0, config.limits.request_timeout, Interrupt::new()),
+                )?
+            }),
         })
     }
 

@@ -21,23 +21,45 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use harness_model::case::{Auth, AuthMode};
 use harness_model::check::ParsedAnswer;
-use harness_model::target_file::RateLimits;
+use harness_model::target_file::{CountedPer, RateLimits};
 use harness_protocol::jsonrpc;
 use harness_protocol::token_bucket::{Rate, TokenBucket};
+use harness_protocol::wire::TransportKind;
 
 /// Retries of a throttled request before its answer is judged as it is.
 pub(crate) const THROTTLE_RETRIES: u32 = 4;
 
 /// How much slower than the target's stated rate the harness sends: with burst 1, a
 /// request delayed on its way more than the one after it would otherwise arrive early.
-const PACING_MARGIN: f64 = 1.05;
+pub(crate) const PACING_MARGIN: f64 = 1.05;
 
 /// The most requests an account can owe its budget after a probe.
 const PROBE_DEBT_MAX: f64 = 2_000.0;
 
 /// The pacing budget of requests sent without an account's credentials.
 pub(crate) const ANONYMOUS: &str = "anonymous";
+
+/// Whose budget a request with `auth` draws from: its account (`main` unless the step
+/// names one), or, where the target counts per token, that account's token in the
+/// execution of `case` over `transport`.
+pub(crate) fn budget_name(
+    auth: &Auth,
+    case: &str,
+    transport: TransportKind,
+    per: CountedPer,
+) -> String {
+    let account = match auth.mode {
+        AuthMode::None => ANONYMOUS.to_owned(),
+        AuthMode::ApiKey => "direct_access".to_owned(),
+        _ => auth.account.clone().unwrap_or_else(|| "main".to_owned()),
+    };
+    match per {
+        CountedPer::Account => account,
+        CountedPer::Token => format!("{case} [{transport}] {account}"),
+    }
+}
 
 /// Token buckets per account.
 pub(crate) struct Pacer {

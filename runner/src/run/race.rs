@@ -14,6 +14,13 @@
 //! are kept results first, so a conforming server's record does not depend on which copy
 //! won. Each round's release spread (first final byte to last) is a note.
 //!
+//! A race with a `lead` (a disable, a logout) releases the lead with the first wave of
+//! copies and the second wave the moment the lead's answer arrives: only the second wave is
+//! judged (it was sent after the answer), and the first wave, which may go either way, is
+//! checked but not recorded. `counts` narrows what a copy must hold to count (a close that
+//! traded), and `again_after_ms` sends one more copy alone afterwards: a round where it
+//! counts too is not judged (the target does it again whatever came before).
+//!
 //! Pacing: a race of the paced method takes one budget per copy from the pacer before the
 //! release, unless the case is destructive, which is how a burst above the budget is
 //! allowed (as the rate probe is: `needs.destructive = true`, counted but not paced).
@@ -23,7 +30,7 @@ use std::time::Instant;
 use serde_json::Value;
 
 use super::exec::{Execution, Stop};
-use crate::transport::{Authorization, Outgoing, place_bearer};
+use crate::transport::{Authorization, Outgoing, Wave, place_bearer};
 use harness_model::case::{Race, Step};
 use harness_protocol::wire::TransportKind;
 
@@ -34,6 +41,16 @@ pub(super) struct Tally {
     broken: Vec<(u32, usize)>,
     /// Each round's release spread, in microseconds.
     spreads: Vec<f64>,
+    /// Each round's arrival spread at the reference server, in microseconds, where read.
+    arrivals: Vec<f64>,
+    /// Rounds not judged: the copy sent alone afterwards counted too (`again_after_ms`).
+    unjudged: u32,
+    /// `within_declared_rate`: when the first round's copies were about to go, the copies
+    /// that counted so far, and the rounds after which they were beyond the budget (the
+    /// round, the count, the budget).
+    first_release: Option<Instant>,
+    counted_total: usize,
+    over_budget: Vec<(u32, usize, f64)>,
     last_response: Value,
 }
 
@@ -90,7 +107,8 @@ impl Execution<'_> {
         self.race_verdict(step, race, 1, tally)
     }
 
-    /// Prepares the call once and releases its copies; counts the results.
+    /// Prepares the call once (and the lead, when there is one) and releases its copies;
+    /// counts the copies that count.
     async fn race_round(
         &mut self,
         step: &Step,
@@ -114,13 +132,43 @@ impl Execution<'_> {
             }
         }
         let outgoing = self.prepare(step, &method).await?;
-        let copies: Vec<(TransportKind, Outgoing)> = (0..race.copies)
-            .map(|copy| {
-                let transport = over[copy % over.len()];
-                (transport, placed_for(&outgoing, self.transport, transport))
-            })
-            .collect();
-        let (answers, spread_us) = self.send_race(&copies).await?;
+        let mut copies: Vec<(TransportKind, Outgoing, Wave)> = Vec::with_capacity(race.copies + 1);
+        if let Some(lead) = &race.lead {
+            let lead_method = lead.call.clone().unwrap_or_default();
+            let prepared = self.prepare(lead, &lead_method).await?;
+            copies.push((
+                over[0],
+                placed_for(&prepared, self.transport, over[0]),
+                Wave::Lead,
+            ));
+        }
+        let second_wave_from = race.copies.saturating_sub(race.after_lead);
+        for copy in 0..race.copies {
+            let transport = over[copy % over.len()];
+            let wave = if race.lead.is_some() && copy >= second_wave_from {
+                Wave::AfterLead
+            } else {
+                Wave::Together
+            };
+            copies.push((
+                transport,
+                placed_for(&outgoing, self.transport, transport),
+                wave,
+            ));
+        }
+        let recorded = self.exchanges.len();
+        let released = *tally.first_release.get_or_insert_with(Instant::now);
+        let sent = self.send_race(&copies).await?;
+        let answers = sent.answers;
+        if race.lead.is_some() {
+            // The copies that raced the lead are checked but not kept: whether each came
+            // before or after it is the race's to decide, and a record holding them would
+            // depend on it. The lead and the second wave stay.
+            let together = race.copies - race.after_lead;
+            let first = (recorded + 1).min(self.exchanges.len());
+            let end = (first + together).min(self.exchanges.len());
+            self.exchanges.drain(first..end);
+        }
         if paced && self.case.needs.destructive {
             // Beyond the budget, as the rate probe is, but counted.
             let account = self.pace_key(&step.auth);
@@ -128,24 +176,62 @@ impl Execution<'_> {
                 self.shared.pacer.spend(&account, Instant::now());
             }
         }
-        tally.spreads.push(spread_us);
-        let results = answers
+        tally.spreads.push(sent.release_spread_us);
+        tally.arrivals.extend(sent.arrival_spread_us);
+        // With a lead, only the copies released after its answer are judged: the ones that
+        // raced it may go either way.
+        let judged = if race.lead.is_some() {
+            Wave::AfterLead
+        } else {
+            Wave::Together
+        };
+        let counted = answers
             .iter()
-            .filter(|answer| {
-                answer
-                    .json
-                    .as_ref()
-                    .is_some_and(|json| json.get("result").is_some())
-            })
+            .filter(|(wave, answer)| *wave == judged && counts(answer, race.counts.as_deref()))
             .count();
-        for answer in answers {
-            tally.last_response = self.check_answer(answer, &clauses, step)?;
+        for (wave, answer) in answers {
+            match (&race.lead, wave) {
+                (Some(lead), Wave::Lead) => {
+                    let lead_clauses = self.case.step_clauses(lead).to_vec();
+                    self.check_answer(answer, &lead_clauses, lead)?;
+                }
+                _ => tally.last_response = self.check_answer(answer, &clauses, step)?,
+            }
         }
         if self.failing() {
             return Err(Stop::Failed);
         }
-        if results > at_most {
-            tally.broken.push((round, results));
+        if let Some(after_ms) = race.again_after_ms {
+            tokio::time::sleep(std::time::Duration::from_millis(after_ms)).await;
+            let alone = [(
+                over[0],
+                placed_for(&outgoing, self.transport, over[0]),
+                Wave::Together,
+            )];
+            let mut again = false;
+            for (_, answer) in self.send_race(&alone).await?.answers {
+                again |= counts(&answer, race.counts.as_deref());
+                tally.last_response = self.check_answer(answer, &clauses, step)?;
+            }
+            if self.failing() {
+                return Err(Stop::Failed);
+            }
+            if again {
+                tally.unjudged += 1;
+                return Ok(());
+            }
+        }
+        if counted > at_most {
+            tally.broken.push((round, counted));
+        }
+        if race.within_declared_rate {
+            let limits = &self.shared.target.limits;
+            let budget = f64::from(limits.transaction_log_burst)
+                + limits.transaction_log_per_second * released.elapsed().as_secs_f64();
+            tally.counted_total += counted;
+            if tally.counted_total as f64 > budget.floor() {
+                tally.over_budget.push((round, tally.counted_total, budget));
+            }
         }
         Ok(())
     }
@@ -164,23 +250,74 @@ impl Execution<'_> {
         } else {
             race.over.clone()
         };
-        self.notes
-            .push(spread_note(&tally.spreads, race.copies, &over));
+        self.notes.push(spread_note(
+            &tally.spreads,
+            &tally.arrivals,
+            race.copies,
+            &over,
+        ));
         let clauses = self.case.step_clauses(step).to_vec();
+        if tally.unjudged > 0 {
+            let method = step.call.as_deref().unwrap_or_default();
+            let note = format!(
+                "{} of {rounds} rounds not judged: a copy of {method} sent alone afterwards counted too, so the target does it again whatever came before",
+                tally.unjudged
+            );
+            if tally.unjudged >= rounds {
+                // Nothing was judged: the race's clauses were not checked.
+                self.unchecked.extend(clauses.iter().cloned());
+            }
+            self.notes.push(note);
+        }
+        if !tally.over_budget.is_empty() {
+            let limits = &self.shared.target.limits;
+            let method = step.call.as_deref().unwrap_or_default();
+            let rounds_text: Vec<String> = tally
+                .over_budget
+                .iter()
+                .map(|(round, counted, budget)| {
+                    format!("after round {round}: {counted} results, budget {budget:.1}")
+                })
+                .collect();
+            self.record(
+                &clauses,
+                format!(
+                    "{} of {rounds} rounds ended beyond the declared budget: copies of {method} released together got more results in all than the burst of {} plus {} per second since the first release allow ({})",
+                    tally.over_budget.len(),
+                    limits.transaction_log_burst,
+                    limits.transaction_log_per_second,
+                    rounds_text.join(", ")
+                ),
+            );
+            if self.failing() {
+                return Err(Stop::Failed);
+            }
+        }
         if !tally.broken.is_empty() {
             let at_most = self.race_bound(race)?;
             let method = step.call.as_deref().unwrap_or_default();
             let rounds_text: Vec<String> = tally
                 .broken
                 .iter()
-                .map(|(round, results)| format!("round {round}: {results} results"))
+                .map(|(round, counted)| format!("round {round}: {counted} results"))
                 .collect();
+            let what = match &race.counts {
+                Some(path) => format!("a result with {path}"),
+                None => "a result".to_owned(),
+            };
+            let which = match &race.lead {
+                Some(lead) => format!(
+                    "the {} copies of {method} released once the answer to {} had arrived",
+                    race.after_lead,
+                    lead.call.as_deref().unwrap_or_default()
+                ),
+                None => format!("{} copies of {method} released together", race.copies),
+            };
             self.record(
                 &clauses,
                 format!(
-                    "{} of {rounds} rounds broke the rule: more than {at_most} of {} copies of {method} released together got a result ({})",
+                    "{} of {rounds} rounds broke the rule: more than {at_most} of {which} got {what} ({})",
                     tally.broken.len(),
-                    race.copies,
                     rounds_text.join(", ")
                 ),
             );
@@ -223,18 +360,61 @@ fn placed_for(outgoing: &Outgoing, from: TransportKind, to: TransportKind) -> Ou
     copy
 }
 
-/// The note on a race's release spreads: median and worst over its rounds.
-fn spread_note(spreads: &[f64], copies: usize, over: &[TransportKind]) -> String {
-    let mut sorted = spreads.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let median = sorted.get(sorted.len() / 2).copied().unwrap_or(0.0);
-    let worst = sorted.last().copied().unwrap_or(0.0);
+/// Whether a copy's answer counts against `at_most`: it has a result, and `path`, when
+/// given, holds something (not null, false, 0, or an empty text, list or object).
+fn counts(answer: &harness_model::check::ParsedAnswer, path: Option<&str>) -> bool {
+    let Some(json) = answer
+        .json
+        .as_ref()
+        .filter(|json| json.get("result").is_some())
+    else {
+        return false;
+    };
+    let Some(path) = path else {
+        return true;
+    };
+    harness_model::check::lookup(json, path)
+        .iter()
+        .any(|(_, value)| value.is_some_and(holds_something))
+}
+
+fn holds_something(value: &Value) -> bool {
+    match value {
+        Value::Null | Value::Bool(false) => false,
+        Value::Number(number) => number.as_f64().is_some_and(|number| number != 0.0),
+        Value::String(text) => !text.is_empty(),
+        Value::Array(items) => !items.is_empty(),
+        Value::Object(members) => !members.is_empty(),
+        Value::Bool(true) => true,
+    }
+}
+
+/// The note on a race's release spreads (and arrival spreads, read from the reference
+/// server): median and worst over its rounds.
+fn spread_note(spreads: &[f64], arrivals: &[f64], copies: usize, over: &[TransportKind]) -> String {
     let over: Vec<&str> = over.iter().map(|transport| transport.as_str()).collect();
-    format!(
+    let (median, worst) = median_and_worst(spreads);
+    let mut note = format!(
         "race of {copies} copies over {}: release spread (first final byte to last) median {median:.0} µs, worst {worst:.0} µs over {} rounds",
         over.join(" and "),
         spreads.len()
-    )
+    );
+    if !arrivals.is_empty() {
+        let (median, worst) = median_and_worst(arrivals);
+        note.push_str(&format!(
+            "; arrival spread at the reference server (first copy in to last) median {median:.0} µs, worst {worst:.0} µs over {} rounds",
+            arrivals.len()
+        ));
+    }
+    note
+}
+
+fn median_and_worst(values: &[f64]) -> (f64, f64) {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let median = sorted.get(sorted.len() / 2).copied().unwrap_or(0.0);
+    let worst = sorted.last().copied().unwrap_or(0.0);
+    (median, worst)
 }
 
 #[cfg(test)]

@@ -13,8 +13,9 @@ use harness_protocol::spec;
 use harness_protocol::wire::TransportError;
 use harness_protocol::wire::TransportKind;
 
-/// Executions calling a paced method that run at once, outside the `concurrency` slots:
-/// enough that the budget is taken while one of them runs its unpaced steps.
+/// Executions calling a paced method that run at once per account, outside the
+/// `concurrency` slots: enough that the budget is taken while one of them runs its unpaced
+/// steps.
 pub const PACED_LANE: usize = 4;
 
 /// Whether an execution of `case` is a long chain of requests: a pagination walk or a

@@ -9,12 +9,23 @@
 //! outcome is counted by the run's breaker (`breaker.rs`).
 
 use super::exec::{Execution, Stop};
-use crate::transport::{Authorization, Outgoing, RaceEntry};
+use crate::transport::{Authorization, Outgoing, RaceEntry, Wave};
 use harness_model::check::{ParsedAnswer, Redactor};
 use harness_protocol::wire::Exchange;
 use harness_protocol::wire::TransportError;
 use harness_protocol::wire::TransportErrorKind;
 use harness_protocol::wire::TransportKind;
+
+/// What a race sent and got (`Execution::send_race`).
+pub(crate) struct RaceSent {
+    /// Each answer with its wave, in wave order and results first within a wave.
+    pub(crate) answers: Vec<(Wave, ParsedAnswer)>,
+    /// Microseconds from the first final byte of the first wave to its last.
+    pub(crate) release_spread_us: f64,
+    /// Microseconds from the first wave's first arrival at the server to its last, when the
+    /// target is the embedded reference and said.
+    pub(crate) arrival_spread_us: Option<f64>,
+}
 
 /// The credential of an `Authorization` value: what follows its scheme name.
 fn credential_of(header_value: &str) -> Option<&str> {
@@ -125,54 +136,79 @@ impl Execution<'_> {
     }
 
     /// Releases `copies` together, each over its transport and a connection of its own, all
-    /// with one JSON-RPC id (copies of one request); returns their answers, results first,
-    /// and the release spread in microseconds. Every exchange is recorded in that order.
+    /// with one JSON-RPC id (copies of one request; a lead has an id of its own), the second
+    /// wave once the lead's answer is in; returns each answer with its wave, in wave order
+    /// and results first within a wave, and the release spread in microseconds. Every
+    /// exchange is recorded in that order.
     pub(crate) async fn send_race(
         &mut self,
-        copies: &[(TransportKind, Outgoing)],
-    ) -> Result<(Vec<ParsedAnswer>, f64), Stop> {
+        copies: &[(TransportKind, Outgoing, Wave)],
+    ) -> Result<RaceSent, Stop> {
         let id = self.next_id;
-        self.next_id += 1;
-        for (_, outgoing) in copies {
+        let lead_id = id + 1;
+        self.next_id += 2;
+        for (_, outgoing, _) in copies {
             learn_request(&self.shared.redactor, outgoing);
         }
         let entries: Vec<RaceEntry<'_>> = copies
             .iter()
-            .map(|(transport, outgoing)| RaceEntry {
+            .map(|(transport, outgoing, wave)| RaceEntry {
                 transport: *transport,
-                id,
+                id: if *wave == Wave::Lead { lead_id } else { id },
                 outgoing,
+                wave: *wave,
             })
             .collect();
+        let waves: Vec<Wave> = copies.iter().map(|(_, _, wave)| *wave).collect();
         let outcome = self.session.race(&entries).await;
-        let spread = outcome.release_spread_us();
-        let mut exchanges = outcome.exchanges;
+        let spread = outcome.release_spread_us(&waves);
+        // The first wave's connections, by which the reference server names its arrivals.
+        let first_wave: Vec<std::net::SocketAddr> = outcome
+            .local_addrs
+            .iter()
+            .zip(&waves)
+            .filter(|(_, wave)| **wave != Wave::AfterLead)
+            .filter_map(|(local, _)| *local)
+            .collect();
+        let mut exchanges: Vec<(Wave, Exchange)> =
+            waves.into_iter().zip(outcome.exchanges).collect();
         // Results first, then errors, then what got no answer: a record that does not
         // depend on which copy won.
-        exchanges.sort_by_key(|exchange| {
+        exchanges.sort_by_key(|(wave, exchange)| {
             let json = exchange
                 .response
                 .as_ref()
                 .and_then(|received| received.json.as_ref());
-            match json {
+            let rank = match json {
                 Some(json) if json.get("result").is_some() => 0,
                 Some(_) => 1,
                 None => 2,
-            }
+            };
+            (*wave, rank)
         });
         let execution_transport = self.transport;
-        let method = copies
-            .first()
-            .map(|(_, outgoing)| outgoing.method.clone())
-            .unwrap_or_default();
         let mut answers = Vec::with_capacity(exchanges.len());
-        for exchange in exchanges {
+        for (wave, exchange) in exchanges {
+            let method = copies
+                .iter()
+                .find(|(_, _, of)| *of == wave)
+                .map(|(_, outgoing, _)| outgoing.method.clone())
+                .unwrap_or_default();
             self.transport = exchange.transport;
             let answer = self.receive(exchange, &method);
             self.transport = execution_transport;
-            answers.push(answer?);
+            answers.push((wave, answer?));
         }
-        Ok((answers, spread))
+        let arrival_spread_us = if self.shared.reference_arrivals {
+            super::arrivals::arrival_spread_us(&self.shared.target.base_url, &first_wave).await
+        } else {
+            None
+        };
+        Ok(RaceSent {
+            answers,
+            release_spread_us: spread,
+            arrival_spread_us,
+        })
     }
 
     /// A request that could not be sent (a WebSocket that would not open): counted by the

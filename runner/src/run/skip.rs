@@ -104,7 +104,7 @@ pub(crate) fn skip_reason(
         "currency" => fixtures.currency.is_none(),
         "position" => fixtures.position_pool().is_empty(),
         "direct_access_key" => fixtures.direct_access_key.is_none(),
-        "expired_otm_option" => fixtures.expired_otm_option.is_none(),
+        "expired_otm_option" => fixtures.expired_option_pool().is_empty(),
         _ => true,
     });
     missing_fixture.map(|name| format!("the target file has no fixtures.{name}"))

@@ -7,6 +7,13 @@
 //! it does not, 4.7, an empty page is a legitimate end), and, with `compare_count`, that a
 //! walk with another page size returns exactly the same entries in the same order.
 //!
+//! A walk with a `window` is bounded unless the run walks in full (`--full-walks`): one
+//! page of the walk's parameters is read first (the density probe, shared with any other
+//! execution sending the same request), the walk and its comparison read only a window
+//! whose ends are timestamps of entries on it ([`super::window`]), and every probed entry
+//! inside the window, both ends included, must come back. Its cost is a few pages whatever
+//! the target's history holds; the last page's marker is checked at the window's end.
+//!
 //! Each kind of check ([`WalkCheck`]) cites the step's clause that SPEC.md's table names for
 //! it on the walked method (`count`'s clause, `start_timestamp`'s, the paging's, the
 //! method's result clause), or all the step's clauses when the step cites none of them.
@@ -18,8 +25,9 @@ use serde_json::{Map, Value};
 
 use super::exec::{Execution, Stop};
 use super::template;
+use super::window;
 use crate::transport::{Outgoing, place_bearer};
-use harness_model::case::{AuthMode, Probe, Step, Walk};
+use harness_model::case::{AuthMode, Probe, Step, Walk, WalkWindow};
 use harness_model::check::short;
 use harness_protocol::jsonrpc::{self, validate_response};
 use harness_protocol::spec;
@@ -76,7 +84,7 @@ impl Execution<'_> {
 
     /// A request of a walk or probe to `method`: a bearer step's token placed as the
     /// transport carries it, other steps unauthenticated.
-    async fn paged_request(
+    pub(super) async fn paged_request(
         &mut self,
         step: &Step,
         method: &str,
@@ -99,8 +107,15 @@ impl Execution<'_> {
     pub(crate) async fn walk(&mut self, step: &Step, walk: &Walk) -> Result<(), Stop> {
         // Resolved once: both walks read the same window (`{{now_ms}}` would move between
         // them, and entries made meanwhile would differ).
-        let base_params = template::resolve_map(&walk.params, self).map_err(Stop::Error)?;
+        let mut base_params = template::resolve_map(&walk.params, self).map_err(Stop::Error)?;
+        let known = match &walk.window {
+            Some(bounds) if !self.shared.full_walks => {
+                self.bound(step, walk, bounds, &mut base_params).await?
+            }
+            _ => Vec::new(),
+        };
         let first = self.walk_once(step, walk, &base_params, walk.count).await?;
+        self.check_known(step, walk, &base_params, &known, &first.keys);
         if let Some(option) = &walk.expiry_of {
             let option = self.resolved(option)?;
             self.check_expiry(step, &option, &first.option_entries);
@@ -266,12 +281,7 @@ impl Execution<'_> {
                 );
             }
             for item in items {
-                let key = match &walk.key {
-                    Some(member) => item
-                        .get(member)
-                        .map_or_else(|| item.to_string(), Value::to_string),
-                    None => item.to_string(),
-                };
+                let key = entry_key(walk, item);
                 if !seen_keys.insert(key.clone()) {
                     let clauses = self.clauses_for(step, &walk.call, WalkCheck::Continuation);
                     self.record(
@@ -325,6 +335,16 @@ impl Execution<'_> {
                 return Err(Stop::Failed);
             }
             cursor = Some(next);
+        }
+        // A whole history read page by page may simply be longer than the harness reads
+        // (`--full-walks` on a large account): every page held new entries and no cursor
+        // came back, so nothing shows the server wrong. Only a bounded walk, whose window
+        // the probe sized, knows the walk should have ended.
+        if self.shared.full_walks {
+            return Err(Stop::Skip(format!(
+                "the whole history is longer than the {} pages a walk reads (count {count}): the last page was not reached; run without --full-walks to check it on a window",
+                walk.max_pages
+            )));
         }
         let clauses = self.clauses_for(step, &walk.call, WalkCheck::Continuation);
         self.record(
@@ -422,5 +442,145 @@ impl Execution<'_> {
             ),
         );
         Ok(())
+    }
+}
+
+/// The key that identifies an entry of a walk: its `key` member, or the whole entry.
+fn entry_key(walk: &Walk, item: &Value) -> String {
+    match &walk.key {
+        Some(member) => item
+            .get(member)
+            .map_or_else(|| item.to_string(), Value::to_string),
+        None => item.to_string(),
+    }
+}
+
+impl Execution<'_> {
+    /// Narrows `params` to the window of a bounded walk and returns the probed entries the
+    /// walk must return. Centred on `around` when the window gives it (skipped with the
+    /// reason when that resolves to nothing); otherwise one page of `params` (the larger of
+    /// the walk's counts) is read and the window's ends are put on its entries' timestamps.
+    async fn bound(
+        &mut self,
+        step: &Step,
+        walk: &Walk,
+        bounds: &WalkWindow,
+        params: &mut Map<String, Value>,
+    ) -> Result<Vec<(String, i64)>, Stop> {
+        if let Some(around) = &bounds.around {
+            let at = template::resolve_string(around, self)
+                .ok()
+                .and_then(|text| text.trim().parse::<i64>().ok())
+                .ok_or_else(|| {
+                    Stop::Skip(format!(
+                        "the walk reads a window around {around}, which the target file does not give (`harness run --full-walks` walks the whole history)"
+                    ))
+                })?;
+            let (start, end) = (
+                at.saturating_sub(WalkWindow::AROUND_HALF_MS),
+                at.saturating_add(WalkWindow::AROUND_HALF_MS),
+            );
+            params.insert(bounds.start.clone(), Value::from(start));
+            params.insert(bounds.end.clone(), Value::from(end));
+            self.notes.push(format!(
+                "bounded walk: the window {start}..{end}, a day either side of {at}"
+            ));
+            return Ok(Vec::new());
+        }
+        let Some(member) = &walk.timestamp else {
+            return Ok(Vec::new());
+        };
+        let count = walk.compare_count.unwrap_or(walk.count).max(walk.count);
+        let mut probe = params.clone();
+        probe.insert("count".to_owned(), Value::from(count));
+        let mut raw = walk.params.clone();
+        raw.insert("count".to_owned(), Value::from(count));
+        let answer = self
+            .paced_call(step, &walk.call, Some(&probe), &raw)
+            .await?;
+        let items = answer
+            .json
+            .as_ref()
+            .and_then(|json| json.get("result"))
+            .and_then(|result| result.get(&walk.items))
+            .and_then(Value::as_array);
+        let Some(items) = items else {
+            let clauses = self.case.step_clauses(step).to_vec();
+            self.record(
+                &clauses,
+                format!(
+                    "the first page of {} (count {count}), read to bound the walk, has no array \"{}\": {}",
+                    walk.call,
+                    walk.items,
+                    answer.json.as_ref().map_or_else(|| answer.body.clone(), short)
+                ),
+            );
+            return Err(Stop::Failed);
+        };
+        let probed: Vec<(String, i64)> = items
+            .iter()
+            .filter_map(|item| {
+                let stamp = item.get(member).and_then(Value::as_i64)?;
+                Some((entry_key(walk, item), stamp))
+            })
+            .collect();
+        let Some(chosen) = window::choose(&probed, bounds.entries as usize) else {
+            self.notes.push(format!(
+                "bounded walk: the first page (count {count}) holds no entry, so the walk reads the whole range"
+            ));
+            return Ok(Vec::new());
+        };
+        params.insert(bounds.start.clone(), Value::from(chosen.start));
+        params.insert(bounds.end.clone(), Value::from(chosen.end));
+        self.notes.push(format!(
+            "bounded walk: the window {}..{} holds {} of the {} entries of the first page (count {count}); its ends are timestamps of those entries",
+            chosen.start,
+            chosen.end,
+            chosen.known.len(),
+            probed.len()
+        ));
+        Ok(chosen.known)
+    }
+
+    /// SPEC.md 4.8: `start_timestamp` is the "earliest timestamp" and `end_timestamp` the
+    /// "latest timestamp", so an entry stamped with either end belongs to the window: every
+    /// entry the probe saw inside it must be among the walk's `keys`.
+    fn check_known(
+        &mut self,
+        step: &Step,
+        walk: &Walk,
+        params: &Map<String, Value>,
+        known: &[(String, i64)],
+        keys: &[String],
+    ) {
+        let Some(bounds) = &walk.window else {
+            return;
+        };
+        let returned: HashSet<&String> = keys.iter().collect();
+        let Some((key, stamp)) = known.iter().find(|(key, _)| !returned.contains(key)) else {
+            return;
+        };
+        let end = params.get(&bounds.end).and_then(Value::as_i64);
+        let start = params.get(&bounds.start).and_then(Value::as_i64);
+        let show = |stamp: Option<i64>| stamp.map_or_else(|| "?".to_owned(), |at| at.to_string());
+        let at_end = match (Some(*stamp) == start, Some(*stamp) == end) {
+            (_, true) => format!(", stamped with {} itself", bounds.end),
+            (true, false) => format!(", stamped with {} itself", bounds.start),
+            _ => String::new(),
+        };
+        let missing = known
+            .iter()
+            .filter(|(key, _)| !returned.contains(key))
+            .count();
+        let clauses = self.clauses_for(step, &walk.call, WalkCheck::Window);
+        self.record(
+            &clauses,
+            format!(
+                "entry {key} ({stamp}{at_end}) is inside the window {}..{}, both ends included, yet the walk of the window did not return it ({missing} of the {} probed entries inside it missing)",
+                show(start),
+                show(end),
+                known.len()
+            ),
+        );
     }
 }

@@ -25,7 +25,7 @@ pub(crate) use credential::{api_key, insert_client_secret, insert_client_signatu
 pub use dial::Dialer;
 pub use http::HttpClient;
 pub use proxy::ProxyRule;
-pub use race::{RaceEntry, RaceOutcome};
+pub use race::{RaceEntry, RaceOutcome, Wave};
 pub use session::{ClientSession, Credentials, Token, place_bearer};
 pub use ws::WsSession;
 

@@ -9,6 +9,7 @@
 //! when its final byte left; the release spread is the time from the first final byte to the
 //! last. Everything is bounded by the request timeout: opening, and waiting for the answers.
 
+use std::net::SocketAddr;
 use std::time::Instant;
 
 use futures_util::future::join_all;
@@ -34,6 +35,20 @@ pub struct RaceEntry<'a> {
     pub id: u64,
     /// What it sends.
     pub outgoing: &'a Outgoing,
+    /// When its final byte goes.
+    pub wave: Wave,
+}
+
+/// When a request of a race is released.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Wave {
+    /// The lead: released with the first wave; the second waits for its answer.
+    Lead,
+    /// The first wave: released together.
+    #[default]
+    Together,
+    /// The second wave: released as soon as the lead's answer has arrived.
+    AfterLead,
 }
 
 /// What a race sent and got, one entry per request in the order given.
@@ -42,17 +57,23 @@ pub struct RaceOutcome {
     /// Each request's exchange (`elapsed_ms` from its final byte to its answer).
     pub exchanges: Vec<Exchange>,
     /// When each request's final byte left, in microseconds after the first final byte;
-    /// `None` for a request that could not be held (its exchange says why).
+    /// `None` for a request that could not be held (its exchange says why). A second
+    /// wave's bytes leave after the lead's answer.
     pub released_us: Vec<Option<f64>>,
+    /// The local address of each request's connection (how the reference server's arrivals
+    /// name it), when known.
+    pub local_addrs: Vec<Option<SocketAddr>>,
 }
 
 impl RaceOutcome {
-    /// The release spread: microseconds from the first final byte to the last.
-    pub fn release_spread_us(&self) -> f64 {
+    /// The release spread: microseconds from the first final byte to the last of the
+    /// first wave (`waves` in the order of the entries).
+    pub fn release_spread_us(&self, waves: &[Wave]) -> f64 {
         self.released_us
             .iter()
-            .flatten()
-            .copied()
+            .zip(waves)
+            .filter(|(_, wave)| **wave != Wave::AfterLead)
+            .filter_map(|(at, _)| *at)
             .fold(0.0, f64::max)
     }
 }
@@ -67,6 +88,7 @@ enum Held {
         stream: Box<dyn Io>,
         request: SentRequest,
         last: u8,
+        local: Option<SocketAddr>,
     },
     Ws {
         session: Box<WsSession>,
@@ -85,13 +107,85 @@ pub(crate) struct RaceTarget<'a> {
     pub(crate) limits: RequestLimits,
 }
 
-/// Releases `entries` together and reads their answers.
+/// Releases `entries` together and reads their answers: the lead and the first wave at
+/// once, then, when there is a lead, the second wave as soon as the lead's answer is in.
+/// The release spread is the first wave's (the lead's included).
 pub(crate) async fn release(target: &RaceTarget<'_>, entries: &[RaceEntry<'_>]) -> RaceOutcome {
     let opening = entries.iter().map(|entry| hold(target, entry));
     let mut held: Vec<Held> = join_all(opening).await;
-    // The release: every final byte, back to back.
-    let mut released_at: Vec<Option<Instant>> = Vec::with_capacity(held.len());
+    let local_addrs = held
+        .iter()
+        .map(|request| match request {
+            Held::Http { local, .. } => *local,
+            Held::Ws { session, .. } => session.local_addr(),
+            Held::Failed(_) => None,
+        })
+        .collect();
+    let mut released_at: Vec<Option<Instant>> = vec![None; held.len()];
+    // The release: every final byte of the first wave, back to back.
+    let first_wave = |entry: &RaceEntry<'_>| entry.wave != Wave::AfterLead;
+    release_wave(&mut held, entries, &mut released_at, first_wave).await;
+    let first = released_at.iter().flatten().min().copied();
+    let released_us = released_at
+        .iter()
+        .map(|at| {
+            at.zip(first)
+                .map(|(at, first)| at.duration_since(first).as_secs_f64() * 1e6)
+        })
+        .collect();
+    let deadline = Instant::now() + target.limits.request_timeout;
+    let cap = target.limits.max_response_bytes;
+    // The lead's answer first, then the second wave.
+    let lead = entries.iter().position(|entry| entry.wave == Wave::Lead);
+    let mut lead_exchange = None;
+    if let Some(index) = lead {
+        let placeholder = Held::Failed(Box::new(unanswered(
+            entries[index].transport,
+            SentRequest::default(),
+            TransportError::new(TransportErrorKind::Closed, "taken"),
+        )));
+        let request = std::mem::replace(&mut held[index], placeholder);
+        lead_exchange = Some(
+            answer(
+                request,
+                entries[index].transport,
+                released_at[index],
+                deadline,
+                cap,
+            )
+            .await,
+        );
+        let second_wave = |entry: &RaceEntry<'_>| entry.wave == Wave::AfterLead;
+        release_wave(&mut held, entries, &mut released_at, second_wave).await;
+    }
+    let answers = held
+        .into_iter()
+        .zip(entries)
+        .zip(released_at)
+        .map(|((request, entry), at)| answer(request, entry.transport, at, deadline, cap));
+    let mut exchanges = join_all(answers).await;
+    if let (Some(index), Some(exchange)) = (lead, lead_exchange) {
+        exchanges[index] = exchange;
+    }
+    RaceOutcome {
+        exchanges,
+        released_us,
+        local_addrs,
+    }
+}
+
+/// Writes the final byte of every held request `chosen` picks, back to back, and notes
+/// when each left; a request whose byte cannot be written becomes a failed exchange.
+async fn release_wave(
+    held: &mut [Held],
+    entries: &[RaceEntry<'_>],
+    released_at: &mut [Option<Instant>],
+    chosen: impl Fn(&RaceEntry<'_>) -> bool,
+) {
     for (index, request) in held.iter_mut().enumerate() {
+        if !chosen(&entries[index]) {
+            continue;
+        }
         let written = match request {
             Held::Http { stream, last, .. } => write_last(stream.as_mut(), *last).await,
             Held::Ws { session, last, .. } => session.release(*last).await,
@@ -99,11 +193,10 @@ pub(crate) async fn release(target: &RaceTarget<'_>, entries: &[RaceEntry<'_>]) 
         };
         match written {
             Ok(()) if !matches!(request, Held::Failed(_)) => {
-                released_at.push(Some(Instant::now()));
+                released_at[index] = Some(Instant::now());
             }
-            Ok(()) => released_at.push(None),
+            Ok(()) => {}
             Err(error) => {
-                released_at.push(None);
                 let placeholder = unanswered(
                     entries[index].transport,
                     SentRequest::default(),
@@ -117,25 +210,6 @@ pub(crate) async fn release(target: &RaceTarget<'_>, entries: &[RaceEntry<'_>]) 
                     Held::Failed(Box::new(unanswered(entries[index].transport, sent, error)));
             }
         }
-    }
-    let first = released_at.iter().flatten().min().copied();
-    let released_us = released_at
-        .iter()
-        .map(|at| {
-            at.zip(first)
-                .map(|(at, first)| at.duration_since(first).as_secs_f64() * 1e6)
-        })
-        .collect();
-    let deadline = Instant::now() + target.limits.request_timeout;
-    let cap = target.limits.max_response_bytes;
-    let answers = held
-        .into_iter()
-        .zip(entries)
-        .zip(released_at)
-        .map(|((request, entry), at)| answer(request, entry.transport, at, deadline, cap));
-    RaceOutcome {
-        exchanges: join_all(answers).await,
-        released_us,
     }
 }
 
@@ -174,7 +248,7 @@ async fn hold(target: &RaceTarget<'_>, entry: &RaceEntry<'_>) -> Held {
     let mut bytes = request_bytes(&prepared);
     let last = bytes.pop().unwrap_or_default();
     let opened = tokio::time::timeout(limits.request_timeout, async {
-        let mut stream = connect(&prepared.url, target.dialer).await?;
+        let (mut stream, local) = connect(&prepared.url, target.dialer).await?;
         stream.write_all(&bytes).await.map_err(|error| {
             TransportError::new(
                 TransportErrorKind::Closed,
@@ -185,7 +259,7 @@ async fn hold(target: &RaceTarget<'_>, entry: &RaceEntry<'_>) -> Held {
             .flush()
             .await
             .map_err(|error| TransportError::new(TransportErrorKind::Closed, error.to_string()))?;
-        Ok::<_, TransportError>(stream)
+        Ok::<_, TransportError>((stream, local))
     })
     .await
     .unwrap_or_else(|_| {
@@ -198,10 +272,11 @@ async fn hold(target: &RaceTarget<'_>, entry: &RaceEntry<'_>) -> Held {
         ))
     });
     match opened {
-        Ok(stream) => Held::Http {
+        Ok((stream, local)) => Held::Http {
             stream,
             request: prepared.request,
             last,
+            local,
         },
         Err(error) => Held::Failed(Box::new(unanswered(
             entry.transport,
@@ -212,12 +287,16 @@ async fn hold(target: &RaceTarget<'_>, entry: &RaceEntry<'_>) -> Held {
 }
 
 /// A TCP connection to the URL's host (through a proxy's tunnel when the dialer says so),
-/// with TLS for `https://`.
-async fn connect(url: &str, dialer: &Dialer) -> Result<Box<dyn Io>, TransportError> {
+/// with TLS for `https://`, and its local address.
+async fn connect(
+    url: &str,
+    dialer: &Dialer,
+) -> Result<(Box<dyn Io>, Option<SocketAddr>), TransportError> {
     let refused = |message: String| TransportError::new(TransportErrorKind::Connect, message);
     let socket = open_socket(url, dialer).await.map_err(refused)?;
+    let local = socket.local_addr().ok();
     if !url.starts_with("https://") {
-        return Ok(Box::new(socket));
+        return Ok((Box::new(socket), local));
     }
     let host = reqwest::Url::parse(url)
         .ok()
@@ -234,7 +313,7 @@ async fn connect(url: &str, dialer: &Dialer) -> Result<Box<dyn Io>, TransportErr
         .connect(name, socket)
         .await
         .map_err(|error| refused(format!("failed to connect to {url}: TLS: {error}")))?;
-    Ok(Box::new(stream))
+    Ok((Box::new(stream), local))
 }
 
 /// The HTTP/1.1 request text: a GET of the URL's path and query, its `Host`, the

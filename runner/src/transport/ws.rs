@@ -49,6 +49,15 @@ pub struct WsSession {
 }
 
 impl WsSession {
+    /// The local address of the connection's socket (how the reference's arrivals name it).
+    pub(crate) fn local_addr(&self) -> Option<std::net::SocketAddr> {
+        match self.stream.get_ref() {
+            MaybeTlsStream::Plain(socket) => socket.local_addr().ok(),
+            MaybeTlsStream::Rustls(tls) => tls.get_ref().0.local_addr().ok(),
+            _ => None,
+        }
+    }
+
     /// Connects as `dialer` says, within the request timeout.
     pub async fn connect(
         url: &str,

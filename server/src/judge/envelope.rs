@@ -139,9 +139,12 @@ fn kind(value: &Value) -> &'static str {
     }
 }
 
-/// Flags an integer id sent on a connection while an earlier request with the same id was
-/// still unanswered there. Over HTTP/1.1 a connection carries one request at a time, so
-/// this only bites on WebSocket (or a pipelining HTTP client).
+/// Warns on an integer id sent on a connection while an earlier request with the same id was
+/// still unanswered there: SPEC.md 1 says only that the id is "chosen by the caller" and
+/// that the response "echoes the request id", not that ids are unique, so the two answers
+/// cannot be told apart but no words are broken (a warning, never a failure). Over HTTP/1.1
+/// a connection carries one request at a time, so this only bites on WebSocket (or a
+/// pipelining HTTP client).
 pub(crate) fn check_ids_in_flight(records: &[Record], tally: &mut Tally) {
     // For each (connection, id): the answer event of the latest request with that id.
     let mut in_flight: HashMap<(&str, String), (u64, Option<u64>)> = HashMap::new();
@@ -158,11 +161,11 @@ pub(crate) fn check_ids_in_flight(records: &[Record], tally: &mut Tally) {
         if let Some((earlier, answered)) = in_flight.get(&key)
             && answered.is_none_or(|answered| answered > record.event)
         {
-            tally.fail(
+            tally.warn(
                 "client.env.id",
                 record.transport,
                 Some(record.seq),
-                format!("id {id} reused while request #{earlier} with the same id was still in flight on {}", record.connection),
+                format!("id {id} reused while request #{earlier} with the same id was still in flight on {}: the two answers cannot be told apart (SPEC.md states no uniqueness, so a warning)", record.connection),
             );
         }
         let answered = record.answer.as_ref().map(|answer| answer.event);
@@ -244,12 +247,13 @@ mod tests {
     }
 
     #[test]
-    fn an_id_reused_before_its_answer_is_caught_and_after_it_is_not() {
+    fn an_id_reused_before_its_answer_warns_and_after_it_does_not() {
         let body = r#"{"jsonrpc":"2.0","id":5,"method":"public/get_currencies","params":{}}"#;
         let overlapping = [message(1, body, Some(25)), message(2, body, Some(30))];
         let mut tally = Tally::default();
         check_ids_in_flight(&overlapping, &mut tally);
-        assert_eq!(tally.failed_clauses(), vec!["client.env.id"]);
+        assert_eq!(tally.failed_clauses(), Vec::<&str>::new());
+        assert!(tally.describe()[0].contains("still in flight"));
         let sequential = [message(1, body, Some(15)), message(2, body, Some(30))];
         let mut tally = Tally::default();
         check_ids_in_flight(&sequential, &mut tally);

@@ -19,10 +19,18 @@
 //! - the first page asked for three times in a row, each answer offering a continuation
 //!   never used, is a failure: the classic restart loop.
 //!
+//! Walks of the same reads may run side by side (two tasks of one client, each walking the
+//! same log), and a client may log in again and go on: SPEC.md ties a continuation to the
+//! reads that handed it out, not to a token or a session. A continuation that a page of
+//! the same client's reads handed out, and that has not been followed as often as it was
+//! handed out, is followed, whichever walk or session sent it; a
+//! restart loop is judged when the recording ends, once it is known that none of the
+//! continuations its first pages were offered was ever sent.
+//!
 //! A page asked for with the pending continuation but answered with an error (refused for
 //! pacing, say) counts as followed: the error is judged by its own clause, never twice.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
@@ -67,11 +75,53 @@ struct Walk {
     followed: Vec<String>,
     /// First-page requests in a row that were offered a continuation.
     first_pages_in_a_row: usize,
+    /// The continuations those first pages were offered, as text.
+    first_page_offers: Vec<String>,
+    /// Suspected restart loops: the request that made the third first page, what to say,
+    /// and the continuations offered; judged at the end of the recording.
+    suspected_loops: Vec<(u64, String, Vec<String>)>,
+}
+
+/// The continuations of one client's reads of one method, currency and subaccount, across
+/// its sessions: walks of the same reads running side by side (or a walk taken up again
+/// after a new login) follow each other's.
+#[derive(Default)]
+struct Offers {
+    /// Every continuation handed out and not yet followed, with how many times it is still
+    /// owed.
+    offered: Vec<(Value, usize)>,
+    /// Every continuation ever sent, as text.
+    ever_sent: HashSet<String>,
+}
+
+impl Offers {
+    /// Takes `sent` off the continuations still owed, if a page handed it out.
+    fn take_offered(&mut self, sent: &Value, call: &Call) -> bool {
+        let owed = self
+            .offered
+            .iter_mut()
+            .find(|(given, owed)| *owed > 0 && same(sent, given, call));
+        match owed {
+            Some((_, owed)) => {
+                *owed -= 1;
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn offer(&mut self, value: &Value) {
+        match self.offered.iter_mut().find(|(given, _)| given == value) {
+            Some((_, owed)) => *owed += 1,
+            None => self.offered.push((value.clone(), 1)),
+        }
+    }
 }
 
 /// Checks every walk of the recording.
 pub(crate) fn check_pagination(records: &[Record], callers: &[Caller], tally: &mut Tally) {
     let mut walks: HashMap<(String, String, String, String), Walk> = HashMap::new();
+    let mut offers: HashMap<(String, String, String, String), Offers> = HashMap::new();
     let mut order = Vec::new();
     for (record, caller) in records.iter().zip(callers) {
         let call = record.call();
@@ -81,9 +131,14 @@ pub(crate) fn check_pagination(records: &[Record], callers: &[Caller], tally: &m
         let Some(answer) = record.answer.as_ref() else {
             continue;
         };
-        let key = walk_key(caller, &call);
+        let key = walk_key(&caller.key, &call);
+        let client = caller
+            .client
+            .as_ref()
+            .map_or_else(|| caller.key.clone(), |client| format!("client:{client}"));
+        let pool = offers.entry(walk_key(&client, &call)).or_default();
         let walk = walks.entry(key.clone()).or_insert_with(|| {
-            order.push(key);
+            order.push((key, walk_key(&client, &call)));
             Walk {
                 transport: record.transport,
                 selection: String::new(),
@@ -91,6 +146,8 @@ pub(crate) fn check_pagination(records: &[Record], callers: &[Caller], tally: &m
                 pages_followed: 0,
                 followed: Vec::new(),
                 first_pages_in_a_row: 0,
+                first_page_offers: Vec::new(),
+                suspected_loops: Vec::new(),
             }
         });
         walk.transport = record.transport;
@@ -107,7 +164,7 @@ pub(crate) fn check_pagination(records: &[Record], callers: &[Caller], tally: &m
             continue;
         };
         match sent {
-            Some(sent) => follow(walk, record, &call, sent, tally),
+            Some(sent) => follow(walk, pool, record, &call, sent, tally),
             None => first_page(walk, record, &selection(&call), tally),
         }
         let served = result
@@ -119,8 +176,13 @@ pub(crate) fn check_pagination(records: &[Record], callers: &[Caller], tally: &m
                 walk.pending = None;
                 walk.followed.clear();
                 walk.first_pages_in_a_row = 0;
+                walk.first_page_offers.clear();
             }
             Some(value) => {
+                pool.offer(value);
+                if sent.is_none() {
+                    walk.first_page_offers.push(text_of(value));
+                }
                 let page_len = result
                     .get(items)
                     .and_then(Value::as_array)
@@ -138,18 +200,34 @@ pub(crate) fn check_pagination(records: &[Record], callers: &[Caller], tally: &m
             }
         }
     }
-    for key in order {
+    for (key, client_key) in order {
         let walk = &walks[&key];
+        let ever_sent = &offers[&client_key].ever_sent;
         if let Some(pending) = &walk.pending {
             ended(walk, pending, tally);
+        }
+        for (seq, finding, offers) in &walk.suspected_loops {
+            if offers.iter().all(|text| !ever_sent.contains(text)) {
+                tally.fail(CLAUSE, walk.transport, Some(*seq), finding.clone());
+            } else {
+                tally.warn(
+                    CLAUSE,
+                    walk.transport,
+                    Some(*seq),
+                    format!(
+                        "read the first page {RESTART_LOOP} times in a row; a continuation offered was sent later, so not a restart loop"
+                    ),
+                );
+            }
         }
     }
 }
 
-/// The walk a request belongs to: caller, method, currency and subaccount.
-fn walk_key(caller: &Caller, call: &Call) -> (String, String, String, String) {
+/// The reads a request belongs to: caller (a session, or a client across its sessions),
+/// method, currency and subaccount.
+fn walk_key(caller: &str, call: &Call) -> (String, String, String, String) {
     (
-        caller.key.clone(),
+        caller.to_owned(),
         call.method.clone().unwrap_or_default(),
         call.text("currency").unwrap_or_default(),
         call.text("subaccount_id").unwrap_or_default(),
@@ -198,13 +276,23 @@ fn error_of(body: &Value) -> String {
 }
 
 /// A request that sent a continuation.
-fn follow(walk: &mut Walk, record: &Record, call: &Call, sent: &Value, tally: &mut Tally) {
+fn follow(
+    walk: &mut Walk,
+    pool: &mut Offers,
+    record: &Record,
+    call: &Call,
+    sent: &Value,
+    tally: &mut Tally,
+) {
     let (transport, seq) = (record.transport, Some(record.seq));
+    let owed = pool.take_offered(sent, call);
+    pool.ever_sent.insert(text_of(sent));
     match &walk.pending {
         Some(pending) if same(sent, &pending.value, call) => {
             tally.pass(CLAUSE, transport);
             walk.pages_followed += 1;
             walk.first_pages_in_a_row = 0;
+            walk.first_page_offers.clear();
         }
         Some(pending) if text_of(sent) == text_of(&pending.value) => tally.fail(
             CLAUSE,
@@ -217,6 +305,11 @@ fn follow(walk: &mut Walk, record: &Record, call: &Call, sent: &Value, tally: &m
                 short(&pending.value)
             ),
         ),
+        // A walk of the same reads beside this one handed it out.
+        _ if owed => {
+            tally.pass(CLAUSE, transport);
+            walk.pages_followed += 1;
+        }
         _ if walk.followed.contains(&text_of(sent)) => tally.fail(
             CLAUSE,
             transport,
@@ -260,22 +353,20 @@ fn first_page(walk: &mut Walk, record: &Record, selection: &str, tally: &mut Tal
     });
     match re_read {
         Some(pending) => {
-            walk.first_pages_in_a_row = if pending.first_page {
-                walk.first_pages_in_a_row + 1
+            if pending.first_page {
+                walk.first_pages_in_a_row += 1;
             } else {
-                1
-            };
+                walk.first_pages_in_a_row = 1;
+                walk.first_page_offers.clear();
+            }
             if walk.first_pages_in_a_row == RESTART_LOOP {
-                tally.fail(
-                    CLAUSE,
-                    transport,
-                    seq,
-                    format!(
-                        "asked for the first page {RESTART_LOOP} times in a row, each answer offering a continuation that was never sent (a restart loop); request #{} was given {}",
-                        pending.seq,
-                        short(&pending.value)
-                    ),
+                let finding = format!(
+                    "asked for the first page {RESTART_LOOP} times in a row, each answer offering a continuation that was never sent (a restart loop); request #{} was given {}",
+                    pending.seq,
+                    short(&pending.value)
                 );
+                let offers = walk.first_page_offers.clone();
+                walk.suspected_loops.push((record.seq, finding, offers));
             } else if walk.first_pages_in_a_row < RESTART_LOOP {
                 tally.warn(
                     CLAUSE,
@@ -294,6 +385,7 @@ fn first_page(walk: &mut Walk, record: &Record, selection: &str, tally: &mut Tal
                 ended(walk, pending, tally);
             }
             walk.first_pages_in_a_row = 1;
+            walk.first_page_offers.clear();
         }
     }
     walk.selection = selection.to_owned();

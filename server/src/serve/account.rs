@@ -64,7 +64,18 @@ pub(crate) fn toggle_subaccount_login(ctx: &mut Ctx<'_>) -> Result<Value, ErrorO
         .ok_or_else(|| ErrorObject::invalid_params("sid", "not a subaccount of the caller"))?;
     if login == "disable" {
         lock(&ctx.state.disabled_logins).insert(sid);
-        if !ctx.fault(Fault::DisableKeepsSessions) {
+        if ctx.fault(Fault::RaceDisable) {
+            // The sessions open now end a few ms after the answer.
+            let keep = ctx.variant(Variant::DisableKeepsExchanged);
+            let (access, refresh) = lock(&ctx.state.tokens).user_tokens(sid, keep);
+            ctx.state.deferred.later(move |state| {
+                let mut tokens = lock(&state.tokens);
+                access.iter().for_each(|token| tokens.revoke_access(token));
+                refresh
+                    .iter()
+                    .for_each(|token| tokens.revoke_refresh(token));
+            });
+        } else if !ctx.fault(Fault::DisableKeepsSessions) {
             let keep = ctx.variant(Variant::DisableKeepsExchanged);
             lock(&ctx.state.tokens).revoke_user(sid, keep);
         }
@@ -147,19 +158,28 @@ pub(crate) fn get_transaction_log(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObjec
         currency_any: Fault::TxlogCurrencyAny,
         currency_last_refused: Fault::TxlogCurrencyLastRefused,
         count: CountFaults {
-            zero: Fault::TxlogCount0,
+            zero: Some(Fault::TxlogCount0),
             min_refused: Fault::TxlogCount1Refused,
-            over_max: Fault::TxlogCount251,
+            over_max: Some(Fault::TxlogCount251),
             max_refused: Fault::TxlogCountMaxRefused,
             default_raised: Fault::TxlogDefault150,
             default_lowered: Fault::TxlogDefault50,
+            default_first_page_only: Fault::TxlogDefaultFirstPageOnly,
         },
     })?;
     let params = &ctx.params;
+    // Count 0 passes only under `txlog-count-0`, which reads it as no limit.
+    let no_limit = count == 0;
     let count = if count == 0 { default_count } else { count };
     let start = non_negative(params.int("start_timestamp"), "start_timestamp")?.unwrap_or(0);
     let end = non_negative(params.int("end_timestamp"), "end_timestamp")?
         .unwrap_or_else(|| ctx.state.now_ms());
+    // The `txlog-end-exclusive` fault reads "latest timestamp" as the first one left out.
+    let end = if ctx.fault(Fault::TxlogEndExclusive) {
+        end.saturating_sub(1)
+    } else {
+        end
+    };
     let cursor = non_negative(params.int("continuation"), "continuation")?;
     let caller = ctx.caller()?.user_id;
     let user_id = match non_negative(params.int("subaccount_id"), "subaccount_id")? {
@@ -177,10 +197,16 @@ pub(crate) fn get_transaction_log(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObjec
         .str(KEYWORDS_PARAM)
         .map(|text| text.split_whitespace().collect())
         .unwrap_or_default();
-    if ctx.fault(Fault::TxlogKeywordRefused)
+    // `txlog-keyword-last-refused` refuses only the last keyword 4.8 lists (expiry).
+    let last_refused = ctx.fault(Fault::TxlogKeywordLastRefused)
         && keywords
             .iter()
-            .any(|keyword| spec::LOG_FILTER_KEYWORDS.contains(keyword))
+            .any(|keyword| spec::LOG_FILTER_KEYWORDS.last() == Some(keyword));
+    if last_refused
+        || (ctx.fault(Fault::TxlogKeywordRefused)
+            && keywords
+                .iter()
+                .any(|keyword| spec::LOG_FILTER_KEYWORDS.contains(keyword)))
     {
         return Err(ErrorObject::invalid_params(
             KEYWORDS_PARAM,
@@ -194,7 +220,11 @@ pub(crate) fn get_transaction_log(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObjec
         end,
         keywords,
     };
-    let page_len = ctx.page_len(count) + usize::from(ctx.fault(Fault::TxlogPageExceedsCount));
+    let page_len = if no_limit {
+        usize::MAX / 2
+    } else {
+        ctx.page_len(count) + usize::from(ctx.fault(Fault::TxlogPageExceedsCount))
+    };
     let order = if ctx.variant(Variant::OldestFirst) {
         Order::OldestFirst
     } else {

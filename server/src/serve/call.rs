@@ -126,6 +126,8 @@ pub(crate) fn call(
     mut raw: Map<String, Value>,
     origin: Origin,
 ) -> Result<Value, ErrorObject> {
+    // What a race fault put off and is now due lands before anything is read.
+    state.deferred.settle(state);
     let Some(method) = served(method_name) else {
         return Err(ErrorObject::method_not_found());
     };
@@ -203,7 +205,18 @@ pub(crate) fn call(
         } else {
             principal.rate_key.clone()
         };
-        let admitted = super::state::lock(&state.rate).admit(&key, state.now_ms());
+        let admitted = if state.fault(Fault::RaceBucket) {
+            // The bucket is read now and the token taken a few ms after the answer.
+            let has_token = super::state::lock(&state.rate).has_token(&key, state.now_ms());
+            if has_token {
+                state.deferred.later(move |state| {
+                    super::state::lock(&state.rate).admit(&key, state.now_ms());
+                });
+            }
+            has_token
+        } else {
+            super::state::lock(&state.rate).admit(&key, state.now_ms())
+        };
         if !admitted {
             return Err(ErrorObject::too_many_requests());
         }

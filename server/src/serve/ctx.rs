@@ -18,18 +18,21 @@ pub(crate) enum Transport<'a> {
 
 /// The faults that distort one method's `count` bounds (see [`Ctx::count`]).
 pub(crate) struct CountFaults {
-    /// 0 is accepted.
-    pub(crate) zero: Fault,
+    /// 0 is accepted (none: no fault of the method does it).
+    pub(crate) zero: Option<Fault>,
     /// The least legal count is refused.
     pub(crate) min_refused: Fault,
-    /// One above the most is accepted.
-    pub(crate) over_max: Fault,
+    /// One above the most is accepted (none: no fault of the method does it).
+    pub(crate) over_max: Option<Fault>,
     /// The most is refused.
     pub(crate) max_refused: Fault,
     /// The default is half again as large.
     pub(crate) default_raised: Fault,
     /// The default is half as large.
     pub(crate) default_lowered: Fault,
+    /// The default holds on the first page only: a continuation page without `count` gets
+    /// the most.
+    pub(crate) default_first_page_only: Fault,
 }
 
 /// The faults that distort the parameters every paged method of the spec table shares
@@ -141,20 +144,29 @@ impl Ctx<'_> {
     /// faults distort them, with the default it takes when absent: returns both.
     pub(crate) fn count(&self, faults: &CountFaults) -> Result<(i64, i64), ErrorObject> {
         let (min, max, default) = self.method.count_bounds().unwrap_or((1, 1, 1));
-        let min = if self.fault(faults.zero) {
+        let min = if faults.zero.is_some_and(|fault| self.fault(fault)) {
             0
         } else {
             min + i64::from(self.fault(faults.min_refused))
         };
-        let max = max + i64::from(self.fault(faults.over_max))
+        let max = max + i64::from(faults.over_max.is_some_and(|fault| self.fault(fault)))
             - i64::from(self.fault(faults.max_refused));
         let default = if self.fault(faults.default_raised) {
             default + default / 2
         } else if self.fault(faults.default_lowered) {
             default / 2
+        } else if self.fault(faults.default_first_page_only) && self.params.has("continuation") {
+            max
         } else {
             default
         };
+        // Under `counts-clamped` a count outside the range is taken as the nearest bound
+        // (SPEC.md states the range, not what a count outside it gets).
+        if self.variant(super::Variant::CountsClamped)
+            && let Some(count) = self.params.int("count")
+        {
+            return Ok((count.clamp(min, max), default));
+        }
         Ok((self.params.count("count", min, max, default)?, default))
     }
 

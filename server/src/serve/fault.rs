@@ -256,12 +256,6 @@ faults! {
     TriggerCurrencyLastRefused => "trigger-currency-last-refused",
         "get_trigger_order_history rejects the last listed currency (EURR)",
         ["m.get_trigger_order_history.currency"];
-    TriggerCount1001 => "trigger-count-1001",
-        "get_trigger_order_history accepts count 1001",
-        ["m.get_trigger_order_history.count"];
-    TriggerCount0 => "trigger-count-0",
-        "get_trigger_order_history accepts count 0",
-        ["m.get_trigger_order_history.count"];
     TriggerCount1Refused => "trigger-count-1-refused",
         "get_trigger_order_history rejects count 1, its minimum",
         ["m.get_trigger_order_history.count"];
@@ -287,10 +281,10 @@ faults! {
         "get_transaction_log rejects the last listed currency (USDE)",
         ["m.get_transaction_log.currency"];
     TxlogCount251 => "txlog-count-251",
-        "get_transaction_log accepts count 251",
+        "get_transaction_log takes count 251 as it is: a page holds 251 entries",
         ["m.get_transaction_log.count"];
     TxlogCount0 => "txlog-count-0",
-        "get_transaction_log accepts count 0",
+        "get_transaction_log reads count 0 as no limit: the page holds every entry of the window",
         ["m.get_transaction_log.count"];
     TxlogCount1Refused => "txlog-count-1-refused",
         "get_transaction_log rejects count 1, its minimum",
@@ -309,6 +303,9 @@ faults! {
         ["m.get_transaction_log.count"];
     TxlogOutsideWindow => "txlog-outside-window",
         "one transaction log entry lies 1 ms outside the requested window",
+        ["m.get_transaction_log.window"];
+    TxlogEndExclusive => "txlog-end-exclusive",
+        "get_transaction_log takes end_timestamp as exclusive: an entry stamped with it is left out",
         ["m.get_transaction_log.window"];
     TxlogContinuationZero => "txlog-continuation-zero",
         "the last transaction log page has continuation 0 instead of null",
@@ -448,6 +445,36 @@ faults! {
     RaceRefresh => "race-refresh",
         "a connection-scoped refresh token is looked up, then revoked a few ms later: refreshes released together all succeed (a sequential second refresh is refused)",
         ["auth.refresh.connection_invalidates"];
+    RaceDisable => "race-disable",
+        "disabling a subaccount's login answers at once and ends its sessions 50 ms later: requests sent right after the answer still run with its tokens (a request sent later is refused)",
+        ["m.toggle_subaccount_login.disable_ends_sessions"];
+    RaceLogout => "race-logout",
+        "private/logout answers at once and invalidates the tokens 50 ms later: requests sent right after the answer still run with them (a request sent later is refused)",
+        ["auth.logout.invalidates"];
+    RaceClose => "race-close",
+        "a position closes once, but it is marked closed 50 ms after the close is answered: closes released together all trade (a sequential second close is refused)",
+        ["m.close_position.closes_once"];
+    RaceBucket => "race-bucket",
+        "the get_transaction_log rate bucket is read, and its token taken 50 ms after the answer: requests released together all pass while it holds one token",
+        ["m.get_transaction_log.rate_race"];
+    MmpBlockRfqScopeAny => "mmp-block-rfq-scope-any",
+        "get_mmp_status takes block_rfq:read for trade:read on the plain call too, not only when block_rfq is true",
+        ["m.get_mmp_status.scope"];
+    AuthClientIdDefaultsToMain => "auth-client-id-defaults-to-main",
+        "public/auth without client_id (client_credentials or client_signature) takes the main account's",
+        ["auth.grant_type.required_params"];
+    TriggerDefaultFirstPageOnly => "trigger-default-first-page-only",
+        "get_trigger_order_history's default count of 20 holds on the first page only: a continuation page without count holds up to 1000",
+        ["m.get_trigger_order_history.count_default"];
+    TxlogDefaultFirstPageOnly => "txlog-default-first-page-only",
+        "get_transaction_log's default count of 100 holds on the first page only: a continuation page without count holds up to 250",
+        ["m.get_transaction_log.count_default"];
+    TxlogKeywordLastRefused => "txlog-keyword-last-refused",
+        "get_transaction_log refuses expiry, the last filter keyword SPEC.md lists, and takes the others",
+        ["m.get_transaction_log.keywords"];
+    MmpEmptyGroupEveryIndex => "mmp-empty-group-every-index",
+        "get_mmp_status with an empty mmp_group answers the statuses of every index, not what the same call without mmp_group answers",
+        ["m.get_mmp_status.empty_group"];
 }
 
 /// The pause a race fault puts between a check and its update: long enough for copies
@@ -458,7 +485,14 @@ pub(crate) fn race_pause() {
 }
 
 /// Milliseconds of [`race_pause`].
-const RACE_PAUSE_MS: u64 = 5;
+pub(crate) const RACE_PAUSE_MS: u64 = 5;
+
+/// Milliseconds a race fault that puts its update off (`deferred.rs`: `race-disable`,
+/// `race-logout`, `race-close`, `race-bucket`) waits before the update lands: wider than
+/// the pause, since under a full run's load the copies released on an answer, or the copies
+/// of one round, reach the handlers several ms apart (BENCHMARKS.md, arrival spread), and
+/// the race of closes has only its first round to catch it in.
+pub(crate) const RACE_DEFER_MS: u64 = 50;
 
 #[cfg(test)]
 mod tests {

@@ -43,8 +43,9 @@ pub(crate) struct Instrument {
     pub(crate) creation_timestamp: u64,
 }
 
-/// The instruments the server knows: two perpetuals, two dated futures and two options,
-/// each with a position the suite may close (`[fixtures] positions`).
+/// The instruments the server knows: two perpetuals, three dated futures and three options,
+/// each with a position the suite may close (`[fixtures] positions`: the closing cases
+/// and the race of closes, one each per execution).
 pub(crate) fn instruments() -> Vec<Instrument> {
     let instrument = |name, base_currency, underlying_index, mark_price, index_price| Instrument {
         name,
@@ -74,6 +75,8 @@ pub(crate) fn instruments() -> Vec<Instrument> {
             0.0312,
             64_231.2,
         ),
+        instrument("BTC-26SEP25", "BTC", "BTC-26SEP25", 66_010.0, 64_231.2),
+        instrument("ETH-27JUN25-3000-C", "ETH", "ETH-27JUN25", 0.0921, 3_410.9),
     ]
 }
 
@@ -170,7 +173,8 @@ pub(crate) struct MmpStatus {
 pub(crate) const MMP_RESET_INDEX: &str = "btc_usd";
 
 /// Triggered MMP statuses: one frozen until manual reset, one from a Mass Quote group and
-/// one of Block RFQ.
+/// one of Block RFQ. The timed ones are frozen until late 2045, so they are still triggered
+/// whenever the suite runs (a time already past would no longer be triggered, SPEC.md 2.4).
 pub(crate) fn mmp_statuses() -> Vec<MmpStatus> {
     vec![
         MmpStatus {
@@ -181,13 +185,13 @@ pub(crate) fn mmp_statuses() -> Vec<MmpStatus> {
         },
         MmpStatus {
             index_name: "eth_usdc",
-            frozen_until: FIXTURE_EPOCH_MS + 86_400_000 * 800,
+            frozen_until: FIXTURE_EPOCH_MS + 86_400_000 * 8000,
             mmp_group: Some("mq_alpha"),
             block_rfq: false,
         },
         MmpStatus {
             index_name: "btc_usdc",
-            frozen_until: FIXTURE_EPOCH_MS + 86_400_000 * 800,
+            frozen_until: FIXTURE_EPOCH_MS + 86_400_000 * 8000,
             mmp_group: None,
             block_rfq: true,
         },

@@ -9,11 +9,11 @@
 
 use serde_json::Value;
 
-use super::Variant;
 use super::ctx::Ctx;
 use super::fault::Fault;
 use super::state::{User, lock};
 use super::tokens::{Issued, bound_scope, grant_scope};
+use super::{ServerState, Variant};
 use harness_protocol::auth::scope::Scope;
 use harness_protocol::auth::sign;
 use harness_protocol::jsonrpc::ErrorObject;
@@ -182,13 +182,23 @@ pub(crate) fn logout(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
     let access_token = ctx.caller()?.access_token.clone();
     if let Some(token) = access_token {
         if !ctx.fault(Fault::LogoutNoop) {
-            let mut tokens = lock(&ctx.state.tokens);
-            let refresh = tokens
+            let refresh = lock(&ctx.state.tokens)
                 .access(&token, 0)
-                .map(|record| record.refresh_token.clone());
-            tokens.revoke_access(&token);
-            if let Some(refresh) = refresh.filter(|_| !ctx.state.fault(Fault::LogoutKeepsRefresh)) {
-                tokens.revoke_refresh(&refresh);
+                .map(|record| record.refresh_token.clone())
+                .filter(|_| !ctx.state.fault(Fault::LogoutKeepsRefresh));
+            let ended = token.clone();
+            let invalidate = move |state: &ServerState| {
+                let mut tokens = lock(&state.tokens);
+                tokens.revoke_access(&ended);
+                if let Some(refresh) = &refresh {
+                    tokens.revoke_refresh(refresh);
+                }
+            };
+            if ctx.fault(Fault::RaceLogout) {
+                // The tokens stop working a few ms after the answer.
+                ctx.state.deferred.later(invalidate);
+            } else {
+                invalidate(ctx.state);
             }
         }
         if let Some(connection) = ctx.connection.as_deref_mut()
@@ -207,8 +217,21 @@ pub(crate) fn logout(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
     Ok(Value::String("ok".to_owned()))
 }
 
+/// The login's `client_id`; the `auth-client-id-defaults-to-main` fault takes the main
+/// account's when it is missing.
+fn login_client_id<'a>(ctx: &'a Ctx<'_>) -> Result<&'a str, ErrorObject> {
+    match ctx.params.str("client_id") {
+        None if ctx.fault(Fault::AuthClientIdDefaultsToMain) => ctx
+            .state
+            .user(super::state::MAIN_ID)
+            .map(|user| user.client_id)
+            .ok_or_else(|| ErrorObject::invalid_credentials("unknown client id")),
+        _ => ctx.params.required_str("client_id"),
+    }
+}
+
 fn client_credentials(ctx: &Ctx<'_>) -> Result<Issued, ErrorObject> {
-    let client_id = ctx.params.required_str("client_id")?;
+    let client_id = login_client_id(ctx)?;
     let secret_optional = ctx.fault(Fault::CredentialsSecretOptional);
     let client_secret = match ctx.params.str("client_secret") {
         None if secret_optional => None,
@@ -244,7 +267,7 @@ fn any_account_has_secret(ctx: &Ctx<'_>, secret: &str) -> bool {
 }
 
 fn client_signature(ctx: &Ctx<'_>) -> Result<Issued, ErrorObject> {
-    let client_id = ctx.params.required_str("client_id")?;
+    let client_id = login_client_id(ctx)?;
     // The `sig-timestamp-optional` fault verifies only what is given: without a timestamp,
     // neither the window nor the signature.
     let unstamped = ctx.fault(Fault::SigTimestampOptional) && !ctx.params.has("timestamp");

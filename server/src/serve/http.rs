@@ -44,6 +44,7 @@ pub(crate) fn router(state: Arc<ServerState>) -> Router {
             &format!("/direct{}/private/lock_portfolio", spec::API_PREFIX),
             any(direct),
         )
+        .route("/reference/arrivals", get(super::arrivals::endpoint))
         .route(
             &format!("{}/{{*method}}", spec::API_PREFIX),
             any(jsonrpc_get),
@@ -154,6 +155,10 @@ async fn observed(
     } else {
         BodyRead::Complete(Bytes::new())
     };
+    // Its last byte is in: the request has arrived (for a race's arrival spread).
+    if let Some(ConnectInfo(peer)) = parts.extensions.get::<ConnectInfo<std::net::SocketAddr>>() {
+        state.arrivals.record(*peer);
+    }
     let Some(observer) = &state.observer else {
         return respond(answer(state, &parts, read));
     };

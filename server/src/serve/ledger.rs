@@ -1,7 +1,8 @@
 //! Account histories: the transaction log (SPEC.md section 2.3) and the trigger order
 //! history (section 2.2), generated once per start from a fixed seed.
 //!
-//! The main account gets several hundred log entries over six months in many currencies,
+//! The main account gets several hundred log entries over six months in many currencies
+//! (or as many as `harness serve --log-entries N` asks for, over the same span),
 //! covering every listed `type` and one unlisted type, because section 9 says new types
 //! appear at any time and clients must tolerate them. Some timestamps repeat on purpose so
 //! that the id tie-break of the ordering is exercised.
@@ -16,8 +17,9 @@ use serde_json::{Value, json};
 use super::fixtures::{FIXTURE_EPOCH_MS, round};
 use harness_protocol::spec::LISTED_LOG_TYPES;
 
-/// Log entries of the main account.
-const MAIN_LOG_ENTRIES: usize = 640;
+/// Log entries of the main account: enough that its BTC log (a third of them) holds more
+/// than the 250 entries one page may hold (SPEC.md 4.8), so a page past the bound shows.
+const MAIN_LOG_ENTRIES: usize = 960;
 /// Log entries of the subaccount.
 const SUB_LOG_ENTRIES: usize = 50;
 /// Trigger order history entries of the main account.
@@ -31,7 +33,7 @@ const HISTORY_SPAN_MS: u64 = 180 * 86_400_000;
 pub(crate) const EXPIRED_OTM_OPTION: &str = "BTC-28JUN24-90000-C";
 /// When [`EXPIRED_OTM_OPTION`] expired: after every generated entry, so its entry takes the
 /// newest id and leaves the generated history as it was.
-const EXPIRED_OTM_AT_MS: u64 = FIXTURE_EPOCH_MS + HISTORY_SPAN_MS + 3_600_000;
+pub(crate) const EXPIRED_OTM_AT_MS: u64 = FIXTURE_EPOCH_MS + HISTORY_SPAN_MS + 3_600_000;
 
 /// A type section 2.3 does not list; section 9 says such types appear at any time.
 const UNLISTED_LOG_TYPE: &str = "staking_reward";
@@ -180,11 +182,18 @@ pub(crate) struct Holder<'a> {
 impl Ledger {
     /// Generates the histories of the main account and its subaccount; with
     /// `otm_delivery` (the `expiry-with-delivery` fault) the expired out-of-the-money option
-    /// also gets a delivery entry.
-    pub(crate) fn generate(main: &Holder<'_>, sub: &Holder<'_>, otm_delivery: bool) -> Ledger {
+    /// also gets a delivery entry. `main_entries` sizes the main account's log (default
+    /// [`MAIN_LOG_ENTRIES`]) over the same span and currencies.
+    pub(crate) fn generate(
+        main: &Holder<'_>,
+        sub: &Holder<'_>,
+        otm_delivery: bool,
+        main_entries: Option<usize>,
+    ) -> Ledger {
         let mut rng = StdRng::seed_from_u64(0x5eed_1ed9);
-        let mut drafts = Vec::with_capacity(MAIN_LOG_ENTRIES + SUB_LOG_ENTRIES + 2);
-        draft_log(&mut rng, main, MAIN_LOG_ENTRIES, true, &mut drafts);
+        let main_entries = main_entries.unwrap_or(MAIN_LOG_ENTRIES);
+        let mut drafts = Vec::with_capacity(main_entries + SUB_LOG_ENTRIES + 2);
+        draft_log(&mut rng, main, main_entries, true, &mut drafts);
         draft_log(&mut rng, sub, SUB_LOG_ENTRIES, false, &mut drafts);
         drafts.sort_by_key(|draft| draft.timestamp);
         let kinds: &[&'static str] = if otm_delivery {

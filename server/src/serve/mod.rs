@@ -24,8 +24,10 @@
 mod switch;
 
 mod account;
+mod arrivals;
 mod call;
 mod ctx;
+mod deferred;
 mod fault;
 mod fixtures;
 #[cfg(any(test, feature = "arbitrary"))]
@@ -97,6 +99,10 @@ pub struct ServeConfig {
     pub(crate) observer: Option<Arc<dyn Observer>>,
     /// Serve over TLS with this certificate; plain HTTP when `None`.
     pub tls: Option<TlsIdentity>,
+    /// The main account's transaction log holds this many generated entries over the same
+    /// six months and currencies (`harness serve --log-entries N`), to try a suite's cost
+    /// against a long history; `None`: the fixed history every snapshot is taken from.
+    pub log_entries: Option<usize>,
 }
 
 impl ServeConfig {
@@ -124,6 +130,7 @@ impl ServeConfig {
             knobs: Knobs::default(),
             observer: None,
             tls: None,
+            log_entries: None,
         }
     }
 }
@@ -222,6 +229,10 @@ pub struct ServerState {
     disabled_logins: Mutex<HashSet<u64>>,
     /// Instruments whose position was closed (kept for the `positions-close-once` variant).
     closed_positions: Mutex<HashSet<String>>,
+    /// Updates a race fault puts off (`deferred.rs`); always empty on the correct server.
+    deferred: deferred::Deferred,
+    /// When each request arrived, by peer (reference-only, `arrivals.rs`).
+    arrivals: arrivals::Arrivals,
     /// The session token a WebSocket connection remembered last, which only the
     /// `ws-session-shared` fault keeps (and lends to every other connection).
     shared_session: Mutex<Option<String>>,

@@ -31,6 +31,15 @@ impl RateLimiter {
         }
     }
 
+    /// Whether `key`'s bucket holds a token, without taking it: the check the
+    /// `race-bucket` fault makes before it puts the take off.
+    pub(crate) fn has_token(&mut self, key: &str, now_ms: u64) -> bool {
+        let rate = self.rate;
+        self.buckets
+            .get(key)
+            .is_none_or(|bucket| rate.has_token_at(bucket, now_ms as f64))
+    }
+
     /// Takes one token from `key`'s bucket; false when it is empty.
     pub(crate) fn admit(&mut self, key: &str, now_ms: u64) -> bool {
         let now_ms = now_ms as f64;

@@ -129,6 +129,7 @@ impl ServerState {
                 username: "ref_sub",
             },
             config.faults.contains(&Fault::ExpiryWithDelivery),
+            config.log_entries,
         );
         let mut limits = config.limits.clone();
         if config.variants.contains(&super::Variant::RatePerUserBurst1) {
@@ -151,6 +152,8 @@ impl ServerState {
             members: Mutex::new(fixtures::members(MAIN_ID, SUB_ID)),
             disabled_logins: Mutex::new(HashSet::new()),
             closed_positions: Mutex::new(HashSet::new()),
+            deferred: super::deferred::Deferred::default(),
+            arrivals: super::arrivals::Arrivals::default(),
             shared_session: Mutex::new(None),
             signature_scheme: config.signature_scheme.clone(),
             knobs: config.knobs.clone(),
@@ -221,7 +224,9 @@ impl ServerState {
                 expired_otm_option: Some(ExpiredOption {
                     instrument_name: super::ledger::EXPIRED_OTM_OPTION.to_owned(),
                     currency: "BTC".to_owned(),
+                    expired_at: Some(super::ledger::EXPIRED_OTM_AT_MS),
                 }),
+                expired_otm_options: Vec::new(),
                 direct_access_key: Some(self.direct_access_key.clone()),
             },
             limits,

@@ -212,6 +212,31 @@ impl TokenStore {
             .retain(|token, record| record.user_id != user_id || kept(token));
     }
 
+    /// The access and refresh tokens [`TokenStore::revoke_user`] would revoke now: what
+    /// the `race-disable` fault revokes a few ms later.
+    pub(crate) fn user_tokens(
+        &self,
+        user_id: u64,
+        keep_through_main: bool,
+    ) -> (Vec<String>, Vec<String>) {
+        let ended = |token: &String, owner: u64| {
+            owner == user_id && !(keep_through_main && self.through_main.contains(token))
+        };
+        let access = self
+            .access
+            .iter()
+            .filter(|(token, record)| ended(token, record.user_id))
+            .map(|(token, _)| token.clone())
+            .collect();
+        let refresh = self
+            .refresh
+            .iter()
+            .filter(|(token, record)| ended(token, record.user_id))
+            .map(|(token, _)| token.clone())
+            .collect();
+        (access, refresh)
+    }
+
     /// Every token of the pairs each user holds (live, expired or revoked): what tests
     /// search reports for, since a revoked token must not leak either.
     pub(crate) fn issued_tokens(&self) -> Vec<String> {

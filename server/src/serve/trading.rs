@@ -21,7 +21,11 @@ const CONTINUATION_PREFIX: &str = "toh1-";
 /// `private/get_mmp_status`.
 pub(crate) fn get_mmp_status(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
     let block_rfq = ctx.params.bool("block_rfq").unwrap_or(false);
-    if block_rfq {
+    // The `mmp-block-rfq-scope-any` fault lets block_rfq:read stand for trade:read on the
+    // plain call too.
+    if block_rfq
+        || (ctx.fault(Fault::MmpBlockRfqScopeAny) && ctx.require(spec::MMP_BLOCK_RFQ_SCOPE).is_ok())
+    {
         ctx.require(spec::MMP_BLOCK_RFQ_SCOPE)?;
     } else {
         ctx.require_stated_scope()?;
@@ -56,6 +60,8 @@ pub(crate) fn get_mmp_status(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
     let block_rfq = block_rfq && !ctx.fault(Fault::MmpBlockRfqIgnored);
     let frozen_as_string = ctx.fault(Fault::MmpFrozenString);
     let reset_hidden = ctx.fault(Fault::MmpHidesFrozenZero);
+    // `mmp-empty-group-every-index`: an empty mmp_group answers every index's statuses.
+    let empty_group_all = ctx.fault(Fault::MmpEmptyGroupEveryIndex);
     // Under the `mmp-none-triggered` variant no index is frozen for anyone.
     let held = ctx.caller()?.user_id == MAIN_ID && !ctx.variant(super::Variant::MmpNoneTriggered);
     let statuses: Vec<Value> = super::fixtures::mmp_statuses()
@@ -69,7 +75,10 @@ pub(crate) fn get_mmp_status(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
                 usize::MAX
             },
         )
-        .filter(|status| index_name.is_none_or(|name| name == "all" || name == status.index_name))
+        .filter(|status| {
+            index_name.is_none_or(|name| name == "all" || name == status.index_name)
+                || (empty_group_all && ctx.params.str("mmp_group") == Some(""))
+        })
         .filter(|status| group.is_none_or(|group| status.mmp_group == Some(group)))
         .map(|status| {
             let mut entry = json!({
@@ -111,12 +120,13 @@ pub(crate) fn get_trigger_order_history(ctx: &mut Ctx<'_>) -> Result<Value, Erro
         },
         currency_last_refused: Fault::TriggerCurrencyLastRefused,
         count: CountFaults {
-            zero: Fault::TriggerCount0,
+            zero: None,
             min_refused: Fault::TriggerCount1Refused,
-            over_max: Fault::TriggerCount1001,
+            over_max: None,
             max_refused: Fault::TriggerCountMaxRefused,
             default_raised: Fault::TriggerDefault30,
             default_lowered: Fault::TriggerDefault10,
+            default_first_page_only: Fault::TriggerDefaultFirstPageOnly,
         },
     })?;
     let instrument = ctx
@@ -198,8 +208,20 @@ pub(crate) fn close_position(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
     let order_type = ctx
         .listed("type", ctx.fault(Fault::CloseTypeAny), false)?
         .unwrap_or("market");
-    let closed_before = !super::state::lock(&ctx.state.closed_positions).insert(name.to_owned());
-    if closed_before && ctx.variant(super::Variant::PositionsCloseOnce) {
+    // The `race-close` fault closes a position once, as the `positions-close-once` variant
+    // does, but marks it closed a few ms after the answer.
+    let racing = ctx.fault(Fault::RaceClose);
+    let closed_before = if racing {
+        let closed = super::state::lock(&ctx.state.closed_positions).contains(name);
+        let marked = name.to_owned();
+        ctx.state.deferred.later(move |state| {
+            super::state::lock(&state.closed_positions).insert(marked);
+        });
+        closed
+    } else {
+        !super::state::lock(&ctx.state.closed_positions).insert(name.to_owned())
+    };
+    if closed_before && (racing || ctx.variant(super::Variant::PositionsCloseOnce)) {
         return Err(ErrorObject::invalid_params(
             "instrument_name",
             "no open position",

@@ -37,6 +37,7 @@ variants! {
     TriggerEndNull => "trigger-end-null";
     ShortPages => "short-pages";
     OldestFirst => "oldest-first";
+    CountsClamped => "counts-clamped";
     TimestampsUnbounded => "timestamps-unbounded";
     RatePerUserBurst1 => "rate-per-user-burst-1";
     FutureTimestamps => "future-timestamps";

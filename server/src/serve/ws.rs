@@ -11,9 +11,9 @@
 
 use std::sync::{Arc, Mutex};
 
-use axum::extract::State;
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
-use axum::http::{HeaderMap, Uri};
+use axum::extract::{ConnectInfo, State};
+use axum::http::{Extensions, HeaderMap, Uri};
 use axum::response::Response;
 use futures_util::{SinkExt, StreamExt};
 use tokio::sync::{Semaphore, mpsc};
@@ -35,6 +35,7 @@ pub(crate) async fn upgrade(
     State(state): State<Arc<ServerState>>,
     uri: Uri,
     headers: HeaderMap,
+    extensions: Extensions,
     upgrade: WebSocketUpgrade,
 ) -> Response {
     let frame_limit = state.max_body_bytes.saturating_mul(4).max(1 << 20);
@@ -44,6 +45,9 @@ pub(crate) async fn upgrade(
             .path_and_query()
             .map_or_else(|| uri.path().to_owned(), |pq| pq.as_str().to_owned()),
         headers: observe::header_list(&headers),
+        peer: extensions
+            .get::<ConnectInfo<std::net::SocketAddr>>()
+            .map(|ConnectInfo(peer)| *peer),
     };
     upgrade
         .max_message_size(frame_limit)
@@ -64,6 +68,8 @@ struct Handshake {
     connection: String,
     uri: String,
     headers: Vec<(String, String)>,
+    /// The client's address, for the arrivals (`arrivals.rs`).
+    peer: Option<std::net::SocketAddr>,
 }
 
 async fn serve_socket(state: Arc<ServerState>, socket: WebSocket, handshake: Handshake) {
@@ -100,6 +106,10 @@ async fn serve_socket(state: Arc<ServerState>, socket: WebSocket, handshake: Han
             Message::Ping(_) | Message::Pong(_) => continue,
             Message::Close(_) => break,
         };
+        // The frame is in: the request has arrived (for a race's arrival spread).
+        if let Some(peer) = handshake.peer {
+            state.arrivals.record(peer);
+        }
         let Ok(permit) = Arc::clone(&in_flight).acquire_owned().await else {
             break;
         };

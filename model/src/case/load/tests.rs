@@ -221,6 +221,26 @@ fn a_race_loads_with_its_default_rounds_and_bad_ones_are_refused() {
             "at_mots = 1",
             "c.toml:10: unknown field \"at_mots\" (did you mean \"at_most\"?)",
         ),
+        (
+            "at_most = 1",
+            "at_most = 1, after_lead = 2",
+            "c.toml:6: race.after_lead needs a race.lead to wait for",
+        ),
+        (
+            "at_most = 1",
+            "at_most = 1, lead = { call = \"private/logout\" }",
+            "c.toml:6: race.after_lead is 0; with a lead, 1 to 8 of the copies wait for its answer",
+        ),
+        (
+            "at_most = 1",
+            "at_most = 1, after_lead = 2, lead = { raw = \"{}\" }",
+            "c.toml:6: race.lead is a plain call",
+        ),
+        (
+            "at_most = 1",
+            "at_most = 1, again_after_ms = 20000",
+            "c.toml:6: race.again_after_ms is at most 10000",
+        ),
     ] {
         let message = load_error(&RACE.replace(from, to));
         assert!(message.contains(error), "{message}");
@@ -229,4 +249,16 @@ fn a_race_loads_with_its_default_rounds_and_bad_ones_are_refused() {
         "{RACE}\n[[step]]\ncall = \"public/auth\"\nauth = {{ mode = \"client_signature\" }}\nexpect = {{ outcome = \"any\" }}\nrace = {{ copies = 2, at_most = 1 }}\n"
     );
     assert!(load_error(&twice).contains("c.toml:12: a case has at most one race step"));
+    let led = RACE.replace(
+        "at_most = 1 }",
+        "at_most = 0, after_lead = 4, counts = \"result.x\", lead = { call = \"private/logout\" } }",
+    );
+    let case = parse_case(Path::new("c.toml"), &led, &catalog(), &schemas()).unwrap();
+    let race = case.steps[0].race.as_ref().unwrap();
+    assert_eq!(race.after_lead, 4);
+    assert_eq!(race.counts.as_deref(), Some("result.x"));
+    assert_eq!(
+        race.lead.as_ref().and_then(|lead| lead.call.as_deref()),
+        Some("private/logout")
+    );
 }

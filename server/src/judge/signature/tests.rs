@@ -126,3 +126,22 @@ fn a_reused_nonce_fails_and_a_timestamp_nonce_warns() {
     assert!(findings[0].starts_with("fail") && findings[0].contains("already used by request #1"));
     assert!(findings[1].starts_with("warn") && findings[1].contains("millisecond timestamp"));
 }
+
+#[test]
+fn without_a_nonce_either_framing_passes_and_with_one_leaving_it_out_fails() {
+    let body = |signature: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"public/auth","params":{{"grant_type":"client_signature","client_id":"c","timestamp":{NOW},"signature":"{signature}"}}}}"#
+        )
+    };
+    let unsent = sign::hmac_hex(SECRET.as_bytes(), format!("{NOW}\n").as_bytes());
+    let empty = sign::client_signature(SECRET, NOW, "", "").unwrap();
+    for signature in [unsent.as_str(), empty.as_str()] {
+        let mut record = auth(1, NOW, "n1", "x");
+        record.body = body(signature).into_bytes();
+        assert_eq!(judged(&record), Vec::<String>::new(), "{signature}");
+    }
+    let left_out = sign::hmac_hex(SECRET.as_bytes(), format!("{NOW}\n").as_bytes());
+    let findings = judged(&auth(1, NOW, "n1", &left_out));
+    assert!(findings[0].contains("client.sig.framing"), "{findings:?}");
+}

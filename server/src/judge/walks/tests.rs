@@ -211,3 +211,72 @@ fn walks_of_two_currencies_are_apart() {
     ];
     assert_eq!(judged(&interleaved), Vec::<String>::new());
 }
+
+#[test]
+fn walks_of_the_same_reads_side_by_side_follow_each_others_continuations() {
+    // Two tasks read the same first page at once, both are given 77, and both follow it;
+    // one of them is then handed 66, which the other follows.
+    let side_by_side = [
+        page(1, 0, 5, None, 5, Some(77)),
+        page(2, 5, 5, None, 5, Some(77)),
+        page(3, 10, 5, Some(77), 5, Some(66)),
+        page(4, 15, 5, Some(77), 5, Some(66)),
+        page(5, 20, 5, Some(66), 2, None),
+        page(6, 25, 5, Some(66), 2, None),
+    ];
+    let findings = judged(&side_by_side);
+    assert!(
+        findings.iter().all(|finding| !finding.starts_with("fail")),
+        "{findings:?}"
+    );
+    // Three first pages at once, whose continuation is then followed: no restart loop.
+    let three_at_once = [
+        page(1, 0, 5, None, 5, Some(77)),
+        page(2, 5, 5, None, 5, Some(77)),
+        page(3, 10, 5, None, 5, Some(77)),
+        page(4, 15, 5, Some(77), 2, None),
+    ];
+    let findings = judged(&three_at_once);
+    assert!(
+        findings.iter().all(|finding| !finding.starts_with("fail")),
+        "{findings:?}"
+    );
+    // A continuation followed as often as it was handed out is spent: sent again, it loops.
+    let spent = [
+        page(1, 0, 5, None, 5, Some(77)),
+        page(2, 10, 5, Some(77), 5, Some(66)),
+        page(3, 20, 5, Some(77), 5, Some(66)),
+    ];
+    assert!(
+        judged(&spent)
+            .iter()
+            .any(|finding| finding.starts_with("fail") && finding.contains("already followed")),
+        "{:?}",
+        judged(&spent)
+    );
+}
+
+#[test]
+fn a_walk_goes_on_in_another_session_of_the_same_client_but_not_of_another_client() {
+    let walk = [
+        page(1, 0, 5, None, 5, Some(77)),
+        page(2, 10, 5, Some(77), 2, None),
+    ];
+    let caller = |session: &str, client: &str| Caller {
+        key: session.to_owned(),
+        client: Some(client.to_owned()),
+    };
+    for (second, fails) in [
+        (caller("session#2", "bot"), false),
+        (caller("session#2", "other"), true),
+    ] {
+        let mut tally = Tally::default();
+        check_pagination(&walk, &[caller("session#1", "bot"), second], &mut tally);
+        let findings = tally.describe();
+        assert_eq!(
+            findings.iter().any(|finding| finding.starts_with("fail")),
+            fails,
+            "{findings:?}"
+        );
+    }
+}

@@ -107,7 +107,31 @@ fn generated_log_is_ordered_for_paging() {
             username: "b",
         },
         true,
+        None,
     );
+    for pair in ledger.log.windows(2) {
+        assert!(pair[0].id < pair[1].id);
+        assert!(pair[0].timestamp <= pair[1].timestamp);
+    }
+}
+
+#[test]
+fn a_sized_log_holds_that_many_main_entries_over_several_currencies() {
+    let holder = |user_id, username| Holder { user_id, username };
+    let ledger = Ledger::generate(&holder(1, "a"), &holder(2, "b"), false, Some(3_000));
+    let main: Vec<&LogEntry> = ledger
+        .log
+        .iter()
+        .filter(|entry| entry.user_id == 1)
+        .collect();
+    // The generated entries and the expired option's expiry entry.
+    assert_eq!(main.len(), 3_001);
+    let currencies: std::collections::HashSet<&str> =
+        main.iter().map(|entry| entry.currency).collect();
+    assert!(currencies.len() >= 5, "{currencies:?}");
+    let span = main.last().map_or(0, |entry| entry.timestamp)
+        - main.first().map_or(0, |entry| entry.timestamp);
+    assert!(span > 100 * 86_400_000, "{span}");
     for pair in ledger.log.windows(2) {
         assert!(pair[0].id < pair[1].id);
         assert!(pair[0].timestamp <= pair[1].timestamp);

@@ -1,0 +1,151 @@
+//! The plan of a run's paced calls, checked without a server: a bounded walk's pages, a
+//! request sent once, the budget's skips and where `account = "any"` goes.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::*;
+use harness_model::check::{Catalog, SchemaSet};
+use harness_model::target_file::Target;
+
+const PACED: &str = "private/get_transaction_log";
+
+/// A target pacing at 1 per second with burst 1 per account, with `accounts`.
+fn target(accounts: &[&str]) -> Target {
+    let mut text = String::from(
+        "name = \"t\"\nbase_url = \"http://127.0.0.1:1/api/v2\"\nws_url = \"ws://127.0.0.1:1/ws/api/v2\"\n",
+    );
+    for account in accounts {
+        text.push_str(&format!(
+            "[accounts.{account}]\nclient_id = \"{account}\"\nclient_secret = \"secret-{account}\"\n"
+        ));
+    }
+    text.push_str("[limits]\ntransaction_log_per_second = 1.0\ntransaction_log_burst = 1\n");
+    Target::parse(Path::new("target.toml"), &text, &|_| None).expect("test target parses")
+}
+
+fn case(id: &str, steps: &str) -> Case {
+    let text = format!(
+        "id = \"{id}\"\ntitle = \"t\"\nclauses = [\"x\"]\ntransports = [\"http-query\"]\n{steps}"
+    );
+    toml::from_str(&text).expect("test case parses")
+}
+
+fn call(count: u32, account: &str) -> String {
+    format!(
+        "[[step]]\ncall = \"{PACED}\"\nparams = {{ currency = \"BTC\", start_timestamp = 0, end_timestamp = \"{{{{now_ms}}}}\", count = {count} }}\nauth = {{ mode = \"bearer\", account = \"{account}\" }}\n"
+    )
+}
+
+const WALK: &str = "[[step]]\nauth = { mode = \"bearer\", account = \"main\" }\n[step.walk]\ncall = \"private/get_transaction_log\"\nparams = { currency = \"BTC\", start_timestamp = 0, end_timestamp = \"{{now_ms}}\" }\nitems = \"logs\"\ncount = 20\ncompare_count = 250\nkey = \"id\"\ntimestamp = \"timestamp\"\nwindow = { start = \"start_timestamp\", end = \"end_timestamp\", entries = 30 }\n";
+
+fn config(cases: Vec<Case>, accounts: &[&str]) -> RunConfig {
+    let schemas = SchemaSet::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../cases/schemas"))
+        .expect("schemas load");
+    RunConfig::new(
+        target(accounts),
+        cases,
+        Arc::new(Catalog::default()),
+        Arc::new(schemas),
+    )
+}
+
+#[test]
+fn a_bounded_walk_is_a_few_pages_and_its_probe_is_the_same_request_as_a_call() {
+    let cases = vec![case("c.max", &call(250, "main")), case("c.walk", WALK)];
+    let plan = paced_plan(&config(cases.clone(), &["main"]));
+    // count 250 once (the walk's probe is the same request), two pages of 20, one of 250.
+    assert_eq!(plan.calls(), 4, "{plan}");
+    assert_eq!(plan.open_walks, 0);
+    assert_eq!(
+        plan.duration,
+        Duration::from_secs_f64(3.0 * pace::PACING_MARGIN)
+    );
+    let full = paced_plan(&RunConfig {
+        full_walks: true,
+        ..config(cases, &["main"])
+    });
+    assert_eq!(full.open_walks, 1);
+    assert!(
+        full.to_string().contains("1 walks read the whole history"),
+        "{full}"
+    );
+}
+
+#[test]
+fn a_budget_skips_what_does_not_fit_with_the_reason() {
+    let cases = vec![
+        case("c.one", &call(1, "main")),
+        case("c.two", &call(2, "main")),
+        case("c.three", &call(3, "main")),
+    ];
+    let plan = paced_plan(&RunConfig {
+        paced_budget: Some(Duration::from_secs(1)),
+        ..config(cases, &["main"])
+    });
+    // The first call is the burst, the second waits 1.05 s: over a budget of 1 s.
+    assert_eq!(plan.calls(), 1, "{plan}");
+    assert_eq!(plan.skipped.len(), 2);
+    let reason = &plan.skipped[&("c.two".to_owned(), TransportKind::HttpQuery)];
+    assert!(reason.contains("--paced-budget-s 1"), "{reason}");
+    assert!(
+        plan.to_string().contains("2 executions do not fit"),
+        "{plan}"
+    );
+}
+
+#[test]
+fn any_account_goes_where_the_budget_has_room() {
+    let cases = vec![
+        case("c.main", &format!("{}{}", call(1, "main"), call(2, "main"))),
+        case("c.any1", &call(3, "any")),
+        case("c.any2", &call(4, "any")),
+    ];
+    let plan = paced_plan(&config(cases.clone(), &["main", "sub", "two_factor"]));
+    let on = |id: &str| plan.accounts[&(id.to_owned(), TransportKind::HttpQuery)].clone();
+    // Main has two calls, the two-factor account none: both go there; never to the sub.
+    assert_eq!(on("c.any1"), "two_factor");
+    assert_eq!(on("c.any2"), "two_factor");
+    assert_eq!(plan.by_budget.get("main"), Some(&2));
+    assert_eq!(plan.by_budget.get("sub"), None);
+    // Without other accounts, everything is main's.
+    let alone = paced_plan(&config(cases, &["main"]));
+    assert_eq!(alone.by_budget.get("main"), Some(&4));
+}
+
+#[test]
+fn a_refusal_may_go_as_the_sub_a_read_may_not() {
+    let refusal =
+        call(251, "any").replace("auth = {", "expect = { outcome = \"error\" }\nauth = {");
+    let cases = vec![
+        case("c.main", &call(1, "main")),
+        case("c.two", &call(2, "two_factor")),
+        case("c.read", &call(3, "any")),
+        case("c.refusal", &refusal),
+    ];
+    let plan = paced_plan(&config(cases, &["main", "sub", "two_factor"]));
+    let on = |id: &str| plan.accounts[&(id.to_owned(), TransportKind::HttpQuery)].clone();
+    assert_eq!(on("c.refusal"), "sub");
+    assert_ne!(on("c.read"), "sub");
+}
+
+#[test]
+fn an_expiry_walk_is_a_page_for_each_option_of_the_pool() {
+    let walk = "needs = { fixtures = [\"expired_otm_option\"] }\n[[step]]\nauth = { mode = \"bearer\", account = \"main\" }\n[step.walk]\ncall = \"private/get_transaction_log\"\nparams = { currency = \"{{fixtures.expired_otm_option.currency}}\", start_timestamp = 0, end_timestamp = \"{{now_ms}}\" }\nitems = \"logs\"\ncount = 250\nkey = \"id\"\nexpiry_of = \"{{fixtures.expired_otm_option.instrument_name}}\"\nwindow = { start = \"start_timestamp\", end = \"end_timestamp\", around = \"{{fixtures.expired_otm_option.expired_at}}\" }\n";
+    let mut config = config(vec![case("c.expiry", walk)], &["main"]);
+    let option = |name: &str, currency: &str| harness_model::target_file::ExpiredOption {
+        instrument_name: name.to_owned(),
+        currency: currency.to_owned(),
+        expired_at: Some(1_738_310_400_000),
+    };
+    config.target.fixtures.expired_otm_option = Some(option("BTC-31JAN25-100000-C", "BTC"));
+    assert_eq!(paced_plan(&config).calls(), 1);
+    config.target.fixtures.expired_otm_options = vec![
+        option("ETH-31JAN25-4000-C", "ETH"),
+        option("BTC-28MAR25-90000-P", "BTC"),
+    ];
+    let plan = paced_plan(&config);
+    assert_eq!(plan.calls(), 3, "{plan}");
+    assert_eq!(plan.open_walks, 0);
+}
