@@ -38,6 +38,26 @@ pub(crate) const PACING_MARGIN: f64 = 1.05;
 /// The most requests an account can owe its budget after a probe.
 const PROBE_DEBT_MAX: f64 = 2_000.0;
 
+/// Copies beyond the declared burst that a round of a race held to the declared budget
+/// releases: enough that a correct server must refuse some of them.
+const BEYOND_BURST: usize = 2;
+
+/// The copies per round and the most rounds of a race of the paced method held to the
+/// target's declared budget (`within_declared_rate`), as the race runs them and the plan
+/// counts them. Such a race only needs to run the target's bucket dry: a correct server
+/// refuses some copies of the round that empties it, and a server that reads the bucket
+/// and takes the token later lets that whole round through, beyond the budget. So a round
+/// releases at most the burst and [`BEYOND_BURST`] more, and the rounds end with the first
+/// one in which a copy got no result (`race.rs`): against a burst of 2 that is one round
+/// of 4 copies, not the case's copies times its rounds, which would owe the account's
+/// budget minutes on a target that counts per account.
+pub(crate) fn budget_race_shape(copies: usize, rounds: u32, limits: &RateLimits) -> (usize, u32) {
+    let burst = usize::try_from(limits.transaction_log_burst).unwrap_or(usize::MAX);
+    let per_round = copies.min(burst.saturating_add(BEYOND_BURST)).max(2);
+    let until_dry = u32::try_from(burst / per_round + 1).unwrap_or(u32::MAX);
+    (per_round, rounds.min(until_dry).max(1))
+}
+
 /// The pacing budget of requests sent without an account's credentials.
 pub(crate) const ANONYMOUS: &str = "anonymous";
 
@@ -199,6 +219,21 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn a_race_held_to_the_declared_budget_releases_the_burst_and_a_few_until_dry() {
+        let limits = |burst| RateLimits {
+            transaction_log_burst: burst,
+            ..RateLimits::default()
+        };
+        // A burst of 2: one round of 4 copies, not 64 times 20.
+        assert_eq!(budget_race_shape(64, 20, &limits(2)), (4, 1));
+        // A burst of 100: rounds of 64 until the bucket must be dry (the second).
+        assert_eq!(budget_race_shape(64, 20, &limits(100)), (64, 2));
+        // Never more rounds than the case asks for, never fewer copies than two.
+        assert_eq!(budget_race_shape(8, 3, &limits(1_000)), (8, 3));
+        assert_eq!(budget_race_shape(64, 20, &limits(0)), (2, 1));
+    }
 
     fn pacer(per_second: f64, burst: u32) -> Pacer {
         Pacer::new(&RateLimits {

@@ -4,7 +4,8 @@
 //!
 //! A call step of a paced method is one call; requests the run answers once
 //! ([`super::paced_cache`]: same transport, authentication, method and parameters) are
-//! counted once; a race is its copies times its rounds; a rate probe spends the burst and
+//! counted once; a race is its copies times its rounds (a race held to the declared budget
+//! only until the bucket runs dry, [`pace::budget_race_shape`]); a rate probe spends the burst and
 //! one more; a bounded walk (a `window`) is its probe page, the pages of about `entries`
 //! entries at each of its counts; a walk over the whole history has pages no one knows
 //! before the run, counted as one each and named in the plan. Budgets fill in parallel, so
@@ -308,7 +309,12 @@ fn execution_calls(
             continue;
         };
         if let Some(race) = &step.race {
-            let copies = race.copies * race.rounds as usize;
+            let (per_round, rounds) = if race.within_declared_rate {
+                pace::budget_race_shape(race.copies, race.rounds, limits)
+            } else {
+                (race.copies, race.rounds)
+            };
+            let copies = per_round * rounds as usize;
             calls.extend((0..copies).map(|_| call(None)));
             continue;
         }

@@ -30,6 +30,7 @@ use std::time::Instant;
 use serde_json::Value;
 
 use super::exec::{Execution, Stop};
+use super::pace;
 use crate::transport::{Authorization, Outgoing, Wave, place_bearer};
 use harness_model::case::{Race, Step};
 use harness_protocol::wire::TransportKind;
@@ -51,6 +52,9 @@ pub(super) struct Tally {
     first_release: Option<Instant>,
     counted_total: usize,
     over_budget: Vec<(u32, usize, f64)>,
+    /// `within_declared_rate`: the first round in which a copy got no result (the bucket
+    /// ran dry), after which the race ends (`pace::budget_race_shape`).
+    dry_round: Option<u32>,
     last_response: Value,
 }
 
@@ -65,9 +69,12 @@ impl Execution<'_> {
     ) -> Result<(), Stop> {
         let execution_transport = self.transport;
         let rounds = self.shared.target.race_rounds.unwrap_or(race.rounds);
+        let rounds = self.race_shape(step, race, rounds).1;
         let mut tally = Tally::default();
         let mut outcome = Ok(());
+        let mut ran = 0;
         for round in 1..=rounds {
+            ran = round;
             let recorded = self.exchanges.len();
             if round > 1 {
                 for earlier in setup {
@@ -94,9 +101,17 @@ impl Execution<'_> {
                 // A round that kept the rule is not recorded beyond the first.
                 self.exchanges.truncate(recorded);
             }
+            if tally.dry_round.is_some() {
+                break;
+            }
         }
         outcome?;
-        self.race_verdict(step, race, rounds, tally)
+        if let Some(dry) = tally.dry_round.filter(|dry| *dry < rounds) {
+            self.notes.push(format!(
+                "round {dry} ran the target's bucket dry (a copy got no result): later rounds would tell nothing more, so the race ended there"
+            ));
+        }
+        self.race_verdict(step, race, ran, tally)
     }
 
     /// One round of a race, without the steps before it: a race step sent by a caller
@@ -125,14 +140,16 @@ impl Execution<'_> {
         };
         let clauses = self.case.step_clauses(step).to_vec();
         let paced = harness_protocol::spec::is_paced(&method);
+        let copies_released = self.race_shape(step, race, race.rounds).0;
         if paced && !self.case.needs.destructive {
             let account = self.pace_key(&step.auth);
-            for _ in 0..race.copies {
+            for _ in 0..copies_released {
                 self.shared.pacer.wait(&account).await;
             }
         }
         let outgoing = self.prepare(step, &method).await?;
-        let mut copies: Vec<(TransportKind, Outgoing, Wave)> = Vec::with_capacity(race.copies + 1);
+        let mut copies: Vec<(TransportKind, Outgoing, Wave)> =
+            Vec::with_capacity(copies_released + 1);
         if let Some(lead) = &race.lead {
             let lead_method = lead.call.clone().unwrap_or_default();
             let prepared = self.prepare(lead, &lead_method).await?;
@@ -142,8 +159,8 @@ impl Execution<'_> {
                 Wave::Lead,
             ));
         }
-        let second_wave_from = race.copies.saturating_sub(race.after_lead);
-        for copy in 0..race.copies {
+        let second_wave_from = copies_released.saturating_sub(race.after_lead);
+        for copy in 0..copies_released {
             let transport = over[copy % over.len()];
             let wave = if race.lead.is_some() && copy >= second_wave_from {
                 Wave::AfterLead
@@ -164,7 +181,7 @@ impl Execution<'_> {
             // The copies that raced the lead are checked but not kept: whether each came
             // before or after it is the race's to decide, and a record holding them would
             // depend on it. The lead and the second wave stay.
-            let together = race.copies - race.after_lead;
+            let together = copies_released.saturating_sub(race.after_lead);
             let first = (recorded + 1).min(self.exchanges.len());
             let end = (first + together).min(self.exchanges.len());
             self.exchanges.drain(first..end);
@@ -172,7 +189,7 @@ impl Execution<'_> {
         if paced && self.case.needs.destructive {
             // Beyond the budget, as the rate probe is, but counted.
             let account = self.pace_key(&step.auth);
-            for _ in 0..race.copies {
+            for _ in 0..copies_released {
                 self.shared.pacer.spend(&account, Instant::now());
             }
         }
@@ -232,6 +249,9 @@ impl Execution<'_> {
             if tally.counted_total as f64 > budget.floor() {
                 tally.over_budget.push((round, tally.counted_total, budget));
             }
+            if counted < copies_released {
+                tally.dry_round.get_or_insert(round);
+            }
         }
         Ok(())
     }
@@ -250,10 +270,11 @@ impl Execution<'_> {
         } else {
             race.over.clone()
         };
+        let copies_released = self.race_shape(step, race, rounds).0;
         self.notes.push(spread_note(
             &tally.spreads,
             &tally.arrivals,
-            race.copies,
+            copies_released,
             &over,
         ));
         let clauses = self.case.step_clauses(step).to_vec();
@@ -311,7 +332,7 @@ impl Execution<'_> {
                     race.after_lead,
                     lead.call.as_deref().unwrap_or_default()
                 ),
-                None => format!("{} copies of {method} released together", race.copies),
+                None => format!("{copies_released} copies of {method} released together"),
             };
             self.record(
                 &clauses,
@@ -329,6 +350,20 @@ impl Execution<'_> {
     }
 
     /// The race's `at_most`, resolved when it is a template.
+    /// The copies per round and the rounds of `race`: as the case says, but for a race of
+    /// the paced method held to the declared budget ([`pace::budget_race_shape`]).
+    fn race_shape(&self, step: &Step, race: &Race, rounds: u32) -> (usize, u32) {
+        let paced = step
+            .call
+            .as_deref()
+            .is_some_and(harness_protocol::spec::is_paced);
+        if paced && race.within_declared_rate {
+            pace::budget_race_shape(race.copies, rounds, &self.shared.target.limits)
+        } else {
+            (race.copies, rounds)
+        }
+    }
+
     fn race_bound(&self, race: &Race) -> Result<usize, Stop> {
         let bound = match &race.at_most {
             Value::String(text) => self.resolved(text)?.trim().parse::<usize>().ok(),
