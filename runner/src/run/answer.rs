@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::exec::{Execution, Stop};
 use super::template;
-use harness_model::case::{AuthMode, Step};
+use harness_model::case::{Auth, Step};
 use harness_model::check::Matcher;
 use harness_protocol::auth::scope::Scope;
 
@@ -72,12 +72,12 @@ impl Execution<'_> {
     /// login with `lacks` does (SPEC.md does not say what a requested scope grants beyond
     /// what it names).
     fn skip_if_granted(&self, step: &Step, response: &Value) -> Result<(), Stop> {
-        let Some(requirement) = &step.auth.lacks else {
-            return Ok(());
-        };
-        if step.auth.mode == AuthMode::Bearer {
+        if matches!(step.auth, Auth::Bearer(_)) {
             return Ok(());
         }
+        let Some(requirement) = step.auth.lacks() else {
+            return Ok(());
+        };
         let granted = response
             .pointer("/result/scope")
             .and_then(Value::as_str)

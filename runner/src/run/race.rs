@@ -116,7 +116,7 @@ impl Execution<'_> {
         round: u32,
         tally: &mut Tally,
     ) -> Result<(), Stop> {
-        let method = step.call.clone().unwrap_or_default();
+        let method = step.call_method().unwrap_or_default().to_owned();
         let at_most = self.race_bound(race)?;
         let over = if race.over.is_empty() {
             vec![self.transport]
@@ -134,7 +134,7 @@ impl Execution<'_> {
         let outgoing = self.prepare(step, &method).await?;
         let mut copies: Vec<(TransportKind, Outgoing, Wave)> = Vec::with_capacity(race.copies + 1);
         if let Some(lead) = &race.lead {
-            let lead_method = lead.call.clone().unwrap_or_default();
+            let lead_method = lead.call_method().unwrap_or_default().to_owned();
             let prepared = self.prepare(lead, &lead_method).await?;
             copies.push((
                 over[0],
@@ -258,7 +258,7 @@ impl Execution<'_> {
         ));
         let clauses = self.case.step_clauses(step).to_vec();
         if tally.unjudged > 0 {
-            let method = step.call.as_deref().unwrap_or_default();
+            let method = step.call_method().unwrap_or_default();
             let note = format!(
                 "{} of {rounds} rounds not judged: a copy of {method} sent alone afterwards counted too, so the target does it again whatever came before",
                 tally.unjudged
@@ -271,7 +271,7 @@ impl Execution<'_> {
         }
         if !tally.over_budget.is_empty() {
             let limits = &self.shared.target.limits;
-            let method = step.call.as_deref().unwrap_or_default();
+            let method = step.call_method().unwrap_or_default();
             let rounds_text: Vec<String> = tally
                 .over_budget
                 .iter()
@@ -295,7 +295,7 @@ impl Execution<'_> {
         }
         if !tally.broken.is_empty() {
             let at_most = self.race_bound(race)?;
-            let method = step.call.as_deref().unwrap_or_default();
+            let method = step.call_method().unwrap_or_default();
             let rounds_text: Vec<String> = tally
                 .broken
                 .iter()
@@ -309,7 +309,7 @@ impl Execution<'_> {
                 Some(lead) => format!(
                     "the {} copies of {method} released once the answer to {} had arrived",
                     race.after_lead,
-                    lead.call.as_deref().unwrap_or_default()
+                    lead.call_method().unwrap_or_default()
                 ),
                 None => format!("{} copies of {method} released together", race.copies),
             };

@@ -27,7 +27,7 @@ use super::exec::{Execution, Stop};
 use super::template;
 use super::window;
 use crate::transport::{Outgoing, place_bearer};
-use harness_model::case::{AuthMode, Probe, Step, Walk, WalkWindow};
+use harness_model::case::{Auth, Probe, Step, Walk, WalkWindow};
 use harness_model::check::short;
 use harness_protocol::jsonrpc::{self, validate_response};
 use harness_protocol::spec;
@@ -90,8 +90,8 @@ impl Execution<'_> {
         method: &str,
         mut params: Map<String, Value>,
     ) -> Result<Outgoing, Stop> {
-        let authorization = if step.auth.mode == AuthMode::Bearer {
-            let token = self.bearer_token(&step.auth).await?;
+        let authorization = if let Auth::Bearer(bearer) = &step.auth {
+            let token = self.bearer_token(bearer).await?;
             place_bearer(self.transport, &token, &mut params)
         } else {
             None
