@@ -1,6 +1,6 @@
 //! The arrival spread of a race against the embedded reference server: the time from the
 //! first copy's arrival at the server to the last, read from the reference's own
-//! `GET /reference/arrivals?peers=...` (outside `/api/v2`, nothing of SPEC.md) by the local
+//! `GET /reference/arrivals?peers=...` (outside the API prefix, nothing of SPEC.md) by the local
 //! addresses of the copies' connections. Only a run whose target is the embedded reference
 //! asks (`RunConfig::reference_arrivals`); a target file never is.
 
@@ -10,13 +10,15 @@ use std::time::Duration;
 use serde_json::Value;
 
 /// The spread, in microseconds, of the arrivals of `peers` at the reference server whose
-/// `base_url` (ending in `/api/v2`) is given; `None` when it could not be read or fewer than
+/// `base_url` (ending in the API prefix) is given; `None` when it could not be read or fewer than
 /// two of them arrived.
 pub(crate) async fn arrival_spread_us(base_url: &str, peers: &[SocketAddr]) -> Option<f64> {
     if peers.len() < 2 {
         return None;
     }
-    let origin = base_url.trim_end_matches('/').trim_end_matches("/api/v2");
+    let origin = base_url
+        .trim_end_matches('/')
+        .trim_end_matches(harness_protocol::spec::API_PREFIX);
     let list: Vec<String> = peers.iter().map(SocketAddr::to_string).collect();
     let url = format!("{origin}/reference/arrivals?peers={}", list.join(","));
     let client = reqwest::Client::builder()
