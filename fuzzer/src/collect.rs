@@ -178,7 +178,7 @@ mod tests {
             transport: TransportKind::Ws,
             method: "public/get_currencies".to_owned(),
             params: Map::new(),
-            auth: RequestAuth::None,
+            auth: RequestAuth::NONE,
             raw: Some("{".to_owned()),
             why: "a broken envelope".to_owned(),
             walk: false,

@@ -9,7 +9,7 @@ mod table;
 use serde::{Deserialize, Serialize};
 
 /// How a step authenticates: the case file's `auth` table, by its `mode`.
-#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(try_from = "table::AuthTable", into = "table::AuthTable")]
 pub enum Auth {
     /// No credentials (`mode = "none"`, the default).
@@ -30,7 +30,7 @@ pub enum Auth {
 }
 
 /// A `bearer` step: whose token, and where it comes from.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Bearer {
     /// Account role whose token is used (default `main`), or [`Auth::ANY_ACCOUNT`].
     pub account: Option<String>,
@@ -41,7 +41,7 @@ pub struct Bearer {
 }
 
 /// Where a `bearer` step's token comes from.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum BearerToken {
     /// A `client_credentials` login as the step's account, once per execution, account and
     /// scope.
@@ -57,7 +57,7 @@ impl Default for BearerToken {
 }
 
 /// The login of a `bearer` step that gives no token.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct BearerLogin {
     /// The scope to request.
     pub scope: Option<String>,
@@ -73,7 +73,7 @@ pub struct BearerLogin {
 }
 
 /// A `client_credentials` login step.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ClientCredentials {
     /// Account role whose credentials are used (default `main`).
     pub account: Option<String>,
@@ -89,7 +89,7 @@ pub struct ClientCredentials {
 }
 
 /// A `client_signature` login step.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ClientSignature {
     /// Account role whose credentials are used (default `main`).
     pub account: Option<String>,
@@ -112,7 +112,7 @@ pub struct ClientSignature {
 }
 
 /// An `Authorization: Basic` step.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Basic {
     /// Account role whose credentials are used (default `main`).
     pub account: Option<String>,
@@ -123,7 +123,7 @@ pub struct Basic {
 }
 
 /// A `signed` step: the signed `Authorization` header.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Signed {
     /// Account role whose credentials are used (default `main`).
     pub account: Option<String>,
@@ -138,14 +138,14 @@ pub struct Signed {
 }
 
 /// An `api_key` step: the target's Direct Access key, or a wrong one.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ApiKey {
     /// Send the key with its last character changed.
     pub wrong_secret: bool,
 }
 
 /// What the two signature modes (`client_signature`, `signed`) may do to their signature.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Signature {
     /// Milliseconds added to the current time.
     pub timestamp_offset_ms: i64,
@@ -357,6 +357,15 @@ impl Auth {
                 token: BearerToken::Given(token),
                 ..
             }) => Some(token),
+            _ => None,
+        }
+    }
+
+    /// The signature of the two signature modes.
+    pub fn signature(&self) -> Option<&Signature> {
+        match self {
+            Auth::ClientSignature(ClientSignature { signature, .. })
+            | Auth::Signed(Signed { signature, .. }) => Some(signature),
             _ => None,
         }
     }
