@@ -109,7 +109,7 @@ fn walk_step(request: &FuzzRequest, step: &Step) -> Step {
         .map_or("", |paging| paging.items);
     Step {
         auth: step.auth.clone(),
-        ..Step::new(StepKind::Walk(Walk {
+        ..Step::new(StepKind::Walk(Box::new(Walk {
             call: request.method.clone(),
             params,
             items: items.to_owned(),
@@ -121,7 +121,7 @@ fn walk_step(request: &FuzzRequest, step: &Step) -> Step {
             max_pages: 400,
             expiry_of: None,
             window: None,
-        }))
+        })))
     }
 }
 

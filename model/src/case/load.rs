@@ -243,20 +243,15 @@ fn check_race(
         return Err("race.again_after_ms is at most 10000".to_owned());
     }
     match &race.lead {
-        Some(_) => {
-            if !(1..=race.copies).contains(&race.after_lead) {
-                return Err(format!(
-                    "race.after_lead is {}; with a lead, 1 to {} of the copies wait for its answer",
-                    race.after_lead, race.copies
-                ));
-            }
-        }
+        Some(_) if !(1..=race.copies).contains(&race.after_lead) => Err(format!(
+            "race.after_lead is {}; with a lead, 1 to {} of the copies wait for its answer",
+            race.after_lead, race.copies
+        )),
         None if race.after_lead != 0 => {
-            return Err("race.after_lead needs a race.lead to wait for".to_owned());
+            Err("race.after_lead needs a race.lead to wait for".to_owned())
         }
-        None => {}
+        _ => Ok(()),
     }
-    Ok(())
 }
 
 /// Connection names: none is empty, and a name used by one step only that is close to

@@ -145,8 +145,8 @@ pub enum StepKind {
         /// else the method the text names.
         url_of: Option<String>,
     },
-    /// A pagination walk (`walk`).
-    Walk(Walk),
+    /// A pagination walk (`walk`; boxed, as the largest kind).
+    Walk(Box<Walk>),
     /// A rate-limit probe (`probe`).
     Probe(Probe),
     /// The call released several times at once, over connections opened beforehand, for

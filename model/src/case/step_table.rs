@@ -92,7 +92,7 @@ fn kind_of(
     let kind = match (call, raw, walk, probe) {
         (url_of, Some(text), None, None) => StepKind::Raw { text, url_of },
         (Some(method), None, None, None) => StepKind::Call(method),
-        (None, None, Some(walk), None) => StepKind::Walk(walk),
+        (None, None, Some(walk), None) => StepKind::Walk(Box::new(walk)),
         (None, None, None, Some(probe)) => StepKind::Probe(probe),
         _ => return Err(NOT_ONE_KIND.to_owned()),
     };
@@ -153,7 +153,7 @@ impl From<Step> for StepTable {
                 table.raw = Some(text);
                 table.call = url_of;
             }
-            StepKind::Walk(walk) => table.walk = Some(walk),
+            StepKind::Walk(walk) => table.walk = Some(*walk),
             StepKind::Probe(probe) => table.probe = Some(probe),
             StepKind::Race { method, race } => {
                 table.call = Some(method);
