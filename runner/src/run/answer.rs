@@ -45,10 +45,10 @@ impl Execution<'_> {
                 .map(|value| template::resolve(value, self))
                 .transpose()
         };
-        resolved.equals = resolve(&matcher.equals).map_err(Stop::Error)?;
-        resolved.not_equals = resolve(&matcher.not_equals).map_err(Stop::Error)?;
-        resolved.holds = resolve(&matcher.holds).map_err(Stop::Error)?;
-        resolved.among = resolve(&matcher.among).map_err(Stop::Error)?;
+        resolved.equals = resolve(&matcher.equals).map_err(Stop::from)?;
+        resolved.not_equals = resolve(&matcher.not_equals).map_err(Stop::from)?;
+        resolved.holds = resolve(&matcher.holds).map_err(Stop::from)?;
+        resolved.among = resolve(&matcher.among).map_err(Stop::from)?;
         if resolved.unless_elapsed.is_some() {
             resolved.now_ms = Some(self.session.timestamp(0));
         }
@@ -58,11 +58,11 @@ impl Execution<'_> {
                     .iter()
                     .map(|value| template::resolve(value, self))
                     .collect::<Result<_, _>>()
-                    .map_err(Stop::Error)?,
+                    .map_err(Stop::from)?,
             );
         }
         if let Some(needle) = &matcher.contains {
-            resolved.contains = Some(template::resolve_string(needle, self).map_err(Stop::Error)?);
+            resolved.contains = Some(template::resolve_string(needle, self).map_err(Stop::from)?);
         }
         Ok(resolved)
     }

@@ -45,6 +45,13 @@ pub enum Stop {
     Held,
 }
 
+impl From<template::TemplateError> for Stop {
+    /// A template that cannot be resolved stops the execution with its message.
+    fn from(error: template::TemplateError) -> Stop {
+        Stop::Error(error.to_string())
+    }
+}
+
 /// The state of one execution.
 pub struct Execution<'a> {
     pub(crate) shared: &'a Shared,
@@ -333,7 +340,7 @@ impl Execution<'_> {
 
     /// A template string resolved; a template that does not resolve stops the execution.
     pub(super) fn resolved(&self, text: &str) -> Result<String, Stop> {
-        template::resolve_string(text, self).map_err(Stop::Error)
+        template::resolve_string(text, self).map_err(Stop::from)
     }
 
     pub(super) fn failing(&self) -> bool {
@@ -513,7 +520,7 @@ impl Execution<'_> {
 
     /// Builds the request of a `call` or `raw` step: templates, then authentication.
     pub(super) async fn prepare(&mut self, step: &Step, method: &str) -> Result<Outgoing, Stop> {
-        let mut params = template::resolve_map(&step.params, self).map_err(Stop::Error)?;
+        let mut params = template::resolve_map(&step.params, self).map_err(Stop::from)?;
         if let Some(names) = self.shared.target.param_names.get(method) {
             params = params
                 .into_iter()
