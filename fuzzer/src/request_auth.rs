@@ -155,3 +155,40 @@ pub(crate) fn signature(offset_ms: i64, replay: bool) -> Signature {
         ..Signature::default()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A request's credentials survive the corpus and report files (JSON) as they were,
+    /// and a replay stays one.
+    #[test]
+    fn every_kind_of_credentials_round_trips_through_json() {
+        let every = [
+            RequestAuth::NONE,
+            RequestAuth::bearer("main", Some("account:read".to_owned())),
+            RequestAuth::bogus_token(),
+            RequestAuth::basic("main", true),
+            RequestAuth::signed("main", false, signature(-90_000, true)),
+            RequestAuth::client_credentials("main", true),
+            RequestAuth::client_signature("main", false, signature(0, true)),
+            RequestAuth::api_key(false),
+            RequestAuth::NoSecret {
+                account: "main".to_owned(),
+            },
+            RequestAuth::RefreshOf {
+                account: "main".to_owned(),
+                scope: None,
+            },
+        ];
+        for auth in every {
+            let text = serde_json::to_string(&auth).unwrap();
+            let again: RequestAuth = serde_json::from_str(&text).unwrap();
+            assert_eq!(again, auth, "{text}");
+            assert_eq!(again.is_replay(), auth.is_replay());
+        }
+        assert!(RequestAuth::signed("main", false, signature(0, true)).is_replay());
+        assert!(RequestAuth::bogus_token().is_bogus_token());
+        assert!(!RequestAuth::bearer("main", None).is_bogus_token());
+    }
+}
