@@ -12,7 +12,8 @@ use crate::check::{Catalog, SchemaSet};
 const FUZZ_PATH: &str = "fuzz.toml";
 
 /// Fuzz and proptest property `case_parse_no_panic`: [`parse_case`] never panics; a case it
-/// accepts has an id, clauses, transports and steps, each at a line of the file; a refusal names the file and a line no further than its end.
+/// accepts has an id, clauses, transports and steps, each at a line of the file (and of one
+/// kind, by its type); a refusal names the file and a line no further than its end.
 ///
 /// The clause catalog and schemas are the embedded corpus's.
 pub fn case_parse_no_panic(bytes: &[u8]) -> Result<(), String> {
