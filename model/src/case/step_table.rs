@@ -49,7 +49,7 @@ pub(crate) struct StepTable {
 }
 
 /// The refusal of a table naming no step kind, or more than one.
-pub(crate) const NOT_ONE_KIND: &str =
+const NOT_ONE_KIND: &str =
     "a step has exactly one of call, raw (with an optional call naming its URL), walk or probe";
 
 impl TryFrom<StepTable> for Step {
