@@ -233,10 +233,7 @@ fn refusal_clause<'a>(
 /// Whether the request is a `public/auth` login with credentials (its own clause is the
 /// login's).
 fn is_login(auth: &RequestAuth) -> bool {
-    matches!(
-        auth,
-        RequestAuth::ClientCredentials { .. } | RequestAuth::ClientSignature { .. }
-    )
+    auth.is_login()
 }
 
 /// An integer parameter as sent, whether as a JSON number or as query text.

@@ -12,7 +12,7 @@ use super::FuzzRequest;
 use super::prediction::Prediction;
 use super::rules;
 use super::steps::{account_of, is_replay, request_case};
-use harness_model::case::{Case, ExpectedAnswer, Needs, Step, Walk, storable};
+use harness_model::case::{Case, ExpectedAnswer, Needs, Step, StepKind, Walk, storable};
 use harness_model::check::Matcher;
 use harness_model::check::Outcome;
 use harness_model::target_file::Target;
@@ -108,7 +108,8 @@ fn walk_step(request: &FuzzRequest, step: &Step) -> Step {
         .and_then(|method| method.paging)
         .map_or("", |paging| paging.items);
     Step {
-        walk: Some(Walk {
+        auth: step.auth.clone(),
+        ..Step::new(StepKind::Walk(Box::new(Walk {
             call: request.method.clone(),
             params,
             items: items.to_owned(),
@@ -120,9 +121,7 @@ fn walk_step(request: &FuzzRequest, step: &Step) -> Step {
             max_pages: 400,
             expiry_of: None,
             window: None,
-        }),
-        auth: step.auth.clone(),
-        ..Step::default()
+        })))
     }
 }
 

@@ -10,8 +10,9 @@ use serde_json::{Map, Value, json};
 mod classes;
 mod mutate;
 
+use super::request_auth::signature;
 use super::rules::{self, LOCK_PORTFOLIO};
-use super::{FuzzRequest, RequestAuth, SecretPlan};
+use super::{FuzzRequest, RequestAuth};
 use harness_model::target_file::Target;
 use harness_protocol::spec::{self, Fixture, Kind, Method, Required, Values};
 use harness_protocol::wire::TransportKind;
@@ -130,12 +131,9 @@ impl Generator<'_> {
 
     fn lock_portfolio(&self, rng: &mut StdRng) -> FuzzRequest {
         let (auth, why) = match rng.random_range(0..4) {
-            0 => (RequestAuth::None, "no direct access key"),
-            1 => (
-                RequestAuth::ApiKey { right: false },
-                "a wrong direct access key",
-            ),
-            _ => (RequestAuth::ApiKey { right: true }, "valid"),
+            0 => (RequestAuth::NONE, "no direct access key"),
+            1 => (RequestAuth::api_key(false), "a wrong direct access key"),
+            _ => (RequestAuth::api_key(true), "valid"),
         };
         FuzzRequest {
             transport: TransportKind::Rest,
@@ -180,12 +178,9 @@ impl Generator<'_> {
             params.insert("currency".to_owned(), Value::from(currency.clone()));
         }
         let mut auth = if rule.private {
-            RequestAuth::Bearer {
-                account: "main".to_owned(),
-                scope: None,
-            }
+            RequestAuth::bearer("main", None)
         } else {
-            RequestAuth::None
+            RequestAuth::NONE
         };
         let mut transport = transport;
         match rule.name {
@@ -213,16 +208,8 @@ impl Generator<'_> {
         }
         if rule.private && transport.is_http() && !rule.ws_only() {
             auth = match rng.random_range(0..10) {
-                0 => RequestAuth::Basic {
-                    account: "main".to_owned(),
-                    wrong_secret: false,
-                },
-                1 => RequestAuth::Signed {
-                    account: "main".to_owned(),
-                    wrong_secret: false,
-                    offset_ms: self.valid_age_ms(rng),
-                    replay: false,
-                },
+                0 => RequestAuth::basic("main", false),
+                1 => RequestAuth::signed("main", false, signature(self.valid_age_ms(rng), false)),
                 _ => auth,
             };
         }
@@ -265,10 +252,7 @@ impl Generator<'_> {
             0 => {
                 params.insert("grant_type".to_owned(), json!("client_credentials"));
                 params.insert("client_id".to_owned(), json!(client_id));
-                RequestAuth::ClientCredentials {
-                    account: "main".to_owned(),
-                    secret: SecretPlan::Right,
-                }
+                RequestAuth::client_credentials("main", false)
             }
             1 => {
                 params.insert("grant_type".to_owned(), json!("client_signature"));
@@ -281,13 +265,11 @@ impl Generator<'_> {
                     }
                     params.insert("data".to_owned(), json!(data));
                 }
-                RequestAuth::ClientSignature {
-                    account: "main".to_owned(),
-                    wrong_secret: false,
-                    offset_ms: self.valid_age_ms(rng),
-                    uppercase: false,
-                    replay: false,
-                }
+                RequestAuth::client_signature(
+                    "main",
+                    false,
+                    signature(self.valid_age_ms(rng), false),
+                )
             }
             _ => {
                 params.insert("grant_type".to_owned(), json!("refresh_token"));

@@ -29,6 +29,7 @@ mod execute;
 mod generate;
 pub mod merge;
 pub mod prediction;
+mod request_auth;
 pub mod rules;
 mod run;
 mod schedule;
@@ -44,6 +45,7 @@ pub use collect::{
     FindingFound, Found, FuzzCollector, FuzzEvent, FuzzEvents, FuzzPhase, FuzzSink, RequestJudged,
 };
 pub use generate::generate;
+pub use request_auth::RequestAuth;
 pub use run::run;
 pub use shard::{Shard, shard_requests};
 
@@ -158,85 +160,6 @@ pub struct FuzzRequest {
     /// `numeric-notation`, `lone-surrogate`, ...), if one does: what kind of input it was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub class: Option<String>,
-}
-
-/// How a request authenticates.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RequestAuth {
-    /// No credentials.
-    None,
-    /// An access token of `account` from `client_credentials`, with an optional scope.
-    Bearer {
-        /// Account role of the target file.
-        account: String,
-        /// The scope requested at login.
-        scope: Option<String>,
-    },
-    /// An access token that was never issued.
-    BogusToken,
-    /// `Authorization: Basic` (HTTP only).
-    Basic {
-        /// Account role.
-        account: String,
-        /// Send a wrong secret.
-        wrong_secret: bool,
-    },
-    /// The signed `Authorization` header of SPEC.md 5.6 (HTTP only).
-    Signed {
-        /// Account role.
-        account: String,
-        /// Sign with a wrong secret.
-        wrong_secret: bool,
-        /// Milliseconds added to the current time.
-        offset_ms: i64,
-        /// Send the request twice with the same nonce; the second is judged.
-        replay: bool,
-    },
-    /// `public/auth` with `client_credentials`: the sender adds `client_secret`.
-    ClientCredentials {
-        /// Account role.
-        account: String,
-        /// Which secret to send.
-        secret: SecretPlan,
-    },
-    /// `public/auth` with `client_signature`: the sender adds timestamp, nonce, signature.
-    ClientSignature {
-        /// Account role.
-        account: String,
-        /// Sign with a wrong secret.
-        wrong_secret: bool,
-        /// Milliseconds added to the current time.
-        offset_ms: i64,
-        /// Send the signature in upper-case hex.
-        uppercase: bool,
-        /// Send the request twice with the same nonce; the second is judged.
-        replay: bool,
-    },
-    /// A fresh login's refresh token as `params.refresh_token`.
-    RefreshOf {
-        /// Account role.
-        account: String,
-        /// The scope requested at that login.
-        scope: Option<String>,
-    },
-    /// The Direct Access key as bearer (REST), or a wrong one.
-    ApiKey {
-        /// Whether the key is the target's.
-        right: bool,
-    },
-}
-
-/// Which `client_secret` a `client_credentials` login sends.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SecretPlan {
-    /// The account's secret.
-    Right,
-    /// Another one.
-    Wrong,
-    /// None at all.
-    Omitted,
 }
 
 /// One distinct failure, shrunk.

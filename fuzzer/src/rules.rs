@@ -18,6 +18,7 @@ mod auth;
 
 use super::{FuzzRequest, RequestAuth};
 use auth::{auth_params_refusal, auth_refusal};
+use harness_model::case::{ApiKey, Auth};
 use harness_protocol::auth::scope::Scope;
 use harness_protocol::spec;
 use harness_protocol::wire::TransportKind;
@@ -84,10 +85,18 @@ pub fn expect(request: &FuzzRequest, knowledge: &OracleKnowledge) -> Prediction 
     }
     if request.method == LOCK_PORTFOLIO {
         return match (&request.auth, request.params.is_empty()) {
-            (RequestAuth::ApiKey { right: true }, true) => {
-                Prediction::result("m.lock_portfolio.result")
-            }
-            (RequestAuth::ApiKey { right: true }, false) => Prediction::either(""),
+            (
+                RequestAuth::Step(Auth::ApiKey(ApiKey {
+                    wrong_secret: false,
+                })),
+                true,
+            ) => Prediction::result("m.lock_portfolio.result"),
+            (
+                RequestAuth::Step(Auth::ApiKey(ApiKey {
+                    wrong_secret: false,
+                })),
+                false,
+            ) => Prediction::either(""),
             _ => error("m.lock_portfolio.bearer", "no valid direct access key"),
         };
     }
@@ -173,7 +182,7 @@ pub fn expect(request: &FuzzRequest, knowledge: &OracleKnowledge) -> Prediction 
         // instrument with its fixture currency is the one pair known to agree.
         certain = false;
     }
-    if matches!(request.auth, RequestAuth::BogusToken) {
+    if request.auth.is_bogus_token() {
         // A public method with a bad token: the spec does not say whether it is refused.
         certain = false;
     }
@@ -403,7 +412,7 @@ fn method_refusal(
             }
         }
         name if harness_protocol::spec::NEEDS_SECOND_FACTOR.contains(&name) => {
-            if matches!(&request.auth, RequestAuth::Bearer { account, .. } if account == "two_factor")
+            if matches!(&request.auth, RequestAuth::Step(Auth::Bearer(bearer)) if bearer.account.as_deref() == Some("two_factor"))
             {
                 return Some(
                     error(
@@ -437,16 +446,21 @@ fn method_refusal(
 
 /// The clause a refusal of a valid request breaks: the credential's, else the method's.
 fn accepted_clause(request: &FuzzRequest, rule: &Method) -> &'static str {
+    if request.auth.is_bogus_token() {
+        return rule.clause;
+    }
     match &request.auth {
-        RequestAuth::ClientSignature { .. } => "auth.client_signature.accepted",
-        RequestAuth::ClientCredentials { .. } => "auth.client_credentials.accepted",
-        RequestAuth::Basic { .. } => "auth.basic.accepted",
-        RequestAuth::Signed { .. } => "auth.signed.accepted",
-        RequestAuth::Bearer { .. } if request.transport == TransportKind::Ws => {
+        RequestAuth::Step(Auth::ClientSignature(_)) => "auth.client_signature.accepted",
+        RequestAuth::Step(Auth::ClientCredentials(_)) | RequestAuth::NoSecret { .. } => {
+            "auth.client_credentials.accepted"
+        }
+        RequestAuth::Step(Auth::Basic(_)) => "auth.basic.accepted",
+        RequestAuth::Step(Auth::Signed(_)) => "auth.signed.accepted",
+        RequestAuth::Step(Auth::Bearer(_)) if request.transport == TransportKind::Ws => {
             "auth.ws.access_token"
         }
-        RequestAuth::Bearer { .. } => "auth.http.bearer",
-        RequestAuth::None if !rule.private => "auth.public.no_credentials",
+        RequestAuth::Step(Auth::Bearer(_)) => "auth.http.bearer",
+        RequestAuth::Step(Auth::None) if !rule.private => "auth.public.no_credentials",
         _ => rule.clause,
     }
 }

@@ -502,7 +502,7 @@ fn health_request(transport: TransportKind) -> FuzzRequest {
         transport,
         method: spec::CURRENCIES_METHOD.to_owned(),
         params: Map::new(),
-        auth: RequestAuth::None,
+        auth: RequestAuth::NONE,
         raw: None,
         why: "the health call".to_owned(),
         walk: false,

@@ -18,6 +18,7 @@ use serde_json::{Map, Value};
 use super::rules::OracleKnowledge;
 use super::steps::{account_of, request_case};
 use super::{FuzzRequest, RequestAuth};
+use harness_model::case::{Auth, Bearer, BearerToken};
 use harness_model::check::{Finding, Redactor, SchemaSet, Verdict};
 use harness_model::target_file::{CountedPer, Target};
 use harness_protocol::wire::Exchange;
@@ -276,15 +277,22 @@ impl Sender {
     /// token was granted, the `client_id` a login names.
     fn know(&self, request: &FuzzRequest, knowledge: &mut OracleKnowledge) {
         match &request.auth {
-            RequestAuth::Bearer { account, scope } if knowledge.granted.is_none() => {
-                let key = (account.clone(), scope.clone());
+            RequestAuth::Step(Auth::Bearer(Bearer {
+                account,
+                token: BearerToken::Login(login),
+                ..
+            })) if knowledge.granted.is_none() => {
+                let key = (
+                    account.clone().unwrap_or_else(|| "main".to_owned()),
+                    login.scope.clone(),
+                );
                 knowledge.granted = self
                     .session
                     .cached_token(&key, |_| true)
                     .map(|token| token.granted);
             }
-            RequestAuth::ClientCredentials { account, .. }
-            | RequestAuth::ClientSignature { account, .. } => {
+            login if login.is_login() => {
+                let account = login.account().unwrap_or("main");
                 knowledge.client_id = self
                     .session
                     .credentials(account)

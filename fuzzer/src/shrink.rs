@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 use super::execute::execute;
 use super::send::{Budget, Sender};
 use super::{FuzzRequest, RequestAuth};
+use harness_model::case::{Auth, Bearer, BearerLogin, BearerToken};
 use harness_model::check::{Finding, Redactor, SchemaSet};
 
 /// Ids of shrink requests start here, far from the generated requests' ids.
@@ -69,19 +70,14 @@ pub(crate) async fn shrink(
 fn candidates(request: &FuzzRequest) -> Vec<FuzzRequest> {
     let mut out = Vec::new();
     let simpler_auth = match &request.auth {
-        RequestAuth::Basic { account, .. } | RequestAuth::Signed { account, .. } => {
-            Some(RequestAuth::Bearer {
-                account: account.clone(),
-                scope: None,
-            })
+        RequestAuth::Step(auth @ (Auth::Basic(_) | Auth::Signed(_))) => {
+            Some(RequestAuth::Step(Auth::bearer(auth.account())))
         }
-        RequestAuth::Bearer {
+        RequestAuth::Step(Auth::Bearer(Bearer {
             account,
-            scope: Some(_),
-        } => Some(RequestAuth::Bearer {
-            account: account.clone(),
-            scope: None,
-        }),
+            token: BearerToken::Login(BearerLogin { scope: Some(_), .. }),
+            ..
+        })) => Some(RequestAuth::Step(Auth::bearer(account.as_deref()))),
         _ => None,
     };
     if let Some(auth) = simpler_auth {
@@ -128,6 +124,7 @@ mod tests {
     use serde_json::Map;
 
     use super::*;
+    use crate::request_auth::signature;
     use harness_protocol::wire::TransportKind;
 
     #[test]
@@ -139,12 +136,7 @@ mod tests {
             transport: TransportKind::HttpBody,
             method: "private/get_transaction_log".to_owned(),
             params,
-            auth: RequestAuth::Signed {
-                account: "main".to_owned(),
-                wrong_secret: false,
-                offset_ms: 0,
-                replay: false,
-            },
+            auth: RequestAuth::signed("main", false, signature(0, false)),
             raw: None,
             why: String::new(),
             walk: false,
@@ -157,7 +149,7 @@ mod tests {
         assert!(
             candidates(&request)
                 .iter()
-                .any(|c| matches!(c.auth, RequestAuth::Bearer { .. }))
+                .any(|c| matches!(c.auth, RequestAuth::Step(Auth::Bearer(_))))
         );
     }
 }

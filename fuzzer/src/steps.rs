@@ -2,10 +2,11 @@
 //! a request (`send.rs`, through the runner's executor) and writes a finding's case file
 //! (`case_file.rs`), so the file replays what was sent.
 //!
-//! Credentials become auth modes the executor fills in. A request that needs a token of
-//! its own gets a login step first, over HTTP: a refresh (its refresh token) and a logout
-//! (logging out ends the token, so it must not be one the other requests share). A replay
-//! is the same step twice, the second reusing the first's nonce. Generated values are sent
+//! A request's credentials are a step's `auth` already ([`RequestAuth::Step`]), which the
+//! executor fills in. A request that needs a token of its own gets a login step first, over
+//! HTTP: a refresh (its refresh token) and a logout (logging out ends the token, so it must
+//! not be one the other requests share). A replay (nonce `"reuse"`) is the same step twice,
+//! the first with a fresh nonce. Generated values are sent
 //! as they are ([`literal`]: a generated `{{` is not a template), and a raw body carries
 //! the id of its request as `{{request_id}}`.
 
@@ -13,8 +14,10 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use super::{FuzzRequest, RequestAuth, SecretPlan};
-use harness_model::case::{Auth, AuthMode, Case, Step, literal, literal_text};
+use super::{FuzzRequest, RequestAuth};
+use harness_model::case::{
+    Auth, Case, ClientCredentials, LoginParam, Step, StepKind, literal, literal_text,
+};
 use harness_model::target_file::Target;
 use harness_protocol::spec;
 use harness_protocol::wire::TransportKind;
@@ -31,31 +34,39 @@ pub(crate) fn request_case(request: &FuzzRequest, target: &Target) -> Case {
         .iter()
         .map(|(name, value)| (name.clone(), literal(value)))
         .collect();
-    let mut auth = auth_of(&request.auth, target);
+    let mut auth = step_auth(&request.auth, target);
     match &request.auth {
         RequestAuth::RefreshOf { account, scope } => {
             steps.push(own_login(account, scope.as_deref(), "result.refresh_token"));
             params.insert("refresh_token".to_owned(), template(OWN_TOKEN));
         }
-        RequestAuth::Bearer { account, scope } if request.method == spec::LOGOUT_METHOD => {
-            steps.push(own_login(account, scope.as_deref(), "result.access_token"));
-            auth = Auth {
-                mode: AuthMode::Bearer,
-                token: Some(format!("{{{{{OWN_TOKEN}}}}}")),
-                ..Auth::default()
-            };
+        RequestAuth::Step(Auth::Bearer(bearer))
+            if request.method == spec::LOGOUT_METHOD && auth.given_token().is_none() =>
+        {
+            let account = bearer.account.as_deref().unwrap_or("main");
+            steps.push(own_login(
+                account,
+                bearer_scope(&auth),
+                "result.access_token",
+            ));
+            auth = Auth::bearer_token(format!("{{{{{OWN_TOKEN}}}}}"));
         }
-        RequestAuth::ClientCredentials { account, .. }
-        | RequestAuth::ClientSignature { account, .. } => {
+        RequestAuth::NoSecret { account } => {
+            login_params(request, account, target, &mut params, &mut auth);
+        }
+        RequestAuth::Step(login @ (Auth::ClientCredentials(_) | Auth::ClientSignature(_))) => {
+            let account = login.account().unwrap_or("main");
             login_params(request, account, target, &mut params, &mut auth);
         }
         _ => {}
     }
     if is_replay(request) {
-        steps.push(step(request, &params, auth.clone()));
-        if auth.mode != AuthMode::None {
-            auth.nonce = Some("reuse".to_owned());
+        // The first sending takes a fresh nonce; the second reuses it.
+        let mut first = auth.clone();
+        if let Some(signature) = first.signature_mut() {
+            signature.nonce = None;
         }
+        steps.push(step(request, &params, first));
     }
     steps.push(step(request, &params, auth));
     Case {
@@ -70,30 +81,37 @@ pub(crate) fn request_case(request: &FuzzRequest, target: &Target) -> Case {
     }
 }
 
+/// The scope a `bearer` login asks for.
+fn bearer_scope(auth: &Auth) -> Option<&str> {
+    match auth {
+        Auth::Bearer(harness_model::case::Bearer {
+            token: harness_model::case::BearerToken::Login(login),
+            ..
+        }) => login.scope.as_deref(),
+        _ => None,
+    }
+}
+
 /// Whether `request` is sent twice with one nonce, the second judged.
 pub(crate) fn is_replay(request: &FuzzRequest) -> bool {
-    matches!(
-        request.auth,
-        RequestAuth::Signed { replay: true, .. }
-            | RequestAuth::ClientSignature { replay: true, .. }
-    )
+    request.auth.is_replay()
 }
 
 /// The step sending `request` with `params` and `auth`.
 fn step(request: &FuzzRequest, params: &Map<String, Value>, auth: Auth) -> Step {
     match &request.raw {
         Some(raw) => Step {
-            raw: Some(literal_text(raw).replace("%ID%", "{{request_id}}")),
-            // The URL's method, whatever the text names.
-            call: Some(request.method.clone()),
             auth,
-            ..Step::default()
+            ..Step::new(StepKind::Raw {
+                text: literal_text(raw).replace("%ID%", "{{request_id}}"),
+                // The URL's method, whatever the text names.
+                url_of: Some(request.method.clone()),
+            })
         },
         None => Step {
-            call: Some(request.method.clone()),
             params: params.clone(),
             auth,
-            ..Step::default()
+            ..Step::call(request.method.clone())
         },
     }
 }
@@ -111,16 +129,14 @@ fn own_login(account: &str, scope: Option<&str>, path: &str) -> Step {
         params.insert("scope".to_owned(), Value::from(scope));
     }
     Step {
-        call: Some(spec::AUTH_METHOD.to_owned()),
         params,
-        auth: Auth {
-            mode: AuthMode::ClientCredentials,
+        auth: Auth::ClientCredentials(ClientCredentials {
             account: Some(account.to_owned()),
-            ..Auth::default()
-        },
+            ..ClientCredentials::default()
+        }),
         capture: BTreeMap::from([(OWN_TOKEN.to_owned(), path.to_owned())]),
         transport: Some(TransportKind::HttpBody),
-        ..Step::default()
+        ..Step::call(spec::AUTH_METHOD)
     }
 }
 
@@ -146,17 +162,19 @@ fn login_params(
             template(&format!("account.{account}.client_id")),
         );
     }
-    if auth.mode == AuthMode::None {
-        return;
-    }
-    auth.omit = ["grant_type", "client_id"]
+    let omit = [LoginParam::GrantType, LoginParam::ClientId]
         .into_iter()
-        .filter(|name| !params.contains_key(*name))
-        .map(str::to_owned)
+        .filter(|param| !params.contains_key(param.name()))
         .collect();
-    if auth.mode != AuthMode::ClientSignature {
-        return;
-    }
+    let login = match auth {
+        Auth::ClientCredentials(login) => {
+            login.omit = omit;
+            return;
+        }
+        Auth::ClientSignature(login) => login,
+        _ => return,
+    };
+    login.omit = omit;
     // Sign the data as the server reads it: as text from a query string.
     let data = match request.params.get("data") {
         Some(Value::String(text)) => Some(text.clone()),
@@ -169,10 +187,10 @@ fn login_params(
         return;
     };
     if harness_protocol::auth::sign::client_signature("", 0, "", &data).is_ok() {
-        auth.data = Some(literal_text(&data));
+        login.data = Some(literal_text(&data));
         return;
     }
-    let offset = auth.timestamp_offset_ms;
+    let offset = login.signature.timestamp_offset_ms;
     let timestamp = match offset {
         0 => "{{now_ms}}".to_owned(),
         offset if offset < 0 => format!("{{{{now_ms - {}}}}}", offset.unsigned_abs()),
@@ -181,86 +199,23 @@ fn login_params(
     params.insert("timestamp".to_owned(), Value::from(timestamp));
     params.insert("nonce".to_owned(), template("nonce"));
     params.insert("signature".to_owned(), Value::from(""));
-    *auth = Auth::default();
+    *auth = Auth::None;
 }
 
-/// The auth mode that stands for `auth`.
-fn auth_of(auth: &RequestAuth, target: &Target) -> Auth {
-    let of = |mode: AuthMode, account: &str| Auth {
-        mode,
-        account: Some(account.to_owned()),
-        ..Auth::default()
-    };
-    let bearer_token = |token: &str| Auth {
-        mode: AuthMode::Bearer,
-        token: Some(token.to_owned()),
-        ..Auth::default()
-    };
+/// The step's `auth` of a request's credentials: the one it states, none for the logins
+/// the generator spelled out in its parameters, and for the Direct Access key of a target
+/// file without one, a token the target never issued.
+fn step_auth(auth: &RequestAuth, target: &Target) -> Auth {
     match auth {
-        RequestAuth::None
-        | RequestAuth::RefreshOf { .. }
-        | RequestAuth::ClientCredentials {
-            secret: SecretPlan::Omitted,
-            ..
-        } => Auth::default(),
-        RequestAuth::Bearer { account, scope } => Auth {
-            scope: scope.clone(),
-            ..of(AuthMode::Bearer, account)
-        },
-        RequestAuth::BogusToken => bearer_token("never-issued-token"),
-        RequestAuth::Basic {
-            account,
-            wrong_secret,
-        } => Auth {
-            wrong_secret: *wrong_secret,
-            ..of(AuthMode::Basic, account)
-        },
-        RequestAuth::Signed {
-            account,
-            wrong_secret,
-            offset_ms,
-            ..
-        } => Auth {
-            wrong_secret: *wrong_secret,
-            timestamp_offset_ms: *offset_ms,
-            ..of(AuthMode::Signed, account)
-        },
-        RequestAuth::ClientCredentials { account, secret } => Auth {
-            wrong_secret: *secret == SecretPlan::Wrong,
-            ..of(AuthMode::ClientCredentials, account)
-        },
-        RequestAuth::ClientSignature {
-            account,
-            wrong_secret,
-            offset_ms,
-            uppercase,
-            ..
-        } => Auth {
-            wrong_secret: *wrong_secret,
-            timestamp_offset_ms: *offset_ms,
-            uppercase_hex: *uppercase,
-            ..of(AuthMode::ClientSignature, account)
-        },
-        RequestAuth::ApiKey { .. } if target.fixtures.direct_access_key.is_none() => {
-            bearer_token("no-direct-access-key")
+        RequestAuth::Step(Auth::ApiKey(_)) if target.fixtures.direct_access_key.is_none() => {
+            Auth::bearer_token("no-direct-access-key")
         }
-        RequestAuth::ApiKey { right } => Auth {
-            mode: AuthMode::ApiKey,
-            wrong_secret: !*right,
-            ..Auth::default()
-        },
+        RequestAuth::Step(auth) => auth.clone(),
+        RequestAuth::NoSecret { .. } | RequestAuth::RefreshOf { .. } => Auth::None,
     }
 }
 
 /// The account role of a request's credentials.
 pub(crate) fn account_of(auth: &RequestAuth) -> Option<&str> {
-    match auth {
-        RequestAuth::Bearer { account, .. }
-        | RequestAuth::Basic { account, .. }
-        | RequestAuth::Signed { account, .. }
-        | RequestAuth::ClientCredentials { account, .. }
-        | RequestAuth::ClientSignature { account, .. }
-        | RequestAuth::RefreshOf { account, .. } => Some(account),
-        _ => None,
-    }
+    auth.account()
 }

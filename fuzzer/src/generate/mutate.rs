@@ -9,7 +9,9 @@ use serde_json::{Value, json};
 
 use super::classes::{self, Class};
 use super::{Generator, narrow_scopes, random_text};
-use crate::{FuzzRequest, RequestAuth, SecretPlan};
+use crate::request_auth::signature;
+use crate::{FuzzRequest, RequestAuth};
+use harness_model::case::Signature;
 use harness_protocol::spec;
 use harness_protocol::spec::{Kind, Method, Param, Values};
 use harness_protocol::wire::TransportKind;
@@ -205,17 +207,11 @@ impl Generator<'_> {
                     .unwrap_or_default();
                 match (grant, rng.random_range(0..5)) {
                     ("client_credentials", 0) => (
-                        RequestAuth::ClientCredentials {
-                            account: main(),
-                            secret: SecretPlan::Omitted,
-                        },
+                        RequestAuth::NoSecret { account: main() },
                         "client_secret omitted",
                     ),
                     ("client_credentials", _) => (
-                        RequestAuth::ClientCredentials {
-                            account: main(),
-                            secret: SecretPlan::Wrong,
-                        },
+                        RequestAuth::client_credentials(&main(), true),
                         "a wrong client_secret",
                     ),
                     ("client_signature", n) => {
@@ -226,14 +222,12 @@ impl Generator<'_> {
                             3 => (false, 0, true, false),
                             _ => (false, 0, false, true),
                         };
+                        let signature = Signature {
+                            uppercase_hex: uppercase,
+                            ..signature(offset_ms, replay)
+                        };
                         (
-                            RequestAuth::ClientSignature {
-                                account: main(),
-                                wrong_secret,
-                                offset_ms,
-                                uppercase,
-                                replay,
-                            },
+                            RequestAuth::client_signature(&main(), wrong_secret, signature),
                             "a bad client_signature",
                         )
                     }
@@ -263,23 +257,16 @@ impl Generator<'_> {
                     request
                         .params
                         .insert("refresh_token".to_owned(), json!("never-issued"));
-                    (RequestAuth::None, "a refresh token that was never issued")
+                    (RequestAuth::NONE, "a refresh token that was never issued")
                 }
             }
-            (_, 0) => (RequestAuth::None, "no credentials"),
-            (_, 1) => (RequestAuth::BogusToken, "a token that was never issued"),
-            (_, 2) if self.has_account("two_factor") => (
-                RequestAuth::Bearer {
-                    account: "two_factor".to_owned(),
-                    scope: None,
-                },
-                "the 2fa account",
-            ),
+            (_, 0) => (RequestAuth::NONE, "no credentials"),
+            (_, 1) => (RequestAuth::bogus_token(), "a token that was never issued"),
+            (_, 2) if self.has_account("two_factor") => {
+                (RequestAuth::bearer("two_factor", None), "the 2fa account")
+            }
             (_, 3) if http => (
-                RequestAuth::Basic {
-                    account: main(),
-                    wrong_secret: true,
-                },
+                RequestAuth::basic(&main(), true),
                 "basic with a wrong secret",
             ),
             (_, 4) if http => {
@@ -290,22 +277,14 @@ impl Generator<'_> {
                     _ => (false, 0, true),
                 };
                 (
-                    RequestAuth::Signed {
-                        account: main(),
-                        wrong_secret,
-                        offset_ms,
-                        replay,
-                    },
+                    RequestAuth::signed(&main(), wrong_secret, signature(offset_ms, replay)),
                     "a bad signed header",
                 )
             }
             _ => {
                 let scope = narrow_scopes().choose(rng).cloned();
                 (
-                    RequestAuth::Bearer {
-                        account: main(),
-                        scope,
-                    },
+                    RequestAuth::bearer(&main(), scope),
                     "a token of a narrower scope",
                 )
             }

@@ -14,7 +14,7 @@ fn request(method: &str, currency: &str, why: &str) -> FuzzRequest {
         transport: TransportKind::HttpQuery,
         method: method.to_owned(),
         params,
-        auth: RequestAuth::None,
+        auth: RequestAuth::NONE,
         raw: None,
         why: why.to_owned(),
         walk: false,

@@ -6,7 +6,8 @@ use harness_protocol::spec;
 use serde_json::Value;
 
 use super::{OracleKnowledge, Prediction, error};
-use crate::{FuzzRequest, RequestAuth, SecretPlan};
+use crate::{FuzzRequest, RequestAuth};
+use harness_model::case::{Auth, Basic, ClientCredentials, ClientSignature, Signature, Signed};
 use harness_protocol::spec::Method;
 
 /// Credentials the method cannot run with.
@@ -18,28 +19,36 @@ pub(super) fn auth_refusal(
     let http = request.transport.is_http();
     if !rule.private {
         // Public methods need no credentials; whether bad ones are refused is not said.
-        let defective = matches!(
-            request.auth,
-            RequestAuth::Basic {
-                wrong_secret: true,
-                ..
-            } | RequestAuth::Signed { .. }
-                | RequestAuth::BogusToken
-        );
+        let defective = request.auth.is_bogus_token()
+            || matches!(
+                request.auth,
+                RequestAuth::Step(
+                    Auth::Basic(Basic {
+                        wrong_secret: true,
+                        ..
+                    }) | Auth::Signed(_)
+                )
+            );
         return defective.then_some(Prediction::either(""));
     }
+    if request.auth.is_bogus_token() {
+        return Some(error(
+            "auth.private.requires_token",
+            "an access token that was never issued",
+        ));
+    }
     match &request.auth {
-        RequestAuth::Basic {
+        RequestAuth::Step(Auth::Basic(Basic {
             wrong_secret: true, ..
-        } => {
+        })) => {
             return Some(error(
                 "auth.basic.wrong_secret",
                 "basic authorization with a wrong secret",
             ));
         }
-        RequestAuth::Signed {
+        RequestAuth::Step(Auth::Signed(Signed {
             wrong_secret: true, ..
-        } => {
+        })) => {
             return Some(error(
                 "auth.signed.wrong_key",
                 "signed header with a wrong secret",
@@ -47,30 +56,35 @@ pub(super) fn auth_refusal(
         }
         // Older than the window is rejected (5.6); whether a timestamp ahead of the server's
         // clock is accepted is not stated, so only the past is judged.
-        RequestAuth::Signed { offset_ms, .. }
-            if offset_ms.unsigned_abs() > harness_protocol::spec::SIGNATURE_WINDOW_MS
-                && *offset_ms < 0 =>
+        RequestAuth::Step(Auth::Signed(Signed {
+            signature:
+                Signature {
+                    timestamp_offset_ms: offset_ms,
+                    ..
+                },
+            ..
+        })) if offset_ms.unsigned_abs() > harness_protocol::spec::SIGNATURE_WINDOW_MS
+            && *offset_ms < 0 =>
         {
             return Some(error(
                 "auth.signed.window",
                 format!("signed header timestamp {offset_ms} ms away"),
             ));
         }
-        RequestAuth::Signed { offset_ms, .. }
-            if offset_ms.unsigned_abs() > harness_protocol::spec::SIGNATURE_WINDOW_MS =>
-        {
+        RequestAuth::Step(Auth::Signed(Signed {
+            signature:
+                Signature {
+                    timestamp_offset_ms: offset_ms,
+                    ..
+                },
+            ..
+        })) if offset_ms.unsigned_abs() > harness_protocol::spec::SIGNATURE_WINDOW_MS => {
             return Some(Prediction::either(""));
         }
-        RequestAuth::Signed { replay: true, .. } => {
+        RequestAuth::Step(Auth::Signed(_)) if request.auth.is_replay() => {
             return Some(error(
                 "auth.signed.nonce_single_use",
                 "signed header nonce used twice",
-            ));
-        }
-        RequestAuth::BogusToken => {
-            return Some(error(
-                "auth.private.requires_token",
-                "an access token that was never issued",
             ));
         }
         _ => {}
@@ -78,9 +92,8 @@ pub(super) fn auth_refusal(
     if rule.private
         && matches!(
             request.auth,
-            RequestAuth::None
-                | RequestAuth::ClientCredentials { .. }
-                | RequestAuth::ClientSignature { .. }
+            RequestAuth::Step(Auth::None | Auth::ClientCredentials(_) | Auth::ClientSignature(_))
+                | RequestAuth::NoSecret { .. }
                 | RequestAuth::RefreshOf { .. }
         )
     {
@@ -125,8 +138,10 @@ pub(super) fn auth_params_refusal(
 ) -> Option<Prediction> {
     let grant = request.params.get("grant_type").and_then(Value::as_str);
     let planned = match &request.auth {
-        RequestAuth::ClientCredentials { .. } => Some("client_credentials"),
-        RequestAuth::ClientSignature { .. } => Some("client_signature"),
+        RequestAuth::Step(Auth::ClientCredentials(_)) | RequestAuth::NoSecret { .. } => {
+            Some("client_credentials")
+        }
+        RequestAuth::Step(Auth::ClientSignature(_)) => Some("client_signature"),
         RequestAuth::RefreshOf { .. } => Some("refresh_token"),
         _ => None,
     };
@@ -158,73 +173,87 @@ pub(super) fn auth_params_refusal(
     }
     match (&request.auth, grant) {
         (
-            RequestAuth::ClientCredentials {
-                secret: SecretPlan::Wrong,
+            RequestAuth::Step(Auth::ClientCredentials(ClientCredentials {
+                wrong_secret: true,
                 ..
-            },
+            })),
             _,
         ) => Some(error(
             "auth.client_credentials.wrong_secret",
             "client_credentials with a wrong secret",
         )),
-        (
-            RequestAuth::ClientCredentials {
-                secret: SecretPlan::Omitted,
-                ..
-            },
-            _,
-        ) => Some(error(
+        (RequestAuth::NoSecret { .. }, _) => Some(error(
             "auth.grant_type.required_params",
             "client_credentials without client_secret",
         )),
         (
-            RequestAuth::ClientSignature {
+            RequestAuth::Step(Auth::ClientSignature(ClientSignature {
                 wrong_secret: true, ..
-            },
+            })),
             _,
         ) => Some(error(
             "auth.client_signature.wrong_key",
             "client_signature with a wrong secret",
         )),
         (
-            RequestAuth::ClientSignature {
-                uppercase: true, ..
-            },
+            RequestAuth::Step(Auth::ClientSignature(ClientSignature {
+                signature:
+                    Signature {
+                        uppercase_hex: true,
+                        ..
+                    },
+                ..
+            })),
             _,
         ) => Some(error(
             "auth.client_signature.hex_lower",
             "client_signature in upper-case hex",
         )),
-        (RequestAuth::ClientSignature { offset_ms, .. }, _)
-            if offset_ms.unsigned_abs() > harness_protocol::spec::SIGNATURE_WINDOW_MS
-                && *offset_ms < 0 =>
+        (RequestAuth::Step(Auth::ClientSignature(login)), _)
+            if login.signature.timestamp_offset_ms.unsigned_abs()
+                > harness_protocol::spec::SIGNATURE_WINDOW_MS
+                && login.signature.timestamp_offset_ms < 0 =>
         {
             Some(error(
                 "auth.client_signature.window",
-                format!("client_signature timestamp {offset_ms} ms away"),
+                format!(
+                    "client_signature timestamp {} ms away",
+                    login.signature.timestamp_offset_ms
+                ),
             ))
         }
-        (RequestAuth::ClientSignature { offset_ms, .. }, _)
-            if offset_ms.unsigned_abs() > harness_protocol::spec::SIGNATURE_WINDOW_MS =>
+        (RequestAuth::Step(Auth::ClientSignature(login)), _)
+            if login.signature.timestamp_offset_ms.unsigned_abs()
+                > harness_protocol::spec::SIGNATURE_WINDOW_MS =>
         {
             Some(Prediction::either(""))
         }
-        (RequestAuth::ClientSignature { replay: true, .. }, _) => Some(error(
-            "auth.client_signature.nonce_single_use",
-            "client_signature nonce used twice",
-        )),
+        (RequestAuth::Step(Auth::ClientSignature(_)), _) if request.auth.is_replay() => {
+            Some(error(
+                "auth.client_signature.nonce_single_use",
+                "client_signature nonce used twice",
+            ))
+        }
         _ if sent_foreign => Some(Prediction::either(
             "a parameter of another grant type (4.1 does not say it is ignored)",
         )),
         (RequestAuth::RefreshOf { .. }, Some("refresh_token")) => None,
-        (RequestAuth::None | RequestAuth::BogusToken, Some("refresh_token")) => Some(error(
-            "auth.grant_type.required_params",
-            "a refresh token that was never issued",
-        )),
-        (RequestAuth::None | RequestAuth::BogusToken, Some(_)) => Some(error(
-            "auth.grant_type.required_params",
-            "no credentials for the grant type",
-        )),
+        (RequestAuth::Step(auth), Some("refresh_token"))
+            if *auth == Auth::None || request.auth.is_bogus_token() =>
+        {
+            Some(error(
+                "auth.grant_type.required_params",
+                "a refresh token that was never issued",
+            ))
+        }
+        (RequestAuth::Step(auth), Some(_))
+            if *auth == Auth::None || request.auth.is_bogus_token() =>
+        {
+            Some(error(
+                "auth.grant_type.required_params",
+                "no credentials for the grant type",
+            ))
+        }
         _ => None,
     }
 }

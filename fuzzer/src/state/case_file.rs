@@ -13,7 +13,9 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 
 use super::{Action, Grant, Sequence, Who};
-use harness_model::case::{Auth, AuthMode, Case, ExpectedAnswer, Needs, Step};
+use harness_model::case::{
+    Auth, Case, ClientCredentials, ClientSignature, ExpectedAnswer, Needs, Signature, Signed, Step,
+};
 use harness_model::check::Matcher;
 use harness_model::check::Outcome;
 use harness_protocol::auth::nonce::fresh_nonce;
@@ -55,22 +57,18 @@ pub(crate) fn sequence_steps(sequence: &Sequence) -> Case {
 /// either answer accepted.
 pub(crate) fn enable_step() -> Step {
     Step {
-        call: Some(spec::TOGGLE_LOGIN_METHOD.to_owned()),
         transport: Some(TransportKind::HttpBody),
         params: params([
             ("sid", subaccount_template()),
             ("state", Value::from("enable")),
         ]),
-        auth: Auth {
-            mode: AuthMode::Bearer,
-            ..Auth::default()
-        },
+        auth: Auth::bearer(None),
         expect: ExpectedAnswer {
             outcome: Outcome::Any,
             no_schema: true,
             ..ExpectedAnswer::default()
         },
-        ..Step::default()
+        ..Step::call(spec::TOGGLE_LOGIN_METHOD)
     }
 }
 
@@ -112,10 +110,9 @@ fn sequence_case(
             continue;
         };
         let mut written = Step {
-            call: Some(step.action.method().to_owned()),
             transport: Some(step.transport),
             connection: names.get(index).cloned().flatten(),
-            ..Step::default()
+            ..Step::call(step.action.method())
         };
         add_request(sequence, index, &literal, &mut written);
         if issues_token(&step.action) && used.contains(&index) {
@@ -161,11 +158,7 @@ fn add_request(sequence: &Sequence, index: usize, literal: &[Option<String>], wr
             .unwrap_or_else(|| "reuse".to_owned())
     };
     let refresh = |of: usize| Value::from(format!("{{{{r{of}}}}}"));
-    let bearer = |of: usize| Auth {
-        mode: AuthMode::Bearer,
-        token: Some(format!("{{{{t{of}}}}}")),
-        ..Auth::default()
-    };
+    let bearer = |of: usize| Auth::bearer_token(format!("{{{{t{of}}}}}"));
     let subaccount = subaccount_template;
     match &step.action {
         Action::Login { .. } | Action::ReplayLogin { .. } => {
@@ -180,14 +173,21 @@ fn add_request(sequence: &Sequence, index: usize, literal: &[Option<String>], wr
                 None => (grant, own_nonce),
             };
             written.params = params([("scope", Value::from(login_scope(session)))]);
-            written.auth = Auth {
-                mode: match grant {
-                    Grant::ClientCredentials => AuthMode::ClientCredentials,
-                    Grant::ClientSignature => AuthMode::ClientSignature,
-                },
-                account: Some(who.role().to_owned()),
-                nonce,
-                ..Auth::default()
+            let account = Some(who.role().to_owned());
+            written.auth = match grant {
+                // A nonce is a signature's: a `client_credentials` login has none.
+                Grant::ClientCredentials => Auth::ClientCredentials(ClientCredentials {
+                    account,
+                    ..ClientCredentials::default()
+                }),
+                Grant::ClientSignature => Auth::ClientSignature(ClientSignature {
+                    account,
+                    signature: Signature {
+                        nonce,
+                        ..Signature::default()
+                    },
+                    ..ClientSignature::default()
+                }),
             };
         }
         Action::Refresh { of } => {
@@ -236,14 +236,16 @@ fn add_request(sequence: &Sequence, index: usize, literal: &[Option<String>], wr
             }
         }
         Action::Signed { replay_of } => {
-            written.auth = Auth {
-                mode: AuthMode::Signed,
-                nonce: match replay_of {
-                    Some(of) => Some(nonce_of(*of)),
-                    None => own_nonce,
+            written.auth = Auth::Signed(Signed {
+                signature: Signature {
+                    nonce: match replay_of {
+                        Some(of) => Some(nonce_of(*of)),
+                        None => own_nonce,
+                    },
+                    ..Signature::default()
                 },
-                ..Auth::default()
-            };
+                ..Signed::default()
+            });
         }
     }
 }

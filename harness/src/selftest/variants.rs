@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use super::collect::{Matrix, MatrixEnd, MatrixEvent, MatrixRow, MatrixSink, RowEvent};
 use super::{SelftestConfig, run_against};
 use crate::fuzz;
-use harness_model::case::Case;
+use harness_model::case::{Auth, Case, Signature, StepKind};
 use harness_model::check::Outcome;
 use harness_model::check::Verdict;
 use harness_model::events::EventSink;
@@ -205,19 +205,25 @@ pub fn row_line(row: &VariantRow) -> String {
 /// step departs from one on purpose (raw bytes, rate probes, expected refusals, stale,
 /// reused or wrong signatures). Judge self-play sends only these.
 pub fn conforming_client_case(case: &Case) -> bool {
+    // A signature now or lately, with a fresh nonce, in lower-case hex, as computed.
+    let plain = |signature: &Signature| {
+        signature.timestamp_offset_ms.abs() < 30_000
+            && signature.nonce.is_none()
+            && !signature.uppercase_hex
+            && !signature.altered_signature
+    };
     case.steps.iter().all(|step| {
-        let auth = &step.auth;
-        step.raw.is_none()
-            && step.probe.is_none()
+        let conforming_auth = !step.auth.wrong_secret()
+            && match &step.auth {
+                Auth::ClientSignature(login) => {
+                    plain(&login.signature) && !login.no_nonce && !login.no_trailing_lf
+                }
+                Auth::Signed(signed) => plain(&signed.signature) && signed.sign_uri.is_none(),
+                _ => true,
+            };
+        !matches!(step.kind, StepKind::Raw { .. } | StepKind::Probe(_))
             && step.expect.outcome == Outcome::Result
-            && auth.timestamp_offset_ms.abs() < 30_000
-            && auth.nonce.is_none()
-            && !auth.no_nonce
-            && !auth.no_trailing_lf
-            && !auth.uppercase_hex
-            && !auth.altered_signature
-            && !auth.wrong_secret
-            && auth.sign_uri.is_none()
+            && conforming_auth
     })
 }
 

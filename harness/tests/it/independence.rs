@@ -26,15 +26,14 @@ fn corpus() -> (Vec<Case>, Catalog, SchemaSet) {
 
 /// Why a state-changing step leaves the other cases a target as they expect it.
 fn why_independent(case: &Case, step: &Step) -> Option<&'static str> {
-    let method = step.call.as_deref()?;
+    let method = step.call_method()?;
     let param = |name: &str| step.params.get(name).and_then(|value| value.as_str());
     if step.expect.outcome == Outcome::Error {
         return Some("a refusal changes nothing (a server that accepts it fails the case)");
     }
     if step
         .auth
-        .token
-        .as_deref()
+        .given_token()
         .is_some_and(|token| token.starts_with("{{"))
     {
         return Some("it ends a session the case opened itself");
@@ -67,7 +66,7 @@ fn every_state_changing_step_leaves_the_other_cases_a_target_they_expect() {
     let mut dependent = Vec::new();
     for case in &cases {
         for step in &case.steps {
-            let Some(method) = step.call.as_deref() else {
+            let Some(method) = step.call_method() else {
                 continue;
             };
             if !spec::is_state_changing(method) {

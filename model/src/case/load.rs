@@ -1,11 +1,13 @@
-//! Loading case files: TOML parsing with `deny_unknown_fields`, then checks serde cannot
-//! express (one step kind per step, known clauses and schemas, unique ids), every defect
-//! reported as `path:line: message` with a did-you-mean where a name is close to a known one.
+//! Loading case files: TOML parsing with `deny_unknown_fields` (the step and auth tables
+//! become their enums on the way, refusing a combination the enums cannot hold), then the
+//! checks that need the whole case (known clauses and schemas, transports a step kind or auth
+//! mode allows, connection names, one race, unique ids), every defect reported as
+//! `path:line: message` with a did-you-mean where a name is close to a known one.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::{AuthMode, Case};
+use super::{AuthMode, Case, StepKind};
 use crate::check::Outcome;
 use crate::check::{Catalog, SchemaSet};
 use harness_protocol::file_error::{FileError, did_you_mean, line_of};
@@ -182,7 +184,7 @@ pub fn parse_case(
 
 /// A race goes on a call step, at most one per case; the rest is checked by [`check_race`].
 fn check_races(path: &Path, case: &Case) -> Result<(), FileError> {
-    let mut races = case.steps.iter().filter(|step| step.race.is_some());
+    let mut races = case.steps.iter().filter(|step| step.race().is_some());
     if let (Some(_), Some(second)) = (races.next(), races.next()) {
         return Err(FileError::new(
             path,
@@ -193,17 +195,15 @@ fn check_races(path: &Path, case: &Case) -> Result<(), FileError> {
     Ok(())
 }
 
-/// What a race step must be: a call (not raw, walk or probe), not in flight, 2 to 64
-/// copies, 1 to 1000 rounds, `at_most` a number or a template, over `http-query`,
-/// `http-body` or `ws`, and with `outcome = "any"`, since some copies are refused.
+/// What a race step must be (its table made it a call, not raw or in flight, with a plain
+/// call as its lead): 2 to 64 copies, 1 to 1000 rounds, `at_most` a number or a template,
+/// over `http-query`, `http-body` or `ws`, and with `outcome = "any"`, since some copies
+/// are refused.
 fn check_race(
     step: &super::Step,
     race: &super::Race,
     transports: &[TransportKind],
 ) -> Result<(), String> {
-    if step.call.is_none() || step.raw.is_some() || step.in_flight.is_some() {
-        return Err("a race goes on a call step (not raw, and not in_flight)".to_owned());
-    }
     if !(2..=super::Race::MAX_COPIES).contains(&race.copies) {
         return Err(format!(
             "race.copies is {}; a race releases 2 to {} copies",
@@ -243,32 +243,15 @@ fn check_race(
         return Err("race.again_after_ms is at most 10000".to_owned());
     }
     match &race.lead {
-        Some(lead) => {
-            if lead.call.is_none()
-                || lead.raw.is_some()
-                || lead.walk.is_some()
-                || lead.probe.is_some()
-                || lead.race.is_some()
-                || lead.in_flight.is_some()
-            {
-                return Err(
-                    "race.lead is a plain call (not raw, walk, probe, race or in_flight)"
-                        .to_owned(),
-                );
-            }
-            if !(1..=race.copies).contains(&race.after_lead) {
-                return Err(format!(
-                    "race.after_lead is {}; with a lead, 1 to {} of the copies wait for its answer",
-                    race.after_lead, race.copies
-                ));
-            }
-        }
+        Some(_) if !(1..=race.copies).contains(&race.after_lead) => Err(format!(
+            "race.after_lead is {}; with a lead, 1 to {} of the copies wait for its answer",
+            race.after_lead, race.copies
+        )),
         None if race.after_lead != 0 => {
-            return Err("race.after_lead needs a race.lead to wait for".to_owned());
+            Err("race.after_lead needs a race.lead to wait for".to_owned())
         }
-        None => {}
+        _ => Ok(()),
     }
-    Ok(())
 }
 
 /// Connection names: none is empty, and a name used by one step only that is close to
@@ -310,20 +293,7 @@ fn check_step(
     schemas: &SchemaSet,
 ) -> Result<(), FileError> {
     let error = |message: String| Err(FileError::new(path, step.line, message));
-    // A `call` beside a `raw` only names the method whose URL the raw body goes to.
-    let kinds = [
-        step.call.is_some() && step.raw.is_none(),
-        step.raw.is_some(),
-        step.walk.is_some(),
-        step.probe.is_some(),
-    ];
-    if kinds.iter().filter(|&&present| present).count() != 1 {
-        return error(
-            "a step has exactly one of call, raw (with an optional call naming its URL), walk or probe"
-                .to_owned(),
-        );
-    }
-    if let Some(walk) = &step.walk
+    if let StepKind::Walk(walk) = &step.kind
         && let Some(window) = &walk.window
         && window.around.is_none()
         && walk.timestamp.is_none()
@@ -333,24 +303,22 @@ fn check_step(
                 .to_owned(),
         );
     }
-    if let Some(race) = &step.race {
+    if let Some(race) = step.race() {
         check_race(step, race, transports).or_else(error)?;
     }
-    if let Some(copies) = step.in_flight {
+    if let StepKind::InFlight { method, copies } = &step.kind {
         let only_ws = match step.transport {
             Some(transport) => transport == TransportKind::Ws,
             None => transports == [TransportKind::Ws],
         };
-        let call = step.call.as_deref();
-        if call.is_none() || !(2..=16).contains(&copies) || !only_ws {
+        if !(2..=16).contains(copies) || !only_ws {
             return error(
                 "in_flight (2 to 16) goes on a call step that runs over ws only".to_owned(),
             );
         }
-        if call.is_some_and(harness_protocol::spec::is_paced) {
+        if harness_protocol::spec::is_paced(method) {
             return error(format!(
-                "in_flight cannot send the paced method {} at once",
-                call.unwrap_or_default()
+                "in_flight cannot send the paced method {method} at once"
             ));
         }
     }
@@ -364,7 +332,7 @@ fn check_step(
         Some(transport) => std::slice::from_ref(transport),
         None => transports,
     };
-    if step.raw.is_some() && transports.contains(&TransportKind::HttpQuery) {
+    if step.raw().is_some() && transports.contains(&TransportKind::HttpQuery) {
         return error("a raw step cannot run over http-query; list the transports".to_owned());
     }
     if let Some(name) = &step.expect.schema
@@ -380,27 +348,14 @@ fn check_step(
     {
         return error("error_code and error_message need outcome = \"error\"".to_owned());
     }
-    let auth = &step.auth;
-    let http_only = matches!(
-        auth.mode,
-        AuthMode::Basic | AuthMode::Signed | AuthMode::ApiKey
-    );
-    if http_only && transports.contains(&TransportKind::Ws) {
+    let mode = step.auth.mode();
+    if matches!(mode, AuthMode::Basic | AuthMode::Signed | AuthMode::ApiKey)
+        && transports.contains(&TransportKind::Ws)
+    {
         return error(
-            format!(
-                "auth mode {:?} needs an HTTP transport; list the transports",
-                auth.mode
-            )
-            .to_lowercase(),
+            format!("auth mode {mode:?} needs an HTTP transport; list the transports")
+                .to_lowercase(),
         );
-    }
-    let signature_fields = auth.timestamp_offset_ms != 0
-        || auth.clock_skew.is_some()
-        || auth.nonce.is_some()
-        || auth.uppercase_hex
-        || auth.altered_signature;
-    if signature_fields && !matches!(auth.mode, AuthMode::ClientSignature | AuthMode::Signed) {
-        return error("timestamp_offset_ms, clock_skew, nonce, uppercase_hex and altered_signature apply to client_signature and signed auth only".to_owned());
     }
     if step.expect.refusal_ends_case && step.expect.outcome != Outcome::Any {
         return error("refusal_ends_case needs outcome = \"any\"".to_owned());
@@ -416,42 +371,7 @@ fn check_step(
             "wait.seconds must be a number or a template such as \"{{expires_in}}\"".to_owned(),
         );
     }
-    if (auth.data.is_some() || auth.no_trailing_lf || auth.no_nonce)
-        && auth.mode != AuthMode::ClientSignature
-    {
-        return error(
-            "data, no_trailing_lf and no_nonce apply to client_signature auth only".to_owned(),
-        );
-    }
-    if auth.no_nonce && auth.nonce.is_some() {
-        return error("no_nonce and nonce exclude each other".to_owned());
-    }
-    if auth.sign_uri.is_some() && auth.mode != AuthMode::Signed {
-        return error("sign_uri applies to signed auth only".to_owned());
-    }
-    if !auth.omit.is_empty()
-        && !matches!(
-            auth.mode,
-            AuthMode::ClientCredentials | AuthMode::ClientSignature
-        )
-    {
-        return error(
-            "omit applies to client_credentials and client_signature auth only".to_owned(),
-        );
-    }
-    if let Some(name) = auth
-        .omit
-        .iter()
-        .find(|name| !["grant_type", "client_id"].contains(&name.as_str()))
-    {
-        return error(format!(
-            "omit names \"{name}\"; the auth modes fill in only grant_type and client_id"
-        ));
-    }
-    if (auth.token.is_some() || auth.scope.is_some()) && auth.mode != AuthMode::Bearer {
-        return error("token and scope apply to bearer auth only".to_owned());
-    }
-    if step.call.is_none() && auth.mode != AuthMode::None && auth.mode != AuthMode::Bearer {
+    if step.call_method().is_none() && !matches!(mode, AuthMode::None | AuthMode::Bearer) {
         return error("walk, probe and raw steps authenticate with bearer or none".to_owned());
     }
     Ok(())

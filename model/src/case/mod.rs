@@ -1,19 +1,33 @@
 //! The case-file model: one behaviour per file, in TOML, under `cases/<area>/`.
 //!
 //! A [`Case`] names the clauses it checks, the transports it applies to, what it needs
-//! from the target file, and its [`Step`]s. A step is one of: a `call` (a method with
-//! params, an [`Auth`] mode, an [`ExpectedAnswer`] and captures), a `raw` message, a pagination
-//! [`Walk`], or a rate-limit [`Probe`]; a call may be a [`Race`] of copies released together. String values may hold templates such as
-//! `{{fixtures.currency}}`, `{{capture_name}}`, `{{now_ms - 61000}}` or `{{nonce}}`.
-//! The loader in `load.rs` turns defects into `path:line: message` errors.
+//! from the target file, and its [`Step`]s. What a step sends is its [`StepKind`], one of: a
+//! call (a method, maybe sent [`StepKind::InFlight`] or as a [`Race`] of copies released
+//! together), a raw message, a pagination [`Walk`], or a rate-limit [`Probe`]; every kind
+//! shares params, an [`Auth`] (one variant per mode), an [`ExpectedAnswer`] and captures.
+//! String values may hold templates such as `{{fixtures.currency}}`, `{{capture_name}}`,
+//! `{{now_ms - 61000}}` or `{{nonce}}`.
+//!
+//! The file format is the flat tables serde reads (`step_table.rs`, `auth/table.rs`, unknown
+//! keys refused); their conversion into the enums refuses a combination the enums cannot
+//! hold, and the loader in `load.rs` adds the checks that need the whole case, every defect
+//! a `path:line: message` error.
 
+mod auth;
 mod load;
 mod property;
+mod step_table;
+mod walk;
 mod write;
 
+pub use auth::{
+    ApiKey, Auth, AuthMode, Basic, Bearer, BearerLogin, BearerToken, ClientCredentials,
+    ClientSignature, LoginParam, SecondFactorCode, Signature, Signed, SkewSide,
+};
 pub use load::{discover, load_file, parse_case};
 pub(crate) use load::{files_under, is_case_file, parse_all};
 pub use property::case_parse_no_panic;
+pub use walk::{Probe, Walk, WalkWindow};
 pub use write::{literal, literal_text, storable};
 
 use std::collections::BTreeMap;
@@ -74,67 +88,149 @@ pub struct Needs {
     pub destructive: bool,
 }
 
-/// One step of a case.
-#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
+/// One step of a case: what it sends ([`StepKind`]) and what every kind shares.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(try_from = "step_table::StepTable", into = "step_table::StepTable")]
 pub struct Step {
-    /// The method to call.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub call: Option<String>,
-    /// A raw message sent as the body (HTTP) or text frame (WebSocket); over HTTP to the
-    /// URL of the step's `call` when it has one, else of the method the text names.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub raw: Option<String>,
-    /// A pagination walk.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub walk: Option<Walk>,
-    /// A rate-limit probe.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub probe: Option<Probe>,
-    /// The call released several times at once, over connections opened beforehand, for
-    /// several rounds, with the results of a round held to `at_most`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub race: Option<Race>,
+    /// What the step sends: a call, a raw message, a walk, a probe, or a race.
+    pub kind: StepKind,
     /// Parameters of the call (templates allowed).
-    #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub params: Map<String, Value>,
-    /// How the call authenticates.
-    #[serde(default, skip_serializing_if = "crate::case::write::is_default")]
+    /// How the step authenticates.
     pub auth: Auth,
     /// What the answer must be.
-    #[serde(default, skip_serializing_if = "crate::case::write::is_default")]
     pub expect: ExpectedAnswer,
     /// Values to keep for later steps: name -> path in the response.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub capture: BTreeMap<String, String>,
     /// Clauses this step checks, when they are narrower than the case's.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub clauses: Option<Vec<String>>,
-    /// Over WebSocket, the call goes this many times at once on one connection, each with
-    /// its own id, and every answer is matched to its request by id and checked (2 to 16).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub in_flight: Option<usize>,
     /// The step runs even when an earlier one ended the execution: it puts the target back
     /// as the case found it (enables what the case disabled). After a stop, what it
     /// observes is a note.
-    #[serde(default, skip_serializing_if = "crate::case::write::is_false")]
     pub always: bool,
     /// The named connection the step goes over, opened on first use and kept for later
     /// steps of the name: a WebSocket of its own, or over HTTP a client with a connection
     /// pool of its own. Steps without it share the execution's default connection.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub connection: Option<String>,
     /// The transport of this step, whatever the execution's transport (`http-query`,
     /// `http-body` or `ws`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub transport: Option<TransportKind>,
     /// Waits before the step: a lifetime captured from an earlier answer, so a step can
     /// check what holds once it has passed.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub wait: Option<Wait>,
-    /// Line of the step in its file (set by the loader).
-    #[serde(skip)]
+    /// Line of the step in its file (set by the loader; 0 for a race's lead).
     pub line: usize,
+}
+
+/// What a step sends, one variant per kind; the case file says it with one of the keys
+/// `call`, `raw`, `walk` and `probe`, and `in_flight` or `race` beside a `call`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum StepKind {
+    /// A call of this method (`call`).
+    Call(String),
+    /// Over WebSocket, the call goes this many times at once on one connection, each with
+    /// its own id, and every answer is matched to its request by id and checked (2 to 16;
+    /// `call` with `in_flight`).
+    InFlight {
+        /// The method.
+        method: String,
+        /// How many copies.
+        copies: usize,
+    },
+    /// A raw message sent as the body (HTTP) or text frame (WebSocket) (`raw`).
+    Raw {
+        /// The message (templates allowed).
+        text: String,
+        /// Over HTTP, the method whose URL the text goes to (a `call` beside the `raw`);
+        /// else the method the text names.
+        url_of: Option<String>,
+    },
+    /// A pagination walk (`walk`; boxed, as the largest kind).
+    Walk(Box<Walk>),
+    /// A rate-limit probe (`probe`).
+    Probe(Probe),
+    /// The call released several times at once, over connections opened beforehand, for
+    /// several rounds, with the results of a round held to `at_most` (`call` with `race`).
+    Race {
+        /// The method.
+        method: String,
+        /// How the copies go.
+        race: Box<Race>,
+    },
+}
+
+impl Step {
+    /// A step of `kind` with nothing else said: no params, no auth, a result expected.
+    pub fn new(kind: StepKind) -> Step {
+        Step {
+            kind,
+            params: Map::new(),
+            auth: Auth::None,
+            expect: ExpectedAnswer::default(),
+            capture: BTreeMap::new(),
+            clauses: None,
+            always: false,
+            connection: None,
+            transport: None,
+            wait: None,
+            line: 0,
+        }
+    }
+
+    /// A call of `method` with nothing else said.
+    pub fn call(method: impl Into<String>) -> Step {
+        Step::new(StepKind::Call(method.into()))
+    }
+
+    /// The transport the step goes over when its execution runs over `execution`.
+    pub fn transport_in(&self, execution: TransportKind) -> TransportKind {
+        self.transport.unwrap_or(execution)
+    }
+
+    /// The method a call, in-flight or race step calls, and the one whose URL a raw step
+    /// names (`call` in the case file): not a walk's or a probe's.
+    pub fn call_method(&self) -> Option<&str> {
+        match &self.kind {
+            StepKind::Call(method)
+            | StepKind::InFlight { method, .. }
+            | StepKind::Race { method, .. } => Some(method),
+            StepKind::Raw { url_of, .. } => url_of.as_deref(),
+            StepKind::Walk(_) | StepKind::Probe(_) => None,
+        }
+    }
+
+    /// The method the step sends to: its call's, its walk's or its probe's; a raw step's
+    /// is the one whose URL it names, else the `method` its text names.
+    pub fn method(&self) -> Option<String> {
+        match &self.kind {
+            StepKind::Walk(walk) => Some(walk.call.clone()),
+            StepKind::Probe(probe) => Some(probe.call.clone()),
+            StepKind::Raw { text, url_of } => url_of.clone().or_else(|| raw_method(text)),
+            _ => self.call_method().map(str::to_owned),
+        }
+    }
+
+    /// The raw text of a raw step.
+    pub fn raw(&self) -> Option<&str> {
+        match &self.kind {
+            StepKind::Raw { text, .. } => Some(text),
+            _ => None,
+        }
+    }
+
+    /// The race of a race step.
+    pub fn race(&self) -> Option<&Race> {
+        match &self.kind {
+            StepKind::Race { race, .. } => Some(race),
+            _ => None,
+        }
+    }
+}
+
+/// The `method` a raw message names, when it is a JSON object naming one.
+pub fn raw_method(text: &str) -> Option<String> {
+    let raw: Value = serde_json::from_str(text).ok()?;
+    raw.get("method").and_then(Value::as_str).map(str::to_owned)
 }
 
 /// A wait before a step: `seconds` (a template, e.g. a captured `expires_in`) plus
@@ -152,98 +248,12 @@ pub struct Wait {
     pub at_most_s: u64,
 }
 
-/// How a step authenticates.
-#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct Auth {
-    /// The mechanism.
-    #[serde(default, skip_serializing_if = "crate::case::write::is_default")]
-    pub mode: AuthMode,
-    /// Account role whose credentials are used (default `main`), or [`Auth::ANY_ACCOUNT`].
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub account: Option<String>,
-    /// `bearer`: a token (template) instead of logging in as `account`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub token: Option<String>,
-    /// `bearer` login: the scope to request.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub scope: Option<String>,
-    /// `bearer` login: a requirement (`account:read`, `block_rfq:read`, ...) the token must
-    /// lack for the step to mean anything. SPEC.md does not say what a requested scope grants
-    /// beyond what it names, so when the granted `scope` grants this requirement the case is
-    /// skipped with that reason instead of expecting a refusal.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub lacks: Option<String>,
-    /// `bearer` login: a requirement (`mainaccount`, ...) the token must carry for the step
-    /// to mean anything, since a requested scope cannot ask for it (5.4 does not list it
-    /// among the values to request): when the granted scope lacks it, the case is skipped.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub grants: Option<String>,
-    /// Sign or log in with a wrong secret.
-    #[serde(default, skip_serializing_if = "crate::case::write::is_false")]
-    pub wrong_secret: bool,
-    /// Signatures: milliseconds added to the current time.
-    #[serde(default, skip_serializing_if = "crate::case::write::is_zero")]
-    pub timestamp_offset_ms: i64,
-    /// Signatures: the side of the 60 s window the timestamp must stay on whatever the
-    /// target's clock skew (`[limits] clock_skew_ms`): the offset moves toward now by the
-    /// skew for `inside`, further back for `outside`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub clock_skew: Option<SkewSide>,
-    /// Signatures: the nonce; `"reuse"` reuses the nonce of the previous signed step.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub nonce: Option<String>,
-    /// `client_signature`: the data field.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub data: Option<String>,
-    /// `client_signature`: send no `nonce` and sign with an empty one.
-    #[serde(default, skip_serializing_if = "crate::case::write::is_false")]
-    pub no_nonce: bool,
-    /// `client_signature`: drop the LF after the nonce when data is empty.
-    #[serde(default, skip_serializing_if = "crate::case::write::is_false")]
-    pub no_trailing_lf: bool,
-    /// Signatures: send the hex upper-case.
-    #[serde(default, skip_serializing_if = "crate::case::write::is_false")]
-    pub uppercase_hex: bool,
-    /// Signatures: the right signature with its last hex digit changed, the nearest miss of
-    /// a wrong key (a server comparing only a prefix accepts it).
-    #[serde(default, skip_serializing_if = "crate::case::write::is_false")]
-    pub altered_signature: bool,
-    /// `signed`: sign this URI instead of the one requested.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sign_uri: Option<String>,
-    /// Sends the account's second factor (SPEC.md 5.7) in the parameter the target file
-    /// names (`[accounts.<role>] second_factor`): its current code, or a wrong one. A
-    /// target file without it skips the execution with the reason.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub second_factor: Option<SecondFactorCode>,
-    /// `client_credentials` and `client_signature`: parameters the mode fills in
-    /// (`grant_type`, `client_id`) that this step leaves out, to send a login missing them.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub omit: Vec<String>,
-}
-
-impl Auth {
-    /// `account = "any"`: the rule holds whatever account the step goes as, so the run puts
-    /// the execution on the account whose paced budget has the most room (`main` or
-    /// `two_factor`, among those the target file gives; `main` outside a planned run).
-    pub const ANY_ACCOUNT: &'static str = "any";
-    /// The roles an `any` account is drawn from, in order of preference, for a case whose
-    /// every step expects a refusal: it reads no one's history.
-    pub const SPREAD_ROLES: [&'static str; 3] = ["main", "two_factor", "sub"];
-    /// The roles of a case that reads a page: not `sub`, whose last request of a run would
-    /// then be a page with a continuation it does not follow, which a client judge
-    /// (`harness judge`, its self-play in the variant matrix) takes for a client gone
-    /// silent; its history is read by cases of its own.
-    pub const READING_ROLES: [&'static str; 2] = ["main", "two_factor"];
-}
-
 impl Case {
     /// Whether a step leaves its account to the run ([`Auth::ANY_ACCOUNT`]).
     pub fn spreads(&self) -> bool {
         self.steps
             .iter()
-            .any(|step| step.auth.account.as_deref() == Some(Auth::ANY_ACCOUNT))
+            .any(|step| step.auth.account() == Some(Auth::ANY_ACCOUNT))
     }
 
     /// The roles an `any` account of this case may be put on: every spread role when each
@@ -264,64 +274,14 @@ impl Case {
     pub fn on_account(&self, role: &str) -> Case {
         let mut case = self.clone();
         for step in &mut case.steps {
-            if step.auth.account.as_deref() == Some(Auth::ANY_ACCOUNT) {
-                step.auth.account = Some(role.to_owned());
+            if let Some(account) = step.auth.account_slot_mut()
+                && account.as_deref() == Some(Auth::ANY_ACCOUNT)
+            {
+                *account = Some(role.to_owned());
             }
         }
         case
     }
-}
-
-/// Which second-factor code a step sends.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SecondFactorCode {
-    /// The current code of the account's TOTP secret.
-    Valid,
-    /// A well-formed code that is not the current one.
-    Wrong,
-}
-
-/// Which side of the signature window a timestamp is meant for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SkewSide {
-    /// Just inside: the skew moves the timestamp toward now (never past it).
-    Inside,
-    /// Just outside: the skew moves the timestamp further into the past.
-    Outside,
-}
-
-impl SkewSide {
-    /// `offset_ms` moved by `skew_ms` to this side of the window.
-    pub fn apply(self, offset_ms: i64, skew_ms: u64) -> i64 {
-        let skew = i64::try_from(skew_ms).unwrap_or(i64::MAX);
-        match self {
-            SkewSide::Inside => offset_ms.saturating_add(skew).min(0),
-            SkewSide::Outside => offset_ms.saturating_sub(skew),
-        }
-    }
-}
-
-/// Authentication mechanisms.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum AuthMode {
-    /// No credentials.
-    #[default]
-    None,
-    /// A bearer token: header on HTTP, `params.access_token` on WebSocket.
-    Bearer,
-    /// `public/auth` params for `client_credentials`.
-    ClientCredentials,
-    /// `public/auth` params for `client_signature`.
-    ClientSignature,
-    /// `Authorization: Basic`.
-    Basic,
-    /// `Authorization: <scheme> id=..,ts=..,nonce=..,sig=..`.
-    Signed,
-    /// The Direct Access API key as bearer (`fixtures.direct_access_key`).
-    ApiKey,
 }
 
 /// What the answer of a call must be.
@@ -356,117 +316,6 @@ pub struct ExpectedAnswer {
     pub refusal_ends_case: bool,
 }
 
-/// A pagination walk: follow the cursor to the end and check the pages.
-#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct Walk {
-    /// The method.
-    pub call: String,
-    /// Parameters besides count and cursor (templates allowed).
-    #[serde(default, skip_serializing_if = "Map::is_empty")]
-    pub params: Map<String, Value>,
-    /// The result member holding the entries (`logs`, `entries`).
-    pub items: String,
-    /// The result member and parameter carrying the cursor (`continuation`).
-    #[serde(
-        default = "Walk::default_cursor",
-        skip_serializing_if = "crate::case::write::is_default_cursor"
-    )]
-    pub cursor: String,
-    /// Page size of the walk.
-    pub count: u32,
-    /// Page size of a second walk whose entries must be exactly the same.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub compare_count: Option<u32>,
-    /// The entry member that identifies an entry (default: the whole entry).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub key: Option<String>,
-    /// The entry member holding its timestamp, checked against the window params.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub timestamp: Option<String>,
-    /// Stop and fail after this many pages.
-    #[serde(
-        default = "Walk::default_max_pages",
-        skip_serializing_if = "crate::case::write::is_default_max_pages"
-    )]
-    pub max_pages: u32,
-    /// An option that expired out of the money (a template): the walk also checks that
-    /// its entries hold one of type `expiry` and nothing else for that expiration (4.8).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub expiry_of: Option<String>,
-    /// A bounded walk: the window the walk reads instead of the whole history (unless the
-    /// run walks in full, `harness run --full-walks`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub window: Option<WalkWindow>,
-}
-
-/// The window of a bounded walk: the parameters that bound it, and how the harness picks
-/// its ends. With `around`, the window is that timestamp a day either side; otherwise one
-/// page of the walk's parameters is read first (the density probe, with the larger of the
-/// walk's counts) and the window's ends are timestamps of entries on it, about `entries`
-/// apart, so that an entry stamped with either end is known to belong to the window.
-#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct WalkWindow {
-    /// The parameter of the window's earliest timestamp (`start_timestamp`).
-    pub start: String,
-    /// The parameter of the window's latest timestamp (`end_timestamp`).
-    pub end: String,
-    /// About how many entries of the probed page the window holds (default 50).
-    #[serde(
-        default = "WalkWindow::default_entries",
-        skip_serializing_if = "WalkWindow::is_default_entries"
-    )]
-    pub entries: u32,
-    /// A timestamp in ms (a template) the window is centred on, a day either side; the
-    /// walk is skipped with the reason when it resolves to nothing and the run is bounded.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub around: Option<String>,
-}
-
-impl WalkWindow {
-    /// Half the width of a window centred on `around`: one day.
-    pub const AROUND_HALF_MS: i64 = 86_400_000;
-    fn default_entries() -> u32 {
-        50
-    }
-    fn is_default_entries(entries: &u32) -> bool {
-        *entries == Self::default_entries()
-    }
-}
-
-impl Walk {
-    fn default_cursor() -> String {
-        "continuation".to_owned()
-    }
-    fn default_max_pages() -> u32 {
-        200
-    }
-}
-
-/// A rate-limit probe: send requests without pacing until the server refuses one.
-#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct Probe {
-    /// The method.
-    pub call: String,
-    /// Its parameters.
-    #[serde(default, skip_serializing_if = "Map::is_empty")]
-    pub params: Map<String, Value>,
-    /// Requests beyond the target's declared burst before concluding there is no limit.
-    #[serde(
-        default = "Probe::default_margin",
-        skip_serializing_if = "crate::case::write::is_default_margin"
-    )]
-    pub margin: u32,
-}
-
-impl Probe {
-    fn default_margin() -> u32 {
-        5
-    }
-}
-
 /// A race: copies of the step's call, each over a connection of its own opened beforehand,
 /// released together (over HTTP/1.1 everything but each request's final byte is written
 /// first, then the final bytes back to back; over WebSocket the same with each frame's last
@@ -494,6 +343,7 @@ pub struct Race {
     /// copies wait for: a disable or a logout, with copies carrying the token it ends. The
     /// copies that raced it are open (either outcome) and only those released after its
     /// answer count against `at_most`. The lead's answer is checked as its `expect` says.
+    /// It is a plain call step ([`StepKind::Call`]): the loader refuses another kind.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lead: Option<Box<Step>>,
     /// With a `lead`: how many of the copies are released once its answer has arrived (1 to
@@ -532,13 +382,6 @@ impl Race {
     }
 }
 
-impl Step {
-    /// The transport the step goes over when its execution runs over `execution`.
-    pub fn transport_in(&self, execution: TransportKind) -> TransportKind {
-        self.transport.unwrap_or(execution)
-    }
-}
-
 impl Case {
     /// The clauses a step checks: its own, or the case's.
     pub fn step_clauses<'a>(&'a self, step: &'a Step) -> &'a [String] {
@@ -550,15 +393,13 @@ impl Case {
     pub fn methods(&self) -> Vec<String> {
         let mut methods = Vec::new();
         for step in &self.steps {
-            let raw_method = step
-                .raw
-                .as_deref()
-                .and_then(|raw| serde_json::from_str::<Value>(raw).ok())
-                .and_then(|raw| raw.get("method").and_then(Value::as_str).map(str::to_owned));
-            methods.extend(step.call.clone());
-            methods.extend(step.walk.as_ref().map(|walk| walk.call.clone()));
-            methods.extend(step.probe.as_ref().map(|probe| probe.call.clone()));
-            methods.extend(raw_method);
+            methods.extend(step.call_method().map(str::to_owned));
+            match &step.kind {
+                StepKind::Walk(walk) => methods.push(walk.call.clone()),
+                StepKind::Probe(probe) => methods.push(probe.call.clone()),
+                StepKind::Raw { text, .. } => methods.extend(raw_method(text)),
+                _ => {}
+            }
         }
         methods
     }

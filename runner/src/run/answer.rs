@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::exec::{Execution, Stop};
 use super::template;
-use harness_model::case::{AuthMode, Step};
+use harness_model::case::{Auth, Step};
 use harness_model::check::Matcher;
 use harness_protocol::auth::scope::Scope;
 
@@ -45,10 +45,10 @@ impl Execution<'_> {
                 .map(|value| template::resolve(value, self))
                 .transpose()
         };
-        resolved.equals = resolve(&matcher.equals).map_err(Stop::Error)?;
-        resolved.not_equals = resolve(&matcher.not_equals).map_err(Stop::Error)?;
-        resolved.holds = resolve(&matcher.holds).map_err(Stop::Error)?;
-        resolved.among = resolve(&matcher.among).map_err(Stop::Error)?;
+        resolved.equals = resolve(&matcher.equals).map_err(Stop::from)?;
+        resolved.not_equals = resolve(&matcher.not_equals).map_err(Stop::from)?;
+        resolved.holds = resolve(&matcher.holds).map_err(Stop::from)?;
+        resolved.among = resolve(&matcher.among).map_err(Stop::from)?;
         if resolved.unless_elapsed.is_some() {
             resolved.now_ms = Some(self.session.timestamp(0));
         }
@@ -58,11 +58,11 @@ impl Execution<'_> {
                     .iter()
                     .map(|value| template::resolve(value, self))
                     .collect::<Result<_, _>>()
-                    .map_err(Stop::Error)?,
+                    .map_err(Stop::from)?,
             );
         }
         if let Some(needle) = &matcher.contains {
-            resolved.contains = Some(template::resolve_string(needle, self).map_err(Stop::Error)?);
+            resolved.contains = Some(template::resolve_string(needle, self).map_err(Stop::from)?);
         }
         Ok(resolved)
     }
@@ -72,12 +72,12 @@ impl Execution<'_> {
     /// login with `lacks` does (SPEC.md does not say what a requested scope grants beyond
     /// what it names).
     fn skip_if_granted(&self, step: &Step, response: &Value) -> Result<(), Stop> {
-        let Some(requirement) = &step.auth.lacks else {
-            return Ok(());
-        };
-        if step.auth.mode == AuthMode::Bearer {
+        if matches!(step.auth, Auth::Bearer(_)) {
             return Ok(());
         }
+        let Some(requirement) = step.auth.lacks() else {
+            return Ok(());
+        };
         let granted = response
             .pointer("/result/scope")
             .and_then(Value::as_str)

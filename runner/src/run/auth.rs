@@ -19,7 +19,10 @@ use super::pace;
 use crate::transport::{
     self, Authorization, ClientSession, Credentials, SignatureParams, Token, place_bearer,
 };
-use harness_model::case::{Auth, AuthMode, SecondFactorCode, Step};
+use harness_model::case::{
+    Auth, Bearer, BearerLogin, BearerToken, ClientSignature, LoginParam, SecondFactorCode,
+    Signature, Signed, Step,
+};
 use harness_model::target_file::CountedPer;
 use harness_protocol::auth::nonce::fresh_nonce;
 use harness_protocol::auth::second_factor;
@@ -29,9 +32,7 @@ impl Execution<'_> {
     /// The credentials of the step's account role (default `main`), spoiled when the step
     /// asks for a wrong secret.
     fn credentials(&self, auth: &Auth) -> Result<Credentials, Stop> {
-        Ok(self
-            .account(auth.account.as_deref())?
-            .spoiled(auth.wrong_secret))
+        Ok(self.account(auth.account())?.spoiled(auth.wrong_secret()))
     }
 
     fn account(&self, role: Option<&str>) -> Result<Credentials, Stop> {
@@ -55,13 +56,13 @@ impl Execution<'_> {
 
     /// The signature timestamp of a step: now plus its offset, moved by the target's clock
     /// skew to the side of the window the step asks for.
-    fn signature_timestamp(&self, auth: &Auth) -> u64 {
-        let offset = match auth.clock_skew {
+    fn signature_timestamp(&self, signature: &Signature) -> u64 {
+        let offset = match signature.clock_skew {
             Some(side) => side.apply(
-                auth.timestamp_offset_ms,
+                signature.timestamp_offset_ms,
                 self.shared.target.limits.clock_skew_ms,
             ),
-            None => auth.timestamp_offset_ms,
+            None => signature.timestamp_offset_ms,
         };
         self.session.timestamp(offset)
     }
@@ -73,44 +74,36 @@ impl Execution<'_> {
         params: &mut Map<String, Value>,
     ) -> Result<Option<Authorization>, Stop> {
         let auth = &step.auth;
-        if let Some(code) = auth.second_factor {
+        if let Some(code) = auth.second_factor() {
             self.second_factor(auth, code, params)?;
         }
-        match auth.mode {
-            AuthMode::None => Ok(None),
-            AuthMode::Bearer => {
-                let token = self.bearer_token(auth).await?;
+        match auth {
+            Auth::None => Ok(None),
+            Auth::Bearer(bearer) => {
+                let token = self.bearer_token(bearer).await?;
                 Ok(place_bearer(self.transport, &token, params))
             }
-            AuthMode::ClientCredentials => {
+            Auth::ClientCredentials(login) => {
                 let credentials = self.credentials(auth)?;
-                fill_login(params, auth, "client_credentials", &credentials);
+                fill_login(
+                    params,
+                    login.omit.as_slice(),
+                    "client_credentials",
+                    &credentials,
+                );
                 if !params.contains_key("client_secret") {
                     transport::insert_client_secret(params, &credentials);
                 }
                 Ok(None)
             }
-            AuthMode::ClientSignature => {
-                self.client_signature(auth, params)?;
+            Auth::ClientSignature(login) => {
+                self.client_signature(auth, login, params)?;
                 Ok(None)
             }
-            AuthMode::Basic => Ok(Some(transport::basic(&self.credentials(auth)?))),
-            AuthMode::Signed => {
-                let credentials = self.credentials(auth)?;
-                let sign_uri = match &auth.sign_uri {
-                    Some(uri) => Some(self.resolved(uri)?),
-                    None => None,
-                };
-                let timestamp = self.signature_timestamp(auth);
-                let nonce = self.nonce(auth.nonce.as_deref())?;
-                let mut plan = self.session.signed_plan(credentials, timestamp, nonce);
-                plan.sign_uri = sign_uri;
-                plan.uppercase_hex = auth.uppercase_hex;
-                plan.altered_signature = auth.altered_signature;
-                Ok(Some(Authorization::Signed(plan)))
-            }
-            AuthMode::ApiKey => {
-                let key = self
+            Auth::Basic(_) => Ok(Some(transport::basic(&self.credentials(auth)?))),
+            Auth::Signed(signed) => Ok(Some(self.signed(auth, signed)?)),
+            Auth::ApiKey(key) => {
+                let key_text = self
                     .shared
                     .target
                     .fixtures
@@ -121,11 +114,28 @@ impl Execution<'_> {
                         Stop::Error("the target file has no fixtures.direct_access_key".to_owned())
                     })?;
                 Ok(Some(transport::api_key(&transport::spoiled(
-                    key,
-                    auth.wrong_secret,
+                    key_text,
+                    key.wrong_secret,
                 ))))
             }
         }
+    }
+
+    /// The signed `Authorization` header of a `signed` step (SPEC.md 5.6).
+    fn signed(&mut self, auth: &Auth, signed: &Signed) -> Result<Authorization, Stop> {
+        let credentials = self.credentials(auth)?;
+        let sign_uri = match &signed.sign_uri {
+            Some(uri) => Some(self.resolved(uri)?),
+            None => None,
+        };
+        let signature = &signed.signature;
+        let timestamp = self.signature_timestamp(signature);
+        let nonce = self.nonce(signature.nonce.as_deref())?;
+        let mut plan = self.session.signed_plan(credentials, timestamp, nonce);
+        plan.sign_uri = sign_uri;
+        plan.uppercase_hex = signature.uppercase_hex;
+        plan.altered_signature = signature.altered_signature;
+        Ok(Authorization::Signed(plan))
     }
 
     /// Adds the account's second factor (SPEC.md 5.7) in the parameter the target file names.
@@ -135,7 +145,7 @@ impl Execution<'_> {
         code: SecondFactorCode,
         params: &mut Map<String, Value>,
     ) -> Result<(), Stop> {
-        let role = auth.account.as_deref().unwrap_or("main");
+        let role = auth.account().unwrap_or("main");
         let factor = self
             .shared
             .target
@@ -164,89 +174,75 @@ impl Execution<'_> {
     fn client_signature(
         &mut self,
         auth: &Auth,
+        login: &ClientSignature,
         params: &mut Map<String, Value>,
     ) -> Result<(), Stop> {
         let credentials = self.credentials(auth)?;
-        let timestamp = self.signature_timestamp(auth);
-        let nonce = if auth.no_nonce {
+        let signature = &login.signature;
+        let timestamp = self.signature_timestamp(signature);
+        let nonce = if login.no_nonce {
             String::new()
         } else {
-            self.nonce(auth.nonce.as_deref())?
+            self.nonce(signature.nonce.as_deref())?
         };
-        let data = match &auth.data {
+        let data = match &login.data {
             Some(data) => self.resolved(data)?,
             None => String::new(),
         };
         let plan = SignatureParams {
             timestamp,
-            nonce: (!auth.no_nonce).then_some(nonce),
+            nonce: (!login.no_nonce).then_some(nonce),
             data: data.clone(),
-            uppercase: auth.uppercase_hex,
-            no_trailing_lf: auth.no_trailing_lf,
-            altered: auth.altered_signature,
+            uppercase: signature.uppercase_hex,
+            no_trailing_lf: login.no_trailing_lf,
+            altered: signature.altered_signature,
         };
-        fill_login(params, auth, "client_signature", &credentials);
+        fill_login(params, &login.omit, "client_signature", &credentials);
         transport::insert_client_signature(params, &credentials, &plan).map_err(Stop::Error)?;
-        if auth.data.is_some() {
+        if login.data.is_some() {
             params.insert("data".to_owned(), Value::from(data));
         }
         Ok(())
     }
 
     /// The token of a `bearer` step: its `token` template, or a login as its account.
-    pub(super) async fn bearer_token(&mut self, auth: &Auth) -> Result<String, Stop> {
-        match &auth.token {
-            Some(token) => self.resolved(token),
-            None => {
-                let token = self
-                    .login(auth.account.as_deref(), auth.scope.as_deref())
-                    .await?;
-                self.check_lacks(auth)?;
-                self.check_grants(auth)?;
+    pub(super) async fn bearer_token(&mut self, bearer: &Bearer) -> Result<String, Stop> {
+        match &bearer.token {
+            BearerToken::Given(token) => self.resolved(token),
+            BearerToken::Login(login) => {
+                let account = bearer.account.as_deref();
+                let token = self.login(account, login.scope.as_deref()).await?;
+                self.check_granted(account, login)?;
                 Ok(token)
             }
         }
     }
 
     /// Skips the case when the server granted the requirement the step's token must lack
-    /// (the granted scope is read, never assumed).
-    fn check_lacks(&self, auth: &Auth) -> Result<(), Stop> {
-        let Some(requirement) = &auth.lacks else {
+    /// (`lacks`), or did not grant what it must carry (`grants`): the granted scope is read,
+    /// never assumed.
+    fn check_granted(&self, account: Option<&str>, login: &BearerLogin) -> Result<(), Stop> {
+        if login.lacks.is_none() && login.grants.is_none() {
             return Ok(());
-        };
-        let key = (
-            auth.account.clone().unwrap_or_else(|| "main".to_owned()),
-            auth.scope.clone(),
-        );
+        }
+        let key = (account.unwrap_or("main").to_owned(), login.scope.clone());
         let Some(token) = self.session.cached_token(&key, |_| true) else {
             return Ok(());
         };
-        if token.granted.grants(requirement) {
+        let scope = login.scope.as_deref().unwrap_or_default();
+        if let Some(requirement) = &login.lacks
+            && token.granted.grants(requirement)
+        {
             return Err(Stop::Skip(format!(
-                "the token asked for scope \"{}\" was granted \"{}\", which grants {requirement}: its refusal cannot be checked",
-                auth.scope.as_deref().unwrap_or_default(),
+                "the token asked for scope \"{scope}\" was granted \"{}\", which grants {requirement}: its refusal cannot be checked",
                 token.granted
             )));
         }
-        Ok(())
-    }
-
-    /// Skips the case when the server did not grant what the step's token must carry.
-    fn check_grants(&self, auth: &Auth) -> Result<(), Stop> {
-        let Some(requirement) = &auth.grants else {
-            return Ok(());
-        };
-        let key = (
-            auth.account.clone().unwrap_or_else(|| "main".to_owned()),
-            auth.scope.clone(),
-        );
-        let Some(token) = self.session.cached_token(&key, |_| true) else {
-            return Ok(());
-        };
-        if !token.granted.grants(requirement) {
+        if let Some(requirement) = &login.grants
+            && !token.granted.grants(requirement)
+        {
             return Err(Stop::Skip(format!(
-                "the token asked for scope \"{}\" was granted \"{}\", without {requirement}: the refusal would not isolate the rule",
-                auth.scope.as_deref().unwrap_or_default(),
+                "the token asked for scope \"{scope}\" was granted \"{}\", without {requirement}: the refusal would not isolate the rule",
                 token.granted
             )));
         }
@@ -353,18 +349,18 @@ fn without_mainaccount(scope: &str) -> Option<String> {
 /// own or leaves it out (`auth.omit`).
 fn fill_login(
     params: &mut Map<String, Value>,
-    auth: &Auth,
+    omit: &[LoginParam],
     grant_type: &str,
     credentials: &Credentials,
 ) {
     let filled = [
-        ("grant_type", grant_type),
-        ("client_id", credentials.client_id.as_str()),
+        (LoginParam::GrantType, grant_type),
+        (LoginParam::ClientId, credentials.client_id.as_str()),
     ];
-    for (name, value) in filled {
-        if !auth.omit.iter().any(|omitted| omitted == name) {
+    for (param, value) in filled {
+        if !omit.contains(&param) {
             params
-                .entry(name)
+                .entry(param.name())
                 .or_insert_with(|| Value::from(value.to_owned()));
         }
     }

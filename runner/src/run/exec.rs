@@ -20,7 +20,7 @@ use super::result::{error_result, finish};
 use super::skip::skip_reason;
 use super::template;
 use crate::transport::{ClientSession, HttpClient, Outgoing, WsSession};
-use harness_model::case::{Case, Step};
+use harness_model::case::{Case, Step, StepKind};
 use harness_model::check::{self, Finding, ParsedAnswer, Required, Verdict};
 use harness_model::results::CaseResult;
 use harness_model::target_file::ExpiredOption;
@@ -43,6 +43,13 @@ pub enum Stop {
     /// (`refusal_ends_case`), so the later steps, which check what a result granted, do not
     /// run. A note says so; the execution's verdict comes from its findings.
     Held,
+}
+
+impl From<template::TemplateError> for Stop {
+    /// A template that cannot be resolved stops the execution with its message.
+    fn from(error: template::TemplateError) -> Stop {
+        Stop::Error(error.to_string())
+    }
 }
 
 /// The state of one execution.
@@ -170,7 +177,7 @@ pub(crate) async fn execute(shared: &Shared, case: &Case, transport: TransportKi
                 }
                 continue;
             }
-            let outcome = match &step.race {
+            let outcome = match step.race() {
                 // The rounds of a race run the steps before it again (`race.rs`).
                 Some(race) => Box::pin(execution.race(&case.steps[..index], step, race)).await,
                 None => execution.step(step).await,
@@ -333,7 +340,7 @@ impl Execution<'_> {
 
     /// A template string resolved; a template that does not resolve stops the execution.
     pub(super) fn resolved(&self, text: &str) -> Result<String, Stop> {
-        template::resolve_string(text, self).map_err(Stop::Error)
+        template::resolve_string(text, self).map_err(Stop::from)
     }
 
     pub(super) fn failing(&self) -> bool {
@@ -428,19 +435,17 @@ impl Execution<'_> {
     }
 
     async fn step_here(&mut self, step: &Step) -> Result<(), Stop> {
-        if let Some(walk) = &step.walk {
-            // Walks, probes and in-flight calls are boxed: their futures are large, and a
-            // call step (the fuzzers' every request) should not carry their size.
-            return Box::pin(self.walk(step, walk)).await;
-        }
-        if let Some(probe) = &step.probe {
-            return Box::pin(self.probe(step, probe)).await;
-        }
-        if let Some(race) = &step.race {
-            return Box::pin(self.race_once(step, race)).await;
-        }
-        if let (Some(copies), TransportKind::Ws) = (step.in_flight, self.transport) {
-            return Box::pin(self.in_flight(step, copies)).await;
+        // Walks, probes, races and in-flight calls are boxed: their futures are large, and a
+        // call step (the fuzzers' every request) should not carry their size.
+        match &step.kind {
+            StepKind::Walk(walk) => return Box::pin(self.walk(step, walk)).await,
+            StepKind::Probe(probe) => return Box::pin(self.probe(step, probe)).await,
+            StepKind::Race { race, .. } => return Box::pin(self.race_once(step, race)).await,
+            StepKind::InFlight { method, copies } if self.transport == TransportKind::Ws => {
+                return Box::pin(self.in_flight(step, method, *copies)).await;
+            }
+            // Over HTTP, an in-flight step is one call.
+            StepKind::InFlight { .. } | StepKind::Call(_) | StepKind::Raw { .. } => {}
         }
         let method = step_method(step);
         if let Some(wait) = &step.wait {
@@ -515,7 +520,7 @@ impl Execution<'_> {
 
     /// Builds the request of a `call` or `raw` step: templates, then authentication.
     pub(super) async fn prepare(&mut self, step: &Step, method: &str) -> Result<Outgoing, Stop> {
-        let mut params = template::resolve_map(&step.params, self).map_err(Stop::Error)?;
+        let mut params = template::resolve_map(&step.params, self).map_err(Stop::from)?;
         if let Some(names) = self.shared.target.param_names.get(method) {
             params = params
                 .into_iter()
@@ -524,7 +529,7 @@ impl Execution<'_> {
         }
         let authorization = self.authenticate(step, &mut params).await?;
         // After the login authentication may send, so `{{request_id}}` is this request's.
-        let raw = match &step.raw {
+        let raw = match step.raw() {
             Some(raw) => Some(self.resolved(raw)?),
             None => None,
         };
@@ -549,7 +554,7 @@ impl Execution<'_> {
         let schema = if expect.no_schema {
             None
         } else {
-            let method = step.call.as_deref().unwrap_or_default();
+            let method = step.call_method().unwrap_or_default();
             expect
                 .schema
                 .clone()
@@ -577,15 +582,8 @@ impl Execution<'_> {
     }
 }
 
-/// The method a `call` or `raw` step calls: a raw step's HTTP path is the method its text
-/// names, when it names one.
+/// The method a `call` or `raw` step calls: a raw step's HTTP path is the method it names
+/// beside its text, else the method its text names.
 pub(super) fn step_method(step: &Step) -> String {
-    step.call.clone().unwrap_or_else(|| {
-        let raw: Option<Value> = step
-            .raw
-            .as_deref()
-            .and_then(|raw| serde_json::from_str(raw).ok());
-        raw.and_then(|raw| raw.get("method").and_then(Value::as_str).map(str::to_owned))
-            .unwrap_or_default()
-    })
+    step.method().unwrap_or_default()
 }

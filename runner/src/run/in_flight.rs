@@ -11,12 +11,16 @@ use super::exec::{Execution, Stop};
 use harness_model::case::Step;
 
 impl Execution<'_> {
-    /// Sends `copies` of the call step at once and checks every answer.
-    pub(super) async fn in_flight(&mut self, step: &Step, copies: usize) -> Result<(), Stop> {
-        let method = step.call.clone().unwrap_or_default();
+    /// Sends `copies` of the step's call of `method` at once and checks every answer.
+    pub(super) async fn in_flight(
+        &mut self,
+        step: &Step,
+        method: &str,
+        copies: usize,
+    ) -> Result<(), Stop> {
         let mut outgoings = Vec::with_capacity(copies);
         for _ in 0..copies {
-            outgoings.push(self.prepare(step, &method).await?);
+            outgoings.push(self.prepare(step, method).await?);
         }
         let answers = self.send_in_flight(&outgoings).await?;
         let clauses = self.case.step_clauses(step).to_vec();

@@ -21,7 +21,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use harness_model::case::{Auth, AuthMode};
+use harness_model::case::Auth;
 use harness_model::check::ParsedAnswer;
 use harness_model::target_file::{CountedPer, RateLimits};
 use harness_protocol::jsonrpc;
@@ -70,10 +70,10 @@ pub(crate) fn budget_name(
     transport: TransportKind,
     per: CountedPer,
 ) -> String {
-    let account = match auth.mode {
-        AuthMode::None => ANONYMOUS.to_owned(),
-        AuthMode::ApiKey => "direct_access".to_owned(),
-        _ => auth.account.clone().unwrap_or_else(|| "main".to_owned()),
+    let account = match auth {
+        Auth::None => ANONYMOUS.to_owned(),
+        Auth::ApiKey(_) => "direct_access".to_owned(),
+        _ => auth.account().unwrap_or("main").to_owned(),
     };
     match per {
         CountedPer::Account => account,

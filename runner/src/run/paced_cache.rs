@@ -19,7 +19,7 @@ use tokio::sync::Mutex as AsyncMutex;
 
 use super::exec::{Execution, Stop};
 use super::template;
-use harness_model::case::Step;
+use harness_model::case::{Step, StepKind};
 use harness_model::check::ParsedAnswer;
 use harness_protocol::spec;
 use harness_protocol::wire::Exchange;
@@ -99,11 +99,11 @@ impl Execution<'_> {
         page: Option<&Map<String, Value>>,
         raw: &Map<String, Value>,
     ) -> Option<String> {
-        let plain = step.raw.is_none()
-            && step.race.is_none()
-            && step.in_flight.is_none()
-            && step.connection.is_none()
-            && step.auth.token.is_none();
+        let plain = matches!(
+            step.kind,
+            StepKind::Call(_) | StepKind::Walk(_) | StepKind::Probe(_)
+        ) && step.connection.is_none()
+            && step.auth.given_token().is_none();
         if !self.shared.paced_answers.on || !plain || !shareable(method) {
             return None;
         }

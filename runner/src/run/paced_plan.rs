@@ -21,7 +21,7 @@ use serde_json::{Map, Value};
 use super::RunConfig;
 use super::pace;
 use super::schedule::is_paced;
-use harness_model::case::{Auth, Case, Step, Walk};
+use harness_model::case::{Auth, Case, Step, StepKind, Walk};
 use harness_model::target_file::{RateLimits, Target};
 use harness_protocol::spec;
 use harness_protocol::wire::TransportKind;
@@ -232,18 +232,18 @@ fn lane_of(case: &Case) -> Option<String> {
     case.steps
         .iter()
         .find(|step| {
-            let walk = step.walk.as_ref().map(|walk| walk.call.as_str());
-            let probe = step.probe.as_ref().map(|probe| probe.call.as_str());
-            [step.call.as_deref(), walk, probe]
-                .into_iter()
-                .flatten()
-                .any(spec::is_paced)
+            let method = match &step.kind {
+                StepKind::Walk(walk) => Some(walk.call.as_str()),
+                StepKind::Probe(probe) => Some(probe.call.as_str()),
+                _ => step.call_method(),
+            };
+            method.is_some_and(spec::is_paced)
         })
         .map(|step| {
             step.auth
-                .account
-                .clone()
-                .unwrap_or_else(|| Auth::SPREAD_ROLES[0].to_owned())
+                .account()
+                .unwrap_or(Auth::SPREAD_ROLES[0])
+                .to_owned()
         })
 }
 
@@ -281,44 +281,52 @@ fn execution_calls(
             budget: budget.clone(),
             shared,
         };
-        if let Some(walk) = &step.walk {
-            if !spec::is_paced(&walk.call) {
+        let method = match &step.kind {
+            StepKind::Walk(walk) => {
+                if !spec::is_paced(&walk.call) {
+                    continue;
+                }
+                let (pages, probe, whole) = walk_pages(walk, full_walks);
+                open += usize::from(whole);
+                if probe {
+                    let count = walk.compare_count.unwrap_or(walk.count).max(walk.count);
+                    let mut params = walk.params.clone();
+                    params.insert("count".to_owned(), Value::from(count));
+                    calls.push(call(Some(share_key(
+                        transport, &step.auth, &walk.call, &params,
+                    ))));
+                }
+                calls.extend((0..pages).map(|_| call(None)));
                 continue;
             }
-            let (pages, probe, whole) = walk_pages(walk, full_walks);
-            open += usize::from(whole);
-            if probe {
-                let count = walk.compare_count.unwrap_or(walk.count).max(walk.count);
-                let mut params = walk.params.clone();
-                params.insert("count".to_owned(), Value::from(count));
-                calls.push(call(Some(share_key(
-                    transport, &step.auth, &walk.call, &params,
-                ))));
+            StepKind::Probe(probe) => {
+                if spec::is_paced(&probe.call) {
+                    let spent = limits.transaction_log_burst.saturating_add(1) as usize;
+                    calls.extend((0..spent).map(|_| call(None)));
+                }
+                continue;
             }
-            calls.extend((0..pages).map(|_| call(None)));
-            continue;
-        }
-        if let Some(probe) = &step.probe {
-            if spec::is_paced(&probe.call) {
-                let spent = limits.transaction_log_burst.saturating_add(1) as usize;
-                calls.extend((0..spent).map(|_| call(None)));
+            StepKind::Race { method, race } => {
+                if spec::is_paced(method) {
+                    let (per_round, rounds) = if race.within_declared_rate {
+                        pace::budget_race_shape(race.copies, race.rounds, limits)
+                    } else {
+                        (race.copies, race.rounds)
+                    };
+                    let copies = per_round * rounds as usize;
+                    calls.extend((0..copies).map(|_| call(None)));
+                }
+                continue;
             }
-            continue;
-        }
-        let Some(method) = step.call.as_deref().filter(|method| spec::is_paced(method)) else {
+            _ => step.call_method(),
+        };
+        let Some(method) = method.filter(|method| spec::is_paced(method)) else {
             continue;
         };
-        if let Some(race) = &step.race {
-            let (per_round, rounds) = if race.within_declared_rate {
-                pace::budget_race_shape(race.copies, race.rounds, limits)
-            } else {
-                (race.copies, race.rounds)
-            };
-            let copies = per_round * rounds as usize;
-            calls.extend((0..copies).map(|_| call(None)));
-            continue;
-        }
-        let copies = step.in_flight.unwrap_or(1).max(1);
+        let copies = match step.kind {
+            StepKind::InFlight { copies, .. } => copies.max(1),
+            _ => 1,
+        };
         let shareable = copies == 1 && plain(step);
         for _ in 0..copies {
             calls.push(call(
@@ -331,7 +339,7 @@ fn execution_calls(
 
 /// A step whose request the run may answer once ([`super::paced_cache`]).
 fn plain(step: &Step) -> bool {
-    step.raw.is_none() && step.connection.is_none() && step.auth.token.is_none()
+    step.raw().is_none() && step.connection.is_none() && step.auth.given_token().is_none()
 }
 
 /// The pages a walk reads besides its probe: (pages, whether it probes first, whether it

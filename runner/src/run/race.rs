@@ -131,7 +131,7 @@ impl Execution<'_> {
         round: u32,
         tally: &mut Tally,
     ) -> Result<(), Stop> {
-        let method = step.call.clone().unwrap_or_default();
+        let method = step.call_method().unwrap_or_default().to_owned();
         let at_most = self.race_bound(race)?;
         let over = if race.over.is_empty() {
             vec![self.transport]
@@ -151,7 +151,7 @@ impl Execution<'_> {
         let mut copies: Vec<(TransportKind, Outgoing, Wave)> =
             Vec::with_capacity(copies_released + 1);
         if let Some(lead) = &race.lead {
-            let lead_method = lead.call.clone().unwrap_or_default();
+            let lead_method = lead.call_method().unwrap_or_default().to_owned();
             let prepared = self.prepare(lead, &lead_method).await?;
             copies.push((
                 over[0],
@@ -279,7 +279,7 @@ impl Execution<'_> {
         ));
         let clauses = self.case.step_clauses(step).to_vec();
         if tally.unjudged > 0 {
-            let method = step.call.as_deref().unwrap_or_default();
+            let method = step.call_method().unwrap_or_default();
             let note = format!(
                 "{} of {rounds} rounds not judged: a copy of {method} sent alone afterwards counted too, so the target does it again whatever came before",
                 tally.unjudged
@@ -292,7 +292,7 @@ impl Execution<'_> {
         }
         if !tally.over_budget.is_empty() {
             let limits = &self.shared.target.limits;
-            let method = step.call.as_deref().unwrap_or_default();
+            let method = step.call_method().unwrap_or_default();
             let rounds_text: Vec<String> = tally
                 .over_budget
                 .iter()
@@ -316,7 +316,7 @@ impl Execution<'_> {
         }
         if !tally.broken.is_empty() {
             let at_most = self.race_bound(race)?;
-            let method = step.call.as_deref().unwrap_or_default();
+            let method = step.call_method().unwrap_or_default();
             let rounds_text: Vec<String> = tally
                 .broken
                 .iter()
@@ -330,7 +330,7 @@ impl Execution<'_> {
                 Some(lead) => format!(
                     "the {} copies of {method} released once the answer to {} had arrived",
                     race.after_lead,
-                    lead.call.as_deref().unwrap_or_default()
+                    lead.call_method().unwrap_or_default()
                 ),
                 None => format!("{copies_released} copies of {method} released together"),
             };
@@ -354,8 +354,7 @@ impl Execution<'_> {
     /// the paced method held to the declared budget ([`pace::budget_race_shape`]).
     fn race_shape(&self, step: &Step, race: &Race, rounds: u32) -> (usize, u32) {
         let paced = step
-            .call
-            .as_deref()
+            .call_method()
             .is_some_and(harness_protocol::spec::is_paced);
         if paced && race.within_declared_rate {
             pace::budget_race_shape(race.copies, rounds, &self.shared.target.limits)

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use super::{GRACE, Interrupt, Interruption, Shared};
 use crate::transport::{self};
-use harness_model::case::Case;
+use harness_model::case::{Case, StepKind};
 use harness_protocol::spec;
 use harness_protocol::wire::TransportError;
 use harness_protocol::wire::TransportKind;
@@ -23,28 +23,15 @@ pub const PACED_LANE: usize = 4;
 pub(super) fn is_long(case: &Case) -> bool {
     case.steps
         .iter()
-        .any(|step| step.walk.is_some() || step.probe.is_some())
+        .any(|step| matches!(step.kind, StepKind::Walk(_) | StepKind::Probe(_)))
 }
 
 /// Whether an execution of `case` calls a paced method, and so waits for the pacing budget
 /// (a rate probe spends it): a call, a raw request naming it, a walk or a probe.
 pub(super) fn is_paced(case: &Case) -> bool {
-    case.steps.iter().any(|step| {
-        let raw_method = step
-            .raw
-            .as_deref()
-            .and_then(|raw| serde_json::from_str::<serde_json::Value>(raw).ok())
-            .and_then(|raw| raw.get("method")?.as_str().map(str::to_owned));
-        [
-            step.call.as_deref(),
-            raw_method.as_deref(),
-            step.walk.as_ref().map(|walk| walk.call.as_str()),
-            step.probe.as_ref().map(|probe| probe.call.as_str()),
-        ]
-        .into_iter()
-        .flatten()
-        .any(harness_protocol::spec::is_paced)
-    })
+    case.methods()
+        .iter()
+        .any(|method| harness_protocol::spec::is_paced(method))
 }
 
 /// The method of the run's first call: the first public JSON-RPC method SPEC.md shows

@@ -16,7 +16,7 @@ pub(crate) fn skip_reason(
     case: &Case,
     transport: TransportKind,
 ) -> Option<String> {
-    if !target.races && case.steps.iter().any(|step| step.race.is_some()) {
+    if !target.races && case.steps.iter().any(|step| step.race().is_some()) {
         return Some(
             "releases copies of a request together; the target file sets races = false".to_owned(),
         );
@@ -37,7 +37,7 @@ pub(crate) fn skip_reason(
     }
     // Parameter names SPEC.md does not show (4.3) are the target file's to give.
     if let Some(method) = case.steps.iter().find_map(|step| {
-        let method = step.call.as_deref()?;
+        let method = step.call_method()?;
         let unnamed =
             harness_protocol::spec::method(method).is_some_and(|method| !method.params_shown);
         (unnamed && !step.params.is_empty() && !target.param_names.contains_key(method))
@@ -49,7 +49,7 @@ pub(crate) fn skip_reason(
     }
     // A parameter SPEC.md describes without naming (4.8's filter keywords) likewise.
     if let Some((method, param)) = case.steps.iter().find_map(|step| {
-        let method = step.call.as_deref()?;
+        let method = step.call_method()?;
         let spec = harness_protocol::spec::method(method)?;
         let param = spec.unnamed_params.iter().find(|param| {
             step.params.contains_key(**param)

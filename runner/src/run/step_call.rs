@@ -22,7 +22,7 @@ pub use super::Shared;
 use super::exec::step_method;
 pub use super::exec::{Execution, Stop};
 use crate::transport::ClientSession;
-use harness_model::case::{Case, Step};
+use harness_model::case::{Case, Step, StepKind};
 use harness_protocol::wire::Exchange;
 use harness_protocol::wire::TransportKind;
 
@@ -105,11 +105,12 @@ impl<'a> Execution<'a> {
     /// template without a value (a capture an earlier step did not give), a login that
     /// failed (its finding is in [`Execution::findings`]), or no answer at all.
     pub async fn call_unjudged(&mut self, step: &Step) -> Result<Called, Stop> {
-        if step.walk.is_some()
-            || step.probe.is_some()
-            || step.race.is_some()
-            || (step.in_flight.is_some() && step.transport_in(self.transport) == TransportKind::Ws)
-        {
+        let single = match step.kind {
+            StepKind::Call(_) | StepKind::Raw { .. } => true,
+            StepKind::InFlight { .. } => step.transport_in(self.transport) != TransportKind::Ws,
+            StepKind::Walk(_) | StepKind::Probe(_) | StepKind::Race { .. } => false,
+        };
+        if !single {
             // Not a single request: run as any step, and nothing to hand back.
             self.step(step).await?;
             return Err(Stop::Error("the step sent no request".to_owned()));

@@ -9,8 +9,49 @@
 //! `request_id` (the JSON-RPC id the step's request goes with, for a `raw` body). A quoted
 //! text is itself: `{{"{{"}}` writes two braces, so a value can carry `{{` as it is
 //! ([`harness_model::case::literal`] quotes a value that way).
+//!
+//! A template that cannot be resolved is a [`TemplateError`]: a name without a value is
+//! told apart from a malformed template, since a caller may skip on the first (a value
+//! the target file does not give) and must stop on the second (a broken case file).
 
 use serde_json::{Map, Value};
+
+/// Why a template could not be resolved.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub(crate) enum TemplateError {
+    /// A name with no value: no capture, fixture or limit of that name.
+    #[error("template {{{{{name}}}}} has no value")]
+    NoValue {
+        /// The name.
+        name: String,
+    },
+    /// An arithmetic template whose name is not an integer.
+    #[error("template {{{{{name}}}}} is {value}, not an integer")]
+    NotInteger {
+        /// The name.
+        name: String,
+        /// Its value.
+        value: Value,
+    },
+    /// `{{` without its `}}`.
+    #[error("unclosed template in \"{text}\"")]
+    Unclosed {
+        /// The text holding it.
+        text: String,
+    },
+    /// `min(` or `max(` with other than two arguments.
+    #[error("\"{expression}\" needs two arguments")]
+    NotTwoArguments {
+        /// The expression.
+        expression: String,
+    },
+    /// `name + x` where `x` is not an integer.
+    #[error("\"{expression}\" is not name + integer")]
+    NotAnOffset {
+        /// The expression.
+        expression: String,
+    },
+}
 
 /// Looks a template name up; `None` when it has no value.
 pub(crate) trait Bindings {
@@ -18,7 +59,7 @@ pub(crate) trait Bindings {
 }
 
 /// Resolves every template in a JSON value.
-pub(crate) fn resolve(value: &Value, bindings: &dyn Bindings) -> Result<Value, String> {
+pub(crate) fn resolve(value: &Value, bindings: &dyn Bindings) -> Result<Value, TemplateError> {
     Ok(match value {
         Value::String(text) => resolve_text(text, bindings)?,
         Value::Array(items) => Value::Array(
@@ -36,7 +77,7 @@ pub(crate) fn resolve(value: &Value, bindings: &dyn Bindings) -> Result<Value, S
 pub(crate) fn resolve_map(
     object: &Map<String, Value>,
     bindings: &dyn Bindings,
-) -> Result<Map<String, Value>, String> {
+) -> Result<Map<String, Value>, TemplateError> {
     object
         .iter()
         .map(|(key, value)| Ok((key.clone(), resolve(value, bindings)?)))
@@ -44,14 +85,14 @@ pub(crate) fn resolve_map(
 }
 
 /// Resolves a string to a text (templates interpolated).
-pub(crate) fn resolve_string(text: &str, bindings: &dyn Bindings) -> Result<String, String> {
+pub(crate) fn resolve_string(text: &str, bindings: &dyn Bindings) -> Result<String, TemplateError> {
     match resolve_text(text, bindings)? {
         Value::String(text) => Ok(text),
         other => Ok(other.to_string()),
     }
 }
 
-fn resolve_text(text: &str, bindings: &dyn Bindings) -> Result<Value, String> {
+fn resolve_text(text: &str, bindings: &dyn Bindings) -> Result<Value, TemplateError> {
     let trimmed = text.trim();
     if let Some(inner) = trimmed
         .strip_prefix("{{")
@@ -68,7 +109,9 @@ fn resolve_text(text: &str, bindings: &dyn Bindings) -> Result<Value, String> {
     while let Some(start) = rest.find("{{") {
         out.push_str(&rest[..start]);
         let Some(end) = rest[start..].find("}}") else {
-            return Err(format!("unclosed template in \"{text}\""));
+            return Err(TemplateError::Unclosed {
+                text: text.to_owned(),
+            });
         };
         let value = evaluate(rest[start + 2..start + end].trim(), bindings)?;
         match value {
@@ -81,7 +124,7 @@ fn resolve_text(text: &str, bindings: &dyn Bindings) -> Result<Value, String> {
     Ok(Value::String(out))
 }
 
-fn evaluate(expression: &str, bindings: &dyn Bindings) -> Result<Value, String> {
+fn evaluate(expression: &str, bindings: &dyn Bindings) -> Result<Value, TemplateError> {
     if let Some(text) = expression
         .strip_prefix('"')
         .and_then(|rest| rest.strip_suffix('"'))
@@ -96,16 +139,17 @@ fn evaluate(expression: &str, bindings: &dyn Bindings) -> Result<Value, String> 
             .strip_prefix(function)
             .and_then(|rest| rest.strip_suffix(')'))
         {
-            let (first, second) = arguments
-                .split_once(',')
-                .ok_or_else(|| format!("\"{expression}\" needs two arguments"))?;
+            let (first, second) =
+                arguments
+                    .split_once(',')
+                    .ok_or_else(|| TemplateError::NotTwoArguments {
+                        expression: expression.to_owned(),
+                    })?;
             let integer = |name: &str| {
                 let value = evaluate(name.trim(), bindings)?;
-                value.as_i64().ok_or_else(|| {
-                    format!(
-                        "template {{{{{}}}}} is {value}, not an integer",
-                        name.trim()
-                    )
+                value.as_i64().ok_or_else(|| TemplateError::NotInteger {
+                    name: name.trim().to_owned(),
+                    value: value.clone(),
                 })
             };
             return Ok(Value::from(pick(integer(first)?, integer(second)?)));
@@ -116,7 +160,9 @@ fn evaluate(expression: &str, bindings: &dyn Bindings) -> Result<Value, String> 
             let amount: i64 = amount
                 .trim()
                 .parse()
-                .map_err(|_| format!("\"{expression}\" is not name + integer"))?;
+                .map_err(|_| TemplateError::NotAnOffset {
+                    expression: expression.to_owned(),
+                })?;
             let negative = expression[name.len()..].starts_with('-');
             (name.trim(), Some(if negative { -amount } else { amount }))
         }
@@ -124,13 +170,16 @@ fn evaluate(expression: &str, bindings: &dyn Bindings) -> Result<Value, String> 
     };
     let value = bindings
         .value_of(name)
-        .ok_or_else(|| format!("template {{{{{name}}}}} has no value"))?;
+        .ok_or_else(|| TemplateError::NoValue {
+            name: name.to_owned(),
+        })?;
     match offset {
         None => Ok(value),
         Some(offset) => {
-            let base = value
-                .as_i64()
-                .ok_or_else(|| format!("template {{{{{name}}}}} is {value}, not an integer"))?;
+            let base = value.as_i64().ok_or_else(|| TemplateError::NotInteger {
+                name: name.to_owned(),
+                value: value.clone(),
+            })?;
             Ok(Value::from(base.saturating_add(offset)))
         }
     }
@@ -155,7 +204,7 @@ mod tests {
     }
 
     /// Resolves a template string against [`Fixed`].
-    fn resolved(template: &str) -> Result<Value, String> {
+    fn resolved(template: &str) -> Result<Value, TemplateError> {
         resolve(&json!(template), &Fixed)
     }
 
@@ -175,8 +224,19 @@ mod tests {
 
     #[test]
     fn min_and_max_take_two_integers() {
-        assert!(resolved("{{max(token, now_ms)}}").is_err());
-        assert!(resolved("{{min(now_ms)}}").is_err());
+        assert_eq!(
+            resolved("{{max(token, now_ms)}}"),
+            Err(TemplateError::NotInteger {
+                name: "token".to_owned(),
+                value: json!("abc")
+            })
+        );
+        assert_eq!(
+            resolved("{{min(now_ms)}}"),
+            Err(TemplateError::NotTwoArguments {
+                expression: "min(now_ms)".to_owned()
+            })
+        );
     }
 
     #[test]
@@ -191,9 +251,17 @@ mod tests {
     #[test]
     fn interpolation_and_missing() {
         assert_eq!(resolved("Bearer {{token}}!").unwrap(), json!("Bearer abc!"));
+        let missing = resolved("{{nope}}").unwrap_err();
         assert_eq!(
-            resolved("{{nope}}").unwrap_err(),
-            "template {{nope}} has no value"
+            missing,
+            TemplateError::NoValue {
+                name: "nope".to_owned()
+            }
+        );
+        assert_eq!(missing.to_string(), "template {{nope}} has no value");
+        assert_eq!(
+            resolved("a {{token").unwrap_err().to_string(),
+            "unclosed template in \"a {{token\""
         );
     }
 }

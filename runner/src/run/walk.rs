@@ -24,10 +24,10 @@ use std::time::Instant;
 use serde_json::{Map, Value};
 
 use super::exec::{Execution, Stop};
-use super::template;
+use super::template::{self, TemplateError};
 use super::window;
 use crate::transport::{Outgoing, place_bearer};
-use harness_model::case::{AuthMode, Probe, Step, Walk, WalkWindow};
+use harness_model::case::{Auth, Probe, Step, Walk, WalkWindow};
 use harness_model::check::short;
 use harness_protocol::jsonrpc::{self, validate_response};
 use harness_protocol::spec;
@@ -90,8 +90,8 @@ impl Execution<'_> {
         method: &str,
         mut params: Map<String, Value>,
     ) -> Result<Outgoing, Stop> {
-        let authorization = if step.auth.mode == AuthMode::Bearer {
-            let token = self.bearer_token(&step.auth).await?;
+        let authorization = if let Auth::Bearer(bearer) = &step.auth {
+            let token = self.bearer_token(bearer).await?;
             place_bearer(self.transport, &token, &mut params)
         } else {
             None
@@ -107,7 +107,7 @@ impl Execution<'_> {
     pub(crate) async fn walk(&mut self, step: &Step, walk: &Walk) -> Result<(), Stop> {
         // Resolved once: both walks read the same window (`{{now_ms}}` would move between
         // them, and entries made meanwhile would differ).
-        let mut base_params = template::resolve_map(&walk.params, self).map_err(Stop::Error)?;
+        let mut base_params = template::resolve_map(&walk.params, self).map_err(Stop::from)?;
         let known = match &walk.window {
             Some(bounds) if !self.shared.full_walks => {
                 self.bound(step, walk, bounds, &mut base_params).await?
@@ -404,7 +404,7 @@ impl Execution<'_> {
     /// Sends requests without pacing until one is refused, up to the target's declared
     /// burst plus a margin. A refusal is noted; no refusal is an `info` finding.
     pub(crate) async fn probe(&mut self, step: &Step, probe: &Probe) -> Result<(), Stop> {
-        let params = template::resolve_map(&probe.params, self).map_err(Stop::Error)?;
+        let params = template::resolve_map(&probe.params, self).map_err(Stop::from)?;
         let budget = self
             .shared
             .target
@@ -468,10 +468,14 @@ impl Execution<'_> {
         params: &mut Map<String, Value>,
     ) -> Result<Vec<(String, i64)>, Stop> {
         if let Some(around) = &bounds.around {
-            let at = template::resolve_string(around, self)
-                .ok()
-                .and_then(|text| text.trim().parse::<i64>().ok())
-                .ok_or_else(|| {
+            // A name without a value is a fixture the target file does not give: the walk
+            // is skipped; a malformed template is the case file's defect.
+            let at = match template::resolve_string(around, self) {
+                Ok(text) => text.trim().parse::<i64>().ok(),
+                Err(TemplateError::NoValue { .. }) => None,
+                Err(error) => return Err(Stop::from(error)),
+            }
+            .ok_or_else(|| {
                     Stop::Skip(format!(
                         "the walk reads a window around {around}, which the target file does not give (`harness run --full-walks` walks the whole history)"
                     ))

@@ -354,10 +354,7 @@ fn a_session_replays_as_a_case_that_keeps_its_requests_but_not_their_credentials
     )
     .unwrap_or_else(|error| panic!("{error}\n{text}"));
     assert_eq!(case.steps.len(), 1);
-    assert_eq!(
-        case.steps[0].call.as_deref(),
-        Some("private/get_mmp_status")
-    );
+    assert_eq!(case.steps[0].call_method(), Some("private/get_mmp_status"));
     assert_eq!(
         case.steps[0].params.get("index_name"),
         Some(&json!("btc_usd"))

@@ -117,13 +117,10 @@ fn every_action_writes_a_case_the_loader_accepts() {
     // 13 steps, and the toggle enabling the subaccount's login again at the end.
     assert_eq!(case.steps.len(), 14, "{text}");
     let last = case.steps.last().unwrap();
-    assert_eq!(
-        last.call.as_deref(),
-        Some("private/toggle_subaccount_login")
-    );
+    assert_eq!(last.call_method(), Some("private/toggle_subaccount_login"));
     assert_eq!(last.params.get("state"), Some(&Value::from("enable")));
-    assert_eq!(last.auth.mode, AuthMode::Bearer);
-    assert_eq!(last.auth.token, None);
+    assert_eq!(last.auth.mode(), AuthMode::Bearer);
+    assert_eq!(last.auth.given_token(), None);
     assert_eq!(last.expect.outcome, Outcome::Any);
     assert!(last.expect.no_schema);
     let connections: Vec<&str> = case
@@ -134,9 +131,12 @@ fn every_action_writes_a_case_the_loader_accepts() {
     assert!(connections.contains(&"amber"), "{text}");
     assert!(connections.contains(&"cobalt"), "{text}");
     assert!(
-        case.steps
-            .iter()
-            .any(|step| step.auth.nonce.as_deref() == Some("reuse")),
+        case.steps.iter().any(|step| {
+            step.auth
+                .signature()
+                .and_then(|signature| signature.nonce.as_deref())
+                == Some("reuse")
+        }),
         "{text}"
     );
     let captures: Vec<&str> = case
@@ -188,7 +188,7 @@ fn a_replay_after_another_signed_step_gets_a_literal_nonce() {
     let nonces: Vec<&str> = case
         .steps
         .iter()
-        .filter_map(|step| step.auth.nonce.as_deref())
+        .filter_map(|step| step.auth.signature()?.nonce.as_deref())
         .collect();
     assert!(!nonces.contains(&"reuse"), "{text}");
     assert_eq!(nonces.len(), 2, "{text}");

@@ -3,6 +3,7 @@
 use std::path::Path;
 
 use super::*;
+use crate::case::Auth;
 use crate::check::{Level, Side};
 
 fn catalog() -> Catalog {
@@ -159,7 +160,13 @@ fn a_connection_used_once_close_to_another_gets_a_suggestion() {
 fn in_flight_goes_on_a_ws_only_call_step_and_never_on_a_paced_method() {
     let ok = TWO_CONNECTIONS.replace("connection = \"second\"", "in_flight = 4");
     let case = parse_case(Path::new("c.toml"), &ok, &catalog(), &schemas()).unwrap();
-    assert_eq!(case.steps[1].in_flight, Some(4));
+    assert_eq!(
+        case.steps[1].kind,
+        StepKind::InFlight {
+            method: "public/test".to_owned(),
+            copies: 4
+        }
+    );
     let over_http = ok.replace("[\"ws\"]", "[\"ws\", \"http-body\"]");
     let over_http = over_http.replace("connection = \"first\"\n", "");
     let error = load_error(&over_http);
@@ -190,7 +197,7 @@ race = { copies = 8, at_most = 1 }
 #[test]
 fn a_race_loads_with_its_default_rounds_and_bad_ones_are_refused() {
     let case = parse_case(Path::new("c.toml"), RACE, &catalog(), &schemas()).unwrap();
-    let race = case.steps[0].race.as_ref().unwrap();
+    let race = case.steps[0].race().unwrap();
     assert_eq!(
         (race.copies, race.rounds),
         (8, super::super::Race::DEFAULT_ROUNDS)
@@ -254,11 +261,98 @@ fn a_race_loads_with_its_default_rounds_and_bad_ones_are_refused() {
         "at_most = 0, after_lead = 4, counts = \"result.x\", lead = { call = \"private/logout\" } }",
     );
     let case = parse_case(Path::new("c.toml"), &led, &catalog(), &schemas()).unwrap();
-    let race = case.steps[0].race.as_ref().unwrap();
+    let race = case.steps[0].race().unwrap();
     assert_eq!(race.after_lead, 4);
     assert_eq!(race.counts.as_deref(), Some("result.x"));
     assert_eq!(
-        race.lead.as_ref().and_then(|lead| lead.call.as_deref()),
+        race.lead.as_ref().and_then(|lead| lead.call_method()),
         Some("private/logout")
     );
+}
+
+/// Keys that would make a step two kinds at once, or give a mode a key another mode
+/// uses, are refused at the line of their table, naming what is wrong: the step kinds and
+/// the auth modes are enums, and a case file cannot say what they cannot hold.
+#[test]
+fn a_step_of_two_kinds_or_an_auth_key_of_another_mode_is_refused_with_its_line() {
+    for (from, to, expected) in [
+        (
+            "call = \"public/auth\"",
+            "call = \"public/auth\"\nwalk = { call = \"public/auth\", items = \"logs\", count = 5 }",
+            "c.toml:6: a step has exactly one of call, raw (with an optional call naming its URL), walk or probe",
+        ),
+        (
+            "mode = \"client_signature\", timestamp_offset_ms = -61000",
+            "mode = \"client_credentials\", token = \"{{access}}\"",
+            "c.toml:8: token and scope apply to bearer auth only",
+        ),
+        (
+            "mode = \"client_signature\", timestamp_offset_ms = -61000",
+            "mode = \"client_credentials\", grants = \"mainaccount\"",
+            "c.toml:8: grants applies to bearer auth only",
+        ),
+        (
+            "mode = \"client_signature\", timestamp_offset_ms = -61000",
+            "mode = \"bearer\", wrong_secret = true",
+            "c.toml:8: wrong_secret applies to client_credentials, client_signature, basic, signed and api_key auth only",
+        ),
+        (
+            "mode = \"client_signature\", timestamp_offset_ms = -61000",
+            "mode = \"bearer\", token = \"{{access}}\", scope = \"account:read\"",
+            "c.toml:8: a bearer step with a token logs in with no scope, lacks or grants",
+        ),
+        (
+            "mode = \"client_signature\", timestamp_offset_ms = -61000",
+            "account = \"main\"",
+            "c.toml:8: account applies to the modes that go as an account (not none or api_key)",
+        ),
+        (
+            "mode = \"client_signature\", timestamp_offset_ms = -61000",
+            "mode = \"signed\", data = \"x\"",
+            "c.toml:8: data, no_trailing_lf and no_nonce apply to client_signature auth only",
+        ),
+        (
+            "call = \"public/auth\"",
+            "raw = \"{}\"\nin_flight = 2",
+            "c.toml:6: in_flight (2 to 16) goes on a call step that runs over ws only",
+        ),
+    ] {
+        let text = GOOD.replace(from, to);
+        assert_ne!(text, GOOD, "{from:?} is in the file");
+        assert_eq!(load_error(&text), expected, "{text}");
+    }
+}
+
+/// Each mode's keys come back as they were written: the auth table and the enum hold the
+/// same thing.
+#[test]
+fn every_auth_mode_round_trips_through_its_enum() {
+    for auth in [
+        "{ mode = \"bearer\", account = \"any\", scope = \"account:read\", lacks = \"trade:read\", grants = \"mainaccount\", second_factor = \"wrong\" }",
+        "{ mode = \"bearer\", token = \"{{access}}\" }",
+        "{ mode = \"client_credentials\", account = \"sub\", wrong_secret = true, lacks = \"session\", omit = [\"grant_type\"] }",
+        "{ mode = \"client_signature\", wrong_secret = true, timestamp_offset_ms = -61000, clock_skew = \"outside\", data = \"d\", no_nonce = true, no_trailing_lf = true, uppercase_hex = true, altered_signature = true, omit = [\"client_id\"] }",
+        "{ mode = \"signed\", nonce = \"reuse\", sign_uri = \"/x\", wrong_secret = true }",
+        "{ mode = \"basic\", wrong_secret = true }",
+        "{ mode = \"api_key\", wrong_secret = true }",
+    ] {
+        let text = GOOD
+            .replace(
+                "auth = { mode = \"client_signature\", timestamp_offset_ms = -61000 }",
+                &format!("auth = {auth}"),
+            )
+            .replace("\"public/auth\"", "\"public/test\"");
+        let text =
+            if auth.contains("basic") || auth.contains("signed\"") || auth.contains("api_key") {
+                text.replace("clauses = [", "transports = [\"http-body\"]\nclauses = [")
+            } else {
+                text
+            };
+        let case = parse_case(Path::new("c.toml"), &text, &catalog(), &schemas())
+            .unwrap_or_else(|error| panic!("{error}\n{text}"));
+        let written = case.to_toml("").unwrap();
+        let again = parse_case(Path::new("c.toml"), &written, &catalog(), &schemas()).unwrap();
+        assert_eq!(again.steps[0].auth, case.steps[0].auth, "{written}");
+        assert_ne!(case.steps[0].auth, Auth::None);
+    }
 }

@@ -11,7 +11,9 @@ use serde_json::json;
 use super::*;
 use crate::run::Shared;
 use crate::transport::RequestLimits;
-use harness_model::case::{Case, SkewSide};
+use harness_model::case::{
+    ApiKey, Basic, Case, ClientCredentials, ClientSignature, Signature, Signed, SkewSide,
+};
 use harness_model::check::{Catalog, SchemaSet};
 use harness_model::target_file::{Account, Fixtures, RateLimits, Secret, Target};
 use harness_protocol::auth::sign;
@@ -60,16 +62,16 @@ fn case() -> Case {
 
 fn step(auth: Auth) -> Step {
     Step {
-        call: Some("public/auth".to_owned()),
         auth,
-        ..Step::default()
+        ..Step::call("public/auth")
     }
 }
 
-fn auth(mode: AuthMode) -> Auth {
-    Auth {
-        mode,
-        ..Auth::default()
+/// A `client_signature` login with `signature`.
+fn client_signature(signature: Signature) -> ClientSignature {
+    ClientSignature {
+        signature,
+        ..ClientSignature::default()
     }
 }
 
@@ -122,17 +124,17 @@ fn client_credentials_fill_what_the_step_did_not_set() {
     let (params, header) = one(
         &shared,
         TransportKind::Ws,
-        auth(AuthMode::ClientCredentials),
+        Auth::ClientCredentials(ClientCredentials::default()),
     );
     assert!(header.is_none());
     assert_eq!(
         Value::Object(params),
         json!({"grant_type": "client_credentials", "client_id": "main-id", "client_secret": "main-secret"})
     );
-    let mut own = step(Auth {
+    let mut own = step(Auth::ClientCredentials(ClientCredentials {
         wrong_secret: true,
-        ..auth(AuthMode::ClientCredentials)
-    });
+        ..ClientCredentials::default()
+    }));
     own.params
         .insert("grant_type".to_owned(), json!("password"));
     let applied = authenticate(&shared, TransportKind::Ws, &[own]).remove(0);
@@ -144,10 +146,10 @@ fn client_credentials_fill_what_the_step_did_not_set() {
 #[test]
 fn a_client_signature_verifies_with_the_account_secret() {
     let shared = shared(Fixtures::default());
-    let signed = Auth {
+    let signed = Auth::ClientSignature(ClientSignature {
         data: Some("hello".to_owned()),
-        ..auth(AuthMode::ClientSignature)
-    };
+        ..ClientSignature::default()
+    });
     let (params, _) = one(&shared, TransportKind::HttpQuery, signed);
     let timestamp = params["timestamp"].as_u64().expect("timestamp");
     let nonce = params["nonce"].as_str().expect("nonce");
@@ -162,14 +164,16 @@ fn a_client_signature_verifies_with_the_account_secret() {
 #[test]
 fn a_client_signature_carries_the_defects_the_step_asks_for() {
     let shared = shared(Fixtures::default());
-    let defective = Auth {
+    let defective = Auth::ClientSignature(ClientSignature {
         no_trailing_lf: true,
-        uppercase_hex: true,
         wrong_secret: true,
-        timestamp_offset_ms: -61_000,
-        nonce: Some("fixed-nonce".to_owned()),
-        ..auth(AuthMode::ClientSignature)
-    };
+        ..client_signature(Signature {
+            uppercase_hex: true,
+            timestamp_offset_ms: -61_000,
+            nonce: Some("fixed-nonce".to_owned()),
+            ..Signature::default()
+        })
+    });
     let (params, _) = one(&shared, TransportKind::Ws, defective);
     let timestamp = params["timestamp"].as_u64().expect("timestamp");
     let unframed = sign::hmac_hex(
@@ -184,15 +188,18 @@ fn a_client_signature_carries_the_defects_the_step_asks_for() {
 fn a_reused_nonce_is_the_previous_signed_step_s() {
     let shared = shared(Fixtures::default());
     let reuse = || {
-        step(Auth {
+        step(Auth::ClientSignature(client_signature(Signature {
             nonce: Some("reuse".to_owned()),
-            ..auth(AuthMode::ClientSignature)
-        })
+            ..Signature::default()
+        })))
     };
     let mut applied = authenticate(
         &shared,
         TransportKind::Ws,
-        &[step(auth(AuthMode::ClientSignature)), reuse()],
+        &[
+            step(Auth::ClientSignature(ClientSignature::default())),
+            reuse(),
+        ],
     );
     let second = applied.pop().and_then(Result::ok).expect("second applies");
     let first = applied.pop().and_then(Result::ok).expect("first applies");
@@ -209,16 +216,23 @@ fn basic_and_signed_are_headers() {
         currency: Some("BTC".to_owned()),
         ..Fixtures::default()
     });
-    let (_, basic) = one(&shared, TransportKind::HttpQuery, auth(AuthMode::Basic));
+    let (_, basic) = one(
+        &shared,
+        TransportKind::HttpQuery,
+        Auth::Basic(Basic::default()),
+    );
     assert_eq!(
         header(basic),
         sign::basic_header_value("main-id", "main-secret")
     );
-    let signed = Auth {
+    let signed = Auth::Signed(Signed {
         sign_uri: Some("/api/v2/{{fixtures.currency}}".to_owned()),
-        uppercase_hex: true,
-        ..auth(AuthMode::Signed)
-    };
+        signature: Signature {
+            uppercase_hex: true,
+            ..Signature::default()
+        },
+        ..Signed::default()
+    });
     let (_, plan) = one(&shared, TransportKind::HttpBody, signed);
     let Some(Authorization::Signed(plan)) = plan else {
         panic!("expected a signed header plan");
@@ -236,7 +250,7 @@ fn the_direct_access_key_is_a_bearer_header_and_its_absence_stops_the_execution(
     let missing = authenticate(
         &shared(Fixtures::default()),
         TransportKind::Rest,
-        &[step(auth(AuthMode::ApiKey))],
+        &[step(Auth::ApiKey(ApiKey::default()))],
     )
     .remove(0);
     assert!(matches!(missing, Err(Stop::Error(message)) if message.contains("direct_access_key")));
@@ -244,12 +258,13 @@ fn the_direct_access_key_is_a_bearer_header_and_its_absence_stops_the_execution(
         direct_access_key: Some(Secret::new("da-key-123")),
         ..Fixtures::default()
     });
-    let (_, right) = one(&shared, TransportKind::Rest, auth(AuthMode::ApiKey));
+    let (_, right) = one(
+        &shared,
+        TransportKind::Rest,
+        Auth::ApiKey(ApiKey::default()),
+    );
     assert_eq!(header(right), "Bearer da-key-123");
-    let wrong = Auth {
-        wrong_secret: true,
-        ..auth(AuthMode::ApiKey)
-    };
+    let wrong = Auth::ApiKey(ApiKey { wrong_secret: true });
     assert_eq!(
         header(one(&shared, TransportKind::Rest, wrong).1),
         "Bearer da-key-12x"
@@ -258,10 +273,10 @@ fn the_direct_access_key_is_a_bearer_header_and_its_absence_stops_the_execution(
 
 #[test]
 fn an_account_the_target_file_lacks_stops_the_execution() {
-    let other = Auth {
+    let other = Auth::Basic(Basic {
         account: Some("sub".to_owned()),
-        ..auth(AuthMode::Basic)
-    };
+        ..Basic::default()
+    });
     let stopped = authenticate(
         &shared(Fixtures::default()),
         TransportKind::HttpQuery,
@@ -276,10 +291,7 @@ fn an_account_the_target_file_lacks_stops_the_execution() {
 #[test]
 fn a_given_bearer_token_goes_where_the_transport_wants_it() {
     let shared = shared(Fixtures::default());
-    let given = || Auth {
-        token: Some("captured-token".to_owned()),
-        ..auth(AuthMode::Bearer)
-    };
+    let given = || Auth::bearer_token("captured-token");
     let (params, none) = one(&shared, TransportKind::Ws, given());
     assert!(none.is_none());
     assert_eq!(params["access_token"], json!("captured-token"));
@@ -293,11 +305,11 @@ fn clock_skew_moves_a_signature_timestamp_to_its_side_of_the_window() {
     let mut shared = shared(Fixtures::default());
     shared.target.limits.clock_skew_ms = 20_000;
     let timestamp = |clock_skew: Option<SkewSide>| {
-        let edge = Auth {
+        let edge = Auth::ClientSignature(client_signature(Signature {
             timestamp_offset_ms: -55_000,
             clock_skew,
-            ..auth(AuthMode::ClientSignature)
-        };
+            ..Signature::default()
+        }));
         let (params, _) = one(&shared, TransportKind::HttpQuery, edge);
         i64::try_from(params["timestamp"].as_u64().expect("timestamp")).expect("fits")
     };
@@ -316,10 +328,10 @@ fn clock_skew_moves_a_signature_timestamp_to_its_side_of_the_window() {
 #[test]
 fn a_client_signature_without_nonce_sends_none_and_signs_an_empty_one() {
     let shared = shared(Fixtures::default());
-    let bare = Auth {
+    let bare = Auth::ClientSignature(ClientSignature {
         no_nonce: true,
-        ..auth(AuthMode::ClientSignature)
-    };
+        ..ClientSignature::default()
+    });
     let (params, _) = one(&shared, TransportKind::HttpQuery, bare);
     assert!(!params.contains_key("nonce"));
     let timestamp = params["timestamp"].as_u64().expect("timestamp");
