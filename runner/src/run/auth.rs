@@ -367,10 +367,11 @@ fn fill_login(
 }
 
 impl Execution<'_> {
-    /// Whose pacing budget a request with this authentication draws from: its account, or,
-    /// on a target whose limit is counted per token, this execution's own token for it.
-    pub(super) fn pace_key(&self, auth: &Auth) -> String {
-        pace::budget_name(
+    /// Whose pacing budgets a request with this authentication draws from: its account, or,
+    /// on a target whose limit is counted per token, this execution's own token for it; a
+    /// token the step gives draws from the main account's too ([`pace::budget_names`]).
+    pub(super) fn pace_keys(&self, auth: &Auth) -> Vec<String> {
+        pace::budget_names(
             auth,
             &self.case.id,
             self.transport,

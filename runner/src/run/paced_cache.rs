@@ -151,11 +151,11 @@ impl Execution<'_> {
             ));
             return Ok(shared.answer.clone());
         }
-        let account = spec::is_paced(method).then(|| self.pace_key(&step.auth));
+        let accounts = spec::is_paced(method).then(|| self.pace_keys(&step.auth));
         let mut attempt = 0;
         let answer = loop {
-            if let Some(account) = &account {
-                self.shared.pacer.wait(account).await;
+            if let Some(accounts) = &accounts {
+                self.shared.pacer.wait_all(accounts).await;
             }
             // Prepared after the wait, so signatures carry a fresh timestamp and nonce.
             let outgoing = match page {

@@ -142,9 +142,9 @@ impl Execution<'_> {
         let paced = harness_protocol::spec::is_paced(&method);
         let copies_released = self.race_shape(step, race, race.rounds).0;
         if paced && !self.case.needs.destructive {
-            let account = self.pace_key(&step.auth);
+            let accounts = self.pace_keys(&step.auth);
             for _ in 0..copies_released {
-                self.shared.pacer.wait(&account).await;
+                self.shared.pacer.wait_all(&accounts).await;
             }
         }
         let outgoing = self.prepare(step, &method).await?;
@@ -188,9 +188,9 @@ impl Execution<'_> {
         }
         if paced && self.case.needs.destructive {
             // Beyond the budget, as the rate probe is, but counted.
-            let account = self.pace_key(&step.auth);
+            let accounts = self.pace_keys(&step.auth);
             for _ in 0..copies_released {
-                self.shared.pacer.spend(&account, Instant::now());
+                self.shared.pacer.spend_all(&accounts, Instant::now());
             }
         }
         tally.spreads.push(sent.release_spread_us);

@@ -180,11 +180,11 @@ impl Execution<'_> {
                 params.insert(walk.cursor.clone(), cursor.clone());
             }
             let outgoing = self.paged_request(step, &walk.call, params).await?;
-            let account = self.pace_key(&step.auth);
+            let accounts = self.pace_keys(&step.auth);
             let mut attempt = 0;
             let answer = loop {
                 if spec::is_paced(&walk.call) {
-                    self.shared.pacer.wait(&account).await;
+                    self.shared.pacer.wait_all(&accounts).await;
                 }
                 let answer = self.send(&outgoing).await?;
                 match self.throttled(&walk.call, &answer, &mut attempt) {
@@ -412,10 +412,10 @@ impl Execution<'_> {
             .transaction_log_burst
             .saturating_add(probe.margin)
             .min(2_000);
-        let account = self.pace_key(&step.auth);
+        let accounts = self.pace_keys(&step.auth);
         for sent in 1..=budget {
             // Unpaced, yet counted: the paced requests after the probe wait for the budget.
-            self.shared.pacer.spend(&account, Instant::now());
+            self.shared.pacer.spend_all(&accounts, Instant::now());
             let outgoing = self
                 .paged_request(step, &probe.call, params.clone())
                 .await?;
