@@ -225,7 +225,7 @@ impl Execution<'_> {
         if login.lacks.is_none() && login.grants.is_none() {
             return Ok(());
         }
-        let key = (account.unwrap_or("main").to_owned(), login.scope.clone());
+        let key = self.token_key(account, login.scope.as_deref());
         let Some(token) = self.session.cached_token(&key, |_| true) else {
             return Ok(());
         };
@@ -249,10 +249,25 @@ impl Execution<'_> {
         Ok(())
     }
 
+    /// Where the token of a login as `role` with `scope` is cached. A token for other
+    /// connections than the execution's (`login_for_elsewhere`) is kept apart from the
+    /// execution's own, and reused by every race of the execution: one token drawn on
+    /// round after round.
+    fn token_key(&self, role: Option<&str>, scope: Option<&str>) -> (String, Option<String>) {
+        let role = role.unwrap_or("main");
+        let role = if self.login_for_elsewhere {
+            format!("{role} (issued over HTTP)")
+        } else {
+            role.to_owned()
+        };
+        (role, scope.map(str::to_owned))
+    }
+
     /// Obtains (once per execution) a token for an account with `client_credentials`, over
     /// the execution's own transport.
     async fn login(&mut self, role: Option<&str>, scope: Option<&str>) -> Result<String, Stop> {
-        let key = (role.unwrap_or("main").to_owned(), scope.map(str::to_owned));
+        let elsewhere = self.login_for_elsewhere;
+        let key = self.token_key(role, scope);
         // A shared token has made the paced calls a burst allows: a fresh one (step_call.rs).
         let counted = self.renew_per_burst
             && self.calling_paced
@@ -271,9 +286,13 @@ impl Execution<'_> {
         let credentials = self.account(role)?;
         // An unjudged execution (a fuzzer's) logs in over HTTP, so a worker's WebSocket
         // carries only the requests its oracle judges (what a connection remembers of a
-        // token is part of the prediction, SPEC.md 5.2).
+        // token is part of the prediction, SPEC.md 5.2). So does a login for a token used
+        // on another connection than the execution's (a race's): SPEC.md 5.4 names a
+        // `connection` scope without saying what it binds, and a server may hold a token
+        // issued over a WebSocket to that WebSocket alone; one issued over HTTP has no
+        // connection to be bound to.
         let transport = self.transport;
-        if !self.judging {
+        if !self.judging || elsewhere {
             self.transport = TransportKind::HttpBody;
         }
         let mut answer = self

@@ -89,6 +89,9 @@ pub struct Execution<'a> {
     pub(super) renew_per_burst: bool,
     /// The request being prepared calls the paced method.
     pub(super) calling_paced: bool,
+    /// A bearer login made now goes over HTTP and is cached apart: the token is for another
+    /// connection than the execution's (a race's, `race.rs`).
+    pub(super) login_for_elsewhere: bool,
 }
 
 /// Runs one case over one transport.
@@ -322,6 +325,7 @@ impl<'a> Execution<'a> {
             budget: RecordBudget::default(),
             judging: true,
             renew_per_burst: false,
+            login_for_elsewhere: false,
             calling_paced: false,
         }
     }

@@ -147,12 +147,15 @@ impl Execution<'_> {
                 self.shared.pacer.wait_all(&accounts).await;
             }
         }
-        let outgoing = self.prepare(step, &method).await?;
+        // The copies go over connections of their own, opened for the race: a token from a
+        // login goes with them, so it is one issued for use elsewhere (`auth.rs`).
+        self.login_for_elsewhere = true;
+        let prepared = self.prepare_race(step, race, &method).await;
+        self.login_for_elsewhere = false;
+        let (outgoing, lead) = prepared?;
         let mut copies: Vec<(TransportKind, Outgoing, Wave)> =
             Vec::with_capacity(copies_released + 1);
-        if let Some(lead) = &race.lead {
-            let lead_method = lead.call_method().unwrap_or_default().to_owned();
-            let prepared = self.prepare(lead, &lead_method).await?;
+        if let Some(prepared) = lead {
             copies.push((
                 over[0],
                 placed_for(&prepared, self.transport, over[0]),
@@ -361,6 +364,24 @@ impl Execution<'_> {
         } else {
             (race.copies, rounds)
         }
+    }
+
+    /// Prepares the call of a race and its lead's, when it has one.
+    async fn prepare_race(
+        &mut self,
+        step: &Step,
+        race: &Race,
+        method: &str,
+    ) -> Result<(Outgoing, Option<Outgoing>), Stop> {
+        let outgoing = self.prepare(step, method).await?;
+        let lead = match &race.lead {
+            Some(lead) => {
+                let lead_method = lead.call_method().unwrap_or_default().to_owned();
+                Some(self.prepare(lead, &lead_method).await?)
+            }
+            None => None,
+        };
+        Ok((outgoing, lead))
     }
 
     fn race_bound(&self, race: &Race) -> Result<usize, Stop> {
