@@ -5,7 +5,10 @@
 //! refresh token of a login of the request's own.
 //!
 //! A replay (the request sent twice with one nonce, the second judged) is a signature mode
-//! whose nonce is [`REUSE`], as the second of its two steps says.
+//! whose nonce is [`REUSE`], as the second of its two steps says; a replay released
+//! together with the original (a race of the two, at most one of which may succeed) has
+//! the nonce [`TOGETHER`], which never reaches a step: its case step is a race whose two
+//! copies carry one fresh nonce (`steps.rs`).
 
 use serde::{Deserialize, Serialize};
 
@@ -16,6 +19,9 @@ use harness_model::case::{
 
 /// The nonce of a signed step that reuses the previous signed step's.
 pub(crate) const REUSE: &str = "reuse";
+
+/// The nonce of a replay released together with the original (the fuzzer's own mark).
+pub(crate) const TOGETHER: &str = "together";
 
 /// The token of a request with an access token that was never issued.
 const NEVER_ISSUED: &str = "never-issued-token";
@@ -124,7 +130,36 @@ impl RequestAuth {
         else {
             return false;
         };
-        signature.nonce.as_deref() == Some(REUSE)
+        matches!(signature.nonce.as_deref(), Some(REUSE | TOGETHER))
+    }
+
+    /// Whether the request is a replay released together with the original.
+    pub(crate) fn is_raced_replay(&self) -> bool {
+        self.signature()
+            .is_some_and(|signature| signature.nonce.as_deref() == Some(TOGETHER))
+    }
+
+    /// The request's signature, in a signing mode.
+    fn signature(&self) -> Option<&Signature> {
+        match self {
+            RequestAuth::Step(Auth::Signed(Signed { signature, .. }))
+            | RequestAuth::Step(Auth::ClientSignature(ClientSignature { signature, .. })) => {
+                Some(signature)
+            }
+            _ => None,
+        }
+    }
+
+    /// The same request as a replay released together with the original, when it is a
+    /// replay.
+    pub(crate) fn raced(mut self) -> RequestAuth {
+        if let RequestAuth::Step(Auth::Signed(Signed { signature, .. }))
+        | RequestAuth::Step(Auth::ClientSignature(ClientSignature { signature, .. })) = &mut self
+            && signature.nonce.as_deref() == Some(REUSE)
+        {
+            signature.nonce = Some(TOGETHER.to_owned());
+        }
+        self
     }
 
     /// Whether the request is a `client_credentials` or `client_signature` login.

@@ -305,6 +305,14 @@ impl Sender {
     /// The finding of a request that could not be sent: a login it needed failed (the
     /// executor's finding on it) or its WebSocket would not open.
     fn setup_failure(&self, request: &FuzzRequest, stop: Stop, findings: &[Finding]) -> Finding {
+        // A replay released together with the original is judged by its race: more copies
+        // got a result than one nonce allows (`steps.rs`).
+        if request.auth.is_raced_replay()
+            && matches!(stop, Stop::Failed)
+            && let Some(raced) = findings.last()
+        {
+            return raced.clone();
+        }
         match stop {
             // A fuzz step never ends a case early (`refusal_ends_case` is the runner's).
             Stop::Failed | Stop::Held => {

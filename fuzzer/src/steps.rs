@@ -6,7 +6,8 @@
 //! executor fills in. A request that needs a token of its own gets a login step first, over
 //! HTTP: a refresh (its refresh token) and a logout (logging out ends the token, so it must
 //! not be one the other requests share). A replay (nonce `"reuse"`) is the same step twice,
-//! the first with a fresh nonce. Generated values are sent
+//! the first with a fresh nonce; one released together with the original is a race step
+//! of two copies with one fresh nonce, at most one of which may get a result. Generated values are sent
 //! as they are ([`literal`]: a generated `{{` is not a template), and a raw body carries
 //! the id of its request as `{{request_id}}`.
 
@@ -14,10 +15,13 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
+use super::request_auth::REUSE;
 use super::{FuzzRequest, RequestAuth};
 use harness_model::case::{
-    Auth, Case, ClientCredentials, LoginParam, Step, StepKind, literal, literal_text,
+    Auth, Case, ClientCredentials, ExpectedAnswer, LoginParam, Race, Step, StepKind, literal,
+    literal_text,
 };
+use harness_model::check::Outcome;
 use harness_model::target_file::Target;
 use harness_protocol::spec;
 use harness_protocol::wire::TransportKind;
@@ -61,14 +65,24 @@ pub(crate) fn request_case(request: &FuzzRequest, target: &Target) -> Case {
         _ => {}
     }
     if is_replay(request) {
-        // The first sending takes a fresh nonce; the second reuses it.
+        // The first sending takes a fresh nonce; the second reuses it. Released together,
+        // the two are one race step whose copies carry one fresh nonce.
         let mut first = auth.clone();
         if let Some(signature) = first.signature_mut() {
             signature.nonce = None;
         }
-        steps.push(step(request, &params, first));
+        if raced(request) {
+            steps.push(raced_replay(request, &params, first));
+        } else {
+            if let Some(signature) = auth.signature_mut() {
+                signature.nonce = Some(REUSE.to_owned());
+            }
+            steps.push(step(request, &params, first));
+            steps.push(step(request, &params, auth));
+        }
+    } else {
+        steps.push(step(request, &params, auth));
     }
-    steps.push(step(request, &params, auth));
     Case {
         id: "fuzz".to_owned(),
         title: request.why.clone(),
@@ -95,6 +109,58 @@ fn bearer_scope(auth: &Auth) -> Option<&str> {
 /// Whether `request` is sent twice with one nonce, the second judged.
 pub(crate) fn is_replay(request: &FuzzRequest) -> bool {
     request.auth.is_replay()
+}
+
+/// Whether `request` goes out as a race of the original and its replay: a replay marked so,
+/// not raw, whose nonce a server must check (a login's, or a private method's signed
+/// header; a public method may ignore the header, and with it the nonce). Otherwise a
+/// replay goes one sending after the other.
+pub(crate) fn raced(request: &FuzzRequest) -> bool {
+    let checked = match &request.auth {
+        RequestAuth::Step(Auth::ClientSignature(_)) => true,
+        _ => spec::method(&request.method).is_some_and(|method| method.private),
+    };
+    request.auth.is_raced_replay() && request.raw.is_none() && checked
+}
+
+/// The clause a replay of `auth` breaks when both sendings succeed.
+pub(crate) fn replay_clause(auth: &Auth) -> &'static str {
+    match auth {
+        Auth::ClientSignature(_) => "auth.client_signature.nonce_single_use",
+        _ => "auth.signed.nonce_single_use",
+    }
+}
+
+/// A replay released together with the original: two copies of the request with one
+/// fresh nonce, over connections of their own, at most one of which may get a result
+/// (SPEC.md 5.5, 5.6: the nonce is single use). The race judges it; its answers are
+/// otherwise what they may be.
+fn raced_replay(request: &FuzzRequest, params: &Map<String, Value>, auth: Auth) -> Step {
+    let clause = replay_clause(&auth);
+    Step {
+        params: params.clone(),
+        expect: ExpectedAnswer {
+            outcome: Outcome::Any,
+            no_schema: true,
+            ..ExpectedAnswer::default()
+        },
+        clauses: Some(vec![clause.to_owned()]),
+        auth,
+        ..Step::new(StepKind::Race {
+            method: request.method.clone(),
+            race: Box::new(Race {
+                copies: 2,
+                rounds: 1,
+                at_most: Value::from(1),
+                over: Vec::new(),
+                lead: None,
+                after_lead: 0,
+                counts: None,
+                again_after_ms: None,
+                within_declared_rate: false,
+            }),
+        })
+    }
 }
 
 /// The step sending `request` with `params` and `auth`.

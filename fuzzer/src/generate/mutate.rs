@@ -226,10 +226,13 @@ impl Generator<'_> {
                             uppercase_hex: uppercase,
                             ..signature(offset_ms, replay)
                         };
-                        (
-                            RequestAuth::client_signature(&main(), wrong_secret, signature),
-                            "a bad client_signature",
-                        )
+                        let auth = RequestAuth::client_signature(&main(), wrong_secret, signature);
+                        // Half the replays go out together with the original.
+                        if replay && rng.random_bool(0.5) {
+                            (auth.raced(), "a replay released together with the original")
+                        } else {
+                            (auth, "a bad client_signature")
+                        }
                     }
                     _ => {
                         request
@@ -276,10 +279,13 @@ impl Generator<'_> {
                     2 => (false, 90_000, false),
                     _ => (false, 0, true),
                 };
-                (
-                    RequestAuth::signed(&main(), wrong_secret, signature(offset_ms, replay)),
-                    "a bad signed header",
-                )
+                let auth = RequestAuth::signed(&main(), wrong_secret, signature(offset_ms, replay));
+                // Half the replays go out together with the original.
+                if replay && rng.random_bool(0.5) {
+                    (auth.raced(), "a replay released together with the original")
+                } else {
+                    (auth, "a bad signed header")
+                }
             }
             _ => {
                 let scope = narrow_scopes().choose(rng).cloned();

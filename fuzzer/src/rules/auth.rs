@@ -81,6 +81,13 @@ pub(super) fn auth_refusal(
         })) if offset_ms.unsigned_abs() > harness_protocol::spec::SIGNATURE_WINDOW_MS => {
             return Some(Prediction::either(""));
         }
+        // Released together with the original, either copy may be the one that succeeds:
+        // the race step holds them to one result (`steps.rs`).
+        RequestAuth::Step(Auth::Signed(_)) if crate::steps::raced(request) => {
+            return Some(Prediction::either(
+                "a replay released together with the original: its race allows one result",
+            ));
+        }
         RequestAuth::Step(Auth::Signed(_)) if request.auth.is_replay() => {
             return Some(error(
                 "auth.signed.nonce_single_use",
@@ -227,6 +234,11 @@ pub(super) fn auth_params_refusal(
                 > harness_protocol::spec::SIGNATURE_WINDOW_MS =>
         {
             Some(Prediction::either(""))
+        }
+        (RequestAuth::Step(Auth::ClientSignature(_)), _) if crate::steps::raced(request) => {
+            Some(Prediction::either(
+                "a replay released together with the original: its race allows one result",
+            ))
         }
         (RequestAuth::Step(Auth::ClientSignature(_)), _) if request.auth.is_replay() => {
             Some(error(

@@ -276,3 +276,46 @@ fn unreachable_target_is_a_harness_error() {
     assert_eq!(output.status.code(), Some(3), "{text}");
     assert!(text.contains("unreachable"), "{text}");
 }
+
+#[test]
+fn a_replay_released_together_with_the_original_finds_a_nonce_checked_then_recorded() {
+    // `race-sig-nonce` checks a client_signature nonce, pauses, then records it: a replay
+    // sent after the original is refused, one released together with it is not.
+    let mut config = FuzzConfig::new(2, 8_000);
+    config.stateful_percent = 0;
+    config.concurrency = 16;
+    config.shrink_budget = 0;
+    let out = temp_dir("raced-replay");
+    config.out = Some(out.clone());
+    let report = fuzz_reference_with(&[Fault::RaceSigNonce], &[], &config);
+    let Some(finding) = report
+        .findings
+        .iter()
+        .find(|finding| finding.clause == "auth.client_signature.nonce_single_use")
+    else {
+        panic!("not found: {:?}", report.findings);
+    };
+    assert!(
+        finding.message.contains("released together"),
+        "{}",
+        finding.message
+    );
+    let path = finding.case_file.as_ref().expect("a case file is written");
+    let text = std::fs::read_to_string(path).unwrap();
+    assert!(text.contains("[step.race]"), "{text}");
+    let catalog = Catalog::load(&cases().join("clauses.toml")).unwrap();
+    let schema_set = SchemaSet::load(&cases().join("schemas")).unwrap();
+    let case = harness::case::parse_case(path, &text, &catalog, &schema_set);
+    assert!(case.is_ok(), "{case:?}\n{text}");
+    // The same requests against the clean reference: the race holds, nothing is found.
+    config.out = None;
+    let clean = fuzz_reference_with(&[], &[], &config);
+    assert_eq!(
+        clean
+            .findings
+            .iter()
+            .map(|finding| format!("{}: {}", finding.clause, finding.message))
+            .collect::<Vec<_>>(),
+        Vec::<String>::new()
+    );
+}

@@ -22,7 +22,7 @@ pub use super::Shared;
 use super::exec::step_method;
 pub use super::exec::{Execution, Stop};
 use crate::transport::ClientSession;
-use harness_model::case::{Case, Step, StepKind};
+use harness_model::case::{Case, Race, Step, StepKind};
 use harness_protocol::wire::Exchange;
 use harness_protocol::wire::TransportKind;
 
@@ -105,6 +105,9 @@ impl<'a> Execution<'a> {
     /// template without a value (a capture an earlier step did not give), a login that
     /// failed (its finding is in [`Execution::findings`]), or no answer at all.
     pub async fn call_unjudged(&mut self, step: &Step) -> Result<Called, Stop> {
+        if let StepKind::Race { race, .. } = &step.kind {
+            return self.race_unjudged(step, race).await;
+        }
         let single = match step.kind {
             StepKind::Call(_) | StepKind::Raw { .. } => true,
             StepKind::InFlight { .. } => step.transport_in(self.transport) != TransportKind::Ws,
@@ -119,6 +122,34 @@ impl<'a> Execution<'a> {
         let called = self.call_only(step, &step_method(step)).await;
         self.leave_step(step, execution_transport);
         called
+    }
+
+    /// One round of a race step (a fuzzer's replay released together with the original):
+    /// the race judges its own rule (`at_most`), so `Err(Stop::Failed)` with its finding in
+    /// [`Execution::findings`] when more copies got a result than it allows; else the last
+    /// copy's exchange, whose answer the caller may judge as any copy's.
+    async fn race_unjudged(&mut self, step: &Step, race: &Race) -> Result<Called, Stop> {
+        let id = self.next_id;
+        let execution_transport = self.enter_step(step)?;
+        let raced = self.race_once(step, race).await;
+        self.leave_step(step, execution_transport);
+        raced?;
+        let mut exchange = self
+            .exchanges
+            .last()
+            .cloned()
+            .ok_or_else(|| Stop::Error("the race sent no request".to_owned()))?;
+        // As a single call's: the answer's JSON beside its bytes (`call_only`).
+        if let Some(received) = exchange.response.as_mut()
+            && received.json.is_none()
+        {
+            received.json = serde_json::from_str(&received.body).ok();
+        }
+        Ok(Called {
+            params: step.params.clone(),
+            id,
+            exchange,
+        })
     }
 
     /// The unjudged part of a `call` or `raw` step: prepared, sent, its captures kept.
