@@ -32,6 +32,8 @@
 //! currency = "BTC"
 //! direct_access_key_env = "STAGING_DA_KEY"       # or direct_access_key = "..."
 //! two_factor_subaccount_id = 12                  # a subaccount of the two_factor account
+//! no_direct_access_member_id = 4                # a member of [accounts.no_direct_access], a
+//!                                                # main account without Direct Access (4.11)
 //! mmp_reset_index = "btc_usd"                   # an MMP status frozen until manual reset
 //! expired_otm_option = { instrument_name = "BTC-31JAN25-100000-C", currency = "BTC", expired_at = 1738310400000 }
 //! # more options that expired out of the money, each checked as the one above is:
@@ -144,6 +146,12 @@ pub struct Fixtures {
     /// A subaccount user id of the `two_factor` account: what its second-factor calls act on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub two_factor_subaccount_id: Option<u64>,
+    /// A member id of the `no_direct_access` account, a main account whose Direct Access
+    /// trading is not enabled: SPEC.md 4.11 makes every `delete_member` of that account
+    /// fail, and a member it owns is what shows a server that skips the requirement (a
+    /// member of another account is refused as unknown all the same).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_direct_access_member_id: Option<u64>,
     /// The `index_name` of an MMP status the main account holds frozen until manual reset
     /// (`frozen_until` 0, SPEC.md 2.4): a triggered status every `get_mmp_status` call that
     /// covers its index must report (4.6).
@@ -265,6 +273,7 @@ struct FixturesFile {
     subaccount_id: Option<u64>,
     member_id: Option<u64>,
     two_factor_subaccount_id: Option<u64>,
+    no_direct_access_member_id: Option<u64>,
     mmp_reset_index: Option<String>,
     instrument_name: Option<String>,
     currency: Option<String>,
@@ -438,6 +447,7 @@ impl Target {
                     subaccount_id: fixtures.subaccount_id,
                     member_id: fixtures.member_id,
                     two_factor_subaccount_id: fixtures.two_factor_subaccount_id,
+                    no_direct_access_member_id: fixtures.no_direct_access_member_id,
                     mmp_reset_index: fixtures.mmp_reset_index,
                     instrument_name: fixtures.instrument_name,
                     currency: fixtures.currency,

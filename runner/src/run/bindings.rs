@@ -37,6 +37,9 @@ impl Bindings for Execution<'_> {
             "fixtures.two_factor_subaccount_id" => {
                 return fixtures.two_factor_subaccount_id.map(Value::from);
             }
+            "fixtures.no_direct_access_member_id" => {
+                return fixtures.no_direct_access_member_id.map(Value::from);
+            }
             "fixtures.mmp_reset_index" => return fixtures.mmp_reset_index.clone().map(Value::from),
             "fixtures.instrument_name" => return fixtures.instrument_name.clone().map(Value::from),
             "fixtures.currency" => return fixtures.currency.clone().map(Value::from),

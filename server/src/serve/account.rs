@@ -109,15 +109,15 @@ pub(crate) fn delete_member(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
         .state
         .user(owner_id)
         .is_some_and(|owner| owner.direct_access);
-    if !direct_access {
+    if !direct_access && !ctx.fault(Fault::DeleteMemberNoDirectAccessCheck) {
         return Err(ErrorObject::bad_request(
             "direct access trading is not enabled for the account",
         ));
     }
     let mut members = lock(&ctx.state.members);
-    let position = members
-        .iter()
-        .position(|member| i64::try_from(member.member_id).ok() == Some(member_id));
+    let position = members.iter().position(|member| {
+        member.owner_id == owner_id && i64::try_from(member.member_id).ok() == Some(member_id)
+    });
     match position {
         Some(index) if !ctx.fault(Fault::DeleteMemberKept) => {
             members.remove(index);
@@ -129,7 +129,8 @@ pub(crate) fn delete_member(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
     let renamed = ctx.variant(Variant::MemberFieldNames);
     let mut remaining: Vec<Value> = members
         .iter()
-        .map(|member| member.to_json(owner_id, renamed))
+        .filter(|member| member.owner_id == owner_id)
+        .map(|member| member.to_json(renamed))
         .collect();
     if ctx.fault(Fault::MemberNameTooLong)
         && let Some(first) = remaining.first_mut()
@@ -138,9 +139,9 @@ pub(crate) fn delete_member(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
         first[name] = Value::from("m".repeat(harness_protocol::spec::MEMBER_NAME_MAX + 1));
     }
     let allowed = if ctx.fault(Fault::DeleteMemberFlagString) {
-        json!("true")
+        json!(direct_access.to_string())
     } else {
-        json!(true)
+        json!(direct_access)
     };
     Ok(jsonrpc::object([
         ("members", Value::Array(remaining)),
@@ -311,6 +312,8 @@ impl ServerState {
                 "lock_portfolio takes no parameters",
             ));
         }
+        self.portfolio_locked
+            .store(true, std::sync::atomic::Ordering::Relaxed);
         Ok(if self.fault(Fault::LockResultTrue) {
             Value::Bool(true)
         } else {

@@ -475,6 +475,18 @@ faults! {
     MmpEmptyGroupEveryIndex => "mmp-empty-group-every-index",
         "get_mmp_status with an empty mmp_group answers the statuses of every index, not what the same call without mmp_group answers",
         ["m.get_mmp_status.empty_group"];
+    VolatilitySecondsBesidesBtc => "volatility-seconds-besides-btc",
+        "historical volatility timestamps are in seconds for every currency but BTC (the fixture currency's are in ms)",
+        ["m.get_historical_volatility.result"];
+    DeleteMemberNoDirectAccessCheck => "delete-member-no-direct-access-check",
+        "delete_member runs for a main account whose Direct Access trading is not enabled",
+        ["m.delete_member.direct_access"];
+    CloseLimitPriceIgnored => "close-limit-price-ignored",
+        "close_position with type limit ignores price: the closing order takes the mark price",
+        ["m.close_position.limit_price"];
+    LockBlocksJsonRpc => "lock-blocks-json-rpc",
+        "after lock_portfolio, close_position of the locked portfolio's account is refused on the JSON-RPC interface too (SPEC.md: orders submitted through REST are unaffected)",
+        ["m.lock_portfolio.rest_unaffected"];
 }
 
 /// The pause a race fault puts between a check and its update: long enough for copies

@@ -31,6 +31,11 @@ pub(crate) const DEFAULT_INSTRUMENT: &str = "BTC-PERPETUAL";
 /// must be accepted (a server that checks `> 1` fails `m.delete_member.delete_ok`).
 pub(crate) const FIXTURE_MEMBER_ID: u64 = 1;
 
+/// The member of the `two_factor` account, a main account whose Direct Access trading is
+/// not enabled: every `delete_member` of that account is refused (SPEC.md 4.11), this one
+/// included. The target file names it, and the account as `no_direct_access`.
+pub(crate) const NO_DIRECT_ACCESS_MEMBER_ID: u64 = 4;
+
 /// One tradable instrument.
 #[derive(Clone, Debug)]
 pub(crate) struct Instrument {
@@ -203,6 +208,9 @@ pub(crate) fn mmp_statuses() -> Vec<MmpStatus> {
 #[derive(Clone, Debug)]
 pub(crate) struct Member {
     pub(crate) member_id: u64,
+    /// The main account the member belongs to (SPEC.md 2.6: "a Direct Access trading
+    /// identity of a main account").
+    pub(crate) owner_id: u64,
     pub(crate) name: &'static str,
     pub(crate) active: bool,
     pub(crate) account_ids: Vec<u64>,
@@ -222,7 +230,8 @@ pub(crate) fn member_field_names(renamed: bool) -> (&'static str, &'static str) 
 impl Member {
     /// The record as the main account sees it, with owner and account list. SPEC.md 2.6
     /// does not show the field names; `renamed` picks the `member-field-names` variant's.
-    pub(crate) fn to_json(&self, owner_id: u64, renamed: bool) -> Value {
+    pub(crate) fn to_json(&self, renamed: bool) -> Value {
+        let owner_id = self.owner_id;
         if renamed {
             return json!({
                 "id": self.member_id,
@@ -244,12 +253,14 @@ impl Member {
     }
 }
 
-/// The main account's members.
-pub(crate) fn members(main_id: u64, sub_id: u64) -> Vec<Member> {
+/// The members of the two main accounts: three of the main account, and one of the
+/// `two_factor` account, whose Direct Access trading is not enabled.
+pub(crate) fn members(main_id: u64, sub_id: u64, two_factor_id: u64) -> Vec<Member> {
     vec![
         Member {
             member_id: 2,
             name: "desk-alpha",
+            owner_id: main_id,
             active: true,
             account_ids: vec![main_id],
             last_modified: FIXTURE_EPOCH_MS,
@@ -257,6 +268,7 @@ pub(crate) fn members(main_id: u64, sub_id: u64) -> Vec<Member> {
         Member {
             member_id: FIXTURE_MEMBER_ID,
             name: "desk-beta",
+            owner_id: main_id,
             active: true,
             account_ids: vec![main_id, sub_id],
             last_modified: FIXTURE_EPOCH_MS + 3_600_000,
@@ -264,9 +276,18 @@ pub(crate) fn members(main_id: u64, sub_id: u64) -> Vec<Member> {
         Member {
             member_id: 3,
             name: "desk-gamma (inactive)",
+            owner_id: main_id,
             active: false,
             account_ids: vec![sub_id],
             last_modified: FIXTURE_EPOCH_MS + 7_200_000,
+        },
+        Member {
+            member_id: NO_DIRECT_ACCESS_MEMBER_ID,
+            name: "desk-delta (of an account without direct access)",
+            owner_id: two_factor_id,
+            active: false,
+            account_ids: vec![two_factor_id],
+            last_modified: FIXTURE_EPOCH_MS + 10_800_000,
         },
     ]
 }

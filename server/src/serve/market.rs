@@ -41,9 +41,15 @@ pub(crate) fn get_historical_volatility(ctx: &mut Ctx<'_>) -> Result<Value, Erro
         )?
         .unwrap_or("BTC");
     let float_timestamps = ctx.fault(Fault::VolatilityFloatTimestamp);
+    let in_seconds = currency != "BTC" && ctx.fault(Fault::VolatilitySecondsBesidesBtc);
     let points: Vec<Value> = fixtures::volatility(currency)
         .into_iter()
         .map(|(timestamp, volatility)| {
+            let timestamp = if in_seconds {
+                timestamp / 1_000
+            } else {
+                timestamp
+            };
             if float_timestamps {
                 // A whole float would still pass as an integer in JSON Schema, so the
                 // fault adds a fraction that no integer can have.

@@ -229,6 +229,10 @@ pub struct ServerState {
     disabled_logins: Mutex<HashSet<u64>>,
     /// Instruments whose position was closed (kept for the `positions-close-once` variant).
     closed_positions: Mutex<HashSet<String>>,
+    /// Whether `lock_portfolio` has locked the Direct Access portfolio (SPEC.md 4.13). The
+    /// reference has no Direct Access orders to reject, and its JSON-RPC orders are
+    /// unaffected: only the `lock-blocks-json-rpc` fault reads it.
+    portfolio_locked: std::sync::atomic::AtomicBool,
     /// Updates a race fault puts off (`deferred.rs`); always empty on the correct server.
     deferred: deferred::Deferred,
     /// When each request arrived, by peer (reference-only, `arrivals.rs`).

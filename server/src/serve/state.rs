@@ -7,7 +7,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::net::SocketAddr;
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use rand::Rng;
@@ -149,9 +149,10 @@ impl ServerState {
             ledger,
             tokens: Mutex::new(TokenStore::with_lifetime_cap(config.knobs.token_lifetime_s)),
             nonces: Mutex::new(ReplayCache::new(SIGNATURE_WINDOW_MS, NONCE_CAPACITY)),
-            members: Mutex::new(fixtures::members(MAIN_ID, SUB_ID)),
+            members: Mutex::new(fixtures::members(MAIN_ID, SUB_ID, TWO_FACTOR_ID)),
             disabled_logins: Mutex::new(HashSet::new()),
             closed_positions: Mutex::new(HashSet::new()),
+            portfolio_locked: AtomicBool::new(false),
             deferred: super::deferred::Deferred::default(),
             arrivals: super::arrivals::Arrivals::default(),
             shared_session: Mutex::new(None),
@@ -166,7 +167,7 @@ impl ServerState {
     /// The target description of a server listening on `addr`.
     pub(crate) fn target(&self, addr: SocketAddr) -> Target {
         let origin = format!("http://{addr}");
-        let accounts: BTreeMap<String, Account> = self
+        let mut accounts: BTreeMap<String, Account> = self
             .users
             .iter()
             .filter(|user| user.role != TWO_FACTOR_SUB_ROLE)
@@ -184,6 +185,11 @@ impl ServerState {
                 )
             })
             .collect();
+        // The two_factor account is also the main account without Direct Access trading
+        // (SPEC.md 4.11), under the role the delete_member case goes as.
+        if let Some(two_factor) = accounts.get("two_factor").cloned() {
+            accounts.insert("no_direct_access".to_owned(), two_factor);
+        }
         // What the reference chose where SPEC.md leaves a point open and a client must know:
         // its throttling code, fork_token's parameter names and the member record's field names.
         let mut limits = self.limits.clone();
@@ -211,6 +217,7 @@ impl ServerState {
                 subaccount_id: Some(SUB_ID),
                 member_id: Some(FIXTURE_MEMBER_ID),
                 two_factor_subaccount_id: Some(TWO_FACTOR_SUB_ID),
+                no_direct_access_member_id: Some(fixtures::NO_DIRECT_ACCESS_MEMBER_ID),
                 // Under `mmp-none-triggered` no status is held: none is advertised.
                 mmp_reset_index: (!self.variants.has(super::Variant::MmpNoneTriggered))
                     .then(|| super::fixtures::MMP_RESET_INDEX.to_owned()),

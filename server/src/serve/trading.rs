@@ -208,6 +208,16 @@ pub(crate) fn close_position(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
     let order_type = ctx
         .listed("type", ctx.fault(Fault::CloseTypeAny), false)?
         .unwrap_or("market");
+    // SPEC.md 4.13: "orders submitted through REST are unaffected by the lock". The
+    // reference records a lock, and only the `lock-blocks-json-rpc` fault reads it.
+    if ctx.fault(Fault::LockBlocksJsonRpc)
+        && ctx
+            .state
+            .portfolio_locked
+            .load(std::sync::atomic::Ordering::Relaxed)
+    {
+        return Err(ErrorObject::bad_request("the portfolio is locked"));
+    }
     // The `race-close` fault closes a position once, as the `positions-close-once` variant
     // does, but marks it closed a few ms after the answer.
     let racing = ctx.fault(Fault::RaceClose);
@@ -238,7 +248,9 @@ pub(crate) fn close_position(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
         Some(price) if !(amount / price).is_finite() => {
             return Err(ErrorObject::invalid_params("price", "out of range"));
         }
-        Some(price) if order_type == "limit" => price,
+        Some(price) if order_type == "limit" && !ctx.fault(Fault::CloseLimitPriceIgnored) => {
+            price
+        }
         _ => instrument.mark_price,
     };
     let now_ms = ctx.state.now_ms();
