@@ -91,6 +91,12 @@ impl TokenBucket {
     pub fn owe(&mut self, most_owed: f64) {
         self.tokens = (self.tokens - 1.0).max(-most_owed);
     }
+
+    /// Keeps no whole token, nor any part of one, owing what it owed: what a server that
+    /// has just refused a request for its rate holds.
+    pub fn empty(&mut self) {
+        self.tokens = self.tokens.min(0.0);
+    }
 }
 
 #[cfg(test)]

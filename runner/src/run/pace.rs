@@ -208,6 +208,19 @@ impl Pacer {
         }
     }
 
+    /// Empties the buckets of `accounts` at `now`: the target has just throttled a request
+    /// of theirs, so its bucket is empty whatever this one counted (a request that arrived
+    /// late, after the one before it arrived early), and every request of those budgets
+    /// waits a whole interval from now, not only the throttled one.
+    pub(crate) fn throttled_all(&self, accounts: &[impl AsRef<str>], now: Instant) {
+        for account in accounts {
+            self.with_bucket(account.as_ref(), now, |bucket, now_ms| {
+                self.rate.refill(bucket, now_ms);
+                bucket.empty();
+            });
+        }
+    }
+
     /// Waits until every one of `accounts` may send one more paced request, and takes a
     /// token from each ([`Pacer::take_all`]).
     pub(crate) async fn wait_all(&self, accounts: &[impl AsRef<str>]) {
@@ -320,6 +333,20 @@ mod tests {
         }
         let wait = pacer.take("main", start);
         assert!(wait > Duration::from_millis(2_900), "{wait:?}");
+        assert_eq!(pacer.take("sub", start), Duration::ZERO);
+    }
+
+    #[test]
+    fn a_throttle_empties_the_budget_so_the_next_request_waits_a_whole_interval() {
+        let pacer = pacer(1.0, 3);
+        let start = Instant::now();
+        assert_eq!(pacer.take("main", start), Duration::ZERO);
+        pacer.throttled_all(&["main"], start);
+        let wait = pacer.take("main", start);
+        assert!(
+            wait >= Duration::from_millis(1_000),
+            "two tokens were left, but the target refused: {wait:?}"
+        );
         assert_eq!(pacer.take("sub", start), Duration::ZERO);
     }
 

@@ -164,7 +164,14 @@ impl Execution<'_> {
             };
             let answer = self.send(&outgoing).await?;
             match self.throttled(method, &answer, &mut attempt) {
-                Some(backoff) => tokio::time::sleep(backoff).await,
+                Some(backoff) => {
+                    if let Some(accounts) = &accounts {
+                        self.shared
+                            .pacer
+                            .throttled_all(accounts, std::time::Instant::now());
+                    }
+                    tokio::time::sleep(backoff).await;
+                }
                 None => break answer,
             }
         };

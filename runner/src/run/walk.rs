@@ -188,7 +188,10 @@ impl Execution<'_> {
                 }
                 let answer = self.send(&outgoing).await?;
                 match self.throttled(&walk.call, &answer, &mut attempt) {
-                    Some(backoff) => tokio::time::sleep(backoff).await,
+                    Some(backoff) => {
+                        self.shared.pacer.throttled_all(&accounts, Instant::now());
+                        tokio::time::sleep(backoff).await;
+                    }
                     None => break answer,
                 }
             };
