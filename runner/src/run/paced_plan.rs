@@ -102,10 +102,11 @@ impl fmt::Display for PacedPlan {
 /// Budgets the plan names, the busiest first.
 const SHOWN_BUDGETS: usize = 4;
 
-/// One paced call of an execution: its budget, and its sharing key when the run answers
-/// it once.
+/// One paced call of an execution: the budgets it draws on (its account's, and the main
+/// account's too for a token the step gives, [`pace::budget_names`]), and its sharing key
+/// when the run answers it once.
 struct Call {
-    budget: String,
+    budgets: Vec<String>,
     shared: Option<String>,
 }
 
@@ -150,7 +151,9 @@ pub fn paced_plan(config: &RunConfig) -> PacedPlan {
                 }
                 keys.push(key.clone());
             }
-            *added.entry(call.budget).or_default() += 1;
+            for budget in call.budgets {
+                *added.entry(budget).or_default() += 1;
+            }
         }
         let over = config.paced_budget.and_then(|budget| {
             added.iter().find_map(|(name, calls)| {
@@ -208,7 +211,9 @@ fn spread(
             if call.shared.is_some_and(|key| !counted.insert(key)) {
                 continue;
             }
-            *load.entry(call.budget).or_default() += 1;
+            for budget in call.budgets {
+                *load.entry(budget).or_default() += 1;
+            }
         }
     }
     open.sort_by_key(|open| std::cmp::Reverse(open.0));
@@ -271,14 +276,14 @@ fn execution_calls(
     };
     for step in (0..passes).flat_map(|_| &case.steps) {
         let transport = step.transport_in(transport);
-        let budget = pace::budget_name(
+        let budgets = pace::budget_names(
             &step.auth,
             &case.id,
             transport,
             limits.transaction_log_counted_per,
         );
         let call = |shared: Option<String>| Call {
-            budget: budget.clone(),
+            budgets: budgets.clone(),
             shared,
         };
         let method = match &step.kind {

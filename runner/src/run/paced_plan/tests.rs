@@ -149,3 +149,20 @@ fn an_expiry_walk_is_a_page_for_each_option_of_the_pool() {
     assert_eq!(plan.calls(), 3, "{plan}");
     assert_eq!(plan.open_walks, 0);
 }
+
+#[test]
+fn a_token_the_step_gives_is_planned_on_its_account_and_the_main_account_as_the_pacer_charges_it() {
+    // SPEC.md 8 does not say whose budget an exchanged token's calls count against: the
+    // pacer charges both the step's account and main, and so must the plan, or the main
+    // account's lane runs past the plan's estimate.
+    let given = call(5, "sub").replace(
+        "account = \"sub\" }",
+        "account = \"sub\", token = \"{{exchanged}}\" }",
+    );
+    let plan = paced_plan(&config(
+        vec![case("c.given", &given), case("c.main", &call(6, "main"))],
+        &["main", "sub"],
+    ));
+    assert_eq!(plan.by_budget.get("sub"), Some(&1), "{plan}");
+    assert_eq!(plan.by_budget.get("main"), Some(&2), "{plan}");
+}
