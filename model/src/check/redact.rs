@@ -6,10 +6,10 @@
 //! whose names mark them as secret (`access_token`, `client_secret`, `signature`, ...) are
 //! replaced whatever their value.
 
-use std::cmp::Reverse;
 use std::collections::BTreeSet;
 use std::sync::{Arc, RwLock};
 
+use aho_corasick::{AhoCorasick, MatchKind};
 use serde_json::Value;
 
 /// The replacement text.
@@ -29,16 +29,22 @@ pub(crate) const SECRET_MEMBERS: &[&str] = &[
 /// Values shorter than this are not registered: redacting "1" everywhere would ruin reports.
 const MIN_SECRET_LEN: usize = 6;
 
-/// A known secret, keyed longest first.
-type Known = (Reverse<usize>, String);
+/// The secrets known so far, and one automaton that finds any of them in a single pass
+/// over a text, built when a text is redacted after the set changed.
+#[derive(Debug, Default)]
+struct Known {
+    values: BTreeSet<String>,
+    finder: Option<Arc<AhoCorasick>>,
+}
 
 /// A shared, growing set of secret values.
 #[derive(Clone, Debug, Default)]
 pub struct Redactor {
-    /// Longest first, so a secret that contains another is replaced whole; ordered as
-    /// they come, so a run that learns thousands (a fuzz run's signatures) pays a search
-    /// per secret.
-    values: Arc<RwLock<BTreeSet<Known>>>,
+    /// A report redacts every string of every exchange against every secret the run
+    /// learned (a token per login, a signature per signed request): one Aho-Corasick
+    /// automaton over all of them scans a text once, where a search per secret made the
+    /// reports of a suite run cost seconds.
+    known: Arc<RwLock<Known>>,
 }
 
 impl Redactor {
@@ -58,18 +64,50 @@ impl Redactor {
             return;
         }
         // Most secrets come again (a shared token on every request): known, no write lock.
-        let key = (Reverse(secret.len()), secret);
         let known = self
-            .values
+            .known
             .read()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .contains(&key);
+            .values
+            .contains(&secret);
         if !known {
-            self.values
+            let mut known = self
+                .known
                 .write()
-                .unwrap_or_else(|poisoned| poisoned.into_inner())
-                .insert(key);
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            if known.values.insert(secret) {
+                known.finder = None;
+            }
         }
+    }
+
+    /// The automaton over the secrets known now (built if the set changed since the last),
+    /// or `None` when there is none.
+    fn finder(&self) -> Option<Arc<AhoCorasick>> {
+        if let Some(finder) = &self
+            .known
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .finder
+        {
+            return Some(Arc::clone(finder));
+        }
+        let mut known = self
+            .known
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if known.values.is_empty() {
+            return None;
+        }
+        if known.finder.is_none() {
+            // Leftmost-longest: a secret that contains another is replaced whole.
+            let finder = AhoCorasick::builder()
+                .match_kind(MatchKind::LeftmostLongest)
+                .build(&known.values)
+                .ok()?;
+            known.finder = Some(Arc::new(finder));
+        }
+        known.finder.clone()
     }
 
     /// Registers the secret members of a JSON value (tokens in a response).
@@ -102,15 +140,23 @@ impl Redactor {
 
     /// Replaces every known secret in a text.
     pub fn text(&self, text: &str) -> String {
-        let values = self
-            .values
-            .read()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let Some(finder) = self.finder() else {
+            return text.to_owned();
+        };
+        // Two secrets that overlap (one's end the other's start) leave the second's rest
+        // after the first pass; another pass finds it. The replacement holds no secret a
+        // run learns (none is this short), so the passes end.
         let mut out = text.to_owned();
-        for (_, secret) in values.iter() {
-            if out.contains(secret.as_str()) {
-                out = out.replace(secret.as_str(), REDACTED);
+        for _ in 0..4 {
+            if !finder.is_match(&out) {
+                break;
             }
+            let mut next = String::with_capacity(out.len());
+            finder.replace_all_with(&out, &mut next, |_, _, dst| {
+                dst.push_str(REDACTED);
+                true
+            });
+            out = next;
         }
         out
     }
@@ -167,6 +213,23 @@ mod tests {
             redactor.text("Authorization: Bearer tok-123456"),
             "Authorization: Bearer [redacted]"
         );
+    }
+
+    #[test]
+    fn a_secret_holding_another_is_replaced_whole_and_overlapping_ones_both() {
+        let redactor = Redactor::new(["abcdef".to_owned(), "xxabcdefyy".to_owned()]);
+        assert_eq!(
+            redactor.text("1 xxabcdefyy 2 abcdef"),
+            "1 [redacted] 2 [redacted]"
+        );
+        let redactor = Redactor::new(["secret-one".to_owned(), "one-secret".to_owned()]);
+        let text = redactor.text("secret-one-secret");
+        assert!(
+            !text.contains("secret-one") && !text.contains("one-secret"),
+            "{text}"
+        );
+        redactor.add("learned-later");
+        assert_eq!(redactor.text("learned-later"), "[redacted]");
     }
 
     #[test]

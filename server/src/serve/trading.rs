@@ -248,9 +248,7 @@ pub(crate) fn close_position(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
         Some(price) if !(amount / price).is_finite() => {
             return Err(ErrorObject::invalid_params("price", "out of range"));
         }
-        Some(price) if order_type == "limit" && !ctx.fault(Fault::CloseLimitPriceIgnored) => {
-            price
-        }
+        Some(price) if order_type == "limit" && !ctx.fault(Fault::CloseLimitPriceIgnored) => price,
         _ => instrument.mark_price,
     };
     let now_ms = ctx.state.now_ms();
