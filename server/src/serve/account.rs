@@ -114,10 +114,11 @@ pub(crate) fn delete_member(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
             "direct access trading is not enabled for the account",
         ));
     }
-    let mut members = lock(&ctx.state.members);
-    let position = members.iter().position(|member| {
-        member.owner_id == owner_id && i64::try_from(member.member_id).ok() == Some(member_id)
-    });
+    let mut by_owner = lock(&ctx.state.members);
+    let members = by_owner.entry(owner_id).or_default();
+    let position = members
+        .iter()
+        .position(|member| i64::try_from(member.member_id).ok() == Some(member_id));
     match position {
         Some(index) if !ctx.fault(Fault::DeleteMemberKept) => {
             members.remove(index);
@@ -129,7 +130,6 @@ pub(crate) fn delete_member(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
     let renamed = ctx.variant(Variant::MemberFieldNames);
     let mut remaining: Vec<Value> = members
         .iter()
-        .filter(|member| member.owner_id == owner_id)
         .map(|member| member.to_json(renamed))
         .collect();
     if ctx.fault(Fault::MemberNameTooLong)

@@ -225,7 +225,8 @@ pub struct ServerState {
     tokens: Mutex<tokens::TokenStore>,
     nonces: Mutex<ReplayCache>,
     rate: Mutex<rate::RateLimiter>,
-    members: Mutex<Vec<fixtures::Member>>,
+    /// The Direct Access members of each main account, by its user id (SPEC.md 2.6).
+    members: Mutex<std::collections::BTreeMap<u64, Vec<fixtures::Member>>>,
     disabled_logins: Mutex<HashSet<u64>>,
     /// Instruments whose position was closed (kept for the `positions-close-once` variant).
     closed_positions: Mutex<HashSet<String>>,

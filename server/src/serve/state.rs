@@ -149,7 +149,17 @@ impl ServerState {
             ledger,
             tokens: Mutex::new(TokenStore::with_lifetime_cap(config.knobs.token_lifetime_s)),
             nonces: Mutex::new(ReplayCache::new(SIGNATURE_WINDOW_MS, NONCE_CAPACITY)),
-            members: Mutex::new(fixtures::members(MAIN_ID, SUB_ID, TWO_FACTOR_ID)),
+            members: Mutex::new(
+                fixtures::members(MAIN_ID, SUB_ID, TWO_FACTOR_ID)
+                    .into_iter()
+                    .fold(
+                        BTreeMap::new(),
+                        |mut by_owner: BTreeMap<u64, Vec<fixtures::Member>>, member| {
+                            by_owner.entry(member.owner_id).or_default().push(member);
+                            by_owner
+                        },
+                    ),
+            ),
             disabled_logins: Mutex::new(HashSet::new()),
             closed_positions: Mutex::new(HashSet::new()),
             portfolio_locked: AtomicBool::new(false),
