@@ -280,3 +280,25 @@ fn a_walk_goes_on_in_another_session_of_the_same_client_but_not_of_another_clien
         );
     }
 }
+
+#[test]
+fn a_walk_that_took_the_other_walks_continuation_and_stopped_at_zero_fails() {
+    // Tasks of the same reads: two first pages are both handed 77, one follows it, a third
+    // first page starts over, and then the second 77 is followed (a continuation handed
+    // out beside the walk's own, which it owes), is handed 0, and the reads stop there.
+    // That page counts as followed, so a stop at the falsy 0 is a stop before a further page.
+    let crossed = [
+        page(1, 0, 5, None, 5, Some(77)),
+        page(2, 5, 5, None, 5, Some(77)),
+        page(3, 10, 5, Some(77), 5, Some(66)),
+        page(4, 15, 5, None, 5, Some(88)),
+        page(5, 20, 5, Some(77), 5, Some(0)),
+    ];
+    let findings = judged(&crossed);
+    assert!(
+        findings
+            .iter()
+            .any(|finding| finding.starts_with("fail") && finding.contains("0 is a further page")),
+        "{findings:?}"
+    );
+}
