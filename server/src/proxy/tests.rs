@@ -108,6 +108,40 @@ fn the_client_target_keeps_the_accounts_and_names_the_proxy() {
         Some("http://127.0.0.1:8720/direct")
     );
     assert_eq!(client.accounts, upstream.accounts);
+    assert_eq!(
+        client.name,
+        format!("{} (through harness proxy)", upstream.name)
+    );
+}
+
+#[test]
+fn only_answered_get_and_websocket_requests_naming_a_method_are_judged() {
+    let answered = record(
+        1,
+        TransportKind::HttpQuery,
+        "/api/v2/public/get_currencies",
+        Value::Null,
+        json!({"jsonrpc": "2.0", "id": 1, "result": []}),
+    );
+    let mut posted = answered.clone();
+    posted.http_method = "POST".to_owned();
+    let mut unanswered = answered.clone();
+    unanswered.answer = None;
+    let mut no_method = answered.clone();
+    no_method.uri = "/api/v2".to_owned();
+    assert!(super::pages::judged(&answered));
+    for (what, record) in [
+        ("a POST", &posted),
+        ("no answer", &unanswered),
+        ("no method", &no_method),
+    ] {
+        assert!(!super::pages::judged(record), "{what} is not judged");
+        assert_eq!(
+            super::server::transports(std::slice::from_ref(record)),
+            Vec::new(),
+            "{what}: no transport was exercised"
+        );
+    }
 }
 
 fn raw(seq: u64, wire: Wire, connection: &str, body: Value) -> Event {
