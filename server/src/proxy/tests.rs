@@ -395,3 +395,17 @@ fn a_session_replays_as_a_case_that_keeps_its_requests_but_not_their_credentials
     );
     assert_eq!(case.transports, vec![TransportKind::Ws]);
 }
+
+#[test]
+fn the_second_factor_clause_is_judged_only_on_a_method_that_needs_it() {
+    let currencies = ws_call(
+        1,
+        1,
+        "public/get_currencies",
+        json!({"jsonrpc": "2.0", "id": 1, "result": []}),
+    );
+    assert_eq!(
+        verdict(&[currencies], "auth.two_factor.13668", TransportKind::Ws),
+        None
+    );
+}
