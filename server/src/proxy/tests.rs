@@ -409,3 +409,38 @@ fn the_second_factor_clause_is_judged_only_on_a_method_that_needs_it() {
         None
     );
 }
+
+#[test]
+fn a_secret_seen_only_in_a_request_is_learned_and_the_record_cap_counts_what_it_drops() {
+    let mut events = Vec::new();
+    let Event::Request(mut first) = raw(
+        1,
+        Wire::Ws,
+        "ws#1",
+        json!({"jsonrpc": "2.0", "id": 1, "method": "public/auth", "params": {"grant_type": "client_credentials", "client_id": "c", "client_secret": "sec-only-in-a-request-7"}}),
+    ) else {
+        unreachable!("raw makes a request")
+    };
+    first.headers.push((
+        "authorization".to_owned(),
+        "Bearer tok-only-in-a-request-42".to_owned(),
+    ));
+    events.push(Event::Request(first));
+    // run_events keeps 10 records: 12 requests in all, 2 dropped and counted.
+    for seq in 2..=12 {
+        events.push(raw(
+            seq,
+            Wire::Ws,
+            "ws#1",
+            json!({"jsonrpc": "2.0", "id": seq, "method": "public/get_currencies", "params": {}}),
+        ));
+    }
+    let book = run_events(events);
+    assert_eq!(
+        book.redactor
+            .text("sec-only-in-a-request-7 tok-only-in-a-request-42"),
+        "[redacted] [redacted]"
+    );
+    assert_eq!(book.records.len(), 10);
+    assert_eq!(book.dropped, 2);
+}
