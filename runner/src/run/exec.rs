@@ -501,15 +501,20 @@ impl Execution<'_> {
         Ok(())
     }
 
-    /// When `answer` is the target throttling and retries are left: notes it and returns the
-    /// wait before the next attempt.
+    /// When `answer` is the target throttling: empties the pacing `budgets` the request was
+    /// counted on (the target's is empty, whatever the pacer counted), and, when retries are
+    /// left, notes it and returns the wait before the next attempt.
     pub(super) fn throttled(
         &mut self,
         method: &str,
         answer: &ParsedAnswer,
         attempt: &mut u32,
+        budgets: &[String],
     ) -> Option<std::time::Duration> {
         let code = pace::throttled(answer, &self.shared.target.limits)?;
+        self.shared
+            .pacer
+            .throttled_all(budgets, std::time::Instant::now());
         if *attempt >= pace::THROTTLE_RETRIES {
             return None;
         }

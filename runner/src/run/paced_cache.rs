@@ -163,15 +163,9 @@ impl Execution<'_> {
                 Some(params) => self.paged_request(step, method, params.clone()).await?,
             };
             let answer = self.send(&outgoing).await?;
-            match self.throttled(method, &answer, &mut attempt) {
-                Some(backoff) => {
-                    if let Some(accounts) = &accounts {
-                        self.shared
-                            .pacer
-                            .throttled_all(accounts, std::time::Instant::now());
-                    }
-                    tokio::time::sleep(backoff).await;
-                }
+            let budgets = accounts.as_deref().unwrap_or_default();
+            match self.throttled(method, &answer, &mut attempt, budgets) {
+                Some(backoff) => tokio::time::sleep(backoff).await,
                 None => break answer,
             }
         };

@@ -187,11 +187,13 @@ impl Execution<'_> {
                     self.shared.pacer.wait_all(&accounts).await;
                 }
                 let answer = self.send(&outgoing).await?;
-                match self.throttled(&walk.call, &answer, &mut attempt) {
-                    Some(backoff) => {
-                        self.shared.pacer.throttled_all(&accounts, Instant::now());
-                        tokio::time::sleep(backoff).await;
-                    }
+                let budgets: &[String] = if spec::is_paced(&walk.call) {
+                    &accounts
+                } else {
+                    &[]
+                };
+                match self.throttled(&walk.call, &answer, &mut attempt, budgets) {
+                    Some(backoff) => tokio::time::sleep(backoff).await,
                     None => break answer,
                 }
             };
