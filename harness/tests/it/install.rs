@@ -7,11 +7,11 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::cli::{temp_dir, text};
+use crate::cli::{TempDir, temp_dir, text};
 
 /// A copy of the binary in a folder of its own, run from another empty folder with nothing
-/// in the environment.
-fn installed(name: &str) -> (Command, std::path::PathBuf) {
+/// in the environment; both folders go with the returned guard.
+fn installed(name: &str) -> (Command, std::path::PathBuf, TempDir) {
     let root = temp_dir(name);
     let bin = root.join("bin");
     let work = root.join("work");
@@ -21,12 +21,12 @@ fn installed(name: &str) -> (Command, std::path::PathBuf) {
     std::fs::copy(env!("CARGO_BIN_EXE_harness"), &copy).unwrap();
     let mut command = Command::new(copy);
     command.current_dir(&work).env_clear();
-    (command, work)
+    (command, work, root)
 }
 
 #[test]
 fn a_copied_binary_runs_the_suite_from_an_empty_folder() {
-    let (mut command, work) = installed("install-run");
+    let (mut command, work, _root) = installed("install-run");
     let output = command
         .args(["run", "--quiet", "--out", "reports"])
         .output()
@@ -51,7 +51,7 @@ fn a_copied_binary_runs_the_suite_from_an_empty_folder() {
 
 #[test]
 fn version_names_the_interface_and_the_corpus_digest() {
-    let (mut command, _) = installed("install-version");
+    let (mut command, _, _root) = installed("install-version");
     let output = command.arg("--version").output().unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", text(&output));
     let line = String::from_utf8_lossy(&output.stdout);
@@ -65,7 +65,7 @@ fn version_names_the_interface_and_the_corpus_digest() {
 
 #[test]
 fn a_teams_own_cases_are_added_or_replace_the_corpus() {
-    let (mut command, work) = installed("install-own-cases");
+    let (mut command, work, _root) = installed("install-own-cases");
     let own = work.join("own");
     std::fs::create_dir_all(&own).unwrap();
     std::fs::write(
@@ -82,7 +82,7 @@ fn a_teams_own_cases_are_added_or_replace_the_corpus() {
     let report = std::fs::read_to_string(work.join("reports/report.json")).unwrap();
     assert!(report.contains("\"team.mmp_status\""), "{report}");
 
-    let (mut command, _) = installed("install-own-corpus");
+    let (mut command, _, _root) = installed("install-own-corpus");
     let output = command
         .args(["run", "--quiet", "--cases"])
         .arg(&own)
