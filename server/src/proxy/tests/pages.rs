@@ -141,3 +141,79 @@ fn pages_hold_to_count_window_and_continuation() {
         Some(Verdict::Fail)
     );
 }
+
+#[test]
+fn a_count_out_of_its_range_is_not_judged_against_the_page() {
+    // `count` 0 lies below the range SPEC.md gives it: whatever the page holds, the page is
+    // not judged against it (the refusal a server owes is the suite's to check).
+    let below = vec![page(
+        1,
+        json!({"currency": "BTC", "count": 0}),
+        vec![1],
+        Value::Null,
+    )];
+    assert_eq!(
+        verdict(&below, "m.get_transaction_log.count", TransportKind::Ws),
+        None
+    );
+}
+
+#[test]
+fn one_bound_or_bounds_given_as_text_still_make_a_window() {
+    let clause = "m.get_transaction_log.window";
+    let from_only = vec![page(
+        1,
+        json!({"currency": "BTC", "start_timestamp": 1_003}),
+        vec![2, 3],
+        Value::Null,
+    )];
+    assert_eq!(
+        verdict(&from_only, clause, TransportKind::Ws),
+        Some(Verdict::Fail)
+    );
+    let until_only = vec![page(
+        1,
+        json!({"currency": "BTC", "end_timestamp": 1_002}),
+        vec![2, 3],
+        Value::Null,
+    )];
+    assert_eq!(
+        verdict(&until_only, clause, TransportKind::Ws),
+        Some(Verdict::Fail)
+    );
+    // A query string's parameters are text.
+    let as_text = vec![page(
+        1,
+        json!({"currency": "BTC", "start_timestamp": "1002", "end_timestamp": "1003"}),
+        vec![2, 4],
+        Value::Null,
+    )];
+    assert_eq!(
+        verdict(&as_text, clause, TransportKind::Ws),
+        Some(Verdict::Fail)
+    );
+}
+
+#[test]
+fn a_long_walk_remembers_every_page_up_to_its_cap() {
+    // Four full pages of 250: the fourth repeats an entry of the third, which a walk of
+    // 750 entries (far below MAX_WALK_ENTRIES) still remembers.
+    let clause = "m.get_transaction_log.continuation";
+    let params = |continuation: Option<u64>| {
+        let mut params = json!({"currency": "BTC", "count": 250});
+        if let Some(continuation) = continuation {
+            params["continuation"] = json!(continuation);
+        }
+        params
+    };
+    let walk = vec![
+        page(1, params(None), (1..=250).collect(), json!(10)),
+        page(2, params(Some(10)), (251..=500).collect(), json!(20)),
+        page(3, params(Some(20)), (501..=750).collect(), json!(30)),
+        page(4, params(Some(30)), (750..=999).collect(), Value::Null),
+    ];
+    assert_eq!(
+        verdict(&walk, clause, TransportKind::Ws),
+        Some(Verdict::Fail)
+    );
+}
