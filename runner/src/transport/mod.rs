@@ -14,6 +14,7 @@
 mod credential;
 mod dial;
 mod http;
+mod http1;
 mod proxy;
 mod race;
 mod session;

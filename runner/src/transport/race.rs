@@ -8,15 +8,17 @@
 //! to back, and only then are the answers read, all at once. What is recorded per request is
 //! when its final byte left; the release spread is the time from the first final byte to the
 //! last. Everything is bounded by the request timeout: opening, and waiting for the answers.
+//! The HTTP/1.1 text written and read by hand is `http1.rs`'s.
 
 use std::net::SocketAddr;
 use std::time::Instant;
 
 use futures_util::future::join_all;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 
 use super::dial::{Dialer, authority};
-use super::http::{self, Prepared};
+use super::http;
+use super::http1::{parse_response, read_to_end, request_bytes};
 use super::ws::open_socket;
 use super::{Outgoing, RequestLimits, WsSession};
 use harness_protocol::wire::Exchange;
@@ -316,39 +318,6 @@ async fn connect(
     Ok((Box::new(stream), local))
 }
 
-/// The HTTP/1.1 request text: a GET of the URL's path and query, its `Host`, the
-/// `Authorization` and body of the prepared request, and `Connection: close`, so the
-/// answer ends with the connection.
-fn request_bytes(prepared: &Prepared) -> Vec<u8> {
-    let target = http::request_uri(&prepared.url);
-    let mut text = format!(
-        "GET {target} HTTP/1.1\r\nHost: {}\r\nAccept: application/json\r\nConnection: close\r\n",
-        host_header(&prepared.url)
-    );
-    if let Some(value) = &prepared.authorization {
-        text.push_str(&format!("Authorization: {value}\r\n"));
-    }
-    if let Some(body) = &prepared.body {
-        text.push_str(&format!(
-            "Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-            body.len()
-        ));
-    } else {
-        text.push_str("\r\n");
-    }
-    text.into_bytes()
-}
-
-/// The `Host` header of a URL: its host, with the port when the URL gives one.
-fn host_header(url: &str) -> String {
-    let after_scheme = url.split_once("://").map_or(url, |(_, rest)| rest);
-    after_scheme
-        .split(['/', '?'])
-        .next()
-        .unwrap_or_default()
-        .to_owned()
-}
-
 async fn write_last(stream: &mut dyn Io, last: u8) -> Result<(), TransportError> {
     let written = async {
         stream.write_all(&[last]).await?;
@@ -431,144 +400,5 @@ async fn answer(
                 },
             }
         }
-    }
-}
-
-/// Everything until the server closes, at most `cap` bytes beyond the head.
-async fn read_to_end(stream: &mut dyn Io, cap: usize) -> Result<Vec<u8>, TransportError> {
-    let mut bytes = Vec::new();
-    let mut chunk = [0u8; 16 * 1024];
-    loop {
-        let read = stream.read(&mut chunk).await;
-        match read {
-            Ok(0) => return Ok(bytes),
-            Ok(count) => {
-                bytes.extend_from_slice(&chunk[..count]);
-                if bytes.len() > cap.saturating_add(64 * 1024) {
-                    return Err(TransportError::new(
-                        TransportErrorKind::TooLarge,
-                        format!("response body exceeds {cap} bytes"),
-                    ));
-                }
-            }
-            // A TLS peer that closes without close_notify has sent what it had.
-            Err(error)
-                if error.kind() == std::io::ErrorKind::UnexpectedEof && !bytes.is_empty() =>
-            {
-                return Ok(bytes);
-            }
-            Err(error) => {
-                return Err(TransportError::new(
-                    TransportErrorKind::Closed,
-                    format!("the answer broke off: {error}"),
-                ));
-            }
-        }
-    }
-}
-
-/// The status and body of an HTTP/1.1 response read to its end: the body as its
-/// `Content-Length` bounds it, decoded when chunked, else everything after the head.
-fn parse_response(bytes: &[u8]) -> Result<(u16, Vec<u8>), TransportError> {
-    let malformed = |what: &str| {
-        TransportError::new(
-            TransportErrorKind::Closed,
-            format!("malformed HTTP answer: {what}"),
-        )
-    };
-    let head_end = bytes
-        .windows(4)
-        .position(|window| window == b"\r\n\r\n")
-        .ok_or_else(|| {
-            if bytes.is_empty() {
-                TransportError::new(
-                    TransportErrorKind::Closed,
-                    "the connection closed without an answer",
-                )
-            } else {
-                malformed("no end of head")
-            }
-        })?;
-    let head = String::from_utf8_lossy(&bytes[..head_end]);
-    let body = &bytes[head_end + 4..];
-    let mut lines = head.split("\r\n");
-    let status = lines
-        .next()
-        .and_then(|line| line.split(' ').nth(1))
-        .and_then(|code| code.parse::<u16>().ok())
-        .ok_or_else(|| malformed("no status"))?;
-    let mut length = None;
-    let mut chunked = false;
-    for line in lines {
-        let Some((name, value)) = line.split_once(':') else {
-            continue;
-        };
-        let value = value.trim();
-        if name.eq_ignore_ascii_case("content-length") {
-            length = value.parse::<usize>().ok();
-        } else if name.eq_ignore_ascii_case("transfer-encoding")
-            && value.to_ascii_lowercase().contains("chunked")
-        {
-            chunked = true;
-        }
-    }
-    if chunked {
-        return dechunk(body)
-            .map(|body| (status, body))
-            .ok_or_else(|| malformed("bad chunk"));
-    }
-    let body = match length {
-        Some(length) if length <= body.len() => &body[..length],
-        Some(_) => return Err(malformed("body shorter than its Content-Length")),
-        None => body,
-    };
-    Ok((status, body.to_vec()))
-}
-
-/// A chunked body decoded; `None` when it is not one.
-fn dechunk(mut body: &[u8]) -> Option<Vec<u8>> {
-    let mut out = Vec::new();
-    loop {
-        let line_end = body.windows(2).position(|window| window == b"\r\n")?;
-        let size_text = std::str::from_utf8(&body[..line_end]).ok()?;
-        let size = usize::from_str_radix(size_text.split(';').next()?.trim(), 16).ok()?;
-        body = &body[line_end + 2..];
-        if size == 0 {
-            return Some(out);
-        }
-        out.extend_from_slice(body.get(..size)?);
-        body = body.get(size + 2..)?;
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn responses_are_read_by_length_chunks_or_close() {
-        let sized = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}extra";
-        assert_eq!(parse_response(sized).ok(), Some((200, b"{}".to_vec())));
-        let chunked =
-            b"HTTP/1.1 400 Bad\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n1\r\n \r\n0\r\n\r\n";
-        assert_eq!(parse_response(chunked).ok(), Some((400, b"{} ".to_vec())));
-        let closed = b"HTTP/1.1 200 OK\r\n\r\nabc";
-        assert_eq!(parse_response(closed).ok(), Some((200, b"abc".to_vec())));
-        assert!(parse_response(b"").is_err());
-        assert!(parse_response(b"HTTP/1.1 200 OK\r\ncontent-length: 9\r\n\r\n{}").is_err());
-    }
-
-    #[test]
-    fn the_request_text_ends_with_its_body_or_head() {
-        let prepared = Prepared {
-            request: SentRequest::default(),
-            url: "http://127.0.0.1:9/api/v2/public/auth?a=1".to_owned(),
-            body: Some("{}".to_owned()),
-            authorization: Some("Bearer x".to_owned()),
-        };
-        let text = String::from_utf8(request_bytes(&prepared)).unwrap_or_default();
-        assert!(text.starts_with("GET /api/v2/public/auth?a=1 HTTP/1.1\r\nHost: 127.0.0.1:9\r\n"));
-        assert!(text.contains("Authorization: Bearer x\r\n"));
-        assert!(text.ends_with("Content-Length: 2\r\n\r\n{}"));
     }
 }
