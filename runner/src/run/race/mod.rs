@@ -29,9 +29,14 @@ use std::time::Instant;
 
 use serde_json::Value;
 
+mod copies;
+mod verdict;
+
+use copies::{counts, placed_for};
+
 use super::exec::{Execution, Stop};
 use super::pace;
-use crate::transport::{Authorization, Outgoing, Wave, place_bearer};
+use crate::transport::{Outgoing, Wave};
 use harness_model::case::{Race, Step};
 use harness_protocol::wire::TransportKind;
 
@@ -259,100 +264,6 @@ impl Execution<'_> {
         Ok(())
     }
 
-    /// The spread note, the finding on the rounds that broke the rule, and the captures of
-    /// the last answer.
-    fn race_verdict(
-        &mut self,
-        step: &Step,
-        race: &Race,
-        rounds: u32,
-        tally: Tally,
-    ) -> Result<(), Stop> {
-        let over = if race.over.is_empty() {
-            vec![step.transport_in(self.transport)]
-        } else {
-            race.over.clone()
-        };
-        let copies_released = self.race_shape(step, race, rounds).0;
-        self.notes.push(spread_note(
-            &tally.spreads,
-            &tally.arrivals,
-            copies_released,
-            &over,
-        ));
-        let clauses = self.case.step_clauses(step).to_vec();
-        if tally.unjudged > 0 {
-            let method = step.call_method().unwrap_or_default();
-            let note = format!(
-                "{} of {rounds} rounds not judged: a copy of {method} sent alone afterwards counted too, so the target does it again whatever came before",
-                tally.unjudged
-            );
-            if tally.unjudged >= rounds {
-                // Nothing was judged: the race's clauses were not checked.
-                self.unchecked.extend(clauses.iter().cloned());
-            }
-            self.notes.push(note);
-        }
-        if !tally.over_budget.is_empty() {
-            let limits = &self.shared.target.limits;
-            let method = step.call_method().unwrap_or_default();
-            let rounds_text: Vec<String> = tally
-                .over_budget
-                .iter()
-                .map(|(round, counted, budget)| {
-                    format!("after round {round}: {counted} results, budget {budget:.1}")
-                })
-                .collect();
-            self.record(
-                &clauses,
-                format!(
-                    "{} of {rounds} rounds ended beyond the declared budget: copies of {method} released together got more results in all than the burst of {} plus {} per second since the first release allow ({})",
-                    tally.over_budget.len(),
-                    limits.transaction_log_burst,
-                    limits.transaction_log_per_second,
-                    rounds_text.join(", ")
-                ),
-            );
-            if self.failing() {
-                return Err(Stop::Failed);
-            }
-        }
-        if !tally.broken.is_empty() {
-            let at_most = self.race_bound(race)?;
-            let method = step.call_method().unwrap_or_default();
-            let rounds_text: Vec<String> = tally
-                .broken
-                .iter()
-                .map(|(round, counted)| format!("round {round}: {counted} results"))
-                .collect();
-            let what = match &race.counts {
-                Some(path) => format!("a result with {path}"),
-                None => "a result".to_owned(),
-            };
-            let which = match &race.lead {
-                Some(lead) => format!(
-                    "the {} copies of {method} released once the answer to {} had arrived",
-                    race.after_lead,
-                    lead.call_method().unwrap_or_default()
-                ),
-                None => format!("{copies_released} copies of {method} released together"),
-            };
-            self.record(
-                &clauses,
-                format!(
-                    "{} of {rounds} rounds broke the rule: more than {at_most} of {which} got {what} ({})",
-                    tally.broken.len(),
-                    rounds_text.join(", ")
-                ),
-            );
-            if self.failing() {
-                return Err(Stop::Failed);
-            }
-        }
-        self.capture(step, &tally.last_response, &clauses)
-    }
-
-    /// The race's `at_most`, resolved when it is a template.
     /// The copies per round and the rounds of `race`: as the case says, but for a race of
     /// the paced method held to the declared budget ([`pace::budget_race_shape`]).
     fn race_shape(&self, step: &Step, race: &Race, rounds: u32) -> (usize, u32) {
@@ -384,115 +295,12 @@ impl Execution<'_> {
         Ok((outgoing, lead))
     }
 
+    /// The race's `at_most`, resolved when it is a template.
     fn race_bound(&self, race: &Race) -> Result<usize, Stop> {
         let bound = match &race.at_most {
             Value::String(text) => self.resolved(text)?.trim().parse::<usize>().ok(),
             other => other.as_u64().and_then(|bound| usize::try_from(bound).ok()),
         };
         bound.ok_or_else(|| Stop::Error("race.at_most is not a whole number".to_owned()))
-    }
-}
-
-/// `outgoing`, prepared for `from`, with its bearer token where `to` carries one
-/// (SPEC.md 5.2): the header over HTTP, `params.access_token` over WebSocket. Anything
-/// else goes as it is, so every copy carries the same nonce and signature.
-fn placed_for(outgoing: &Outgoing, from: TransportKind, to: TransportKind) -> Outgoing {
-    let mut copy = outgoing.clone();
-    let from_ws = from == TransportKind::Ws;
-    let to_ws = to == TransportKind::Ws;
-    if from_ws && !to_ws {
-        if let Some(Value::String(token)) = copy.params.remove("access_token") {
-            copy.authorization = place_bearer(to, &token, &mut copy.params);
-        }
-    } else if !from_ws
-        && to_ws
-        && let Some(Authorization::Value(value)) = &copy.authorization
-        && let Some(token) = value.strip_prefix("Bearer ")
-    {
-        let token = token.to_owned();
-        copy.authorization = place_bearer(to, &token, &mut copy.params);
-    }
-    copy
-}
-
-/// Whether a copy's answer counts against `at_most`: it has a result, and `path`, when
-/// given, holds something (not null, false, 0, or an empty text, list or object).
-fn counts(answer: &harness_model::check::ParsedAnswer, path: Option<&str>) -> bool {
-    let Some(json) = answer
-        .json
-        .as_ref()
-        .filter(|json| json.get("result").is_some())
-    else {
-        return false;
-    };
-    let Some(path) = path else {
-        return true;
-    };
-    harness_model::check::lookup(json, path)
-        .iter()
-        .any(|(_, value)| value.is_some_and(holds_something))
-}
-
-fn holds_something(value: &Value) -> bool {
-    match value {
-        Value::Null | Value::Bool(false) => false,
-        Value::Number(number) => number.as_f64().is_some_and(|number| number != 0.0),
-        Value::String(text) => !text.is_empty(),
-        Value::Array(items) => !items.is_empty(),
-        Value::Object(members) => !members.is_empty(),
-        Value::Bool(true) => true,
-    }
-}
-
-/// The note on a race's release spreads (and arrival spreads, read from the reference
-/// server): median and worst over its rounds.
-fn spread_note(spreads: &[f64], arrivals: &[f64], copies: usize, over: &[TransportKind]) -> String {
-    let over: Vec<&str> = over.iter().map(|transport| transport.as_str()).collect();
-    let (median, worst) = median_and_worst(spreads);
-    let mut note = format!(
-        "race of {copies} copies over {}: release spread (first final byte to last) median {median:.0} µs, worst {worst:.0} µs over {} rounds",
-        over.join(" and "),
-        spreads.len()
-    );
-    if !arrivals.is_empty() {
-        let (median, worst) = median_and_worst(arrivals);
-        note.push_str(&format!(
-            "; arrival spread at the reference server (first copy in to last) median {median:.0} µs, worst {worst:.0} µs over {} rounds",
-            arrivals.len()
-        ));
-    }
-    note
-}
-
-fn median_and_worst(values: &[f64]) -> (f64, f64) {
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let median = sorted.get(sorted.len() / 2).copied().unwrap_or(0.0);
-    let worst = sorted.last().copied().unwrap_or(0.0);
-    (median, worst)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_bearer_token_moves_between_header_and_params() {
-        let mut over_http = Outgoing {
-            method: "private/x".to_owned(),
-            ..Outgoing::default()
-        };
-        over_http.authorization = Some(Authorization::Value("Bearer tok".to_owned()));
-        let over_ws = placed_for(&over_http, TransportKind::HttpBody, TransportKind::Ws);
-        assert!(over_ws.authorization.is_none());
-        assert_eq!(
-            over_ws.params.get("access_token"),
-            Some(&Value::from("tok"))
-        );
-        let back = placed_for(&over_ws, TransportKind::Ws, TransportKind::HttpQuery);
-        assert!(back.params.is_empty());
-        assert!(
-            matches!(back.authorization, Some(Authorization::Value(ref v)) if v == "Bearer tok")
-        );
     }
 }
