@@ -138,7 +138,10 @@ impl Redactor {
         }
     }
 
-    /// Replaces every known secret in a text.
+    /// Replaces every known secret in a text. A secret of digits alone (a second factor's
+    /// code) is replaced only where it stands as a number of its own, not inside a longer
+    /// one: six digits occur in timestamps and durations, and a report whose numbers were
+    /// cut in two would no longer be JSON.
     pub fn text(&self, text: &str) -> String {
         let Some(finder) = self.finder() else {
             return text.to_owned();
@@ -148,14 +151,20 @@ impl Redactor {
         // run learns (none is this short), so the passes end.
         let mut out = text.to_owned();
         for _ in 0..4 {
-            if !finder.is_match(&out) {
+            let mut next = String::with_capacity(out.len());
+            let mut copied = 0;
+            for found in finder.find_iter(&out) {
+                if !stands_alone(&out, found.start(), found.end()) {
+                    continue;
+                }
+                next.push_str(&out[copied..found.start()]);
+                next.push_str(REDACTED);
+                copied = found.end();
+            }
+            if copied == 0 {
                 break;
             }
-            let mut next = String::with_capacity(out.len());
-            finder.replace_all_with(&out, &mut next, |_, _, dst| {
-                dst.push_str(REDACTED);
-                true
-            });
+            next.push_str(&out[copied..]);
             out = next;
         }
         out
@@ -183,6 +192,20 @@ impl Redactor {
             other => other.clone(),
         }
     }
+}
+
+/// Whether the match `start..end` of a secret in `text` is one to replace: any secret with a
+/// letter or sign in it, and a secret of digits alone where no digit or decimal point
+/// touches it.
+fn stands_alone(text: &str, start: usize, end: usize) -> bool {
+    let secret = &text.as_bytes()[start..end];
+    if !secret.iter().all(u8::is_ascii_digit) {
+        return true;
+    }
+    let part_of_number = |byte: &u8| byte.is_ascii_digit() || *byte == b'.';
+    let before = start.checked_sub(1).and_then(|at| text.as_bytes().get(at));
+    let after = text.as_bytes().get(end);
+    !before.is_some_and(part_of_number) && !after.is_some_and(part_of_number)
 }
 
 #[cfg(test)]
@@ -236,5 +259,23 @@ mod tests {
     fn short_values_are_not_registered() {
         let redactor = Redactor::new(["1".to_owned()]);
         assert_eq!(redactor.text("count=1"), "count=1");
+    }
+
+    #[test]
+    fn a_code_of_digits_is_replaced_where_it_stands_alone_not_inside_a_number() {
+        let redactor = Redactor::new(["000000".to_owned(), "123456".to_owned()]);
+        let report =
+            r#"{"elapsed_ms": 95.40000009999999, "timestamp": 1795812345678, "code": "123456"}"#;
+        let redacted = redactor.text(report);
+        assert_eq!(
+            redacted,
+            r#"{"elapsed_ms": 95.40000009999999, "timestamp": 1795812345678, "code": "[redacted]"}"#
+        );
+        assert!(serde_json::from_str::<Value>(&redacted).is_ok());
+        assert_eq!(redactor.text("code=123456&x=1"), "code=[redacted]&x=1");
+        assert_eq!(redactor.text("123456"), "[redacted]");
+        // A secret with letters is replaced wherever it is.
+        let redactor = Redactor::new(["tok123".to_owned()]);
+        assert_eq!(redactor.text("9tok1239"), "9[redacted]9");
     }
 }
