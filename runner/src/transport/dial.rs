@@ -7,7 +7,9 @@ use std::sync::Arc;
 use reqwest::Url;
 use rustls::ClientConfig;
 
-use super::proxy::ProxyRule;
+use tokio::net::TcpStream;
+
+use super::proxy::{self, ProxyRule};
 use super::tls;
 use harness_model::target_file::TlsTrust;
 use harness_protocol::wire::TransportError;
@@ -50,6 +52,25 @@ impl Dialer {
     /// upstream side).
     pub fn shared_proxies(&self) -> Arc<ProxyRule> {
         self.proxies.clone()
+    }
+
+    /// A TCP stream to the URL's host, through a proxy's `CONNECT` tunnel when the proxy
+    /// rule names one for it (the WebSocket handshake and the race's HTTP/1.1 go over it;
+    /// so does the recording proxy's upstream WebSocket). Requests and answers are small
+    /// and go one at a time: no Nagle delay. The caller bounds the time it takes.
+    pub async fn open_tcp(&self, url: &str) -> Result<TcpStream, String> {
+        let parsed =
+            Url::parse(url).map_err(|error| format!("failed to connect to {url}: {error}"))?;
+        let (Some(host), Some(port)) = (parsed.host_str(), parsed.port_or_known_default()) else {
+            return Err(format!("failed to connect to {url}: no host and port"));
+        };
+        let socket = match self.proxies.proxy_for(&parsed) {
+            Some(proxy) => proxy::tunnel(proxy, host, port).await,
+            None => TcpStream::connect((host.trim_matches(['[', ']']), port)).await,
+        }
+        .map_err(|error| format!("failed to connect to {url}: {error}"))?;
+        let _ = socket.set_nodelay(true);
+        Ok(socket)
     }
 
     /// The TLS client configuration every connection uses.

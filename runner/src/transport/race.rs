@@ -19,7 +19,6 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use super::dial::{Dialer, authority};
 use super::http;
 use super::http1::{parse_response, read_to_end, request_bytes};
-use super::ws::open_socket;
 use super::{Outgoing, RequestLimits, WsSession};
 use harness_protocol::wire::Exchange;
 use harness_protocol::wire::Received;
@@ -295,7 +294,7 @@ async fn connect(
     dialer: &Dialer,
 ) -> Result<(Box<dyn Io>, Option<SocketAddr>), TransportError> {
     let refused = |message: String| TransportError::new(TransportErrorKind::Connect, message);
-    let socket = open_socket(url, dialer).await.map_err(refused)?;
+    let socket = dialer.open_tcp(url).await.map_err(refused)?;
     let local = socket.local_addr().ok();
     if !url.starts_with("https://") {
         return Ok((Box::new(socket), local));

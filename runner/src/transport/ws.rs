@@ -15,7 +15,6 @@
 use std::time::{Duration, Instant};
 
 use futures_util::{SinkExt, StreamExt};
-use reqwest::Url;
 use serde_json::Value;
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
@@ -24,7 +23,7 @@ use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::{Connector, MaybeTlsStream, WebSocketStream};
 
 use super::dial::{Dialer, authority};
-use super::{Outgoing, RequestLimits, proxy, tls};
+use super::{Outgoing, RequestLimits, tls};
 use harness_protocol::jsonrpc;
 use harness_protocol::wire::Exchange;
 use harness_protocol::wire::Received;
@@ -68,7 +67,7 @@ impl WsSession {
             .max_message_size(Some(limits.max_response_bytes))
             .max_frame_size(Some(limits.max_response_bytes));
         let connecting = async {
-            let socket = open_socket(url, dialer).await?;
+            let socket = dialer.open_tcp(url).await?;
             let connector = Connector::Rustls(dialer.tls.clone());
             tokio_tungstenite::client_async_tls_with_config(
                 url,
@@ -366,22 +365,6 @@ impl WsSession {
     pub async fn close(mut self) {
         let _ = tokio::time::timeout(Duration::from_millis(500), self.stream.close(None)).await;
     }
-}
-
-/// A TCP stream to the URL's host, through a proxy's tunnel when the dialer's rule says so.
-pub(super) async fn open_socket(url: &str, dialer: &Dialer) -> Result<TcpStream, String> {
-    let parsed = Url::parse(url).map_err(|error| format!("failed to connect to {url}: {error}"))?;
-    let (Some(host), Some(port)) = (parsed.host_str(), parsed.port_or_known_default()) else {
-        return Err(format!("failed to connect to {url}: no host and port"));
-    };
-    let socket = match dialer.proxies.proxy_for(&parsed) {
-        Some(proxy) => proxy::tunnel(proxy, host, port).await,
-        None => TcpStream::connect((host.trim_matches(['[', ']']), port)).await,
-    }
-    .map_err(|error| format!("failed to connect to {url}: {error}"))?;
-    // Requests and answers are small and go one at a time: no Nagle delay.
-    let _ = socket.set_nodelay(true);
-    Ok(socket)
 }
 
 /// A client's text frame (RFC 6455 5.2): FIN and opcode 1, the payload length, and the

@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot, watch};
 
 mod pages;
+mod replay;
 
 use super::observe::{Book, Event, judge_events};
 use super::server::assess_answers;
@@ -407,6 +408,41 @@ fn the_second_factor_clause_is_judged_only_on_a_method_that_needs_it() {
     assert_eq!(
         verdict(&[currencies], "auth.two_factor.13668", TransportKind::Ws),
         None
+    );
+    // Nor on an error of a method that does not need it.
+    let refused = ws_call(
+        2,
+        2,
+        "public/get_currencies",
+        json!({"jsonrpc": "2.0", "id": 2, "error": {"code": 10000, "message": "no"}}),
+    );
+    assert_eq!(
+        verdict(&[refused], "auth.two_factor.13668", TransportKind::Ws),
+        None
+    );
+}
+
+#[test]
+fn the_error_object_clause_is_judged_only_on_an_error() {
+    let result = ws_call(
+        1,
+        1,
+        "public/get_currencies",
+        json!({"jsonrpc": "2.0", "id": 1, "result": []}),
+    );
+    assert_eq!(
+        verdict(&[result], "env.error.object", TransportKind::Ws),
+        None
+    );
+    let error = ws_call(
+        2,
+        2,
+        "public/get_currencies",
+        json!({"jsonrpc": "2.0", "id": 2, "error": {"code": 10000, "message": "no"}}),
+    );
+    assert_eq!(
+        verdict(&[error], "env.error.object", TransportKind::Ws),
+        Some(Verdict::Pass)
     );
 }
 

@@ -15,8 +15,6 @@ use axum::extract::ws::{Message as ClientMessage, WebSocket, WebSocketUpgrade};
 use axum::http::{HeaderMap, Uri};
 use axum::response::Response;
 use futures_util::{SinkExt, StreamExt};
-use reqwest::Url;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio_tungstenite::Connector;
 use tokio_tungstenite::tungstenite::Message as UpstreamMessage;
@@ -25,10 +23,6 @@ use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 
 use super::{Event, Shared};
 use crate::serve::{RawRequest, Wire};
-use harness_runner::transport::Dialer;
-
-/// The longest `CONNECT` answer head read from an HTTP proxy.
-const MAX_CONNECT_HEAD: usize = 8 * 1024;
 
 /// Upgrades the client's connection; the upstream connection opens once it is upgraded.
 pub(crate) async fn upgrade(
@@ -48,7 +42,7 @@ pub(crate) async fn upgrade(
 }
 
 /// End-to-end headers of the client's handshake, copied to the upstream's.
-fn copied(name: &str) -> bool {
+pub(super) fn copied(name: &str) -> bool {
     !(name.starts_with("sec-websocket-")
         || matches!(
             name,
@@ -195,7 +189,8 @@ async fn connect(url: &str, headers: &HeaderMap, shared: &Shared) -> Result<Upst
         .max_message_size(Some(limit))
         .max_frame_size(Some(limit));
     let connecting = async {
-        let socket = open_socket(url, &shared.dialer).await?;
+        // The rule's proxy, credentials and all, as every connection of the harness.
+        let socket = shared.dialer.open_tcp(url).await?;
         let connector = Connector::Rustls(shared.dialer.tls_config());
         tokio_tungstenite::client_async_tls_with_config(
             request,
@@ -210,49 +205,4 @@ async fn connect(url: &str, headers: &HeaderMap, shared: &Shared) -> Result<Upst
     tokio::time::timeout(shared.limits.request_timeout, connecting)
         .await
         .map_err(|_| format!("failed to connect to {url}: no handshake within the timeout"))?
-}
-
-/// A TCP connection to the URL's host, or a `CONNECT` tunnel through the proxy the
-/// environment names for it.
-async fn open_socket(url: &str, dialer: &Dialer) -> Result<TcpStream, String> {
-    let parsed = Url::parse(url).map_err(|error| format!("bad upstream ws_url {url}: {error}"))?;
-    let (Some(host), Some(port)) = (parsed.host_str(), parsed.port_or_known_default()) else {
-        return Err(format!("upstream ws_url {url} has no host and port"));
-    };
-    let failed = |error: std::io::Error| format!("failed to connect to {url}: {error}");
-    let socket = match dialer.proxies().proxy_for(&parsed) {
-        None => TcpStream::connect((host.trim_matches(['[', ']']), port))
-            .await
-            .map_err(failed)?,
-        Some(proxy) => {
-            let (Some(proxy_host), Some(proxy_port)) =
-                (proxy.host_str(), proxy.port_or_known_default())
-            else {
-                return Err(format!("proxy {proxy} has no host and port"));
-            };
-            let mut socket = TcpStream::connect((proxy_host, proxy_port))
-                .await
-                .map_err(failed)?;
-            let head = format!("CONNECT {host}:{port} HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n");
-            socket.write_all(head.as_bytes()).await.map_err(failed)?;
-            let mut answer = Vec::new();
-            let mut byte = [0u8; 1];
-            while !answer.ends_with(b"\r\n\r\n") && answer.len() < MAX_CONNECT_HEAD {
-                if socket.read(&mut byte).await.map_err(failed)? == 0 {
-                    break;
-                }
-                answer.push(byte[0]);
-            }
-            let status_line = String::from_utf8_lossy(&answer);
-            let status_line = status_line.lines().next().unwrap_or_default();
-            if status_line.split_whitespace().nth(1) != Some("200") {
-                return Err(format!(
-                    "proxy {proxy} refused CONNECT {host}:{port}: {status_line}"
-                ));
-            }
-            socket
-        }
-    };
-    let _ = socket.set_nodelay(true);
-    Ok(socket)
 }
