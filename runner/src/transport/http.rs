@@ -1,6 +1,13 @@
 //! HTTP transport: GET `{base_url}/<method>` with the parameters in the query string or a
 //! JSON-RPC body; and the Direct Access REST GET. TLS and proxies come from the
 //! [`Dialer`].
+//!
+//! Keep-alive connections are pooled. A server may close an idle one at any moment (RFC 9112
+//! 9.3: Node.js does after five seconds), and a request written just then meets a closed or
+//! reset connection before any answer: that request is sent once more, on a connection
+//! opened for it (RFC 9112 9.3.1 lets a client retry an idempotent method, and every
+//! method of this API is a GET), so a stale connection is never a verdict. A second
+//! failure is the exchange's.
 
 use std::time::Instant;
 
@@ -22,36 +29,47 @@ use harness_protocol::wire::TransportKind;
 #[derive(Clone, Debug)]
 pub struct HttpClient {
     client: reqwest::Client,
+    /// The same client without a pool: the one retry of a request whose pooled connection
+    /// was closed under it goes on a connection of its own.
+    unpooled: reqwest::Client,
     limits: RequestLimits,
 }
 
 impl HttpClient {
     /// A client with these limits, connecting as `dialer` says.
     pub fn new(limits: RequestLimits, dialer: &Dialer) -> Result<HttpClient, TransportError> {
-        let proxies = dialer.proxies.clone();
-        let builder =
-            reqwest::Client::builder().use_preconfigured_tls(ClientConfig::clone(&dialer.tls));
-        // Without a proxy in the environment, reqwest skips asking for one on every request.
-        let builder = if proxies.is_direct() {
-            builder.no_proxy()
-        } else {
-            builder.proxy(reqwest::Proxy::custom(move |url| {
-                proxies.proxy_for(url).cloned()
-            }))
+        let build = |pool_max_idle: usize| {
+            let builder =
+                reqwest::Client::builder().use_preconfigured_tls(ClientConfig::clone(&dialer.tls));
+            // Without a proxy in the environment, reqwest skips asking for one on every request.
+            let builder = if dialer.proxies.is_direct() {
+                builder.no_proxy()
+            } else {
+                let proxies = dialer.proxies.clone();
+                builder.proxy(reqwest::Proxy::custom(move |url| {
+                    proxies.proxy_for(url).cloned()
+                }))
+            };
+            builder
+                .timeout(limits.request_timeout)
+                .connect_timeout(limits.request_timeout)
+                .pool_max_idle_per_host(pool_max_idle)
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .map_err(|error| {
+                    TransportError::new(
+                        TransportErrorKind::Request,
+                        format!("failed to build HTTP client: {error}"),
+                    )
+                })
         };
-        let client = builder
-            .timeout(limits.request_timeout)
-            .connect_timeout(limits.request_timeout)
-            .pool_max_idle_per_host(64)
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .map_err(|error| {
-                TransportError::new(
-                    TransportErrorKind::Request,
-                    format!("failed to build HTTP client: {error}"),
-                )
-            })?;
-        Ok(HttpClient { client, limits })
+        let client = build(64)?;
+        let unpooled = build(0)?;
+        Ok(HttpClient {
+            client,
+            unpooled,
+            limits,
+        })
     }
 
     /// Sends a JSON-RPC call over HTTP. `base_url` is `{base_url}` (or the Direct Access
@@ -73,17 +91,28 @@ impl HttpClient {
             body,
             authorization,
         } = prepared;
-        let mut builder = self.client.get(&url);
-        if let Some(value) = &authorization {
-            builder = builder.header(AUTHORIZATION, value);
-        }
-        if let Some(body) = &body {
-            builder = builder
-                .header(CONTENT_TYPE, "application/json")
-                .body(body.clone());
-        }
+        let send = |client: &reqwest::Client| {
+            let mut builder = client.get(&url);
+            if let Some(value) = &authorization {
+                builder = builder.header(AUTHORIZATION, value);
+            }
+            if let Some(body) = &body {
+                builder = builder
+                    .header(CONTENT_TYPE, "application/json")
+                    .body(body.clone());
+            }
+            builder.send()
+        };
         let started = Instant::now();
-        let response = match builder.send().await {
+        let sent = match send(&self.client).await {
+            // A pooled connection closed under the request, before any answer: once more,
+            // on a connection of its own (see the module's notes).
+            Err(error) if failure_kind(&error) == TransportErrorKind::Closed => {
+                send(&self.unpooled).await
+            }
+            sent => sent,
+        };
+        let response = match sent {
             Ok(response) => response,
             Err(error) => {
                 // A TLS failure is the target's setup, never a verdict: like an unreachable
@@ -91,16 +120,7 @@ impl HttpClient {
                 if let Some(message) = tls::describe_failure(&error, &authority(&url)) {
                     return failed(kind, request, TransportErrorKind::Connect, message);
                 }
-                let kind_of_failure = if error.is_timeout() {
-                    TransportErrorKind::Timeout
-                } else if error.is_connect() {
-                    TransportErrorKind::Connect
-                } else if error.is_builder() {
-                    TransportErrorKind::Request
-                } else {
-                    TransportErrorKind::Closed
-                };
-                return failed(kind, request, kind_of_failure, describe(&error));
+                return failed(kind, request, failure_kind(&error), describe(&error));
             }
         };
         let status = response.status().as_u16();
@@ -117,6 +137,20 @@ impl HttpClient {
                 ..failed(kind, request, error.kind, error.message)
             },
         }
+    }
+}
+
+/// What kind of failure a request's error is: `Closed` when the connection ended before
+/// an answer (closed or reset), the others by what reqwest says went wrong.
+fn failure_kind(error: &reqwest::Error) -> TransportErrorKind {
+    if error.is_timeout() {
+        TransportErrorKind::Timeout
+    } else if error.is_connect() {
+        TransportErrorKind::Connect
+    } else if error.is_builder() {
+        TransportErrorKind::Request
+    } else {
+        TransportErrorKind::Closed
     }
 }
 
@@ -308,5 +342,81 @@ mod tests {
             "/api/v2/private/x?a=1&b=2"
         );
         assert_eq!(request_uri("http://h:1"), "/");
+    }
+
+    /// A server that answers the first request of each connection and closes the
+    /// connection on the next one without a word (a keep-alive it did not announce it
+    /// would end), or, with `answer_none`, closes every connection unanswered. Counts the
+    /// connections it accepted.
+    async fn closing_server(
+        answer_none: bool,
+    ) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let accepted = std::sync::Arc::new(AtomicUsize::new(0));
+        let counter = accepted.clone();
+        tokio::spawn(async move {
+            for _ in 0..16 {
+                let Ok((mut stream, _)) = listener.accept().await else {
+                    return;
+                };
+                counter.fetch_add(1, Ordering::SeqCst);
+                tokio::spawn(async move {
+                    let mut buffer = [0u8; 4096];
+                    if answer_none
+                        || !matches!(stream.read(&mut buffer).await, Ok(read) if read > 0)
+                    {
+                        let _ = stream.read(&mut buffer).await;
+                        return;
+                    }
+                    let body = r#"{"jsonrpc":"2.0","id":1,"result":[]}"#;
+                    let head = format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+                        body.len()
+                    );
+                    let _ = stream.write_all(format!("{head}{body}").as_bytes()).await;
+                    // The next request on this connection: read, then the connection ends.
+                    let _ = stream.read(&mut buffer).await;
+                });
+            }
+        });
+        (format!("http://{addr}/api/v2"), accepted)
+    }
+
+    fn client() -> HttpClient {
+        let dialer = Dialer::new(&harness_model::target_file::TlsTrust::default()).unwrap();
+        HttpClient::new(RequestLimits::default(), &dialer).unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_pooled_connection_closed_under_a_request_is_retried_once_on_a_new_one() {
+        use std::sync::atomic::Ordering;
+        let (base_url, accepted) = closing_server(false).await;
+        let client = client();
+        let outgoing = Outgoing {
+            method: "public/get_currencies".to_owned(),
+            ..Outgoing::default()
+        };
+        for id in 1..=3 {
+            let exchange = client
+                .call(TransportKind::HttpQuery, &base_url, id, &outgoing)
+                .await;
+            assert!(exchange.failure.is_none(), "{id}: {:?}", exchange.failure);
+        }
+        // The first call's connection (the second call meets it closed), the second call's
+        // retry's (not pooled), and the third call's.
+        assert_eq!(accepted.load(Ordering::SeqCst), 3);
+        let (base_url, accepted) = closing_server(true).await;
+        let exchange = client
+            .call(TransportKind::HttpQuery, &base_url, 1, &outgoing)
+            .await;
+        assert_eq!(
+            exchange.failure.map(|failure| failure.kind),
+            Some(TransportErrorKind::Closed)
+        );
+        // Sent once more, and no more than that.
+        assert_eq!(accepted.load(Ordering::SeqCst), 2);
     }
 }
