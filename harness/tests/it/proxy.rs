@@ -456,3 +456,45 @@ fn stopping_ends_open_websocket_relays() {
         }
     });
 }
+
+#[test]
+fn requests_past_the_record_cap_are_forwarded_and_counted_as_unjudged() {
+    runtime().block_on(async {
+        let server = with_timeout(serve::start(serve::ServeConfig::loopback()))
+            .await
+            .expect("server starts");
+        let mut config = proxy::ProxyConfig::loopback(server.target());
+        config.max_records = 1;
+        let proxy = with_timeout(proxy::start(config))
+            .await
+            .expect("proxy starts");
+        let target = proxy.client_target().clone();
+        for _ in 0..3 {
+            let answer = get(&target, "/api/v2/public/get_currencies", None).await;
+            assert!(answer.get("result").is_some(), "{answer}");
+        }
+        let session = stop(server, proxy).await;
+        assert_eq!(session.records.len(), 1);
+        assert_eq!(session.unjudged, 2);
+    });
+}
+
+#[test]
+fn an_upstream_answer_past_the_size_limit_is_a_bad_gateway() {
+    runtime().block_on(async {
+        let server = with_timeout(serve::start(serve::ServeConfig::loopback()))
+            .await
+            .expect("server starts");
+        let mut config = proxy::ProxyConfig::loopback(server.target());
+        config.limits.max_response_bytes = 16;
+        let proxy = with_timeout(proxy::start(config))
+            .await
+            .expect("proxy starts");
+        let url = format!("{}/public/get_currencies", proxy.client_target().base_url);
+        let answer = with_timeout(reqwest::Client::new().get(url).send())
+            .await
+            .expect("answered");
+        assert_eq!(answer.status().as_u16(), 502);
+        stop(server, proxy).await;
+    });
+}

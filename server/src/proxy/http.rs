@@ -98,7 +98,7 @@ pub(crate) fn map_url(upstream: &Target, path_and_query: &str) -> String {
     format!("{}{path_and_query}", base.trim_end_matches(API_PREFIX))
 }
 
-fn forwarded(name: &HeaderName) -> bool {
+pub(super) fn forwarded(name: &HeaderName) -> bool {
     !NOT_FORWARDED.contains(&name.as_str())
 }
 
@@ -114,7 +114,7 @@ fn header_list(headers: &HeaderMap) -> Vec<(String, String)> {
         .collect()
 }
 
-fn bad_gateway(message: String) -> Response {
+pub(super) fn bad_gateway(message: String) -> Response {
     (
         StatusCode::BAD_GATEWAY,
         format!("harness proxy: {message}\n"),

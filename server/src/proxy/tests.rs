@@ -93,6 +93,30 @@ fn paths_map_to_the_upstream_urls_of_their_prefix() {
     );
     assert_eq!(map("/other"), "https://api.example.test/other");
     assert_eq!(map("/api/v2x"), "https://api.example.test/api/v2x");
+    // An upstream whose API lives under another path: the prefix is replaced by it.
+    target.base_url = "https://gateway.example.test/exchange".to_owned();
+    let map = |path: &str| http::map_url(&target, path);
+    assert_eq!(
+        map("/api/v2/public/get_currencies"),
+        "https://gateway.example.test/exchange/public/get_currencies"
+    );
+    assert_eq!(map("/api/v2"), "https://gateway.example.test/exchange");
+}
+
+#[test]
+fn hop_by_hop_headers_stay_and_a_failed_upstream_is_a_bad_gateway() {
+    use axum::http::HeaderName;
+    for hop in ["connection", "keep-alive", "proxy-authorization", "te"] {
+        assert!(!http::forwarded(&HeaderName::from_static(hop)), "{hop}");
+    }
+    for end_to_end in ["authorization", "content-type", "accept"] {
+        assert!(
+            http::forwarded(&HeaderName::from_static(end_to_end)),
+            "{end_to_end}"
+        );
+    }
+    let answer = http::bad_gateway("upstream refused".to_owned());
+    assert_eq!(answer.status(), axum::http::StatusCode::BAD_GATEWAY);
 }
 
 #[test]
@@ -395,6 +419,18 @@ fn a_session_replays_as_a_case_that_keeps_its_requests_but_not_their_credentials
         Some(&json!("btc_usd"))
     );
     assert_eq!(case.transports, vec![TransportKind::Ws]);
+}
+
+#[test]
+fn the_client_target_trusts_no_certificate_of_the_upstream() {
+    // The proxy listens over plain loopback: the upstream's CA file and its leave to
+    // accept any certificate are the proxy's business, not its client's.
+    let mut upstream = upstream();
+    upstream.tls.ca_file = Some(std::path::PathBuf::from("upstream-ca.pem"));
+    upstream.tls.accept_invalid_certs = true;
+    let client = client_target(&upstream, "127.0.0.1:7".parse().unwrap());
+    assert_eq!(client.tls, Default::default());
+    assert!(client.base_url.starts_with("http://127.0.0.1:7/"));
 }
 
 #[test]
