@@ -458,7 +458,7 @@ fn stopping_ends_open_websocket_relays() {
 }
 
 #[test]
-fn requests_past_the_record_cap_are_forwarded_and_counted_as_unjudged() {
+fn requests_past_the_record_cap_are_forwarded_and_counted_as_unjudged_and_secrets_known_at_once() {
     runtime().block_on(async {
         let server = with_timeout(serve::start(serve::ServeConfig::loopback()))
             .await
@@ -476,11 +476,18 @@ fn requests_past_the_record_cap_are_forwarded_and_counted_as_unjudged() {
         let session = stop(server, proxy).await;
         assert_eq!(session.records.len(), 1);
         assert_eq!(session.unjudged, 2);
+        // The upstream's secrets are known before any request shows them: one the client
+        // put where no secret belongs is redacted all the same.
+        let (_, secret) = main_account(&session.upstream);
+        assert_eq!(
+            session.redactor.text(&format!("note={secret}")),
+            "note=[redacted]"
+        );
     });
 }
 
 #[test]
-fn an_upstream_answer_past_the_size_limit_is_a_bad_gateway() {
+fn an_upstream_answer_past_the_size_limit_is_a_bad_gateway_and_one_of_it_passes() {
     runtime().block_on(async {
         let server = with_timeout(serve::start(serve::ServeConfig::loopback()))
             .await
@@ -495,6 +502,26 @@ fn an_upstream_answer_past_the_size_limit_is_a_bad_gateway() {
             .await
             .expect("answered");
         assert_eq!(answer.status().as_u16(), 502);
+        // An answer of exactly the limit passes.
+        let direct = format!("{}/public/get_currencies", server.target().base_url);
+        let size = with_timeout(reqwest::Client::new().get(direct).send())
+            .await
+            .expect("answered")
+            .bytes()
+            .await
+            .expect("read")
+            .len();
+        let mut config = proxy::ProxyConfig::loopback(server.target());
+        config.limits.max_response_bytes = size;
+        let exact = with_timeout(proxy::start(config))
+            .await
+            .expect("proxy starts");
+        let url = format!("{}/public/get_currencies", exact.client_target().base_url);
+        let answer = with_timeout(reqwest::Client::new().get(url).send())
+            .await
+            .expect("answered");
+        assert_eq!(answer.status().as_u16(), 200, "an answer of {size} bytes");
+        with_timeout(exact.stop()).await;
         stop(server, proxy).await;
     });
 }
