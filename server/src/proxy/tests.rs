@@ -516,3 +516,46 @@ fn a_secret_seen_only_in_a_request_is_learned_and_the_record_cap_counts_what_it_
     assert_eq!(book.records.len(), 10);
     assert_eq!(book.dropped, 2);
 }
+
+#[test]
+fn a_server_message_without_a_method_or_with_a_result_answers_the_oldest_request() {
+    // Neither answer carries its request's id: one has no result, no error and no
+    // method, the other a method beside its result. Each is an answer all the same (a
+    // notification has a method and no result), judged against the oldest request waiting.
+    let events = vec![
+        raw(
+            1,
+            Wire::Ws,
+            "ws#1",
+            json!({"jsonrpc": "2.0", "id": 1, "method": "public/get_currencies", "params": {}}),
+        ),
+        server_message("ws#1", json!({"jsonrpc": "2.0", "id": 77})),
+        raw(
+            2,
+            Wire::Ws,
+            "ws#1",
+            json!({"jsonrpc": "2.0", "id": 2, "method": "public/get_currencies", "params": {}}),
+        ),
+        server_message(
+            "ws#1",
+            json!({"jsonrpc": "2.0", "id": 78, "method": "public/get_currencies", "result": []}),
+        ),
+        raw(
+            3,
+            Wire::Ws,
+            "ws#1",
+            json!({"jsonrpc": "2.0", "id": 3, "method": "public/get_currencies", "params": {}}),
+        ),
+        server_message(
+            "ws#1",
+            json!({"jsonrpc": "2.0", "method": "subscription", "params": {}}),
+        ),
+    ];
+    let book = run_events(events);
+    let answered: Vec<bool> = book
+        .records
+        .iter()
+        .map(|record| record.answer.is_some())
+        .collect();
+    assert_eq!(answered, vec![true, true, false]);
+}
