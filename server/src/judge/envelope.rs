@@ -240,6 +240,42 @@ mod tests {
     }
 
     #[test]
+    fn an_id_is_any_integer_and_nothing_else() {
+        for integer in ["-1", "0", "18446744073709551615"] {
+            let findings = judged(&format!(
+                r#"{{"jsonrpc":"2.0","id":{integer},"method":"public/get_currencies","params":{{}}}}"#
+            ));
+            assert_eq!(findings, Vec::<String>::new(), "id {integer}");
+        }
+        for other in ["1.5", "1e3"] {
+            let findings = judged(&format!(
+                r#"{{"jsonrpc":"2.0","id":{other},"method":"public/get_currencies","params":{{}}}}"#
+            ));
+            assert!(
+                findings.iter().any(|f| f.contains("client.env.id")),
+                "id {other}: {findings:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_empty_body_is_judged_over_http_and_skipped_only_on_a_bodiless_rest_call() {
+        let mut record = message(1, "", Some(11));
+        record.transport = TransportKind::HttpBody;
+        let mut tally = Tally::default();
+        check_envelope(&record, &record.call(), &mut tally);
+        assert_eq!(tally.failed_clauses(), vec!["client.env.jsonrpc"]);
+        record.transport = TransportKind::Rest;
+        let mut tally = Tally::default();
+        check_envelope(&record, &record.call(), &mut tally);
+        assert_eq!(tally.iter().count(), 0);
+        // A REST call with a body is a JSON-RPC request like any other.
+        record.body = b"[1]".to_vec();
+        check_envelope(&record, &record.call(), &mut tally);
+        assert_eq!(tally.failed_clauses(), vec!["client.env.jsonrpc"]);
+    }
+
+    #[test]
     fn missing_params_and_wrong_version_fail() {
         let findings = judged(r#"{"jsonrpc":"1.0","id":1,"method":"public/get_currencies"}"#);
         assert!(findings.iter().any(|f| f.contains("client.env.jsonrpc")));
