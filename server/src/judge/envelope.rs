@@ -240,6 +240,19 @@ mod tests {
     }
 
     #[test]
+    fn a_method_names_something_after_its_prefix_and_holds_no_space() {
+        for method in ["public/", "private/", "public/get currencies"] {
+            let findings = judged(&format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"{method}","params":{{}}}}"#
+            ));
+            assert!(
+                findings.iter().any(|f| f.contains("client.env.method")),
+                "{method}: {findings:?}"
+            );
+        }
+    }
+
+    #[test]
     fn an_id_is_any_integer_and_nothing_else() {
         for integer in ["-1", "0", "18446744073709551615"] {
             let findings = judged(&format!(
