@@ -58,10 +58,30 @@ async fn start_with(config: serve::ServeConfig) -> (serve::Running, Proxy) {
     let server = with_timeout(serve::start(config))
         .await
         .expect("server starts");
-    let proxy = with_timeout(proxy::start(proxy::ProxyConfig::loopback(server.target())))
-        .await
-        .expect("proxy starts");
+    let proxy = proxy_in_front(&server, |_| {}).await;
     (server, proxy)
+}
+
+/// A proxy in front of `server`, its loopback configuration changed by `adjust`.
+async fn proxy_in_front(
+    server: &serve::Running,
+    adjust: impl FnOnce(&mut proxy::ProxyConfig),
+) -> Proxy {
+    let mut config = proxy::ProxyConfig::loopback(server.target());
+    adjust(&mut config);
+    with_timeout(proxy::start(config))
+        .await
+        .expect("proxy starts")
+}
+
+/// The status of a GET of `method` through the proxy.
+async fn status_through(proxy: &Proxy, method: &str) -> u16 {
+    let url = format!("{}/{method}", proxy.client_target().base_url);
+    with_timeout(reqwest::Client::new().get(url).send())
+        .await
+        .expect("answered")
+        .status()
+        .as_u16()
 }
 
 async fn stop(server: serve::Running, proxy: Proxy) -> Session {
@@ -463,11 +483,7 @@ fn requests_past_the_record_cap_are_forwarded_and_counted_as_unjudged_and_secret
         let server = with_timeout(serve::start(serve::ServeConfig::loopback()))
             .await
             .expect("server starts");
-        let mut config = proxy::ProxyConfig::loopback(server.target());
-        config.max_records = 1;
-        let proxy = with_timeout(proxy::start(config))
-            .await
-            .expect("proxy starts");
+        let proxy = proxy_in_front(&server, |config| config.max_records = 1).await;
         let target = proxy.client_target().clone();
         for _ in 0..3 {
             let answer = get(&target, "/api/v2/public/get_currencies", None).await;
@@ -492,18 +508,11 @@ fn an_upstream_answer_past_the_size_limit_is_a_bad_gateway_and_one_of_it_passes(
         let server = with_timeout(serve::start(serve::ServeConfig::loopback()))
             .await
             .expect("server starts");
-        let mut config = proxy::ProxyConfig::loopback(server.target());
-        config.limits.max_response_bytes = 16;
-        let proxy = with_timeout(proxy::start(config))
-            .await
-            .expect("proxy starts");
-        let url = format!("{}/public/get_currencies", proxy.client_target().base_url);
-        let answer = with_timeout(reqwest::Client::new().get(url).send())
-            .await
-            .expect("answered");
-        assert_eq!(answer.status().as_u16(), 502);
+        let method = "public/get_currencies";
+        let proxy = proxy_in_front(&server, |config| config.limits.max_response_bytes = 16).await;
+        assert_eq!(status_through(&proxy, method).await, 502);
         // An answer of exactly the limit passes.
-        let direct = format!("{}/public/get_currencies", server.target().base_url);
+        let direct = format!("{}/{method}", server.target().base_url);
         let size = with_timeout(reqwest::Client::new().get(direct).send())
             .await
             .expect("answered")
@@ -511,16 +520,12 @@ fn an_upstream_answer_past_the_size_limit_is_a_bad_gateway_and_one_of_it_passes(
             .await
             .expect("read")
             .len();
-        let mut config = proxy::ProxyConfig::loopback(server.target());
-        config.limits.max_response_bytes = size;
-        let exact = with_timeout(proxy::start(config))
-            .await
-            .expect("proxy starts");
-        let url = format!("{}/public/get_currencies", exact.client_target().base_url);
-        let answer = with_timeout(reqwest::Client::new().get(url).send())
-            .await
-            .expect("answered");
-        assert_eq!(answer.status().as_u16(), 200, "an answer of {size} bytes");
+        let exact = proxy_in_front(&server, |config| config.limits.max_response_bytes = size).await;
+        assert_eq!(
+            status_through(&exact, method).await,
+            200,
+            "an answer of {size} bytes"
+        );
         with_timeout(exact.stop()).await;
         stop(server, proxy).await;
     });
