@@ -178,3 +178,6 @@ impl Call {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,40 @@
+//! How a raw request is classified: the transport it came over.
+
+use axum::body::Bytes;
+
+use super::*;
+
+fn raw(wire: Wire, uri: &str, body: &str) -> RawRequest {
+    RawRequest {
+        seq: 1,
+        wire,
+        connection: "127.0.0.1:1".to_owned(),
+        at_ms: 0,
+        method: "GET".to_owned(),
+        uri: uri.to_owned(),
+        headers: Vec::new(),
+        body: Bytes::from(body.to_owned()),
+    }
+}
+
+#[test]
+fn a_request_is_classified_by_its_wire_path_and_body() {
+    let transport = |wire, uri, body| Record::from_raw(&raw(wire, uri, body), 1).transport;
+    assert_eq!(
+        transport(Wire::Http, "/direct/api/v2/private/lock_portfolio", ""),
+        TransportKind::Rest
+    );
+    assert_eq!(
+        transport(Wire::Http, "/direct/api/v2/private/lock_portfolio", "{}"),
+        TransportKind::Rest
+    );
+    assert_eq!(
+        transport(Wire::Http, "/api/v2/public/get_currencies", "{}"),
+        TransportKind::HttpBody
+    );
+    assert_eq!(
+        transport(Wire::Http, "/api/v2/public/get_currencies?x=/direct/", ""),
+        TransportKind::HttpQuery
+    );
+    assert_eq!(transport(Wire::Ws, "/direct/ws", "{}"), TransportKind::Ws);
+}
