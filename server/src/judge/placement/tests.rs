@@ -23,7 +23,12 @@ fn record(transport: TransportKind, uri: &str, headers: &[(&str, &str)], body: &
             "127.0.0.1:5000".to_owned()
         },
         at_ms: 0,
-        http_method: if transport == TransportKind::Ws { "WS" } else { "GET" }.to_owned(),
+        http_method: if transport == TransportKind::Ws {
+            "WS"
+        } else {
+            "GET"
+        }
+        .to_owned(),
         uri: uri.to_owned(),
         headers: headers
             .iter()
@@ -79,7 +84,11 @@ fn judged(record: &Record) -> Vec<String> {
     tally
         .iter()
         .map(|(clause, _, cell)| {
-            let verdict = if cell.findings.is_empty() { "pass" } else { "fail" };
+            let verdict = if cell.findings.is_empty() {
+                "pass"
+            } else {
+                "fail"
+            };
             format!("{clause}: {verdict}")
         })
         .collect()

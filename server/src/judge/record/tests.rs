@@ -38,3 +38,18 @@ fn a_request_is_classified_by_its_wire_path_and_body() {
     );
     assert_eq!(transport(Wire::Ws, "/direct/ws", "{}"), TransportKind::Ws);
 }
+
+#[test]
+fn a_body_that_is_not_json_keeps_the_method_of_its_path_and_says_why() {
+    let record = Record::from_raw(
+        &raw(Wire::Http, "/api/v2/public/get_currencies", "{not json"),
+        1,
+    );
+    let call = record.call();
+    assert_eq!(call.method.as_deref(), Some("public/get_currencies"));
+    assert!(call.unparsable.is_some(), "{call:?}");
+    assert!(
+        call.envelope.is_none() && call.params.is_empty(),
+        "{call:?}"
+    );
+}
