@@ -28,6 +28,16 @@ use harness_protocol::auth::nonce::fresh_nonce;
 use harness_protocol::auth::second_factor;
 use harness_protocol::wire::TransportKind;
 
+/// Which connections a request's login token is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum TokenUse {
+    /// The execution's own connection.
+    Here,
+    /// Connections of their own, opened for a race's copies: the login goes over HTTP and
+    /// its token is cached apart from the execution's own.
+    Elsewhere,
+}
+
 impl Execution<'_> {
     /// The credentials of the step's account role (default `main`), spoiled when the step
     /// asks for a wrong secret.
@@ -72,6 +82,7 @@ impl Execution<'_> {
         &mut self,
         step: &Step,
         params: &mut Map<String, Value>,
+        token_use: TokenUse,
     ) -> Result<Option<Authorization>, Stop> {
         let auth = &step.auth;
         if let Some(code) = auth.second_factor() {
@@ -80,7 +91,7 @@ impl Execution<'_> {
         match auth {
             Auth::None => Ok(None),
             Auth::Bearer(bearer) => {
-                let token = self.bearer_token(bearer).await?;
+                let token = self.bearer_token(bearer, token_use).await?;
                 Ok(place_bearer(self.transport, &token, params))
             }
             Auth::ClientCredentials(login) => {
@@ -206,13 +217,19 @@ impl Execution<'_> {
     }
 
     /// The token of a `bearer` step: its `token` template, or a login as its account.
-    pub(super) async fn bearer_token(&mut self, bearer: &Bearer) -> Result<String, Stop> {
+    pub(super) async fn bearer_token(
+        &mut self,
+        bearer: &Bearer,
+        token_use: TokenUse,
+    ) -> Result<String, Stop> {
         match &bearer.token {
             BearerToken::Given(token) => self.resolved(token),
             BearerToken::Login(login) => {
                 let account = bearer.account.as_deref();
-                let token = self.login(account, login.scope.as_deref()).await?;
-                self.check_granted(account, login)?;
+                let token = self
+                    .login(account, login.scope.as_deref(), token_use)
+                    .await?;
+                self.check_granted(account, login, token_use)?;
                 Ok(token)
             }
         }
@@ -221,11 +238,16 @@ impl Execution<'_> {
     /// Skips the case when the server granted the requirement the step's token must lack
     /// (`lacks`), or did not grant what it must carry (`grants`): the granted scope is read,
     /// never assumed.
-    fn check_granted(&self, account: Option<&str>, login: &BearerLogin) -> Result<(), Stop> {
+    fn check_granted(
+        &self,
+        account: Option<&str>,
+        login: &BearerLogin,
+        token_use: TokenUse,
+    ) -> Result<(), Stop> {
         if login.lacks.is_none() && login.grants.is_none() {
             return Ok(());
         }
-        let key = self.token_key(account, login.scope.as_deref());
+        let key = Self::token_key(account, login.scope.as_deref(), token_use);
         let Some(token) = self.session.cached_token(&key, |_| true) else {
             return Ok(());
         };
@@ -250,24 +272,31 @@ impl Execution<'_> {
     }
 
     /// Where the token of a login as `role` with `scope` is cached. A token for other
-    /// connections than the execution's (`login_for_elsewhere`) is kept apart from the
+    /// connections than the execution's ([`TokenUse::Elsewhere`]) is kept apart from the
     /// execution's own, and reused by every race of the execution: one token drawn on
     /// round after round.
-    fn token_key(&self, role: Option<&str>, scope: Option<&str>) -> (String, Option<String>) {
+    fn token_key(
+        role: Option<&str>,
+        scope: Option<&str>,
+        token_use: TokenUse,
+    ) -> (String, Option<String>) {
         let role = role.unwrap_or("main");
-        let role = if self.login_for_elsewhere {
-            format!("{role} (issued over HTTP)")
-        } else {
-            role.to_owned()
+        let role = match token_use {
+            TokenUse::Here => role.to_owned(),
+            TokenUse::Elsewhere => format!("{role} (issued over HTTP)"),
         };
         (role, scope.map(str::to_owned))
     }
 
     /// Obtains (once per execution) a token for an account with `client_credentials`, over
     /// the execution's own transport.
-    async fn login(&mut self, role: Option<&str>, scope: Option<&str>) -> Result<String, Stop> {
-        let elsewhere = self.login_for_elsewhere;
-        let key = self.token_key(role, scope);
+    async fn login(
+        &mut self,
+        role: Option<&str>,
+        scope: Option<&str>,
+        token_use: TokenUse,
+    ) -> Result<String, Stop> {
+        let key = Self::token_key(role, scope, token_use);
         // A shared token has made the paced calls a burst allows: a fresh one (step_call.rs).
         let counted = self.renew_per_burst
             && self.calling_paced
@@ -292,7 +321,7 @@ impl Execution<'_> {
         // issued over a WebSocket to that WebSocket alone; one issued over HTTP has no
         // connection to be bound to.
         let transport = self.transport;
-        if !self.judging || elsewhere {
+        if !self.judging || token_use == TokenUse::Elsewhere {
             self.transport = TransportKind::HttpBody;
         }
         let mut answer = self

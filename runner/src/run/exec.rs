@@ -14,6 +14,7 @@ use std::time::Instant;
 use serde_json::Value;
 
 use super::Shared;
+use super::auth::TokenUse;
 use super::budget::RecordBudget;
 use super::pace;
 use super::result::{error_result, finish};
@@ -89,9 +90,6 @@ pub struct Execution<'a> {
     pub(super) renew_per_burst: bool,
     /// The request being prepared calls the paced method.
     pub(super) calling_paced: bool,
-    /// A bearer login made now goes over HTTP and is cached apart: the token is for another
-    /// connection than the execution's (a race's, `race.rs`).
-    pub(super) login_for_elsewhere: bool,
 }
 
 /// Runs one case over one transport.
@@ -325,7 +323,6 @@ impl<'a> Execution<'a> {
             budget: RecordBudget::default(),
             judging: true,
             renew_per_burst: false,
-            login_for_elsewhere: false,
             calling_paced: false,
         }
     }
@@ -529,6 +526,17 @@ impl Execution<'_> {
 
     /// Builds the request of a `call` or `raw` step: templates, then authentication.
     pub(super) async fn prepare(&mut self, step: &Step, method: &str) -> Result<Outgoing, Stop> {
+        self.prepare_for(step, method, TokenUse::Here).await
+    }
+
+    /// [`Execution::prepare`] for a request that goes where `token_use` says: a login's
+    /// token is one for that use.
+    pub(super) async fn prepare_for(
+        &mut self,
+        step: &Step,
+        method: &str,
+        token_use: TokenUse,
+    ) -> Result<Outgoing, Stop> {
         let mut params = template::resolve_map(&step.params, self).map_err(Stop::from)?;
         if let Some(names) = self.shared.target.param_names.get(method) {
             params = params
@@ -536,7 +544,7 @@ impl Execution<'_> {
                 .map(|(name, value)| (names.get(&name).cloned().unwrap_or(name), value))
                 .collect();
         }
-        let authorization = self.authenticate(step, &mut params).await?;
+        let authorization = self.authenticate(step, &mut params, token_use).await?;
         // After the login authentication may send, so `{{request_id}}` is this request's.
         let raw = match step.raw() {
             Some(raw) => Some(self.resolved(raw)?),

@@ -23,6 +23,7 @@ use std::time::Instant;
 
 use serde_json::{Map, Value};
 
+use super::auth::TokenUse;
 use super::exec::{Execution, Stop};
 use super::template::{self, TemplateError};
 use super::window;
@@ -91,7 +92,7 @@ impl Execution<'_> {
         mut params: Map<String, Value>,
     ) -> Result<Outgoing, Stop> {
         let authorization = if let Auth::Bearer(bearer) = &step.auth {
-            let token = self.bearer_token(bearer).await?;
+            let token = self.bearer_token(bearer, TokenUse::Here).await?;
             place_bearer(self.transport, &token, &mut params)
         } else {
             None

@@ -94,7 +94,7 @@ fn authenticate(
         .map(|step| {
             let mut params = step.params.clone();
             runtime
-                .block_on(execution.authenticate(step, &mut params))
+                .block_on(execution.authenticate(step, &mut params, TokenUse::Here))
                 .map(|authorization| (params, authorization))
         })
         .collect()

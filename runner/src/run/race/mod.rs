@@ -34,6 +34,7 @@ mod verdict;
 
 use copies::{counts, placed_for};
 
+use super::auth::TokenUse;
 use super::exec::{Execution, Stop};
 use super::pace;
 use crate::transport::{Outgoing, Wave};
@@ -152,12 +153,7 @@ impl Execution<'_> {
                 self.shared.pacer.wait_all(&accounts).await;
             }
         }
-        // The copies go over connections of their own, opened for the race: a token from a
-        // login goes with them, so it is one issued for use elsewhere (`auth.rs`).
-        self.login_for_elsewhere = true;
-        let prepared = self.prepare_race(step, race, &method).await;
-        self.login_for_elsewhere = false;
-        let (outgoing, lead) = prepared?;
+        let (outgoing, lead) = self.prepare_race(step, race, &method).await?;
         let mut copies: Vec<(TransportKind, Outgoing, Wave)> =
             Vec::with_capacity(copies_released + 1);
         if let Some(prepared) = lead {
@@ -284,11 +280,16 @@ impl Execution<'_> {
         race: &Race,
         method: &str,
     ) -> Result<(Outgoing, Option<Outgoing>), Stop> {
-        let outgoing = self.prepare(step, method).await?;
+        // The copies go over connections of their own, opened for the race: a token from a
+        // login goes with them, so it is one issued for use elsewhere (`auth.rs`).
+        let outgoing = self.prepare_for(step, method, TokenUse::Elsewhere).await?;
         let lead = match &race.lead {
             Some(lead) => {
                 let lead_method = lead.call_method().unwrap_or_default().to_owned();
-                Some(self.prepare(lead, &lead_method).await?)
+                Some(
+                    self.prepare_for(lead, &lead_method, TokenUse::Elsewhere)
+                        .await?,
+                )
             }
             None => None,
         };
