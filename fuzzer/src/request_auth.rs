@@ -13,8 +13,8 @@
 use serde::{Deserialize, Serialize};
 
 use harness_model::case::{
-    ApiKey, Auth, Basic, Bearer, BearerLogin, BearerToken, ClientCredentials, ClientSignature,
-    Signature, Signed,
+    ApiKey, Auth, Basic, Bearer, BearerLogin, BearerToken, ClientSignature, Login, Signature,
+    Signed,
 };
 
 /// The nonce of a signed step that reuses the previous signed step's.
@@ -90,10 +90,10 @@ impl RequestAuth {
 
     /// A `client_credentials` login of `account`.
     pub(crate) fn client_credentials(account: &str, wrong_secret: bool) -> RequestAuth {
-        RequestAuth::Step(Auth::ClientCredentials(ClientCredentials {
+        RequestAuth::Step(Auth::ClientCredentials(Login {
             account: Some(account.to_owned()),
             wrong_secret,
-            ..ClientCredentials::default()
+            ..Login::default()
         }))
     }
 
@@ -104,8 +104,11 @@ impl RequestAuth {
         signature: Signature,
     ) -> RequestAuth {
         RequestAuth::Step(Auth::ClientSignature(ClientSignature {
-            account: Some(account.to_owned()),
-            wrong_secret,
+            login: Login {
+                account: Some(account.to_owned()),
+                wrong_secret,
+                ..Login::default()
+            },
             signature,
             ..ClientSignature::default()
         }))

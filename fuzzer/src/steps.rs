@@ -18,8 +18,7 @@ use serde_json::{Map, Value};
 use super::request_auth::REUSE;
 use super::{FuzzRequest, RequestAuth};
 use harness_model::case::{
-    Auth, Case, ClientCredentials, ExpectedAnswer, LoginParam, Race, Step, StepKind, literal,
-    literal_text,
+    Auth, Case, ExpectedAnswer, Login, LoginParam, Race, Step, StepKind, literal, literal_text,
 };
 use harness_model::check::Outcome;
 use harness_model::target_file::Target;
@@ -196,9 +195,9 @@ fn own_login(account: &str, scope: Option<&str>, path: &str) -> Step {
     }
     Step {
         params,
-        auth: Auth::ClientCredentials(ClientCredentials {
+        auth: Auth::ClientCredentials(Login {
             account: Some(account.to_owned()),
-            ..ClientCredentials::default()
+            ..Login::default()
         }),
         capture: BTreeMap::from([(OWN_TOKEN.to_owned(), path.to_owned())]),
         transport: Some(TransportKind::HttpBody),
@@ -232,15 +231,12 @@ fn login_params(
         .into_iter()
         .filter(|param| !params.contains_key(param.name()))
         .collect();
-    let login = match auth {
-        Auth::ClientCredentials(login) => {
-            login.omit = omit;
-            return;
-        }
-        Auth::ClientSignature(login) => login,
-        _ => return,
+    if let Some(login) = auth.login_mut() {
+        login.omit = omit;
+    }
+    let Auth::ClientSignature(login) = auth else {
+        return;
     };
-    login.omit = omit;
     // Sign the data as the server reads it: as text from a query string.
     let data = match request.params.get("data") {
         Some(Value::String(text)) => Some(text.clone()),

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::{OracleKnowledge, Prediction, error};
 use crate::{FuzzRequest, RequestAuth};
-use harness_model::case::{Auth, Basic, ClientCredentials, ClientSignature, Signature, Signed};
+use harness_model::case::{Auth, Basic, ClientSignature, Login, Signature, Signed};
 use harness_protocol::spec::Method;
 
 /// Credentials the method cannot run with.
@@ -180,9 +180,8 @@ pub(super) fn auth_params_refusal(
     }
     match (&request.auth, grant) {
         (
-            RequestAuth::Step(Auth::ClientCredentials(ClientCredentials {
-                wrong_secret: true,
-                ..
+            RequestAuth::Step(Auth::ClientCredentials(Login {
+                wrong_secret: true, ..
             })),
             _,
         ) => Some(error(
@@ -195,7 +194,10 @@ pub(super) fn auth_params_refusal(
         )),
         (
             RequestAuth::Step(Auth::ClientSignature(ClientSignature {
-                wrong_secret: true, ..
+                login: Login {
+                    wrong_secret: true, ..
+                },
+                ..
             })),
             _,
         ) => Some(error(

@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 
 use super::{Action, Grant, Sequence, Who};
 use harness_model::case::{
-    Auth, Case, ClientCredentials, ClientSignature, ExpectedAnswer, Needs, Signature, Signed, Step,
+    Auth, Case, ClientSignature, ExpectedAnswer, Login, Needs, Signature, Signed, Step,
 };
 use harness_model::check::Matcher;
 use harness_model::check::Outcome;
@@ -176,12 +176,15 @@ fn add_request(sequence: &Sequence, index: usize, literal: &[Option<String>], wr
             let account = Some(who.role().to_owned());
             written.auth = match grant {
                 // A nonce is a signature's: a `client_credentials` login has none.
-                Grant::ClientCredentials => Auth::ClientCredentials(ClientCredentials {
+                Grant::ClientCredentials => Auth::ClientCredentials(Login {
                     account,
-                    ..ClientCredentials::default()
+                    ..Login::default()
                 }),
                 Grant::ClientSignature => Auth::ClientSignature(ClientSignature {
-                    account,
+                    login: Login {
+                        account,
+                        ..Login::default()
+                    },
                     signature: Signature {
                         nonce,
                         ..Signature::default()

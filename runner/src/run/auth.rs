@@ -185,32 +185,32 @@ impl Execution<'_> {
     fn client_signature(
         &mut self,
         auth: &Auth,
-        login: &ClientSignature,
+        step: &ClientSignature,
         params: &mut Map<String, Value>,
     ) -> Result<(), Stop> {
         let credentials = self.credentials(auth)?;
-        let signature = &login.signature;
+        let signature = &step.signature;
         let timestamp = self.signature_timestamp(signature);
-        let nonce = if login.no_nonce {
+        let nonce = if step.no_nonce {
             String::new()
         } else {
             self.nonce(signature.nonce.as_deref())?
         };
-        let data = match &login.data {
+        let data = match &step.data {
             Some(data) => self.resolved(data)?,
             None => String::new(),
         };
         let plan = SignatureParams {
             timestamp,
-            nonce: (!login.no_nonce).then_some(nonce),
+            nonce: (!step.no_nonce).then_some(nonce),
             data: data.clone(),
             uppercase: signature.uppercase_hex,
-            no_trailing_lf: login.no_trailing_lf,
+            no_trailing_lf: step.no_trailing_lf,
             altered: signature.altered_signature,
         };
-        fill_login(params, &login.omit, "client_signature", &credentials);
+        fill_login(params, &step.login.omit, "client_signature", &credentials);
         transport::insert_client_signature(params, &credentials, &plan).map_err(Stop::Error)?;
-        if login.data.is_some() {
+        if step.data.is_some() {
             params.insert("data".to_owned(), Value::from(data));
         }
         Ok(())

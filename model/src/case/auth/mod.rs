@@ -18,7 +18,7 @@ pub enum Auth {
     /// A bearer token: header on HTTP, `params.access_token` on WebSocket.
     Bearer(Bearer),
     /// The `public/auth` parameters of `client_credentials` (SPEC.md 5.3).
-    ClientCredentials(ClientCredentials),
+    ClientCredentials(Login),
     /// The `public/auth` parameters of `client_signature` (SPEC.md 5.5).
     ClientSignature(ClientSignature),
     /// `Authorization: Basic` (SPEC.md 5.6).
@@ -72,12 +72,13 @@ pub struct BearerLogin {
     pub grants: Option<String>,
 }
 
-/// A `client_credentials` login step.
+/// What a `public/auth` login step says whatever its grant: the `client_credentials` step
+/// is this alone, and a `client_signature` step ([`ClientSignature`]) adds its signature.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ClientCredentials {
+pub struct Login {
     /// Account role whose credentials are used (default `main`).
     pub account: Option<String>,
-    /// Log in with the nearest wrong secret.
+    /// Log in (or sign) with the nearest wrong secret.
     pub wrong_secret: bool,
     /// A requirement the granted scope must lack, or the case is skipped (as a `bearer`
     /// login's [`BearerLogin::lacks`]).
@@ -88,19 +89,11 @@ pub struct ClientCredentials {
     pub second_factor: Option<SecondFactorCode>,
 }
 
-/// A `client_signature` login step.
+/// A `client_signature` login step: a [`Login`] and how it is signed.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ClientSignature {
-    /// Account role whose credentials are used (default `main`).
-    pub account: Option<String>,
-    /// Sign with the nearest wrong secret.
-    pub wrong_secret: bool,
-    /// A requirement the granted scope must lack, or the case is skipped.
-    pub lacks: Option<String>,
-    /// Parameters the mode fills in that this step leaves out.
-    pub omit: Vec<LoginParam>,
-    /// Sends the account's second factor (see [`SecondFactorCode`]).
-    pub second_factor: Option<SecondFactorCode>,
+    /// Whose credentials, and how the login goes wrong.
+    pub login: Login,
     /// The timestamp, nonce and hex of the signature.
     pub signature: Signature,
     /// The data field (a template).
@@ -294,8 +287,11 @@ impl Auth {
         match self {
             Auth::None | Auth::ApiKey(_) => None,
             Auth::Bearer(Bearer { account, .. })
-            | Auth::ClientCredentials(ClientCredentials { account, .. })
-            | Auth::ClientSignature(ClientSignature { account, .. })
+            | Auth::ClientCredentials(Login { account, .. })
+            | Auth::ClientSignature(ClientSignature {
+                login: Login { account, .. },
+                ..
+            })
             | Auth::Basic(Basic { account, .. })
             | Auth::Signed(Signed { account, .. }) => Some(account),
         }
@@ -306,8 +302,11 @@ impl Auth {
         match self {
             Auth::None | Auth::ApiKey(_) => None,
             Auth::Bearer(Bearer { account, .. })
-            | Auth::ClientCredentials(ClientCredentials { account, .. })
-            | Auth::ClientSignature(ClientSignature { account, .. })
+            | Auth::ClientCredentials(Login { account, .. })
+            | Auth::ClientSignature(ClientSignature {
+                login: Login { account, .. },
+                ..
+            })
             | Auth::Basic(Basic { account, .. })
             | Auth::Signed(Signed { account, .. }) => Some(account),
         }
@@ -318,8 +317,11 @@ impl Auth {
         match self {
             Auth::None | Auth::ApiKey(_) => None,
             Auth::Bearer(Bearer { second_factor, .. })
-            | Auth::ClientCredentials(ClientCredentials { second_factor, .. })
-            | Auth::ClientSignature(ClientSignature { second_factor, .. })
+            | Auth::ClientCredentials(Login { second_factor, .. })
+            | Auth::ClientSignature(ClientSignature {
+                login: Login { second_factor, .. },
+                ..
+            })
             | Auth::Basic(Basic { second_factor, .. })
             | Auth::Signed(Signed { second_factor, .. }) => *second_factor,
         }
@@ -329,8 +331,11 @@ impl Auth {
     pub fn wrong_secret(&self) -> bool {
         match self {
             Auth::None | Auth::Bearer(_) => false,
-            Auth::ClientCredentials(ClientCredentials { wrong_secret, .. })
-            | Auth::ClientSignature(ClientSignature { wrong_secret, .. })
+            Auth::ClientCredentials(Login { wrong_secret, .. })
+            | Auth::ClientSignature(ClientSignature {
+                login: Login { wrong_secret, .. },
+                ..
+            })
             | Auth::Basic(Basic { wrong_secret, .. })
             | Auth::Signed(Signed { wrong_secret, .. })
             | Auth::ApiKey(ApiKey { wrong_secret }) => *wrong_secret,
@@ -344,8 +349,29 @@ impl Auth {
                 token: BearerToken::Login(login),
                 ..
             }) => login.lacks.as_deref(),
-            Auth::ClientCredentials(ClientCredentials { lacks, .. })
-            | Auth::ClientSignature(ClientSignature { lacks, .. }) => lacks.as_deref(),
+            Auth::ClientCredentials(Login { lacks, .. })
+            | Auth::ClientSignature(ClientSignature {
+                login: Login { lacks, .. },
+                ..
+            }) => lacks.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// The login of the two `public/auth` modes.
+    pub fn login(&self) -> Option<&Login> {
+        match self {
+            Auth::ClientCredentials(login)
+            | Auth::ClientSignature(ClientSignature { login, .. }) => Some(login),
+            _ => None,
+        }
+    }
+
+    /// The login of the two `public/auth` modes, to change it.
+    pub fn login_mut(&mut self) -> Option<&mut Login> {
+        match self {
+            Auth::ClientCredentials(login)
+            | Auth::ClientSignature(ClientSignature { login, .. }) => Some(login),
             _ => None,
         }
     }

@@ -5,8 +5,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::{
-    ApiKey, Auth, AuthMode, Basic, Bearer, BearerLogin, BearerToken, ClientCredentials,
-    ClientSignature, LoginParam, SecondFactorCode, Signature, Signed, SkewSide,
+    ApiKey, Auth, AuthMode, Basic, Bearer, BearerLogin, BearerToken, ClientSignature, Login,
+    LoginParam, SecondFactorCode, Signature, Signed, SkewSide,
 };
 
 /// The `auth` table of a case file as it is written: every key of every mode, each checked
@@ -170,7 +170,7 @@ impl TryFrom<AuthTable> for Auth {
                 },
                 second_factor,
             }),
-            AuthMode::ClientCredentials => Auth::ClientCredentials(ClientCredentials {
+            AuthMode::ClientCredentials => Auth::ClientCredentials(Login {
                 account,
                 wrong_secret,
                 lacks: table.lacks,
@@ -178,11 +178,13 @@ impl TryFrom<AuthTable> for Auth {
                 second_factor,
             }),
             AuthMode::ClientSignature => Auth::ClientSignature(ClientSignature {
-                account,
-                wrong_secret,
-                lacks: table.lacks,
-                omit,
-                second_factor,
+                login: Login {
+                    account,
+                    wrong_secret,
+                    lacks: table.lacks,
+                    omit,
+                    second_factor,
+                },
                 data: table.data,
                 no_nonce: table.no_nonce,
                 no_trailing_lf: table.no_trailing_lf,
@@ -254,19 +256,25 @@ impl From<Auth> for AuthTable {
                 second_factor: login.second_factor,
                 ..base
             },
-            Auth::ClientSignature(login) => signed(
+            Auth::ClientSignature(ClientSignature {
+                login,
+                signature,
+                data,
+                no_nonce,
+                no_trailing_lf,
+            }) => signed(
                 AuthTable {
                     account: login.account,
                     wrong_secret: login.wrong_secret,
                     lacks: login.lacks,
                     omit: omitted(login.omit),
                     second_factor: login.second_factor,
-                    data: login.data,
-                    no_nonce: login.no_nonce,
-                    no_trailing_lf: login.no_trailing_lf,
+                    data,
+                    no_nonce,
+                    no_trailing_lf,
                     ..base
                 },
-                login.signature,
+                signature,
             ),
             Auth::Basic(basic) => AuthTable {
                 account: basic.account,

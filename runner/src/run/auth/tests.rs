@@ -12,7 +12,7 @@ use super::*;
 use crate::run::Shared;
 use crate::transport::RequestLimits;
 use harness_model::case::{
-    ApiKey, Basic, Case, ClientCredentials, ClientSignature, Signature, Signed, SkewSide,
+    ApiKey, Basic, Case, ClientSignature, Login, Signature, Signed, SkewSide,
 };
 use harness_model::check::{Catalog, SchemaSet};
 use harness_model::target_file::{Account, Fixtures, RateLimits, Secret, Target};
@@ -124,16 +124,16 @@ fn client_credentials_fill_what_the_step_did_not_set() {
     let (params, header) = one(
         &shared,
         TransportKind::Ws,
-        Auth::ClientCredentials(ClientCredentials::default()),
+        Auth::ClientCredentials(Login::default()),
     );
     assert!(header.is_none());
     assert_eq!(
         Value::Object(params),
         json!({"grant_type": "client_credentials", "client_id": "main-id", "client_secret": "main-secret"})
     );
-    let mut own = step(Auth::ClientCredentials(ClientCredentials {
+    let mut own = step(Auth::ClientCredentials(Login {
         wrong_secret: true,
-        ..ClientCredentials::default()
+        ..Login::default()
     }));
     own.params
         .insert("grant_type".to_owned(), json!("password"));
@@ -166,7 +166,10 @@ fn a_client_signature_carries_the_defects_the_step_asks_for() {
     let shared = shared(Fixtures::default());
     let defective = Auth::ClientSignature(ClientSignature {
         no_trailing_lf: true,
-        wrong_secret: true,
+        login: Login {
+            wrong_secret: true,
+            ..Login::default()
+        },
         ..client_signature(Signature {
             uppercase_hex: true,
             timestamp_offset_ms: -61_000,
