@@ -223,6 +223,26 @@ mod tests {
     }
 
     #[test]
+    fn requests_past_the_cap_are_counted_not_kept() {
+        let recorder = Recorder::new(1);
+        for seq in 1..=3 {
+            let raw = RawRequest {
+                seq,
+                wire: crate::serve::Wire::Http,
+                connection: "127.0.0.1:1".to_owned(),
+                at_ms: 0,
+                method: "GET".to_owned(),
+                uri: "/api/v2/public/get_currencies".to_owned(),
+                headers: Vec::new(),
+                body: Default::default(),
+            };
+            assert!(recorder.request(&raw).is_none());
+        }
+        assert_eq!(recorder.records().len(), 1);
+        assert_eq!(recorder.dropped(), 2);
+    }
+
+    #[test]
     fn each_kind_of_defect_is_refused_with_its_error() {
         let credentials = ErrorObject::invalid_credentials("x").code;
         let request = ErrorObject::invalid_request("x").code;

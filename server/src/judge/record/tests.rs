@@ -53,3 +53,12 @@ fn a_body_that_is_not_json_keeps_the_method_of_its_path_and_says_why() {
         "{call:?}"
     );
 }
+
+#[test]
+fn a_parameter_reads_as_text_whether_it_travelled_as_a_string_or_a_number() {
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"private/toggle_subaccount_login","params":{"sid":7,"state":"enable","x":true}}"#;
+    let call = Record::from_raw(&raw(Wire::Ws, "/ws/api/v2", body), 1).call();
+    assert_eq!(call.text("sid").as_deref(), Some("7"));
+    assert_eq!(call.text("state").as_deref(), Some("enable"));
+    assert_eq!(call.text("x"), None);
+}
