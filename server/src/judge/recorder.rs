@@ -222,24 +222,78 @@ mod tests {
         refusal(&tally).unwrap()
     }
 
+    fn raw_request(seq: u64, headers: &[(&str, &str)], body: &str) -> RawRequest {
+        RawRequest {
+            seq,
+            wire: crate::serve::Wire::Http,
+            connection: "127.0.0.1:1".to_owned(),
+            at_ms: 0,
+            method: "GET".to_owned(),
+            uri: "/api/v2/public/auth".to_owned(),
+            headers: headers
+                .iter()
+                .map(|(name, value)| ((*name).to_owned(), (*value).to_owned()))
+                .collect(),
+            body: body.to_owned().into(),
+        }
+    }
+
+    fn raw_answer(seq: u64, body: Value) -> RawAnswer {
+        RawAnswer {
+            seq,
+            at_ms: 0,
+            status: Some(200),
+            body,
+        }
+    }
+
     #[test]
     fn requests_past_the_cap_are_counted_not_kept() {
         let recorder = Recorder::new(1);
         for seq in 1..=3 {
-            let raw = RawRequest {
-                seq,
-                wire: crate::serve::Wire::Http,
-                connection: "127.0.0.1:1".to_owned(),
-                at_ms: 0,
-                method: "GET".to_owned(),
-                uri: "/api/v2/public/get_currencies".to_owned(),
-                headers: Vec::new(),
-                body: Default::default(),
-            };
-            assert!(recorder.request(&raw).is_none());
+            assert!(recorder.request(&raw_request(seq, &[], "")).is_none());
         }
         assert_eq!(recorder.records().len(), 1);
         assert_eq!(recorder.dropped(), 2);
+    }
+
+    #[test]
+    fn an_answer_comes_after_its_request_and_says_whether_the_judge_refused_it() {
+        let recorder = Recorder::new(10);
+        recorder.request(&raw_request(1, &[], ""));
+        recorder.request(&raw_request(2, &[], ""));
+        recorder.answer(&raw_answer(1, serde_json::json!({"result": "ok"})));
+        recorder.answer(&raw_answer(
+            2,
+            serde_json::json!({"error": {"code": 1, "data": {"judge": true}}}),
+        ));
+        let records = recorder.records();
+        let events: Vec<(u64, u64, bool)> = records
+            .iter()
+            .map(|record| {
+                let answer = record.answer.as_ref().expect("answered");
+                (record.event, answer.event, answer.refused)
+            })
+            .collect();
+        assert_eq!(events, [(1, 3, false), (2, 4, true)]);
+    }
+
+    #[test]
+    fn the_credentials_a_request_carries_are_redacted() {
+        let recorder = Recorder::new(10);
+        let body = r#"{"jsonrpc":"2.0","id":1,"method":"public/auth","params":{"grant_type":"client_credentials","client_id":"c","client_secret":"sekrit-value-1"}}"#;
+        recorder.request(&raw_request(
+            1,
+            &[("authorization", "Basic YmFzaWMtY3JlZGVudGlhbA")],
+            body,
+        ));
+        let shown = recorder
+            .redactor()
+            .text("sekrit-value-1 and YmFzaWMtY3JlZGVudGlhbA");
+        assert!(
+            !shown.contains("sekrit-value-1") && !shown.contains("YmFzaWMtY3JlZGVudGlhbA"),
+            "{shown}"
+        );
     }
 
     #[test]

@@ -227,3 +227,6 @@ pub(crate) fn exchange(target: &Target, record: &Record) -> Exchange {
         }),
     }
 }
+
+#[cfg(test)]
+mod tests;
