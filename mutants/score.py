@@ -10,9 +10,15 @@ the server (counted as caught), missed (time-outs that only slow the suite inclu
 the missed how many mutants/equivalents.toml lists as equivalent; the score, caught and
 hanging over viable less equivalent; and `decided`, caught, hanging and equivalent over
 viable. Prints the missed mutants that no entry lists: each is a gap (mutants/gaps.md).
+
+`--killed FILE` names (one cargo-mutants name with line and column a line) missed mutants
+that tests written after the run kill, each checked by hand against its mutant: they count
+as caught, in a column of their own. A file the configuration no longer examines (its
+`examine_globs` and `exclude_globs` as they are now) is left out like an excluded mutant.
 """
 
 import argparse
+import fnmatch
 import json
 import re
 import sys
@@ -58,6 +64,10 @@ def main():
     parser.add_argument(
         "--root", default=".", help="the tree the run mutated (for the source lines)"
     )
+    parser.add_argument(
+        "--killed",
+        help="a file of missed mutants killed since by tests written for them (checked by hand)",
+    )
     parser.add_argument("--markdown", action="store_true")
     args = parser.parse_args()
     root = Path(args.root)
@@ -69,6 +79,22 @@ def main():
     outcomes = list(latest.values())
     config = tomllib.loads(Path(args.config).read_text())
     excluded = [re.compile(r) for r in config.get("exclude_re", [])]
+    killed_since = set()
+    if args.killed:
+        killed_since = {l.strip() for l in Path(args.killed).read_text().splitlines() if l.strip()}
+
+    def glob(path, patterns):
+        # `**/` also matches no directory at all, as in cargo-mutants' globs.
+        return any(
+            fnmatch.fnmatchcase(path, p) or fnmatch.fnmatchcase(path, p.replace("**/", ""))
+            for p in patterns
+        )
+
+    def examined(path):
+        examine = config.get("examine_globs")
+        return (not examine or glob(path, examine)) and not glob(
+            path, config.get("exclude_globs", [])
+        )
     listed = tomllib.loads(Path(args.equivalents).read_text()).get("mutant", [])
 
     rows = defaultdict(lambda: defaultdict(int))
@@ -82,7 +108,7 @@ def main():
         if name is None:
             span = mutant["span"]["start"]
             name = f"{mutant['file']}:{span['line']}:{span['column']}: {mutant['description'] if 'description' in mutant else ''}"
-        if any(r.search(name) for r in excluded):
+        if any(r.search(name) for r in excluded) or not examined(name.split(":")[0]):
             continue
         row = rows[name.split(":")[0]]
         row["mutants"] += 1
@@ -99,6 +125,8 @@ def main():
                 row["timeouts"] += 1
         elif summary == "Unviable":
             row["unviable"] += 1
+        elif summary == "MissedMutant" and name in killed_since:
+            row["killed since"] += 1
         elif summary == "MissedMutant":
             row["missed"] += 1
             if is_listed(key(name, root), listed):
@@ -110,7 +138,7 @@ def main():
 
     total = defaultdict(int)
     lines = []
-    header = ["module", "mutants", "unviable", "caught", "timeouts", "missed", "equivalent", "score", "decided"]
+    header = ["module", "mutants", "unviable", "caught", "timeouts", "killed since", "missed", "equivalent", "score", "decided"]
     for module in sorted(rows):
         row = rows[module]
         for k, v in row.items():
@@ -123,13 +151,13 @@ def main():
         out.append("|" + "---|" * len(header))
     for module, row in lines:
         viable = row["mutants"] - row["unviable"]
-        killed = row["caught"] + row["timeouts"]
+        killed = row["caught"] + row["timeouts"] + row["killed since"]
         missed = row["missed"] + row["slow"]
         # The score leaves out the equivalent mutants (no test could kill them).
         judged = viable - row["equivalent"]
         score = f"{100 * killed / judged:.1f}%" if judged else "-"
         decided = f"{100 * (killed + row['equivalent']) / viable:.1f}%" if viable else "-"
-        cells = [module, row["mutants"], row["unviable"], row["caught"], row["timeouts"], missed, row["equivalent"], score, decided]
+        cells = [module, row["mutants"], row["unviable"], row["caught"], row["timeouts"], row["killed since"], missed, row["equivalent"], score, decided]
         if args.markdown:
             out.append("| " + " | ".join(str(c) for c in cells) + " |")
         else:
