@@ -14,7 +14,7 @@
 
 use serde_json::{Map, Value};
 
-use super::exec::{Execution, Stop};
+use super::exec::{Execution, Stop, TokenUse};
 use super::pace;
 use crate::transport::{
     self, Authorization, ClientSession, Credentials, SignatureParams, Token, place_bearer,
@@ -27,16 +27,6 @@ use harness_model::target_file::CountedPer;
 use harness_protocol::auth::nonce::fresh_nonce;
 use harness_protocol::auth::second_factor;
 use harness_protocol::wire::TransportKind;
-
-/// Which connections a request's login token is for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum TokenUse {
-    /// The execution's own connection.
-    Here,
-    /// Connections of their own, opened for a race's copies: the login goes over HTTP and
-    /// its token is cached apart from the execution's own.
-    Elsewhere,
-}
 
 impl Execution<'_> {
     /// The credentials of the step's account role (default `main`), spoiled when the step

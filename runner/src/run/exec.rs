@@ -14,7 +14,6 @@ use std::time::Instant;
 use serde_json::Value;
 
 use super::Shared;
-use super::auth::TokenUse;
 use super::budget::RecordBudget;
 use super::pace;
 use super::result::{error_result, finish};
@@ -90,6 +89,16 @@ pub struct Execution<'a> {
     pub(super) renew_per_burst: bool,
     /// The request being prepared calls the paced method.
     pub(super) calling_paced: bool,
+}
+
+/// Which connections a request's login token is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum TokenUse {
+    /// The execution's own connection.
+    Here,
+    /// Connections of their own, opened for a race's copies: the login goes over HTTP and
+    /// its token is cached apart from the execution's own.
+    Elsewhere,
 }
 
 /// Runs one case over one transport.

@@ -23,8 +23,7 @@ use std::time::Instant;
 
 use serde_json::{Map, Value};
 
-use super::auth::TokenUse;
-use super::exec::{Execution, Stop};
+use super::exec::{Execution, Stop, TokenUse};
 use super::template::{self, TemplateError};
 use super::window;
 use crate::transport::{Outgoing, place_bearer};

@@ -113,6 +113,19 @@ mod tests {
     use super::*;
 
     #[test]
+    fn every_scenario_says_what_it_serves_in_its_own_words() {
+        let descriptions: Vec<&str> = Scenario::ALL.iter().map(|s| s.description()).collect();
+        let mut distinct = descriptions.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(distinct.len(), Scenario::ALL.len(), "{descriptions:?}");
+        assert!(
+            descriptions.iter().all(|text| text.len() > 20),
+            "{descriptions:?}"
+        );
+    }
+
+    #[test]
     fn names_round_trip_and_only_default_changes_nothing() {
         for scenario in Scenario::ALL {
             assert_eq!(Scenario::from_name(scenario.name()), Some(scenario));

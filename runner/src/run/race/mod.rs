@@ -34,8 +34,7 @@ mod verdict;
 
 use copies::{counts, placed_for};
 
-use super::auth::TokenUse;
-use super::exec::{Execution, Stop};
+use super::exec::{Execution, Stop, TokenUse};
 use super::pace;
 use crate::transport::{Outgoing, Wave};
 use harness_model::case::{Race, Step};
