@@ -2,7 +2,7 @@
 //! each other, and no secret in any output.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output};
 
 pub(crate) fn harness() -> Command {
     Command::new(env!("CARGO_BIN_EXE_harness"))
@@ -39,6 +39,45 @@ impl Drop for TempDir {
     }
 }
 
+/// A child process killed when dropped still running, so that a test that panics between
+/// starting a server (`harness serve`, `judge`, `proxy`) and waiting for it leaves no
+/// process behind. `into_inner` gives the child back, no longer guarded.
+pub(crate) struct KilledOnDrop(Option<Child>);
+
+impl KilledOnDrop {
+    pub(crate) fn new(child: Child) -> KilledOnDrop {
+        KilledOnDrop(Some(child))
+    }
+
+    pub(crate) fn into_inner(mut self) -> Child {
+        self.0.take().expect("the child is held until into_inner")
+    }
+}
+
+impl std::ops::Deref for KilledOnDrop {
+    type Target = Child;
+    fn deref(&self) -> &Child {
+        self.0.as_ref().expect("the child is held until into_inner")
+    }
+}
+
+impl std::ops::DerefMut for KilledOnDrop {
+    fn deref_mut(&mut self) -> &mut Child {
+        self.0.as_mut().expect("the child is held until into_inner")
+    }
+}
+
+impl Drop for KilledOnDrop {
+    fn drop(&mut self) {
+        if let Some(child) = &mut self.0
+            && child.try_wait().ok().flatten().is_none()
+        {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
 pub(crate) fn temp_dir(name: &str) -> TempDir {
     let dir = std::env::temp_dir().join(format!("harness-it-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -55,18 +94,20 @@ pub(crate) fn run(args: &[&str]) -> Output {
 }
 
 /// `harness serve` in its own process, once it has written its target file.
-pub(crate) fn spawn_reference(target: &Path) -> std::process::Child {
+pub(crate) fn spawn_reference(target: &Path) -> KilledOnDrop {
     spawn_reference_with(target, &[])
 }
 
 /// `harness serve` with `extra` arguments, once it has written its target file.
-pub(crate) fn spawn_reference_with(target: &Path, extra: &[&str]) -> std::process::Child {
-    let server = harness()
-        .args(["serve", "--listen", "127.0.0.1:0", "--target-out"])
-        .arg(target)
-        .args(extra)
-        .spawn()
-        .unwrap();
+pub(crate) fn spawn_reference_with(target: &Path, extra: &[&str]) -> KilledOnDrop {
+    let server = KilledOnDrop::new(
+        harness()
+            .args(["serve", "--listen", "127.0.0.1:0", "--target-out"])
+            .arg(target)
+            .args(extra)
+            .spawn()
+            .unwrap(),
+    );
     for _ in 0..400 {
         if std::fs::read_to_string(target).is_ok_and(|text| text.contains("[limits]")) {
             break;

@@ -3,15 +3,15 @@
 //! file), from a URL plus credentials, and `examples/conformance.rs` run as is.
 
 use std::path::Path;
-use std::process::{Child, Command};
+use std::process::Command;
 
 use harness::conformance::{self, Suite, TargetSource};
 use libtest_mimic::{Arguments, Conclusion};
 
-use crate::cli::{harness, temp_dir};
+use crate::cli::{KilledOnDrop, harness, temp_dir};
 
 /// `harness serve` with `faults` in its own process, once its target file is written.
-fn spawn_server(target: &Path, faults: &[&str]) -> Child {
+fn spawn_server(target: &Path, faults: &[&str]) -> KilledOnDrop {
     let mut command = harness();
     command
         .args(["serve", "--listen", "127.0.0.1:0", "--target-out"])
@@ -19,11 +19,13 @@ fn spawn_server(target: &Path, faults: &[&str]) -> Child {
     for fault in faults {
         command.args(["--fault", fault]);
     }
-    let server = command
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let server = KilledOnDrop::new(
+        command
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
     for _ in 0..400 {
         if std::fs::read_to_string(target).is_ok_and(|text| text.contains("[limits]")) {
             break;

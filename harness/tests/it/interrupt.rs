@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::cli::{harness, temp_dir};
+use crate::cli::{KilledOnDrop, harness, temp_dir};
 
 /// Longer than any wait here should take; past it the test fails instead of hanging.
 const BOUND: Duration = Duration::from_secs(60);
@@ -163,8 +163,8 @@ fn read_all(child: &mut Child) -> String {
 
 /// `harness run` against the silent stub, over http-query, with a request timeout far
 /// longer than the test.
-fn run_against(stub: &Stub, dir: &Path, more: &[&str]) -> Child {
-    harness()
+fn run_against(stub: &Stub, dir: &Path, more: &[&str]) -> KilledOnDrop {
+    let child = harness()
         .args([
             "run",
             "--quiet",
@@ -182,7 +182,8 @@ fn run_against(stub: &Stub, dir: &Path, more: &[&str]) -> Child {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap()
+        .unwrap();
+    KilledOnDrop::new(child)
 }
 
 fn report(dir: &Path) -> serde_json::Value {
@@ -273,7 +274,7 @@ fn the_run_timeout_writes_the_reports_as_a_signal_does() {
 fn the_judge_judges_what_it_recorded_when_interrupted() {
     let dir = temp_dir("interrupt-judge");
     let target = dir.join("judge.toml");
-    let mut child = harness()
+    let child = harness()
         .args(["judge", "--listen", "127.0.0.1:0", "--target-out"])
         .arg(&target)
         .arg("--out")
@@ -285,6 +286,7 @@ fn the_judge_judges_what_it_recorded_when_interrupted() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    let mut child = KilledOnDrop::new(child);
     wait_until("the judge's target file", || {
         std::fs::read_to_string(&target).is_ok_and(|text| text.contains("[limits]"))
     });
@@ -335,7 +337,7 @@ fn the_fuzzer_writes_the_findings_it_has_when_interrupted() {
     let stub = Stub::start(Some(Duration::from_millis(50)));
     let dir = temp_dir("interrupt-fuzz");
     let out = dir.join("fuzz");
-    let mut child = harness()
+    let child = harness()
         .args([
             "fuzz",
             "--transport",
@@ -356,6 +358,7 @@ fn the_fuzzer_writes_the_findings_it_has_when_interrupted() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    let mut child = KilledOnDrop::new(child);
     wait_until("fuzz requests at the stub", || stub.requests() > 20);
     send(&child, "-INT");
     let status = wait(&mut child);

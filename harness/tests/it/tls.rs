@@ -55,7 +55,7 @@ fn run_against(target: &Path, out: &Path, extra: &[&str]) -> std::process::Outpu
     run(&args)
 }
 
-fn stop(mut server: std::process::Child) {
+fn stop(mut server: crate::cli::KilledOnDrop) {
     let _ = server.kill();
     let _ = server.wait();
 }

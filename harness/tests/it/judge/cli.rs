@@ -2,6 +2,7 @@
 //! and the exit code and reports it leads to.
 
 use super::*;
+use crate::cli::KilledOnDrop;
 
 fn harness_judge(args: &[&str]) -> std::process::Command {
     let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_harness"));
@@ -75,6 +76,7 @@ fn a_faulty_client_makes_the_judge_exit_1_with_redacted_reports() {
     .stderr(std::process::Stdio::piped())
     .spawn()
     .unwrap();
+    let mut child = KilledOnDrop::new(child);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -102,7 +104,7 @@ fn a_faulty_client_makes_the_judge_exit_1_with_redacted_reports() {
         .await;
         main_account(&target).1
     });
-    let mut child = child;
+
     let deadline = std::time::Instant::now() + WAIT;
     while child.try_wait().unwrap().is_none() {
         if std::time::Instant::now() > deadline {
@@ -111,7 +113,7 @@ fn a_faulty_client_makes_the_judge_exit_1_with_redacted_reports() {
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    let output = child.wait_with_output().unwrap();
+    let output = child.into_inner().wait_with_output().unwrap();
     assert_eq!(
         output.status.code(),
         Some(1),

@@ -10,6 +10,7 @@ use harness::target_file::Target;
 use serde_json::{Value, json};
 
 use super::{get, runtime, with_timeout, ws};
+use crate::cli::KilledOnDrop;
 
 /// `harness proxy` itself: it writes the client's target file, forwards, ends after
 /// `--requests`, and writes the four reports with both sides.
@@ -26,7 +27,7 @@ fn the_command_ends_after_its_requests_and_reports_both_sides() {
     std::fs::write(&upstream_file, server.target().to_toml()).unwrap();
     let client_file = dir.join("client.toml");
     let out = dir.join("reports");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_harness"))
+    let child = Command::new(env!("CARGO_BIN_EXE_harness"))
         .args([
             "proxy",
             "--listen",
@@ -44,6 +45,7 @@ fn the_command_ends_after_its_requests_and_reports_both_sides() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
+    let mut child = KilledOnDrop::new(child);
     let mut waited = 0;
     while std::fs::metadata(&client_file).map_or(true, |meta| meta.len() == 0) {
         assert!(waited < 300, "no client target file within 30 s");
@@ -74,7 +76,7 @@ fn the_command_ends_after_its_requests_and_reports_both_sides() {
         std::thread::sleep(Duration::from_millis(100));
         waited += 1;
     };
-    let output = child.wait_with_output().unwrap();
+    let output = child.into_inner().wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert_eq!(
         status.code(),

@@ -2,6 +2,7 @@
 //! tokio-tungstenite, trusting the CA the judge wrote.
 
 use super::*;
+use crate::cli::KilledOnDrop;
 
 /// A rustls client configuration trusting only the CA in `ca_file`, as a client under test
 /// would build it: nothing of the harness's own transports.
@@ -23,7 +24,7 @@ fn client_trusting(ca_file: &Path) -> rustls::ClientConfig {
 fn the_judge_over_tls_serves_a_client_that_trusts_the_written_ca() {
     let dir = temp_dir("tls-judge");
     let target_file = dir.join("judge.toml");
-    let mut judge = harness()
+    let judge = harness()
         .args([
             "judge",
             "--tls",
@@ -41,6 +42,7 @@ fn the_judge_over_tls_serves_a_client_that_trusts_the_written_ca() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    let mut judge = KilledOnDrop::new(judge);
     let deadline = Instant::now() + WAIT;
     while !std::fs::read_to_string(&target_file).is_ok_and(|text| text.contains("[limits]")) {
         assert!(Instant::now() < deadline, "the judge wrote no target file");
@@ -99,7 +101,7 @@ fn the_judge_over_tls_serves_a_client_that_trusts_the_written_ca() {
         }
         std::thread::sleep(Duration::from_millis(25));
     }
-    let output = judge.wait_with_output().unwrap();
+    let output = judge.into_inner().wait_with_output().unwrap();
     assert!(http_answer["result"].is_array(), "{http_answer}");
     assert_eq!(ws_answer["id"], 7, "{ws_answer}");
     assert!(ws_answer["result"].is_array(), "{ws_answer}");
