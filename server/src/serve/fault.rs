@@ -486,7 +486,9 @@ faults! {
         ["m.close_position.limit_price"];
     LockBlocksJsonRpc => "lock-blocks-json-rpc",
         "after lock_portfolio, close_position of the locked portfolio's account is refused on the JSON-RPC interface too (SPEC.md: orders submitted through REST are unaffected)",
-        ["m.lock_portfolio.rest_unaffected"];
+        ["m.lock_portfolio.rest_unaffected"];    CloseWrongInstrument => "close-wrong-instrument",
+        "close_position closes the position of another instrument than the one named: its order and trades name that other instrument",
+        ["m.close_position.instrument"];
 }
 
 /// The pause a race fault puts between a check and its update: long enough for copies

@@ -205,6 +205,16 @@ pub(crate) fn close_position(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
         .iter()
         .find(|instrument| instrument.name == name)
         .ok_or_else(|| ErrorObject::invalid_params("instrument_name", "unknown instrument"))?;
+    // The `close-wrong-instrument` fault closes the first position of another instrument.
+    let instrument = if ctx.fault(Fault::CloseWrongInstrument) {
+        ctx.state
+            .instruments
+            .iter()
+            .find(|other| other.name != name)
+            .unwrap_or(instrument)
+    } else {
+        instrument
+    };
     let order_type = ctx
         .listed("type", ctx.fault(Fault::CloseTypeAny), false)?
         .unwrap_or("market");
