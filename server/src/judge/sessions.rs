@@ -247,4 +247,63 @@ mod tests {
         assert_eq!(first.client.as_deref(), Some("c"));
         assert!(sessions.tokens().any(|token| token == "at2"));
     }
+
+    #[test]
+    fn a_token_exchanged_from_a_session_is_a_new_session_of_the_same_client() {
+        let mut sessions = Sessions::default();
+        let login = answered(
+            1,
+            "/api/v2/public/auth?grant_type=client_credentials&client_id=c&client_secret=s",
+            json!({"access_token": "at1", "refresh_token": "rt1"}),
+        );
+        sessions.learn(&login, &login.call());
+        let exchange = answered(
+            2,
+            "/api/v2/public/exchange_token?refresh_token=rt1&subject_id=7",
+            json!({"access_token": "at2", "refresh_token": "rt2"}),
+        );
+        sessions.learn(&exchange, &exchange.call());
+        let caller = |token: &str| {
+            let mut call = answered(3, "/api/v2/private/get_transaction_log", json!({}));
+            call.headers = vec![("authorization".to_owned(), format!("Bearer {token}"))];
+            sessions.caller(&call, &call.call(), None)
+        };
+        let (first, exchanged) = (caller("at1"), caller("at2"));
+        assert_ne!(first.key, exchanged.key);
+        assert_eq!(exchanged.client.as_deref(), Some("c"));
+    }
+
+    #[test]
+    fn a_connection_remembers_a_session_token_presented_on_it_until_it_logs_out() {
+        let mut sessions = Sessions::default();
+        let login = answered(
+            1,
+            "/api/v2/public/auth?grant_type=client_credentials&client_id=c&client_secret=s",
+            json!({"access_token": "at1", "refresh_token": "rt1", "scope": "session:bot"}),
+        );
+        sessions.learn(&login, &login.call());
+        let mut presented = answered(2, "/ws/api/v2", json!([]));
+        presented.transport = TransportKind::Ws;
+        presented.connection = "ws#5".to_owned();
+        presented.body = json!({"jsonrpc": "2.0", "id": 2, "method": "private/get_mmp_status", "params": {"access_token": "at1"}}).to_string().into_bytes();
+        sessions.learn(&presented, &presented.call());
+        assert!(sessions.remembers("ws#5"));
+        let mut logout = presented.clone();
+        logout.body = json!({"jsonrpc": "2.0", "id": 3, "method": "private/logout", "params": {}})
+            .to_string()
+            .into_bytes();
+        sessions.learn(&logout, &logout.call());
+        assert!(!sessions.remembers("ws#5"));
+    }
+
+    #[test]
+    fn a_basic_header_names_its_client_as_the_caller() {
+        let sessions = Sessions::default();
+        let mut call = answered(1, "/api/v2/private/get_transaction_log", json!({}));
+        // base64 of "c:s3"
+        call.headers = vec![("authorization".to_owned(), "Basic YzpzMw==".to_owned())];
+        let caller = sessions.caller(&call, &call.call(), None);
+        assert_eq!(caller.client.as_deref(), Some("c"));
+        assert_eq!(caller.key, "client:c");
+    }
 }

@@ -145,3 +145,14 @@ fn without_a_nonce_either_framing_passes_and_with_one_leaving_it_out_fails() {
     let findings = judged(&auth(1, NOW, "n1", &left_out));
     assert!(findings[0].contains("client.sig.framing"), "{findings:?}");
 }
+
+#[test]
+fn only_a_client_signature_login_presents_a_signature() {
+    // Each request carries a signature's parameters: only the method and grant type tell.
+    let mut login = auth(1, NOW, "n1", "ab");
+    login.body = br#"{"jsonrpc":"2.0","id":1,"method":"public/auth","params":{"grant_type":"client_credentials","client_id":"c","client_secret":"x","timestamp":1,"signature":"ab"}}"#.to_vec();
+    assert!(presented(&login.call()).is_none());
+    login.body = br#"{"jsonrpc":"2.0","id":1,"method":"public/get_time","params":{"grant_type":"client_signature","client_id":"c","timestamp":1,"signature":"ab"}}"#.to_vec();
+    assert!(presented(&login.call()).is_none());
+    assert!(presented(&auth(2, NOW, "n2", "ab").call()).is_some());
+}
