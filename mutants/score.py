@@ -81,7 +81,11 @@ def main():
     excluded = [re.compile(r) for r in config.get("exclude_re", [])]
     killed_since = set()
     if args.killed:
-        killed_since = {l.strip() for l in Path(args.killed).read_text().splitlines() if l.strip()}
+        killed_since = {
+            l.strip()
+            for l in Path(args.killed).read_text().splitlines()
+            if l.strip() and not l.startswith("#")
+        }
 
     def glob(path, patterns):
         # `**/` also matches no directory at all, as in cargo-mutants' globs.
