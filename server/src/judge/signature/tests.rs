@@ -108,6 +108,17 @@ fn stale_future_and_seconds_timestamps_are_told_apart() {
             .contains("in seconds")
     );
     assert!(freshness(NOW - 59_000, NOW).is_ok());
+    // Seconds are told within the window too, and only within it.
+    assert!(
+        freshness(NOW / 1000 - 30, NOW)
+            .unwrap_err()
+            .contains("in seconds")
+    );
+    assert!(
+        !freshness(NOW / 1000 - 10_000_000, NOW)
+            .unwrap_err()
+            .contains("in seconds")
+    );
 }
 
 #[test]
