@@ -113,6 +113,14 @@ mod tests {
     use super::*;
 
     #[test]
+    fn every_scenario_is_found_by_its_name_and_no_other() {
+        for scenario in Scenario::ALL {
+            assert_eq!(Scenario::from_name(scenario.name()), Some(scenario));
+        }
+        assert_eq!(Scenario::from_name("no-such-scenario"), None);
+    }
+
+    #[test]
     fn every_scenario_says_what_it_serves_in_its_own_words() {
         let descriptions: Vec<&str> = Scenario::ALL.iter().map(|s| s.description()).collect();
         let mut distinct = descriptions.clone();

@@ -54,12 +54,16 @@ fn refused_for_pacing(mut record: Record) -> Record {
 
 #[test]
 fn walks_read_to_the_end_or_stopped_where_a_reader_may_stop_pass() {
-    let passing: [(&str, Vec<Record>); 5] = [
+    let passing: [(&str, Vec<Record>); 6] = [
         (
             "followed to the end",
             followed(&[(5, Some(77)), (5, Some(66)), (2, None)]),
         ),
         ("one page and no more", followed(&[(5, Some(77))])),
+        (
+            "one page and no more, its continuation 0",
+            followed(&[(5, Some(0))]),
+        ),
         (
             "a poller reading the first page now and then",
             vec![
