@@ -286,4 +286,27 @@ mod tests {
             "{findings:?}"
         );
     }
+
+    #[test]
+    fn bearer_basic_and_other_schemes_without_a_signature_are_not_judged() {
+        for header in [
+            "Bearer tok-sig=",
+            "Basic Yzpzc2ln",
+            "basic abcsig=",
+            "Digest username=c",
+        ] {
+            for scheme in [None, Some("deri-hmac-sha256")] {
+                let tally = judged("/api/v2/private/get_mmp_status", header.to_owned(), scheme);
+                assert_eq!(
+                    tally.describe(),
+                    Vec::<String>::new(),
+                    "{header} {scheme:?}"
+                );
+                assert_eq!(tally.iter().count(), 0, "{header} {scheme:?}");
+            }
+        }
+        assert!(parse_signed("Bearer id=c,ts=1,nonce=n,sig=ab", None).is_none());
+        assert!(parse_signed("basic id=c,ts=1,nonce=n,sig=ab", None).is_none());
+        assert!(parse_signed("any-name id=c,ts=1,nonce=n,sig=ab", None).is_some());
+    }
 }

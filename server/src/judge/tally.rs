@@ -242,6 +242,25 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_cell_keeps_each_note_once_and_a_few_at_most() {
+        let mut tally = Tally::default();
+        for round in 0..2 {
+            for n in 0..KEPT_ADVISORIES + 2 {
+                tally.note(
+                    "client.env.id",
+                    TransportKind::Ws,
+                    format!("note {n} {round}"),
+                );
+            }
+        }
+        tally.note("client.env.jsonrpc", TransportKind::Ws, "once");
+        tally.note("client.env.jsonrpc", TransportKind::Ws, "once");
+        let notes = |clause: &str| tally.get(clause, TransportKind::Ws).unwrap().notes.clone();
+        assert_eq!(notes("client.env.id").len(), KEPT_ADVISORIES);
+        assert_eq!(notes("client.env.jsonrpc"), ["once"]);
+    }
+
+    #[test]
     fn a_failure_outweighs_any_number_of_passes() {
         let mut tally = Tally::default();
         tally.pass("client.env.id", TransportKind::Ws);
