@@ -33,43 +33,44 @@ fn target() -> Target {
     state.target("127.0.0.1:9".parse().unwrap())
 }
 
-/// The report's view of one clause over `http-query`, judged from `tally` over `records`.
-fn result_of(records: &[Record], tally: &Tally, level: Level) -> CaseResult {
+/// Hands `use_it` the session of `records` judged by `tally`, seen through `filter` and
+/// `transports`, against the reference's target and the embedded catalog.
+fn with_judged<T>(
+    records: &[Record],
+    tally: &Tally,
+    filter: Option<&str>,
+    transports: Option<&[TransportKind]>,
+    use_it: impl FnOnce(&Judged<'_>) -> T,
+) -> T {
     let target = target();
     let catalog = Catalog::embedded().expect("the embedded catalog");
-    let judged = Judged {
+    use_it(&Judged {
         records,
         tally,
         catalog: &catalog,
         target: &target,
         redactor: Redactor::default(),
         duration: Duration::ZERO,
-        filter: None,
-        transports: None,
-    };
-    result(&judged, CLAUSE, "a clause", level, TransportKind::HttpQuery)
+        filter,
+        transports,
+    })
+}
+
+/// The report's view of one clause over `http-query`, judged from `tally` over `records`.
+fn result_of(records: &[Record], tally: &Tally, level: Level) -> CaseResult {
+    with_judged(records, tally, None, None, |judged| {
+        result(judged, CLAUSE, "a clause", level, TransportKind::HttpQuery)
+    })
 }
 
 const CLAUSE: &str = "client.token.http_header";
 
 #[test]
 fn only_the_transports_a_session_used_and_the_report_wants_are_reported() {
-    let target = target();
-    let catalog = Catalog::embedded().expect("the embedded catalog");
     let records = [record(TransportKind::HttpQuery), record(TransportKind::Ws)];
     let tally = Tally::default();
     let transports_of = |only: Option<&[TransportKind]>| {
-        let judged = Judged {
-            records: &records,
-            tally: &tally,
-            catalog: &catalog,
-            target: &target,
-            redactor: Redactor::default(),
-            duration: Duration::ZERO,
-            filter: None,
-            transports: only,
-        };
-        let mut seen: Vec<TransportKind> = to_run_report(&judged)
+        let mut seen: Vec<TransportKind> = with_judged(&records, &tally, None, only, to_run_report)
             .results
             .iter()
             .map(|result| result.transport)
@@ -93,21 +94,15 @@ fn only_the_transports_a_session_used_and_the_report_wants_are_reported() {
 
 #[test]
 fn only_the_clauses_the_filter_names_are_reported() {
-    let target = target();
-    let catalog = Catalog::embedded().expect("the embedded catalog");
     let records = [record(TransportKind::HttpQuery)];
-    let tally = Tally::default();
-    let judged = Judged {
-        records: &records,
-        tally: &tally,
-        catalog: &catalog,
-        target: &target,
-        redactor: Redactor::default(),
-        duration: Duration::ZERO,
-        filter: Some("client.env."),
-        transports: None,
-    };
-    let cases: Vec<String> = to_run_report(&judged)
+    let report = with_judged(
+        &records,
+        &Tally::default(),
+        Some("client.env."),
+        None,
+        to_run_report,
+    );
+    let cases: Vec<String> = report
         .results
         .into_iter()
         .map(|result| result.case)
