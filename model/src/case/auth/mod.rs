@@ -349,12 +349,7 @@ impl Auth {
                 token: BearerToken::Login(login),
                 ..
             }) => login.lacks.as_deref(),
-            Auth::ClientCredentials(Login { lacks, .. })
-            | Auth::ClientSignature(ClientSignature {
-                login: Login { lacks, .. },
-                ..
-            }) => lacks.as_deref(),
-            _ => None,
+            other => other.login()?.lacks.as_deref(),
         }
     }
 
