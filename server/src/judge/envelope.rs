@@ -180,14 +180,7 @@ mod tests {
 
     fn message(seq: u64, body: &str, answered_at_event: Option<u64>) -> Record {
         Record {
-            seq,
             event: seq * 10,
-            transport: TransportKind::Ws,
-            connection: "ws#1".to_owned(),
-            at_ms: 0,
-            http_method: "WS".to_owned(),
-            uri: "/ws/api/v2".to_owned(),
-            headers: Vec::new(),
             body: body.as_bytes().to_vec(),
             answer: answered_at_event.map(|event| Answer {
                 at_ms: 0,
@@ -196,6 +189,7 @@ mod tests {
                 body: Value::Null,
                 refused: false,
             }),
+            ..Record::sample(seq, TransportKind::Ws)
         }
     }
 

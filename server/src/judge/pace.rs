@@ -94,16 +94,9 @@ mod tests {
 
     fn request(seq: u64, at_ms: u64) -> Record {
         Record {
-            seq,
-            event: seq,
-            transport: TransportKind::HttpQuery,
-            connection: "127.0.0.1:1".to_owned(),
             at_ms,
-            http_method: "GET".to_owned(),
             uri: "/api/v2/private/get_transaction_log?currency=BTC".to_owned(),
-            headers: Vec::new(),
-            body: Vec::new(),
-            answer: None,
+            ..Record::sample(seq, TransportKind::HttpQuery)
         }
     }
 

@@ -179,5 +179,44 @@ impl Call {
     }
 }
 
+/// Records as unit tests of the judge's checks build them.
+#[cfg(test)]
+impl Record {
+    /// Request `seq` over `transport`, as a client of that transport sends it (connection
+    /// `ws#1` or `127.0.0.1:1`, method `WS` or `GET`, URI `/ws/api/v2` or `/api/v2`), at
+    /// time 0 and event `seq`, with no header, no body and no answer. A test sets what it
+    /// reads with struct update syntax.
+    pub(crate) fn sample(seq: u64, transport: TransportKind) -> Record {
+        let ws = transport == TransportKind::Ws;
+        Record {
+            seq,
+            event: seq,
+            transport,
+            connection: if ws { "ws#1" } else { "127.0.0.1:1" }.to_owned(),
+            at_ms: 0,
+            http_method: if ws { "WS" } else { "GET" }.to_owned(),
+            uri: if ws { "/ws/api/v2" } else { "/api/v2" }.to_owned(),
+            headers: Vec::new(),
+            body: Vec::new(),
+            answer: None,
+        }
+    }
+
+    /// The record answered with `body` at its own time, as the next event: status 200 over
+    /// HTTP, none on WebSocket.
+    pub(crate) fn answered(self, body: Value) -> Record {
+        Record {
+            answer: Some(Answer {
+                at_ms: self.at_ms,
+                event: self.event + 1,
+                status: (self.transport != TransportKind::Ws).then_some(200),
+                body,
+                refused: false,
+            }),
+            ..self
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests;

@@ -174,28 +174,15 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::judge::record::Answer;
     use harness_protocol::wire::TransportKind;
 
     fn answered(seq: u64, uri: &str, result: Value) -> Record {
         Record {
-            seq,
             event: seq * 2,
-            transport: TransportKind::HttpQuery,
-            connection: "127.0.0.1:1".to_owned(),
-            at_ms: 0,
-            http_method: "GET".to_owned(),
             uri: uri.to_owned(),
-            headers: Vec::new(),
-            body: Vec::new(),
-            answer: Some(Answer {
-                at_ms: 0,
-                event: seq * 2 + 1,
-                status: Some(200),
-                body: json!({"jsonrpc": "2.0", "id": null, "result": result}),
-                refused: false,
-            }),
+            ..Record::sample(seq, TransportKind::HttpQuery)
         }
+        .answered(json!({"jsonrpc": "2.0", "id": null, "result": result}))
     }
 
     fn ws_login(seq: u64, connection: &str, scope: &str) -> Record {

@@ -188,16 +188,10 @@ mod tests {
 
     fn judged(uri: &str, header: String, scheme: Option<&str>) -> Tally {
         let record = Record {
-            seq: 1,
-            event: 1,
-            transport: TransportKind::HttpQuery,
-            connection: "127.0.0.1:1".to_owned(),
             at_ms: NOW,
-            http_method: "GET".to_owned(),
             uri: uri.to_owned(),
             headers: vec![("authorization".to_owned(), header)],
-            body: Vec::new(),
-            answer: None,
+            ..Record::sample(1, TransportKind::HttpQuery)
         };
         let mut tally = Tally::default();
         check_signed_header(&record, &knowledge(scheme), &mut tally);

@@ -14,7 +14,6 @@ mod replay;
 use super::observe::{Book, Event, judge_events};
 use super::server::assess_answers;
 use super::*;
-use crate::judge::Answer;
 use crate::serve::{RawRequest, Wire};
 use harness_model::check::Verdict;
 use harness_model::corpus::{Corpus, CorpusSource};
@@ -36,28 +35,12 @@ fn record(seq: u64, transport: TransportKind, uri: &str, body: Value, answer: Va
         body.to_string().into_bytes()
     };
     Record {
-        seq,
         event: seq * 2,
-        transport,
-        connection: "c1".to_owned(),
-        at_ms: 1,
-        http_method: if transport == TransportKind::Ws {
-            "WS"
-        } else {
-            "GET"
-        }
-        .to_owned(),
         uri: uri.to_owned(),
-        headers: Vec::new(),
         body,
-        answer: Some(Answer {
-            at_ms: 2,
-            event: seq * 2 + 1,
-            status: (transport != TransportKind::Ws).then_some(200),
-            body: answer,
-            refused: false,
-        }),
+        ..Record::sample(seq, transport)
     }
+    .answered(answer)
 }
 
 fn ws_call(seq: u64, id: u64, method: &str, answer: Value) -> Record {

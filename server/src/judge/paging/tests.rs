@@ -3,7 +3,6 @@
 use serde_json::json;
 
 use super::*;
-use crate::judge::record::Answer;
 use harness_protocol::wire::TransportKind;
 
 /// A transaction-log page request over WebSocket, answered with `len` entries and `next`
@@ -25,23 +24,12 @@ pub(crate) fn page(
         .map(|index| json!({"id": seq * 100 + index, "type": "trade"}))
         .collect();
     Record {
-        seq,
         event: seq * 2,
-        transport: TransportKind::Ws,
-        connection: "ws#1".to_owned(),
         at_ms,
-        http_method: "WS".to_owned(),
-        uri: "/ws/api/v2".to_owned(),
-        headers: Vec::new(),
         body: body.to_string().into_bytes(),
-        answer: Some(Answer {
-            at_ms,
-            event: seq * 2 + 1,
-            status: None,
-            body: json!({"jsonrpc": "2.0", "id": seq, "result": {"logs": logs, "continuation": next}}),
-            refused: false,
-        }),
+        ..Record::sample(seq, TransportKind::Ws)
     }
+    .answered(json!({"jsonrpc": "2.0", "id": seq, "result": {"logs": logs, "continuation": next}}))
 }
 
 /// One caller, the same client on one session, for every record.

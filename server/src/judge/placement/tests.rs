@@ -14,28 +14,14 @@ const SECRET: &str = "client-secret-9c1e";
 
 fn record(transport: TransportKind, uri: &str, headers: &[(&str, &str)], body: &str) -> Record {
     Record {
-        seq: 2,
         event: 20,
-        transport,
-        connection: if transport == TransportKind::Ws {
-            "ws#1".to_owned()
-        } else {
-            "127.0.0.1:5000".to_owned()
-        },
-        at_ms: 0,
-        http_method: if transport == TransportKind::Ws {
-            "WS"
-        } else {
-            "GET"
-        }
-        .to_owned(),
         uri: uri.to_owned(),
         headers: headers
             .iter()
             .map(|(name, value)| ((*name).to_owned(), (*value).to_owned()))
             .collect(),
         body: body.as_bytes().to_vec(),
-        answer: None,
+        ..Record::sample(2, transport)
     }
 }
 
@@ -96,18 +82,11 @@ fn judged(record: &Record) -> Vec<String> {
 
 fn http(uri: &str, authorization: Option<&str>) -> Record {
     Record {
-        seq: 1,
-        event: 1,
-        transport: TransportKind::HttpQuery,
-        connection: "127.0.0.1:1".to_owned(),
-        at_ms: 0,
-        http_method: "GET".to_owned(),
         uri: uri.to_owned(),
         headers: authorization
             .map(|value| vec![("authorization".to_owned(), value.to_owned())])
             .unwrap_or_default(),
-        body: Vec::new(),
-        answer: None,
+        ..Record::sample(1, TransportKind::HttpQuery)
     }
 }
 
@@ -149,12 +128,8 @@ fn bearer_header_passes_and_token_in_the_url_fails() {
 fn a_private_ws_call_without_token_fails_on_a_connection_without_session() {
     let body = r#"{"jsonrpc":"2.0","id":3,"method":"private/get_mmp_status","params":{}}"#;
     let record = Record {
-        transport: TransportKind::Ws,
-        connection: "ws#1".to_owned(),
-        http_method: "WS".to_owned(),
-        uri: "/ws/api/v2".to_owned(),
         body: body.as_bytes().to_vec(),
-        ..http("/ws/api/v2", None)
+        ..Record::sample(1, TransportKind::Ws)
     };
     let mut tally = Tally::default();
     check_ws_token_omitted(&record, &record.call(), &Sessions::default(), &mut tally);

@@ -1,7 +1,6 @@
 //! Which results a judged session reports.
 
 use super::*;
-use crate::judge::record::Answer;
 
 fn record(transport: TransportKind) -> Record {
     numbered(1, transport)
@@ -9,23 +8,11 @@ fn record(transport: TransportKind) -> Record {
 
 fn numbered(seq: u64, transport: TransportKind) -> Record {
     Record {
-        seq,
-        event: 1,
-        transport,
-        connection: "127.0.0.1:1".to_owned(),
-        at_ms: 0,
-        http_method: "GET".to_owned(),
+        event: seq + 99,
         uri: "/api/v2/public/get_currencies".to_owned(),
-        headers: Vec::new(),
-        body: Vec::new(),
-        answer: Some(Answer {
-            at_ms: 0,
-            event: seq + 100,
-            status: Some(200),
-            body: serde_json::json!({ "seq": seq }),
-            refused: false,
-        }),
+        ..Record::sample(seq, transport)
     }
+    .answered(serde_json::json!({ "seq": seq }))
 }
 
 fn target() -> Target {

@@ -23,16 +23,9 @@ fn auth(seq: u64, timestamp: u64, nonce: &str, signature: &str) -> Record {
         r#"{{"jsonrpc":"2.0","id":{seq},"method":"public/auth","params":{{"grant_type":"client_signature","client_id":"c","timestamp":{timestamp},"nonce":"{nonce}","signature":"{signature}"}}}}"#
     );
     Record {
-        seq,
-        event: seq,
-        transport: TransportKind::Ws,
-        connection: "ws#1".to_owned(),
         at_ms: NOW,
-        http_method: "WS".to_owned(),
-        uri: "/ws/api/v2".to_owned(),
-        headers: Vec::new(),
         body: body.into_bytes(),
-        answer: None,
+        ..Record::sample(seq, TransportKind::Ws)
     }
 }
 
