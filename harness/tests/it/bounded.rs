@@ -73,6 +73,50 @@ async fn the_walks_read_windows_of_a_long_history() {
     );
 }
 
+// The trigger order history's walk has no window: SPEC.md bounds neither that history nor
+// the pages a walk may take, so a history longer than the walk reads is not decided, where
+// it once failed as "did not end" (a false failure on a target with a long history).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_walk_without_window_longer_than_its_pages_is_skipped_not_failed() {
+    let running = serve::start(serve::ServeConfig::loopback())
+        .await
+        .expect("reference server starts");
+    let corpus = Corpus::embedded().expect("the embedded corpus loads");
+    let mut cases: Vec<_> = corpus
+        .cases
+        .into_iter()
+        .filter(|case| case.id == "m.get_trigger_order_history.walk")
+        .collect();
+    assert_eq!(cases.len(), 1, "the trigger history's walk is a case");
+    for step in &mut cases[0].steps {
+        if let harness::case::StepKind::Walk(walk) = &mut step.kind {
+            assert!(walk.window.is_none(), "the walk has no window");
+            walk.max_pages = 2;
+        }
+    }
+    let config = run::RunConfig::new(
+        running.target(),
+        cases,
+        corpus.catalog.clone(),
+        corpus.schemas.clone(),
+    );
+    let report = run::run(config, harness::events::EventSink::none())
+        .await
+        .expect("the run is carried out");
+    running.shutdown().await;
+    assert!(!report.results.is_empty());
+    for result in &report.results {
+        assert_eq!(result.verdict, Verdict::Skip, "{}", result.message);
+        assert!(
+            result
+                .message
+                .contains("the walk has no window to bound it"),
+            "{}",
+            result.message
+        );
+    }
+}
+
 fn report_of(dir: &Path) -> Value {
     let text = std::fs::read_to_string(dir.join("report.json")).expect("report.json written");
     serde_json::from_str(&text).expect("report.json parses")

@@ -1,7 +1,7 @@
 //! Pagination walks and rate-limit probes.
 //!
 //! A walk follows the cursor from the first page to the end and checks that it ends (no
-//! cursor seen twice, within `max_pages`), that no page is larger than `count`, that no
+//! cursor seen twice; within `max_pages` where a window bounds it, a skip otherwise), that no page is larger than `count`, that no
 //! entry appears twice, that entries lie inside the requested window, that a cursor never
 //! leads to an empty page where SPEC.md states the last page's marker (4.8: `null`; where
 //! it does not, 4.7, an empty page is a legitimate end), and, with `compare_count`, that a
@@ -342,12 +342,18 @@ impl Execution<'_> {
             cursor = Some(next);
         }
         // A whole history read page by page may simply be longer than the harness reads
-        // (`--full-walks` on a large account): every page held new entries and no cursor
-        // came back, so nothing shows the server wrong. Only a bounded walk, whose window
-        // the probe sized, knows the walk should have ended.
-        if self.shared.full_walks {
+        // (`--full-walks` on a large account, or a walk with no window, such as the trigger
+        // order history's: SPEC.md bounds neither history): every page held new entries and
+        // no cursor came back, so nothing shows the server wrong. Only a bounded walk, whose
+        // window the probe sized, knows the walk should have ended.
+        if self.shared.full_walks || walk.window.is_none() {
+            let hint = if walk.window.is_none() {
+                "the walk has no window to bound it"
+            } else {
+                "run without --full-walks to check it on a window"
+            };
             return Err(Stop::Skip(format!(
-                "the whole history is longer than the {} pages a walk reads (count {count}): the last page was not reached; run without --full-walks to check it on a window",
+                "the whole history is longer than the {} pages a walk reads (count {count}): the last page was not reached; {hint}",
                 walk.max_pages
             )));
         }
