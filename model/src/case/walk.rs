@@ -32,7 +32,8 @@ pub struct Walk {
     /// The entry member holding its timestamp, checked against the window params.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timestamp: Option<String>,
-    /// Stop and fail after this many pages.
+    /// Stop after this many pages: a failure where a window bounds the walk, a skip
+    /// otherwise (the history may be longer than the walk reads).
     #[serde(
         default = "Walk::default_max_pages",
         skip_serializing_if = "crate::case::write::is_default_max_pages"
