@@ -22,6 +22,12 @@ pub struct RateLimits {
     /// back-off and noted, never judged. SPEC.md gives no code for it (section 7).
     #[serde(default = "RateLimits::default_throttle_codes")]
     pub throttle_codes: Vec<i64>,
+    /// Error codes that mean the target's session slots are full: SPEC.md 8 does not show
+    /// their number ("the number of session slots: not shown"), so a step whose request
+    /// such a code refuses is skipped with the reason, never failed. None by default: the
+    /// target names its own.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub session_limit_codes: Vec<i64>,
     /// How far the target's clock may differ from the harness's, in ms: a signature
     /// timestamp meant to be just inside the 60 s window (SPEC.md 5.5, 5.6) moves this much
     /// closer to now, one meant to be just outside this much further back.
@@ -49,6 +55,7 @@ impl Default for RateLimits {
             transaction_log_burst: RateLimits::default_burst(),
             transaction_log_counted_per: CountedPer::Account,
             throttle_codes: RateLimits::default_throttle_codes(),
+            session_limit_codes: Vec::new(),
             clock_skew_ms: 0,
         }
     }

@@ -315,7 +315,7 @@ impl Execution<'_> {
             self.transport = TransportKind::HttpBody;
         }
         let mut answer = self
-            .send(&ClientSession::login_request(&credentials, scope))
+            .send_unless_throttled(&ClientSession::login_request(&credentials, scope))
             .await;
         // 5.4 lists `mainaccount` among what a granted scope can carry, not among the values
         // a request names: a server may refuse it asked for. The login is tried once more
@@ -334,7 +334,7 @@ impl Execution<'_> {
                 scope.unwrap_or_default()
             ));
             answer = self
-                .send(&ClientSession::login_request(&credentials, Some(&without)))
+                .send_unless_throttled(&ClientSession::login_request(&credentials, Some(&without)))
                 .await;
         }
         self.transport = transport;
@@ -353,6 +353,9 @@ impl Execution<'_> {
                     "the login asking for scope \"{}\" was refused: 5.4 does not list block_rfq among the scope values to request",
                     scope.unwrap_or_default()
                 )))
+            }
+            None if let Some(code) = pace::session_limited(&answer, &self.shared.target.limits) => {
+                Err(Stop::Skip(pace::session_limit_skip("public/auth", code)))
             }
             None => {
                 let body = answer.json.as_ref().map_or(answer.body, Value::to_string);

@@ -21,7 +21,7 @@ use super::skip::skip_reason;
 use super::template;
 use crate::transport::{ClientSession, HttpClient, Outgoing, WsSession};
 use harness_model::case::{Case, Step, StepKind};
-use harness_model::check::{self, Finding, ParsedAnswer, Required, Verdict};
+use harness_model::check::{self, Finding, Outcome, ParsedAnswer, Required, Verdict};
 use harness_model::results::CaseResult;
 use harness_model::target_file::ExpiredOption;
 use harness_protocol::auth::clock::Clock;
@@ -462,6 +462,11 @@ impl Execution<'_> {
             self.wait_before(step, wait).await?;
         }
         let answer = self.paced_call(step, &method, None, &step.params).await?;
+        if step.expect.outcome != Outcome::Error
+            && let Some(code) = pace::session_limited(&answer, &self.shared.target.limits)
+        {
+            return Err(Stop::Skip(pace::session_limit_skip(&method, code)));
+        }
         let case = self.case;
         let clauses = case.step_clauses(step);
         let response = self.check_answer(answer, clauses, step)?;

@@ -250,6 +250,23 @@ pub(crate) fn throttled(answer: &ParsedAnswer, limits: &RateLimits) -> Option<i6
         .then_some(error.code)
 }
 
+/// The code of an answer refusing a request because the target's session slots are full,
+/// when the target's `[limits] session_limit_codes` lists it.
+pub(crate) fn session_limited(answer: &ParsedAnswer, limits: &RateLimits) -> Option<i64> {
+    let error = jsonrpc::error_of(answer.json.as_ref()?)?;
+    limits
+        .session_limit_codes
+        .contains(&error.code)
+        .then_some(error.code)
+}
+
+/// Why a step refused for want of a session slot is skipped.
+pub(crate) fn session_limit_skip(method: &str, code: i64) -> String {
+    format!(
+        "{method} was refused with code {code}, which the target file names as its session slots being full ([limits] session_limit_codes): SPEC.md 8 does not show the number of session slots, and the run's sessions may hold them all"
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -378,5 +395,26 @@ mod tests {
             ..answer(0)
         };
         assert_eq!(throttled(&result, &limits), None);
+    }
+
+    #[test]
+    fn only_listed_codes_mean_the_session_slots_are_full() {
+        let answer = |code: i64| ParsedAnswer {
+            json: Some(json!({"jsonrpc": "2.0", "id": 1, "error": {"code": code, "message": "m"}})),
+            status: Some(409),
+            body: String::new(),
+            request_id: Some(1),
+        };
+        assert_eq!(
+            session_limited(&answer(13040), &RateLimits::default()),
+            None
+        );
+        let limits = RateLimits {
+            session_limit_codes: vec![13040],
+            ..RateLimits::default()
+        };
+        assert_eq!(session_limited(&answer(13040), &limits), Some(13040));
+        assert_eq!(session_limited(&answer(13009), &limits), None);
+        assert!(session_limit_skip("public/fork_token", 13040).contains("session slots"));
     }
 }

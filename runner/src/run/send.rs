@@ -111,6 +111,24 @@ impl Execution<'_> {
         self.receive(exchange, &outgoing.method)
     }
 
+    /// [`Execution::send`] of a request no pacing budget covers (a login), sent again while
+    /// the target throttles it: SPEC.md 8 leaves the rate limits of other methods unstated,
+    /// so a server may limit any of them, and a throttled login is the target's pace, not
+    /// its answer ([`Execution::throttled`]).
+    pub(crate) async fn send_unless_throttled(
+        &mut self,
+        outgoing: &Outgoing,
+    ) -> Result<ParsedAnswer, Stop> {
+        let mut attempt = 0;
+        loop {
+            let answer = self.send(outgoing).await?;
+            match self.throttled(&outgoing.method, &answer, &mut attempt, &[] as &[String]) {
+                Some(backoff) => tokio::time::sleep(backoff).await,
+                None => return Ok(answer),
+            }
+        }
+    }
+
     /// Sends `outgoings` at once on the execution's WebSocket, each with its own id, and
     /// returns their answers in request order (matched by id, whatever order they came).
     pub(crate) async fn send_in_flight(
