@@ -89,6 +89,9 @@ pub struct Execution<'a> {
     pub(super) renew_per_burst: bool,
     /// The request being prepared calls the paced method.
     pub(super) calling_paced: bool,
+    /// Access tokens of the sessions this execution's requests opened
+    /// ([`super::session_slots`]).
+    pub(super) opened_sessions: Vec<String>,
 }
 
 /// Which connections a request's login token is for.
@@ -125,7 +128,7 @@ pub(crate) async fn execute(shared: &Shared, case: &Case, transport: TransportKi
     let position = match skipped {
         Some(reason) => Err(reason),
         None if case.needs.fixtures.iter().any(|name| name == "position") => {
-            shared.draw_position().map(Some)
+            shared.draw_position(&case.id, transport).map(Some)
         }
         None => Ok(None),
     };
@@ -143,6 +146,14 @@ pub(crate) async fn execute(shared: &Shared, case: &Case, transport: TransportKi
                 started,
             );
         }
+    };
+    // Where the target counts session slots, cases that open sessions go one at a time.
+    let _session_lane = if !shared.target.limits.session_limit_codes.is_empty()
+        && super::session_slots::opens_sessions(case)
+    {
+        shared.session_lane.acquire().await.ok()
+    } else {
+        None
     };
     let mut execution = Execution::new(shared, case, transport);
     execution.position = position;
@@ -333,6 +344,7 @@ impl<'a> Execution<'a> {
             judging: true,
             renew_per_burst: false,
             calling_paced: false,
+            opened_sessions: Vec::new(),
         }
     }
 }
@@ -383,6 +395,7 @@ impl Execution<'_> {
 
     /// Closes every WebSocket of the execution.
     pub async fn close(&mut self) {
+        self.end_sessions().await;
         self.session.close().await;
         for ws in std::mem::take(&mut self.connections)
             .into_values()

@@ -36,6 +36,7 @@ mod race;
 mod result;
 mod schedule;
 mod send;
+mod session_slots;
 mod skip;
 pub mod step_call;
 mod template;
@@ -164,8 +165,11 @@ pub struct Shared {
     /// Stops the run when the target stops answering.
     pub(crate) breaker: Breaker,
     pub(crate) redactor: Redactor,
-    /// Positions drawn so far from the target's pool (`{{fixtures.position}}`).
+    /// Positions drawn so far from the target's pool (`{{fixtures.position}}`), by
+    /// executions the run did not plan a position for.
     pub(crate) positions_drawn: std::sync::atomic::AtomicUsize,
+    /// The position each closing execution of the run's plan closes ([`plan_positions`]).
+    pub(crate) positions: std::collections::HashMap<(String, TransportKind), String>,
     /// The paced answers of the run, each sent once.
     pub(crate) paced_answers: paced_cache::PacedAnswers,
     /// Walks read the whole history, not a window.
@@ -177,6 +181,9 @@ pub struct Shared {
     pub(crate) accounts: std::collections::HashMap<(String, TransportKind), String>,
     /// Read the reference server's arrivals after a race (`RunConfig::reference_arrivals`).
     pub(crate) reference_arrivals: bool,
+    /// One permit: the executions that open sessions on a target that counts its session
+    /// slots go one at a time (`session_slots.rs`).
+    pub(crate) session_lane: tokio::sync::Semaphore,
 }
 
 impl Shared {
@@ -201,19 +208,37 @@ impl Shared {
             target,
             limits,
             positions_drawn: std::sync::atomic::AtomicUsize::new(0),
+            positions: std::collections::HashMap::new(),
             paced_answers: paced_cache::PacedAnswers::default(),
             full_walks: false,
             over_budget: std::collections::HashMap::new(),
             accounts: std::collections::HashMap::new(),
             reference_arrivals: false,
+            session_lane: tokio::sync::Semaphore::new(1),
         })
     }
 
     /// A position of the target's pool no other execution of the run has closed: a server
     /// may refuse to close a position twice (SPEC.md 4.12 does not say), so every closing
     /// execution needs its own.
-    pub(super) fn draw_position(&self) -> Result<String, String> {
+    pub(super) fn draw_position(
+        &self,
+        case: &str,
+        transport: TransportKind,
+    ) -> Result<String, String> {
         let pool = self.target.fixtures.position_pool();
+        if !self.positions.is_empty() {
+            return self
+                .positions
+                .get(&(case.to_owned(), transport))
+                .cloned()
+                .ok_or_else(|| {
+                    format!(
+                        "each execution that closes a position needs its own, and the {} of the target file went to other cases first (one transport of every closing case before a second of any): list more in [fixtures] positions",
+                        pool.len()
+                    )
+                });
+        }
         let index = self
             .positions_drawn
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -224,6 +249,33 @@ impl Shared {
             )
         })
     }
+}
+
+/// The position of the target's pool each closing execution of `plan` closes: every
+/// closing case's first transport before any case's second, so that a short pool (a
+/// server with few open positions) checks every closing rule once before it checks one
+/// twice. Executions past the pool get none, and are skipped with the reason.
+fn plan_positions(
+    plan: &[(Arc<Case>, TransportKind)],
+    pool: &[&str],
+) -> std::collections::HashMap<(String, TransportKind), String> {
+    let mut closing: Vec<(usize, usize, &Arc<Case>, TransportKind)> = Vec::new();
+    let mut seen: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for (order, (case, transport)) in plan.iter().enumerate() {
+        if case.needs.fixtures.iter().any(|name| name == "position") {
+            let rank = seen.entry(case.id.as_str()).or_insert(0);
+            closing.push((*rank, order, case, *transport));
+            *rank += 1;
+        }
+    }
+    closing.sort_by_key(|(rank, order, ..)| (*rank, *order));
+    closing
+        .into_iter()
+        .zip(pool)
+        .map(|((_, _, case, transport), position)| {
+            ((case.id.clone(), transport), (*position).to_owned())
+        })
+        .collect()
 }
 
 /// The executions a config selects, in order.
@@ -287,7 +339,9 @@ pub async fn run_until(
         paced.skipped.clear();
     }
     let lanes = std::mem::take(&mut paced.lanes);
+    let positions = plan_positions(&plan, &config.target.fixtures.position_pool());
     let shared = Arc::new(Shared {
+        positions,
         full_walks: config.full_walks,
         over_budget: paced.skipped,
         accounts: paced.accounts,
@@ -494,5 +548,45 @@ impl Runner {
     /// Knows the target's secrets and every token the executions saw.
     pub fn redactor(&self) -> &Redactor {
         &self.shared.redactor
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn case(id: &str, needs_position: bool) -> Arc<Case> {
+        let needs = if needs_position {
+            "needs = { fixtures = [\"position\"] }\n"
+        } else {
+            ""
+        };
+        let text = format!(
+            "id = \"{id}\"\ntitle = \"t\"\nclauses = [\"x\"]\n{needs}[[step]]\ncall = \"private/close_position\"\n"
+        );
+        Arc::new(toml::from_str(&text).expect("test case parses"))
+    }
+
+    #[test]
+    fn a_short_pool_of_positions_gives_every_closing_case_one_before_any_a_second() {
+        let (first, other, last) = (case("a", true), case("b", false), case("c", true));
+        let plan = [
+            (first.clone(), TransportKind::HttpQuery),
+            (first.clone(), TransportKind::Ws),
+            (other, TransportKind::HttpQuery),
+            (last.clone(), TransportKind::HttpQuery),
+            (last, TransportKind::Ws),
+        ];
+        let positions = plan_positions(&plan, &["P1", "P2", "P3"]);
+        let at = |id: &str, transport| {
+            positions
+                .get(&(id.to_owned(), transport))
+                .map(String::as_str)
+        };
+        assert_eq!(at("a", TransportKind::HttpQuery), Some("P1"));
+        assert_eq!(at("c", TransportKind::HttpQuery), Some("P2"));
+        assert_eq!(at("a", TransportKind::Ws), Some("P3"));
+        assert_eq!(at("c", TransportKind::Ws), None);
+        assert_eq!(at("b", TransportKind::HttpQuery), None);
     }
 }

@@ -242,6 +242,9 @@ impl Execution<'_> {
     fn receive(&mut self, mut exchange: Exchange, method: &str) -> Result<ParsedAnswer, Stop> {
         self.shared.breaker.observe(exchange.failure.as_ref());
         let answer = learn_answer(&self.shared.redactor, &mut exchange);
+        if let Some(token) = super::session_slots::opened_session(method, &answer) {
+            self.opened_sessions.push(token);
+        }
         let failure = exchange.failure.clone();
         let recorded = self.budget.record(exchange);
         self.exchanges.push(recorded);

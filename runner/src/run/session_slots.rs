@@ -1,0 +1,107 @@
+//! Session slots a run holds on a target that counts them.
+//!
+//! SPEC.md 8 does not show the number of session slots, and the suite opens many sessions
+//! (`session:<name>` scopes, forks, exchanges). A target file that names the code its server
+//! refuses a new session with when its slots are full (`[limits] session_limit_codes`)
+//! says the server counts them. The run then keeps to them: the executions of cases that
+//! open sessions go one at a time (`Shared::session_lane`), each logs out the sessions it
+//! opened when it ends (`private/logout` over a WebSocket of its own, not recorded: the
+//! harness tidying up, not a step the case judges), and a step still refused with that
+//! code is a skip with the reason, never a failure.
+
+use serde_json::{Map, Value};
+
+use super::exec::Execution;
+use crate::transport::Outgoing;
+use harness_model::case::Case;
+use harness_model::check::ParsedAnswer;
+use harness_protocol::wire::TransportKind;
+
+/// The methods whose answer may be a session-scoped token set (SPEC.md 4.1, 4.2, 4.3).
+const ISSUERS: [&str; 3] = ["public/auth", "public/exchange_token", "public/fork_token"];
+
+/// The access token of a session-scoped token set `method` answered with: its granted
+/// scope names a session (5.4 `session:<name>`).
+pub(crate) fn opened_session(method: &str, answer: &ParsedAnswer) -> Option<String> {
+    if !ISSUERS.contains(&method) {
+        return None;
+    }
+    let result = answer.json.as_ref()?.get("result")?;
+    let in_session = result
+        .get("scope")
+        .and_then(Value::as_str)
+        .is_some_and(|scope| {
+            scope
+                .split_whitespace()
+                .any(|word| word.starts_with("session:"))
+        });
+    let token = result.get("access_token").and_then(Value::as_str)?;
+    in_session.then(|| token.to_owned())
+}
+
+/// Whether a case's steps may open a session: one asks for a `session:` scope, or forks
+/// a token (a fork is always a new session, 4.3).
+pub(crate) fn opens_sessions(case: &Case) -> bool {
+    let steps = serde_json::to_string(&case.steps).unwrap_or_default();
+    steps.contains("session:") || steps.contains("public/fork_token")
+}
+
+impl Execution<'_> {
+    /// Logs out the sessions this execution opened, where the target counts its slots,
+    /// so the next execution finds them free. Answers are not judged, nor recorded.
+    pub(super) async fn end_sessions(&mut self) {
+        if self.shared.target.limits.session_limit_codes.is_empty() {
+            return;
+        }
+        let opened = std::mem::take(&mut self.opened_sessions);
+        if opened.is_empty() {
+            return;
+        }
+        let mut session = self.shared.session();
+        for (id, token) in (1..).zip(opened) {
+            let mut params = Map::new();
+            params.insert("access_token".to_owned(), Value::from(token));
+            let logout = Outgoing {
+                method: "private/logout".to_owned(),
+                params,
+                ..Outgoing::default()
+            };
+            let _ = session.call(TransportKind::Ws, id, &logout).await;
+            // A server may close the connection after a logout (4.4 does not say): the
+            // next one goes over a connection of its own.
+            session.close().await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn answer(result: Value) -> ParsedAnswer {
+        ParsedAnswer {
+            json: Some(json!({"jsonrpc": "2.0", "id": 1, "result": result})),
+            status: Some(200),
+            body: String::new(),
+            request_id: Some(1),
+        }
+    }
+
+    #[test]
+    fn only_a_session_scoped_token_set_opens_a_session() {
+        let session = answer(json!({"access_token": "at", "scope": "session:a trade:read"}));
+        let connection = answer(json!({"access_token": "at", "scope": "connection trade:read"}));
+        assert_eq!(
+            opened_session("public/auth", &session).as_deref(),
+            Some("at")
+        );
+        assert_eq!(
+            opened_session("public/fork_token", &session).as_deref(),
+            Some("at")
+        );
+        assert_eq!(opened_session("public/auth", &connection), None);
+        assert_eq!(opened_session("private/get_mmp_status", &session), None);
+    }
+}
