@@ -355,7 +355,10 @@ impl Execution<'_> {
                 )))
             }
             None if let Some(code) = pace::session_limited(&answer, &self.shared.target.limits) => {
-                Err(Stop::Skip(pace::session_limit_skip("public/auth", code)))
+                Err(Stop::Skip(pace::session_limit_skip(
+                    harness_protocol::spec::AUTH_METHOD,
+                    code,
+                )))
             }
             None => {
                 let body = answer.json.as_ref().map_or(answer.body, Value::to_string);

@@ -395,7 +395,8 @@ impl Execution<'_> {
 
     /// Closes every WebSocket of the execution.
     pub async fn close(&mut self) {
-        self.end_sessions().await;
+        let opened = std::mem::take(&mut self.opened_sessions);
+        super::session_slots::end_sessions(self.shared, opened).await;
         self.session.close().await;
         for ws in std::mem::take(&mut self.connections)
             .into_values()

@@ -11,14 +11,19 @@
 
 use serde_json::{Map, Value};
 
-use super::exec::Execution;
+use super::Shared;
 use crate::transport::Outgoing;
 use harness_model::case::Case;
 use harness_model::check::ParsedAnswer;
+use harness_protocol::spec;
 use harness_protocol::wire::TransportKind;
 
 /// The methods whose answer may be a session-scoped token set (SPEC.md 4.1, 4.2, 4.3).
-const ISSUERS: [&str; 3] = ["public/auth", "public/exchange_token", "public/fork_token"];
+const ISSUERS: [&str; 3] = [
+    spec::AUTH_METHOD,
+    spec::EXCHANGE_TOKEN_METHOD,
+    spec::FORK_TOKEN_METHOD,
+];
 
 /// The access token of a session-scoped token set `method` answered with: its granted
 /// scope names a session (5.4 `session:<name>`).
@@ -43,34 +48,28 @@ pub(crate) fn opened_session(method: &str, answer: &ParsedAnswer) -> Option<Stri
 /// a token (a fork is always a new session, 4.3).
 pub(crate) fn opens_sessions(case: &Case) -> bool {
     let steps = serde_json::to_string(&case.steps).unwrap_or_default();
-    steps.contains("session:") || steps.contains("public/fork_token")
+    steps.contains("session:") || steps.contains(spec::FORK_TOKEN_METHOD)
 }
 
-impl Execution<'_> {
-    /// Logs out the sessions this execution opened, where the target counts its slots,
-    /// so the next execution finds them free. Answers are not judged, nor recorded.
-    pub(super) async fn end_sessions(&mut self) {
-        if self.shared.target.limits.session_limit_codes.is_empty() {
-            return;
-        }
-        let opened = std::mem::take(&mut self.opened_sessions);
-        if opened.is_empty() {
-            return;
-        }
-        let mut session = self.shared.session();
-        for (id, token) in (1..).zip(opened) {
-            let mut params = Map::new();
-            params.insert("access_token".to_owned(), Value::from(token));
-            let logout = Outgoing {
-                method: "private/logout".to_owned(),
-                params,
-                ..Outgoing::default()
-            };
-            let _ = session.call(TransportKind::Ws, id, &logout).await;
-            // A server may close the connection after a logout (4.4 does not say): the
-            // next one goes over a connection of its own.
-            session.close().await;
-        }
+/// Logs out the sessions an execution `opened`, where the target counts its slots, so the
+/// next execution finds them free. Answers are not judged, nor recorded.
+pub(crate) async fn end_sessions(shared: &Shared, opened: Vec<String>) {
+    if shared.target.limits.session_limit_codes.is_empty() || opened.is_empty() {
+        return;
+    }
+    let mut session = shared.session();
+    for (id, token) in (1..).zip(opened) {
+        let mut params = Map::new();
+        params.insert("access_token".to_owned(), Value::from(token));
+        let logout = Outgoing {
+            method: spec::LOGOUT_METHOD.to_owned(),
+            params,
+            ..Outgoing::default()
+        };
+        let _ = session.call(TransportKind::Ws, id, &logout).await;
+        // A server may close the connection after a logout (4.4 does not say): the next
+        // one goes over a connection of its own.
+        session.close().await;
     }
 }
 
