@@ -357,7 +357,7 @@ fn rotation_matchers(of: usize, session: Option<&str>) -> Vec<Matcher> {
     if let Some(name) = session {
         matchers.push(Matcher {
             path: "result.scope".to_owned(),
-            contains: Some(format!("session:{name}")),
+            word: Some(format!("session:{name}")),
             clauses: Some(vec!["auth.refresh.session_kept".to_owned()]),
             ..Matcher::default()
         });

@@ -48,6 +48,11 @@ pub struct Matcher {
     /// A substring of a string value, or a word of a space-separated one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub contains: Option<String>,
+    /// A word of a space-separated string value (a granted scope) is exactly this: where
+    /// `contains` would also take a longer word that starts with it (`session:a-2` for
+    /// `session:a`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub word: Option<String>,
     /// The value, or a value nested anywhere inside it, equals this: for what SPEC.md says
     /// a response returns without showing under which name.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -268,6 +273,16 @@ impl Matcher {
                 return value_is(value, format!("which is not among {}", short(list)));
             }
         }
+        if let Some(word) = &self.word {
+            let Some(text) = value.as_str() else {
+                return value_is(value, format!("expected a string with the word \"{word}\""));
+            };
+            if !text.split_whitespace().any(|found| found == word) {
+                return Some(format!(
+                    "is \"{text}\", expected the word \"{word}\" among its words"
+                ));
+            }
+        }
         if let Some(needle) = &self.contains {
             let Some(text) = value.as_str() else {
                 return value_is(value, format!("expected a string containing \"{needle}\""));
@@ -339,6 +354,19 @@ mod tests {
         assert!(check.check(&entry(1_000)).is_empty());
         assert_eq!(check.check(&entry(0)).len(), 1);
         assert_eq!(check.check(&entry(1_001)).len(), 1);
+    }
+
+    #[test]
+    fn a_word_matches_one_whole_word_not_a_longer_one_starting_with_it() {
+        let check = Matcher {
+            path: "result.scope".to_owned(),
+            word: Some("session:a".to_owned()),
+            ..Matcher::default()
+        };
+        let scope = |scope: &str| json!({"result": {"scope": scope}});
+        assert!(check.check(&scope("trade:read session:a")).is_empty());
+        assert_eq!(check.check(&scope("session:a-r2 trade:read")).len(), 1);
+        assert_eq!(check.check(&json!({"result": {"scope": 1}})).len(), 1);
     }
 
     fn matcher(path: &str) -> Matcher {

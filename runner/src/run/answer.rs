@@ -64,6 +64,9 @@ impl Execution<'_> {
         if let Some(needle) = &matcher.contains {
             resolved.contains = Some(template::resolve_string(needle, self).map_err(Stop::from)?);
         }
+        if let Some(word) = &matcher.word {
+            resolved.word = Some(template::resolve_string(word, self).map_err(Stop::from)?);
+        }
         Ok(resolved)
     }
 
