@@ -366,3 +366,88 @@ fn fuzz_against_a_target_that_stops_answering_ends_with_exit_3_and_its_report() 
         "{json}"
     );
 }
+
+/// A target that throttles its first login (HTTP 429, code 10028) and answers everything
+/// else: one request per connection, closed after the answer.
+async fn throttling_first_login() -> (SocketAddr, Arc<std::sync::atomic::AtomicUsize>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let logins = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = logins.clone();
+    tokio::spawn(async move {
+        for _ in 0..1_000 {
+            let Ok((mut stream, _)) = listener.accept().await else {
+                break;
+            };
+            let logins = counted.clone();
+            tokio::spawn(async move {
+                let mut buffer = [0u8; 8192];
+                let Ok(read) = stream.read(&mut buffer).await else {
+                    return;
+                };
+                let head = String::from_utf8_lossy(&buffer[..read]).to_string();
+                let (status, body) = if head.contains("/public/auth") {
+                    if logins.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 {
+                        (
+                            "429 Too Many Requests",
+                            r#"{"jsonrpc":"2.0","id":null,"error":{"code":10028,"message":"too_many_requests"}}"#,
+                        )
+                    } else {
+                        (
+                            "200 OK",
+                            r#"{"jsonrpc":"2.0","id":null,"result":{"access_token":"field-token-5f1c","token_type":"bearer","expires_in":900,"refresh_token":"field-refresh-5f1c","scope":"connection trade:read","enabled_features":[]}}"#,
+                        )
+                    }
+                } else {
+                    ("200 OK", r#"{"jsonrpc":"2.0","id":null,"result":[]}"#)
+                };
+                let _ = stream
+                    .write_all(
+                        format!(
+                            "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                            body.len()
+                        )
+                        .as_bytes(),
+                    )
+                    .await;
+            });
+        }
+    });
+    (addr, logins)
+}
+
+// SPEC.md 8 leaves the rate limits of other methods unstated: a target may throttle a login,
+// and the harness waits and sends it again, as for any throttled call, instead of failing
+// the login (found against a server that limits unauthenticated calls per address).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_throttled_login_is_sent_again_not_failed() {
+    let (addr, logins) = throttling_first_login().await;
+    let text = format!(
+        "name = \"field\"\nbase_url = \"http://{addr}/api/v2\"\nws_url = \"ws://{addr}/ws/api/v2\"\n\n[accounts.main]\nclient_id = \"field-id\"\nclient_secret = \"field-secret-value\"\n"
+    );
+    let target = harness::target_file::Target::parse(Path::new("target.toml"), &text, &|_| None)
+        .expect("the target file parses");
+    let (catalog, schemas) = corpus_parts();
+    let case = parse(
+        "field.throttled_login",
+        "[[step]]\ncall = \"private/get_mmp_status\"\nauth = { mode = \"bearer\" }\nexpect = { outcome = \"any\", no_schema = true }\n",
+        &catalog,
+        &schemas,
+    );
+    let config = run::RunConfig::new(target, vec![case], catalog, schemas);
+    let report = tokio::time::timeout(HANG, run::run(config, EventSink::none()))
+        .await
+        .expect("the run ends")
+        .expect("the run is carried out");
+    let result = &report.results[0];
+    assert_eq!(result.verdict, Verdict::Pass, "{}", result.message);
+    assert!(
+        result
+            .notes
+            .iter()
+            .any(|note| note.contains("public/auth was throttled")),
+        "{:?}",
+        result.notes
+    );
+    assert_eq!(logins.load(std::sync::atomic::Ordering::SeqCst), 2);
+}
