@@ -260,10 +260,15 @@ fn entries<'a>(result: &'a Value, member: &str) -> &'a [Value] {
 /// method's default `count` of the spec table when it gave none. A count outside the
 /// table's range bounds the page by the range's maximum only: SPEC.md does not say what
 /// such a count is read as (the `counts-clamped` variant takes it to the nearest bound; a
-/// server may read 0 as the default).
+/// server may read 0 as the default). So does a count the harness cannot read as an
+/// integer (`"𝟚7𝟛"`, digits of another script): a server may read it its own way.
 fn over_count(request: &FuzzRequest, list: &[Value]) -> Option<String> {
     let (min, max, default) = spec::method(&request.method).and_then(spec::Method::count_bounds)?;
-    let count = int_param(request, "count").unwrap_or(default);
+    let count = match (request.params.get("count"), int_param(request, "count")) {
+        (_, Some(count)) => count,
+        (None, None) => default,
+        (Some(_), None) => max,
+    };
     let bound = if (min..=max).contains(&count) {
         count
     } else {
@@ -371,4 +376,35 @@ fn echoed_rules(request: &FuzzRequest, result: &Value) -> Option<(&'static str, 
         _ => {}
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn trigger_history(count: Value) -> FuzzRequest {
+        let mut params = serde_json::Map::new();
+        params.insert("count".to_owned(), count);
+        FuzzRequest {
+            transport: TransportKind::HttpQuery,
+            method: spec::TRIGGER_HISTORY_METHOD.to_owned(),
+            params,
+            auth: RequestAuth::NONE,
+            raw: None,
+            why: String::new(),
+            walk: false,
+            class: None,
+        }
+    }
+
+    #[test]
+    fn a_count_the_harness_cannot_read_bounds_a_page_by_the_maximum_only() {
+        let page: Vec<Value> = (0..69).map(|index| json!({ "id": index })).collect();
+        // Digits of another script: a server may read them (Python's int() does) or not.
+        assert_eq!(over_count(&trigger_history(json!("𝟚7𝟛")), &page), None);
+        assert!(over_count(&trigger_history(json!(20)), &page).is_some());
+        assert!(over_count(&trigger_history(json!("20")), &page).is_some());
+    }
 }

@@ -56,6 +56,9 @@ pub struct OracleKnowledge {
     pub instrument: Option<String>,
     /// `fixtures.subaccount_id`.
     pub subaccount: Option<u64>,
+    /// `fixtures.two_factor_subaccount_id`: the subaccount a second-factor call of the
+    /// `two_factor` account acts on.
+    pub two_factor_subaccount: Option<u64>,
     /// `fixtures.currency`: the currency of `fixtures.instrument_name` where both are given.
     pub currency: Option<String>,
     /// The scope granted to the token the request carries (bearer), if known.
@@ -414,6 +417,20 @@ fn method_refusal(
         name if harness_protocol::spec::NEEDS_SECOND_FACTOR.contains(&name) => {
             if matches!(&request.auth, RequestAuth::Step(Auth::Bearer(bearer)) if bearer.account.as_deref() == Some("two_factor"))
             {
+                // 13668 is the answer to a call that lacks only the second factor: SPEC.md
+                // does not say which refusal comes first when the parameters are wrong too
+                // (a subaccount that is not the account's, a state outside the two).
+                let own_subaccount = knowledge.two_factor_subaccount.is_some_and(|id| {
+                    params.get("sid").and_then(Value::as_u64) == Some(id)
+                        || text("sid") == Some(id.to_string().as_str())
+                });
+                let state_listed = matches!(text("state"), Some("enable" | "disable"));
+                if !(own_subaccount && state_listed) {
+                    return Some(Prediction::error(
+                        "auth.two_factor.13668",
+                        "a 2fa account without the second factor, and parameters that may be refused first",
+                    ));
+                }
                 return Some(
                     error(
                         "auth.two_factor.13668",

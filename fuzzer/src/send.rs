@@ -20,11 +20,11 @@ use super::steps::{account_of, request_case};
 use super::{FuzzRequest, RequestAuth};
 use harness_model::case::{Auth, Bearer, BearerToken};
 use harness_model::check::{Finding, Redactor, SchemaSet, Verdict};
-use harness_model::target_file::{CountedPer, Target};
+use harness_model::target_file::{CountedPer, RateLimits, Target};
 use harness_protocol::wire::Exchange;
 use harness_protocol::wire::NoAnswer;
 use harness_protocol::wire::TransportKind;
-use harness_runner::run::step_call::{ANONYMOUS, Execution, Shared, Stop};
+use harness_runner::run::step_call::{ANONYMOUS, Execution, Shared, Stop, THROTTLED_LOGIN};
 use harness_runner::run::{Breaker, RunError};
 use harness_runner::transport::{ClientSession, RequestLimits, Token};
 
@@ -208,6 +208,7 @@ impl Sender {
         let mut knowledge = OracleKnowledge {
             instrument: self.target.fixtures.instrument_name.clone(),
             subaccount: self.target.fixtures.subaccount_id,
+            two_factor_subaccount: self.target.fixtures.two_factor_subaccount_id,
             currency: self.target.fixtures.currency.clone(),
             granted: None,
             client_id: None,
@@ -228,7 +229,7 @@ impl Sender {
                     match call.exchange.json().and_then(Token::from_answer) {
                         Some(token) => knowledge.granted = Some(token.granted),
                         None if !step.capture.is_empty() => {
-                            setup = Some(own_login_failed(&call.exchange));
+                            setup = Some(own_login_failed(&call.exchange, &self.target.limits));
                             break;
                         }
                         None => {}
@@ -325,6 +326,10 @@ impl Sender {
                     format!("the login this request needs failed: {seen}"),
                 )
             }
+            // The target throttled the login on every try: counted, not judged.
+            Stop::Skip(message) if message.starts_with(THROTTLED_LOGIN) => {
+                Finding::new(Verdict::Skip, Vec::new(), message)
+            }
             Stop::Error(message) | Stop::Skip(message) => {
                 let clause = match request.transport {
                     TransportKind::Ws => "transport.ws",
@@ -345,7 +350,19 @@ const LOGIN_CLAUSE: &str = "auth.client_credentials.accepted";
 
 /// The finding of a request's own login that gave no token: no answer at all is the
 /// harness's error, any other answer the target's failure.
-fn own_login_failed(exchange: &Exchange) -> Finding {
+fn own_login_failed(exchange: &Exchange, limits: &RateLimits) -> Finding {
+    let code = exchange
+        .json()
+        .as_ref()
+        .and_then(|json| harness_protocol::jsonrpc::error_of(json))
+        .map(|error| error.code);
+    if let Some(code) = code.filter(|code| limits.throttle_codes.contains(code)) {
+        return Finding::new(
+            Verdict::Skip,
+            Vec::new(),
+            format!("the login this request needs was throttled with code {code}: not judged"),
+        );
+    }
     let seen = match (&exchange.response, &exchange.failure) {
         (Some(received), _) => received.body.chars().take(160).collect(),
         (None, Some(failure)) => failure.message.clone(),

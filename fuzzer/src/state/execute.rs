@@ -200,7 +200,16 @@ fn seen(sender: &Sender, exchange: &Exchange, redactor: &Redactor) -> Seen {
         return Seen::Nothing(format!("no answer: {}", redactor.text(&failure.message)));
     }
     let answer = exchange.json();
-    Seen::of(answer, &sender.target.limits.throttle_codes)
+    // A session refused for full slots (a code the target file names) is the target's
+    // capacity, which SPEC.md 8 does not show: not judged, like a throttled answer.
+    let limits = &sender.target.limits;
+    let not_judged: Vec<i64> = limits
+        .throttle_codes
+        .iter()
+        .chain(&limits.session_limit_codes)
+        .copied()
+        .collect();
+    Seen::of(answer, &not_judged)
 }
 
 fn transport_clause(transport: TransportKind) -> &'static str {

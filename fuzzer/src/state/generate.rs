@@ -45,6 +45,12 @@ pub struct Allowed {
     pub delete_member: bool,
     /// Steps calling the paced method.
     pub paced: bool,
+    /// The target counts its session slots (`[limits] session_limit_codes`): each sequence
+    /// names sessions of its own (`{{unique}}`), which it logs out when it ends
+    /// (`harness_runner`'s `session_slots`), since a login naming a session another
+    /// sequence holds may end that one's tokens (SPEC.md 5.4 does not say). Elsewhere the
+    /// names are the same in every sequence, so sequences make no new session at every login.
+    pub own_sessions: bool,
 }
 
 impl Allowed {
@@ -63,6 +69,7 @@ impl Allowed {
             destructive,
             delete_member: destructive && target.fixtures.member_id.is_some(),
             paced: true,
+            own_sessions: !target.limits.session_limit_codes.is_empty(),
         }
     }
 }
@@ -174,7 +181,13 @@ fn login(rng: &mut StdRng, allowed: &Allowed, index: usize) -> Action {
     } else {
         Grant::ClientSignature
     };
-    let session = rng.random_bool(0.5).then(|| format!("s{index}"));
+    let session = rng.random_bool(0.5).then(|| {
+        if allowed.own_sessions {
+            format!("s{index}-{{{{unique}}}}")
+        } else {
+            format!("s{index}")
+        }
+    });
     Action::Login {
         who,
         grant,
@@ -291,6 +304,7 @@ mod tests {
             destructive: true,
             delete_member: true,
             paced: true,
+            own_sessions: false,
         }
     }
 
@@ -317,6 +331,31 @@ mod tests {
     }
 
     #[test]
+    fn a_target_counting_session_slots_gets_session_names_of_each_sequence() {
+        let names = |own_sessions: bool| {
+            let allowed = Allowed {
+                own_sessions,
+                ..everything()
+            };
+            let mut rng = StdRng::seed_from_u64(5);
+            (0..50)
+                .flat_map(|_| sequence(&mut rng, &allowed).steps)
+                .filter_map(|step| match step.action {
+                    Action::Login { session, .. } => session,
+                    _ => None,
+                })
+                .collect::<Vec<String>>()
+        };
+        let own = names(true);
+        assert!(!own.is_empty());
+        assert!(
+            own.iter().all(|name| name.ends_with("-{{unique}}")),
+            "{own:?}"
+        );
+        assert!(names(false).iter().all(|name| !name.contains("{{")));
+    }
+
+    #[test]
     fn what_the_target_lacks_is_never_generated() {
         let allowed = Allowed {
             ws: false,
@@ -325,6 +364,7 @@ mod tests {
             destructive: false,
             delete_member: false,
             paced: false,
+            own_sessions: false,
         };
         let mut rng = StdRng::seed_from_u64(3);
         for _ in 0..300 {

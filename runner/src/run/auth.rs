@@ -360,6 +360,12 @@ impl Execution<'_> {
                     code,
                 )))
             }
+            // Throttled on every try: the target's pace, never a verdict.
+            None if let Some(code) = pace::throttled(&answer, &self.shared.target.limits) => {
+                Err(Stop::Skip(format!(
+                    "{THROTTLED_LOGIN} (code {code}) on every one of its tries"
+                )))
+            }
             None => {
                 let body = answer.json.as_ref().map_or(answer.body, Value::to_string);
                 self.record(
@@ -374,6 +380,10 @@ impl Execution<'_> {
         }
     }
 }
+
+/// How the reason of a login the target throttled on every try starts: the fuzzer counts such
+/// a request as throttled, not judged.
+pub const THROTTLED_LOGIN: &str = "the target throttled the login";
 
 /// `scope` without its `mainaccount` word, when it has one.
 fn without_mainaccount(scope: &str) -> Option<String> {

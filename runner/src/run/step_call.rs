@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Map, Value};
 
 pub use super::Shared;
+pub use super::auth::THROTTLED_LOGIN;
 use super::exec::step_method;
 pub use super::exec::{Execution, Stop};
 use crate::transport::ClientSession;
