@@ -204,10 +204,7 @@ fn add_request(sequence: &Sequence, index: usize, literal: &[Option<String>], wr
                 ("refresh_token", refresh(*of)),
                 // A fork makes a new session, whose name a server may hold unique
                 // (`{{unique}}`: one of this sequence alone).
-                (
-                    "session_name",
-                    Value::from(format!("{name}-{{{{unique}}}}")),
-                ),
+                ("session_name", Value::from(fork_session_name(name))),
             ]);
         }
         Action::Exchange { of } => {
@@ -378,6 +375,12 @@ fn login_of(sequence: &Sequence, index: usize) -> (Who, Grant, Option<&str>) {
     }
 }
 
+/// The session name a fork step asks for: a fork makes a new session, whose name a server
+/// may hold unique (`{{unique}}`: one of this sequence alone).
+fn fork_session_name(name: &str) -> String {
+    format!("{name}-{{{{unique}}}}")
+}
+
 /// The session of the token step `index` issued, when the sequence says (a login or fork
 /// naming one, or a refresh of such a token).
 fn session_of(sequence: &Sequence, index: usize) -> Option<String> {
@@ -385,7 +388,8 @@ fn session_of(sequence: &Sequence, index: usize) -> Option<String> {
     for _ in 0..=sequence.steps.len() {
         match &sequence.steps.get(index)?.action {
             Action::Login { session, .. } => return session.clone(),
-            Action::Fork { name, .. } => return Some(name.clone()),
+            // As the fork step writes it (`session_name`).
+            Action::Fork { name, .. } => return Some(fork_session_name(name)),
             Action::Refresh { of } => index = *of,
             _ => return None,
         }
