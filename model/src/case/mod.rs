@@ -311,7 +311,8 @@ pub struct ExpectedAnswer {
     pub matchers: Vec<Matcher>,
     /// With `outcome = "any"`: an error answer keeps the rule the case checks (a request
     /// SPEC.md lets the server refuse or honour within bounds), so it ends the execution,
-    /// passing, and the later steps (which check what a result granted) do not run.
+    /// passing, and the later steps (which check what a result granted) do not run. A
+    /// result is held to the method's schema, as with `outcome = "result"`.
     #[serde(default, skip_serializing_if = "crate::case::write::is_false")]
     pub refusal_ends_case: bool,
 }

@@ -605,8 +605,19 @@ impl Execution<'_> {
                 .clone()
                 .or_else(|| self.shared.schemas.for_method(method))
         };
+        // A step whose refusal ends the case goes on only on a result, which the later steps
+        // read: that result is held to the method's schema as any expected result is.
+        let answered_result = answer
+            .json
+            .as_ref()
+            .is_some_and(|json| json.get("result").is_some());
+        let outcome = if expect.refusal_ends_case && answered_result {
+            Outcome::Result
+        } else {
+            expect.outcome
+        };
         let expected = Required {
-            outcome: expect.outcome,
+            outcome,
             error_code: expect.error_code,
             error_message: expect.error_message.as_deref(),
             http_status: expect.http_status,
