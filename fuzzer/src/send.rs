@@ -225,6 +225,13 @@ impl Sender {
         for (index, step) in case.steps.iter().enumerate() {
             match execution.call_unjudged(step).await {
                 Ok(call) if index < last => {
+                    // A step before the request that the target throttled did not happen
+                    // (an original whose nonce a replay reuses, a login): nothing after it
+                    // can be judged.
+                    if let Some(throttled) = throttled_step(&call.exchange, &self.target.limits) {
+                        setup = Some(throttled);
+                        break;
+                    }
                     // The login of the request's own token says what it was granted.
                     match call.exchange.json().and_then(Token::from_answer) {
                         Some(token) => knowledge.granted = Some(token.granted),
@@ -345,23 +352,29 @@ impl Sender {
     }
 }
 
+/// The finding, not judged, of a step before the request that the target throttled.
+fn throttled_step(exchange: &Exchange, limits: &RateLimits) -> Option<Finding> {
+    let code = exchange
+        .json()
+        .as_ref()
+        .and_then(|json| harness_protocol::jsonrpc::error_of(json))
+        .map(|error| error.code)
+        .filter(|code| limits.throttle_codes.contains(code))?;
+    Some(Finding::new(
+        Verdict::Skip,
+        Vec::new(),
+        format!("a step before the request was throttled with code {code}: not judged"),
+    ))
+}
+
 /// The clause a login the request needs breaks when it gives no token.
 const LOGIN_CLAUSE: &str = "auth.client_credentials.accepted";
 
 /// The finding of a request's own login that gave no token: no answer at all is the
 /// harness's error, any other answer the target's failure.
 fn own_login_failed(exchange: &Exchange, limits: &RateLimits) -> Finding {
-    let code = exchange
-        .json()
-        .as_ref()
-        .and_then(|json| harness_protocol::jsonrpc::error_of(json))
-        .map(|error| error.code);
-    if let Some(code) = code.filter(|code| limits.throttle_codes.contains(code)) {
-        return Finding::new(
-            Verdict::Skip,
-            Vec::new(),
-            format!("the login this request needs was throttled with code {code}: not judged"),
-        );
+    if let Some(throttled) = throttled_step(exchange, limits) {
+        return throttled;
     }
     let seen = match (&exchange.response, &exchange.failure) {
         (Some(received), _) => received.body.chars().take(160).collect(),
