@@ -243,21 +243,19 @@ impl Pacer {
 
 /// The throttling code of an answer, when the target's `[limits] throttle_codes` lists it.
 pub(crate) fn throttled(answer: &ParsedAnswer, limits: &RateLimits) -> Option<i64> {
-    let error = jsonrpc::error_of(answer.json.as_ref()?)?;
-    limits
-        .throttle_codes
-        .contains(&error.code)
-        .then_some(error.code)
+    listed_code(answer, &limits.throttle_codes)
 }
 
 /// The code of an answer refusing a request because the target's session slots are full,
 /// when the target's `[limits] session_limit_codes` lists it.
 pub(crate) fn session_limited(answer: &ParsedAnswer, limits: &RateLimits) -> Option<i64> {
+    listed_code(answer, &limits.session_limit_codes)
+}
+
+/// The error code of an answer, when `codes` lists it.
+fn listed_code(answer: &ParsedAnswer, codes: &[i64]) -> Option<i64> {
     let error = jsonrpc::error_of(answer.json.as_ref()?)?;
-    limits
-        .session_limit_codes
-        .contains(&error.code)
-        .then_some(error.code)
+    codes.contains(&error.code).then_some(error.code)
 }
 
 /// Why a step refused for want of a session slot is skipped.
