@@ -14,18 +14,23 @@ use serde_json::Value;
 
 use crate::cli::{harness, temp_dir};
 
-/// The transaction log's cases against a reference whose main account holds `entries`.
-async fn log_cases_against(entries: usize) -> harness::results::RunReport {
-    let mut config = serve::ServeConfig::loopback();
-    config.log_entries = Some(entries);
+/// Runs `cases` (those `filter` selects, when given) against the reference started with
+/// `config`.
+async fn cases_against(
+    config: serve::ServeConfig,
+    edit: impl FnOnce(&mut Vec<harness::case::Case>),
+    filter: Option<&str>,
+) -> harness::results::RunReport {
     let running = serve::start(config).await.expect("reference server starts");
     let corpus = Corpus::embedded().expect("the embedded corpus loads");
+    let mut cases = corpus.cases;
+    edit(&mut cases);
     let config = run::RunConfig {
-        filter: Some("get_transaction_log".to_owned()),
+        filter: filter.map(str::to_owned),
         concurrency: 8,
         ..run::RunConfig::new(
             running.target(),
-            corpus.cases,
+            cases,
             corpus.catalog.clone(),
             corpus.schemas.clone(),
         )
@@ -35,6 +40,13 @@ async fn log_cases_against(entries: usize) -> harness::results::RunReport {
         .expect("the run is carried out");
     running.shutdown().await;
     report
+}
+
+/// The transaction log's cases against a reference whose main account holds `entries`.
+async fn log_cases_against(entries: usize) -> harness::results::RunReport {
+    let mut config = serve::ServeConfig::loopback();
+    config.log_entries = Some(entries);
+    cases_against(config, |_| {}, Some("get_transaction_log")).await
 }
 
 fn assert_nothing_fails(report: &harness::results::RunReport) {
@@ -78,32 +90,17 @@ async fn the_walks_read_windows_of_a_long_history() {
 // it once failed as "did not end" (a false failure on a target with a long history).
 #[tokio::test(flavor = "multi_thread")]
 async fn a_walk_without_window_longer_than_its_pages_is_skipped_not_failed() {
-    let running = serve::start(serve::ServeConfig::loopback())
-        .await
-        .expect("reference server starts");
-    let corpus = Corpus::embedded().expect("the embedded corpus loads");
-    let mut cases: Vec<_> = corpus
-        .cases
-        .into_iter()
-        .filter(|case| case.id == "m.get_trigger_order_history.walk")
-        .collect();
-    assert_eq!(cases.len(), 1, "the trigger history's walk is a case");
-    for step in &mut cases[0].steps {
-        if let harness::case::StepKind::Walk(walk) = &mut step.kind {
-            assert!(walk.window.is_none(), "the walk has no window");
-            walk.max_pages = 2;
+    let only_the_walk = |cases: &mut Vec<harness::case::Case>| {
+        cases.retain(|case| case.id == "m.get_trigger_order_history.walk");
+        assert_eq!(cases.len(), 1, "the trigger history's walk is a case");
+        for step in &mut cases[0].steps {
+            if let harness::case::StepKind::Walk(walk) = &mut step.kind {
+                assert!(walk.window.is_none(), "the walk has no window");
+                walk.max_pages = 2;
+            }
         }
-    }
-    let config = run::RunConfig::new(
-        running.target(),
-        cases,
-        corpus.catalog.clone(),
-        corpus.schemas.clone(),
-    );
-    let report = run::run(config, harness::events::EventSink::none())
-        .await
-        .expect("the run is carried out");
-    running.shutdown().await;
+    };
+    let report = cases_against(serve::ServeConfig::loopback(), only_the_walk, None).await;
     assert!(!report.results.is_empty());
     for result in &report.results {
         assert_eq!(result.verdict, Verdict::Skip, "{}", result.message);
