@@ -15,19 +15,24 @@
 //! without sockets. A signature that does not verify is diagnosed: the known wrong framings
 //! are tried and the one that matches is named in the finding.
 
+mod credentials;
+mod direct;
 mod envelope;
 mod nonces;
 mod pace;
 mod paging;
+mod params;
 mod placement;
 mod record;
 mod recorder;
 mod results;
+mod route;
 mod scenario;
 mod sessions;
 mod signature;
 mod signed;
 mod tally;
+mod tokens;
 mod walks;
 
 pub use record::{Answer, Call, Record};
@@ -42,7 +47,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use crate::serve::{self, Knobs};
-use harness_model::target_file::{RateLimits, Target};
+use harness_model::target_file::{CountedPer, RateLimits, Target};
 use harness_protocol::auth::clock::Clock;
 
 use sessions::Sessions;
@@ -75,7 +80,9 @@ pub struct JudgeConfig {
 
 impl JudgeConfig {
     /// Loopback on a free port, the default scenario, SPEC.md's sustained rate with the
-    /// judge's burst of [`DEFAULT_BURST`], any signature scheme name.
+    /// judge's burst of [`DEFAULT_BURST`], counted per account (SPEC.md 8 does not say per
+    /// what; a client must cope with the narrowest reading, so all the tokens of one
+    /// account share one budget), any signature scheme name.
     pub fn loopback() -> JudgeConfig {
         let server = serve::ServeConfig::loopback();
         JudgeConfig {
@@ -83,6 +90,7 @@ impl JudgeConfig {
             scenario: Scenario::Default,
             limits: RateLimits {
                 transaction_log_burst: DEFAULT_BURST,
+                transaction_log_counted_per: CountedPer::Account,
                 ..server.limits
             },
             signature_scheme: None,
@@ -104,7 +112,7 @@ impl JudgeConfig {
 pub const DEFAULT_BURST: u32 = 5;
 
 /// What the judge knows besides the traffic: whose secret is what, and the limits.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct Knowledge {
     /// Client secrets by client id.
     pub(crate) secrets: BTreeMap<String, String>,
@@ -113,15 +121,27 @@ pub struct Knowledge {
     pub signature_scheme: Option<String>,
     /// The advertised transaction-log rate.
     pub limits: RateLimits,
+    /// The parameter carrying the second factor, by the client id of each account that
+    /// has one (SPEC.md 5.7: "when the account has 2FA enabled"; the target file names it).
+    pub(crate) second_factor: BTreeMap<String, String>,
+    /// The user id each client id logs in as, where the target file tells it (the `sub`
+    /// account is `fixtures.subaccount_id`): whose sessions a disable ends (SPEC.md 4.5).
+    pub(crate) users: BTreeMap<String, u64>,
+    /// The API key of the Direct Access interface (SPEC.md 5.8), when the target names one.
+    pub(crate) direct_access_key: Option<String>,
+    /// The parameter names of `public/fork_token` the target file gives (SPEC.md 4.3:
+    /// "Parameter names and response shape: not shown"): the refresh token's and the new
+    /// session's name's, by the harness's name for each.
+    pub(crate) fork_params: BTreeMap<String, String>,
 }
 
 impl Knowledge {
     /// What a target file tells about its accounts and limits.
     pub fn from_target(target: &Target) -> Knowledge {
+        let accounts = target.accounts.values();
         Knowledge {
-            secrets: target
-                .accounts
-                .values()
+            secrets: accounts
+                .clone()
                 .map(|account| {
                     (
                         account.client_id.clone(),
@@ -131,7 +151,36 @@ impl Knowledge {
                 .collect(),
             signature_scheme: Some(target.signature_scheme.clone()),
             limits: target.limits.clone(),
+            second_factor: accounts
+                .filter_map(|account| {
+                    let factor = account.second_factor.as_ref()?;
+                    Some((account.client_id.clone(), factor.parameter.clone()))
+                })
+                .collect(),
+            users: target
+                .accounts
+                .get("sub")
+                .zip(target.fixtures.subaccount_id)
+                .map(|(account, user)| (account.client_id.clone(), user))
+                .into_iter()
+                .collect(),
+            direct_access_key: target
+                .fixtures
+                .direct_access_key
+                .as_ref()
+                .map(|key| key.expose().to_owned()),
+            fork_params: target
+                .param_names
+                .get(harness_protocol::spec::FORK_TOKEN_METHOD)
+                .cloned()
+                .unwrap_or_default(),
         }
+    }
+
+    /// The name `public/fork_token`'s parameter `name` goes by (the harness's name when the
+    /// target file gives none).
+    pub(crate) fn fork_param<'a>(&'a self, name: &'a str) -> &'a str {
+        self.fork_params.get(name).map_or(name, String::as_str)
     }
 }
 
@@ -218,6 +267,7 @@ pub fn assess(records: &[Record], knowledge: &Knowledge) -> Tally {
         let call = record.call();
         check_request(record, &call, knowledge, &sessions, &mut tally);
         placement::check_ws_token_omitted(record, &call, &sessions, &mut tally);
+        tokens::check_tokens(record, &call, &sessions, knowledge, &mut tally);
         nonces.check(record, &call, knowledge, &mut tally);
         callers.push(sessions.caller(record, &call, knowledge.signature_scheme.as_deref()));
         sessions.learn(record, &call);
@@ -242,6 +292,10 @@ pub(crate) fn check_request(
     envelope::check_envelope(record, call, tally);
     placement::check_placement(record, call, sessions, knowledge, tally);
     placement::check_required_params(record, call, tally);
+    params::check_params(record, call, tally);
+    route::check_route(record, call, tally);
+    direct::check_direct_access(record, call, sessions, knowledge, tally);
+    credentials::check_credentials(record, call, knowledge, tally);
     paging::check_count(record, call, tally);
     signature::check_client_signature(record, call, knowledge, tally);
     signed::check_signed_header(record, knowledge, tally);

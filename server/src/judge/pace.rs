@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use super::Tally;
 use super::record::Record;
 use super::sessions::Caller;
-use harness_model::target_file::RateLimits;
+use harness_model::target_file::{CountedPer, RateLimits};
 use harness_protocol::spec;
 use harness_protocol::token_bucket::{Rate, TokenBucket};
 
@@ -46,7 +46,7 @@ pub(crate) fn check_transaction_log_rate(
         limits.transaction_log_per_second.max(f64::MIN_POSITIVE),
         limits.transaction_log_burst,
     );
-    let mut paces: HashMap<&str, CallerPace> = HashMap::new();
+    let mut paces: HashMap<String, CallerPace> = HashMap::new();
     let mut order = Vec::new();
     for (record, caller) in records.iter().zip(callers) {
         let call = record.call();
@@ -54,8 +54,9 @@ pub(crate) fn check_transaction_log_rate(
             continue;
         }
         let at_ms = record.at_ms as f64;
-        let pace = paces.entry(caller.key.as_str()).or_insert_with(|| {
-            order.push(caller.key.as_str());
+        let key = budget_key(caller, limits.transaction_log_counted_per);
+        let pace = paces.entry(key.clone()).or_insert_with(|| {
+            order.push(key);
             CallerPace {
                 bucket: rate.full(at_ms),
                 transport: record.transport,
@@ -71,7 +72,7 @@ pub(crate) fn check_transaction_log_rate(
         }
     }
     for key in order {
-        let pace = &paces[key];
+        let pace = &paces[&key];
         match pace.first_excess {
             None => tally.pass(clause, pace.transport),
             Some((seq, nth)) => tally.fail(
@@ -84,6 +85,16 @@ pub(crate) fn check_transaction_log_rate(
                 ),
             ),
         }
+    }
+}
+
+/// Whose budget a request draws on: its account's, when the target counts per account and
+/// the account is known (all its tokens, sessions and transports share one budget), else its
+/// session's (one token and its refreshed successors).
+fn budget_key(caller: &Caller, counted_per: CountedPer) -> String {
+    match (&caller.account, counted_per) {
+        (Some(account), CountedPer::Account) => format!("account:{account}"),
+        _ => caller.key.clone(),
     }
 }
 
@@ -109,7 +120,8 @@ mod tests {
         let callers = vec![
             Caller {
                 key: "client:c".to_owned(),
-                client: None
+                client: None,
+                account: None,
             };
             records.len()
         ];

@@ -1,33 +1,103 @@
-//! Who is calling: the judge follows the tokens it hands out, so that requests made with a
-//! token, with its refreshed successor, or on a WebSocket connection that remembers it all
-//! count as one client session.
+//! Who is calling, and what became of each token: the judge follows the tokens it hands
+//! out, so that requests made with a token, with its refreshed successor, or on a WebSocket
+//! connection that remembers it all count as one client session, and so that a token used
+//! after its end (refreshed away, logged out, its subaccount disabled) is known as such.
 //!
 //! Pagination and pacing are judged per session rather than per token: a client that
 //! refreshes its token in the middle of a walk is still walking, and a client that logs in
 //! again does not get a new rate budget from the spec's point of view.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use serde_json::Value;
 
 use super::record::{Call, Record};
 use super::signed::parse_signed;
+use harness_protocol::auth::scope::Scope;
 use harness_protocol::auth::sign;
 use harness_protocol::spec;
+
+/// One token set a token-issuing method handed out (SPEC.md 2.1), and its fate.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct TokenSet {
+    /// The client session it belongs to (a login and its refreshes).
+    pub(crate) session: usize,
+    /// The request that issued it.
+    pub(crate) issued_seq: u64,
+    /// When its answer went out, ms since the epoch (its lifetime counts from there).
+    pub(crate) issued_ms: u64,
+    /// The event of that answer.
+    pub(crate) issued_event: u64,
+    /// `expires_in`, seconds.
+    pub(crate) expires_in: Option<u64>,
+    /// The scope granted (`None` when the answer carried none).
+    pub(crate) scope: Option<Scope>,
+    /// The subaccount an exchange made it act for (`subject_id`), kept through refreshes
+    /// and forks.
+    pub(crate) subject: Option<u64>,
+    /// How its access token ended, if it did: the cause and the answer event after which
+    /// a use of it is a use of a dead token.
+    pub(crate) access_end: Option<End>,
+    /// How its refresh token ended, if it did.
+    pub(crate) refresh_end: Option<End>,
+}
+
+impl TokenSet {
+    /// Whether it is session-scoped (a `session:<name>` word, SPEC.md 5.4).
+    pub(crate) fn session_name(&self) -> Option<&str> {
+        self.scope.as_ref()?.session.as_deref()
+    }
+}
+
+/// Why a token stopped being valid (SPEC.md 4.4, 5.3).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct End {
+    /// What ended it.
+    pub(crate) cause: EndCause,
+    /// The request that ended it.
+    pub(crate) seq: u64,
+    /// The event of that request's answer: later arrivals use a dead token.
+    pub(crate) event: u64,
+}
+
+/// What ends a token.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum EndCause {
+    /// A refresh of a connection-scoped token (5.3: "invalidates the previous one").
+    Refreshed,
+    /// A logout (4.4: "Invalidates the tokens.").
+    LoggedOut,
+}
+
+/// A subaccount's login disabled (SPEC.md 4.5: "Disabling ends any active session of that
+/// subaccount immediately").
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Disable {
+    /// The subaccount's user id (`sid`).
+    pub(crate) user: u64,
+    /// The request that disabled it.
+    pub(crate) seq: u64,
+    /// The event of its answer.
+    pub(crate) event: u64,
+}
 
 /// The tokens issued so far and the session each belongs to.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Sessions {
+    /// Token sets by issue order.
+    sets: Vec<TokenSet>,
+    /// Each access token's set.
     access: HashMap<String, usize>,
+    /// Each refresh token's set.
     refresh: HashMap<String, usize>,
-    /// Access tokens issued with a `session:<name>` scope (SPEC.md 5.4).
-    session_scoped: HashSet<String>,
     /// The session a WebSocket connection last authenticated as.
     connections: HashMap<String, usize>,
     /// The session-scoped token each WebSocket connection remembers (SPEC.md 5.2).
     remembered: HashMap<String, String>,
     /// The client id of each session, when known.
     clients: Vec<Option<String>>,
+    /// Subaccount logins disabled, in order.
+    disables: Vec<Disable>,
 }
 
 /// Whose request it is, as far as the judge can tell.
@@ -37,6 +107,9 @@ pub(crate) struct Caller {
     pub(crate) key: String,
     /// The client id, when known.
     pub(crate) client: Option<String>,
+    /// The account whose budgets the request draws on: the client id, or the subaccount
+    /// an exchanged token acts for (`subject:<id>`); `None` when unknown.
+    pub(crate) account: Option<String>,
 }
 
 impl Sessions {
@@ -45,14 +118,63 @@ impl Sessions {
         self.access.keys().map(String::as_str)
     }
 
+    /// The token set of an access token the judge's server issued.
+    pub(crate) fn access_set(&self, token: &str) -> Option<&TokenSet> {
+        self.sets.get(*self.access.get(token)?)
+    }
+
+    /// The token set of a refresh token the judge's server issued.
+    pub(crate) fn refresh_set(&self, token: &str) -> Option<&TokenSet> {
+        self.sets.get(*self.refresh.get(token)?)
+    }
+
+    /// The client id of a token set's session.
+    pub(crate) fn client_of(&self, set: &TokenSet) -> Option<&str> {
+        self.clients.get(set.session)?.as_deref()
+    }
+
+    /// The subaccount logins disabled so far.
+    pub(crate) fn disables(&self) -> &[Disable] {
+        &self.disables
+    }
+
     /// Whether a WebSocket connection holds a session token, so that its requests may
     /// omit `access_token` (SPEC.md 5.2).
     pub(crate) fn remembers(&self, connection: &str) -> bool {
         self.remembered.contains_key(connection)
     }
 
-    /// Learns from an answered request: tokens issued, and what a connection remembers.
+    /// The session token a WebSocket connection remembers.
+    pub(crate) fn remembered(&self, connection: &str) -> Option<&str> {
+        self.remembered.get(connection).map(String::as_str)
+    }
+
+    /// The access token a request presents: its bearer header, its `access_token`
+    /// parameter, or on WebSocket the token its connection remembers.
+    pub(crate) fn presented(&self, record: &Record, call: &Call) -> Option<String> {
+        if let Some(value) = record.header("authorization") {
+            let value = value.trim();
+            let (name, rest) = value.split_once(' ').unwrap_or((value, ""));
+            return name
+                .eq_ignore_ascii_case("bearer")
+                .then(|| rest.trim().to_owned());
+        }
+        call.text("access_token").or_else(|| {
+            record
+                .connection
+                .starts_with("ws#")
+                .then(|| self.remembered(&record.connection).map(str::to_owned))
+                .flatten()
+        })
+    }
+
+    /// Learns from an answered request: tokens issued, tokens ended, subaccounts
+    /// disabled, and what a connection remembers.
     pub(crate) fn learn(&mut self, record: &Record, call: &Call) {
+        let ended_by = record.answer.as_ref().map(|answer| answer.event);
+        if let (Some(event), Some(_)) = (ended_by, record.result()) {
+            self.learn_ends(record, call, event);
+        }
         if record.connection.starts_with("ws#") {
             self.remember(record, call);
         }
@@ -65,13 +187,17 @@ impl Sessions {
         if !spec::token_issuing_methods().any(|method| call.is(method.name)) {
             return;
         }
-        let previous = call
+        let parent = call
             .text("refresh_token")
             .and_then(|refresh| self.refresh.get(&refresh).copied());
-        let session = match (call.text("grant_type").as_deref(), previous) {
-            (Some("refresh_token"), Some(session)) => session,
+        let session = match (call.text("grant_type").as_deref(), parent) {
+            (Some("refresh_token"), Some(parent)) => self.sets[parent].session,
             (_, Some(parent)) => {
-                let client = self.clients.get(parent).cloned().flatten();
+                let client = self
+                    .clients
+                    .get(self.sets[parent].session)
+                    .cloned()
+                    .flatten();
                 self.new_session(client)
             }
             _ => {
@@ -79,16 +205,32 @@ impl Sessions {
                 self.new_session(client)
             }
         };
-        self.access.insert(access.to_owned(), session);
-        if let Some(refresh) = result.get("refresh_token").and_then(Value::as_str) {
-            self.refresh.insert(refresh.to_owned(), session);
-        }
-        let session_scoped = result
+        let subject = if call.is(spec::EXCHANGE_TOKEN_METHOD) {
+            call.int("subject_id").and_then(|id| u64::try_from(id).ok())
+        } else {
+            parent.and_then(|parent| self.sets[parent].subject)
+        };
+        let scope = result
             .get("scope")
             .and_then(Value::as_str)
-            .is_some_and(|scope| scope.split(' ').any(|item| item.starts_with("session:")));
-        if session_scoped {
-            self.session_scoped.insert(access.to_owned());
+            .map(Scope::parse);
+        let session_scoped = scope.as_ref().is_some_and(|scope| scope.session.is_some());
+        let answer = record.answer.as_ref();
+        self.sets.push(TokenSet {
+            session,
+            issued_seq: record.seq,
+            issued_ms: answer.map_or(record.at_ms, |answer| answer.at_ms),
+            issued_event: answer.map_or(record.event, |answer| answer.event),
+            expires_in: result.get("expires_in").and_then(Value::as_u64),
+            scope,
+            subject,
+            access_end: None,
+            refresh_end: None,
+        });
+        let set = self.sets.len() - 1;
+        self.access.insert(access.to_owned(), set);
+        if let Some(refresh) = result.get("refresh_token").and_then(Value::as_str) {
+            self.refresh.insert(refresh.to_owned(), set);
         }
         if record.connection.starts_with("ws#") {
             self.connections.insert(record.connection.clone(), session);
@@ -99,13 +241,58 @@ impl Sessions {
         }
     }
 
+    /// What a successful request ends: the connection-scoped token a refresh replaces
+    /// (SPEC.md 5.3), the tokens of the session a logout ends (4.4), a subaccount's
+    /// sessions (4.5).
+    fn learn_ends(&mut self, record: &Record, call: &Call, event: u64) {
+        let end = |cause| End {
+            cause,
+            seq: record.seq,
+            event,
+        };
+        if call.is(spec::AUTH_METHOD)
+            && call.text("grant_type").as_deref() == Some("refresh_token")
+            && let Some(parent) = call
+                .text("refresh_token")
+                .and_then(|token| self.refresh.get(&token).copied())
+            && self.sets[parent].session_name().is_none()
+        {
+            self.sets[parent]
+                .access_end
+                .get_or_insert(end(EndCause::Refreshed));
+        }
+        if call.is(spec::LOGOUT_METHOD)
+            && let Some(set) = self
+                .presented(record, call)
+                .and_then(|token| self.access.get(&token).copied())
+        {
+            let session = self.sets[set].session;
+            for set in self.sets.iter_mut().filter(|set| set.session == session) {
+                set.access_end.get_or_insert(end(EndCause::LoggedOut));
+                set.refresh_end.get_or_insert(end(EndCause::LoggedOut));
+            }
+        }
+        if call.is(spec::TOGGLE_LOGIN_METHOD)
+            && call.text("state").as_deref() == Some("disable")
+            && let Some(user) = call.int("sid").and_then(|id| u64::try_from(id).ok())
+        {
+            self.disables.push(Disable {
+                user,
+                seq: record.seq,
+                event,
+            });
+        }
+    }
+
     /// What a WebSocket connection remembers after a request: a session-scoped token it
     /// presented, and nothing once it logged out.
     fn remember(&mut self, record: &Record, call: &Call) {
         if call.is(spec::LOGOUT_METHOD) && record.result().is_some() {
             self.remembered.remove(&record.connection);
         } else if let Some(token) = call.text("access_token")
-            && self.session_scoped.contains(&token)
+            && self
+                .access_set(&token)
+                .is_some_and(|set| set.session_name().is_some())
         {
             self.remembered.insert(record.connection.clone(), token);
         }
@@ -116,10 +303,15 @@ impl Sessions {
         self.clients.len() - 1
     }
 
-    fn session(&self, session: usize) -> Caller {
+    fn session(&self, session: usize, subject: Option<u64>) -> Caller {
+        let client = self.clients.get(session).cloned().flatten();
         Caller {
             key: format!("session#{session}"),
-            client: self.clients.get(session).cloned().flatten(),
+            account: match subject {
+                Some(subject) => Some(format!("subject:{subject}")),
+                None => client.clone(),
+            },
+            client,
         }
     }
 
@@ -141,15 +333,22 @@ impl Sessions {
             }
             None => call.text("access_token"),
         };
-        if let Some(session) = token.and_then(|token| self.access.get(&token).copied()) {
-            return self.session(session);
+        if let Some(set) = token.and_then(|token| self.access_set(&token)) {
+            return self.session(set.session, set.subject);
         }
         if let Some(session) = self.connections.get(&record.connection) {
-            return self.session(*session);
+            let subject = self
+                .sets
+                .iter()
+                .rev()
+                .find(|set| set.session == *session)
+                .and_then(|set| set.subject);
+            return self.session(*session, subject);
         }
         Caller {
             key: format!("anonymous:{}", record.connection),
             client: None,
+            account: None,
         }
     }
 }
@@ -157,6 +356,7 @@ impl Sessions {
 fn key_caller(client: String) -> Caller {
     Caller {
         key: format!("client:{client}"),
+        account: Some(client.clone()),
         client: Some(client),
     }
 }

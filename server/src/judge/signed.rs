@@ -179,6 +179,7 @@ mod tests {
             secrets: BTreeMap::from([("c".to_owned(), "s3cret-value".to_owned())]),
             signature_scheme: scheme.map(str::to_owned),
             limits: RateLimits::default(),
+            ..Knowledge::default()
         }
     }
 

@@ -39,6 +39,7 @@ pub(crate) fn one_session(records: &[Record]) -> Vec<Caller> {
         .map(|_| Caller {
             key: "session#0".to_owned(),
             client: Some("c".to_owned()),
+            account: Some("c".to_owned()),
         })
         .collect()
 }

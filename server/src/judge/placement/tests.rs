@@ -54,6 +54,7 @@ fn knowledge() -> Knowledge {
         ]),
         signature_scheme: None,
         limits: RateLimits::default(),
+        ..Knowledge::default()
     }
 }
 

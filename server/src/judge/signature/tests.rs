@@ -15,6 +15,7 @@ fn knowledge() -> Knowledge {
         secrets: BTreeMap::from([("c".to_owned(), SECRET.to_owned())]),
         signature_scheme: None,
         limits: RateLimits::default(),
+        ..Knowledge::default()
     }
 }
 

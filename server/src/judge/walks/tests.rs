@@ -269,6 +269,7 @@ fn a_walk_goes_on_in_another_session_of_the_same_client_but_not_of_another_clien
     let caller = |session: &str, client: &str| Caller {
         key: session.to_owned(),
         client: Some(client.to_owned()),
+        account: Some(client.to_owned()),
     };
     for (second, fails) in [
         (caller("session#2", "bot"), false),

@@ -1,0 +1,174 @@
+//! Requests held to the method tables of SPEC.md section 4: each parameter a method
+//! declares has its JSON type (a JSON body and a WebSocket message carry JSON types; a
+//! query string carries text, read as SPEC.md 1 allows: "Parameters are query parameters"),
+//! one of its listed values (with their case) or a value in its range, and the
+//! combinations the table states (`mmp_group` "requires `index_name`").
+//!
+//! A timestamp that reads as seconds rather than milliseconds is a warning: SPEC.md 1 says
+//! "timestamps are integers in milliseconds since the UNIX epoch", and a value in seconds
+//! is still such an integer (a moment of January 1970), so the judge cannot be sure.
+//! `count` has a clause of its own (`paging.rs`), and a parameter SPEC.md does not declare
+//! is not judged (the methods' tables are not closed: "any other parameters: not shown").
+
+use serde_json::Value;
+
+use harness_model::check::short;
+use harness_protocol::spec::{self, Kind, Param, Values};
+
+use super::Tally;
+use super::record::{Call, Record};
+
+/// Integers at or above this are milliseconds of 2001 or later; below it and at or above
+/// [`SECONDS_FROM`] they read as seconds of 2001 to 5138.
+const MILLISECONDS_FROM: i64 = 100_000_000_000;
+/// See [`MILLISECONDS_FROM`].
+const SECONDS_FROM: i64 = 1_000_000_000;
+
+/// Checks every declared parameter of a call against its method's table.
+pub(crate) fn check_params(record: &Record, call: &Call, tally: &mut Tally) {
+    let Some(method) = call.method.as_deref().and_then(spec::method) else {
+        return;
+    };
+    let query = call.envelope.is_none();
+    for param in method.params.iter().filter(|param| param.name != "count") {
+        let Some(raw) = call.params.get(param.name).filter(|value| !value.is_null()) else {
+            continue;
+        };
+        let value = match typed(param.kind, raw, query) {
+            Some(value) => value,
+            None => {
+                let travelled = if query {
+                    "in the query string"
+                } else {
+                    "as JSON"
+                };
+                tally.fail(
+                    "client.params.type",
+                    record.transport,
+                    Some(record.seq),
+                    format!(
+                        "{} of {} is {} {travelled}, not {}",
+                        param.name,
+                        method.name,
+                        short(raw),
+                        article(param.kind)
+                    ),
+                );
+                continue;
+            }
+        };
+        tally.pass("client.params.type", record.transport);
+        check_value(record, method.name, param, &value, tally);
+    }
+    check_combinations(record, call, tally);
+}
+
+/// The value a parameter stands for, when it has the declared type: a JSON value of that
+/// type, or over a query string a text that reads as one.
+fn typed(kind: Kind, raw: &Value, query: bool) -> Option<Value> {
+    if query {
+        return kind.from_text(raw.as_str()?);
+    }
+    let fits = match kind {
+        Kind::Str => raw.is_string(),
+        Kind::Int => raw.is_i64() || raw.is_u64(),
+        Kind::Num => raw.is_number(),
+        Kind::Bool => raw.is_boolean(),
+    };
+    fits.then(|| raw.clone())
+}
+
+fn article(kind: Kind) -> String {
+    match kind {
+        Kind::Int => "an integer".to_owned(),
+        other => format!("a {}", other.name()),
+    }
+}
+
+/// A typed value against the parameter's listed values or range, and a timestamp's unit.
+fn check_value(record: &Record, method: &str, param: &Param, value: &Value, tally: &mut Tally) {
+    match param.values {
+        Values::OneOf(listed) => {
+            let text = value.as_str().unwrap_or_default();
+            if listed.contains(&text) {
+                tally.pass("client.params.values", record.transport);
+            } else {
+                let case = listed
+                    .iter()
+                    .find(|item| item.eq_ignore_ascii_case(text))
+                    .map(|item| format!(" (SPEC.md lists `{item}`: the case differs)"))
+                    .unwrap_or_default();
+                tally.fail(
+                    "client.params.values",
+                    record.transport,
+                    Some(record.seq),
+                    format!(
+                        "{} `{text}` is not one of the values {method} takes{case}",
+                        param.name
+                    ),
+                );
+            }
+        }
+        Values::Range(min, max) => match value.as_i64() {
+            Some(number) if (min..=max).contains(&number) => {
+                tally.pass("client.params.values", record.transport);
+                if param.name.ends_with("timestamp")
+                    && (SECONDS_FROM..MILLISECONDS_FROM).contains(&number)
+                {
+                    tally.warn(
+                        "client.params.timestamp_ms",
+                        record.transport,
+                        Some(record.seq),
+                        format!("{} {number} of {method} reads as seconds (a moment of January 1970 in milliseconds)", param.name),
+                    );
+                } else if param.name.ends_with("timestamp") {
+                    tally.pass("client.params.timestamp_ms", record.transport);
+                }
+            }
+            _ => tally.fail(
+                "client.params.values",
+                record.transport,
+                Some(record.seq),
+                format!(
+                    "{} {} of {method} is outside {min}..{max}",
+                    param.name,
+                    short(value)
+                ),
+            ),
+        },
+        Values::Fixture(_) | Values::Token | Values::Free => {}
+    }
+}
+
+/// The combinations a table states: `mmp_group` "requires `index_name`" (SPEC.md 4.6; an
+/// empty one "targets the default orders MMP group (not an error)", so only a named group
+/// needs it).
+fn check_combinations(record: &Record, call: &Call, tally: &mut Tally) {
+    if !call.is(spec::MMP_STATUS_METHOD) {
+        return;
+    }
+    let named_group = call
+        .params
+        .get("mmp_group")
+        .is_some_and(|group| group.as_str().is_some_and(|name| !name.is_empty()));
+    if !named_group {
+        return;
+    }
+    if call
+        .params
+        .get("index_name")
+        .is_some_and(|index| !index.is_null())
+    {
+        tally.pass("client.params.requires", record.transport);
+    } else {
+        tally.fail(
+            "client.params.requires",
+            record.transport,
+            Some(record.seq),
+            "get_mmp_status names an mmp_group without index_name",
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests;

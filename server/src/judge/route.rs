@@ -1,0 +1,73 @@
+//! Where a JSON-RPC call goes over HTTP (SPEC.md 1, 4, 4.4): "the method path is appended
+//! to `{base_url}`" (a body sent to `{base_url}` itself, or to another method's path, is
+//! not), `private/logout` is "WebSocket only", and a `private/*` call carries credentials
+//! ("`private/*` methods need an OAuth 2.0 style bearer access token"; 5.6's Basic and
+//! signed headers stand in for it over HTTP).
+
+use harness_protocol::spec::{self, API_PREFIX};
+use harness_protocol::wire::TransportKind;
+
+use super::Tally;
+use super::record::{Call, Record};
+
+/// Checks an HTTP call's path, a logout's transport and a private call's credentials.
+pub(crate) fn check_route(record: &Record, call: &Call, tally: &mut Tally) {
+    if !matches!(
+        record.transport,
+        TransportKind::HttpQuery | TransportKind::HttpBody
+    ) {
+        return;
+    }
+    let Some(rest) = record.path().strip_prefix(API_PREFIX) else {
+        return;
+    };
+    let Some(method) = call.method.as_deref() else {
+        return;
+    };
+    let in_path = rest.trim_start_matches('/');
+    if in_path.is_empty() {
+        tally.fail(
+            "client.http.path",
+            record.transport,
+            Some(record.seq),
+            format!("{method} went to {{base_url}} itself; the method path is appended to it"),
+        );
+    } else if in_path != method {
+        tally.fail(
+            "client.http.path",
+            record.transport,
+            Some(record.seq),
+            format!("the path names {in_path} and the body {method}"),
+        );
+    } else {
+        tally.pass("client.http.path", record.transport);
+    }
+    let Some(entry) = spec::method(method) else {
+        return;
+    };
+    if entry.ws_only() {
+        tally.fail(
+            "client.logout.ws_only",
+            record.transport,
+            Some(record.seq),
+            format!("{method} went over HTTP; it is served over WebSocket only"),
+        );
+    }
+    if entry.private && entry.interface == spec::Interface::JsonRpc {
+        let token_elsewhere =
+            call.params.contains_key("access_token") || record.uri.contains("access_token");
+        if record.header("authorization").is_some() {
+            tally.pass("client.private.credentials", record.transport);
+        } else if !token_elsewhere {
+            tally.fail(
+                "client.private.credentials",
+                record.transport,
+                Some(record.seq),
+                format!("{method} went over HTTP with no Authorization header"),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

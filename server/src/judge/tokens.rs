@@ -1,0 +1,322 @@
+//! Token state (SPEC.md 4.1 to 4.5, 5.2 to 5.4, 5.7): the judge's server issued every
+//! token, so the judge knows each one's kind, scope, session, lifetime and fate, and holds
+//! every request that uses one to it, whatever the server answered.
+//!
+//! A private call presents an access token (not a refresh token), alive (not refreshed
+//! away, logged out, ended by a disable of its subaccount, nor past its `expires_in`), whose
+//! granted scope holds what the method states; a refresh, an exchange or a fork hands over
+//! a refresh token (not an access token) that is still alive; a fork starts from a session
+//! token and names a new session; an exchange asks no more than the caller holds; a call
+//! that needs the second factor carries it when its account has one. Tokens the judge did
+//! not issue are not judged here (a garbage token is the server's to refuse).
+
+use harness_protocol::auth::scope::Scope;
+use harness_protocol::spec;
+use harness_protocol::wire::TransportKind;
+
+use super::record::{Call, Record};
+use super::sessions::{EndCause, Sessions, TokenSet};
+use super::{Knowledge, Tally};
+
+/// Slack on a token's lifetime: the client counts it from when the answer reached it, and
+/// its request takes a moment to arrive.
+const LIFETIME_SLACK_MS: u64 = 1_000;
+
+/// Checks the tokens a request uses against what became of them.
+pub(crate) fn check_tokens(
+    record: &Record,
+    call: &Call,
+    sessions: &Sessions,
+    knowledge: &Knowledge,
+    tally: &mut Tally,
+) {
+    let Some(method) = call.method.as_deref() else {
+        return;
+    };
+    if record.transport != TransportKind::Rest && method.starts_with("private/") {
+        check_presented(record, call, method, sessions, knowledge, tally);
+        check_second_factor(record, call, method, sessions, knowledge, tally);
+    }
+    let refresh_param = if call.is(spec::FORK_TOKEN_METHOD) {
+        knowledge.fork_param("refresh_token")
+    } else if call.is(spec::EXCHANGE_TOKEN_METHOD)
+        || (call.is(spec::AUTH_METHOD)
+            && call.text("grant_type").as_deref() == Some("refresh_token"))
+    {
+        "refresh_token"
+    } else {
+        return;
+    };
+    let Some(token) = call.text(refresh_param) else {
+        return;
+    };
+    check_handed_over(record, call, method, &token, sessions, knowledge, tally);
+}
+
+/// The access token a private call presents: an access token, alive, with the scope the
+/// method states.
+fn check_presented(
+    record: &Record,
+    call: &Call,
+    method: &str,
+    sessions: &Sessions,
+    knowledge: &Knowledge,
+    tally: &mut Tally,
+) {
+    let Some(token) = sessions.presented(record, call) else {
+        return;
+    };
+    let Some(set) = sessions.access_set(&token) else {
+        if sessions.refresh_set(&token).is_some() {
+            tally.fail(
+                "client.token.kind",
+                record.transport,
+                Some(record.seq),
+                format!("{method} presents a refresh token where the access token goes"),
+            );
+        }
+        return;
+    };
+    tally.pass("client.token.kind", record.transport);
+    match ended(record, set, sessions, knowledge, Use::Access) {
+        Some(why) => tally.fail(
+            "client.token.live",
+            record.transport,
+            Some(record.seq),
+            format!("{method} uses an access token {why}"),
+        ),
+        None => tally.pass("client.token.live", record.transport),
+    }
+    let Some(granted) = &set.scope else {
+        return;
+    };
+    let missing: Vec<&str> = needed_scope(call, method)
+        .into_iter()
+        .filter(|need| !need.iter().any(|word| granted.grants(word)))
+        .map(|need| need[0])
+        .collect();
+    if missing.is_empty() {
+        tally.pass("client.token.scope", record.transport);
+    } else {
+        tally.fail(
+            "client.token.scope",
+            record.transport,
+            Some(record.seq),
+            format!(
+                "{method} needs {} and the token's granted scope `{granted}` lacks it",
+                missing.join(" and ")
+            ),
+        );
+    }
+}
+
+/// The scope a call needs, each need as the words any of which grants it: the method's
+/// stated scope, and for `get_mmp_status` with `block_rfq` true `block_rfq:read` as well as
+/// `trade:read` (SPEC.md 4.6: "Scope `trade:read`, or `block_rfq:read` when `block_rfq` is
+/// true"; either is taken, the sentence being read both ways).
+fn needed_scope(call: &Call, method: &str) -> Vec<Vec<&'static str>> {
+    let Some(entry) = spec::method(method) else {
+        return Vec::new();
+    };
+    let block_rfq = call.is(spec::MMP_STATUS_METHOD)
+        && call
+            .params
+            .get("block_rfq")
+            .is_some_and(|value| value == true || value == "true");
+    entry
+        .scope
+        .iter()
+        .map(|need| {
+            if block_rfq {
+                vec![*need, spec::MMP_BLOCK_RFQ_SCOPE]
+            } else {
+                vec![*need]
+            }
+        })
+        .collect()
+}
+
+/// The refresh token a refresh, an exchange or a fork hands over: a refresh token, alive;
+/// a fork's from a session token, naming a new session; an exchange's scope within the
+/// caller's.
+fn check_handed_over(
+    record: &Record,
+    call: &Call,
+    method: &str,
+    token: &str,
+    sessions: &Sessions,
+    knowledge: &Knowledge,
+    tally: &mut Tally,
+) {
+    let Some(set) = sessions.refresh_set(token) else {
+        if sessions.access_set(token).is_some() {
+            tally.fail(
+                "client.token.kind",
+                record.transport,
+                Some(record.seq),
+                format!("{method} hands over an access token where a refresh token goes"),
+            );
+        }
+        return;
+    };
+    tally.pass("client.token.kind", record.transport);
+    match ended(record, set, sessions, knowledge, Use::Refresh) {
+        Some(why) => tally.fail(
+            "client.token.live",
+            record.transport,
+            Some(record.seq),
+            format!("{method} hands over a refresh token {why}"),
+        ),
+        None => tally.pass("client.token.live", record.transport),
+    }
+    if call.is(spec::FORK_TOKEN_METHOD) {
+        check_fork(record, call, set, knowledge, tally);
+    }
+    if call.is(spec::EXCHANGE_TOKEN_METHOD)
+        && let (Some(asked), Some(held)) = (call.text("scope"), &set.scope)
+    {
+        let asked_scope = Scope::parse(&asked);
+        if asked_scope.within(held) {
+            tally.pass("client.exchange.scope_bound", record.transport);
+        } else {
+            tally.fail(
+                "client.exchange.scope_bound",
+                record.transport,
+                Some(record.seq),
+                format!(
+                    "exchange_token asks for scope `{asked}`, wider than the caller's `{held}`"
+                ),
+            );
+        }
+    }
+}
+
+/// A fork starts from a session-scoped token and names a new session (SPEC.md 4.3).
+fn check_fork(
+    record: &Record,
+    call: &Call,
+    set: &TokenSet,
+    knowledge: &Knowledge,
+    tally: &mut Tally,
+) {
+    let Some(source) = set.session_name() else {
+        if set.scope.is_some() {
+            tally.fail(
+                "client.fork.session_token",
+                record.transport,
+                Some(record.seq),
+                "fork_token hands over the refresh token of a connection-scoped token (its granted scope names no session)",
+            );
+        }
+        return;
+    };
+    tally.pass("client.fork.session_token", record.transport);
+    let Some(name) = call.text(knowledge.fork_param("session_name")) else {
+        return;
+    };
+    if name == source {
+        tally.fail(
+            "client.fork.new_session",
+            record.transport,
+            Some(record.seq),
+            format!("fork_token names session `{name}`, the session of the token it forks, not a new one"),
+        );
+    } else {
+        tally.pass("client.fork.new_session", record.transport);
+    }
+}
+
+/// A call that needs the second factor carries it when its account has one (SPEC.md 5.7).
+fn check_second_factor(
+    record: &Record,
+    call: &Call,
+    method: &str,
+    sessions: &Sessions,
+    knowledge: &Knowledge,
+    tally: &mut Tally,
+) {
+    if !spec::NEEDS_SECOND_FACTOR.contains(&method) {
+        return;
+    }
+    let caller = sessions.caller(record, call, knowledge.signature_scheme.as_deref());
+    let Some(parameter) = caller
+        .client
+        .as_ref()
+        .and_then(|client| knowledge.second_factor.get(client))
+    else {
+        return;
+    };
+    let given = call
+        .params
+        .get(parameter)
+        .is_some_and(|value| !value.is_null() && value != "");
+    if given {
+        tally.pass("client.second_factor.sent", record.transport);
+    } else {
+        tally.fail(
+            "client.second_factor.sent",
+            record.transport,
+            Some(record.seq),
+            format!(
+                "{method} from an account with 2FA enabled carries no second factor (`{parameter}`)"
+            ),
+        );
+    }
+}
+
+/// Which token of a set a request uses.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Use {
+    Access,
+    Refresh,
+}
+
+/// Why a token is no longer valid when `record` arrives, if it is not.
+fn ended(
+    record: &Record,
+    set: &TokenSet,
+    sessions: &Sessions,
+    knowledge: &Knowledge,
+    which: Use,
+) -> Option<String> {
+    let end = match which {
+        Use::Access => &set.access_end,
+        Use::Refresh => &set.refresh_end,
+    };
+    if let Some(end) = end.as_ref().filter(|end| end.event < record.event) {
+        let cause = match end.cause {
+            EndCause::Refreshed => "refreshed away",
+            EndCause::LoggedOut => "logged out",
+        };
+        return Some(format!(
+            "{cause} by request #{} (it was issued by request #{})",
+            end.seq, set.issued_seq
+        ));
+    }
+    let user = set.subject.or_else(|| {
+        let client = sessions.client_of(set)?;
+        knowledge.users.get(client).copied()
+    });
+    if let Some(disable) = sessions.disables().iter().find(|disable| {
+        Some(disable.user) == user
+            && set.issued_event < disable.event
+            && disable.event < record.event
+    }) {
+        return Some(format!(
+            "of subaccount {} after request #{} disabled its login, which ends its sessions",
+            disable.user, disable.seq
+        ));
+    }
+    let lifetime_ms = set.expires_in?.saturating_mul(1_000);
+    let age_ms = record.at_ms.saturating_sub(set.issued_ms);
+    (which == Use::Access && age_ms > lifetime_ms.saturating_add(LIFETIME_SLACK_MS)).then(|| {
+        format!(
+            "{age_ms} ms after request #{} issued it with expires_in {} s",
+            set.issued_seq,
+            set.expires_in.unwrap_or_default()
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests;
