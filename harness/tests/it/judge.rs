@@ -21,6 +21,7 @@ use tokio_tungstenite::tungstenite::Message;
 
 mod cli;
 mod faulty;
+mod faulty_tables;
 mod walks;
 
 const WAIT: Duration = Duration::from_secs(60);

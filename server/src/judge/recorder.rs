@@ -200,6 +200,16 @@ const DEFECTS: &[(&str, Defect)] = &[
     ),
     ("client.token.http_header", Defect::Param("access_token")),
     ("client.token.ws_param", Defect::Param("access_token")),
+    ("client.token.kind", Defect::Credentials),
+    ("client.token.live", Defect::Credentials),
+    ("client.token.scope", Defect::Credentials),
+    ("client.token.bearer_case", Defect::Credentials),
+    ("client.basic.well_formed", Defect::Credentials),
+    ("client.private.credentials", Defect::Credentials),
+    ("client.direct.key_header", Defect::Credentials),
+    ("client.http.path", Defect::Envelope),
+    ("client.direct.address", Defect::Envelope),
+    ("client.logout.ws_only", Defect::Envelope),
 ];
 
 impl Defect {

@@ -1,1 +1,218 @@
+//! Parameters against the method tables: JSON types in bodies and messages, text read as
+//! the type in a query string, listed values with their case, ranges, `mmp_group`'s
+//! requirement, a timestamp in seconds.
+
+use serde_json::{Value, json};
+
 use super::*;
+use crate::judge::tally::assert_only_finding;
+use harness_model::check::Verdict;
+use harness_protocol::wire::TransportKind;
+
+/// The findings of a WebSocket message calling `method` with `params`.
+fn over_ws(method: &str, params: Value) -> Vec<String> {
+    let record = Record {
+        body: json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+            .to_string()
+            .into_bytes(),
+        ..Record::sample(1, TransportKind::Ws)
+    };
+    judged(&record)
+}
+
+/// The findings of a query-string GET of `path_and_query`.
+fn over_query(path_and_query: &str) -> Vec<String> {
+    let record = Record {
+        uri: format!("/api/v2/{path_and_query}"),
+        ..Record::sample(1, TransportKind::HttpQuery)
+    };
+    judged(&record)
+}
+
+fn judged(record: &Record) -> Vec<String> {
+    let mut tally = Tally::default();
+    check_params(record, &record.call(), &mut tally);
+    tally.describe()
+}
+
+#[test]
+fn a_json_value_of_another_type_fails_and_its_declared_type_passes() {
+    let toggle = "private/toggle_subaccount_login";
+    assert_only_finding(
+        &over_ws(toggle, json!({"sid": "100011", "state": "disable"})),
+        Some(Verdict::Fail),
+        &["client.params.type", "sid", "\"100011\"", "not an integer"],
+    );
+    assert_eq!(
+        over_ws(toggle, json!({"sid": 100011, "state": "disable"})),
+        Vec::<String>::new()
+    );
+    assert_only_finding(
+        &over_ws(
+            "private/close_position",
+            json!({"instrument_name": "BTC-PERPETUAL", "type": "limit", "price": "100.5"}),
+        ),
+        Some(Verdict::Fail),
+        &["client.params.type", "price", "not a number"],
+    );
+    assert_only_finding(
+        &over_ws("private/get_mmp_status", json!({"block_rfq": "true"})),
+        Some(Verdict::Fail),
+        &["block_rfq", "not a boolean"],
+    );
+    assert_only_finding(
+        &over_ws("private/delete_member", json!({"member_id": 1.0})),
+        Some(Verdict::Fail),
+        &["member_id", "not an integer"],
+    );
+}
+
+#[test]
+fn a_query_string_value_is_read_as_its_declared_type() {
+    assert_eq!(
+        over_query("private/toggle_subaccount_login?sid=100011&state=enable"),
+        Vec::<String>::new()
+    );
+    assert_only_finding(
+        &over_query("private/toggle_subaccount_login?sid=sub-1&state=enable"),
+        Some(Verdict::Fail),
+        &["sid", "in the query string", "not an integer"],
+    );
+    assert_eq!(
+        over_query("private/get_mmp_status?block_rfq=true"),
+        Vec::<String>::new()
+    );
+    assert_only_finding(
+        &over_query("private/get_mmp_status?block_rfq=True"),
+        Some(Verdict::Fail),
+        &["block_rfq", "not a boolean"],
+    );
+}
+
+#[test]
+fn a_continuation_keeps_the_type_of_its_method() {
+    let log = "private/get_transaction_log";
+    assert_only_finding(
+        &over_ws(log, json!({"currency": "BTC", "continuation": "123"})),
+        Some(Verdict::Fail),
+        &["continuation", "not an integer"],
+    );
+    assert_eq!(
+        over_ws(log, json!({"currency": "BTC", "continuation": 123})),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        over_query("private/get_transaction_log?currency=BTC&continuation=123"),
+        Vec::<String>::new()
+    );
+    assert_only_finding(
+        &over_ws(
+            "private/get_trigger_order_history",
+            json!({"currency": "BTC", "continuation": 5}),
+        ),
+        Some(Verdict::Fail),
+        &["continuation", "not a string"],
+    );
+}
+
+#[test]
+fn a_value_outside_the_listed_ones_fails_naming_a_case_difference() {
+    assert_only_finding(
+        &over_ws(
+            "private/close_position",
+            json!({"instrument_name": "BTC-PERPETUAL", "type": "LIMIT"}),
+        ),
+        Some(Verdict::Fail),
+        &[
+            "client.params.values",
+            "`LIMIT`",
+            "`limit`: the case differs",
+        ],
+    );
+    assert_only_finding(
+        &over_ws(
+            "private/toggle_subaccount_login",
+            json!({"sid": 7, "state": "off"}),
+        ),
+        Some(Verdict::Fail),
+        &["state `off`"],
+    );
+    assert_only_finding(
+        &over_query("private/get_trigger_order_history?currency=btc"),
+        Some(Verdict::Fail),
+        &["currency `btc`", "`BTC`: the case differs"],
+    );
+    // SOL is a currency of the transaction log, not of the trigger order history.
+    assert_eq!(
+        over_query("private/get_transaction_log?currency=SOL"),
+        Vec::<String>::new()
+    );
+    assert_only_finding(
+        &over_query("private/get_trigger_order_history?currency=SOL"),
+        Some(Verdict::Fail),
+        &["currency `SOL`", "get_trigger_order_history"],
+    );
+    // An index name that only responses carry.
+    assert_only_finding(
+        &over_query("private/get_mmp_status?index_name=eurr_usdc"),
+        Some(Verdict::Fail),
+        &["index_name `eurr_usdc`"],
+    );
+    assert_only_finding(
+        &over_ws("private/delete_member", json!({"member_id": 0})),
+        Some(Verdict::Fail),
+        &["member_id 0", "outside 1.."],
+    );
+}
+
+#[test]
+fn a_named_mmp_group_needs_index_name_and_an_empty_one_does_not() {
+    assert_only_finding(
+        &over_query("private/get_mmp_status?mmp_group=quotes"),
+        Some(Verdict::Fail),
+        &["client.params.requires", "without index_name"],
+    );
+    assert_eq!(
+        over_query("private/get_mmp_status?mmp_group="),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        over_query("private/get_mmp_status?index_name=btc_usd&mmp_group=quotes"),
+        Vec::<String>::new()
+    );
+}
+
+#[test]
+fn a_timestamp_in_seconds_warns_and_one_in_milliseconds_passes() {
+    let log = "private/get_transaction_log";
+    assert_only_finding(
+        &over_ws(
+            log,
+            json!({"currency": "BTC", "start_timestamp": 1_750_000_000, "end_timestamp": 1_750_000_000_000_u64}),
+        ),
+        Some(Verdict::Warn),
+        &[
+            "client.params.timestamp_ms",
+            "start_timestamp 1750000000",
+            "seconds",
+        ],
+    );
+    assert_eq!(
+        over_ws(
+            log,
+            json!({"currency": "BTC", "start_timestamp": 0, "end_timestamp": 1_750_000_000_000_u64})
+        ),
+        Vec::<String>::new()
+    );
+}
+
+#[test]
+fn parameters_the_table_does_not_declare_and_null_values_are_not_judged() {
+    assert_eq!(
+        over_ws(
+            "private/get_mmp_status",
+            json!({"access_token": 5, "index_name": null, "extra": [1]})
+        ),
+        Vec::<String>::new()
+    );
+}

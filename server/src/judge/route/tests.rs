@@ -1,1 +1,126 @@
+//! Where an HTTP call goes: the method path appended to base_url, logout over WebSocket
+//! only, credentials on every private call.
+
 use super::*;
+use crate::judge::tally::assert_only_finding;
+use harness_model::check::Verdict;
+
+fn judged(
+    transport: TransportKind,
+    uri: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> Vec<String> {
+    let record = Record {
+        uri: uri.to_owned(),
+        headers: headers
+            .iter()
+            .map(|(name, value)| ((*name).to_owned(), (*value).to_owned()))
+            .collect(),
+        body: body.as_bytes().to_vec(),
+        ..Record::sample(1, transport)
+    };
+    let mut tally = Tally::default();
+    check_route(&record, &record.call(), &mut tally);
+    tally.describe()
+}
+
+const CURRENCIES: &str = r#"{"jsonrpc":"2.0","id":1,"method":"public/get_currencies","params":{}}"#;
+
+#[test]
+fn a_body_sent_to_base_url_itself_or_to_another_methods_path_fails() {
+    assert_only_finding(
+        &judged(TransportKind::HttpBody, "/api/v2", &[], CURRENCIES),
+        Some(Verdict::Fail),
+        &["client.http.path", "{base_url} itself"],
+    );
+    assert_only_finding(
+        &judged(TransportKind::HttpBody, "/api/v2/", &[], CURRENCIES),
+        Some(Verdict::Fail),
+        &["client.http.path"],
+    );
+    assert_only_finding(
+        &judged(
+            TransportKind::HttpBody,
+            "/api/v2/public/auth",
+            &[],
+            CURRENCIES,
+        ),
+        Some(Verdict::Fail),
+        &["the path names public/auth and the body public/get_currencies"],
+    );
+    assert_eq!(
+        judged(
+            TransportKind::HttpBody,
+            "/api/v2/public/get_currencies",
+            &[],
+            CURRENCIES
+        ),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        judged(
+            TransportKind::HttpQuery,
+            "/api/v2/public/get_currencies",
+            &[],
+            ""
+        ),
+        Vec::<String>::new()
+    );
+}
+
+#[test]
+fn a_logout_over_http_fails() {
+    assert_only_finding(
+        &judged(
+            TransportKind::HttpQuery,
+            "/api/v2/private/logout",
+            &[("authorization", "Bearer t")],
+            "",
+        ),
+        Some(Verdict::Fail),
+        &["client.logout.ws_only", "over HTTP"],
+    );
+}
+
+#[test]
+fn a_private_call_over_http_without_credentials_fails() {
+    assert_only_finding(
+        &judged(
+            TransportKind::HttpQuery,
+            "/api/v2/private/get_mmp_status",
+            &[],
+            "",
+        ),
+        Some(Verdict::Fail),
+        &["client.private.credentials", "no Authorization header"],
+    );
+    assert_eq!(
+        judged(
+            TransportKind::HttpQuery,
+            "/api/v2/private/get_mmp_status",
+            &[("authorization", "Basic eDp5")],
+            ""
+        ),
+        Vec::<String>::new()
+    );
+    // A token in the URL is the placement clause's to judge, not this one's.
+    assert_eq!(
+        judged(
+            TransportKind::HttpQuery,
+            "/api/v2/private/get_mmp_status?access_token=t",
+            &[],
+            ""
+        ),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        judged(
+            TransportKind::HttpQuery,
+            "/api/v2/public/get_currencies",
+            &[],
+            ""
+        ),
+        Vec::<String>::new()
+    );
+}

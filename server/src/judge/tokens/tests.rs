@@ -1,1 +1,404 @@
+//! Token state: each use of a token the judge's server issued is held to what became of
+//! it: its kind, its end (refresh, logout, disable, lifetime), its scope; forks, exchanges
+//! and the second factor.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+
 use super::*;
+use crate::judge::tally::assert_only_finding;
+use harness_model::check::Verdict;
+
+/// A session of records, judged in order as `assess` judges them.
+#[derive(Default)]
+struct Session {
+    records: Vec<Record>,
+    knowledge: Knowledge,
+}
+
+impl Session {
+    fn new() -> Session {
+        Session {
+            records: Vec::new(),
+            knowledge: Knowledge {
+                second_factor: BTreeMap::from([("tf".to_owned(), "code".to_owned())]),
+                users: BTreeMap::from([("sub".to_owned(), 7)]),
+                ..Knowledge::default()
+            },
+        }
+    }
+
+    /// A WebSocket message on `connection` at `at_ms`, answered with `result` (or an error
+    /// when `None`).
+    fn ws(
+        &mut self,
+        connection: &str,
+        at_ms: u64,
+        method: &str,
+        params: Value,
+        result: Option<Value>,
+    ) -> &mut Self {
+        let seq = self.records.len() as u64 + 1;
+        let record = Record {
+            connection: connection.to_owned(),
+            at_ms,
+            event: seq * 2,
+            body: json!({"jsonrpc": "2.0", "id": seq, "method": method, "params": params})
+                .to_string()
+                .into_bytes(),
+            ..Record::sample(seq, TransportKind::Ws)
+        };
+        let answer = match result {
+            Some(result) => json!({"jsonrpc": "2.0", "id": seq, "result": result}),
+            None => json!({"jsonrpc": "2.0", "id": seq, "error": {"code": 13009, "message": "no"}}),
+        };
+        self.records.push(record.answered(answer));
+        self
+    }
+
+    /// A login of `client` issuing `at<n>` and `rt<n>` with `scope`, at time `at_ms`.
+    fn login(&mut self, client: &str, n: u32, scope: &str, at_ms: u64) -> &mut Self {
+        self.ws(
+            "ws#1",
+            at_ms,
+            "public/auth",
+            json!({"grant_type": "client_credentials", "client_id": client, "client_secret": "s"}),
+            Some(json!({"access_token": format!("at{n}"), "refresh_token": format!("rt{n}"), "expires_in": 900, "scope": scope, "token_type": "bearer"})),
+        )
+    }
+
+    /// The findings of every record, judged in arrival order.
+    fn findings(&self) -> Vec<String> {
+        let mut sessions = Sessions::default();
+        let mut tally = Tally::default();
+        for record in &self.records {
+            let call = record.call();
+            check_tokens(record, &call, &sessions, &self.knowledge, &mut tally);
+            sessions.learn(record, &call);
+        }
+        tally.describe()
+    }
+}
+
+const FULL: &str = "connection account:read_write trade:read_write wallet:read_write mainaccount";
+
+fn mmp(token: &str) -> Value {
+    json!({"access_token": token})
+}
+
+#[test]
+fn a_live_token_with_its_scope_passes() {
+    let mut session = Session::new();
+    session.login("main", 1, FULL, 0).ws(
+        "ws#1",
+        10,
+        "private/get_mmp_status",
+        mmp("at1"),
+        Some(json!([])),
+    );
+    assert_eq!(session.findings(), Vec::<String>::new());
+}
+
+#[test]
+fn a_refresh_token_presented_as_the_access_token_fails() {
+    let mut session = Session::new();
+    session
+        .login("main", 1, FULL, 0)
+        .ws("ws#1", 10, "private/get_mmp_status", mmp("rt1"), None);
+    assert_only_finding(
+        &session.findings(),
+        Some(Verdict::Fail),
+        &[
+            "client.token.kind",
+            "refresh token where the access token goes",
+        ],
+    );
+}
+
+#[test]
+fn an_access_token_handed_over_as_a_refresh_token_fails() {
+    let mut session = Session::new();
+    session.login("main", 1, FULL, 0).ws(
+        "ws#1",
+        10,
+        "public/auth",
+        json!({"grant_type": "refresh_token", "refresh_token": "at1"}),
+        None,
+    );
+    assert_only_finding(
+        &session.findings(),
+        Some(Verdict::Fail),
+        &[
+            "client.token.kind",
+            "access token where a refresh token goes",
+        ],
+    );
+}
+
+#[test]
+fn a_connection_token_used_after_its_refresh_fails_and_a_session_token_does_not() {
+    for (scope, fails) in [
+        (FULL, true),
+        ("session:bot account:read_write trade:read_write", false),
+    ] {
+        let mut session = Session::new();
+        session
+            .login("main", 1, scope, 0)
+            .ws(
+                "ws#2",
+                10,
+                "public/auth",
+                json!({"grant_type": "refresh_token", "refresh_token": "rt1"}),
+                Some(json!({"access_token": "at2", "refresh_token": "rt2", "expires_in": 900, "scope": scope})),
+            )
+            .ws("ws#2", 20, "private/get_mmp_status", mmp("at1"), Some(json!([])));
+        let findings = session.findings();
+        if fails {
+            assert_only_finding(
+                &findings,
+                Some(Verdict::Fail),
+                &["client.token.live", "refreshed away by request #2"],
+            );
+        } else {
+            assert_eq!(findings, Vec::<String>::new(), "{scope}");
+        }
+    }
+}
+
+#[test]
+fn a_token_used_after_its_logout_fails_the_access_and_the_refresh_token_alike() {
+    let mut session = Session::new();
+    session
+        .login("main", 1, FULL, 0)
+        .ws("ws#1", 10, "private/logout", mmp("at1"), Some(json!("ok")))
+        .ws("ws#3", 20, "private/get_mmp_status", mmp("at1"), None)
+        .ws(
+            "ws#3",
+            30,
+            "public/auth",
+            json!({"grant_type": "refresh_token", "refresh_token": "rt1"}),
+            None,
+        );
+    let findings = session.findings();
+    assert_eq!(findings.len(), 2, "{findings:?}");
+    assert!(
+        findings[0].contains("access token logged out by request #2"),
+        "{findings:?}"
+    );
+    assert!(
+        findings[1].contains("refresh token logged out by request #2"),
+        "{findings:?}"
+    );
+}
+
+#[test]
+fn a_subaccount_token_used_after_its_login_was_disabled_fails() {
+    let mut session = Session::new();
+    session
+        .login("sub", 1, "connection account:read trade:read", 0)
+        .login("main", 2, FULL, 1)
+        .ws(
+            "ws#1",
+            10,
+            "private/toggle_subaccount_login",
+            json!({"access_token": "at2", "sid": 7, "state": "disable"}),
+            Some(json!("ok")),
+        )
+        .ws("ws#4", 20, "private/get_mmp_status", mmp("at1"), None)
+        .login("sub", 3, "connection account:read trade:read", 30)
+        .ws(
+            "ws#4",
+            40,
+            "private/get_mmp_status",
+            mmp("at3"),
+            Some(json!([])),
+        );
+    assert_only_finding(
+        &session.findings(),
+        Some(Verdict::Fail),
+        &["client.token.live", "subaccount 7", "request #3"],
+    );
+}
+
+#[test]
+fn an_access_token_used_past_its_expires_in_fails() {
+    let mut session = Session::new();
+    session
+        .login("main", 1, FULL, 0)
+        .ws(
+            "ws#1",
+            900_500,
+            "private/get_mmp_status",
+            mmp("at1"),
+            Some(json!([])),
+        )
+        .ws("ws#1", 902_000, "private/get_mmp_status", mmp("at1"), None);
+    assert_only_finding(
+        &session.findings(),
+        Some(Verdict::Fail),
+        &["client.token.live", "902000 ms", "expires_in 900 s"],
+    );
+}
+
+#[test]
+fn a_token_without_the_scope_its_method_states_fails() {
+    let mut session = Session::new();
+    session
+        .login("main", 1, "connection account:read trade:read", 0)
+        .ws(
+            "ws#1",
+            10,
+            "private/toggle_subaccount_login",
+            json!({"access_token": "at1", "sid": 7, "state": "enable"}),
+            None,
+        )
+        .ws(
+            "ws#1",
+            20,
+            "private/delete_member",
+            json!({"access_token": "at1", "member_id": 1}),
+            None,
+        )
+        .ws(
+            "ws#1",
+            30,
+            "private/get_mmp_status",
+            mmp("at1"),
+            Some(json!([])),
+        );
+    let findings = session.findings();
+    assert_eq!(findings.len(), 2, "{findings:?}");
+    assert!(
+        findings[0].contains("toggle_subaccount_login needs account:read_write"),
+        "{findings:?}"
+    );
+    assert!(
+        findings[1].contains("delete_member needs account:read_write and mainaccount"),
+        "{findings:?}"
+    );
+}
+
+#[test]
+fn a_fork_of_a_connection_token_or_of_its_own_session_fails() {
+    let mut session = Session::new();
+    session
+        .login("main", 1, FULL, 0)
+        .ws(
+            "ws#1",
+            10,
+            "public/fork_token",
+            json!({"refresh_token": "rt1", "session_name": "b"}),
+            None,
+        )
+        .login("main", 2, "session:a account:read", 20)
+        .ws(
+            "ws#1",
+            30,
+            "public/fork_token",
+            json!({"refresh_token": "rt2", "session_name": "a"}),
+            None,
+        )
+        .ws(
+            "ws#1",
+            40,
+            "public/fork_token",
+            json!({"refresh_token": "rt2", "session_name": "b"}),
+            Some(json!({"access_token": "at9"})),
+        );
+    let findings = session.findings();
+    assert_eq!(findings.len(), 2, "{findings:?}");
+    assert!(
+        findings
+            .iter()
+            .any(|line| line.contains("client.fork.session_token")),
+        "{findings:?}"
+    );
+    assert!(
+        findings
+            .iter()
+            .any(|line| line.contains("client.fork.new_session") && line.contains("`a`")),
+        "{findings:?}"
+    );
+}
+
+#[test]
+fn an_exchange_asking_more_than_the_caller_holds_fails() {
+    let mut session = Session::new();
+    session
+        .login("main", 1, "connection account:read trade:read", 0)
+        .ws(
+            "ws#1",
+            10,
+            "public/exchange_token",
+            json!({"refresh_token": "rt1", "subject_id": 7, "scope": "account:read_write"}),
+            None,
+        )
+        .ws(
+            "ws#1",
+            20,
+            "public/exchange_token",
+            json!({"refresh_token": "rt1", "subject_id": 7, "scope": "session:x account:read"}),
+            None,
+        );
+    assert_only_finding(
+        &session.findings(),
+        Some(Verdict::Fail),
+        &["client.exchange.scope_bound", "account:read_write"],
+    );
+}
+
+#[test]
+fn a_two_factor_account_calling_without_its_second_factor_fails() {
+    let mut session = Session::new();
+    session
+        .login("tf", 1, FULL, 0)
+        .ws(
+            "ws#1",
+            10,
+            "private/toggle_subaccount_login",
+            json!({"access_token": "at1", "sid": 8, "state": "enable"}),
+            None,
+        )
+        .ws(
+            "ws#1",
+            20,
+            "private/toggle_subaccount_login",
+            json!({"access_token": "at1", "sid": 8, "state": "enable", "code": "123456"}),
+            Some(json!("ok")),
+        )
+        .login("main", 2, FULL, 30)
+        .ws(
+            "ws#1",
+            40,
+            "private/toggle_subaccount_login",
+            json!({"access_token": "at2", "sid": 7, "state": "enable"}),
+            Some(json!("ok")),
+        );
+    assert_only_finding(
+        &session.findings(),
+        Some(Verdict::Fail),
+        &["client.second_factor.sent", "`code`"],
+    );
+}
+
+#[test]
+fn a_connection_remembering_a_logged_out_session_token_fails_on_its_next_call() {
+    let mut session = Session::new();
+    session
+        .login("main", 1, "session:s account:read trade:read", 0)
+        .ws(
+            "ws#9",
+            5,
+            "private/get_mmp_status",
+            mmp("at1"),
+            Some(json!([])),
+        )
+        .ws("ws#1", 10, "private/logout", mmp("at1"), Some(json!("ok")))
+        .ws("ws#9", 20, "private/get_mmp_status", json!({}), None);
+    assert_only_finding(
+        &session.findings(),
+        Some(Verdict::Fail),
+        &["client.token.live", "logged out by request #3"],
+    );
+}
