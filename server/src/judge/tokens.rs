@@ -78,6 +78,15 @@ fn check_presented(
         return;
     };
     tally.pass("client.token.kind", record.transport);
+    if !sessions.disables().is_empty() && user_of(set, sessions, knowledge).is_none() {
+        // `harness proxy` in front of a server with accounts its target file does not
+        // describe: whose sessions a disable ended is the server's to know.
+        tally.note(
+            "client.token.live",
+            record.transport,
+            "a subaccount's login was disabled, and whose account this token acts for is not known (the target file names a subaccount's login as `sub` with `fixtures.subaccount_id`): its use after the disable was not judged",
+        );
+    }
     match ended(record, set, sessions, knowledge, Use::Access) {
         Some(why) => tally.fail(
             "client.token.live",
@@ -239,11 +248,17 @@ fn check_second_factor(
         return;
     }
     let caller = sessions.caller(record, call, knowledge.signature_scheme.as_deref());
-    let Some(parameter) = caller
-        .client
-        .as_ref()
-        .and_then(|client| knowledge.second_factor.get(client))
-    else {
+    let Some(client) = caller.client else {
+        return;
+    };
+    let Some(parameter) = knowledge.second_factor.get(&client) else {
+        if !knowledge.secrets.contains_key(&client) {
+            tally.note(
+                "client.second_factor.sent",
+                record.transport,
+                format!("{method} from client {client}, an account the target file does not describe: whether it has 2FA enabled is the server's to know"),
+            );
+        }
         return;
     };
     let given = call
@@ -271,6 +286,15 @@ enum Use {
     Refresh,
 }
 
+/// The user a token set acts for: the subaccount an exchange named, or the user its
+/// client id logs in as, when the target file tells it.
+fn user_of(set: &TokenSet, sessions: &Sessions, knowledge: &Knowledge) -> Option<u64> {
+    set.subject.or_else(|| {
+        let client = sessions.client_of(set)?;
+        knowledge.users.get(client).copied()
+    })
+}
+
 /// Why a token is no longer valid when `record` arrives, if it is not.
 fn ended(
     record: &Record,
@@ -293,10 +317,7 @@ fn ended(
             end.seq, set.issued_seq
         ));
     }
-    let user = set.subject.or_else(|| {
-        let client = sessions.client_of(set)?;
-        knowledge.users.get(client).copied()
-    });
+    let user = user_of(set, sessions, knowledge);
     if let Some(disable) = sessions.disables().iter().find(|disable| {
         Some(disable.user) == user
             && set.issued_event < disable.event

@@ -70,6 +70,10 @@ impl Session {
 
     /// The findings of every record, judged in arrival order.
     fn findings(&self) -> Vec<String> {
+        self.tally().describe()
+    }
+
+    fn tally(&self) -> Tally {
         let mut sessions = Sessions::default();
         let mut tally = Tally::default();
         for record in &self.records {
@@ -77,7 +81,7 @@ impl Session {
             check_tokens(record, &call, &sessions, &self.knowledge, &mut tally);
             sessions.learn(record, &call);
         }
-        tally.describe()
+        tally
     }
 }
 
@@ -400,5 +404,45 @@ fn a_connection_remembering_a_logged_out_session_token_fails_on_its_next_call() 
         &session.findings(),
         Some(Verdict::Fail),
         &["client.token.live", "logged out by request #3"],
+    );
+}
+
+#[test]
+fn what_the_target_file_does_not_describe_is_noted_not_judged() {
+    // A proxy's view: a client whose account the target file does not describe calls a
+    // method needing the second factor, and the disable of a subaccount whose logins the
+    // file does not name ends nobody the judge can name.
+    let mut session = Session::new();
+    session
+        .login("stranger", 1, FULL, 0)
+        .ws(
+            "ws#1",
+            10,
+            "private/toggle_subaccount_login",
+            json!({"access_token": "at1", "sid": 99, "state": "disable"}),
+            Some(json!("ok")),
+        )
+        .ws(
+            "ws#1",
+            20,
+            "private/get_mmp_status",
+            mmp("at1"),
+            Some(json!([])),
+        );
+    let tally = session.tally();
+    assert_eq!(tally.describe(), Vec::<String>::new());
+    let notes = tally.describe_notes();
+    assert!(
+        notes
+            .iter()
+            .any(|note| note.contains("client.second_factor.sent")
+                && note.contains("does not describe")),
+        "{notes:?}"
+    );
+    assert!(
+        notes
+            .iter()
+            .any(|note| note.contains("client.token.live") && note.contains("not judged")),
+        "{notes:?}"
     );
 }
