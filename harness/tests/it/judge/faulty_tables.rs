@@ -291,7 +291,7 @@ async fn misbehave(bug: Bug, target: &Target) {
 
 #[test]
 fn every_faulty_client_of_tables_tokens_direct_access_and_encodings_is_caught() {
-    use harness::check::Verdict::{Fail, Warn};
+    use harness::check::Verdict::Fail;
     let table: &[(Bug, Verdict, &str, &str)] = &[
         (
             Bug::SidAsString,
@@ -415,7 +415,6 @@ fn every_faulty_client_of_tables_tokens_direct_access_and_encodings_is_caught() 
             "per second",
         ),
     ];
-    let _ = Warn;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
