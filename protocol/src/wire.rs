@@ -235,9 +235,15 @@ impl Received {
     /// The answer from the bytes read, parsed once; the bytes become the kept text without
     /// a copy when they are UTF-8 (as JSON must be), and are copied lossily otherwise.
     pub fn from_bytes(status: Option<u16>, bytes: Vec<u8>) -> Received {
-        let json = serde_json::from_slice(&bytes)
-            .ok()
-            .or_else(|| serde_json::from_slice(&lone_surrogates_replaced(&bytes)?).ok());
+        let json = serde_json::from_slice(&bytes).ok().or_else(|| {
+            let surrogates = lone_surrogates_replaced(&bytes);
+            let read = surrogates.as_deref().unwrap_or(&bytes);
+            let numbers = huge_numbers_bounded(read);
+            if surrogates.is_none() && numbers.is_none() {
+                return None;
+            }
+            serde_json::from_slice(numbers.as_deref().unwrap_or(read)).ok()
+        });
         let body = String::from_utf8(bytes)
             .unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned());
         Received { status, body, json }
@@ -277,6 +283,75 @@ fn lone_surrogates_replaced(bytes: &[u8]) -> Option<Vec<u8>> {
     replaced.then_some(out)
 }
 
+/// JSON text with each number beyond f64's range (a 400-digit integer, `1e400`) written as
+/// the largest power of ten f64 holds, in the same form (an integer stays an integer
+/// literal, sign kept), when it has one: RFC 8259 6 sets no limit on a number's size, and
+/// serde_json refuses to read one it cannot hold. Judging an answer needs what a value is
+/// (a number, an integer), not its digits: such a number echoes no request id and fits no
+/// schema bound either way. `None` when no number needed it.
+fn huge_numbers_bounded(bytes: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut bounded = false;
+    let mut in_string = false;
+    let mut at = 0;
+    while at < bytes.len() {
+        let byte = bytes[at];
+        if in_string {
+            out.push(byte);
+            match byte {
+                b'\\' if at + 1 < bytes.len() => {
+                    out.push(bytes[at + 1]);
+                    at += 2;
+                    continue;
+                }
+                b'"' => in_string = false,
+                _ => {}
+            }
+            at += 1;
+            continue;
+        }
+        if byte == b'"' {
+            in_string = true;
+            out.push(byte);
+            at += 1;
+            continue;
+        }
+        if byte != b'-' && !byte.is_ascii_digit() {
+            out.push(byte);
+            at += 1;
+            continue;
+        }
+        let end = bytes[at..]
+            .iter()
+            .position(|byte| !matches!(byte, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
+            .map_or(bytes.len(), |length| at + length);
+        let literal = &bytes[at..end];
+        let overflows = std::str::from_utf8(literal)
+            .ok()
+            .and_then(|text| text.parse::<f64>().ok())
+            .is_some_and(f64::is_infinite);
+        if overflows {
+            bounded = true;
+            if literal[0] == b'-' {
+                out.push(b'-');
+            }
+            if literal
+                .iter()
+                .any(|byte| matches!(byte, b'.' | b'e' | b'E'))
+            {
+                out.extend_from_slice(b"1e308");
+            } else {
+                out.push(b'1');
+                out.extend(std::iter::repeat_n(b'0', 308));
+            }
+        } else {
+            out.extend_from_slice(literal);
+        }
+        at = end;
+    }
+    bounded.then_some(out)
+}
+
 /// A query-string value for a JSON parameter value.
 pub fn query_value(value: &Value) -> Option<String> {
     match value {
@@ -305,6 +380,33 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn a_number_beyond_f64_is_still_json_read_as_a_number_of_its_form() {
+        let digits = "9".repeat(1_000_000);
+        let answer = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{digits}}}"#);
+        let json = Received::from_bytes(None, answer.into_bytes())
+            .json
+            .expect("read as JSON");
+        assert!(json["result"].is_f64() && json["result"].as_f64().unwrap() >= 1e308);
+        let subject = format!("-{}", "4".repeat(400));
+        let answer = format!(
+            r#"{{"jsonrpc":"2.0","id":2,"error":{{"code":1,"message":"no \"{subject}\"","data":{{"subject_id":{subject},"x":1e999}}}}}}"#
+        );
+        let json = Received::from_bytes(None, answer.into_bytes())
+            .json
+            .expect("read as JSON");
+        assert!(json["error"]["data"]["subject_id"].as_f64().unwrap() <= -1e308);
+        assert_eq!(json["error"]["data"]["x"].as_f64(), Some(1e308));
+        assert_eq!(json["error"]["message"], format!("no \"{subject}\""));
+        assert_eq!(json["id"], 2);
+        // Not JSON stays not JSON.
+        assert!(
+            Received::from_bytes(None, format!("[{digits}").into_bytes())
+                .json
+                .is_none()
+        );
+    }
 
     fn exchange(body: &str) -> Exchange {
         Exchange {
