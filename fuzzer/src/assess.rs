@@ -132,7 +132,9 @@ pub(crate) fn assess(
             format!("the answer is not JSON: {}", redactor.text(&body)),
         );
     };
-    if let Some(violation) = jsonrpc::validate_response(answer, sent.sent_id).first() {
+    if let Some(violation) =
+        jsonrpc::validate_answer(answer, &received.duplicate_members, sent.sent_id).first()
+    {
         return fail(violation.clause(), violation.to_string());
     }
     let shown = || short(&redactor.json(answer));

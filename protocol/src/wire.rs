@@ -96,6 +96,10 @@ pub struct Received {
     /// The body parsed as JSON, when it is JSON.
     #[serde(skip)]
     pub json: Option<Value>,
+    /// The envelope members the body names twice (which the parsed JSON cannot show; see
+    /// [`crate::jsonrpc::duplicate_envelope_members`]).
+    #[serde(skip)]
+    pub duplicate_members: Vec<String>,
 }
 
 /// One request and its answer, or what went wrong instead.
@@ -244,9 +248,19 @@ impl Received {
             }
             serde_json::from_slice(numbers.as_deref().unwrap_or(read)).ok()
         });
+        let duplicate_members = if json.as_ref().is_some_and(Value::is_object) {
+            crate::jsonrpc::duplicate_envelope_members(&bytes)
+        } else {
+            Vec::new()
+        };
         let body = String::from_utf8(bytes)
             .unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned());
-        Received { status, body, json }
+        Received {
+            status,
+            body,
+            json,
+            duplicate_members,
+        }
     }
 }
 

@@ -367,6 +367,34 @@ async fn wrong_id_fails_wherever_the_request_carried_one() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn an_envelope_naming_id_and_result_fifty_thousand_times_fails_as_ambiguous() {
+    // A reader keeping the last name sees the right answer; one keeping the first sees id 0
+    // and a null result: the envelope says both.
+    let report = run_cases(Behaviour::DuplicateMembers, SUCCESS, ALL).await;
+    for result in &report.results {
+        assert_eq!(result.verdict, Verdict::Fail, "{}", result.message);
+        assert!(
+            result
+                .message
+                .contains("response names \"id\" more than once")
+                || result
+                    .message
+                    .contains("response names \"result\" more than once"),
+            "{}",
+            result.message
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_answer_with_a_400_digit_integer_is_json_and_tolerated_by_the_whole_suite() {
+    // RFC 8259 6 sets no limit on a number's size: an extra member holding one is
+    // tolerated like any extra member, never "not JSON".
+    let report = run_cases(Behaviour::HugeInteger, &[], &[Ws]).await;
+    assert_tolerated(&report);
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn duplicate_answer_is_taken_as_the_next_answer_and_fails_its_id() {
     let report = run_cases(
         Behaviour::DuplicateAnswer,

@@ -1,7 +1,7 @@
 //! The answer check: what one answer to a `call` or `raw` step must be, as findings.
 //!
 //! Every answer gets the checks no case can turn off: it is JSON, its envelope is valid
-//! ([`harness_protocol::jsonrpc::validate_response`]), and a success over HTTP has status 200 (SPEC.md
+//! ([`harness_protocol::jsonrpc::validate_answer`]), and a success over HTTP has status 200 (SPEC.md
 //! section 7). Then the step's own expectations: the outcome (a result, an error, or
 //! either), the error code and message where SPEC.md gives them, the HTTP status, the result
 //! schema, and the matchers. Templates in matchers are resolved by the caller beforehand,
@@ -14,7 +14,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{Catalog, Finding, Matcher, SchemaSet, short};
-use harness_protocol::jsonrpc::{self, ErrorObject, validate_response};
+use harness_protocol::jsonrpc::{self, ErrorObject, validate_answer};
 
 /// The kind of answer a step requires.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
@@ -40,6 +40,8 @@ pub struct ParsedAnswer {
     pub body: String,
     /// The JSON-RPC id the request carried.
     pub request_id: Option<u64>,
+    /// The envelope members the answer's text names twice.
+    pub duplicate_members: Vec<String>,
 }
 
 /// What a step expects of its answer, every template resolved.
@@ -101,7 +103,7 @@ pub fn answer(
         );
         return findings;
     };
-    for violation in validate_response(response, answer.request_id) {
+    for violation in validate_answer(response, &answer.duplicate_members, answer.request_id) {
         record(&[violation.clause().to_owned()], violation.to_string());
     }
     let error = jsonrpc::error_of(response);

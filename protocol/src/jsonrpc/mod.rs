@@ -6,9 +6,11 @@
 //! answer with. The client side checks a server's answer with [`validate_response`], which
 //! returns [`EnvelopeViolation`]s (data, not errors) naming the clause each one breaks.
 
+mod duplicates;
 mod validate;
 
-pub use validate::{EnvelopeViolation, validate_response};
+pub use duplicates::duplicate_envelope_members;
+pub use validate::{EnvelopeViolation, validate_answer, validate_response};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};

@@ -36,6 +36,9 @@ pub enum EnvelopeViolation {
     ErrorCodeNotInteger,
     /// `error.message` is absent or not a string.
     ErrorMessageNotString,
+    /// An envelope member (`jsonrpc`, `id`, `result`, `error`) named twice: the envelope
+    /// says two things, and which a client reads is its JSON library's choice.
+    DuplicateMember(String),
 }
 
 impl EnvelopeViolation {
@@ -54,6 +57,11 @@ impl EnvelopeViolation {
             EnvelopeViolation::ErrorNotObject
             | EnvelopeViolation::ErrorCodeNotInteger
             | EnvelopeViolation::ErrorMessageNotString => "env.error.object",
+            EnvelopeViolation::DuplicateMember(name) => match name.as_str() {
+                "jsonrpc" => "env.response.jsonrpc",
+                "id" => "env.response.id",
+                _ => "env.response.exclusive",
+            },
         }
     }
 }
@@ -84,8 +92,28 @@ impl fmt::Display for EnvelopeViolation {
             EnvelopeViolation::ErrorMessageNotString => {
                 write!(f, "\"error.message\" is not a string")
             }
+            EnvelopeViolation::DuplicateMember(name) => write!(
+                f,
+                "response names \"{name}\" more than once: the envelope is ambiguous (RFC 8259 4: names SHOULD be unique; JSON-RPC's \"{name}\" is one value)"
+            ),
         }
     }
+}
+
+/// Checks a response envelope as [`validate_response`] does, and the members its text
+/// names twice ([`super::duplicate_envelope_members`], which the parsed value cannot show).
+pub fn validate_answer(
+    response: &Value,
+    duplicates: &[String],
+    request_id: Option<u64>,
+) -> Vec<EnvelopeViolation> {
+    let mut violations = validate_response(response, request_id);
+    violations.extend(
+        duplicates
+            .iter()
+            .map(|name| EnvelopeViolation::DuplicateMember(name.clone())),
+    );
+    violations
 }
 
 /// Checks a response envelope against the request id it answers.

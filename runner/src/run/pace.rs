@@ -384,6 +384,7 @@ mod tests {
             status: Some(429),
             body: String::new(),
             request_id: Some(1),
+            duplicate_members: Vec::new(),
         };
         assert_eq!(throttled(&answer(10429), &limits), Some(10429));
         assert_eq!(throttled(&answer(10028), &limits), Some(10028));
@@ -402,6 +403,7 @@ mod tests {
             status: Some(409),
             body: String::new(),
             request_id: Some(1),
+            duplicate_members: Vec::new(),
         };
         assert_eq!(
             session_limited(&answer(13040), &RateLimits::default()),

@@ -74,6 +74,11 @@ fn learn_answer(redactor: &Redactor, exchange: &mut Exchange) -> ParsedAnswer {
         },
         json,
         request_id: exchange.request.id,
+        duplicate_members: exchange
+            .response
+            .as_mut()
+            .map(|received| std::mem::take(&mut received.duplicate_members))
+            .unwrap_or_default(),
     }
 }
 

@@ -85,6 +85,7 @@ mod tests {
             status: Some(200),
             body: String::new(),
             request_id: Some(1),
+            duplicate_members: Vec::new(),
         }
     }
 

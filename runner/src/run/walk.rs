@@ -29,7 +29,7 @@ use super::window;
 use crate::transport::{Outgoing, place_bearer};
 use harness_model::case::{Auth, Probe, Step, Walk, WalkWindow};
 use harness_model::check::short;
-use harness_protocol::jsonrpc::{self, validate_response};
+use harness_protocol::jsonrpc::{self, validate_answer};
 use harness_protocol::spec;
 
 /// What a walk checks, each backed by a clause of the walked method in `spec::METHODS`.
@@ -204,7 +204,9 @@ impl Execution<'_> {
                 );
                 return Err(Stop::Failed);
             };
-            for violation in validate_response(&response, answer.request_id) {
+            for violation in
+                validate_answer(&response, &answer.duplicate_members, answer.request_id)
+            {
                 self.record(&[violation.clause().to_owned()], violation.to_string());
             }
             let all = self.case.step_clauses(step).to_vec();

@@ -209,6 +209,7 @@ pub(crate) fn exchange(target: &Target, record: &Record) -> Exchange {
         status: answer.status,
         body: answer.body.to_string(),
         json: Some(answer.body.clone()),
+        duplicate_members: Vec::new(),
     });
     Exchange {
         transport: record.transport,

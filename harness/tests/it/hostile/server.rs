@@ -44,6 +44,12 @@ pub(crate) enum Behaviour {
     NotJson,
     /// The answer carries the request's id plus one.
     WrongId,
+    /// The answer's `id` and `result` (or `error`) each named 50,000 times (900 KB, under
+    /// the runs' cap), the right ones last (the value a reader keeping the last name sees
+    /// is the right answer).
+    DuplicateMembers,
+    /// The right answer with an extra member holding a 400-digit integer (still JSON).
+    HugeInteger,
     /// Every answer is sent twice (WebSocket).
     DuplicateAnswer,
     /// This many subscription notifications before every answer (WebSocket).
@@ -261,8 +267,8 @@ async fn serve_http(mut stream: TcpStream, behaviour: Behaviour, origin: String)
                 let page = b"<html><body><h1>502 Bad Gateway</h1></body></html>".to_vec();
                 [head(200, "text/html", page.len()), page].concat()
             }
-            Behaviour::WrongId => {
-                let body = wrong_id(&body);
+            Behaviour::WrongId | Behaviour::DuplicateMembers | Behaviour::HugeInteger => {
+                let body = rewritten(behaviour, &body);
                 [head(status, json, body.len()), body].concat()
             }
             Behaviour::CloseMidAnswer => {
@@ -389,8 +395,8 @@ async fn misbehave_ws(client: &mut Ws, behaviour: Behaviour, answer: String) -> 
             .send(Message::text("hello, this is not JSON"))
             .await
             .map_err(gone),
-        Behaviour::WrongId => {
-            let body = wrong_id(answer.as_bytes());
+        Behaviour::WrongId | Behaviour::DuplicateMembers | Behaviour::HugeInteger => {
+            let body = rewritten(behaviour, answer.as_bytes());
             client
                 .send(Message::text(String::from_utf8(body).unwrap()))
                 .await
@@ -495,10 +501,35 @@ fn invalid_utf8(body: &[u8]) -> Vec<u8> {
 }
 
 /// The envelope with its numeric id plus one (an absent or null id is left alone).
-fn wrong_id(body: &[u8]) -> Vec<u8> {
+/// The answer's bytes as `behaviour` rewrites them.
+fn rewritten(behaviour: Behaviour, body: &[u8]) -> Vec<u8> {
     let mut envelope: Value = serde_json::from_slice(body).unwrap();
-    if let Some(id) = envelope.get("id").and_then(Value::as_u64) {
-        envelope["id"] = Value::from(id + 1);
+    match behaviour {
+        Behaviour::WrongId => {
+            if let Some(id) = envelope.get("id").and_then(Value::as_u64) {
+                envelope["id"] = Value::from(id + 1);
+            }
+            envelope.to_string().into_bytes()
+        }
+        Behaviour::DuplicateMembers => {
+            let outcome = if envelope.get("result").is_some() {
+                "result"
+            } else {
+                "error"
+            };
+            let mut text = String::from(r#"{"jsonrpc":"2.0""#);
+            for _ in 0..50_000 {
+                text.push_str(&format!(r#","id":0,"{outcome}":0"#));
+            }
+            text.push_str(&format!(
+                r#","id":{},"{outcome}":{}}}"#,
+                envelope["id"], envelope[outcome]
+            ));
+            text.into_bytes()
+        }
+        _ => {
+            let text = envelope.to_string();
+            format!(r#"{{"usIn":{},{}"#, "4".repeat(400), &text[1..]).into_bytes()
+        }
     }
-    envelope.to_string().into_bytes()
 }

@@ -47,6 +47,7 @@ fn over_http(json: &Value, status: u16) -> ParsedAnswer {
         status: Some(status),
         body: String::new(),
         request_id: Some(1),
+        duplicate_members: Vec::new(),
     }
 }
 
@@ -109,6 +110,7 @@ fn an_answer_that_is_not_json_fails_the_envelope_and_nothing_else() {
         status: Some(502),
         body: "<html>bad gateway</html>".to_owned(),
         request_id: Some(1),
+        duplicate_members: Vec::new(),
     };
     let findings = check(&answer, &expecting(Outcome::Result, &clauses));
     assert_eq!(
@@ -392,6 +394,7 @@ fn a_plain_text_refusal_passes_only_on_the_rest_interface_and_only_as_an_error()
         status: Some(401),
         body: "unauthorized".to_owned(),
         request_id: None,
+        duplicate_members: Vec::new(),
     };
     let rest = |outcome| Required {
         rest_interface: true,
