@@ -77,6 +77,20 @@ fn check_basic(record: &Record, value: &str, knowledge: &Knowledge, tally: &mut 
 /// A requested scope: space-separated words, each a value SPEC.md 5.4 lists.
 fn check_scope(record: &Record, scope: &str, tally: &mut Tally) {
     let clause = "client.scope.grammar";
+    if let Some(other) = scope
+        .chars()
+        .find(|char| char.is_whitespace() && *char != ' ')
+    {
+        tally.fail(
+            clause,
+            record.transport,
+            Some(record.seq),
+            format!(
+                "the scope separates its values with {other:?}; a scope is a space-separated list"
+            ),
+        );
+        return;
+    }
     let joined = scope.split_ascii_whitespace().find(|word| {
         word.contains(',')
             && word

@@ -63,7 +63,7 @@ pub(crate) fn check_direct_access(
                 params.join(", ")
             ),
         );
-    } else if !record.body.is_empty() {
+    } else if !record.body.is_empty() && !empty_json(&record.body) {
         tally.fail(
             "client.direct.no_params",
             record.transport,
@@ -114,6 +114,13 @@ fn check_key(record: &Record, sessions: &Sessions, knowledge: &Knowledge, tally:
         Some(problem) => tally.fail(clause, record.transport, Some(record.seq), problem),
         None => tally.pass(clause, record.transport),
     }
+}
+
+/// A body that holds no parameter: `{}` or `null`, as a generic JSON client may send.
+fn empty_json(body: &[u8]) -> bool {
+    serde_json::from_slice::<serde_json::Value>(body).is_ok_and(|value| {
+        value.is_null() || value.as_object().is_some_and(serde_json::Map::is_empty)
+    })
 }
 
 #[cfg(test)]

@@ -67,7 +67,17 @@ pub(crate) fn check_params(record: &Record, call: &Call, tally: &mut Tally) {
 /// type, or over a query string a text that reads as one.
 fn typed(kind: Kind, raw: &Value, query: bool) -> Option<Value> {
     if query {
-        return kind.from_text(raw.as_str()?);
+        let text = raw.as_str()?;
+        // SPEC.md does not say how a query string spells a boolean: the spellings any
+        // reader takes (`true`, `True`, `1`) are one.
+        if kind == Kind::Bool {
+            return match text.to_ascii_lowercase().as_str() {
+                "true" | "1" => Some(Value::Bool(true)),
+                "false" | "0" => Some(Value::Bool(false)),
+                _ => None,
+            };
+        }
+        return kind.from_text(text);
     }
     let fits = match kind {
         Kind::Str => raw.is_string(),
@@ -157,7 +167,8 @@ fn check_combinations(record: &Record, call: &Call, tally: &mut Tally) {
     if call
         .params
         .get("index_name")
-        .is_some_and(|index| !index.is_null())
+        .and_then(Value::as_str)
+        .is_some_and(|index| !index.trim().is_empty())
     {
         tally.pass("client.params.requires", record.transport);
     } else {

@@ -113,12 +113,17 @@ impl Record {
     /// Reads the request as a JSON-RPC call.
     pub fn call(&self) -> Call {
         let path = self.path();
+        // A percent-encoded character of the path is the character (RFC 3986 2.1).
         let from_path = path
             .strip_prefix("/direct")
             .unwrap_or(path)
             .strip_prefix(harness_protocol::spec::API_PREFIX)
             .and_then(|rest| rest.strip_prefix('/'))
-            .map(str::to_owned);
+            .map(|method| {
+                percent_encoding::percent_decode_str(method)
+                    .decode_utf8_lossy()
+                    .into_owned()
+            });
         if self.transport == TransportKind::Ws || !self.body.is_empty() {
             return match serde_json::from_slice::<Value>(&self.body) {
                 Ok(envelope) => Call {

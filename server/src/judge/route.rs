@@ -24,7 +24,10 @@ pub(crate) fn check_route(record: &Record, call: &Call, tally: &mut Tally) {
     let Some(method) = call.method.as_deref() else {
         return;
     };
-    let in_path = rest.trim_start_matches('/');
+    // A percent-encoded character is the character (RFC 3986 2.1): `get%5Fmmp_status`
+    // names `get_mmp_status`.
+    let decoded = percent_encoding::percent_decode_str(rest).decode_utf8_lossy();
+    let in_path = decoded.trim_start_matches('/');
     if in_path.is_empty() {
         tally.fail(
             "client.http.path",
@@ -56,7 +59,20 @@ pub(crate) fn check_route(record: &Record, call: &Call, tally: &mut Tally) {
     if entry.private && entry.interface == spec::Interface::JsonRpc {
         let token_elsewhere =
             call.params.contains_key("access_token") || record.uri.contains("access_token");
-        if record.header("authorization").is_some() {
+        let credential = record.header("authorization").map(|value| {
+            value
+                .trim()
+                .split_once(' ')
+                .map_or("", |(_, rest)| rest.trim())
+        });
+        if credential == Some("") {
+            tally.fail(
+                "client.private.credentials",
+                record.transport,
+                Some(record.seq),
+                format!("{method} went over HTTP with an Authorization header naming a scheme and no credential"),
+            );
+        } else if credential.is_some() {
             tally.pass("client.private.credentials", record.transport);
         } else if !token_elsewhere {
             tally.fail(

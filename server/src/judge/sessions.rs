@@ -49,15 +49,40 @@ impl TokenSet {
     }
 }
 
-/// Why a token stopped being valid (SPEC.md 4.4, 5.3).
+/// Why a token stopped being valid (SPEC.md 4.4, 4.5, 5.3), and when the client knew.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct End {
     /// What ended it.
     pub(crate) cause: EndCause,
     /// The request that ended it.
     pub(crate) seq: u64,
-    /// The event of that request's answer: later arrivals use a dead token.
+    /// That request's arrival event: on its own connection, whatever the client sent
+    /// after it, it sent knowing.
+    pub(crate) request_event: u64,
+    /// The event of its answer.
     pub(crate) event: u64,
+    /// When its answer went out, ms since the epoch.
+    pub(crate) answered_ms: u64,
+    /// The connection it came on.
+    pub(crate) connection: String,
+}
+
+/// How long after an ending answer a request on another connection may still have been
+/// sent before the client read it (in flight beside it), and is not judged a use of a
+/// dead token.
+pub(crate) const IN_FLIGHT_MS: u64 = 100;
+
+impl End {
+    /// Whether `record` came after the client knew of the end: on the same connection,
+    /// after the ending request; on another, after the answer and [`IN_FLIGHT_MS`] more.
+    pub(crate) fn precedes(&self, record: &Record) -> bool {
+        if record.connection == self.connection {
+            record.event > self.request_event
+        } else {
+            record.event > self.event
+                && record.at_ms >= self.answered_ms.saturating_add(IN_FLIGHT_MS)
+        }
+    }
 }
 
 /// What ends a token.
@@ -67,6 +92,9 @@ pub(crate) enum EndCause {
     Refreshed,
     /// A logout (4.4: "Invalidates the tokens.").
     LoggedOut,
+    /// A disable of the subaccount's login (4.5: "Disabling ends any active session of
+    /// that subaccount immediately").
+    Disabled,
 }
 
 /// A subaccount's login disabled (SPEC.md 4.5: "Disabling ends any active session of that
@@ -75,10 +103,8 @@ pub(crate) enum EndCause {
 pub(crate) struct Disable {
     /// The subaccount's user id (`sid`).
     pub(crate) user: u64,
-    /// The request that disabled it.
-    pub(crate) seq: u64,
-    /// The event of its answer.
-    pub(crate) event: u64,
+    /// The end it puts to the subaccount's own sessions.
+    pub(crate) end: End,
 }
 
 /// The tokens issued so far and the session each belongs to.
@@ -131,6 +157,11 @@ impl Sessions {
     /// The client id of a token set's session.
     pub(crate) fn client_of(&self, set: &TokenSet) -> Option<&str> {
         self.clients.get(set.session)?.as_deref()
+    }
+
+    /// The token sets issued so far.
+    pub(crate) fn sets(&self) -> &[TokenSet] {
+        &self.sets
     }
 
     /// The subaccount logins disabled so far.
@@ -245,10 +276,17 @@ impl Sessions {
     /// (SPEC.md 5.3), the tokens of the session a logout ends (4.4), a subaccount's
     /// sessions (4.5).
     fn learn_ends(&mut self, record: &Record, call: &Call, event: u64) {
+        let answered_ms = record
+            .answer
+            .as_ref()
+            .map_or(record.at_ms, |answer| answer.at_ms);
         let end = |cause| End {
             cause,
             seq: record.seq,
+            request_event: record.event,
             event,
+            answered_ms,
+            connection: record.connection.clone(),
         };
         if call.is(spec::AUTH_METHOD)
             && call.text("grant_type").as_deref() == Some("refresh_token")
@@ -278,8 +316,7 @@ impl Sessions {
         {
             self.disables.push(Disable {
                 user,
-                seq: record.seq,
-                event,
+                end: end(EndCause::Disabled),
             });
         }
     }

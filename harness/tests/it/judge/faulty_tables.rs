@@ -147,6 +147,9 @@ async fn misbehave(bug: Bug, target: &Target) {
                 &[call(1, "private/logout", json!({"access_token": token}))],
             )
             .await;
+            // Past the moment a request on another connection may still have been in
+            // flight beside the answer that ended the token.
+            tokio::time::sleep(Duration::from_millis(200)).await;
             get(
                 target,
                 "/api/v2/private/get_mmp_status",
@@ -164,6 +167,9 @@ async fn misbehave(bug: Bug, target: &Target) {
                 None,
             )
             .await;
+            // Past the moment a request on another connection may still have been in
+            // flight beside the answer that ended the token.
+            tokio::time::sleep(Duration::from_millis(200)).await;
             get(
                 target,
                 "/api/v2/private/get_mmp_status",

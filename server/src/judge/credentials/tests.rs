@@ -102,6 +102,11 @@ fn a_scope_joined_by_commas_or_of_unlisted_words_fails() {
         Some(Verdict::Fail),
         &["account:write", "not a value SPEC.md 5.4 lists"],
     );
+    assert_only_finding(
+        &judged(&format!("{auth}account%3Aread%09trade%3Aread"), None),
+        Some(Verdict::Fail),
+        &["client.scope.grammar", "'\\t'"],
+    );
     // A session name may hold a comma when what follows is no scope value.
     assert_eq!(
         judged(&format!("{auth}session%3Aa%2Cb"), None),

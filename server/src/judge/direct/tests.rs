@@ -141,9 +141,21 @@ fn a_parameter_or_a_body_fails() {
             TransportKind::Rest,
             LOCK,
             Some(&format!("Bearer {KEY}")),
-            "{}",
+            r#"{"portfolio":1}"#,
         ),
         Some(Verdict::Fail),
-        &["client.direct.no_params", "body of 2 bytes"],
+        &["client.direct.no_params", "body of 15 bytes"],
     );
+    // What a generic JSON client sends for no parameters holds none.
+    for body in ["{}", "null"] {
+        assert_eq!(
+            judged(
+                TransportKind::Rest,
+                LOCK,
+                Some(&format!("Bearer {KEY}")),
+                body
+            ),
+            Vec::<String>::new()
+        );
+    }
 }

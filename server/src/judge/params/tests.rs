@@ -78,12 +78,15 @@ fn a_query_string_value_is_read_as_its_declared_type() {
         Some(Verdict::Fail),
         &["sid", "in the query string", "not an integer"],
     );
-    assert_eq!(
-        over_query("private/get_mmp_status?block_rfq=true"),
-        Vec::<String>::new()
-    );
+    // SPEC.md does not say how a query string spells a boolean: any common spelling reads.
+    for spelling in ["true", "True", "1", "false", "0"] {
+        assert_eq!(
+            over_query(&format!("private/get_mmp_status?block_rfq={spelling}")),
+            Vec::<String>::new()
+        );
+    }
     assert_only_finding(
-        &over_query("private/get_mmp_status?block_rfq=True"),
+        &over_query("private/get_mmp_status?block_rfq=yes"),
         Some(Verdict::Fail),
         &["block_rfq", "not a boolean"],
     );
@@ -175,6 +178,13 @@ fn a_named_mmp_group_needs_index_name_and_an_empty_one_does_not() {
     assert_eq!(
         over_query("private/get_mmp_status?mmp_group="),
         Vec::<String>::new()
+    );
+    let findings = over_query("private/get_mmp_status?index_name=&mmp_group=quotes");
+    assert!(
+        findings
+            .iter()
+            .any(|line| line.starts_with("fail client.params.requires ")),
+        "an empty index_name names no index: {findings:?}"
     );
     assert_eq!(
         over_query("private/get_mmp_status?index_name=btc_usd&mmp_group=quotes"),

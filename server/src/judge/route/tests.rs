@@ -67,6 +67,16 @@ fn a_body_sent_to_base_url_itself_or_to_another_methods_path_fails() {
         ),
         Vec::<String>::new()
     );
+    // A percent-encoded character is the character.
+    assert_eq!(
+        judged(
+            TransportKind::HttpQuery,
+            "/api/v2/public/get%5Fcurrencies",
+            &[],
+            ""
+        ),
+        Vec::<String>::new()
+    );
 }
 
 #[test]
@@ -103,6 +113,16 @@ fn a_private_call_over_http_without_credentials_fails() {
             ""
         ),
         Vec::<String>::new()
+    );
+    assert_only_finding(
+        &judged(
+            TransportKind::HttpQuery,
+            "/api/v2/private/get_mmp_status",
+            &[("authorization", "Bearer ")],
+            "",
+        ),
+        Some(Verdict::Fail),
+        &["client.private.credentials", "no credential"],
     );
     // A token in the URL is the placement clause's to judge, not this one's.
     assert_eq!(

@@ -76,11 +76,14 @@ impl Session {
     fn tally(&self) -> Tally {
         let mut sessions = Sessions::default();
         let mut tally = Tally::default();
+        let mut callers = Vec::new();
         for record in &self.records {
             let call = record.call();
             check_tokens(record, &call, &sessions, &self.knowledge, &mut tally);
+            callers.push(sessions.caller(record, &call, None));
             sessions.learn(record, &call);
         }
+        check_second_factor(&self.records, &callers, &self.knowledge, &mut tally);
         tally
     }
 }
@@ -156,7 +159,7 @@ fn a_connection_token_used_after_its_refresh_fails_and_a_session_token_does_not(
                 json!({"grant_type": "refresh_token", "refresh_token": "rt1"}),
                 Some(json!({"access_token": "at2", "refresh_token": "rt2", "expires_in": 900, "scope": scope})),
             )
-            .ws("ws#2", 20, "private/get_mmp_status", mmp("at1"), Some(json!([])));
+            .ws("ws#3", 200, "private/get_mmp_status", mmp("at1"), Some(json!([])));
         let findings = session.findings();
         if fails {
             assert_only_finding(
@@ -176,10 +179,10 @@ fn a_token_used_after_its_logout_fails_the_access_and_the_refresh_token_alike() 
     session
         .login("main", 1, FULL, 0)
         .ws("ws#1", 10, "private/logout", mmp("at1"), Some(json!("ok")))
-        .ws("ws#3", 20, "private/get_mmp_status", mmp("at1"), None)
+        .ws("ws#3", 200, "private/get_mmp_status", mmp("at1"), None)
         .ws(
             "ws#3",
-            30,
+            300,
             "public/auth",
             json!({"grant_type": "refresh_token", "refresh_token": "rt1"}),
             None,
@@ -209,11 +212,11 @@ fn a_subaccount_token_used_after_its_login_was_disabled_fails() {
             json!({"access_token": "at2", "sid": 7, "state": "disable"}),
             Some(json!("ok")),
         )
-        .ws("ws#4", 20, "private/get_mmp_status", mmp("at1"), None)
-        .login("sub", 3, "connection account:read trade:read", 30)
+        .ws("ws#4", 200, "private/get_mmp_status", mmp("at1"), None)
+        .login("sub", 3, "connection account:read trade:read", 300)
         .ws(
             "ws#4",
-            40,
+            400,
             "private/get_mmp_status",
             mmp("at3"),
             Some(json!([])),
@@ -353,10 +356,11 @@ fn an_exchange_asking_more_than_the_caller_holds_fails() {
 }
 
 #[test]
-fn a_two_factor_account_calling_without_its_second_factor_fails() {
+fn a_two_factor_account_calling_without_its_second_factor_and_never_with_it_fails() {
     let mut session = Session::new();
     session
         .login("tf", 1, FULL, 0)
+        // Refused with 13668, then sent again with the factor: the flow of a security key.
         .ws(
             "ws#1",
             10,
@@ -371,10 +375,19 @@ fn a_two_factor_account_calling_without_its_second_factor_fails() {
             json!({"access_token": "at1", "sid": 8, "state": "enable", "code": "123456"}),
             Some(json!("ok")),
         )
-        .login("main", 2, FULL, 30)
+        // Never sent with it.
         .ws(
             "ws#1",
-            40,
+            30,
+            "private/toggle_subaccount_login",
+            json!({"access_token": "at1", "sid": 8, "state": "disable"}),
+            None,
+        )
+        // The main account has no second factor.
+        .login("main", 2, FULL, 40)
+        .ws(
+            "ws#1",
+            50,
             "private/toggle_subaccount_login",
             json!({"access_token": "at2", "sid": 7, "state": "enable"}),
             Some(json!("ok")),
@@ -382,7 +395,69 @@ fn a_two_factor_account_calling_without_its_second_factor_fails() {
     assert_only_finding(
         &session.findings(),
         Some(Verdict::Fail),
-        &["client.second_factor.sent", "`code`"],
+        &["client.second_factor.sent", "`code`", "#4:"],
+    );
+}
+
+#[test]
+fn a_request_in_flight_beside_the_end_of_its_token_is_not_judged_a_use_of_a_dead_token() {
+    // On another connection within 100 ms of the logout's answer the client may not have
+    // read it yet; later, or on the same connection, it had.
+    let mut session = Session::new();
+    session
+        .login("main", 1, FULL, 0)
+        .ws("ws#1", 10, "private/logout", mmp("at1"), Some(json!("ok")))
+        .ws("ws#2", 60, "private/get_mmp_status", mmp("at1"), None)
+        .ws("ws#2", 200, "private/get_mmp_status", mmp("at1"), None);
+    assert_only_finding(
+        &session.findings(),
+        Some(Verdict::Fail),
+        &["client.token.live", "#4:"],
+    );
+}
+
+#[test]
+fn a_token_exchanged_for_a_subaccount_outlives_its_disable() {
+    // SPEC.md 4.5: a disabled subaccount "remains reachable through the main account".
+    let mut session = Session::new();
+    session
+        .login("main", 1, FULL, 0)
+        .ws(
+            "ws#1",
+            5,
+            "public/exchange_token",
+            json!({"refresh_token": "rt1", "subject_id": 7}),
+            Some(json!({"access_token": "at5", "refresh_token": "rt5", "expires_in": 900, "scope": "connection account:read trade:read"})),
+        )
+        .ws("ws#1", 10, "private/toggle_subaccount_login", json!({"access_token": "at1", "sid": 7, "state": "disable"}), Some(json!("ok")))
+        .ws("ws#1", 300, "private/get_mmp_status", mmp("at5"), Some(json!([])));
+    assert_eq!(session.findings(), Vec::<String>::new());
+}
+
+#[test]
+fn a_fork_naming_another_live_session_of_the_client_fails() {
+    let mut session = Session::new();
+    session
+        .login("main", 1, "session:a account:read", 0)
+        .login("main", 2, "session:b account:read", 5)
+        .ws(
+            "ws#1",
+            10,
+            "public/fork_token",
+            json!({"refresh_token": "rt1", "session_name": "b"}),
+            None,
+        )
+        .ws(
+            "ws#1",
+            20,
+            "public/fork_token",
+            json!({"refresh_token": "rt1", "session_name": "c"}),
+            Some(json!({"access_token": "at9"})),
+        );
+    assert_only_finding(
+        &session.findings(),
+        Some(Verdict::Fail),
+        &["client.fork.new_session", "still alive"],
     );
 }
 
@@ -399,7 +474,7 @@ fn a_connection_remembering_a_logged_out_session_token_fails_on_its_next_call() 
             Some(json!([])),
         )
         .ws("ws#1", 10, "private/logout", mmp("at1"), Some(json!("ok")))
-        .ws("ws#9", 20, "private/get_mmp_status", json!({}), None);
+        .ws("ws#9", 200, "private/get_mmp_status", json!({}), None);
     assert_only_finding(
         &session.findings(),
         Some(Verdict::Fail),
