@@ -100,6 +100,9 @@ pub struct Received {
     /// [`crate::jsonrpc::duplicate_envelope_members`]).
     #[serde(skip)]
     pub duplicate_members: Vec<String>,
+    /// The answer came in a binary WebSocket frame, not a text one.
+    #[serde(skip)]
+    pub binary_frame: bool,
 }
 
 /// One request and its answer, or what went wrong instead.
@@ -260,6 +263,7 @@ impl Received {
             body,
             json,
             duplicate_members,
+            binary_frame: false,
         }
     }
 }

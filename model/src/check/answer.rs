@@ -42,6 +42,8 @@ pub struct ParsedAnswer {
     pub request_id: Option<u64>,
     /// The envelope members the answer's text names twice.
     pub duplicate_members: Vec<String>,
+    /// The answer came in a binary WebSocket frame.
+    pub binary_frame: bool,
 }
 
 /// What a step expects of its answer, every template resolved.
@@ -103,6 +105,12 @@ pub fn answer(
         );
         return findings;
     };
+    if answer.binary_frame {
+        record(
+            &["transport.ws_text".to_owned()],
+            "the answer came in a binary WebSocket frame; JSON-RPC messages over WebSocket are text".to_owned(),
+        );
+    }
     for violation in validate_answer(response, &answer.duplicate_members, answer.request_id) {
         record(&[violation.clause().to_owned()], violation.to_string());
     }

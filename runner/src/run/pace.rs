@@ -385,6 +385,7 @@ mod tests {
             body: String::new(),
             request_id: Some(1),
             duplicate_members: Vec::new(),
+            binary_frame: false,
         };
         assert_eq!(throttled(&answer(10429), &limits), Some(10429));
         assert_eq!(throttled(&answer(10028), &limits), Some(10028));
@@ -404,6 +405,7 @@ mod tests {
             body: String::new(),
             request_id: Some(1),
             duplicate_members: Vec::new(),
+            binary_frame: false,
         };
         assert_eq!(
             session_limited(&answer(13040), &RateLimits::default()),

@@ -79,6 +79,10 @@ fn learn_answer(redactor: &Redactor, exchange: &mut Exchange) -> ParsedAnswer {
             .as_mut()
             .map(|received| std::mem::take(&mut received.duplicate_members))
             .unwrap_or_default(),
+        binary_frame: exchange
+            .response
+            .as_ref()
+            .is_some_and(|received| received.binary_frame),
     }
 }
 

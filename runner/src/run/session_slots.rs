@@ -86,6 +86,7 @@ mod tests {
             body: String::new(),
             request_id: Some(1),
             duplicate_members: Vec::new(),
+            binary_frame: false,
         }
     }
 

@@ -331,6 +331,7 @@ impl WsSession {
                 }
                 Ok(Some(Ok(frame))) => frame,
             };
+            let binary_frame = matches!(frame, Message::Binary(_));
             let bytes = match frame {
                 // The frame's buffer becomes the kept text's: `Bytes` gives its allocation
                 // up when it holds the only reference, so the answer is not copied.
@@ -344,7 +345,10 @@ impl WsSession {
                 }
                 Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => continue,
             };
-            let received = Received::from_bytes(None, bytes);
+            let received = Received {
+                binary_frame,
+                ..Received::from_bytes(None, bytes)
+            };
             if received.json.as_ref().is_some_and(is_notification) {
                 self.notifications += 1;
                 continue;

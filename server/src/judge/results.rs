@@ -210,6 +210,7 @@ pub(crate) fn exchange(target: &Target, record: &Record) -> Exchange {
         body: answer.body.to_string(),
         json: Some(answer.body.clone()),
         duplicate_members: Vec::new(),
+        binary_frame: false,
     });
     Exchange {
         transport: record.transport,

@@ -50,6 +50,8 @@ pub(crate) enum Behaviour {
     DuplicateMembers,
     /// The right answer with an extra member holding a 400-digit integer (still JSON).
     HugeInteger,
+    /// The right answer in a binary frame (WebSocket; HTTP answers as it should).
+    BinaryFrame,
     /// Every answer is sent twice (WebSocket).
     DuplicateAnswer,
     /// This many subscription notifications before every answer (WebSocket).
@@ -452,6 +454,10 @@ async fn misbehave_ws(client: &mut Ws, behaviour: Behaviour, answer: String) -> 
             client.send(Message::Close(None)).await.map_err(gone)?;
             Err(())
         }
+        Behaviour::BinaryFrame => client
+            .send(Message::binary(answer.into_bytes()))
+            .await
+            .map_err(gone),
         _ => client.send(Message::text(answer)).await.map_err(gone),
     }
 }
@@ -518,9 +524,7 @@ fn rewritten(behaviour: Behaviour, body: &[u8]) -> Vec<u8> {
                 "error"
             };
             let mut text = String::from(r#"{"jsonrpc":"2.0""#);
-            for _ in 0..50_000 {
-                text.push_str(&format!(r#","id":0,"{outcome}":0"#));
-            }
+            text.push_str(&format!(r#","id":0,"{outcome}":0"#).repeat(50_000));
             text.push_str(&format!(
                 r#","id":{},"{outcome}":{}}}"#,
                 envelope["id"], envelope[outcome]

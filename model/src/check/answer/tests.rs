@@ -48,6 +48,7 @@ fn over_http(json: &Value, status: u16) -> ParsedAnswer {
         body: String::new(),
         request_id: Some(1),
         duplicate_members: Vec::new(),
+        binary_frame: false,
     }
 }
 
@@ -111,6 +112,7 @@ fn an_answer_that_is_not_json_fails_the_envelope_and_nothing_else() {
         body: "<html>bad gateway</html>".to_owned(),
         request_id: Some(1),
         duplicate_members: Vec::new(),
+        binary_frame: false,
     };
     let findings = check(&answer, &expecting(Outcome::Result, &clauses));
     assert_eq!(
@@ -395,6 +397,7 @@ fn a_plain_text_refusal_passes_only_on_the_rest_interface_and_only_as_an_error()
         body: "unauthorized".to_owned(),
         request_id: None,
         duplicate_members: Vec::new(),
+        binary_frame: false,
     };
     let rest = |outcome| Required {
         rest_interface: true,
