@@ -115,6 +115,7 @@ pub(crate) fn run(args: RunArgs) -> Result<u8, CliError> {
     let choice = TargetChoice::from_args(&args.target)?;
     let rerun = format!("harness run{}", choice.flags());
     let runtime = runtime()?;
+    let mut aborted = false;
     let mut report = runtime.block_on(async {
         let interrupt = Interrupt::new();
         super::signals::Signals::new().fire_then_exit(
@@ -123,6 +124,8 @@ pub(crate) fn run(args: RunArgs) -> Result<u8, CliError> {
         );
         let reporters = Reporters::new(args.quiet, args.events.as_deref())?;
         let (target, reference) = choice.start().await?;
+        let (target_name, secrets) = (target.name.clone(), target.secrets());
+        let started = std::time::Instant::now();
         let config = run::RunConfig {
             transports: (!args.transports.is_empty()).then(|| args.transports.clone()),
             filter: args.filter.clone(),
@@ -152,10 +155,24 @@ pub(crate) fn run(args: RunArgs) -> Result<u8, CliError> {
         }
         // The runner's report, built once; `harness report --from-events` reads the
         // stream back into the same report.
-        let report = outcome.map_err(|error| match error {
-            RunError::NothingSelected => CliError::usage(error),
-            other => CliError::harness(other),
-        })?;
+        let report = match outcome {
+            Ok(report) => report,
+            Err(error @ RunError::NothingSelected) => return Err(CliError::usage(error)),
+            // The run could not start: its reports still say so, so a CI job that reads
+            // them finds a harness error, not a missing file or a pass.
+            Err(error) => {
+                eprintln!("error: {error}");
+                aborted = true;
+                RunReport {
+                    target: target_name,
+                    results: Vec::new(),
+                    duration: started.elapsed(),
+                    redactor: harness_model::check::Redactor::new(secrets),
+                    side: harness_model::check::Side::Server,
+                    interrupted: Some(format!("the harness could not run (exit 3): {error}")),
+                }
+            }
+        };
         finished?;
         Ok(report)
     })?;
@@ -196,6 +213,9 @@ pub(crate) fn run(args: RunArgs) -> Result<u8, CliError> {
         outln!(
             "--strict-expect: {fixed} known failure(s) fixed; the run fails until they are removed"
         );
+    }
+    if aborted {
+        return Ok(exit::HARNESS);
     }
     Ok(exit_code(&report, strict_fixed))
 }

@@ -281,6 +281,18 @@ fn unreachable_target_is_a_harness_error() {
         "{}",
         text(&output)
     );
+    // The reports are written all the same, each saying why the run stopped.
+    for (file, says) in [
+        (
+            "report.json",
+            "the harness could not run (exit 3): target unreachable",
+        ),
+        ("junit.xml", "the run stopped before its end"),
+        ("report.html", "the harness could not run (exit 3)"),
+    ] {
+        let written = std::fs::read_to_string(dir.join(file)).unwrap_or_default();
+        assert!(written.contains(says), "{file}: {written:.400}");
+    }
 }
 
 #[test]

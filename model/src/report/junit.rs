@@ -1,6 +1,8 @@
 //! `junit.xml` with quick-junit: one test case per case and transport, grouped in one
 //! suite per spec area (the first segment of the case id). A known failure (`xfail`) is a
-//! skipped test case whose message gives the expectations file's reason.
+//! skipped test case whose message gives the expectations file's reason. A run that
+//! stopped before its end (a signal, the run timeout, a target that stopped answering or
+//! could not be reached) adds an error test case `harness` saying why.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -72,6 +74,18 @@ pub(crate) fn render_junit(context: &Context<'_>, _summary: &Summary) -> String 
                 .set_system_out(redactor.text(&format!("{}: {}", result.verdict, result.message)));
         }
         suite.add_test_case(test_case);
+    }
+    if let Some(reason) = &context.report.interrupted {
+        // A run that stopped early did not run what it left out: a CI reading only this
+        // file sees a harness error, never a pass.
+        let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
+        status.set_message(redactor.text(reason));
+        status.set_type("harness");
+        let mut stopped = TestCase::new("the run stopped before its end", status);
+        stopped.set_classname("harness");
+        let mut suite = TestSuite::new("harness");
+        suite.add_test_case(stopped);
+        suites.insert("harness".to_owned(), suite);
     }
     report.add_test_suites(suites.into_values());
     let text = report
