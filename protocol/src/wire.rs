@@ -91,7 +91,8 @@ pub struct SentRequest {
 pub struct Received {
     /// HTTP status (none on WebSocket).
     pub status: Option<u16>,
-    /// The body or frame as text (invalid UTF-8 replaced).
+    /// The body or frame as text; one that is not UTF-8 as its size, a digest and its
+    /// first bytes in hex.
     pub body: String,
     /// The body parsed as JSON, when it is JSON.
     #[serde(skip)]
@@ -256,8 +257,8 @@ impl Received {
         } else {
             Vec::new()
         };
-        let body = String::from_utf8(bytes)
-            .unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned());
+        let body =
+            String::from_utf8(bytes).unwrap_or_else(|error| binary_summary(error.as_bytes()));
         Received {
             status,
             body,
@@ -267,6 +268,23 @@ impl Received {
         }
     }
 }
+
+/// What is kept of an answer that is not UTF-8 (a compressed body, bytes of another
+/// encoding): its size, a digest and its first bytes in hex, never the bytes escaped whole
+/// (a megabyte of gzip escapes to several in a report). It cannot be JSON (RFC 8259 8.1).
+fn binary_summary(bytes: &[u8]) -> String {
+    use sha2::Digest as _;
+    let digest = hex::encode(sha2::Sha256::digest(bytes));
+    let head = hex::encode(&bytes[..bytes.len().min(BINARY_HEAD_BYTES)]);
+    format!(
+        "[not UTF-8: {} bytes, sha256 {}, first bytes {head}]",
+        bytes.len(),
+        &digest[..16]
+    )
+}
+
+/// The first bytes of a binary answer kept, in hex.
+const BINARY_HEAD_BYTES: usize = 16;
 
 /// JSON text with each `\u` escape of a UTF-16 surrogate written as `\ufffd`, when it has
 /// one: RFC 8259's grammar allows an escaped lone surrogate (JavaScript's `JSON.stringify`
@@ -424,6 +442,27 @@ mod tests {
                 .json
                 .is_none()
         );
+    }
+
+    #[test]
+    fn an_answer_that_is_not_utf8_is_kept_as_size_digest_and_first_bytes() {
+        let mut gzip = vec![0x1f, 0x8b, 0x08, 0x00];
+        gzip.extend((0..100_000u32).map(|index| (index % 251) as u8 | 0x80));
+        let received = Received::from_bytes(Some(200), gzip);
+        assert!(received.json.is_none());
+        assert!(
+            received
+                .body
+                .starts_with("[not UTF-8: 100004 bytes, sha256 "),
+            "{}",
+            received.body
+        );
+        assert!(
+            received.body.contains("first bytes 1f8b08008081"),
+            "{}",
+            received.body
+        );
+        assert!(received.body.len() < 120, "{}", received.body.len());
     }
 
     fn exchange(body: &str) -> Exchange {

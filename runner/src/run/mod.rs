@@ -184,6 +184,8 @@ pub struct Shared {
     /// One permit: the executions that open sessions on a target that counts its session
     /// slots go one at a time (`session_slots.rs`).
     pub(crate) session_lane: tokio::sync::Semaphore,
+    /// Answer bytes every execution kept whole so far (see `budget.rs`).
+    pub(crate) recorded_bytes: std::sync::atomic::AtomicUsize,
 }
 
 impl Shared {
@@ -215,6 +217,7 @@ impl Shared {
             accounts: std::collections::HashMap::new(),
             reference_arrivals: false,
             session_lane: tokio::sync::Semaphore::new(1),
+            recorded_bytes: std::sync::atomic::AtomicUsize::new(0),
         })
     }
 

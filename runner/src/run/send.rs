@@ -255,7 +255,7 @@ impl Execution<'_> {
             self.opened_sessions.push(token);
         }
         let failure = exchange.failure.clone();
-        let recorded = self.budget.record(exchange);
+        let recorded = self.budget.record(exchange, &self.shared.recorded_bytes);
         self.exchanges.push(recorded);
         match failure {
             None => Ok(answer),
