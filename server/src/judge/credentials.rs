@@ -58,6 +58,16 @@ fn check_basic(record: &Record, value: &str, knowledge: &Knowledge, tally: &mut 
             None if knowledge.secrets.keys().any(|id| id == client.trim()) => Some(format!(
                 "the Basic credential's client id carries whitespace (`{client}`)"
             )),
+            None if knowledge
+                .secrets
+                .get(&secret)
+                .is_some_and(|known| *known == client) =>
+            {
+                Some("the Basic credential is client_secret:client_id, the two swapped".to_owned())
+            }
+            None if knowledge.all_accounts => Some(format!(
+                "the Basic credential names client id `{client}`, which no account has"
+            )),
             None => {
                 tally.note(
                     clause,

@@ -133,6 +133,10 @@ pub struct Knowledge {
     /// "Parameter names and response shape: not shown"): the refresh token's and the new
     /// session's name's, by the harness's name for each.
     pub(crate) fork_params: BTreeMap<String, String>,
+    /// Every account that exists is in [`Self::secrets`]: true for the judge, whose server
+    /// has no others, so a credential naming another client id is wrong; false for the
+    /// proxy, in front of a server with accounts its target file does not describe.
+    pub(crate) all_accounts: bool,
 }
 
 impl Knowledge {
@@ -174,6 +178,7 @@ impl Knowledge {
                 .get(harness_protocol::spec::FORK_TOKEN_METHOD)
                 .cloned()
                 .unwrap_or_default(),
+            all_accounts: false,
         }
     }
 
@@ -219,6 +224,7 @@ pub async fn start(config: JudgeConfig) -> std::io::Result<Judge> {
     target.name = format!("client judge ({})", config.scenario.name());
     let knowledge = Knowledge {
         signature_scheme: config.signature_scheme.clone(),
+        all_accounts: true,
         ..Knowledge::from_target(&target)
     };
     recorder.set_knowledge(knowledge, target.secrets());
@@ -241,6 +247,7 @@ impl Judge {
     pub fn knowledge(&self) -> Knowledge {
         Knowledge {
             signature_scheme: self.signature_scheme.clone(),
+            all_accounts: true,
             ..Knowledge::from_target(&self.target)
         }
     }

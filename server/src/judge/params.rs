@@ -4,9 +4,11 @@
 //! one of its listed values (with their case) or a value in its range, and the
 //! combinations the table states (`mmp_group` "requires `index_name`").
 //!
-//! A timestamp that reads as seconds rather than milliseconds is a warning: SPEC.md 1 says
-//! "timestamps are integers in milliseconds since the UNIX epoch", and a value in seconds
-//! is still such an integer (a moment of January 1970), so the judge cannot be sure.
+//! A timestamp that is a moment of this century in seconds, microseconds or nanoseconds
+//! and not in milliseconds fails: SPEC.md 1 says "timestamps are integers in milliseconds
+//! since the UNIX epoch", and in milliseconds it is a moment of January 1970 or past the
+//! year 5000, which no account's history holds; another value in the seconds' range only
+//! warns.
 //! `count` has a clause of its own (`paging.rs`), and a parameter SPEC.md does not declare
 //! is not judged (the methods' tables are not closed: "any other parameters: not shown").
 
@@ -122,17 +124,8 @@ fn check_value(record: &Record, method: &str, param: &Param, value: &Value, tall
         Values::Range(min, max) => match value.as_i64() {
             Some(number) if (min..=max).contains(&number) => {
                 tally.pass("client.params.values", record.transport);
-                if param.name.ends_with("timestamp")
-                    && (SECONDS_FROM..MILLISECONDS_FROM).contains(&number)
-                {
-                    tally.warn(
-                        "client.params.timestamp_ms",
-                        record.transport,
-                        Some(record.seq),
-                        format!("{} {number} of {method} reads as seconds (a moment of January 1970 in milliseconds)", param.name),
-                    );
-                } else if param.name.ends_with("timestamp") {
-                    tally.pass("client.params.timestamp_ms", record.transport);
+                if param.name.ends_with("timestamp") {
+                    check_unit(record, method, param.name, number, tally);
                 }
             }
             _ => tally.fail(
@@ -149,6 +142,50 @@ fn check_value(record: &Record, method: &str, param: &Param, value: &Value, tall
         Values::Fixture(_) | Values::Token | Values::Free => {}
     }
 }
+
+/// A timestamp parameter in milliseconds (SPEC.md 1). A value that is no moment of this
+/// century in milliseconds but is one in another unit (seconds, microseconds,
+/// nanoseconds) is in that unit beyond doubt: in milliseconds it would be a moment of
+/// January 1970 or of a year past 5000, which no account's history holds. Other values in
+/// the seconds' range (1e9 to 1e11) only warn.
+fn check_unit(record: &Record, method: &str, name: &str, number: i64, tally: &mut Tally) {
+    let now_ms = i64::try_from(record.at_ms).unwrap_or(i64::MAX);
+    let plausible = CENTURY_FROM_MS..=now_ms.saturating_add(DAY_MS);
+    let other_unit = [
+        ("seconds", number.checked_mul(1_000)),
+        ("microseconds", Some(number / 1_000)),
+        ("nanoseconds", Some(number / 1_000_000)),
+    ]
+    .into_iter()
+    .find(|(_, as_ms)| as_ms.is_some_and(|as_ms| plausible.contains(&as_ms)))
+    .map(|(unit, _)| unit);
+    let message =
+        |unit: &str| format!("{name} {number} of {method} reads as {unit}, not milliseconds");
+    match other_unit {
+        _ if plausible.contains(&number) || number < SECONDS_FROM => {
+            tally.pass("client.params.timestamp_ms", record.transport);
+        }
+        Some(unit) => tally.fail(
+            "client.params.timestamp_ms",
+            record.transport,
+            Some(record.seq),
+            message(unit),
+        ),
+        None if number < MILLISECONDS_FROM => tally.warn(
+            "client.params.timestamp_ms",
+            record.transport,
+            Some(record.seq),
+            message("seconds (in milliseconds, a moment of January 1970)"),
+        ),
+        None => tally.pass("client.params.timestamp_ms", record.transport),
+    }
+}
+
+/// 2000-01-01T00:00:00Z in milliseconds: the start of the moments a timestamp in any unit
+/// is taken to mean.
+const CENTURY_FROM_MS: i64 = 946_684_800_000;
+/// A day in milliseconds: how far past now a timestamp may reach.
+const DAY_MS: i64 = 24 * 3_600_000;
 
 /// The combinations a table states: `mmp_group` "requires `index_name`" (SPEC.md 4.6; an
 /// empty one "targets the default orders MMP group (not an error)", so only a named group

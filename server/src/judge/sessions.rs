@@ -67,20 +67,31 @@ pub(crate) struct End {
     pub(crate) connection: String,
 }
 
-/// How long after an ending answer a request on another connection may still have been
-/// sent before the client read it (in flight beside it), and is not judged a use of a
-/// dead token.
-pub(crate) const IN_FLIGHT_MS: u64 = 100;
+/// How long after a refresh's answer a request with the token it replaced, on another
+/// connection, may still have been sent before the client read the answer (in flight beside
+/// it: an asynchronous client refreshes while its other calls go on), and is not judged a
+/// use of a dead token.
+pub(crate) const REFRESH_IN_FLIGHT_MS: u64 = 100;
+
+/// The same for a logout's or a disable's answer: none. These end a session, which a
+/// client does not race its own calls against; a call arriving after the answer went out
+/// came from a client that had every reason to know (a sequential client sends its next
+/// call within a millisecond of reading an answer, so any grace would hide it).
+pub(crate) const END_IN_FLIGHT_MS: u64 = 0;
 
 impl End {
     /// Whether `record` came after the client knew of the end: on the same connection,
-    /// after the ending request; on another, after the answer and [`IN_FLIGHT_MS`] more.
+    /// after the ending request; on another, after the answer and the time it may have
+    /// been in flight beside it ([`REFRESH_IN_FLIGHT_MS`], [`END_IN_FLIGHT_MS`]).
     pub(crate) fn precedes(&self, record: &Record) -> bool {
+        let in_flight = match self.cause {
+            EndCause::Refreshed => REFRESH_IN_FLIGHT_MS,
+            EndCause::LoggedOut | EndCause::Disabled => END_IN_FLIGHT_MS,
+        };
         if record.connection == self.connection {
             record.event > self.request_event
         } else {
-            record.event > self.event
-                && record.at_ms >= self.answered_ms.saturating_add(IN_FLIGHT_MS)
+            record.event > self.event && record.at_ms >= self.answered_ms.saturating_add(in_flight)
         }
     }
 }

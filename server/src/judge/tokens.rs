@@ -101,8 +101,7 @@ fn check_presented(
     };
     let missing: Vec<&str> = needed_scope(call, method)
         .into_iter()
-        .filter(|need| !need.iter().any(|word| granted.grants(word)))
-        .map(|need| need[0])
+        .filter(|need| !granted.grants(need))
         .collect();
     if missing.is_empty() {
         tally.pass("client.token.scope", record.transport);
@@ -119,11 +118,10 @@ fn check_presented(
     }
 }
 
-/// The scope a call needs, each need as the words any of which grants it: the method's
-/// stated scope, and for `get_mmp_status` with `block_rfq` true `block_rfq:read` as well as
-/// `trade:read` (SPEC.md 4.6: "Scope `trade:read`, or `block_rfq:read` when `block_rfq` is
-/// true"; either is taken, the sentence being read both ways).
-fn needed_scope(call: &Call, method: &str) -> Vec<Vec<&'static str>> {
+/// The scope a call needs: the method's stated scope, and for `get_mmp_status` with `block_rfq` true `block_rfq:read` instead
+/// of `trade:read` (SPEC.md 4.6: "Scope `trade:read`, or `block_rfq:read` when `block_rfq`
+/// is true", read as the reference server reads it).
+fn needed_scope(call: &Call, method: &str) -> Vec<&'static str> {
     let Some(entry) = spec::method(method) else {
         return Vec::new();
     };
@@ -131,15 +129,15 @@ fn needed_scope(call: &Call, method: &str) -> Vec<Vec<&'static str>> {
         && call
             .params
             .get("block_rfq")
-            .is_some_and(|value| value == true || value == "true");
+            .is_some_and(|value| value == true || value == "true" || value == "1");
     entry
         .scope
         .iter()
         .map(|need| {
             if block_rfq {
-                vec![*need, spec::MMP_BLOCK_RFQ_SCOPE]
+                spec::MMP_BLOCK_RFQ_SCOPE
             } else {
-                vec![*need]
+                *need
             }
         })
         .collect()
@@ -353,8 +351,10 @@ fn ended(
             EndCause::LoggedOut | EndCause::Disabled => "logged out",
         };
         return Some(format!(
-            "{cause} by request #{} (it was issued by request #{})",
-            end.seq, set.issued_seq
+            "{cause} by request #{}, {} ms after its answer (the token was issued by request #{})",
+            end.seq,
+            record.at_ms.saturating_sub(end.answered_ms),
+            set.issued_seq
         ));
     }
     let user = own_login_user(set, sessions, knowledge);
@@ -364,8 +364,10 @@ fn ended(
             && disable.end.precedes(record)
     }) {
         return Some(format!(
-            "of subaccount {} after request #{} disabled its login, which ends its sessions",
-            disable.user, disable.end.seq
+            "of subaccount {} {} ms after request #{} disabled its login, which ends its sessions",
+            disable.user,
+            record.at_ms.saturating_sub(disable.end.answered_ms),
+            disable.end.seq
         ));
     }
     let lifetime_ms = set.expires_in?.saturating_mul(1_000);

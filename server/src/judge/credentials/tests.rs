@@ -13,6 +13,7 @@ use harness_model::check::Verdict;
 fn knowledge() -> Knowledge {
     Knowledge {
         secrets: BTreeMap::from([("c".to_owned(), "s3cret".to_owned())]),
+        all_accounts: true,
         ..Knowledge::default()
     }
 }
@@ -55,6 +56,16 @@ fn a_basic_credential_with_a_trailing_newline_or_a_wrong_secret_fails() {
         &judged(PRIVATE, basic("c:other")),
         Some(Verdict::Fail),
         &["wrong secret for c"],
+    );
+    assert_only_finding(
+        &judged(PRIVATE, basic("s3cret:c")),
+        Some(Verdict::Fail),
+        &["the two swapped"],
+    );
+    assert_only_finding(
+        &judged(PRIVATE, basic("nobody:s3cret")),
+        Some(Verdict::Fail),
+        &["client id `nobody`, which no account has"],
     );
     assert_only_finding(
         &judged(PRIVATE, Some("Basic not-base64!".to_owned())),

@@ -226,3 +226,40 @@ fn parameters_the_table_does_not_declare_and_null_values_are_not_judged() {
         Vec::<String>::new()
     );
 }
+
+#[test]
+fn a_timestamp_that_is_a_moment_of_this_century_in_another_unit_fails() {
+    let record = Record {
+        at_ms: 1_750_000_000_000,
+        body: json!({"jsonrpc": "2.0", "id": 1, "method": "private/get_transaction_log", "params": {"currency": "BTC", "start_timestamp": 1_749_000_000, "end_timestamp": 1_750_000_000_000_u64}})
+            .to_string()
+            .into_bytes(),
+        ..Record::sample(1, TransportKind::Ws)
+    };
+    assert_only_finding(
+        &judged(&record),
+        Some(Verdict::Fail),
+        &[
+            "client.params.timestamp_ms",
+            "reads as seconds, not milliseconds",
+        ],
+    );
+    for (value, unit) in [
+        (1_262_304_000_i64, "seconds"),
+        (1_749_000_000_000_000, "microseconds"),
+        (1_749_000_000_000_000_000, "nanoseconds"),
+    ] {
+        let record = Record {
+            at_ms: 1_750_000_000_000,
+            body: json!({"jsonrpc": "2.0", "id": 1, "method": "private/get_transaction_log", "params": {"currency": "BTC", "end_timestamp": value}})
+                .to_string()
+                .into_bytes(),
+            ..Record::sample(1, TransportKind::Ws)
+        };
+        assert_only_finding(
+            &judged(&record),
+            Some(Verdict::Fail),
+            &[&format!("reads as {unit}")],
+        );
+    }
+}

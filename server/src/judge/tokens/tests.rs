@@ -400,19 +400,35 @@ fn a_two_factor_account_calling_without_its_second_factor_and_never_with_it_fail
 }
 
 #[test]
-fn a_request_in_flight_beside_the_end_of_its_token_is_not_judged_a_use_of_a_dead_token() {
-    // On another connection within 100 ms of the logout's answer the client may not have
-    // read it yet; later, or on the same connection, it had.
+fn a_request_in_flight_beside_a_refresh_is_not_judged_a_use_of_a_dead_token_and_after_a_logout_is()
+{
+    // On another connection within 100 ms of a refresh's answer the client may not have
+    // read it yet (an asynchronous client refreshes while its calls go on); later, or on
+    // the same connection, it had. A logout ends a session: any call after its answer is
+    // judged.
     let mut session = Session::new();
     session
         .login("main", 1, FULL, 0)
-        .ws("ws#1", 10, "private/logout", mmp("at1"), Some(json!("ok")))
+        .ws(
+            "ws#1",
+            10,
+            "public/auth",
+            json!({"grant_type": "refresh_token", "refresh_token": "rt1"}),
+            Some(json!({"access_token": "at2", "refresh_token": "rt2", "expires_in": 900, "scope": FULL})),
+        )
         .ws("ws#2", 60, "private/get_mmp_status", mmp("at1"), None)
-        .ws("ws#2", 200, "private/get_mmp_status", mmp("at1"), None);
-    assert_only_finding(
-        &session.findings(),
-        Some(Verdict::Fail),
-        &["client.token.live", "#4:"],
+        .ws("ws#2", 200, "private/get_mmp_status", mmp("at1"), None)
+        .ws("ws#1", 300, "private/logout", mmp("at2"), Some(json!("ok")))
+        .ws("ws#2", 301, "private/get_mmp_status", mmp("at2"), None);
+    let findings = session.findings();
+    assert_eq!(findings.len(), 2, "{findings:?}");
+    assert!(
+        findings[0].contains("#4:") && findings[0].contains("refreshed away"),
+        "{findings:?}"
+    );
+    assert!(
+        findings[1].contains("#6:") && findings[1].contains("logged out"),
+        "{findings:?}"
     );
 }
 
@@ -519,5 +535,32 @@ fn what_the_target_file_does_not_describe_is_noted_not_judged() {
             .iter()
             .any(|note| note.contains("client.token.live") && note.contains("not judged")),
         "{notes:?}"
+    );
+}
+
+#[test]
+fn block_rfq_status_needs_block_rfq_read_instead_of_trade_read() {
+    let mut session = Session::new();
+    session
+        .login("main", 1, "connection account:read trade:read", 0)
+        .ws(
+            "ws#1",
+            10,
+            "private/get_mmp_status",
+            json!({"access_token": "at1", "block_rfq": true}),
+            None,
+        )
+        .login("main", 2, "connection trade:read block_rfq:read", 20)
+        .ws(
+            "ws#1",
+            30,
+            "private/get_mmp_status",
+            json!({"access_token": "at2", "block_rfq": true}),
+            Some(json!([])),
+        );
+    assert_only_finding(
+        &session.findings(),
+        Some(Verdict::Fail),
+        &["client.token.scope", "needs block_rfq:read", "#2:"],
     );
 }
