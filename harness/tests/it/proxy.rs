@@ -338,6 +338,41 @@ fn a_faulty_client_is_caught_on_the_client_side() {
     );
 }
 
+/// The judge's token state holds through the proxy too: it learns the tokens from the
+/// answers it forwards, and a client that uses one after its logout, or presents a refresh
+/// token as its access token, is caught on the client side.
+#[test]
+fn a_client_misusing_its_tokens_is_caught_through_the_proxy_from_the_answers_it_saw() {
+    let session = runtime().block_on(async {
+        let (server, proxy) = start(Vec::new()).await;
+        let target = proxy.client_target().clone();
+        let (client_id, secret) = main_account(&target);
+        let login = get(
+            &target,
+            &format!("/api/v2/public/auth?grant_type=client_credentials&client_id={client_id}&client_secret={secret}"),
+            None,
+        )
+        .await;
+        let access = login["result"]["access_token"].as_str().unwrap().to_owned();
+        let refresh = login["result"]["refresh_token"].as_str().unwrap().to_owned();
+        let call = |id: u64, token: &str| {
+            json!({"jsonrpc": "2.0", "id": id, "method": "private/get_mmp_status", "params": {"access_token": token}})
+        };
+        ws(&target, &[call(1, &refresh)]).await;
+        let logout = json!({"jsonrpc": "2.0", "id": 2, "method": "private/logout", "params": {"access_token": access}});
+        ws(&target, &[logout, call(3, &access)]).await;
+        stop(server, proxy).await
+    });
+    let report = judged(&session);
+    let client_failures = with_verdict(&report, proxy_report::CLIENT_PREFIX, Verdict::Fail);
+    for clause in ["client:client.token.kind", "client:client.token.live"] {
+        assert!(
+            client_failures.iter().any(|line| line.starts_with(clause)),
+            "{clause}: {client_failures:?}"
+        );
+    }
+}
+
 #[test]
 fn a_recorded_session_replays_with_harness_run_add_cases() {
     let dir = super::cli::temp_dir("proxy-record");
