@@ -552,6 +552,53 @@ async fn unanswered_websocket_upgrade_is_a_harness_error() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_dead_websocket_side_ends_its_cases_at_once_while_http_goes_on() {
+    // The WebSocket upgrade is never answered, HTTP answers as it should: after the
+    // breaker's limit of WebSocket requests without an answer, the rest are not sent (an
+    // error each, at once), HTTP runs to its end, and the run is not stopped.
+    // Quick cases (no race, no paced method, no lifetime waited out), many more WebSocket
+    // executions than the run's concurrency.
+    let ids: Vec<&str> = corpus()
+        .cases
+        .iter()
+        .map(|case| case.id.as_str())
+        .filter(|id| {
+            !id.starts_with("races.")
+                && !id.contains("transaction_log")
+                && !id.contains("lifetime")
+                && !id.contains("expir")
+        })
+        .collect();
+    let plan = Plan {
+        no_answer_limit: 6,
+        request_timeout: Duration::from_secs(2),
+        ..Plan::new(&ids, ALL)
+    };
+    let report = run_plan(Behaviour::NoHandshake, plan)
+        .await
+        .expect("the run runs");
+    assert_eq!(report.interrupted, None, "HTTP still answers");
+    let ws: Vec<_> = over(&report, &[Ws]).collect();
+    let not_sent = ws
+        .iter()
+        .filter(|result| {
+            result
+                .message
+                .contains("not sent: the target stopped answering over WebSocket")
+        })
+        .count();
+    assert!(
+        not_sent > ws.len() / 2,
+        "{not_sent} of {} not sent",
+        ws.len()
+    );
+    assert!(
+        over(&report, &[HttpQuery]).any(|result| result.verdict == Verdict::Pass),
+        "HTTP went on"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn whole_run_timeout_ends_a_run_against_a_silent_target() {
     // The breaker is off: this is the run timeout's test (`field.rs` has the breaker's).
     let plan = Plan {

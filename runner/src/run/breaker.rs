@@ -2,14 +2,19 @@
 //! run in seconds, with the truth, instead of every request waiting out its timeout.
 //!
 //! Every request of a run (the runner's executions, the fuzzer's workers and sequences)
-//! reports whether an answer came. An answer resets the count; a request left without one
-//! (timed out, connection refused, connection reset or closed) adds to it. After
-//! [`Breaker::limit`] in a row the breaker fires the run's [`Interrupt`] with
-//! [`Interruption::StoppedAnswering`], which names the symptom ("target stopped answering: 12
-//! requests in a row timed out after 5 s"): the run then stops as for Ctrl-C, marks what
-//! is left "not run" and writes its reports, and the command exits 3 (the harness could not
-//! do its job), not 4.
+//! reports whether an answer came, over which channel: HTTP (query string and body alike,
+//! one server), WebSocket, or the Direct Access interface. An answer resets its channel's
+//! count; a request left without one (timed out, connection refused, connection reset or
+//! closed) adds to it. After [`Breaker::limit`] in a row a channel is dead: the requests
+//! still to go over it fail at once ([`Breaker::dead`]) instead of each waiting its
+//! timeout, so a target whose WebSocket side died ends its WebSocket cases in seconds while
+//! HTTP goes on. Once every channel the run used is dead, the breaker fires the run's
+//! [`Interrupt`] with [`Interruption::StoppedAnswering`], which names the symptom ("target
+//! stopped answering: 12 requests in a row timed out after 5 s"): the run then stops as for
+//! Ctrl-C, marks what is left "not run" and writes its reports, and the command exits 3
+//! (the harness could not do its job), not 4.
 
+use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::sync::PoisonError;
 use std::time::Duration;
@@ -17,82 +22,130 @@ use std::time::Duration;
 use super::{Interrupt, Interruption};
 use harness_protocol::wire::TransportError;
 use harness_protocol::wire::TransportErrorKind;
+use harness_protocol::wire::TransportKind;
 
-/// Requests in a row without an answer that end a run by default: more than one wave of
-/// a small concurrency, so one unlucky moment does not end a run, and few enough that a
+/// Requests in a row without an answer that kill a channel by default: more than one wave
+/// of a small concurrency, so one unlucky moment does not end a run, and few enough that a
 /// silent target ends the run within about two request timeouts at the default
 /// concurrency.
 pub const DEFAULT_LIMIT: usize = 12;
 
-/// Counts requests in a row without an answer and stops the run at the limit.
+/// What a request travels over, as far as a target's silence goes: the servers behind it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Channel {
+    /// `{base_url}`: query-string and JSON-body requests alike.
+    Http,
+    /// `{ws_url}`.
+    Ws,
+    /// `{direct_access_url}`.
+    Rest,
+}
+
+impl Channel {
+    fn of(transport: TransportKind) -> Channel {
+        match transport {
+            TransportKind::HttpQuery | TransportKind::HttpBody => Channel::Http,
+            TransportKind::Ws => Channel::Ws,
+            TransportKind::Rest => Channel::Rest,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Channel::Http => "HTTP",
+            Channel::Ws => "WebSocket",
+            Channel::Rest => "the Direct Access interface",
+        }
+    }
+}
+
+/// Counts requests in a row without an answer per channel, kills a channel at the limit,
+/// and stops the run once every channel it used is dead.
 #[derive(Debug)]
 pub struct Breaker {
     limit: usize,
     request_timeout: Duration,
     interrupt: Interrupt,
-    streak: Mutex<Streak>,
+    channels: Mutex<BTreeMap<Channel, Streak>>,
 }
 
-/// The requests without an answer since the last answer, and how they ended.
+/// A channel's requests without an answer since its last answer, how they ended, and
+/// whether it is dead.
 #[derive(Debug, Default)]
 struct Streak {
     count: usize,
     kinds: Vec<TransportErrorKind>,
+    /// Why the channel is dead, once it is.
+    dead: Option<String>,
 }
 
 impl Breaker {
-    /// A breaker that fires `interrupt` after `limit` requests in a row got no answer
-    /// (0: never); `request_timeout` is named in the reason.
+    /// A breaker that kills a channel after `limit` requests in a row over it got no
+    /// answer (0: never); `request_timeout` is named in the reason.
     pub fn new(limit: usize, request_timeout: Duration, interrupt: Interrupt) -> Breaker {
         Breaker {
             limit,
             request_timeout,
             interrupt,
-            streak: Mutex::new(Streak::default()),
+            channels: Mutex::new(BTreeMap::new()),
         }
     }
 
-    /// The number of requests in a row without an answer that stops the run (0: never).
+    /// The number of requests in a row without an answer that kills a channel (0: never).
     pub fn limit(&self) -> usize {
         self.limit
     }
 
-    /// An answer came: the count starts again.
-    pub fn answered(&self) {
-        let mut streak = self.streak.lock().unwrap_or_else(PoisonError::into_inner);
-        streak.count = 0;
-        streak.kinds.clear();
+    /// Why requests over `transport` are not sent any more, when its channel is dead.
+    pub fn dead(&self, transport: TransportKind) -> Option<String> {
+        let channels = self.channels.lock().unwrap_or_else(PoisonError::into_inner);
+        channels.get(&Channel::of(transport))?.dead.clone()
     }
 
-    /// Counts what came of one request: `None` when an answer came, else why none did.
-    /// A failure that is not the target's silence (an answer too large, a request that
-    /// could not be built) neither counts nor resets.
-    pub fn observe(&self, failure: Option<&TransportError>) {
+    /// Counts what came of one request over `transport`: `None` when an answer came,
+    /// else why none did. A failure that is not the target's silence (an answer too large,
+    /// a request that could not be built) neither counts nor resets.
+    pub fn observe(&self, transport: TransportKind, failure: Option<&TransportError>) {
+        let mut channels = self.channels.lock().unwrap_or_else(PoisonError::into_inner);
+        let streak = channels.entry(Channel::of(transport)).or_default();
         match failure {
-            None => self.answered(),
-            Some(failure) if failure.kind.no_answer().is_some() => {
-                self.unanswered(failure.kind);
+            None => {
+                streak.count = 0;
+                streak.kinds.clear();
             }
-            Some(_) => {}
+            Some(failure) => {
+                if let Some(kind) = failure.kind.no_answer().map(|_| failure.kind) {
+                    self.unanswered(&mut channels, Channel::of(transport), kind);
+                }
+            }
         }
     }
 
-    /// A request got no answer: counts it, and fires the interrupt at the limit.
-    pub fn unanswered(&self, kind: TransportErrorKind) {
+    /// A request got no answer: counts it, kills its channel at the limit, and fires the
+    /// interrupt once every channel used is dead.
+    fn unanswered(
+        &self,
+        channels: &mut BTreeMap<Channel, Streak>,
+        channel: Channel,
+        kind: TransportErrorKind,
+    ) {
         if self.limit == 0 {
             return;
         }
-        let mut streak = self.streak.lock().unwrap_or_else(PoisonError::into_inner);
+        let streak = channels.entry(channel).or_default();
         streak.count += 1;
         if !streak.kinds.contains(&kind) {
             streak.kinds.push(kind);
         }
-        if streak.count >= self.limit {
-            let reason = Interruption::StoppedAnswering {
-                requests: streak.count,
-                symptom: self.symptom(&streak.kinds),
-            };
-            drop(streak);
+        if streak.count < self.limit || streak.dead.is_some() {
+            return;
+        }
+        let reason = Interruption::StoppedAnswering {
+            requests: streak.count,
+            symptom: self.symptom(&streak.kinds),
+        };
+        streak.dead = Some(format!("over {}: {reason}", channel.name()));
+        if channels.values().all(|streak| streak.dead.is_some()) {
             self.interrupt.fire(reason);
         }
     }
@@ -148,10 +201,10 @@ mod tests {
     fn the_limit_in_a_row_fires_with_the_symptom() {
         let (breaker, interrupt) = breaker(3);
         let timeout = failure(TransportErrorKind::Timeout);
-        breaker.observe(Some(&timeout));
-        breaker.observe(Some(&timeout));
+        breaker.observe(TransportKind::HttpQuery, Some(&timeout));
+        breaker.observe(TransportKind::HttpQuery, Some(&timeout));
         assert_eq!(interrupt.reason(), None);
-        breaker.observe(Some(&timeout));
+        breaker.observe(TransportKind::HttpQuery, Some(&timeout));
         let reason = interrupt.reason().unwrap();
         assert_eq!(
             reason.to_string(),
@@ -166,23 +219,61 @@ mod tests {
     #[test]
     fn an_answer_starts_the_count_again() {
         let (breaker, interrupt) = breaker(2);
-        breaker.observe(Some(&failure(TransportErrorKind::Closed)));
-        breaker.observe(None);
-        breaker.observe(Some(&failure(TransportErrorKind::Connect)));
+        breaker.observe(
+            TransportKind::HttpQuery,
+            Some(&failure(TransportErrorKind::Closed)),
+        );
+        breaker.observe(TransportKind::HttpQuery, None);
+        breaker.observe(
+            TransportKind::HttpQuery,
+            Some(&failure(TransportErrorKind::Connect)),
+        );
         assert_eq!(interrupt.reason(), None);
-        breaker.observe(Some(&failure(TransportErrorKind::TooLarge)));
+        breaker.observe(
+            TransportKind::HttpQuery,
+            Some(&failure(TransportErrorKind::TooLarge)),
+        );
         assert_eq!(interrupt.reason(), None);
-        breaker.observe(Some(&failure(TransportErrorKind::Timeout)));
+        breaker.observe(
+            TransportKind::HttpQuery,
+            Some(&failure(TransportErrorKind::Timeout)),
+        );
         let reason = interrupt.reason().unwrap().to_string();
         assert!(reason.contains("could not connect"), "{reason}");
         assert!(reason.contains("timed out after 5 s"), "{reason}");
     }
 
     #[test]
+    fn a_dead_channel_fails_at_once_while_the_others_go_on_and_all_dead_fires() {
+        let (breaker, interrupt) = breaker(2);
+        let timeout = failure(TransportErrorKind::Timeout);
+        breaker.observe(TransportKind::HttpBody, None);
+        breaker.observe(TransportKind::Ws, Some(&timeout));
+        breaker.observe(TransportKind::HttpQuery, None);
+        breaker.observe(TransportKind::Ws, Some(&timeout));
+        let dead = breaker
+            .dead(TransportKind::Ws)
+            .expect("the WebSocket channel is dead");
+        assert!(
+            dead.starts_with("over WebSocket: target stopped answering"),
+            "{dead}"
+        );
+        assert_eq!(breaker.dead(TransportKind::HttpQuery), None);
+        assert_eq!(interrupt.reason(), None, "HTTP still answers");
+        breaker.observe(TransportKind::HttpQuery, Some(&timeout));
+        breaker.observe(TransportKind::HttpBody, Some(&timeout));
+        assert!(breaker.dead(TransportKind::HttpBody).is_some());
+        assert!(interrupt.reason().unwrap().is_stopped_answering());
+    }
+
+    #[test]
     fn a_limit_of_zero_never_fires() {
         let (breaker, interrupt) = breaker(0);
         for _ in 0..100 {
-            breaker.observe(Some(&failure(TransportErrorKind::Timeout)));
+            breaker.observe(
+                TransportKind::HttpQuery,
+                Some(&failure(TransportErrorKind::Timeout)),
+            );
         }
         assert_eq!(interrupt.reason(), None);
     }

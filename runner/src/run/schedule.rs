@@ -67,7 +67,9 @@ pub(super) async fn first_call(
             &outgoing,
         )
         .await;
-    shared.breaker.observe(exchange.failure.as_ref());
+    shared
+        .breaker
+        .observe(TransportKind::HttpQuery, exchange.failure.as_ref());
     let failure = exchange
         .failure
         .filter(|failure| failure.kind == harness_protocol::wire::TransportErrorKind::Connect)?;

@@ -109,6 +109,7 @@ impl Execution<'_> {
     /// Sends over the execution's transport (its [`crate::transport::ClientSession`]),
     /// recording the exchange.
     pub(crate) async fn send(&mut self, outgoing: &Outgoing) -> Result<ParsedAnswer, Stop> {
+        self.channel_alive(self.transport)?;
         let id = self.next_id;
         self.next_id += 1;
         learn_request(&self.shared.redactor, outgoing);
@@ -144,6 +145,7 @@ impl Execution<'_> {
         &mut self,
         outgoings: &[Outgoing],
     ) -> Result<Vec<ParsedAnswer>, Stop> {
+        self.channel_alive(TransportKind::Ws)?;
         let mut requests = Vec::with_capacity(outgoings.len());
         for outgoing in outgoings {
             learn_request(&self.shared.redactor, outgoing);
@@ -241,15 +243,28 @@ impl Execution<'_> {
     /// A request that could not be sent (a WebSocket that would not open): counted by the
     /// run's breaker, and the harness's error.
     fn unsent(&self, error: &TransportError) -> Stop {
-        self.shared.breaker.observe(Some(error));
+        self.shared.breaker.observe(self.transport, Some(error));
         Stop::Error(error.message.clone())
+    }
+
+    /// A request over a channel the target stopped answering on is not sent: the harness's
+    /// error at once, instead of another timeout waited out ([`super::Breaker::dead`]).
+    fn channel_alive(&self, transport: TransportKind) -> Result<(), Stop> {
+        match self.shared.breaker.dead(transport) {
+            Some(reason) => Err(Stop::Error(format!(
+                "not sent: the target stopped answering {reason}"
+            ))),
+            None => Ok(()),
+        }
     }
 
     /// Records an exchange and reads its answer; a request left without one is an error of
     /// the harness when it could not be sent or no answer came within the timeout (nothing
     /// to judge), and a failure of the target when it closed, flooded or overflowed.
     fn receive(&mut self, mut exchange: Exchange, method: &str) -> Result<ParsedAnswer, Stop> {
-        self.shared.breaker.observe(exchange.failure.as_ref());
+        self.shared
+            .breaker
+            .observe(exchange.transport, exchange.failure.as_ref());
         let answer = learn_answer(&self.shared.redactor, &mut exchange);
         if let Some(token) = super::session_slots::opened_session(method, &answer) {
             self.opened_sessions.push(token);
