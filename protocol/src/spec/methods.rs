@@ -26,6 +26,7 @@ const fn param(
         required,
         default: None,
         clause,
+        kind_shown: true,
     }
 }
 
@@ -37,6 +38,7 @@ const fn count(max: i64, default: i64, clause: &'static str) -> Param {
         required: Required::No,
         default: Some(default),
         clause,
+        kind_shown: true,
     }
 }
 
@@ -178,13 +180,18 @@ pub const METHODS: &[Method] = &[
                     Required::Yes,
                     "auth.exchange_token.accepted",
                 ),
-                param(
-                    "subject_id",
-                    Int,
-                    Values::Fixture(Fixture::Subaccount),
-                    Required::Yes,
-                    "auth.exchange_token.accepted",
-                ),
+                // "`subject_id` (target subaccount id)": no type shown; an integer like
+                // every user id when the harness sends it.
+                Param {
+                    kind_shown: false,
+                    ..param(
+                        "subject_id",
+                        Int,
+                        Values::Fixture(Fixture::Subaccount),
+                        Required::Yes,
+                        "auth.exchange_token.accepted",
+                    )
+                },
                 param(
                     "scope",
                     Str,

@@ -147,6 +147,10 @@ pub struct Param {
     pub default: Option<i64>,
     /// The clause a bad value of this parameter breaks.
     pub clause: &'static str,
+    /// Whether SPEC.md states the type (4.2 names `subject_id` with none: "`subject_id`
+    /// (target subaccount id)"); where it does not, the harness sends the type of its kin
+    /// and holds no client to any.
+    pub kind_shown: bool,
 }
 
 impl Param {

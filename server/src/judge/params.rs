@@ -32,7 +32,11 @@ pub(crate) fn check_params(record: &Record, call: &Call, tally: &mut Tally) {
         return;
     };
     let query = call.envelope.is_none();
-    for param in method.params.iter().filter(|param| param.name != "count") {
+    for param in method
+        .params
+        .iter()
+        .filter(|param| param.name != "count" && param.kind_shown)
+    {
         let Some(raw) = call.params.get(param.name).filter(|value| !value.is_null()) else {
             continue;
         };
