@@ -263,3 +263,23 @@ fn a_timestamp_that_is_a_moment_of_this_century_in_another_unit_fails() {
         );
     }
 }
+
+#[test]
+fn a_parameter_spec_md_names_without_a_type_is_held_to_none() {
+    // 4.2: "`subject_id` (target subaccount id)".
+    assert_eq!(
+        over_ws(
+            "public/exchange_token",
+            json!({"refresh_token": "r", "subject_id": "100011"})
+        ),
+        Vec::<String>::new()
+    );
+    assert_only_finding(
+        &over_ws(
+            "public/exchange_token",
+            json!({"refresh_token": 5, "subject_id": 100011}),
+        ),
+        Some(Verdict::Fail),
+        &["refresh_token", "not a string"],
+    );
+}
