@@ -175,8 +175,12 @@ fn a_ca_in_the_system_trust_store_is_trusted_without_ca_file() {
         .env_remove("SSL_CERT_DIR")
         .output()
         .unwrap();
+    // Another folder: a run that cannot start writes its reports too, saying why.
+    let untrusted_out = dir.join("out-untrusted");
+    let mut untrusted_args = args;
+    untrusted_args[7] = untrusted_out.to_str().unwrap();
     let untrusted = harness()
-        .args(args)
+        .args(untrusted_args)
         .env_remove("SSL_CERT_FILE")
         .env_remove("SSL_CERT_DIR")
         .output()
