@@ -29,6 +29,7 @@ enum Bug {
     LockOnBaseUrl,
     LockWithParams,
     BasicTrailingNewline,
+    BasicUnknownClient,
     ScopeWithCommas,
     BodyToBaseUrl,
     RatePerToken,
@@ -263,6 +264,19 @@ async fn misbehave(bug: Bug, target: &Target) {
             )
             .await;
         }
+        Bug::BasicUnknownClient => {
+            let encoded = base64::engine::general_purpose::STANDARD.encode("nobody:anything");
+            let answer = get(
+                target,
+                "/api/v2/private/get_mmp_status",
+                &[("authorization", format!("Basic {encoded}"))],
+                None,
+            )
+            .await;
+            // Refused live by the judge itself (it knows every account), not left to the
+            // server behind it.
+            assert_eq!(answer["error"]["data"]["judge"], true, "{answer}");
+        }
         Bug::ScopeWithCommas => {
             let (client, secret) = main_account(target);
             get(target, &format!("/api/v2/public/auth?grant_type=client_credentials&client_id={client}&client_secret={secret}&scope=session%3Abot%2Caccount%3Aread"), &[], None).await;
@@ -406,6 +420,12 @@ fn every_faulty_client_of_tables_tokens_direct_access_and_encodings_is_caught() 
             Fail,
             "client.basic.well_formed",
             "whitespace",
+        ),
+        (
+            Bug::BasicUnknownClient,
+            Fail,
+            "client.basic.well_formed",
+            "which no account has",
         ),
         (Bug::ScopeWithCommas, Fail, "client.scope.grammar", "commas"),
         (

@@ -564,3 +564,57 @@ fn block_rfq_status_needs_block_rfq_read_instead_of_trade_read() {
         &["client.token.scope", "needs block_rfq:read", "#2:"],
     );
 }
+
+#[test]
+fn the_edges_of_a_lifetime_and_of_the_time_in_flight() {
+    // A lifetime of 900 s and 1 s of slack: the last millisecond passes, the next fails.
+    let mut session = Session::new();
+    session
+        .login("main", 1, FULL, 0)
+        .ws(
+            "ws#1",
+            901_000,
+            "private/get_mmp_status",
+            mmp("at1"),
+            Some(json!([])),
+        )
+        .ws("ws#1", 901_001, "private/get_mmp_status", mmp("at1"), None);
+    assert_only_finding(
+        &session.findings(),
+        Some(Verdict::Fail),
+        &["client.token.live", "#3:"],
+    );
+    // A refresh leaves 100 ms for calls in flight on another connection: the 99th passes,
+    // the 100th fails; a logout leaves none: a call in the millisecond of its answer fails.
+    let mut session = Session::new();
+    session
+        .login("main", 1, FULL, 0)
+        .ws(
+            "ws#1",
+            10,
+            "public/auth",
+            json!({"grant_type": "refresh_token", "refresh_token": "rt1"}),
+            Some(json!({"access_token": "at2", "refresh_token": "rt2", "expires_in": 900, "scope": FULL})),
+        )
+        .ws("ws#2", 109, "private/get_mmp_status", mmp("at1"), None)
+        .ws("ws#2", 110, "private/get_mmp_status", mmp("at1"), None)
+        .ws("ws#1", 200, "private/logout", mmp("at2"), Some(json!("ok")))
+        .ws("ws#2", 200, "private/get_mmp_status", mmp("at2"), None);
+    let findings = session.findings();
+    assert_eq!(findings.len(), 2, "{findings:?}");
+    assert!(findings[0].contains("#4:"), "{findings:?}");
+    assert!(findings[1].contains("#6:"), "{findings:?}");
+}
+
+#[test]
+fn a_refresh_token_is_not_held_to_the_access_tokens_lifetime() {
+    let mut session = Session::new();
+    session.login("main", 1, FULL, 0).ws(
+        "ws#1",
+        2_000_000,
+        "public/auth",
+        json!({"grant_type": "refresh_token", "refresh_token": "rt1"}),
+        Some(json!({"access_token": "at2", "refresh_token": "rt2", "expires_in": 900, "scope": FULL})),
+    );
+    assert_eq!(session.findings(), Vec::<String>::new());
+}
