@@ -124,3 +124,35 @@ fn a_scope_joined_by_commas_or_of_unlisted_words_fails() {
         Vec::<String>::new()
     );
 }
+
+#[test]
+fn a_client_id_with_whitespace_is_named_and_an_unknown_one_only_noted_where_accounts_may_be_missing()
+ {
+    assert_only_finding(
+        &judged(PRIVATE, basic(" c:s3cret")),
+        Some(Verdict::Fail),
+        &["the Basic credential's client id carries whitespace (` c`)"],
+    );
+    // In front of a server whose target file may not describe every account (the proxy),
+    // a client id the judge does not know is noted, not failed.
+    let record = Record {
+        uri: PRIVATE.to_owned(),
+        headers: vec![("authorization".to_owned(), basic("nobody:s3cret").unwrap())],
+        ..Record::sample(1, TransportKind::HttpQuery)
+    };
+    let mut tally = Tally::default();
+    let partial = Knowledge {
+        all_accounts: false,
+        ..knowledge()
+    };
+    check_credentials(&record, &record.call(), &partial, &mut tally);
+    assert_eq!(tally.describe(), Vec::<String>::new());
+    assert!(
+        tally
+            .describe_notes()
+            .iter()
+            .any(|note| note.contains("a client id the judge does not know (nobody)")),
+        "{:?}",
+        tally.describe_notes()
+    );
+}
