@@ -157,4 +157,54 @@ mod tests {
             "{findings:?}"
         );
     }
+
+    /// Two callers each at 1 per second, burst 1, counted `per`: the findings.
+    fn two_callers(first: Caller, second: Caller, per: CountedPer) -> Vec<String> {
+        let records: Vec<Record> = (0..6)
+            .map(|index| request(index + 1, index / 2 * 1_000))
+            .collect();
+        let callers: Vec<Caller> = (0..6)
+            .map(|index| {
+                if index % 2 == 0 {
+                    first.clone()
+                } else {
+                    second.clone()
+                }
+            })
+            .collect();
+        let limits = RateLimits {
+            transaction_log_per_second: 1.0,
+            transaction_log_burst: 1,
+            transaction_log_counted_per: per,
+            ..RateLimits::default()
+        };
+        let mut tally = Tally::default();
+        check_transaction_log_rate(&records, &callers, &limits, &mut tally);
+        tally.describe()
+    }
+
+    fn caller(session: &str, account: &str) -> Caller {
+        Caller {
+            key: session.to_owned(),
+            client: Some(account.to_owned()),
+            account: Some(account.to_owned()),
+        }
+    }
+
+    #[test]
+    fn two_sessions_of_one_account_share_its_budget_and_two_accounts_do_not() {
+        let (one, other) = (caller("session#1", "main"), caller("session#2", "main"));
+        let findings = two_callers(one.clone(), other.clone(), CountedPer::Account);
+        assert_eq!(findings.len(), 1, "{findings:?}");
+        assert!(findings[0].contains("of 6"), "{findings:?}");
+        assert_eq!(
+            two_callers(one.clone(), other, CountedPer::Token),
+            Vec::<String>::new()
+        );
+        let elsewhere = caller("session#3", "two_factor");
+        assert_eq!(
+            two_callers(one, elsewhere, CountedPer::Account),
+            Vec::<String>::new()
+        );
+    }
 }
