@@ -283,3 +283,20 @@ fn a_parameter_spec_md_names_without_a_type_is_held_to_none() {
         &["refresh_token", "not a string"],
     );
 }
+
+#[test]
+fn a_negative_integer_is_an_integer_out_of_range_and_a_huge_one_an_integer_too() {
+    assert_only_finding(
+        &over_ws("private/delete_member", json!({"member_id": -1})),
+        Some(Verdict::Fail),
+        &["client.params.values", "member_id -1", "outside 1.."],
+    );
+    // Past i64 but still an integer: its type holds (its range is the values clause's).
+    let findings = over_ws("private/delete_member", json!({"member_id": u64::MAX}));
+    assert!(
+        findings
+            .iter()
+            .all(|line| !line.contains("client.params.type")),
+        "{findings:?}"
+    );
+}
