@@ -300,3 +300,41 @@ fn a_negative_integer_is_an_integer_out_of_range_and_a_huge_one_an_integer_too()
         "{findings:?}"
     );
 }
+
+/// The findings of `get_transaction_log` with `end_timestamp` `value`, arriving at a moment
+/// of 2025.
+fn end_at(value: i64) -> Vec<String> {
+    let record = Record {
+        at_ms: 1_750_000_000_000,
+        body: json!({"jsonrpc": "2.0", "id": 1, "method": "private/get_transaction_log", "params": {"currency": "BTC", "end_timestamp": value}})
+            .to_string()
+            .into_bytes(),
+        ..Record::sample(1, TransportKind::Ws)
+    };
+    judged(&record)
+}
+
+#[test]
+fn the_edges_of_the_units_of_a_timestamp() {
+    // 1e9 is the first value read in another unit: as seconds, September 2001.
+    assert_only_finding(
+        &end_at(1_000_000_000),
+        Some(Verdict::Fail),
+        &["reads as seconds"],
+    );
+    assert_eq!(end_at(999_999_999), Vec::<String>::new());
+    // 1e11 is the first value read as milliseconds again (1973): no warning.
+    assert_eq!(end_at(100_000_000_000), Vec::<String>::new());
+    assert_only_finding(
+        &end_at(99_999_999_999),
+        Some(Verdict::Warn),
+        &["reads as seconds"],
+    );
+    // A bound up to a day ahead, in seconds, is a moment of now.
+    let ahead_23_hours = (1_750_000_000_000 + 23 * 3_600_000) / 1_000;
+    assert_only_finding(
+        &end_at(ahead_23_hours),
+        Some(Verdict::Fail),
+        &["reads as seconds"],
+    );
+}

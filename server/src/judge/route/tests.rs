@@ -144,3 +144,17 @@ fn a_private_call_over_http_without_credentials_fails() {
         Vec::<String>::new()
     );
 }
+
+#[test]
+fn a_token_in_the_body_of_a_private_call_is_the_placement_clauses_to_judge() {
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"private/get_mmp_status","params":{"access_token":"t"}}"#;
+    assert_eq!(
+        judged(
+            TransportKind::HttpBody,
+            "/api/v2/private/get_mmp_status",
+            &[],
+            body
+        ),
+        Vec::<String>::new()
+    );
+}
