@@ -618,3 +618,18 @@ fn a_refresh_token_is_not_held_to_the_access_tokens_lifetime() {
     );
     assert_eq!(session.findings(), Vec::<String>::new());
 }
+
+#[test]
+fn on_the_connection_that_logged_out_the_next_call_is_judged_whenever_it_comes() {
+    // Pipelined behind the logout on its own connection: the client sent it knowing.
+    let mut session = Session::new();
+    session
+        .login("main", 1, FULL, 0)
+        .ws("ws#1", 10, "private/logout", mmp("at1"), Some(json!("ok")))
+        .ws("ws#1", 10, "private/get_mmp_status", mmp("at1"), None);
+    assert_only_finding(
+        &session.findings(),
+        Some(Verdict::Fail),
+        &["client.token.live", "#3:"],
+    );
+}
