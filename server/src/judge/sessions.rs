@@ -541,4 +541,29 @@ mod tests {
         assert_eq!(caller.client.as_deref(), Some("c"));
         assert_eq!(caller.key, "client:c");
     }
+
+    #[test]
+    fn a_connection_that_authenticated_by_an_exchange_acts_for_its_subaccount() {
+        let mut sessions = Sessions::default();
+        let login = answered(
+            1,
+            "/api/v2/public/auth?grant_type=client_credentials&client_id=c&client_secret=s",
+            json!({"access_token": "at1", "refresh_token": "rt1"}),
+        );
+        sessions.learn(&login, &login.call());
+        let mut exchange = answered(
+            2,
+            "/ws/api/v2",
+            json!({"access_token": "at2", "refresh_token": "rt2"}),
+        );
+        exchange.transport = TransportKind::Ws;
+        exchange.connection = "ws#7".to_owned();
+        exchange.body = json!({"jsonrpc": "2.0", "id": 2, "method": "public/exchange_token", "params": {"refresh_token": "rt1", "subject_id": 7}}).to_string().into_bytes();
+        sessions.learn(&exchange, &exchange.call());
+        let mut call = exchange.clone();
+        call.body = json!({"jsonrpc": "2.0", "id": 3, "method": "private/get_transaction_log", "params": {}}).to_string().into_bytes();
+        let caller = sessions.caller(&call, &call.call(), None);
+        assert_eq!(caller.account.as_deref(), Some("subject:7"));
+        assert_eq!(caller.client.as_deref(), Some("c"));
+    }
 }

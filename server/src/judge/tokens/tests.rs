@@ -633,3 +633,66 @@ fn on_the_connection_that_logged_out_the_next_call_is_judged_whenever_it_comes()
         &["client.token.live", "#3:"],
     );
 }
+
+#[test]
+fn a_public_call_is_not_held_to_the_token_it_carries() {
+    // Public methods need no credentials: a dead token beside one is not a use.
+    let mut session = Session::new();
+    session
+        .login("main", 1, FULL, 0)
+        .ws("ws#1", 10, "private/logout", mmp("at1"), Some(json!("ok")))
+        .ws("ws#1", 20, "public/get_currencies", mmp("at1"), Some(json!([])))
+        // A login by client_credentials is not judged on a refresh_token it carries besides.
+        .ws(
+            "ws#1",
+            30,
+            "public/auth",
+            json!({"grant_type": "client_credentials", "client_id": "main", "client_secret": "s", "refresh_token": "at1"}),
+            None,
+        );
+    assert_eq!(session.findings(), Vec::<String>::new());
+}
+
+#[test]
+fn the_note_on_an_unknown_owner_comes_only_after_a_disable_and_only_for_a_login_of_its_own() {
+    // A client the target file does not describe, and no disable: nothing to note.
+    let mut session = Session::new();
+    session.login("stranger", 1, FULL, 0).ws(
+        "ws#1",
+        10,
+        "private/get_mmp_status",
+        mmp("at1"),
+        Some(json!([])),
+    );
+    assert!(
+        !session
+            .tally()
+            .describe_notes()
+            .iter()
+            .any(|note| note.contains("client.token.live")),
+        "{:?}",
+        session.tally().describe_notes()
+    );
+    // An exchanged token after a disable: it acts for a known subaccount, nothing to note.
+    let mut session = Session::new();
+    session
+        .login("main", 1, FULL, 0)
+        .ws(
+            "ws#1",
+            5,
+            "public/exchange_token",
+            json!({"refresh_token": "rt1", "subject_id": 7}),
+            Some(json!({"access_token": "at5", "refresh_token": "rt5", "expires_in": 900, "scope": "connection account:read trade:read"})),
+        )
+        .ws("ws#1", 10, "private/toggle_subaccount_login", json!({"access_token": "at1", "sid": 7, "state": "disable"}), Some(json!("ok")))
+        .ws("ws#1", 300, "private/get_mmp_status", mmp("at5"), Some(json!([])));
+    assert!(
+        !session
+            .tally()
+            .describe_notes()
+            .iter()
+            .any(|note| note.contains("client.token.live")),
+        "{:?}",
+        session.tally().describe_notes()
+    );
+}
