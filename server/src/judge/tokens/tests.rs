@@ -696,3 +696,26 @@ fn the_note_on_an_unknown_owner_comes_only_after_a_disable_and_only_for_a_login_
         session.tally().describe_notes()
     );
 }
+
+#[test]
+fn block_rfq_read_is_needed_however_true_is_spelt_and_not_for_false() {
+    // A query string carries text: "true" and "1" are true, "false" is not.
+    for (spelling, fails) in [("true", true), ("1", true), ("false", false), ("0", false)] {
+        let mut session = Session::new();
+        session.login("main", 1, "connection trade:read", 0).ws(
+            "ws#1",
+            10,
+            "private/get_mmp_status",
+            json!({"access_token": "at1", "block_rfq": spelling}),
+            None,
+        );
+        let findings = session.findings();
+        assert_eq!(
+            findings
+                .iter()
+                .any(|line| line.contains("needs block_rfq:read")),
+            fails,
+            "{spelling}: {findings:?}"
+        );
+    }
+}
