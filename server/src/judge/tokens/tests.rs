@@ -719,3 +719,48 @@ fn block_rfq_read_is_needed_however_true_is_spelt_and_not_for_false() {
         );
     }
 }
+
+#[test]
+fn only_the_same_call_of_the_same_account_with_a_factor_counts_as_sent_again() {
+    let mut session = Session::new();
+    session
+        .login("tf", 1, FULL, 0)
+        .login("main", 2, FULL, 1)
+        .ws(
+            "ws#1",
+            10,
+            "private/toggle_subaccount_login",
+            json!({"access_token": "at1", "sid": 8, "state": "disable"}),
+            None,
+        )
+        // Another account's call with a factor: not this one sent again.
+        .ws(
+            "ws#1",
+            20,
+            "private/toggle_subaccount_login",
+            json!({"access_token": "at2", "sid": 8, "state": "disable", "code": "123456"}),
+            None,
+        )
+        // Another call of this account with a factor: not this one either.
+        .ws(
+            "ws#1",
+            30,
+            "private/toggle_subaccount_login",
+            json!({"access_token": "at1", "sid": 8, "state": "enable", "code": "123456"}),
+            Some(json!("ok")),
+        )
+        // An empty factor is none.
+        .ws(
+            "ws#1",
+            40,
+            "private/toggle_subaccount_login",
+            json!({"access_token": "at1", "sid": 9, "state": "enable", "code": ""}),
+            None,
+        );
+    let findings = session.findings();
+    assert_eq!(findings.len(), 2, "{findings:?}");
+    assert!(
+        findings[0].contains("#3:") && findings[1].contains("#6:"),
+        "{findings:?}"
+    );
+}
