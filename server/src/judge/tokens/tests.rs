@@ -224,7 +224,7 @@ fn a_subaccount_token_used_after_its_login_was_disabled_fails() {
     assert_only_finding(
         &session.findings(),
         Some(Verdict::Fail),
-        &["client.token.live", "subaccount 7", "request #3"],
+        &["client.token.live", "#4:", "subaccount 7", "request #3"],
     );
 }
 
