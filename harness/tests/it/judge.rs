@@ -53,6 +53,24 @@ async fn finish(judge: Judge) -> Tally {
     judge::assess(&records, &knowledge)
 }
 
+/// A runtime for tests that start one judge after another.
+fn multi_thread_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// Whether `findings` (as [`Tally::describe`] writes them) hold one of `verdict` on
+/// `clause` whose message holds `fragment`.
+fn found(findings: &[String], verdict: Verdict, clause: &str, fragment: &str) -> bool {
+    findings.iter().any(|finding| {
+        finding.starts_with(verdict.as_str())
+            && finding.contains(&format!(" {clause} "))
+            && finding.contains(fragment)
+    })
+}
+
 fn main_account(target: &Target) -> (String, String) {
     let account = &target.accounts["main"];
     (

@@ -406,10 +406,7 @@ fn every_faulty_client_is_caught_citing_the_clause_it_breaks() {
         ),
         (Bug::Posts, Fail, "client.http.method", "http POST"),
     ];
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = multi_thread_runtime();
     let mut missed = Vec::new();
     for (bug, verdict, clause, fragment) in table {
         let tally = runtime.block_on(async {
@@ -419,11 +416,7 @@ fn every_faulty_client_is_caught_citing_the_clause_it_breaks() {
             misbehave(*bug, &judge.target().clone()).await;
             finish(judge).await
         });
-        let caught = tally.describe().iter().any(|finding| {
-            finding.starts_with(verdict.as_str())
-                && finding.contains(&format!(" {clause} "))
-                && finding.contains(fragment)
-        });
+        let caught = found(&tally.describe(), *verdict, clause, fragment);
         if !caught {
             missed.push(format!(
                 "{bug:?}: expected {verdict} {clause} ({fragment}), got {:#?}",

@@ -441,10 +441,7 @@ fn every_faulty_client_of_tables_tokens_direct_access_and_encodings_is_caught() 
             "per second",
         ),
     ];
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = multi_thread_runtime();
     let mut missed = Vec::new();
     for (bug, verdict, clause, fragment) in table {
         let tally = runtime.block_on(async {
@@ -459,11 +456,7 @@ fn every_faulty_client_of_tables_tokens_direct_access_and_encodings_is_caught() 
             finish(judge).await
         });
         let findings = tally.describe();
-        let caught = findings.iter().any(|finding| {
-            finding.starts_with(verdict.as_str())
-                && finding.contains(&format!(" {clause} "))
-                && finding.contains(fragment)
-        });
+        let caught = found(&findings, *verdict, clause, fragment);
         let others: Vec<&str> = tally
             .failed_clauses()
             .into_iter()
