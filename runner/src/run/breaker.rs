@@ -6,8 +6,8 @@
 //! one server), WebSocket, or the Direct Access interface. An answer resets its channel's
 //! count; a request left without one (timed out, connection refused, connection reset or
 //! closed) adds to it. After [`Breaker::limit`] in a row a channel is dead: the requests
-//! still to go over it fail at once ([`Breaker::dead`]) instead of each waiting its
-//! timeout, so a target whose WebSocket side died ends its WebSocket cases in seconds while
+//! still to go over it fail at once ([`Breaker::dead`], naming the symptom and the last
+//! failure's own words, a TLS handshake's reason say) instead of each waiting its timeout, so a target whose WebSocket side died ends its WebSocket cases in seconds while
 //! HTTP goes on. Once every channel the run used is dead, the breaker fires the run's
 //! [`Interrupt`] with [`Interruption::StoppedAnswering`], which names the symptom ("target
 //! stopped answering: 12 requests in a row timed out after 5 s"): the run then stops as for
@@ -75,6 +75,9 @@ pub struct Breaker {
 struct Streak {
     count: usize,
     kinds: Vec<TransportErrorKind>,
+    /// What the last of them said ("TLS with host failed: …"): the cause a dead channel
+    /// names beside the symptom.
+    last: String,
     /// Why the channel is dead, once it is.
     dead: Option<String>,
 }
@@ -112,10 +115,11 @@ impl Breaker {
             None => {
                 streak.count = 0;
                 streak.kinds.clear();
+                streak.last.clear();
             }
             Some(failure) => {
-                if let Some(kind) = failure.kind.no_answer().map(|_| failure.kind) {
-                    self.unanswered(&mut channels, Channel::of(transport), kind);
+                if failure.kind.no_answer().is_some() {
+                    self.unanswered(&mut channels, Channel::of(transport), failure);
                 }
             }
         }
@@ -127,16 +131,17 @@ impl Breaker {
         &self,
         channels: &mut BTreeMap<Channel, Streak>,
         channel: Channel,
-        kind: TransportErrorKind,
+        failure: &TransportError,
     ) {
         if self.limit == 0 {
             return;
         }
         let streak = channels.entry(channel).or_default();
         streak.count += 1;
-        if !streak.kinds.contains(&kind) {
-            streak.kinds.push(kind);
+        if !streak.kinds.contains(&failure.kind) {
+            streak.kinds.push(failure.kind);
         }
+        streak.last.clone_from(&failure.message);
         if streak.count < self.limit || streak.dead.is_some() {
             return;
         }
@@ -144,7 +149,11 @@ impl Breaker {
             requests: streak.count,
             symptom: self.symptom(&streak.kinds),
         };
-        streak.dead = Some(format!("over {}: {reason}", channel.name()));
+        streak.dead = Some(format!(
+            "over {}: {reason} (the last: {})",
+            channel.name(),
+            streak.last
+        ));
         if channels.values().all(|streak| streak.dead.is_some()) {
             self.interrupt.fire(reason);
         }
@@ -254,9 +263,10 @@ mod tests {
         let dead = breaker
             .dead(TransportKind::Ws)
             .expect("the WebSocket channel is dead");
-        assert!(
-            dead.starts_with("over WebSocket: target stopped answering"),
-            "{dead}"
+        assert_eq!(
+            dead,
+            "over WebSocket: target stopped answering: 2 requests in a row timed out after 5 s \
+             (the last: x)"
         );
         assert_eq!(breaker.dead(TransportKind::HttpQuery), None);
         assert_eq!(interrupt.reason(), None, "HTTP still answers");
