@@ -4,6 +4,7 @@ mod bounded;
 mod cli;
 mod conformance;
 mod diff;
+mod domains;
 mod events;
 mod events_fold;
 mod expect;

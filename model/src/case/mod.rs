@@ -14,6 +14,7 @@
 //! a `path:line: message` error.
 
 mod auth;
+mod domain;
 mod load;
 mod property;
 mod step_table;
@@ -24,6 +25,7 @@ pub use auth::{
     ApiKey, Auth, AuthMode, Basic, Bearer, BearerLogin, BearerToken, ClientSignature, Login,
     LoginParam, SecondFactorCode, Signature, Signed, SkewSide,
 };
+pub use domain::{reached, reached_by_execution};
 pub use load::{discover, load_file, parse_case};
 pub(crate) use load::{files_under, is_case_file, parse_all};
 pub use property::case_parse_no_panic;

@@ -85,7 +85,8 @@ impl WalkWindow {
 }
 
 impl Walk {
-    fn default_cursor() -> String {
+    /// The cursor a walk follows unless it names another: SPEC.md's `continuation`.
+    pub(crate) fn default_cursor() -> String {
         "continuation".to_owned()
     }
     fn default_max_pages() -> u32 {

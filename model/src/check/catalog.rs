@@ -7,6 +7,7 @@ use std::path::Path;
 use serde::Deserialize;
 
 use super::Verdict;
+use super::domain::Domain;
 use super::quote::{self, SpecText};
 use super::statements::Statements;
 use harness_protocol::file_error::FileError;
@@ -74,6 +75,10 @@ pub struct Clause {
     /// Why the clause has its level where that is not obvious, e.g. what SPEC.md leaves open.
     #[serde(default)]
     pub note: Option<String>,
+    /// The points of the space the rule ranges over that its cases must reach (every
+    /// `must` clause has one; `tests/it/domains.rs`).
+    #[serde(default)]
+    pub domain: Option<Domain>,
     /// Line of the clause's `[[clause]]` header in its file (set by the loader).
     #[serde(skip)]
     pub line: usize,
@@ -268,6 +273,7 @@ impl Catalog {
                 text: "t".to_owned(),
                 quote: Vec::new(),
                 note: None,
+                domain: None,
                 line: 0,
             })
             .collect();

@@ -9,6 +9,7 @@
 mod answer;
 mod captured;
 mod catalog;
+mod domain;
 mod matcher;
 mod quote;
 mod redact;
@@ -20,6 +21,7 @@ pub use captured::{
     Captured, Observation, ResponseForm, judge_captured, method_from_file_name, result_clause,
 };
 pub use catalog::{Catalog, Clause, Level, Side};
+pub use domain::{Dimension, Domain, Point, reason_quotes};
 pub use matcher::{Matcher, holds, lookup, short};
 pub use quote::{SpecText, normalize_quote};
 pub use redact::Redactor;
