@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use harness_protocol::wire::{Exchange, TransportKind};
 
-use crate::check::{Finding, Redactor, Side, Verdict};
+use crate::check::{Finding, Point, Redactor, Side, Verdict};
 
 /// The outcome of one case over one transport.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -37,6 +37,10 @@ pub struct CaseResult {
     pub exchanges: Vec<Exchange>,
     /// Wall time in milliseconds.
     pub duration_ms: f64,
+    /// The points of the checked clauses' domains the execution reaches, read from its
+    /// case file (`case::reached_by_execution`); none for a judged client's results.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub points: Vec<Point>,
 }
 
 /// The whole run.

@@ -260,6 +260,13 @@ impl Catalog {
 
 #[cfg(test)]
 impl Catalog {
+    /// Gives the clause `id` this domain (for tests of the reports).
+    pub(crate) fn set_domain(&mut self, id: &str, domain: Domain) {
+        if let Some(&position) = self.index.get(id) {
+            self.clauses[position].domain = Some(domain);
+        }
+    }
+
     /// A catalog for tests of these `(id, section, level, side)` clauses, each with text `t`
     /// and no quote.
     pub(crate) fn of_clauses(clauses: &[(&str, &str, Level, Side)]) -> Catalog {

@@ -19,6 +19,7 @@ fn result(case: &str, verdict: Verdict, message: &str) -> CaseResult {
         notes: Vec::new(),
         exchanges: Vec::new(),
         duration_ms: 1.5,
+        points: Vec::new(),
     }
 }
 

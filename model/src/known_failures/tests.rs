@@ -64,6 +64,7 @@ fn result(case: &str, transport: TransportKind, findings: &[(Verdict, &str)]) ->
         notes: Vec::new(),
         exchanges: Vec::new(),
         duration_ms: 1.0,
+        points: Vec::new(),
     }
 }
 

@@ -100,6 +100,7 @@ pub(crate) fn render_html(context: &Context<'_>, summary: &Summary) -> String {
     out.push_str("</table>");
     out.push_str(&super::sections::sections_html(&summary.sections));
     out.push_str(&super::statements::statements_html(&summary.statements));
+    out.push_str(&super::domains::domains_html(&summary.domains));
     if !summary.uncovered.is_empty() {
         let _ = write!(
             out,

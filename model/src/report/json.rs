@@ -73,6 +73,7 @@ pub fn render_json(context: &Context<'_>, summary: &Summary) -> String {
                 "failed": row.failed,
             })).collect::<Vec<_>>(),
             "statements": statements_json(summary),
+            "domains": domains_json(summary),
         },
     });
     let mut text = serde_json::to_string_pretty(&report).unwrap_or_default();
@@ -103,6 +104,33 @@ fn cited_clauses(context: &Context<'_>) -> serde_json::Map<String, Value> {
                 entry["note"] = json!(note);
             }
             (clause.id.clone(), entry)
+        })
+        .collect()
+}
+
+/// Coverage by rule domain: per must clause, each point of its domain and what the run
+/// did there (`checked`, `failed`, `skipped` with the reason, `not_run`).
+fn domains_json(summary: &Summary) -> Value {
+    summary
+        .domains
+        .iter()
+        .map(|row| {
+            let points: Vec<Value> = row
+                .points
+                .iter()
+                .map(|(point, status)| {
+                    let mut entry = json!({
+                        "dimension": point.dimension().as_str(),
+                        "point": point.as_str(),
+                        "status": status.as_str().replace(' ', "_"),
+                    });
+                    if let super::PointStatus::Skipped(reason) = status {
+                        entry["reason"] = json!(reason);
+                    }
+                    entry
+                })
+                .collect();
+            json!({ "clause": row.clause, "points": points })
         })
         .collect()
 }

@@ -44,6 +44,7 @@ pub fn render_markdown(context: &Context<'_>, summary: &Summary) -> String {
     }
     out.push_str(&super::sections::sections_markdown(&summary.sections));
     out.push_str(&super::statements::statements_markdown(&summary.statements));
+    out.push_str(&super::domains::domains_markdown(&summary.domains));
     let noteworthy: Vec<_> = failures_first(report)
         .into_iter()
         .filter(|result| is_noteworthy(result))

@@ -3,6 +3,7 @@
 //! summary. Every writer consumes the same [`Summary`] and redacts through the run's
 //! [`crate::check::Redactor`], so no format can show a secret another one hides.
 
+mod domains;
 mod html;
 mod json;
 mod junit;
@@ -12,6 +13,7 @@ mod sections;
 mod snapshot;
 mod statements;
 
+pub use domains::{DomainCoverage, PointStatus};
 pub use html::escape;
 pub(crate) use html::render_html;
 pub use json::render_json;
@@ -55,6 +57,8 @@ pub struct Summary {
     pub sections: Vec<SectionCoverage>,
     /// What the run says of each statement of the traceability table.
     pub statements: Vec<StatementCoverage>,
+    /// What the run did at each point of each must clause's domain.
+    pub domains: Vec<DomainCoverage>,
 }
 
 /// What a report needs besides the results.
@@ -112,7 +116,9 @@ impl Summary {
             .collect();
         let sections = sections::section_coverage(catalog, report.side, &covered, &matrix);
         let statements = statements::statement_coverage(catalog, report.side, &covered, &matrix);
+        let domains = domains::domain_coverage(catalog, report.side, &report.results);
         Summary {
+            domains,
             counts,
             must_total: must.len(),
             must_covered: must.len() - uncovered.len(),

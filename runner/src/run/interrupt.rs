@@ -167,6 +167,9 @@ pub(crate) fn not_run(
         notes: Vec::new(),
         exchanges: Vec::new(),
         duration_ms: 0.0,
+        points: harness_model::case::reached_by_execution(case, transport)
+            .into_iter()
+            .collect(),
     }
 }
 

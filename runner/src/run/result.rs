@@ -68,5 +68,8 @@ pub(super) fn finish(
         notes,
         exchanges,
         duration_ms: started.elapsed().as_secs_f64() * 1000.0,
+        points: harness_model::case::reached_by_execution(case, transport)
+            .into_iter()
+            .collect(),
     }
 }

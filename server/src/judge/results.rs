@@ -168,6 +168,7 @@ pub(crate) fn result(
         notes,
         exchanges,
         duration_ms: 0.0,
+        points: Vec::new(),
     }
 }
 

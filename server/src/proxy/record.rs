@@ -122,6 +122,7 @@ fn snapshot_result(name: &str, records: &[&Record], session: &Session) -> CaseRe
             .map(|record| judge::exchange(&session.client_target, record))
             .collect(),
         duration_ms: 0.0,
+        points: Vec::new(),
     }
 }
 
