@@ -8,6 +8,8 @@
 //!   gives every rule its method's transports (the JSON-RPC three, or the Direct Access
 //!   interface, `spec::Interface`; a rule of no method: the JSON-RPC three), and every rule
 //!   of a paged method its first and later pages.
+//! - Where a domain names dimensions `pairwise`, every pair of their points one request can
+//!   hold is reached by one execution of a case checking the clause.
 //! - Every point a server clause declares is reached by a case that checks the clause, over
 //!   one of the case's transports (`case::reached`): a point no case reaches is a rule
 //!   checked on part of its domain only. A client clause is judged on every message a
@@ -226,6 +228,40 @@ fn every_point_of_a_server_clause_domain_is_reached_by_a_case_checking_it() {
         reached_since.is_empty(),
         "reached now: take these out of UNREACHED_ALLOWED: {reached_since:?}"
     );
+}
+
+#[test]
+fn every_pair_a_pairwise_domain_names_is_reached_by_one_execution() {
+    let (catalog, cases) = corpus();
+    let mut reached_together: BTreeMap<String, Vec<BTreeSet<Point>>> = BTreeMap::new();
+    for case in &cases {
+        for transport in &case.transports {
+            for (clause, points) in case::reached(case, *transport) {
+                reached_together.entry(clause).or_default().push(points);
+            }
+        }
+    }
+    let mut gaps = Vec::new();
+    for clause in must_clauses(&catalog).filter(|clause| clause.side == Side::Server) {
+        let Some(domain) = &clause.domain else {
+            continue;
+        };
+        let executions = reached_together
+            .get(&clause.id)
+            .map_or(&[][..], Vec::as_slice);
+        for (one, two) in domain.pairs() {
+            if !executions
+                .iter()
+                .any(|points| points.contains(&one) && points.contains(&two))
+            {
+                gaps.push(format!(
+                    "clauses.toml:{}: no execution checking \"{}\" reaches both {one} and {two}",
+                    clause.line, clause.id
+                ));
+            }
+        }
+    }
+    assert!(gaps.is_empty(), "{}", gaps.join("\n"));
 }
 
 #[test]

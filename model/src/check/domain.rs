@@ -6,7 +6,10 @@
 //! therefore names, for every `must` clause, each point its cases must reach
 //! (`domain = { transports = [...], pages = [...] }` in `cases/clauses.toml`), and says in
 //! one line, quoting SPEC.md, why a dimension SPEC.md gives the rule is narrowed
-//! (`narrowed = { transports = "..." }`). The case side ([`crate::case`]'s `domain`
+//! (`narrowed = { transports = "..." }`). Where a rule could break at one combination
+//! only (the second factor skipped for the token a WebSocket remembers), `pairwise` names
+//! dimensions whose every pair of points one request can hold must be reached by one
+//! execution ([`Domain::pairs`]). The case side ([`crate::case`]'s `domain`
 //! module) says which points an execution reaches; the report sets one beside the other.
 
 use std::collections::BTreeMap;
@@ -123,6 +126,37 @@ pub enum Point {
 }
 
 impl Point {
+    /// Whether one request can lie at both points: the remembered token is a WebSocket's,
+    /// the signed header and Basic are HTTP headers, the Direct Access key goes to the REST
+    /// interface, a percent-encoded value is a query string's and a JSON body is not one.
+    /// Points of one dimension are never together (a request has one transport).
+    pub fn compatible(self, other: Point) -> bool {
+        if self.dimension() == other.dimension() {
+            return self == other;
+        }
+        let needs = |point: Point| -> Option<&'static [Point]> {
+            Some(match point {
+                Point::Remembered => &[Point::Ws],
+                Point::Signed | Point::Basic => &[Point::HttpQuery, Point::HttpBody],
+                Point::ApiKey => &[Point::Rest],
+                Point::Percent => &[Point::HttpQuery],
+                Point::JsonBody => &[Point::HttpBody, Point::Ws],
+                _ => return None,
+            })
+        };
+        let allows = |point: Point, transport: Point| {
+            needs(point).is_none_or(|transports| transports.contains(&transport))
+        };
+        match (self.dimension(), other.dimension()) {
+            (Dimension::Transports, _) => allows(other, self),
+            (_, Dimension::Transports) => allows(self, other),
+            _ => match (needs(self), needs(other)) {
+                (Some(one), Some(two)) => one.iter().any(|transport| two.contains(transport)),
+                _ => true,
+            },
+        }
+    }
+
     /// Every point, in the order reports show them.
     pub const ALL: [Point; 25] = [
         Point::HttpQuery,
@@ -221,6 +255,7 @@ impl fmt::Display for Point {
 pub struct Domain {
     points: BTreeMap<Dimension, Vec<Point>>,
     narrowed: BTreeMap<Dimension, String>,
+    pairwise: Vec<Dimension>,
 }
 
 /// What serde reads: one list per dimension, and `narrowed`.
@@ -243,6 +278,8 @@ struct DomainTable {
     timing: Vec<Point>,
     #[serde(default)]
     narrowed: BTreeMap<Dimension, String>,
+    #[serde(default)]
+    pairwise: Vec<Dimension>,
 }
 
 impl TryFrom<DomainTable> for Domain {
@@ -293,9 +330,23 @@ impl TryFrom<DomainTable> for Domain {
                 dimension.as_str()
             ));
         }
+        if let Some(dimension) = table
+            .pairwise
+            .iter()
+            .find(|dimension| !points.contains_key(dimension))
+        {
+            return Err(format!(
+                "pairwise names {}, which the domain gives no points",
+                dimension.as_str()
+            ));
+        }
+        if table.pairwise.len() == 1 {
+            return Err("pairwise names two dimensions or more".to_owned());
+        }
         Ok(Domain {
             points,
             narrowed: table.narrowed,
+            pairwise: table.pairwise,
         })
     }
 }
@@ -320,7 +371,27 @@ impl Domain {
                 .iter()
                 .map(|(dimension, why)| (*dimension, (*why).to_owned()))
                 .collect(),
+            pairwise: Vec::new(),
         }
+    }
+
+    /// Every pair of points, one from each of two dimensions named `pairwise`, that one
+    /// request can hold ([`Point::compatible`]): each must be reached by one execution, not
+    /// only each point by some execution.
+    pub fn pairs(&self) -> Vec<(Point, Point)> {
+        let mut pairs = Vec::new();
+        for (position, first) in self.pairwise.iter().enumerate() {
+            for second in &self.pairwise[position + 1..] {
+                for one in self.on(*first) {
+                    for two in self.on(*second) {
+                        if one.compatible(*two) {
+                            pairs.push((*one, *two));
+                        }
+                    }
+                }
+            }
+        }
+        pairs
     }
 
     /// Every point the domain names, dimension by dimension.
@@ -430,6 +501,32 @@ mod tests {
                     .any(|point| point.dimension() == dimension)
             );
         }
+    }
+
+    #[test]
+    fn pairwise_pairs_only_what_one_request_can_hold() {
+        let domain = parse(
+            r#"domain = { transports = ["http-query", "ws"], auth = ["bearer", "remembered", "signed"], pairwise = ["transports", "auth"] }"#,
+        )
+        .unwrap();
+        assert_eq!(
+            domain.pairs(),
+            vec![
+                (Point::HttpQuery, Point::Bearer),
+                (Point::HttpQuery, Point::Signed),
+                (Point::Ws, Point::Bearer),
+                (Point::Ws, Point::Remembered),
+            ]
+        );
+        let one = parse(r#"domain = { transports = ["ws"], pairwise = ["transports"] }"#);
+        assert!(one.unwrap_err().contains("two dimensions"));
+        let empty =
+            parse(r#"domain = { transports = ["ws"], pairwise = ["transports", "pages"] }"#);
+        assert!(empty.unwrap_err().contains("gives no points"));
+        assert!(!Point::Percent.compatible(Point::JsonBody));
+        assert!(Point::Signed.compatible(Point::Percent));
+        assert!(!Point::ApiKey.compatible(Point::Remembered));
+        assert!(Point::Sub.compatible(Point::Later));
     }
 
     #[test]
