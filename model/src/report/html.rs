@@ -8,7 +8,7 @@ use std::fmt::Write;
 use super::{Context, Summary, failures_first, is_noteworthy, known_failures, shown_reproduction};
 use crate::check::Verdict;
 use crate::results::CaseResult;
-use harness_protocol::wire::TransportKind;
+use harness_protocol::wire::{Exchange, TransportKind};
 
 const STYLE: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse;margin:1em 0}\
 td,th{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top}th{background:#f4f4f4}\
@@ -26,10 +26,49 @@ pub fn escape(text: &str) -> String {
         .replace('\'', "&#39;")
 }
 
-/// Renders `report.html`.
+/// Renders `report.html`: the head, the summary, the coverage tables, the results other
+/// than pass and the known failures, redacted as a whole.
 pub(crate) fn render_html(context: &Context<'_>, summary: &Summary) -> String {
     let report = context.report;
     let mut out = String::new();
+    head(&mut out, context, summary);
+    if let Some(extra) = &context.extra_html {
+        out.push_str(extra);
+    }
+    matrix(&mut out, context, summary);
+    out.push_str(&super::sections::sections_html(&summary.sections));
+    out.push_str(&super::statements::statements_html(&summary.statements));
+    out.push_str(&super::domains::domains_html(&summary.domains));
+    if !summary.uncovered.is_empty() {
+        let _ = write!(
+            out,
+            "<p>Not checked by any executed case: {}</p>",
+            escape(&summary.uncovered.join(", "))
+        );
+    }
+    out.push_str("<h2>Results other than pass</h2>");
+    let mut any = false;
+    for result in failures_first(report)
+        .into_iter()
+        .filter(|result| is_noteworthy(result))
+    {
+        any = true;
+        noteworthy(&mut out, context, result);
+    }
+    let known = known_failures(report);
+    if !any && known.is_empty() {
+        out.push_str("<p>Every executed case passed.</p>");
+    } else if !any {
+        out.push_str("<p>Every executed case passed but the known failures below.</p>");
+    }
+    known_table(&mut out, context, &known);
+    out.push_str("</body></html>\n");
+    report.redactor.text(&out)
+}
+
+/// The page's head, title, provenance, interruption and the counts by verdict.
+fn head(out: &mut String, context: &Context<'_>, summary: &Summary) {
+    let report = context.report;
     let _ = write!(
         out,
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Conformance report: {}</title><style>{STYLE}</style></head><body>",
@@ -65,9 +104,10 @@ pub(crate) fn render_html(context: &Context<'_>, summary: &Summary) -> String {
         |word| format!("<code>{word}</code>"),
     );
     let _ = write!(out, "<p id=\"coverage\">{coverage}</p></section>");
-    if let Some(extra) = &context.extra_html {
-        out.push_str(extra);
-    }
+}
+
+/// The clauses by transport, coloured by verdict.
+fn matrix(out: &mut String, context: &Context<'_>, summary: &Summary) {
     let _ = write!(
         out,
         "<h2>Clauses by transport</h2><table id=\"matrix\"><tr><th>clause</th><th>section</th><th>statement</th>"
@@ -98,116 +138,107 @@ pub(crate) fn render_html(context: &Context<'_>, summary: &Summary) -> String {
         out.push_str("</tr>");
     }
     out.push_str("</table>");
-    out.push_str(&super::sections::sections_html(&summary.sections));
-    out.push_str(&super::statements::statements_html(&summary.statements));
-    out.push_str(&super::domains::domains_html(&summary.domains));
-    if !summary.uncovered.is_empty() {
-        let _ = write!(
-            out,
-            "<p>Not checked by any executed case: {}</p>",
-            escape(&summary.uncovered.join(", "))
-        );
+}
+
+/// One result other than pass: its verdict, case, findings, the SPEC.md words, its last
+/// exchange and how to reproduce it (open when it failed).
+fn noteworthy(out: &mut String, context: &Context<'_>, result: &CaseResult) {
+    let report = context.report;
+    let _ = write!(
+        out,
+        "<details class=\"result {0}\"{1}><summary><b>{2}</b> <code>{3}</code> [{4}] &mdash; {5}</summary>",
+        result.verdict.as_str(),
+        if result.verdict == Verdict::Fail {
+            " open"
+        } else {
+            ""
+        },
+        result.verdict.as_str().to_uppercase(),
+        escape(&result.case),
+        result.transport,
+        escape(&report.redactor.text(&result.message))
+    );
+    let _ = write!(
+        out,
+        "<p>{}<br>Clauses: <code>{}</code></p>",
+        escape(&result.title),
+        escape(&result.clauses.join(", "))
+    );
+    if !result.findings.is_empty() {
+        out.push_str("<ul>");
+        for finding in &result.findings {
+            let line = report.redactor.text(&super::finding_line(finding));
+            let _ = write!(out, "<li>{}</li>", escape(&line));
+        }
+        out.push_str("</ul>");
     }
-    out.push_str("<h2>Results other than pass</h2>");
-    let mut any = false;
-    for result in failures_first(report)
-        .into_iter()
-        .filter(|result| is_noteworthy(result))
-    {
-        any = true;
+    quotes(out, context, result);
+    if let Some(exchange) = result.exchanges.last() {
+        last_exchange(out, context, exchange);
+    }
+    if let Some(commands) = shown_reproduction(context, result) {
+        let _ = write!(out, "<p>Reproduce</p><pre>{}</pre>", escape(&commands));
+    }
+    out.push_str("</details>");
+}
+
+/// A result's last exchange: the request as sent and the answer (JSON pretty-printed and
+/// redacted, anything else its first 4096 characters) or why none came.
+fn last_exchange(out: &mut String, context: &Context<'_>, exchange: &Exchange) {
+    let redactor = &context.report.redactor;
+    let request = redactor.text(&format!(
+        "{} {}\n{}{}",
+        exchange.request.method,
+        exchange.request.url,
+        exchange
+            .request
+            .headers
+            .iter()
+            .map(|(name, value)| format!("{name}: {value}\n"))
+            .collect::<String>(),
+        exchange.request.body.clone().unwrap_or_default()
+    ));
+    let response = match (&exchange.response, &exchange.failure) {
+        (Some(received), _) => {
+            let status = received
+                .status
+                .map(|status| format!("HTTP {status}\n"))
+                .unwrap_or_default();
+            let body = match serde_json::from_str::<serde_json::Value>(&received.body) {
+                Ok(json) => serde_json::to_string_pretty(&redactor.json(&json)).unwrap_or_default(),
+                Err(_) => received.body.chars().take(4096).collect(),
+            };
+            format!("{status}{body}")
+        }
+        (None, Some(failure)) => failure.message.clone(),
+        (None, None) => String::new(),
+    };
+    let _ = write!(
+        out,
+        "<p>Request</p><pre>{}</pre><p>Response</p><pre>{}</pre>",
+        escape(&request),
+        escape(&redactor.text(&response))
+    );
+}
+
+/// The known failures of an expectations file, when there are any.
+fn known_table(out: &mut String, context: &Context<'_>, known: &[&CaseResult]) {
+    if known.is_empty() {
+        return;
+    }
+    out.push_str("<h2 id=\"known-failures\">Known failures</h2><p>Listed in the expectations file: <code>xfail</code> still fails and does not fail the run; <code>fixed</code> passes now and its entry can go.</p><table id=\"known\"><tr><th>verdict</th><th>case</th><th>transport</th><th>clauses</th><th>reason</th></tr>");
+    for result in known {
         let _ = write!(
             out,
-            "<details class=\"result {0}\"{1}><summary><b>{2}</b> <code>{3}</code> [{4}] &mdash; {5}</summary>",
+            "<tr class=\"known {0}\" data-verdict=\"{0}\"><td class=\"{0}\">{0}</td><td><code>{1}</code></td><td>{2}</td><td><code>{3}</code></td><td>{4}</td></tr>",
             result.verdict.as_str(),
-            if result.verdict == Verdict::Fail {
-                " open"
-            } else {
-                ""
-            },
-            result.verdict.as_str().to_uppercase(),
             escape(&result.case),
             result.transport,
-            escape(&report.redactor.text(&result.message))
+            escape(&result.clauses.join(", ")),
+            escape(&context.report.redactor.text(&result.message))
         );
-        let _ = write!(
-            out,
-            "<p>{}<br>Clauses: <code>{}</code></p>",
-            escape(&result.title),
-            escape(&result.clauses.join(", "))
-        );
-        if !result.findings.is_empty() {
-            out.push_str("<ul>");
-            for finding in &result.findings {
-                let line = report.redactor.text(&super::finding_line(finding));
-                let _ = write!(out, "<li>{}</li>", escape(&line));
-            }
-            out.push_str("</ul>");
-        }
-        quotes(&mut out, context, result);
-        if let Some(exchange) = result.exchanges.last() {
-            let request = report.redactor.text(&format!(
-                "{} {}\n{}{}",
-                exchange.request.method,
-                exchange.request.url,
-                exchange
-                    .request
-                    .headers
-                    .iter()
-                    .map(|(name, value)| format!("{name}: {value}\n"))
-                    .collect::<String>(),
-                exchange.request.body.clone().unwrap_or_default()
-            ));
-            let response = match (&exchange.response, &exchange.failure) {
-                (Some(received), _) => {
-                    let status = received
-                        .status
-                        .map(|status| format!("HTTP {status}\n"))
-                        .unwrap_or_default();
-                    let body = match serde_json::from_str::<serde_json::Value>(&received.body) {
-                        Ok(json) => serde_json::to_string_pretty(&report.redactor.json(&json))
-                            .unwrap_or_default(),
-                        Err(_) => received.body.chars().take(4096).collect(),
-                    };
-                    format!("{status}{body}")
-                }
-                (None, Some(failure)) => failure.message.clone(),
-                (None, None) => String::new(),
-            };
-            let _ = write!(
-                out,
-                "<p>Request</p><pre>{}</pre><p>Response</p><pre>{}</pre>",
-                escape(&request),
-                escape(&report.redactor.text(&response))
-            );
-        }
-        if let Some(commands) = shown_reproduction(context, result) {
-            let _ = write!(out, "<p>Reproduce</p><pre>{}</pre>", escape(&commands));
-        }
-        out.push_str("</details>");
     }
-    let known = known_failures(report);
-    if !any && known.is_empty() {
-        out.push_str("<p>Every executed case passed.</p>");
-    } else if !any {
-        out.push_str("<p>Every executed case passed but the known failures below.</p>");
-    }
-    if !known.is_empty() {
-        out.push_str("<h2 id=\"known-failures\">Known failures</h2><p>Listed in the expectations file: <code>xfail</code> still fails and does not fail the run; <code>fixed</code> passes now and its entry can go.</p><table id=\"known\"><tr><th>verdict</th><th>case</th><th>transport</th><th>clauses</th><th>reason</th></tr>");
-        for result in known {
-            let _ = write!(
-                out,
-                "<tr class=\"known {0}\" data-verdict=\"{0}\"><td class=\"{0}\">{0}</td><td><code>{1}</code></td><td>{2}</td><td><code>{3}</code></td><td>{4}</td></tr>",
-                result.verdict.as_str(),
-                escape(&result.case),
-                result.transport,
-                escape(&result.clauses.join(", ")),
-                escape(&report.redactor.text(&result.message))
-            );
-        }
-        out.push_str("</table>");
-    }
-    out.push_str("</body></html>\n");
-    report.redactor.text(&out)
+    out.push_str("</table>");
 }
 
 /// The SPEC.md words of each clause a failing or warning finding of the result cites, one
