@@ -11,6 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 mod code;
+mod docs;
 mod spec_facts;
 
 use code::{CRATES, ONE_MODULE_CRATES, Source, Workspace};

@@ -17,9 +17,10 @@ use serde_json::{Value, json};
 use super::fixtures::{FIXTURE_EPOCH_MS, round};
 use harness_protocol::spec::LISTED_LOG_TYPES;
 
-/// Log entries of the main account: enough that its BTC log (a third of them) holds more
+/// Log entries of the main account (the default of `harness serve --log-entries`, which
+/// README.md states): enough that its BTC log (a third of them) holds more
 /// than the 250 entries one page may hold (SPEC.md 4.8), so a page past the bound shows.
-const MAIN_LOG_ENTRIES: usize = 960;
+pub const MAIN_LOG_ENTRIES: usize = 960;
 /// Log entries of the subaccount.
 const SUB_LOG_ENTRIES: usize = 50;
 /// Trigger order history entries of the main account.

@@ -68,6 +68,7 @@ use harness_protocol::auth::clock::Clock;
 use harness_protocol::auth::nonce::ReplayCache;
 
 pub use fault::Fault;
+pub use ledger::MAIN_LOG_ENTRIES;
 pub(crate) use observe::Knobs;
 pub use observe::{Observer, RawAnswer, RawRequest, Wire};
 pub use property::{QueryInput, QueryValue, dispatch_envelope, query_params_coerce};
