@@ -122,6 +122,7 @@ fn walk_step(request: &FuzzRequest, step: &Step) -> Step {
             timestamp: None,
             max_pages: 400,
             expiry_of: None,
+            each: Vec::new(),
             window: None,
         })))
     }

@@ -161,6 +161,13 @@ pub fn parse_case(
                 .iter()
                 .flat_map(|matcher| matcher.clauses.iter().flatten()),
         );
+        if let StepKind::Walk(walk) = &step.kind {
+            all_clauses.extend(
+                walk.each
+                    .iter()
+                    .flat_map(|matcher| matcher.clauses.iter().flatten()),
+            );
+        }
     }
     for clause in all_clauses {
         if catalog.get(clause).is_none() {

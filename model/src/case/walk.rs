@@ -4,6 +4,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::check::Matcher;
+
 /// A pagination walk: follow the cursor to the end and check the pages.
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -43,6 +45,11 @@ pub struct Walk {
     /// its entries hold one of type `expiry` and nothing else for that expiration (4.8).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expiry_of: Option<String>,
+    /// Matchers every entry of every page is held to, their paths from the entry
+    /// (`instrument_name`, `user_id`): a filter the walk's parameters send holds on the
+    /// pages after the first as on the first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub each: Vec<Matcher>,
     /// A bounded walk: the window the walk reads instead of the whole history (unless the
     /// run walks in full, `harness run --full-walks`).
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -36,7 +36,7 @@ impl Execution<'_> {
         Ok(matchers)
     }
 
-    fn resolve_matcher(&self, matcher: &Matcher) -> Result<Matcher, Stop> {
+    pub(super) fn resolve_matcher(&self, matcher: &Matcher) -> Result<Matcher, Stop> {
         let mut resolved = matcher.clone();
         resolved.path = self.resolved(&matcher.path)?;
         let resolve = |value: &Option<Value>| {

@@ -5,7 +5,9 @@
 //! entry appears twice, that entries lie inside the requested window, that a cursor never
 //! leads to an empty page where SPEC.md states the last page's marker (4.8: `null`; where
 //! it does not, 4.7, an empty page is a legitimate end), and, with `compare_count`, that a
-//! walk with another page size returns exactly the same entries in the same order.
+//! walk with another page size returns exactly the same entries in the same order. With
+//! `each`, every entry of every page is held to the walk's entry matchers: a filter the
+//! walk sends (an instrument, a subaccount) holds on the pages after the first too.
 //!
 //! A walk with a `window` is bounded unless the run walks in full (`--full-walks`): one
 //! page of the walk's parameters is read first (the density probe, shared with any other
@@ -28,7 +30,7 @@ use super::template::{self, TemplateError};
 use super::window;
 use crate::transport::{Outgoing, place_bearer};
 use harness_model::case::{Auth, Probe, Step, Walk, WalkWindow};
-use harness_model::check::short;
+use harness_model::check::{Matcher, short};
 use harness_protocol::jsonrpc::{self, validate_answer};
 use harness_protocol::spec;
 
@@ -114,7 +116,10 @@ impl Execution<'_> {
             }
             _ => Vec::new(),
         };
-        let first = self.walk_once(step, walk, &base_params, walk.count).await?;
+        let each = self.each_matchers(walk)?;
+        let first = self
+            .walk_once(step, walk, &base_params, &each, walk.count)
+            .await?;
         self.check_known(step, walk, &base_params, &known, &first.keys);
         if let Some(option) = &walk.expiry_of {
             let option = self.resolved(option)?;
@@ -122,7 +127,7 @@ impl Execution<'_> {
         }
         if let Some(compare_count) = walk.compare_count {
             let second = self
-                .walk_once(step, walk, &base_params, compare_count)
+                .walk_once(step, walk, &base_params, &each, compare_count)
                 .await?;
             if first.keys != second.keys {
                 let first_set: HashSet<&String> = first.keys.iter().collect();
@@ -158,6 +163,7 @@ impl Execution<'_> {
         step: &Step,
         walk: &Walk,
         base_params: &Map<String, Value>,
+        each: &[Matcher],
         count: u32,
     ) -> Result<Pages, Stop> {
         let window = (
@@ -266,6 +272,18 @@ impl Execution<'_> {
                         items.len()
                     ),
                 );
+            }
+            for matcher in each {
+                let clauses = matcher
+                    .clauses
+                    .clone()
+                    .unwrap_or_else(|| self.case.step_clauses(step).to_vec());
+                for mismatch in matcher.check(&response) {
+                    self.record(
+                        &clauses,
+                        format!("page {page_number} (count {count}): {mismatch}"),
+                    );
+                }
             }
             // Where SPEC.md states the last page's marker (4.8: `null`), a continuation
             // that leads to an empty page should have been that marker. Where it does not
@@ -455,6 +473,21 @@ impl Execution<'_> {
             ),
         );
         Ok(())
+    }
+}
+
+impl Execution<'_> {
+    /// The walk's `each` matchers resolved, each path turned from the entry's to the
+    /// answer's (`result.<items>[*].<path>`), so one check holds every entry of a page.
+    fn each_matchers(&self, walk: &Walk) -> Result<Vec<Matcher>, Stop> {
+        walk.each
+            .iter()
+            .map(|matcher| {
+                let mut resolved = self.resolve_matcher(matcher)?;
+                resolved.path = format!("result.{}[*].{}", walk.items, resolved.path);
+                Ok(resolved)
+            })
+            .collect()
     }
 }
 

@@ -185,6 +185,8 @@ pub(crate) fn get_transaction_log(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObjec
     let caller = ctx.caller()?.user_id;
     let user_id = match non_negative(params.int("subaccount_id"), "subaccount_id")? {
         Some(_) if ctx.fault(Fault::TxlogSubaccountIgnored) => caller,
+        Some(_) if ctx.fault(Fault::TxlogSubaccountIgnoredInBody) && ctx.in_http_body() => caller,
+        Some(_) if ctx.fault(Fault::TxlogSubaccountFirstPageOnly) && cursor.is_some() => caller,
         Some(sub) if ctx.state.is_subaccount_of(sub, caller) => sub,
         Some(_) => {
             return Err(ErrorObject::invalid_params(

@@ -227,6 +227,7 @@ pub(crate) fn call(
         params,
         principal,
         connection,
+        origin,
     };
     let mut result = (method.run)(&mut ctx)?;
     reshape::result(&ctx, &mut result);

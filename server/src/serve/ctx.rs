@@ -2,7 +2,7 @@
 //! caller and, over WebSocket, the connection; and how the request arrived.
 
 use super::fault::Fault;
-use super::params::Params;
+use super::params::{Origin, Params};
 use super::principal::{HttpAuth, Principal};
 use super::state::User;
 use super::tokens::Issued;
@@ -65,9 +65,18 @@ pub(crate) struct Ctx<'a> {
     pub(crate) principal: Option<Principal>,
     /// The WebSocket connection; `None` over HTTP.
     pub(crate) connection: Option<&'a mut Connection>,
+    /// Where the parameters came from: a query string, or JSON (a JSON-RPC body over HTTP
+    /// or a WebSocket message).
+    pub(crate) origin: Origin,
 }
 
 impl Ctx<'_> {
+    /// Whether the request came as a JSON-RPC body over HTTP (neither a query string nor a
+    /// WebSocket message).
+    pub(crate) fn in_http_body(&self) -> bool {
+        self.origin == Origin::Json && self.connection.is_none()
+    }
+
     /// The authenticated caller; private methods always have one.
     pub(crate) fn caller(&self) -> Result<&Principal, ErrorObject> {
         self.principal

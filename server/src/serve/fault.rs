@@ -274,6 +274,9 @@ faults! {
     TriggerPagesOverlap => "trigger-pages-overlap",
         "the next trigger history page repeats the last entry of the previous one",
         ["m.get_trigger_order_history.continuation"];
+    TriggerInstrumentFirstPageOnly => "trigger-instrument-first-page-only",
+        "get_trigger_order_history applies instrument_name to the first page only: a continuation page holds every instrument's entries after the cursor",
+        ["m.get_trigger_order_history.instrument_filter"];
     TxlogCurrencyAny => "txlog-currency-any",
         "get_transaction_log accepts any currency",
         ["m.get_transaction_log.currency"];
@@ -321,6 +324,12 @@ faults! {
         ["m.get_transaction_log.result"];
     TxlogSubaccountIgnored => "txlog-subaccount-ignored",
         "get_transaction_log ignores subaccount_id and returns the caller's own entries",
+        ["m.get_transaction_log.subaccount"];
+    TxlogSubaccountFirstPageOnly => "txlog-subaccount-first-page-only",
+        "get_transaction_log applies subaccount_id to the first page only: a continuation page holds the caller's own entries below the cursor",
+        ["m.get_transaction_log.subaccount"];
+    TxlogSubaccountIgnoredInBody => "txlog-subaccount-ignored-in-body",
+        "get_transaction_log honours subaccount_id in a query string and a websocket message but ignores it in a JSON-RPC body over HTTP: the caller's own entries",
         ["m.get_transaction_log.subaccount"];
     CurrencyDecimalsString => "currency-decimals-string",
         "get_currencies returns decimals as a string",

@@ -132,7 +132,10 @@ pub(crate) fn get_trigger_order_history(ctx: &mut Ctx<'_>) -> Result<Value, Erro
     let instrument = ctx
         .params
         .str("instrument_name")
-        .filter(|_| !ctx.fault(Fault::TriggerInstrumentIgnored));
+        .filter(|_| !ctx.fault(Fault::TriggerInstrumentIgnored))
+        .filter(|_| {
+            !(ctx.fault(Fault::TriggerInstrumentFirstPageOnly) && ctx.params.has("continuation"))
+        });
     let entries: &[super::ledger::TriggerEntry] = if ctx.caller()?.user_id == MAIN_ID {
         &ctx.state.ledger.triggers
     } else {
