@@ -276,6 +276,26 @@ async fn endless_answer_is_cut_at_the_size_cap() {
     }
 }
 
+// Issue 49: empty continuation frames never complete a message and never reach the size
+// cap; the frame cap of a message ends the call with its cause named (a failure of the
+// target) long before the timeout would have made it an error.
+#[tokio::test(flavor = "multi_thread")]
+async fn empty_continuation_frames_fail_at_the_frame_cap_of_a_message() {
+    let plan = Plan {
+        request_timeout: Duration::from_secs(10),
+        ..Plan::new(SUCCESS, &[Ws])
+    };
+    let report = run_plan(Behaviour::EmptyContinuations, plan)
+        .await
+        .expect("the run is carried out");
+    assert_every(
+        &report,
+        Verdict::Fail,
+        "env.response.result",
+        "more than 10000 frames of one message without its final frame",
+    );
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn oversized_answer_is_refused_at_the_size_cap() {
     let report = run_cases(Behaviour::Oversized(4 * CAP), SUCCESS, ALL).await;

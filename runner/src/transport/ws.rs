@@ -10,20 +10,22 @@
 //!
 //! A session connects as the [`Dialer`] says: directly or through a proxy's `CONNECT`
 //! tunnel, then TLS for `wss://` with the dialer's configuration, then the WebSocket
-//! handshake.
+//! handshake. Its bytes are read through a frame count (`ws/frames.rs`): a message is
+//! bounded in frames as tungstenite bounds it in bytes, so empty continuation frames end
+//! the call at once, named, instead of keeping it busy until its timeout.
 
 use std::time::{Duration, Instant};
 
 use futures_util::{SinkExt, StreamExt};
 use serde_json::Value;
-use tokio::io::AsyncWriteExt;
-use tokio::net::TcpStream;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
-use tokio_tungstenite::{Connector, MaybeTlsStream, WebSocketStream};
 
 use super::dial::{Dialer, authority};
 use super::{Outgoing, RequestLimits, tls};
+use frames::{FrameCounted, FrameFlood, MAX_FRAMES_PER_MESSAGE};
 use harness_protocol::jsonrpc;
 use harness_protocol::wire::Exchange;
 use harness_protocol::wire::Received;
@@ -32,6 +34,8 @@ use harness_protocol::wire::TransportError;
 use harness_protocol::wire::TransportErrorKind;
 use harness_protocol::wire::TransportKind;
 
+mod frames;
+
 /// How many non-answer frames a call skips before giving up.
 const MAX_SKIPPED_FRAMES: usize = 10_000;
 
@@ -39,7 +43,9 @@ const MAX_SKIPPED_FRAMES: usize = 10_000;
 #[derive(Debug)]
 pub struct WsSession {
     url: String,
-    stream: WebSocketStream<MaybeTlsStream<TcpStream>>,
+    stream: WebSocketStream<FrameCounted<Box<dyn Io>>>,
+    /// The local address of the connection's socket.
+    local: Option<std::net::SocketAddr>,
     limits: RequestLimits,
     /// Notifications seen while waiting for answers.
     pub notifications: usize,
@@ -50,11 +56,7 @@ pub struct WsSession {
 impl WsSession {
     /// The local address of the connection's socket (how the reference's arrivals name it).
     pub(crate) fn local_addr(&self) -> Option<std::net::SocketAddr> {
-        match self.stream.get_ref() {
-            MaybeTlsStream::Plain(socket) => socket.local_addr().ok(),
-            MaybeTlsStream::Rustls(tls) => tls.get_ref().0.local_addr().ok(),
-            _ => None,
-        }
+        self.local
     }
 
     /// Connects as `dialer` says, within the request timeout.
@@ -68,24 +70,36 @@ impl WsSession {
             .max_frame_size(Some(limits.max_response_bytes));
         let connecting = async {
             let socket = dialer.open_tcp(url).await?;
-            let connector = Connector::Rustls(dialer.tls.clone());
-            tokio_tungstenite::client_async_tls_with_config(
-                url,
-                socket,
-                Some(config),
-                Some(connector),
-            )
-            .await
-            .map_err(|error| {
-                let reason = tls::describe_failure(&error, &authority(url))
+            let local = socket.local_addr().ok();
+            let failed = |error: &(dyn std::error::Error + 'static)| {
+                let reason = tls::describe_failure(error, &authority(url))
                     .unwrap_or_else(|| error.to_string());
                 format!("failed to connect to {url}: {reason}")
-            })
+            };
+            let io: Box<dyn Io> = if url.starts_with("wss://") {
+                let name = server_name(url)
+                    .ok_or_else(|| format!("failed to connect to {url}: no host name"))?;
+                let connector = tokio_rustls::TlsConnector::from(dialer.tls.clone());
+                let tls = connector
+                    .connect(name, socket)
+                    .await
+                    .map_err(|error| failed(&error))?;
+                Box::new(tls)
+            } else {
+                Box::new(socket)
+            };
+            let counted = FrameCounted::new(io, MAX_FRAMES_PER_MESSAGE);
+            let (stream, _) =
+                tokio_tungstenite::client_async_with_config(url, counted, Some(config))
+                    .await
+                    .map_err(|error| failed(&error))?;
+            Ok::<_, String>((stream, local))
         };
         match tokio::time::timeout(limits.request_timeout, connecting).await {
-            Ok(Ok((stream, _))) => Ok(WsSession {
+            Ok(Ok((stream, local))) => Ok(WsSession {
                 url: url.to_owned(),
                 stream,
+                local,
                 limits,
                 notifications: 0,
                 carried_access_token: false,
@@ -321,13 +335,24 @@ impl WsSession {
                     ));
                 }
                 Ok(Some(Err(error))) => {
-                    let kind =
-                        if matches!(error, tokio_tungstenite::tungstenite::Error::Capacity(_)) {
-                            TransportErrorKind::TooLarge
-                        } else {
-                            TransportErrorKind::Closed
-                        };
-                    return Err(TransportError::new(kind, format!("{}: {error}", self.url)));
+                    use tokio_tungstenite::tungstenite::Error;
+                    let flood = match &error {
+                        Error::Io(io) => io
+                            .get_ref()
+                            .and_then(|inner| inner.downcast_ref::<FrameFlood>()),
+                        _ => None,
+                    };
+                    // Not silence: the target sent more than a message may hold.
+                    let kind = if flood.is_some() || matches!(error, Error::Capacity(_)) {
+                        TransportErrorKind::TooLarge
+                    } else {
+                        TransportErrorKind::Closed
+                    };
+                    let message = match flood {
+                        Some(flood) => format!("{} sent {flood}", self.url),
+                        None => format!("{}: {error}", self.url),
+                    };
+                    return Err(TransportError::new(kind, message));
                 }
                 Ok(Some(Ok(frame))) => frame,
             };
@@ -369,6 +394,17 @@ impl WsSession {
     pub async fn close(mut self) {
         let _ = tokio::time::timeout(Duration::from_millis(500), self.stream.close(None)).await;
     }
+}
+
+/// The byte stream under a session: a TCP socket, or TLS over one.
+trait Io: AsyncRead + AsyncWrite + Unpin + Send + Sync {}
+impl<T: AsyncRead + AsyncWrite + Unpin + Send + Sync> Io for T {}
+
+/// The TLS server name of a `wss://` URL's host.
+fn server_name(url: &str) -> Option<rustls::pki_types::ServerName<'static>> {
+    let parsed = reqwest::Url::parse(url).ok()?;
+    let host = parsed.host_str()?.trim_matches(['[', ']']).to_owned();
+    rustls::pki_types::ServerName::try_from(host).ok()
 }
 
 /// A client's text frame (RFC 6455 5.2): FIN and opcode 1, the payload length, and the

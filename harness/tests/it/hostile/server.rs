@@ -34,6 +34,9 @@ pub(crate) enum Behaviour {
     Trickle,
     /// An HTTP body (chunked) or WebSocket message (continuation frames) that never ends.
     Endless,
+    /// The first byte of the answer in a WebSocket text frame without FIN, then empty
+    /// continuation frames (legal, two bytes each) forever; HTTP answers as it should.
+    EmptyContinuations,
     /// An answer of this many bytes, sent as fast as the client reads.
     Oversized(usize),
     /// A correct answer carrying an extra member that pads it to about this many bytes.
@@ -376,6 +379,17 @@ async fn misbehave_ws(client: &mut Ws, behaviour: Behaviour, answer: String) -> 
             loop {
                 client.get_mut().write_all(&frame).await.map_err(gone)?;
                 frame[0] = 0x00;
+            }
+        }
+        Behaviour::EmptyContinuations => {
+            client
+                .get_mut()
+                .write_all(&[0x01, 0x01, answer.as_bytes()[0]])
+                .await
+                .map_err(gone)?;
+            let empty = [0x00, 0x00].repeat(32 * 1024);
+            loop {
+                client.get_mut().write_all(&empty).await.map_err(gone)?;
             }
         }
         Behaviour::Oversized(size) => client
