@@ -22,7 +22,7 @@ mod write;
 
 pub use auth::{
     ApiKey, Auth, AuthMode, Basic, Bearer, BearerLogin, BearerToken, ClientSignature, Login,
-    LoginParam, SecondFactorCode, Signature, Signed, SkewSide,
+    LoginParam, SecondFactorCode, ShortSecret, Signature, Signed, SkewSide,
 };
 pub use load::{discover, load_file, parse_case};
 pub(crate) use load::{files_under, is_case_file, parse_all};
