@@ -25,7 +25,6 @@ use harness_model::case::{
 };
 use harness_model::target_file::CountedPer;
 use harness_protocol::auth::nonce::fresh_nonce;
-use harness_protocol::auth::second_factor;
 use harness_protocol::wire::TransportKind;
 
 impl Execution<'_> {
@@ -186,10 +185,9 @@ impl Execution<'_> {
                 ))
             })?;
         let now_s = self.session.timestamp(0) / 1_000;
-        let secret = factor.totp_secret.expose();
         let value = match code {
-            SecondFactorCode::Valid => second_factor::totp_code(secret, now_s),
-            SecondFactorCode::Wrong => second_factor::wrong_totp_code(secret, now_s),
+            SecondFactorCode::Valid => factor.code.valid(now_s),
+            SecondFactorCode::Wrong => factor.code.wrong(now_s),
         }
         .map_err(Stop::Error)?;
         self.shared.redactor.add(value.clone());

@@ -21,7 +21,9 @@ use super::ledger::{Holder, Ledger};
 use super::rate::RateLimiter;
 use super::tokens::{RefreshRecord, TokenStore};
 use super::{ServeConfig, ServerState};
-use harness_model::target_file::{Account, ExpiredOption, Fixtures, SecondFactor, Secret, Target};
+use harness_model::target_file::{
+    Account, ExpiredOption, FactorCode, Fixtures, SecondFactor, Secret, Target,
+};
 use harness_protocol::auth::nonce::ReplayCache;
 use harness_protocol::auth::scope::Scope;
 use harness_protocol::spec;
@@ -208,7 +210,10 @@ impl ServerState {
                         client_secret: user.client_secret.clone(),
                         second_factor: user.totp_secret.clone().map(|totp_secret| SecondFactor {
                             parameter: fixtures::SECOND_FACTOR_PARAM.to_owned(),
-                            totp_secret,
+                            code: match &self.knobs.two_factor_code {
+                                Some(code) => FactorCode::Fixed(Secret::new(code.clone())),
+                                None => FactorCode::Totp(totp_secret),
+                            },
                         }),
                     },
                 )
