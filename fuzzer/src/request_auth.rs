@@ -74,7 +74,7 @@ impl RequestAuth {
         RequestAuth::Step(Auth::Basic(Basic {
             account: Some(account.to_owned()),
             wrong_secret,
-            second_factor: None,
+            ..Basic::default()
         }))
     }
 

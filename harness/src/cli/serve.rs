@@ -32,6 +32,11 @@ pub(crate) struct ServeArgs {
     /// several currencies (default: the fixed history of 960 the snapshots are taken from).
     #[arg(long, value_name = "N")]
     log_entries: Option<usize>,
+    /// The 2FA accounts take this fixed code as their second factor instead of a TOTP code,
+    /// as test environments often do; the target file gives it as `second_factor = {
+    /// parameter = "...", code = "..." }`.
+    #[arg(long, value_name = "CODE")]
+    two_factor_code: Option<String>,
     #[command(flatten)]
     tls: TlsArgs,
 }
@@ -214,6 +219,9 @@ pub(crate) fn serve(args: ServeArgs) -> Result<u8, CliError> {
         config.limits.transaction_log_burst = args.burst;
         config.log_entries = args.log_entries;
         config.tls = identity.clone();
+        if let Some(code) = args.two_factor_code.clone() {
+            config = config.with_two_factor_code(code);
+        }
         let running = serve::start(config).await.map_err(|error| {
             CliError::harness(format!("failed to listen on {}: {error}", args.listen))
         })?;

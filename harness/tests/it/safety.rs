@@ -230,6 +230,15 @@ fn leaks(dir: &Path, outputs: &[(&str, &[u8])], secrets: &[String]) -> Vec<Strin
 async fn leak_run(name: &str, faults: &[Fault]) -> (Vec<String>, usize, String) {
     let mut config = serve::ServeConfig::loopback();
     config.faults = faults.to_vec();
+    leak_run_with(name, config, &[]).await
+}
+
+/// [`leak_run`] against a server configured as `config`, the run given `extra` arguments.
+async fn leak_run_with(
+    name: &str,
+    config: serve::ServeConfig,
+    extra: &[&str],
+) -> (Vec<String>, usize, String) {
     let running = with_timeout(serve::start(config)).await.unwrap();
     let target = running.target();
     let dir = temp_dir(name);
@@ -245,11 +254,16 @@ async fn leak_run(name: &str, faults: &[Fault]) -> (Vec<String>, usize, String) 
         envs.push((variable, secret.to_owned()));
         if let Some(factor) = &account.second_factor {
             let variable = format!("HARNESS_IT_TOTP_{}", role.to_uppercase());
-            let secret = factor.totp_secret.expose();
-            file = file.replace(
-                &format!("totp_secret = \"{secret}\""),
-                &format!("totp_secret_env = \"{variable}\""),
-            );
+            let secret = factor.code.secret().expose();
+            file = file
+                .replace(
+                    &format!("totp_secret = \"{secret}\""),
+                    &format!("totp_secret_env = \"{variable}\""),
+                )
+                .replace(
+                    &format!("code = \"{secret}\""),
+                    &format!("code_env = \"{variable}\""),
+                );
             envs.push((variable, secret.to_owned()));
         }
     }
@@ -264,10 +278,13 @@ async fn leak_run(name: &str, faults: &[Fault]) -> (Vec<String>, usize, String) 
     let out = dir.join("out");
     let snapshots = dir.join("snapshots");
     let snapshots_arg = snapshots.display().to_string();
+    let mut args = vec!["--snapshots".to_owned(), snapshots_arg];
+    args.extend(extra.iter().map(|arg| (*arg).to_owned()));
     let run_output = {
         let (target_path, out) = (target_path.clone(), out.clone());
         with_timeout(tokio::task::spawn_blocking(move || {
-            harness_run(&target_path, &out, &envs, &["--snapshots", &snapshots_arg])
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            harness_run(&target_path, &out, &envs, &args)
         }))
         .await
         .unwrap()
@@ -292,6 +309,22 @@ async fn no_secret_or_issued_token_reaches_any_output() {
     let (found, issued, output) = leak_run("leak-clean", &[]).await;
     assert!(output.contains("0 failed"), "{output}");
     assert!(issued > 200, "only {issued} tokens issued");
+    assert_eq!(found, Vec::<String>::new());
+}
+
+/// A target whose 2FA accounts take a fixed code (`harness serve --two-factor-code`), given
+/// in the target file as `code_env`: the second-factor cases pass with it (the valid code
+/// confirms, the wrong one and none are refused), and the code reaches no output.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_fixed_second_factor_code_confirms_and_never_leaks() {
+    let config = serve::ServeConfig::loopback().with_two_factor_code("otp-K7Q2M9");
+    let (found, _, output) =
+        leak_run_with("leak-fixed-code", config, &["--filter", "two_factor"]).await;
+    assert!(output.contains("0 failed"), "{output}");
+    assert!(
+        !output.lines().any(|line| line.starts_with("0 passed")),
+        "{output}"
+    );
     assert_eq!(found, Vec::<String>::new());
 }
 

@@ -23,7 +23,7 @@ mod write;
 
 pub use auth::{
     ApiKey, Auth, AuthMode, Basic, Bearer, BearerLogin, BearerToken, ClientSignature, Login,
-    LoginParam, SecondFactorCode, Signature, Signed, SkewSide,
+    LoginParam, SecondFactorCode, ShortSecret, Signature, Signed, SkewSide,
 };
 pub use domain::{reached, reached_by_execution};
 pub use load::{discover, load_file, parse_case};

@@ -24,6 +24,12 @@
 //! # An account with 2FA: the parameter carrying the second factor (SPEC.md 5.7 names none)
 //! # and the TOTP secret of its codes (RFC 6238, SHA-1, 30 s, 6 digits; or totp_secret_env):
 //! # second_factor = { parameter = "authorization_data", totp_secret_env = "TWO_FA_TOTP" }
+//! # or a fixed code a test environment accepts (or code_env); exactly one of the four:
+//! # second_factor = { parameter = "otp", code = "000000" }
+//!
+//! [accounts.main_second]                         # optional: another key of main's user
+//! client_id = "..."                              # (SPEC.md 5.3: up to 8 client ids)
+//! client_secret_env = "STAGING_SECOND_SECRET"
 //!
 //! [fixtures]                                     # all optional
 //! subaccount_id = 7
@@ -67,12 +73,15 @@ use harness_protocol::file_error::{FileError, line_of};
 mod limits;
 mod names;
 mod property;
+mod second_factor;
 mod secret;
 mod trust;
 
 pub use limits::{CountedPer, RateLimits};
 
 pub use property::target_parse_roundtrip;
+pub use second_factor::{FactorCode, SecondFactor};
+use second_factor::{SecondFactorFile, second_factor_of};
 pub use secret::Secret;
 pub use trust::{TlsTrust, is_loopback};
 
@@ -122,16 +131,6 @@ pub struct Account {
     pub client_secret: Secret,
     /// How the account gives the second factor of SPEC.md 5.7, where it has one.
     pub second_factor: Option<SecondFactor>,
-}
-
-/// The second factor of an account with 2FA enabled (SPEC.md 5.7 names no parameter for it):
-/// the parameter that carries it and the TOTP secret its codes come from.
-#[derive(Clone, Debug, PartialEq)]
-pub struct SecondFactor {
-    /// The request parameter carrying the code.
-    pub parameter: String,
-    /// The base32 TOTP secret (RFC 6238, SHA-1, 30 s, 6 digits).
-    pub totp_secret: Secret,
 }
 
 /// Values of the target's data that cases refer to as `{{fixtures.<name>}}`.
@@ -257,15 +256,7 @@ struct AccountFile {
     client_id: String,
     client_secret: Option<String>,
     client_secret_env: Option<String>,
-    second_factor: Option<SecondFactorFile>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SecondFactorFile {
-    parameter: String,
-    totp_secret: Option<String>,
-    totp_secret_env: Option<String>,
+    second_factor: Option<toml::Spanned<SecondFactorFile>>,
 }
 
 #[derive(Deserialize)]
@@ -397,37 +388,15 @@ impl Target {
             })?;
             let second_factor = match account.second_factor {
                 None => None,
-                Some(factor) => {
-                    let totp_secret = resolve_secret(
+                Some(spanned) => {
+                    let line = line_of(text, spanned.span().start);
+                    Some(second_factor_of(
                         path,
                         line,
-                        "second_factor.totp_secret",
-                        factor.totp_secret,
-                        factor.totp_secret_env,
+                        &role,
+                        spanned.into_inner(),
                         lookup_env,
-                    )?
-                    .ok_or_else(|| {
-                        FileError::new(
-                            path,
-                            line,
-                            format!(
-                                "accounts.{role}.second_factor needs totp_secret or totp_secret_env"
-                            ),
-                        )
-                    })?;
-                    if let Err(message) =
-                        harness_protocol::auth::second_factor::totp_code(totp_secret.expose(), 0)
-                    {
-                        return Err(FileError::new(
-                            path,
-                            line,
-                            format!("accounts.{role}.second_factor: {message}"),
-                        ));
-                    }
-                    Some(SecondFactor {
-                        parameter: factor.parameter,
-                        totp_secret,
-                    })
+                    )?)
                 }
             };
             accounts.insert(
@@ -559,10 +528,14 @@ impl Target {
                 quote(account.client_secret.expose())
             ));
             if let Some(factor) = &account.second_factor {
+                let key = match factor.code {
+                    FactorCode::Totp(_) => "totp_secret",
+                    FactorCode::Fixed(_) => "code",
+                };
                 out.push_str(&format!(
-                    "second_factor = {{ parameter = {}, totp_secret = {} }}\n",
+                    "second_factor = {{ parameter = {}, {key} = {} }}\n",
                     quote(&factor.parameter),
-                    quote(factor.totp_secret.expose())
+                    quote(factor.code.secret().expose())
                 ));
             }
         }
@@ -622,7 +595,7 @@ impl Target {
             account
                 .second_factor
                 .as_ref()
-                .map(|factor| factor.totp_secret.expose().to_owned())
+                .map(|factor| factor.code.secret().expose().to_owned())
         }));
         if let Some(key) = &self.fixtures.direct_access_key {
             secrets.push(key.expose().to_owned());

@@ -308,3 +308,75 @@ fn an_expired_option_of_the_list_without_its_currency_names_its_line() {
     );
     assert!(parse_error(&unknown).contains("expiry"));
 }
+
+/// A target file whose `[accounts.two_factor]` (line 4) has `second_factor = { <factor> }`
+/// on line 7.
+fn with_factor(factor: &str) -> String {
+    format!(
+        "name = \"x\"\nbase_url = \"http://h/api/v2\"\n\n[accounts.two_factor]\nclient_id = \"a\"\nclient_secret = \"s\"\nsecond_factor = {{ parameter = \"otp\", {factor} }}\n"
+    )
+}
+
+#[test]
+fn a_fixed_second_factor_code_loads_inline_or_from_env_and_round_trips() {
+    let lookup = |name: &str| (name == "OTP_CODE").then(|| "123456".to_owned());
+    for (factor, code) in [
+        ("code = \"000000\"", "000000"),
+        ("code_env = \"OTP_CODE\"", "123456"),
+    ] {
+        let text = with_factor(factor);
+        let target = Target::parse(Path::new("t.toml"), &text, &lookup).unwrap();
+        let second = target.accounts["two_factor"]
+            .second_factor
+            .as_ref()
+            .unwrap();
+        assert_eq!(second.parameter, "otp");
+        assert_eq!(second.code, FactorCode::Fixed(Secret::new(code.to_owned())));
+        assert_eq!(second.code.valid(0).unwrap(), code);
+        assert_ne!(second.code.wrong(0).unwrap(), code);
+        // A secret: never in the debug form, always among what is redacted.
+        assert!(!format!("{second:?}").contains(code), "{second:?}");
+        assert!(target.secrets().contains(&code.to_owned()));
+        let again = Target::parse(Path::new("again.toml"), &target.to_toml(), &|_| None).unwrap();
+        assert_eq!(again, target);
+    }
+}
+
+#[test]
+fn a_second_factor_gives_exactly_one_source_at_its_line() {
+    let secret = "JBSWY3DPEHPK3PXP";
+    assert_eq!(
+        parse_error(&with_factor(&format!(
+            "code = \"1\", totp_secret = \"{secret}\""
+        ))),
+        "t.toml:7: accounts.two_factor.second_factor gives totp_secret and code: give exactly one of totp_secret, totp_secret_env, code, code_env"
+    );
+    assert_eq!(
+        parse_error(&with_factor("code = \"1\", code_env = \"X\"")),
+        "t.toml:7: accounts.two_factor.second_factor gives code and code_env: give exactly one of totp_secret, totp_secret_env, code, code_env"
+    );
+    assert_eq!(
+        parse_error(
+            "name = \"x\"\nbase_url = \"http://h/api/v2\"\n\n[accounts.two_factor]\nclient_id = \"a\"\nclient_secret = \"s\"\nsecond_factor = { parameter = \"otp\" }\n"
+        ),
+        "t.toml:7: accounts.two_factor.second_factor needs one of totp_secret, totp_secret_env (a TOTP secret), code, code_env (a fixed code)"
+    );
+    assert_eq!(
+        parse_error(&with_factor("code = \" \"")),
+        "t.toml:7: accounts.two_factor.second_factor: the code is empty"
+    );
+    assert_eq!(
+        parse_error(&with_factor("code_env = \"NOPE\"")),
+        "t.toml:7: environment variable NOPE (for second_factor.code) is not set"
+    );
+    assert_eq!(
+        parse_error(&with_factor("cod = \"1\"")),
+        "t.toml:7: unknown field \"cod\" (did you mean \"code\"?)"
+    );
+    // The secret of a TOTP factor is still checked, and never shown.
+    let error = parse_error(&with_factor("totp_secret = \"not base32!\""));
+    assert!(
+        error.starts_with("t.toml:7: accounts.two_factor.second_factor: "),
+        "{error}"
+    );
+}

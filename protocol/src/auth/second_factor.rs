@@ -2,7 +2,8 @@
 //! methods need it and what a call without it gets (13668), but not how it is sent: the
 //! target file names the parameter that carries it and a TOTP secret (RFC 6238: HMAC-SHA1,
 //! 30 s steps, 6 digits, the common authenticator-app form) from which the harness derives
-//! the current code. The reference server verifies with the same functions.
+//! the current code, or a fixed code a test environment accepts. The reference server
+//! verifies with the same functions.
 
 use totp_rs::{Algorithm, Secret, Totp};
 
@@ -55,6 +56,28 @@ pub fn totp_accepts(base32_secret: &str, code: &str, unix_s: u64) -> bool {
     totp(base32_secret).is_ok_and(|totp| totp.check(code.trim(), unix_s).is_some())
 }
 
+/// A code that is not the fixed code `code`: each digit moved by five (`000000` becomes
+/// `555555`), so it keeps the code's form; a code without digits gets its last character
+/// changed instead.
+pub fn wrong_fixed_code(code: &str) -> String {
+    let moved: String = code
+        .chars()
+        .map(|c| {
+            c.to_digit(10)
+                .map_or(c, |d| char::from(b'0' + ((d + 5) % 10) as u8))
+        })
+        .collect();
+    if moved != code {
+        return moved;
+    }
+    let mut characters: Vec<char> = code.chars().collect();
+    match characters.last_mut() {
+        Some(last) => *last = if *last == 'x' { 'y' } else { 'x' },
+        None => characters.push('x'),
+    }
+    characters.into_iter().collect()
+}
+
 /// A fresh random base32 TOTP secret of 20 bytes.
 pub fn fresh_totp_secret() -> String {
     use rand::RngCore;
@@ -79,6 +102,9 @@ mod tests {
         assert_eq!(wrong.len(), 6);
         assert!(!totp_accepts(secret, &wrong, 1_111_111_109));
         assert!(totp_code("not base32!", 0).is_err());
+        assert_eq!(wrong_fixed_code("000000"), "555555");
+        assert_eq!(wrong_fixed_code("ab"), "ax");
+        assert_eq!(wrong_fixed_code(""), "x");
         let fresh = fresh_totp_secret();
         assert!(totp_accepts(
             &fresh,

@@ -251,6 +251,20 @@ pub fn http_signature(secret: &str, fields: &HttpSignedFields<'_>) -> Result<Str
     Ok(hmac_hex(secret.as_bytes(), &string_to_sign))
 }
 
+/// The HTTP signature of section 5.6 over the method in lower case: the defect of a signer
+/// that forgets to upper-case it, which a test sends and only a faulty server accepts.
+pub fn http_signature_lowercase_method(
+    secret: &str,
+    fields: &HttpSignedFields<'_>,
+) -> Result<String, SignError> {
+    let mut text = http_string_to_sign(fields)?;
+    let start = format!("{}\n{}\n", fields.timestamp, fields.nonce).len();
+    if let Some(method) = text.get_mut(start..start + fields.method.len()) {
+        method.make_ascii_lowercase();
+    }
+    Ok(hmac_hex(secret.as_bytes(), &text))
+}
+
 /// The fields of `Authorization: <scheme> id=..,ts=..,nonce=..,sig=..`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SignedHeader {

@@ -20,19 +20,39 @@ use crate::transport::{
     self, Authorization, ClientSession, Credentials, SignatureParams, Token, place_bearer,
 };
 use harness_model::case::{
-    Auth, Bearer, BearerLogin, BearerToken, ClientSignature, LoginParam, SecondFactorCode,
+    Auth, Basic, Bearer, BearerLogin, BearerToken, ClientSignature, LoginParam, SecondFactorCode,
     Signature, Signed, Step,
 };
 use harness_model::target_file::CountedPer;
 use harness_protocol::auth::nonce::fresh_nonce;
-use harness_protocol::auth::second_factor;
 use harness_protocol::wire::TransportKind;
 
 impl Execution<'_> {
     /// The credentials of the step's account role (default `main`), spoiled when the step
     /// asks for a wrong secret.
     fn credentials(&self, auth: &Auth) -> Result<Credentials, Stop> {
-        Ok(self.account(auth.account())?.spoiled(auth.wrong_secret()))
+        let mut credentials = self.account(auth.account())?;
+        if let Some(role) = auth.secret_of() {
+            // Another key of the same user (SPEC.md 5.3: "up to 8 client ids"): its secret
+            // under the account's client id. Optional in a target file: without it, a skip.
+            credentials.secret = self
+                .session
+                .credentials(role)
+                .ok_or_else(|| {
+                    Stop::Skip(format!(
+                        "the target file has no [accounts.{role}] (another key of the same user)"
+                    ))
+                })?
+                .secret;
+        }
+        if let Auth::Basic(Basic {
+            short_secret: Some(short),
+            ..
+        }) = auth
+        {
+            credentials.secret = short.apply(&credentials.secret);
+        }
+        Ok(credentials.spoiled(auth.wrong_secret()))
     }
 
     fn account(&self, role: Option<&str>) -> Result<Credentials, Stop> {
@@ -132,8 +152,14 @@ impl Execution<'_> {
         let signature = &signed.signature;
         let timestamp = self.signature_timestamp(signature);
         let nonce = self.nonce(signature.nonce.as_deref())?;
+        let sign_body = match &signed.sign_body {
+            Some(body) => Some(self.resolved(body)?),
+            None => None,
+        };
         let mut plan = self.session.signed_plan(credentials, timestamp, nonce);
         plan.sign_uri = sign_uri;
+        plan.sign_body = sign_body;
+        plan.lowercase_method = signed.lowercase_method;
         plan.uppercase_hex = signature.uppercase_hex;
         plan.altered_signature = signature.altered_signature;
         Ok(Authorization::Signed(plan))
@@ -159,10 +185,9 @@ impl Execution<'_> {
                 ))
             })?;
         let now_s = self.session.timestamp(0) / 1_000;
-        let secret = factor.totp_secret.expose();
         let value = match code {
-            SecondFactorCode::Valid => second_factor::totp_code(secret, now_s),
-            SecondFactorCode::Wrong => second_factor::wrong_totp_code(secret, now_s),
+            SecondFactorCode::Valid => factor.code.valid(now_s),
+            SecondFactorCode::Wrong => factor.code.wrong(now_s),
         }
         .map_err(Stop::Error)?;
         self.shared.redactor.add(value.clone());

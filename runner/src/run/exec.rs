@@ -595,7 +595,16 @@ impl Execution<'_> {
         step: &Step,
     ) -> Result<Value, Stop> {
         let expect = &step.expect;
-        let matchers = self.resolved_matchers(step)?;
+        let mut matchers = self.resolved_matchers(step)?;
+        // A refusal that ends the case keeps the rule: the step's matchers say what a result
+        // must hold, and are not held against the refusal.
+        let refused = answer
+            .json
+            .as_ref()
+            .is_some_and(|json| json.get("error").is_some());
+        if expect.refusal_ends_case && refused {
+            matchers.clear();
+        }
         let schema = if expect.no_schema {
             None
         } else {

@@ -208,7 +208,12 @@ pub(crate) fn prepare(
         Some(Authorization::Value(value)) => Some(value.clone()),
         Some(Authorization::Signed(plan)) => {
             let uri = plan.sign_uri.clone().unwrap_or_else(|| request_uri(&url));
-            let body_bytes = body.as_deref().unwrap_or("").as_bytes();
+            let body_bytes = plan
+                .sign_body
+                .as_deref()
+                .or(body.as_deref())
+                .unwrap_or("")
+                .as_bytes();
             let fields = HttpSignedFields {
                 timestamp: plan.timestamp,
                 nonce: &plan.nonce,
@@ -218,6 +223,15 @@ pub(crate) fn prepare(
             };
             match SignedHeader::sign(&plan.scheme, &plan.client_id, &plan.secret, &fields) {
                 Ok(mut header) => {
+                    if plan.lowercase_method
+                        && let Ok(lower) =
+                            harness_protocol::auth::sign::http_signature_lowercase_method(
+                                &plan.secret,
+                                &fields,
+                            )
+                    {
+                        header.signature = lower;
+                    }
                     if plan.uppercase_hex {
                         header.signature = header.signature.to_ascii_uppercase();
                     }

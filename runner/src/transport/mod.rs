@@ -89,6 +89,10 @@ pub struct SignedPlan {
     pub nonce: String,
     /// Sign this URI instead of the one sent.
     pub sign_uri: Option<String>,
+    /// Sign this body instead of the one sent.
+    pub sign_body: Option<String>,
+    /// Sign the HTTP method in lower case.
+    pub lowercase_method: bool,
     /// Send the signature in upper-case hex.
     pub uppercase_hex: bool,
     /// Send the signature with its last hex digit changed.

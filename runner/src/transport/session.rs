@@ -205,6 +205,8 @@ impl ClientSession {
             timestamp,
             nonce,
             sign_uri: None,
+            sign_body: None,
+            lowercase_method: false,
             uppercase_hex: false,
             altered_signature: false,
         }

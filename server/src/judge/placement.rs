@@ -101,10 +101,17 @@ pub(crate) fn check_placement(
             record.headers,
             String::from_utf8_lossy(&record.body)
         );
-        let leaked = knowledge
-            .secrets
-            .values()
-            .any(|secret| !secret.is_empty() && request_text.contains(secret.as_str()));
+        // The secret in any form it could travel in: as is, percent-encoded, hex, base64 (a
+        // parameter of another name, data), or inside an `Authorization: Basic` header.
+        let basic = record
+            .header("authorization")
+            .and_then(harness_protocol::auth::sign::parse_basic)
+            .map(|(_, secret)| secret);
+        let leaked = knowledge.secrets.values().any(|secret| {
+            !secret.is_empty()
+                && (encoded_forms(secret).any(|form| request_text.contains(form.as_str()))
+                    || basic.as_deref() == Some(secret.as_str()))
+        });
         if call.params.contains_key("client_secret") {
             tally.fail(
                 clause,
@@ -123,6 +130,26 @@ pub(crate) fn check_placement(
             tally.pass(clause, record.transport);
         }
     }
+}
+
+/// The forms a secret may travel in unnoticed by a search for its text: itself,
+/// percent-encoded, hex (either case) and base64 (standard and URL-safe, padded or not).
+fn encoded_forms(secret: &str) -> impl Iterator<Item = String> {
+    use base64::Engine;
+    use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
+    let bytes = secret.as_bytes();
+    let hex = hex::encode(bytes);
+    [
+        secret.to_owned(),
+        form_urlencoded::byte_serialize(bytes).collect(),
+        hex.to_ascii_uppercase(),
+        hex,
+        STANDARD.encode(bytes),
+        STANDARD_NO_PAD.encode(bytes),
+        URL_SAFE.encode(bytes),
+        URL_SAFE_NO_PAD.encode(bytes),
+    ]
+    .into_iter()
 }
 
 /// Checks that a private WebSocket call without `params.access_token` comes on a

@@ -14,7 +14,7 @@ use super::fault::Fault;
 use std::sync::LazyLock;
 
 use super::params::{Declared, Leniency, Origin, Params, ParseFaults, declared};
-use super::principal::Principal;
+use super::principal::{AuthPath, Principal};
 use super::{Connection, ServerState, Variant, account, fixtures, grant, market, reshape, trading};
 use harness_model::target_file::CountedPer;
 use harness_protocol::jsonrpc::ErrorObject;
@@ -350,7 +350,12 @@ fn ws_principal(
 ) -> Result<Option<Principal>, ErrorObject> {
     let presented = presented.filter(|_| !state.fault(Fault::WsAccessTokenIgnored));
     if let Some(token) = presented {
-        let resolved = state.principal_from_token(&token);
+        let resolved = state
+            .principal_from_token(&token)
+            .map(|principal| Principal {
+                path: AuthPath::WsToken,
+                ..principal
+            });
         if let Ok(principal) = &resolved
             && (principal.scope.session.is_some() || state.variant(Variant::WsRemembersAnyToken))
             && !state.fault(Fault::WsSessionForgotten)
@@ -380,7 +385,10 @@ fn ws_principal(
             state.principal_from_token(&token)
         };
         return match remembered {
-            Ok(principal) => Ok(Some(principal)),
+            Ok(principal) => Ok(Some(Principal {
+                path: AuthPath::WsRemembered,
+                ..principal
+            })),
             Err(error) => {
                 // The session ended (logout, expiry, disabled login): forget it.
                 connection.session_token = None;

@@ -98,6 +98,15 @@ impl Ctx<'_> {
         let unchecked = self.state.fault(Fault::ScopeNotEnforced)
             || (self.state.fault(Fault::ScopeNotEnforcedForSub)
                 && caller.user_id == super::state::SUB_ID);
+        // `basic-refused-account-read`: Basic works on every method but the account family's.
+        let basic_refused = self.state.fault(Fault::BasicRefusedAccountRead)
+            && caller.path == super::principal::AuthPath::Basic
+            && requirement.starts_with("account:");
+        if basic_refused {
+            return Err(ErrorObject::unauthorized(
+                "basic authorization not accepted here",
+            ));
+        }
         if unchecked || caller.scope.grants(requirement) {
             Ok(())
         } else {

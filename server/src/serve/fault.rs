@@ -72,6 +72,9 @@ faults! {
     CredentialsAnySecret => "credentials-any-secret",
         "client_credentials accepts any client_secret",
         ["auth.client_credentials.wrong_secret"];
+    CredentialsAnyKeyOfUser => "credentials-any-key-of-user",
+        "client_credentials accepts a client id with the secret of another key of the same user (main's id, main_second's secret)",
+        ["auth.client_credentials.wrong_secret"];
     CredentialsSecretOptional => "credentials-secret-optional",
         "client_credentials without client_secret is accepted",
         ["auth.grant_type.required_params"];
@@ -83,6 +86,9 @@ faults! {
         ["auth.client_signature.window"];
     SigWindowNarrow => "sig-window-narrow",
         "client_signature timestamps older than 10 s are rejected instead of 60 s",
+        ["auth.client_signature.window"];
+    SigWindowWithNonceOnly => "sig-window-with-nonce-only",
+        "a client_signature timestamp is held to the 60 s window only when a nonce is given",
         ["auth.client_signature.window"];
     SigNonceReuse => "sig-nonce-reuse",
         "a reused client_signature nonce is accepted",
@@ -111,8 +117,20 @@ faults! {
     SigDataNotReturned => "sig-data-not-returned",
         "client_signature does not return the data it was given",
         ["auth.client_signature.data_returned"];
+    SigDataNotReturnedWithoutNonce => "sig-data-not-returned-without-nonce",
+        "client_signature without a nonce does not return the data it was given (with a nonce it does)",
+        ["auth.client_signature.data_returned"];
+    SigDataTrimmed => "sig-data-trimmed",
+        "the client_signature string to sign carries data without its leading and trailing whitespace",
+        ["auth.client_signature.hex_lower", "auth.client_signature.framing"];
     SigUnchecked => "sig-unchecked",
         "client_signature is accepted whatever the signature",
+        ["auth.client_signature.wrong_key"];
+    SigAnyKeyOfUser => "sig-any-key-of-user",
+        "a client_signature is verified against every key of the client id's user: main's id signed with main_second's secret is accepted",
+        ["auth.client_signature.wrong_key"];
+    SigUncheckedWithData => "sig-unchecked-with-data",
+        "a client_signature carrying data is accepted whatever the signature (one without data is verified)",
         ["auth.client_signature.wrong_key"];
     SignedWindowWide => "signed-window-wide",
         "signed-header timestamps stay valid for 10 minutes instead of 60 s",
@@ -132,8 +150,29 @@ faults! {
     SignedUnchecked => "signed-unchecked",
         "a signed header is accepted whatever the signature",
         ["auth.signed.wrong_key"];
+    SignedAnyKeyOfUser => "signed-any-key-of-user",
+        "a signed header is verified against every key of its id's user: main's id signed with main_second's secret is accepted",
+        ["auth.signed.wrong_key"];
+    SignedDecodedQuery => "signed-decoded-query",
+        "signed-header request data carries the query string percent-decoded, not as sent (a value needing percent-encoding shows it)",
+        ["auth.signed.request_data", "auth.signed.accepted"];
+    SignedBodyUnsigned => "signed-body-unsigned",
+        "signed-header request data leaves the body out (an empty body is signed whatever the request carries)",
+        ["auth.signed.request_data"];
+    SignedMethodAnyCase => "signed-method-any-case",
+        "signed-header request data accepts the http method signed in lower case too",
+        ["auth.signed.request_data"];
     BasicAnySecret => "basic-any-secret",
         "basic authorization accepts any client secret",
+        ["auth.basic.wrong_secret"];
+    BasicRefusedAccountRead => "basic-refused-account-read",
+        "basic authorization is refused on methods needing account:read (accepted on the others)",
+        ["auth.basic.accepted"];
+    BasicSecretPrefix => "basic-secret-prefix",
+        "basic authorization accepts a secret the right one starts with: an empty or truncated secret",
+        ["auth.basic.wrong_secret"];
+    BasicAnyKeyOfUser => "basic-any-key-of-user",
+        "basic authorization accepts a client id with the secret of another key of the same user (main's id, main_second's secret)",
         ["auth.basic.wrong_secret"];
     SecretLastCharIgnored => "secret-last-char-ignored",
         "client_credentials and basic authorization compare a client secret without its last character (only a secret wrong in its last character shows it)",
@@ -213,6 +252,21 @@ faults! {
         ];
     TwoFactorMissing => "two-factor-missing",
         "toggle_subaccount_login succeeds on a 2fa account without the second factor",
+        ["auth.two_factor.13668"];
+    TwoFactorSkippedOverHttp => "two-factor-skipped-over-http",
+        "the second factor is not required of a call authenticated with a bearer header over http (required over every other path)",
+        ["auth.two_factor.13668"];
+    TwoFactorSkippedOverWs => "two-factor-skipped-over-ws",
+        "the second factor is not required of a websocket call presenting its access_token (required over every other path)",
+        ["auth.two_factor.13668"];
+    TwoFactorSkippedRemembered => "two-factor-skipped-remembered",
+        "the second factor is not required of a websocket call made with the session token the connection remembers (required over every other path)",
+        ["auth.two_factor.13668"];
+    TwoFactorSkippedSigned => "two-factor-skipped-signed",
+        "the second factor is not required of a call authenticated with the signed header (required over every other path)",
+        ["auth.two_factor.13668"];
+    TwoFactorSkippedBasic => "two-factor-skipped-basic",
+        "the second factor is not required of a call authenticated with basic authorization (required over every other path)",
         ["auth.two_factor.13668"];
     TwoFactorWrongCode => "two-factor-wrong-code",
         "a missing second factor is answered with 13009 instead of 13668",

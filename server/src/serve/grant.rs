@@ -37,7 +37,10 @@ pub(crate) fn auth(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
         .ok_or_else(|| ErrorObject::invalid_params("grant_type", "missing required parameter"))?;
     // SPEC.md 4.1: `data` is "returned in the response", under a name it does not show;
     // the reference returns it as `data`.
-    let echo = (grant_type == "client_signature" && !ctx.fault(Fault::SigDataNotReturned))
+    // The `sig-data-not-returned-without-nonce` fault forgets it when no nonce is given.
+    let unechoed = ctx.fault(Fault::SigDataNotReturned)
+        || (ctx.fault(Fault::SigDataNotReturnedWithoutNonce) && !ctx.params.has("nonce"));
+    let echo = (grant_type == "client_signature" && !unechoed)
         .then(|| ctx.params.str("data").map(str::to_owned))
         .flatten();
     let issued = match grant_type {
@@ -246,6 +249,11 @@ fn client_credentials(ctx: &Ctx<'_>) -> Result<Issued, ErrorObject> {
             .secret_accepted(user.client_secret.expose(), secret)
             || (ctx.fault(Fault::CredentialsAnyAccountSecret)
                 && any_account_has_secret(ctx, secret))
+            || (ctx.fault(Fault::CredentialsAnyKeyOfUser)
+                && ctx.state.other_keys(user).any(|key| {
+                    ctx.state
+                        .secret_accepted(key.client_secret.expose(), secret)
+                }))
     });
     if !secret_ok && !ctx.fault(Fault::CredentialsAnySecret) {
         return Err(ErrorObject::invalid_credentials("wrong client secret"));
@@ -295,7 +303,12 @@ fn client_signature(ctx: &Ctx<'_>) -> Result<Issued, ErrorObject> {
     } else {
         data.into()
     };
-    let data = data.as_ref();
+    // The `sig-data-trimmed` fault signs data without its surrounding whitespace.
+    let data = if ctx.fault(Fault::SigDataTrimmed) {
+        data.trim()
+    } else {
+        data.as_ref()
+    };
     let user = ctx
         .state
         .user_by_client(client_id)
@@ -305,23 +318,42 @@ fn client_signature(ctx: &Ctx<'_>) -> Result<Issued, ErrorObject> {
         ctx.fault(Fault::SigWindowNarrow),
         ctx.fault(Fault::SigWindow61s),
     );
-    ctx.state.check_timestamp(timestamp, window)?;
+    // The `sig-window-with-nonce-only` fault holds only a request with a nonce to the window.
+    if !(ctx.fault(Fault::SigWindowWithNonceOnly) && nonce.is_empty()) {
+        ctx.state.check_timestamp(timestamp, window)?;
+    }
     let string_to_sign = if ctx.fault(Fault::SigNoTrailingLf) && data.is_empty() {
         format!("{timestamp}\n{nonce}")
     } else {
         sign::client_string_to_sign(timestamp, nonce, data)
             .map_err(|error| ErrorObject::invalid_credentials(&error.to_string()))?
     };
-    let mut expected = sign::hmac_hex(
-        user.client_secret.expose().as_bytes(),
-        string_to_sign.as_bytes(),
-    );
-    if ctx.fault(Fault::SigUppercaseHex) {
-        expected = expected.to_ascii_uppercase();
-    }
-    let checked = !ctx.fault(Fault::SigUnchecked) && !unstamped && signature.is_some();
+    let expected_with = |secret: &str| {
+        let expected = sign::hmac_hex(secret.as_bytes(), string_to_sign.as_bytes());
+        if ctx.fault(Fault::SigUppercaseHex) {
+            expected.to_ascii_uppercase()
+        } else {
+            expected
+        }
+    };
+    // The `sig-any-key-of-user` fault verifies against every key of the user.
+    let keys: Vec<&User> = if ctx.fault(Fault::SigAnyKeyOfUser) {
+        std::iter::once(user)
+            .chain(ctx.state.other_keys(user))
+            .collect()
+    } else {
+        vec![user]
+    };
+    let unchecked = ctx.fault(Fault::SigUnchecked)
+        || (ctx.fault(Fault::SigUncheckedWithData) && !data.is_empty());
+    let checked = !unchecked && !unstamped && signature.is_some();
     if checked
-        && !signature.is_some_and(|signature| ctx.state.signature_accepted(&expected, signature))
+        && !signature.is_some_and(|signature| {
+            keys.iter().any(|key| {
+                ctx.state
+                    .signature_accepted(&expected_with(key.client_secret.expose()), signature)
+            })
+        })
     {
         return Err(ErrorObject::invalid_credentials("signature does not match"));
     }

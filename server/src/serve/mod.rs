@@ -107,6 +107,14 @@ pub struct ServeConfig {
 }
 
 impl ServeConfig {
+    /// This configuration with the 2FA accounts taking the fixed `code` as their second
+    /// factor instead of a TOTP code, as a test environment's do (`harness serve
+    /// --two-factor-code`); the target file it writes gives `code = "..."`.
+    pub fn with_two_factor_code(mut self, code: impl Into<String>) -> ServeConfig {
+        self.knobs.two_factor_code = Some(code.into());
+        self
+    }
+
     /// 127.0.0.1 on a free port, no faults, 1 transaction-log request per second with a
     /// burst of 100 per token, the system clock and a 64 KiB body limit.
     ///

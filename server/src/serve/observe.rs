@@ -95,6 +95,10 @@ pub(crate) struct Knobs {
     /// Accepts a signed `Authorization` header whatever its scheme name (SPEC.md 5.6:
     /// `svc-hmac-sha256` only "stands for the scheme name"), verifying it all the same.
     pub(crate) any_signature_scheme: bool,
+    /// The 2FA accounts take this fixed code as their second factor instead of a TOTP code
+    /// (a test environment's; `harness serve --two-factor-code`), and the target file says
+    /// `code = "..."`.
+    pub(crate) two_factor_code: Option<String>,
 }
 
 /// Types no version of SPEC.md lists, served under [`Knobs::unknown_log_types`].

@@ -40,11 +40,32 @@ pub(crate) fn signature_window_ms(wide: bool, narrow: bool, late: bool) -> u64 {
     }
 }
 
+/// How a request's caller was authenticated: the path of SPEC.md 5.2 or 5.6 it came by.
+/// A rule owed whatever the path (the second factor of 5.7) is broken on one path alone by
+/// the faults that ask for it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum AuthPath {
+    /// `Authorization: Bearer` over HTTP.
+    HttpBearer,
+    /// `params.access_token` over WebSocket.
+    WsToken,
+    /// The session token a WebSocket connection remembers.
+    WsRemembered,
+    /// `Authorization: Basic`.
+    Basic,
+    /// The signed `Authorization` header.
+    Signed,
+    /// No credentials (what the `private-without-token` fault lets through).
+    Anonymous,
+}
+
 /// The identity and rights a request runs with.
 #[derive(Clone, Debug)]
 pub(crate) struct Principal {
     pub(crate) user_id: u64,
     pub(crate) scope: Scope,
+    /// How the caller was authenticated.
+    pub(crate) path: AuthPath,
     /// The access token presented, when the request used one.
     pub(crate) access_token: Option<String>,
     /// Whose rate-limit bucket the request draws from.
@@ -89,6 +110,7 @@ impl ServerState {
         Ok(Principal {
             user_id: record.user_id,
             scope: record.scope.clone(),
+            path: AuthPath::HttpBearer,
             access_token: Some(token.to_owned()),
             rate_key: format!("token:{token}"),
         })
@@ -127,7 +149,7 @@ impl ServerState {
     /// runs a credential-less request as.
     pub(crate) fn main_principal(&self) -> Option<Principal> {
         self.user(super::state::MAIN_ID)
-            .map(|user| key_principal(user, "anonymous"))
+            .map(|user| key_principal(user, "anonymous", AuthPath::Anonymous))
     }
 
     /// Whether a presented client secret is the account's, compared in constant time; under
@@ -165,11 +187,18 @@ impl ServerState {
         let user = self
             .user_by_client(&client_id)
             .ok_or_else(|| ErrorObject::invalid_credentials("unknown client id"))?;
-        let secret_ok = self.secret_accepted(user.client_secret.expose(), &client_secret);
+        let expected = user.client_secret.expose();
+        // `basic-secret-prefix`: a secret the right one starts with (empty, truncated).
+        let secret_ok = self.secret_accepted(expected, &client_secret)
+            || (self.fault(Fault::BasicSecretPrefix) && expected.starts_with(&client_secret))
+            || (self.fault(Fault::BasicAnyKeyOfUser)
+                && self
+                    .other_keys(user)
+                    .any(|key| self.secret_accepted(key.client_secret.expose(), &client_secret)));
         if !secret_ok && !self.fault(Fault::BasicAnySecret) {
             return Err(ErrorObject::invalid_credentials("wrong client secret"));
         }
-        Ok(key_principal(user, &client_id))
+        Ok(key_principal(user, &client_id, AuthPath::Basic))
     }
 
     fn principal_from_signed(
@@ -189,25 +218,45 @@ impl ServerState {
             self.fault(Fault::SignedWindow61s),
         );
         self.check_timestamp(header.timestamp, window)?;
+        let decoded;
         let uri = if self.fault(Fault::SignedUriWithoutQuery) {
             http.path
+        } else if self.fault(Fault::SignedDecodedQuery) {
+            decoded = decoded_uri(http.uri);
+            &decoded
         } else {
             http.uri
         };
-        let expected = sign::http_signature(
-            user.client_secret.expose(),
-            &sign::HttpSignedFields {
-                timestamp: header.timestamp,
-                nonce: &header.nonce,
-                method: http.method,
-                uri,
-                body: http.body,
-            },
-        )
-        .map_err(|error| ErrorObject::invalid_credentials(&error.to_string()))?;
-        if !self.fault(Fault::SignedUnchecked)
-            && !self.signature_accepted(&expected, &header.signature)
-        {
+        let body = if self.fault(Fault::SignedBodyUnsigned) {
+            &[][..]
+        } else {
+            http.body
+        };
+        let fields = sign::HttpSignedFields {
+            timestamp: header.timestamp,
+            nonce: &header.nonce,
+            method: http.method,
+            uri,
+            body,
+        };
+        let invalid = |error: sign::SignError| ErrorObject::invalid_credentials(&error.to_string());
+        let matches = |secret: &str| -> Result<bool, ErrorObject> {
+            let expected = sign::http_signature(secret, &fields).map_err(invalid)?;
+            // `signed-method-any-case`: the method signed in lower case passes too.
+            let lower = self.fault(Fault::SignedMethodAnyCase)
+                && self.signature_accepted(
+                    &sign::http_signature_lowercase_method(secret, &fields).map_err(invalid)?,
+                    &header.signature,
+                );
+            Ok(lower || self.signature_accepted(&expected, &header.signature))
+        };
+        let mut accepted = matches(user.client_secret.expose())?;
+        if !accepted && self.fault(Fault::SignedAnyKeyOfUser) {
+            for key in self.other_keys(user) {
+                accepted = accepted || matches(key.client_secret.expose())?;
+            }
+        }
+        if !self.fault(Fault::SignedUnchecked) && !accepted {
             return Err(ErrorObject::invalid_credentials("signature does not match"));
         }
         if !self.fault(Fault::SignedNonceReuse) {
@@ -227,7 +276,15 @@ impl ServerState {
                 self.use_nonce(&header.client_id, &nonce, header.timestamp)?;
             }
         }
-        Ok(key_principal(user, &header.client_id))
+        Ok(key_principal(user, &header.client_id, AuthPath::Signed))
+    }
+
+    /// The other API keys of `key`'s user (SPEC.md 5.3: "A user may configure up to 8
+    /// client ids"), whose secrets only the `*-any-key-of-user` faults accept for it.
+    pub(crate) fn other_keys<'a>(&'a self, key: &'a User) -> impl Iterator<Item = &'a User> {
+        self.users
+            .iter()
+            .filter(move |other| other.user_id == key.user_id && other.client_id != key.client_id)
     }
 
     /// Refuses a signature timestamp more than the window away from now, in either
@@ -286,13 +343,28 @@ impl ServerState {
 }
 
 /// A principal authenticated by API key: the user's full rights, bucketed by client id.
-fn key_principal(user: &User, client_id: &str) -> Principal {
+fn key_principal(user: &User, client_id: &str, path: AuthPath) -> Principal {
     let mut scope = user.maximum.clone();
     scope.connection = true;
     Principal {
         user_id: user.user_id,
         scope,
+        path,
         access_token: None,
         rate_key: format!("client:{client_id}"),
+    }
+}
+
+/// `uri` with its query string percent-decoded (`+` read as a space): the request data
+/// of the `signed-decoded-query` fault.
+fn decoded_uri(uri: &str) -> String {
+    match uri.split_once('?') {
+        None => uri.to_owned(),
+        Some((path, query)) => {
+            let pairs: Vec<String> = form_urlencoded::parse(query.as_bytes())
+                .map(|(name, value)| format!("{name}={value}"))
+                .collect();
+            format!("{path}?{}", pairs.join("&"))
+        }
     }
 }

@@ -2,8 +2,10 @@
 //! the transport-free entry point [`ServerState::dispatch_message`] is `message.rs`.
 //!
 //! Three users exist: `main` (full rights including `mainaccount`, 2FA off), `two_factor`
-//! (a second main account with 2FA on) and `sub` (a subaccount of `main`). Client ids are
-//! fixed so logs read well; secrets and the Direct Access key are random per start.
+//! (a second main account with 2FA on) and `sub` (a subaccount of `main`); the main user has
+//! a second API key, `main_second` (SPEC.md 5.3: "A user may configure up to 8 client ids"),
+//! the key whose secret is the nearest miss of main's own. Client ids are fixed so logs read
+//! well; secrets and the Direct Access key are random per start.
 
 use std::collections::{BTreeMap, HashSet};
 use std::net::SocketAddr;
@@ -19,7 +21,9 @@ use super::ledger::{Holder, Ledger};
 use super::rate::RateLimiter;
 use super::tokens::{RefreshRecord, TokenStore};
 use super::{ServeConfig, ServerState};
-use harness_model::target_file::{Account, ExpiredOption, Fixtures, SecondFactor, Secret, Target};
+use harness_model::target_file::{
+    Account, ExpiredOption, FactorCode, Fixtures, SecondFactor, Secret, Target,
+};
 use harness_protocol::auth::nonce::ReplayCache;
 use harness_protocol::auth::scope::Scope;
 use harness_protocol::spec;
@@ -42,6 +46,8 @@ pub(crate) const SUB_ID: u64 = 100_011;
 /// with no key of the target file.
 pub(crate) const TWO_FACTOR_SUB_ID: u64 = 100_012;
 const TWO_FACTOR_SUB_ROLE: &str = "two_factor_sub";
+/// The role of the main user's second API key (the target file's `[accounts.main_second]`).
+pub(crate) const MAIN_SECOND_ROLE: &str = "main_second";
 
 /// One user and its API key.
 #[derive(Debug)]
@@ -101,14 +107,29 @@ impl ServerState {
             main_id,
             direct_access: user_id == MAIN_ID,
         };
-        let users = vec![
-            user(
-                "main",
-                "ref-main",
+        let main = user(
+            "main",
+            "ref-main",
+            MAIN_ID,
+            MAIN_ID,
+            config.knobs.two_factor_main,
+        );
+        // The main user's second key: another client id and secret of the same user, with
+        // the same rights and the same second factor (a factor is the user's, not a key's).
+        let main_second = User {
+            totp_secret: main.totp_secret.clone(),
+            ..user(
+                MAIN_SECOND_ROLE,
+                "ref-main-2",
                 MAIN_ID,
                 MAIN_ID,
                 config.knobs.two_factor_main,
-            ),
+            )
+        };
+        // `user(MAIN_ID)` finds `main` first: the user's record is its first key's.
+        let users = vec![
+            main,
+            main_second,
             user("two_factor", "ref-2fa", TWO_FACTOR_ID, TWO_FACTOR_ID, true),
             user("sub", "ref-sub", SUB_ID, MAIN_ID, false),
             user(
@@ -189,7 +210,10 @@ impl ServerState {
                         client_secret: user.client_secret.clone(),
                         second_factor: user.totp_secret.clone().map(|totp_secret| SecondFactor {
                             parameter: fixtures::SECOND_FACTOR_PARAM.to_owned(),
-                            totp_secret,
+                            code: match &self.knobs.two_factor_code {
+                                Some(code) => FactorCode::Fixed(Secret::new(code.clone())),
+                                None => FactorCode::Totp(totp_secret),
+                            },
                         }),
                     },
                 )

@@ -13,6 +13,8 @@ enum Bug {
     StaleTimestamp,
     UppercaseHex,
     SecretSent,
+    SecretSentBase64,
+    SecretInBasicHeader,
     TokenInUrl,
     WsTokenInUrl,
     NonIntegerId,
@@ -92,6 +94,25 @@ async fn misbehave(bug: Bug, target: &Target) {
             let mut message = client_signature_auth(target, 1, now, "n-secret", signature);
             message["params"]["client_secret"] = json!(secret);
             ws(target, "", &[message]).await;
+        }
+        Bug::SecretSentBase64 => {
+            use base64::Engine;
+            let signature = sign::client_signature(&secret, now, "n-secret64", "").unwrap();
+            let mut message = client_signature_auth(target, 1, now, "n-secret64", signature);
+            message["params"]["key"] =
+                json!(base64::engine::general_purpose::STANDARD.encode(&secret));
+            ws(target, "", &[message]).await;
+        }
+        Bug::SecretInBasicHeader => {
+            let (client, _) = main_account(target);
+            let signature = sign::client_signature(&secret, now, "n-basic", "").unwrap();
+            get(
+                target,
+                &format!("/api/v2/public/auth?grant_type=client_signature&client_id={client}&timestamp={now}&nonce=n-basic&signature={signature}"),
+                &[("authorization", sign::basic_header_value(&client, &secret))],
+                None,
+            )
+            .await;
         }
         Bug::TokenInUrl => {
             let token = login(target).await;
@@ -325,6 +346,18 @@ fn every_faulty_client_is_caught_citing_the_clause_it_breaks() {
             Fail,
             "auth.client_signature.secret_not_sent",
             "client_secret",
+        ),
+        (
+            Bug::SecretSentBase64,
+            Fail,
+            "auth.client_signature.secret_not_sent",
+            "carries the client secret",
+        ),
+        (
+            Bug::SecretInBasicHeader,
+            Fail,
+            "auth.client_signature.secret_not_sent",
+            "carries the client secret",
         ),
         (
             Bug::TokenInUrl,

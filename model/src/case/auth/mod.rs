@@ -111,6 +111,11 @@ pub struct Basic {
     pub account: Option<String>,
     /// Send the nearest wrong secret.
     pub wrong_secret: bool,
+    /// Send the account's client id with the secret of this role's key instead (another key
+    /// of the same user: `main_second`, SPEC.md 5.3 "up to 8 client ids").
+    pub secret_of: Option<String>,
+    /// Send the secret cut short: a server comparing a prefix accepts it.
+    pub short_secret: Option<ShortSecret>,
     /// Sends the account's second factor (see [`SecondFactorCode`]).
     pub second_factor: Option<SecondFactorCode>,
 }
@@ -128,6 +133,37 @@ pub struct Signed {
     pub signature: Signature,
     /// Sign this URI instead of the one requested.
     pub sign_uri: Option<String>,
+    /// Sign this body (a template) instead of the one sent.
+    pub sign_body: Option<String>,
+    /// Sign the HTTP method in lower case (5.6 asks for it upper-case).
+    pub lowercase_method: bool,
+    /// Sign with the secret of this role's key while the header names the account's client
+    /// id (another key of the same user: `main_second`).
+    pub secret_of: Option<String>,
+}
+
+/// How a `basic` step cuts its secret short.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ShortSecret {
+    /// The secret without its last character.
+    Truncated,
+    /// No secret at all (`client_id:`).
+    Empty,
+}
+
+impl ShortSecret {
+    /// `secret` cut as this says.
+    pub fn apply(self, secret: &str) -> String {
+        match self {
+            ShortSecret::Truncated => {
+                let mut characters = secret.chars();
+                characters.next_back();
+                characters.as_str().to_owned()
+            }
+            ShortSecret::Empty => String::new(),
+        }
+    }
 }
 
 /// An `api_key` step: the target's Direct Access key, or a wrong one.
@@ -339,6 +375,16 @@ impl Auth {
             | Auth::Basic(Basic { wrong_secret, .. })
             | Auth::Signed(Signed { wrong_secret, .. })
             | Auth::ApiKey(ApiKey { wrong_secret }) => *wrong_secret,
+        }
+    }
+
+    /// The role whose secret the step sends or signs with under its account's client id.
+    pub fn secret_of(&self) -> Option<&str> {
+        match self {
+            Auth::Basic(Basic { secret_of, .. }) | Auth::Signed(Signed { secret_of, .. }) => {
+                secret_of.as_deref()
+            }
+            _ => None,
         }
     }
 

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     ApiKey, Auth, AuthMode, Basic, Bearer, BearerLogin, BearerToken, ClientSignature, Login,
-    LoginParam, SecondFactorCode, Signature, Signed, SkewSide,
+    LoginParam, SecondFactorCode, ShortSecret, Signature, Signed, SkewSide,
 };
 
 /// The `auth` table of a case file as it is written: every key of every mode, each checked
@@ -46,6 +46,14 @@ pub(crate) struct AuthTable {
     altered_signature: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     sign_uri: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sign_body: Option<String>,
+    #[serde(default, skip_serializing_if = "crate::case::write::is_false")]
+    lowercase_method: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    secret_of: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    short_secret: Option<ShortSecret>,
     #[serde(skip_serializing_if = "Option::is_none")]
     second_factor: Option<SecondFactorCode>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -89,9 +97,19 @@ impl TryFrom<AuthTable> for Auth {
             return Err("no_nonce and nonce exclude each other".to_owned());
         }
         refuse(
-            table.sign_uri.is_some(),
+            table.sign_uri.is_some() || table.sign_body.is_some() || table.lowercase_method,
             &[signed],
-            "sign_uri applies to signed auth only",
+            "sign_uri, sign_body and lowercase_method apply to signed auth only",
+        )?;
+        refuse(
+            table.secret_of.is_some(),
+            &[basic, signed],
+            "secret_of applies to basic and signed auth only (a login names another client_id in its params)",
+        )?;
+        refuse(
+            table.short_secret.is_some(),
+            &[basic],
+            "short_secret applies to basic auth only",
         )?;
         refuse(
             !table.omit.is_empty(),
@@ -193,6 +211,8 @@ impl TryFrom<AuthTable> for Auth {
             AuthMode::Basic => Auth::Basic(Basic {
                 account,
                 wrong_secret,
+                secret_of: table.secret_of,
+                short_secret: table.short_secret,
                 second_factor,
             }),
             AuthMode::Signed => Auth::Signed(Signed {
@@ -201,6 +221,9 @@ impl TryFrom<AuthTable> for Auth {
                 second_factor,
                 signature: signature_plan,
                 sign_uri: table.sign_uri,
+                sign_body: table.sign_body,
+                lowercase_method: table.lowercase_method,
+                secret_of: table.secret_of,
             }),
             AuthMode::ApiKey => Auth::ApiKey(ApiKey { wrong_secret }),
         })
@@ -279,6 +302,8 @@ impl From<Auth> for AuthTable {
             Auth::Basic(basic) => AuthTable {
                 account: basic.account,
                 wrong_secret: basic.wrong_secret,
+                secret_of: basic.secret_of,
+                short_secret: basic.short_secret,
                 second_factor: basic.second_factor,
                 ..base
             },
@@ -288,6 +313,9 @@ impl From<Auth> for AuthTable {
                     wrong_secret: signed_auth.wrong_secret,
                     second_factor: signed_auth.second_factor,
                     sign_uri: signed_auth.sign_uri,
+                    sign_body: signed_auth.sign_body,
+                    lowercase_method: signed_auth.lowercase_method,
+                    secret_of: signed_auth.secret_of,
                     ..base
                 },
                 signed_auth.signature,

@@ -293,6 +293,26 @@ fn a_step_of_two_kinds_or_an_auth_key_of_another_mode_is_refused_with_its_line()
         ),
         (
             "mode = \"client_signature\", timestamp_offset_ms = -61000",
+            "mode = \"client_credentials\", secret_of = \"main_second\"",
+            "c.toml:8: secret_of applies to basic and signed auth only (a login names another client_id in its params)",
+        ),
+        (
+            "mode = \"client_signature\", timestamp_offset_ms = -61000",
+            "mode = \"signed\", short_secret = \"empty\"",
+            "c.toml:8: short_secret applies to basic auth only",
+        ),
+        (
+            "mode = \"client_signature\", timestamp_offset_ms = -61000",
+            "mode = \"basic\", lowercase_method = true",
+            "c.toml:8: sign_uri, sign_body and lowercase_method apply to signed auth only",
+        ),
+        (
+            "mode = \"client_signature\", timestamp_offset_ms = -61000",
+            "mode = \"basic\", short_secret = \"truncatd\"",
+            "c.toml:8: unknown variant \"truncatd\" (did you mean \"truncated\"?)",
+        ),
+        (
+            "mode = \"client_signature\", timestamp_offset_ms = -61000",
             "mode = \"bearer\", wrong_secret = true",
             "c.toml:8: wrong_secret applies to client_credentials, client_signature, basic, signed and api_key auth only",
         ),

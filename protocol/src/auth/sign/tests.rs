@@ -47,6 +47,14 @@ fn request_data_uppercases_method_and_ends_with_line_feed() {
 }
 
 #[test]
+fn the_lowercase_method_signature_differs_only_in_the_method() {
+    let fields = HttpSignedFields::get(1_700_000_000_000, "n", "/a?b=1");
+    let lower = http_signature_lowercase_method("k", &fields).unwrap();
+    assert_ne!(lower, http_signature("k", &fields).unwrap());
+    assert_eq!(lower, hmac_hex(b"k", b"1700000000000\nn\nget\n/a?b=1\n\n"));
+}
+
+#[test]
 fn line_feed_in_nonce_is_refused() {
     assert_eq!(
         client_string_to_sign(1, "a\nb", "c"),
