@@ -17,6 +17,7 @@ use super::fault::Fault;
 use super::fixtures::{KEYWORDS_PARAM, SECOND_FACTOR_PARAM};
 use super::ledger::{LogQuery, Order, PageAsk};
 use super::state::lock;
+use super::tokens::Ending;
 use harness_protocol::auth::{second_factor, sign};
 use harness_protocol::jsonrpc::{self, ErrorObject};
 use harness_protocol::spec;
@@ -77,7 +78,12 @@ pub(crate) fn toggle_subaccount_login(ctx: &mut Ctx<'_>) -> Result<Value, ErrorO
             });
         } else if !ctx.fault(Fault::DisableKeepsSessions) {
             let keep = ctx.variant(Variant::DisableKeepsExchanged);
-            lock(&ctx.state.tokens).revoke_user(sid, keep);
+            let mut tokens = lock(&ctx.state.tokens);
+            // The `disable-keeps-ws-remembered` fault keeps what a connection remembers.
+            if ctx.fault(Fault::DisableKeepsWsRemembered) {
+                tokens.set_aside_user(sid, Ending::Disable);
+            }
+            tokens.revoke_user(sid, keep);
         }
     } else {
         lock(&ctx.state.disabled_logins).remove(&sid);

@@ -378,6 +378,10 @@ fn ws_principal(
         } else {
             state.principal_from_token(&token)
         };
+        // The `*-keeps-ws-remembered` faults honour a remembered token that a disable or a
+        // logout ended.
+        let remembered =
+            remembered.or_else(|error| state.principal_remembered_after_end(&token).ok_or(error));
         return match remembered {
             Ok(principal) => Ok(Some(principal)),
             Err(error) => {

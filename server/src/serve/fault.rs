@@ -201,6 +201,9 @@ faults! {
     LogoutNoop => "logout-noop",
         "private/logout answers ok but leaves the tokens working",
         ["auth.logout.invalidates"];
+    LogoutKeepsWsRemembered => "logout-keeps-ws-remembered",
+        "private/logout ends the token for every request that presents it, but a websocket connection that remembers it (not the one that logged out) goes on running private calls with it",
+        ["auth.logout.invalidates"];
     ScopeNotEnforced => "scope-not-enforced",
         "private methods run whatever scope the token has",
         [
@@ -390,6 +393,9 @@ faults! {
         ["m.toggle_subaccount_login.disabled_reachable"];
     DisableKeepsSessions => "disable-keeps-sessions",
         "disabling a subaccount's login leaves its sessions working",
+        ["m.toggle_subaccount_login.disable_ends_sessions"];
+    DisableKeepsWsRemembered => "disable-keeps-ws-remembered",
+        "disabling a subaccount's login ends every token of it but the session token a websocket connection remembers: that connection goes on running private calls without a token",
         ["m.toggle_subaccount_login.disable_ends_sessions"];
     SigWindow61s => "sig-window-61s",
         "client_signature timestamps stay valid for 61 s instead of 60 s (only a timestamp just past the window shows it)",

@@ -12,7 +12,7 @@ use serde_json::Value;
 use super::ctx::Ctx;
 use super::fault::Fault;
 use super::state::{User, lock};
-use super::tokens::{Issued, bound_scope, grant_scope};
+use super::tokens::{Ending, Issued, bound_scope, grant_scope};
 use super::{ServerState, Variant};
 use harness_protocol::auth::scope::Scope;
 use harness_protocol::auth::sign;
@@ -187,8 +187,13 @@ pub(crate) fn logout(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
                 .map(|record| record.refresh_token.clone())
                 .filter(|_| !ctx.state.fault(Fault::LogoutKeepsRefresh));
             let ended = token.clone();
+            let set_aside = ctx.fault(Fault::LogoutKeepsWsRemembered);
             let invalidate = move |state: &ServerState| {
                 let mut tokens = lock(&state.tokens);
+                // The `logout-keeps-ws-remembered` fault keeps what a connection remembers.
+                if set_aside {
+                    tokens.set_aside(&ended, Ending::Logout);
+                }
                 tokens.revoke_access(&ended);
                 if let Some(refresh) = &refresh {
                     tokens.revoke_refresh(refresh);

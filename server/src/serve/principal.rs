@@ -15,6 +15,7 @@ use harness_protocol::jsonrpc::ErrorObject;
 use super::ServerState;
 use super::fault::{Fault, race_pause};
 use super::state::{User, lock};
+use super::tokens::Ending;
 
 /// How far a signature timestamp may stray under the `*-window-wide` faults: 10 minutes.
 const WIDE_WINDOW_MS: u64 = 600_000;
@@ -87,6 +88,28 @@ impl ServerState {
             .access(token, now_ms)
             .ok_or_else(|| ErrorObject::unauthorized("invalid, expired or revoked access token"))?;
         Ok(Principal {
+            user_id: record.user_id,
+            scope: record.scope.clone(),
+            access_token: Some(token.to_owned()),
+            rate_key: format!("token:{token}"),
+        })
+    }
+
+    /// The principal of a session token a WebSocket connection remembers whose disable or
+    /// logout ended it: what only the `disable-keeps-ws-remembered` and
+    /// `logout-keeps-ws-remembered` faults honour; `None` on the correct server.
+    pub(crate) fn principal_remembered_after_end(&self, token: &str) -> Option<Principal> {
+        let endings = [
+            (Fault::DisableKeepsWsRemembered, Ending::Disable),
+            (Fault::LogoutKeepsWsRemembered, Ending::Logout),
+        ];
+        let now_ms = self.now_ms();
+        let tokens = lock(&self.tokens);
+        let record = endings
+            .iter()
+            .filter(|(fault, _)| self.fault(*fault))
+            .find_map(|(_, ending)| tokens.ended_by(token, *ending, now_ms))?;
+        Some(Principal {
             user_id: record.user_id,
             scope: record.scope.clone(),
             access_token: Some(token.to_owned()),

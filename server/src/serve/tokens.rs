@@ -52,6 +52,16 @@ pub(crate) struct RefreshRecord {
     expires_at_ms: u64,
 }
 
+/// How an access token was ended before its time, for the faults that keep it working on
+/// one path after its end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Ending {
+    /// Its subaccount's login was disabled (SPEC.md 4.5).
+    Disable,
+    /// It was logged out (SPEC.md 4.4).
+    Logout,
+}
+
 /// A freshly issued pair, ready to become the token set of section 2.1.
 #[derive(Clone, Debug)]
 pub(crate) struct Issued {
@@ -93,6 +103,10 @@ pub(crate) struct TokenStore {
     /// `public/exchange_token`, which the `disable-keeps-exchanged` variant keeps working
     /// after the subaccount's login is disabled.
     through_main: HashSet<String>,
+    /// Access records ended by a disable or a logout, kept only for the
+    /// `*-keeps-ws-remembered` faults, which let a WebSocket connection that remembers one go
+    /// on with it; always empty on the correct server.
+    set_aside: HashMap<String, (AccessRecord, Ending)>,
 }
 
 impl TokenStore {
@@ -189,6 +203,41 @@ impl TokenStore {
         self.refresh.remove(token);
     }
 
+    /// Keeps the record of an access token about to be ended, for a fault that still
+    /// honours it where a WebSocket connection remembers it.
+    pub(crate) fn set_aside(&mut self, token: &str, ending: Ending) {
+        if let Some(record) = self.access.get(token) {
+            self.set_aside
+                .insert(token.to_owned(), (record.clone(), ending));
+        }
+    }
+
+    /// Keeps the records of every access token of `user_id`, which a disable is about to
+    /// end (see [`TokenStore::set_aside`]).
+    pub(crate) fn set_aside_user(&mut self, user_id: u64, ending: Ending) {
+        let owned: Vec<String> = self
+            .access
+            .iter()
+            .filter(|(_, record)| record.user_id == user_id)
+            .map(|(token, _)| token.clone())
+            .collect();
+        owned.iter().for_each(|token| self.set_aside(token, ending));
+    }
+
+    /// The record of an access token that `ending` ended before its expiry, if it was set
+    /// aside and has not expired since.
+    pub(crate) fn ended_by(
+        &self,
+        token: &str,
+        ending: Ending,
+        now_ms: u64,
+    ) -> Option<&AccessRecord> {
+        self.set_aside
+            .get(token)
+            .filter(|(record, how)| *how == ending && record.expires_at_ms > now_ms)
+            .map(|(record, _)| record)
+    }
+
     /// Marks a pair a main account obtained for one of its subaccounts.
     pub(crate) fn mark_through_main(&mut self, issued: &Issued) {
         self.through_main.insert(issued.access_token.clone());
@@ -252,6 +301,8 @@ impl TokenStore {
             .retain(|_, record| record.expires_at_ms > now_ms);
         self.refresh
             .retain(|_, record| record.expires_at_ms > now_ms);
+        self.set_aside
+            .retain(|_, (record, _)| record.expires_at_ms > now_ms);
         let (access, refresh) = (&self.access, &self.refresh);
         self.through_main
             .retain(|token| access.contains_key(token) || refresh.contains_key(token));
@@ -380,6 +431,32 @@ mod tests {
         assert!(store.refresh(&exchanged.refresh_token, 1).is_some());
         store.revoke_user(1, false);
         assert!(store.access(&exchanged.access_token, 1).is_none());
+    }
+
+    #[test]
+    fn a_record_set_aside_outlives_its_end_only_for_its_own_ending() {
+        let mut store = TokenStore::default();
+        let issued = store
+            .issue(1, grant_scope(None, &maximum(), false), 0)
+            .unwrap();
+        store.set_aside_user(1, Ending::Disable);
+        store.revoke_user(1, false);
+        assert!(store.access(&issued.access_token, 1).is_none());
+        assert!(
+            store
+                .ended_by(&issued.access_token, Ending::Disable, 1)
+                .is_some()
+        );
+        assert!(
+            store
+                .ended_by(&issued.access_token, Ending::Logout, 1)
+                .is_none()
+        );
+        assert!(
+            store
+                .ended_by(&issued.access_token, Ending::Disable, 900_001)
+                .is_none()
+        );
     }
 
     #[test]
