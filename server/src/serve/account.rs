@@ -18,13 +18,28 @@ use super::fixtures::{KEYWORDS_PARAM, SECOND_FACTOR_PARAM};
 use super::ledger::{LogQuery, Order, PageAsk};
 use super::state::lock;
 use super::tokens::Ending;
+use harness_protocol::auth::scope::Access;
 use harness_protocol::auth::{second_factor, sign};
 use harness_protocol::jsonrpc::{self, ErrorObject};
 use harness_protocol::spec;
 
 /// `private/toggle_subaccount_login`.
 pub(crate) fn toggle_subaccount_login(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
-    ctx.require_stated_scope()?;
+    // The `toggle-scope-enable-only` fault checks the scope for enable alone; the
+    // `toggle-scope-any-read-write` fault takes any area's read_write for it.
+    let unchecked_disable =
+        ctx.fault(Fault::ToggleScopeEnableOnly) && ctx.params.str("state") == Some("disable");
+    let any_read_write = ctx.fault(Fault::ToggleScopeAnyReadWrite)
+        && ctx.caller().is_ok_and(|caller| {
+            caller
+                .scope
+                .access
+                .values()
+                .any(|level| *level == Access::ReadWrite)
+        });
+    if !unchecked_disable && !any_read_write {
+        ctx.require_stated_scope()?;
+    }
     let sid = ctx.params.required_int("sid")?;
     let login = ctx.params.required_str("state")?;
     // The `toggle-state-any-case` fault reads the state in any letter case.
@@ -83,7 +98,11 @@ pub(crate) fn toggle_subaccount_login(ctx: &mut Ctx<'_>) -> Result<Value, ErrorO
             if ctx.fault(Fault::DisableKeepsWsRemembered) {
                 tokens.set_aside_user(sid, Ending::Disable);
             }
-            tokens.revoke_user(sid, keep);
+            if ctx.fault(Fault::DisableKeepsRefresh) {
+                tokens.revoke_user_access(sid, keep);
+            } else {
+                tokens.revoke_user(sid, keep);
+            }
         }
     } else {
         lock(&ctx.state.disabled_logins).remove(&sid);

@@ -197,6 +197,17 @@ pub(crate) fn call(
             (principal, Some(connection))
         }
     };
+    // The `disabled-exchanged-refused` fault refuses every token acting for a subaccount
+    // whose login is disabled, the ones its main account obtained for it too.
+    if state.fault(Fault::DisabledExchangedRefused)
+        && principal.as_ref().is_some_and(|principal| {
+            super::state::lock(&state.disabled_logins).contains(&principal.user_id)
+        })
+    {
+        return Err(ErrorObject::unauthorized(
+            "the subaccount's login is disabled",
+        ));
+    }
     if method.spec.paced
         && let Some(principal) = &principal
     {

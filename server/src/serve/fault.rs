@@ -226,6 +226,12 @@ faults! {
     TwoFactorAlwaysRefused => "two-factor-always-refused",
         "toggle_subaccount_login on a 2fa account is refused with 13668 even with a valid second factor",
         ["m.toggle_subaccount_login.two_factor_confirmed"];
+    ToggleScopeEnableOnly => "toggle-scope-enable-only",
+        "toggle_subaccount_login checks its scope account:read_write only for state enable: a disable runs with account:read",
+        ["m.toggle_subaccount_login.scope"];
+    ToggleScopeAnyReadWrite => "toggle-scope-any-read-write",
+        "toggle_subaccount_login takes any read_write scope for account:read_write: a token with trade:read_write and account:none toggles",
+        ["m.toggle_subaccount_login.scope"];
     ToggleStateAny => "toggle-state-any",
         "toggle_subaccount_login accepts any state, not only enable or disable",
         ["m.toggle_subaccount_login.params"];
@@ -394,6 +400,12 @@ faults! {
     DisableKeepsSessions => "disable-keeps-sessions",
         "disabling a subaccount's login leaves its sessions working",
         ["m.toggle_subaccount_login.disable_ends_sessions"];
+    DisableKeepsRefresh => "disable-keeps-refresh",
+        "disabling a subaccount's login ends its access tokens but leaves its refresh tokens working: a refresh carries its session on",
+        ["m.toggle_subaccount_login.disable_ends_sessions"];
+    DisabledExchangedRefused => "disabled-exchanged-refused",
+        "a subaccount whose login is disabled is reached by exchange_token, but the token issued is refused every private call while the login stays disabled",
+        ["m.toggle_subaccount_login.disabled_reachable"];
     DisableKeepsWsRemembered => "disable-keeps-ws-remembered",
         "disabling a subaccount's login ends every token of it but the session token a websocket connection remembers: that connection goes on running private calls without a token",
         ["m.toggle_subaccount_login.disable_ends_sessions"];

@@ -253,11 +253,19 @@ impl TokenStore {
     /// Ends every session of a user (a subaccount whose login was disabled), but for the
     /// pairs its main account obtained for it when `keep_through_main` holds.
     pub(crate) fn revoke_user(&mut self, user_id: u64, keep_through_main: bool) {
+        self.revoke_user_access(user_id, keep_through_main);
+        let through_main = &self.through_main;
+        let kept = |token: &String| keep_through_main && through_main.contains(token);
+        self.refresh
+            .retain(|token, record| record.user_id != user_id || kept(token));
+    }
+
+    /// Ends the access tokens of a user as [`TokenStore::revoke_user`] does, but not its
+    /// refresh tokens: what the `disable-keeps-refresh` fault does.
+    pub(crate) fn revoke_user_access(&mut self, user_id: u64, keep_through_main: bool) {
         let through_main = &self.through_main;
         let kept = |token: &String| keep_through_main && through_main.contains(token);
         self.access
-            .retain(|token, record| record.user_id != user_id || kept(token));
-        self.refresh
             .retain(|token, record| record.user_id != user_id || kept(token));
     }
 
