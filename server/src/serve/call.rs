@@ -134,10 +134,18 @@ pub(crate) fn call(
     // Logout is refused over HTTP before anything else: which credentials came with it
     // does not matter (SPEC.md 4.4).
     if method.spec.interface == spec::Interface::WsOnly
-        && matches!(transport, Transport::Http(_))
+        && let Transport::Http(http) = &transport
         && !state.fault(Fault::LogoutOverHttp)
     {
-        return Err(ErrorObject::bad_request("private/logout is websocket only"));
+        let bearer = http.authorization.and_then(bearer_token);
+        // The `logout-over-http-api-key` fault refuses it under a bearer token only.
+        if bearer.is_some() || !state.fault(Fault::LogoutOverHttpApiKey) {
+            // The `logout-http-ends-token` fault refuses it, but ends the token first.
+            if let (Some(token), true) = (bearer, state.fault(Fault::LogoutHttpEndsToken)) {
+                super::state::lock(&state.tokens).revoke_access(token);
+            }
+            return Err(ErrorObject::bad_request("private/logout is websocket only"));
+        }
     }
     let needs_caller = method.spec.private
         || (state.fault(Fault::PublicRequiresToken) && method.spec.name != "public/auth");
@@ -335,6 +343,12 @@ fn refuse_bad_token(
         ),
         _ => Ok(()),
     }
+}
+
+/// The token of an `Authorization: Bearer <token>` header, the scheme read without case.
+fn bearer_token(authorization: &str) -> Option<&str> {
+    let (scheme, token) = authorization.trim().split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
 }
 
 /// A request without credentials: refused, unless the `private-without-token` fault

@@ -195,6 +195,12 @@ faults! {
     LogoutOverHttp => "logout-over-http",
         "private/logout succeeds over http instead of being websocket only",
         ["auth.logout.ws_only"];
+    LogoutOverHttpApiKey => "logout-over-http-api-key",
+        "private/logout over http is refused with a bearer token but runs with basic or signed-header credentials",
+        ["auth.logout.ws_only"];
+    LogoutHttpEndsToken => "logout-http-ends-token",
+        "private/logout over http answers an error, yet ends the bearer token it came with",
+        ["auth.logout.ws_only"];
     LogoutKeepsRefresh => "logout-keeps-refresh",
         "private/logout ends the access token but leaves its refresh token working",
         ["auth.logout.invalidates"];
