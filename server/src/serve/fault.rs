@@ -144,6 +144,9 @@ faults! {
     BearerHeaderIgnored => "bearer-header-ignored",
         "the http authorization bearer token is not accepted (13009)",
         ["auth.http.bearer"];
+    BearerRefusesForked => "bearer-refuses-forked",
+        "the http authorization bearer token is refused when public/fork_token issued it (websocket access_token takes it)",
+        ["auth.http.bearer"];
     WsAccessTokenIgnored => "ws-access-token-ignored",
         "params.access_token on websocket is not accepted",
         ["auth.ws.access_token"];
@@ -186,8 +189,14 @@ faults! {
     ForkTokenBroken => "fork-token-broken",
         "public/fork_token always answers with an error",
         ["auth.fork_token.accepted"];
+    ForkTokenFullScope => "fork-token-full-scope",
+        "public/fork_token gives the new session the account's full permissions, not the forked token's scopes",
+        ["auth.fork_token.accepted"];
     ForkEndsOriginal => "fork-ends-original",
         "public/fork_token ends the original session's access token",
+        ["auth.fork_token.concurrent"];
+    ForkEndsOnRefresh => "fork-ends-on-refresh",
+        "refreshing the original session ends the access token of the session forked from it: the two run together only until the original refreshes",
         ["auth.fork_token.concurrent"];
     ForkConnectionAllowed => "fork-connection-allowed",
         "public/fork_token forks connection-only tokens",

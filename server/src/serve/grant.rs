@@ -165,11 +165,19 @@ pub(crate) fn fork_token(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
     if ctx.fault(Fault::ForkEndsOriginal) {
         lock(&state.tokens).revoke_access(&record.access_token);
     }
-    let mut scope = record.scope;
+    // The `fork-token-full-scope` fault forks into the account's full permissions.
+    let mut scope = if ctx.fault(Fault::ForkTokenFullScope) {
+        user.maximum.clone()
+    } else {
+        record.scope
+    };
     scope.session = Some(session_name.to_owned());
     scope.connection = false;
     let issued = issue(ctx, user, scope)?;
     let mut tokens = lock(&state.tokens);
+    if ctx.fault(Fault::ForkEndsOnRefresh) || ctx.fault(Fault::BearerRefusesForked) {
+        tokens.note_fork(refresh_token, &issued);
+    }
     if tokens.is_through_main(refresh_token) {
         tokens.mark_through_main(&issued);
     }
@@ -398,6 +406,12 @@ fn refresh(ctx: &Ctx<'_>) -> Result<Issued, ErrorObject> {
         .ok_or_else(ErrorObject::too_many_requests)?;
     if tokens.is_through_main(refresh_token) {
         tokens.mark_through_main(&issued);
+    }
+    // The `fork-ends-on-refresh` fault ends the session forked from this one.
+    if ctx.fault(Fault::ForkEndsOnRefresh)
+        && let Some(forked) = tokens.fork_of(refresh_token).cloned()
+    {
+        tokens.revoke_access(&forked);
     }
     if ctx.fault(Fault::RefreshSameToken) {
         tokens.keep_refresh(&mut issued, refresh_token);

@@ -131,6 +131,9 @@ impl ServerState {
                 return Err(ErrorObject::unauthorized("bearer tokens are not accepted"));
             }
             let token = value.trim()[scheme.len()..].trim();
+            if self.fault(Fault::BearerRefusesForked) && lock(&self.tokens).is_forked(token) {
+                return Err(ErrorObject::unauthorized("forked tokens are not accepted"));
+            }
             return self.principal_from_token(token).map(Some);
         }
         if scheme.eq_ignore_ascii_case("basic") {

@@ -107,6 +107,11 @@ pub(crate) struct TokenStore {
     /// `*-keeps-ws-remembered` faults, which let a WebSocket connection that remembers one go
     /// on with it; always empty on the correct server.
     set_aside: HashMap<String, (AccessRecord, Ending)>,
+    /// Each forked session's access token by the refresh token it was forked from, and the
+    /// access tokens forks issued: kept only for the `fork-ends-on-refresh` and
+    /// `bearer-refuses-forked` faults; always empty on the correct server.
+    forks: HashMap<String, String>,
+    forked: HashSet<String>,
 }
 
 impl TokenStore {
@@ -238,6 +243,24 @@ impl TokenStore {
             .map(|(record, _)| record)
     }
 
+    /// Notes a fork of the session whose refresh token is `origin`, for the faults that
+    /// treat forked tokens apart.
+    pub(crate) fn note_fork(&mut self, origin: &str, issued: &Issued) {
+        self.forks
+            .insert(origin.to_owned(), issued.access_token.clone());
+        self.forked.insert(issued.access_token.clone());
+    }
+
+    /// The access token of the session last forked from the refresh token `origin`.
+    pub(crate) fn fork_of(&self, origin: &str) -> Option<&String> {
+        self.forks.get(origin)
+    }
+
+    /// Whether public/fork_token issued this access token (noted by [`TokenStore::note_fork`]).
+    pub(crate) fn is_forked(&self, token: &str) -> bool {
+        self.forked.contains(token)
+    }
+
     /// Marks a pair a main account obtained for one of its subaccounts.
     pub(crate) fn mark_through_main(&mut self, issued: &Issued) {
         self.through_main.insert(issued.access_token.clone());
@@ -314,6 +337,8 @@ impl TokenStore {
         let (access, refresh) = (&self.access, &self.refresh);
         self.through_main
             .retain(|token| access.contains_key(token) || refresh.contains_key(token));
+        self.forks.retain(|origin, _| refresh.contains_key(origin));
+        self.forked.retain(|token| access.contains_key(token));
     }
 }
 
