@@ -76,7 +76,12 @@ pub(crate) fn toggle_subaccount_login(ctx: &mut Ctx<'_>) -> Result<Value, ErrorO
     }
     let sid = u64::try_from(sid)
         .ok()
-        .filter(|sid| ctx.state.is_subaccount_of(*sid, caller.user_id))
+        .filter(|sid| {
+            ctx.state.is_subaccount_of(*sid, caller.user_id)
+                // The `toggle-any-sid` fault takes any main account's subaccount.
+                || (ctx.fault(Fault::ToggleAnySid)
+                    && ctx.state.user(*sid).is_some_and(super::state::User::is_subaccount))
+        })
         .ok_or_else(|| ErrorObject::invalid_params("sid", "not a subaccount of the caller"))?;
     if login == "disable" {
         lock(&ctx.state.disabled_logins).insert(sid);

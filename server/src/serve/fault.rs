@@ -177,6 +177,9 @@ faults! {
     ExchangeTokenForCaller => "exchange-token-for-caller",
         "public/exchange_token issues the token for the caller instead of subject_id",
         ["auth.exchange_token.subject"];
+    ExchangeTokenAnySubject => "exchange-token-any-subject",
+        "public/exchange_token issues a token for a subaccount of any main account, not only the caller's",
+        ["auth.exchange_token.accepted"];
     ExchangeTokenFullScope => "exchange-token-full-scope",
         "public/exchange_token without a scope grants the subaccount's full permissions, not the caller's",
         ["auth.exchange_token.keeps_permissions"];
@@ -247,6 +250,9 @@ faults! {
     ToggleScopeAnyReadWrite => "toggle-scope-any-read-write",
         "toggle_subaccount_login takes any read_write scope for account:read_write: a token with trade:read_write and account:none toggles",
         ["m.toggle_subaccount_login.scope"];
+    ToggleAnySid => "toggle-any-sid",
+        "toggle_subaccount_login toggles the login of a subaccount of any main account, not only the caller's",
+        ["m.toggle_subaccount_login.params"];
     ToggleStateAny => "toggle-state-any",
         "toggle_subaccount_login accepts any state, not only enable or disable",
         ["m.toggle_subaccount_login.params"];

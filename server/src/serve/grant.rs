@@ -77,7 +77,13 @@ pub(crate) fn exchange_token(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
         .ok_or_else(|| ErrorObject::unauthorized("unknown user"))?;
     let subject = u64::try_from(subject_id)
         .ok()
-        .filter(|id| *id == caller.main_id || state.is_subaccount_of(*id, caller.main_id))
+        .filter(|id| {
+            *id == caller.main_id
+                || state.is_subaccount_of(*id, caller.main_id)
+                // The `exchange-token-any-subject` fault takes any main account's subaccount.
+                || (ctx.fault(Fault::ExchangeTokenAnySubject)
+                    && state.user(*id).is_some_and(User::is_subaccount))
+        })
         .filter(|id| {
             !(ctx.fault(Fault::DisabledSubUnreachable) && lock(&state.disabled_logins).contains(id))
         })
