@@ -183,6 +183,9 @@ faults! {
     ExchangeTokenFullScope => "exchange-token-full-scope",
         "public/exchange_token without a scope grants the subaccount's full permissions, not the caller's",
         ["auth.exchange_token.keeps_permissions"];
+    ExchangeTokenDropsTrade => "exchange-token-drops-trade",
+        "public/exchange_token without a scope keeps the caller's account and wallet permissions but drops its trade ones",
+        ["auth.exchange_token.keeps_permissions"];
     ExchangeScopeExceeds => "exchange-scope-exceeds",
         "public/exchange_token grants a scope override wider than the caller's permissions, up to the subaccount key's",
         ["auth.exchange_token.scope_within"];

@@ -96,6 +96,12 @@ pub(crate) fn exchange_token(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
         })?;
     let scope = match ctx.params.str("scope") {
         None if ctx.fault(Fault::ExchangeTokenFullScope) => subject.maximum.clone(),
+        // The `exchange-token-drops-trade` fault keeps every area of the caller's but trade.
+        None if ctx.fault(Fault::ExchangeTokenDropsTrade) => {
+            let mut kept = record.scope.clone();
+            kept.access.remove("trade");
+            kept
+        }
         None => record.scope.clone(),
         Some(requested) => {
             let capped = ctx.variant(Variant::ExchangeScopeCapped);
