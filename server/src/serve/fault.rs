@@ -174,6 +174,9 @@ faults! {
     RefreshSessionChanged => "refresh-session-changed",
         "refreshing a session-scoped token returns another session name",
         ["auth.refresh.session_kept"];
+    RefreshTakesSessionSlot => "refresh-takes-session-slot",
+        "each refresh of a session-scoped token takes one more session slot, never given back: a session holding four (its login and three refreshes) is refused its next refresh",
+        ["auth.refresh.session_kept"];
     ExchangeTokenForCaller => "exchange-token-for-caller",
         "public/exchange_token issues the token for the caller instead of subject_id",
         ["auth.exchange_token.subject"];

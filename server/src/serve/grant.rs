@@ -408,6 +408,14 @@ fn refresh(ctx: &Ctx<'_>) -> Result<Issued, ErrorObject> {
         super::fault::race_pause();
         tokens = lock(&ctx.state.tokens);
     }
+    // The `refresh-takes-session-slot` fault takes a slot on every refresh of a session.
+    if let (Some(name), true) = (
+        &record.scope.session,
+        ctx.fault(Fault::RefreshTakesSessionSlot),
+    ) && !tokens.take_session_slot(record.user_id, name, SLOTS_A_SESSION_TAKES_AT_MOST)
+    {
+        return Err(ErrorObject::bad_request("session slots full"));
+    }
     let mut scope = record.scope.clone();
     if let (Some(name), true) = (&scope.session, ctx.fault(Fault::RefreshSessionChanged)) {
         // A prefix, so the new name does not even contain the old one.
@@ -437,6 +445,10 @@ fn refresh(ctx: &Ctx<'_>) -> Result<Issued, ErrorObject> {
     }
     Ok(issued)
 }
+
+/// The slots a session may hold under the `refresh-takes-session-slot` fault: its login
+/// and three refreshes.
+const SLOTS_A_SESSION_TAKES_AT_MOST: usize = 4;
 
 /// Whether families a requested scope does not name keep the key's level (a variant).
 fn keep_unnamed(ctx: &Ctx<'_>) -> bool {

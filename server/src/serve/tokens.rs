@@ -112,6 +112,9 @@ pub(crate) struct TokenStore {
     /// `bearer-refuses-forked` faults; always empty on the correct server.
     forks: HashMap<String, String>,
     forked: HashSet<String>,
+    /// The slots each session (user, name) took by its refreshes: counted only under the
+    /// `refresh-takes-session-slot` fault; always empty on the correct server.
+    session_slots: HashMap<(u64, String), usize>,
 }
 
 impl TokenStore {
@@ -259,6 +262,20 @@ impl TokenStore {
     /// Whether public/fork_token issued this access token (noted by [`TokenStore::note_fork`]).
     pub(crate) fn is_forked(&self, token: &str) -> bool {
         self.forked.contains(token)
+    }
+
+    /// Takes one more slot for the session `name` of `user_id` on its refresh, as the
+    /// `refresh-takes-session-slot` fault does; `false` when the session holds `most`.
+    pub(crate) fn take_session_slot(&mut self, user_id: u64, name: &str, most: usize) -> bool {
+        let held = self
+            .session_slots
+            .entry((user_id, name.to_owned()))
+            .or_insert(1);
+        if *held >= most {
+            return false;
+        }
+        *held += 1;
+        true
     }
 
     /// Marks a pair a main account obtained for one of its subaccounts.
