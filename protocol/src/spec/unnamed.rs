@@ -35,6 +35,12 @@ pub const UNNAMED_FIELDS: &[UnnamedField] = &[
         section: "4.2",
         described: "an access token for another subaccount (\"Response shape: not shown.\")",
     },
+    UnnamedField {
+        record: "fork_token",
+        field: "access_token",
+        section: "4.3",
+        described: "a new access token for a new, named session (\"Parameter names and response shape: not shown.\")",
+    },
 ];
 
 /// The unnamed field `field` of `record`, if SPEC.md describes one.

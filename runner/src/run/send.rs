@@ -266,7 +266,9 @@ impl Execution<'_> {
             .breaker
             .observe(exchange.transport, exchange.failure.as_ref());
         let answer = learn_answer(&self.shared.redactor, &mut exchange);
-        if let Some(token) = super::session_slots::opened_session(method, &answer) {
+        if let Some(token) =
+            super::session_slots::opened_session(method, &answer, &self.shared.target.field_names)
+        {
             self.opened_sessions.push(token);
         }
         let failure = exchange.failure.clone();

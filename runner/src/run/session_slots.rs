@@ -9,6 +9,8 @@
 //! harness tidying up, not a step the case judges), and a step still refused with that
 //! code is a skip with the reason, never a failure.
 
+use std::collections::BTreeMap;
+
 use serde_json::{Map, Value};
 
 use super::Shared;
@@ -25,22 +27,39 @@ const ISSUERS: [&str; 3] = [
     spec::FORK_TOKEN_METHOD,
 ];
 
+/// The record of the target file's `[field_names]` that names the field of a fork's
+/// answer holding its token (4.3: "response shape: not shown").
+const FORK_RECORD: &str = "fork_token";
+
 /// The access token of a session-scoped token set `method` answered with: its granted
-/// scope names a session (5.4 `session:<name>`).
-pub(crate) fn opened_session(method: &str, answer: &ParsedAnswer) -> Option<String> {
+/// scope names a session (5.4 `session:<name>`), or it is a fork's, which always opens a
+/// session (4.3) and whose token is in the field the target file names for it
+/// (`[field_names.fork_token] access_token`, else `access_token`).
+pub(crate) fn opened_session(
+    method: &str,
+    answer: &ParsedAnswer,
+    field_names: &BTreeMap<String, BTreeMap<String, String>>,
+) -> Option<String> {
     if !ISSUERS.contains(&method) {
         return None;
     }
     let result = answer.json.as_ref()?.get("result")?;
-    let in_session = result
-        .get("scope")
-        .and_then(Value::as_str)
-        .is_some_and(|scope| {
-            scope
-                .split_whitespace()
-                .any(|word| word.starts_with("session:"))
-        });
-    let token = result.get("access_token").and_then(Value::as_str)?;
+    let forked = method == spec::FORK_TOKEN_METHOD;
+    let field = field_names
+        .get(FORK_RECORD)
+        .and_then(|fields| fields.get("access_token"))
+        .filter(|_| forked)
+        .map_or("access_token", String::as_str);
+    let in_session = forked
+        || result
+            .get("scope")
+            .and_then(Value::as_str)
+            .is_some_and(|scope| {
+                scope
+                    .split_whitespace()
+                    .any(|word| word.starts_with("session:"))
+            });
+    let token = result.get(field).and_then(Value::as_str)?;
     in_session.then(|| token.to_owned())
 }
 
@@ -92,17 +111,35 @@ mod tests {
 
     #[test]
     fn only_a_session_scoped_token_set_opens_a_session() {
+        let none = BTreeMap::new();
         let session = answer(json!({"access_token": "at", "scope": "session:a trade:read"}));
         let connection = answer(json!({"access_token": "at", "scope": "connection trade:read"}));
         assert_eq!(
-            opened_session("public/auth", &session).as_deref(),
+            opened_session("public/auth", &session, &none).as_deref(),
             Some("at")
         );
         assert_eq!(
-            opened_session("public/fork_token", &session).as_deref(),
+            opened_session("public/fork_token", &session, &none).as_deref(),
             Some("at")
         );
-        assert_eq!(opened_session("public/auth", &connection), None);
-        assert_eq!(opened_session("private/get_mmp_status", &session), None);
+        assert_eq!(opened_session("public/auth", &connection, &none), None);
+        assert_eq!(
+            opened_session("private/get_mmp_status", &session, &none),
+            None
+        );
+    }
+
+    #[test]
+    fn a_fork_opens_a_session_in_the_field_the_target_file_names() {
+        let names = BTreeMap::from([(
+            FORK_RECORD.to_owned(),
+            BTreeMap::from([("access_token".to_owned(), "token".to_owned())]),
+        )]);
+        let fork = answer(json!({"token": "ft"}));
+        assert_eq!(
+            opened_session("public/fork_token", &fork, &names).as_deref(),
+            Some("ft")
+        );
+        assert_eq!(opened_session("public/auth", &fork, &names), None);
     }
 }

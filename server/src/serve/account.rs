@@ -17,13 +17,29 @@ use super::fault::Fault;
 use super::fixtures::{KEYWORDS_PARAM, SECOND_FACTOR_PARAM};
 use super::ledger::{LogQuery, Order, PageAsk};
 use super::state::lock;
+use super::tokens::Ending;
+use harness_protocol::auth::scope::Access;
 use harness_protocol::auth::{second_factor, sign};
 use harness_protocol::jsonrpc::{self, ErrorObject};
 use harness_protocol::spec;
 
 /// `private/toggle_subaccount_login`.
 pub(crate) fn toggle_subaccount_login(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
-    ctx.require_stated_scope()?;
+    // The `toggle-scope-enable-only` fault checks the scope for enable alone; the
+    // `toggle-scope-any-read-write` fault takes any area's read_write for it.
+    let unchecked_disable =
+        ctx.fault(Fault::ToggleScopeEnableOnly) && ctx.params.str("state") == Some("disable");
+    let any_read_write = ctx.fault(Fault::ToggleScopeAnyReadWrite)
+        && ctx.caller().is_ok_and(|caller| {
+            caller
+                .scope
+                .access
+                .values()
+                .any(|level| *level == Access::ReadWrite)
+        });
+    if !unchecked_disable && !any_read_write {
+        ctx.require_stated_scope()?;
+    }
     let sid = ctx.params.required_int("sid")?;
     let login = ctx.params.required_str("state")?;
     // The `toggle-state-any-case` fault reads the state in any letter case.
@@ -68,7 +84,12 @@ pub(crate) fn toggle_subaccount_login(ctx: &mut Ctx<'_>) -> Result<Value, ErrorO
     }
     let sid = u64::try_from(sid)
         .ok()
-        .filter(|sid| ctx.state.is_subaccount_of(*sid, caller.user_id))
+        .filter(|sid| {
+            ctx.state.is_subaccount_of(*sid, caller.user_id)
+                // The `toggle-any-sid` fault takes any main account's subaccount.
+                || (ctx.fault(Fault::ToggleAnySid)
+                    && ctx.state.user(*sid).is_some_and(super::state::User::is_subaccount))
+        })
         .ok_or_else(|| ErrorObject::invalid_params("sid", "not a subaccount of the caller"))?;
     if login == "disable" {
         lock(&ctx.state.disabled_logins).insert(sid);
@@ -85,7 +106,16 @@ pub(crate) fn toggle_subaccount_login(ctx: &mut Ctx<'_>) -> Result<Value, ErrorO
             });
         } else if !ctx.fault(Fault::DisableKeepsSessions) {
             let keep = ctx.variant(Variant::DisableKeepsExchanged);
-            lock(&ctx.state.tokens).revoke_user(sid, keep);
+            let mut tokens = lock(&ctx.state.tokens);
+            // The `disable-keeps-ws-remembered` fault keeps what a connection remembers.
+            if ctx.fault(Fault::DisableKeepsWsRemembered) {
+                tokens.set_aside_user(sid, Ending::Disable);
+            }
+            if ctx.fault(Fault::DisableKeepsRefresh) {
+                tokens.revoke_user_access(sid, keep);
+            } else {
+                tokens.revoke_user(sid, keep);
+            }
         }
     } else {
         lock(&ctx.state.disabled_logins).remove(&sid);

@@ -134,10 +134,18 @@ pub(crate) fn call(
     // Logout is refused over HTTP before anything else: which credentials came with it
     // does not matter (SPEC.md 4.4).
     if method.spec.interface == spec::Interface::WsOnly
-        && matches!(transport, Transport::Http(_))
+        && let Transport::Http(http) = &transport
         && !state.fault(Fault::LogoutOverHttp)
     {
-        return Err(ErrorObject::bad_request("private/logout is websocket only"));
+        let bearer = http.authorization.and_then(bearer_token);
+        // The `logout-over-http-api-key` fault refuses it under a bearer token only.
+        if bearer.is_some() || !state.fault(Fault::LogoutOverHttpApiKey) {
+            // The `logout-http-ends-token` fault refuses it, but ends the token first.
+            if let (Some(token), true) = (bearer, state.fault(Fault::LogoutHttpEndsToken)) {
+                super::state::lock(&state.tokens).revoke_access(token);
+            }
+            return Err(ErrorObject::bad_request("private/logout is websocket only"));
+        }
     }
     let needs_caller = method.spec.private
         || (state.fault(Fault::PublicRequiresToken) && method.spec.name != "public/auth");
@@ -197,6 +205,17 @@ pub(crate) fn call(
             (principal, Some(connection))
         }
     };
+    // The `disabled-exchanged-refused` fault refuses every token acting for a subaccount
+    // whose login is disabled, the ones its main account obtained for it too.
+    if state.fault(Fault::DisabledExchangedRefused)
+        && principal.as_ref().is_some_and(|principal| {
+            super::state::lock(&state.disabled_logins).contains(&principal.user_id)
+        })
+    {
+        return Err(ErrorObject::unauthorized(
+            "the subaccount's login is disabled",
+        ));
+    }
     if method.spec.paced
         && let Some(principal) = &principal
     {
@@ -327,6 +346,12 @@ fn refuse_bad_token(
     }
 }
 
+/// The token of an `Authorization: Bearer <token>` header, the scheme read without case.
+fn bearer_token(authorization: &str) -> Option<&str> {
+    let (scheme, token) = authorization.trim().split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+}
+
 /// A request without credentials: refused, unless the `private-without-token` fault
 /// lets it run as the main account.
 fn anonymous(state: &ServerState) -> Result<Option<Principal>, ErrorObject> {
@@ -384,6 +409,10 @@ fn ws_principal(
         } else {
             state.principal_from_token(&token)
         };
+        // The `*-keeps-ws-remembered` faults honour a remembered token that a disable or a
+        // logout ended.
+        let remembered =
+            remembered.or_else(|error| state.principal_remembered_after_end(&token).ok_or(error));
         return match remembered {
             Ok(principal) => Ok(Some(Principal {
                 path: AuthPath::WsRemembered,

@@ -183,6 +183,9 @@ faults! {
     BearerHeaderIgnored => "bearer-header-ignored",
         "the http authorization bearer token is not accepted (13009)",
         ["auth.http.bearer"];
+    BearerRefusesForked => "bearer-refuses-forked",
+        "the http authorization bearer token is refused when public/fork_token issued it (websocket access_token takes it)",
+        ["auth.http.bearer"];
     WsAccessTokenIgnored => "ws-access-token-ignored",
         "params.access_token on websocket is not accepted",
         ["auth.ws.access_token"];
@@ -210,11 +213,20 @@ faults! {
     RefreshSessionChanged => "refresh-session-changed",
         "refreshing a session-scoped token returns another session name",
         ["auth.refresh.session_kept"];
+    RefreshTakesSessionSlot => "refresh-takes-session-slot",
+        "each refresh of a session-scoped token takes one more session slot, never given back: a session holding four (its login and three refreshes) is refused its next refresh",
+        ["auth.refresh.session_kept"];
     ExchangeTokenForCaller => "exchange-token-for-caller",
         "public/exchange_token issues the token for the caller instead of subject_id",
         ["auth.exchange_token.subject"];
+    ExchangeTokenAnySubject => "exchange-token-any-subject",
+        "public/exchange_token issues a token for a subaccount of any main account, not only the caller's",
+        ["auth.exchange_token.accepted"];
     ExchangeTokenFullScope => "exchange-token-full-scope",
         "public/exchange_token without a scope grants the subaccount's full permissions, not the caller's",
+        ["auth.exchange_token.keeps_permissions"];
+    ExchangeTokenDropsTrade => "exchange-token-drops-trade",
+        "public/exchange_token without a scope keeps the caller's account and wallet permissions but drops its trade ones",
         ["auth.exchange_token.keeps_permissions"];
     ExchangeScopeExceeds => "exchange-scope-exceeds",
         "public/exchange_token grants a scope override wider than the caller's permissions, up to the subaccount key's",
@@ -225,8 +237,14 @@ faults! {
     ForkTokenBroken => "fork-token-broken",
         "public/fork_token always answers with an error",
         ["auth.fork_token.accepted"];
+    ForkTokenFullScope => "fork-token-full-scope",
+        "public/fork_token gives the new session the account's full permissions, not the forked token's scopes",
+        ["auth.fork_token.accepted"];
     ForkEndsOriginal => "fork-ends-original",
         "public/fork_token ends the original session's access token",
+        ["auth.fork_token.concurrent"];
+    ForkEndsOnRefresh => "fork-ends-on-refresh",
+        "refreshing the original session ends the access token of the session forked from it: the two run together only until the original refreshes",
         ["auth.fork_token.concurrent"];
     ForkConnectionAllowed => "fork-connection-allowed",
         "public/fork_token forks connection-only tokens",
@@ -234,11 +252,20 @@ faults! {
     LogoutOverHttp => "logout-over-http",
         "private/logout succeeds over http instead of being websocket only",
         ["auth.logout.ws_only"];
+    LogoutOverHttpApiKey => "logout-over-http-api-key",
+        "private/logout over http is refused with a bearer token but runs with basic or signed-header credentials",
+        ["auth.logout.ws_only"];
+    LogoutHttpEndsToken => "logout-http-ends-token",
+        "private/logout over http answers an error, yet ends the bearer token it came with",
+        ["auth.logout.ws_only"];
     LogoutKeepsRefresh => "logout-keeps-refresh",
         "private/logout ends the access token but leaves its refresh token working",
         ["auth.logout.invalidates"];
     LogoutNoop => "logout-noop",
         "private/logout answers ok but leaves the tokens working",
+        ["auth.logout.invalidates"];
+    LogoutKeepsWsRemembered => "logout-keeps-ws-remembered",
+        "private/logout ends the token for every request that presents it, but a websocket connection that remembers it (not the one that logged out) goes on running private calls with it",
         ["auth.logout.invalidates"];
     ScopeNotEnforced => "scope-not-enforced",
         "private methods run whatever scope the token has",
@@ -277,6 +304,15 @@ faults! {
     TwoFactorAlwaysRefused => "two-factor-always-refused",
         "toggle_subaccount_login on a 2fa account is refused with 13668 even with a valid second factor",
         ["m.toggle_subaccount_login.two_factor_confirmed"];
+    ToggleScopeEnableOnly => "toggle-scope-enable-only",
+        "toggle_subaccount_login checks its scope account:read_write only for state enable: a disable runs with account:read",
+        ["m.toggle_subaccount_login.scope"];
+    ToggleScopeAnyReadWrite => "toggle-scope-any-read-write",
+        "toggle_subaccount_login takes any read_write scope for account:read_write: a token with trade:read_write and account:none toggles",
+        ["m.toggle_subaccount_login.scope"];
+    ToggleAnySid => "toggle-any-sid",
+        "toggle_subaccount_login toggles the login of a subaccount of any main account, not only the caller's",
+        ["m.toggle_subaccount_login.params"];
     ToggleStateAny => "toggle-state-any",
         "toggle_subaccount_login accepts any state, not only enable or disable",
         ["m.toggle_subaccount_login.params"];
@@ -453,6 +489,15 @@ faults! {
         ["m.toggle_subaccount_login.disabled_reachable"];
     DisableKeepsSessions => "disable-keeps-sessions",
         "disabling a subaccount's login leaves its sessions working",
+        ["m.toggle_subaccount_login.disable_ends_sessions"];
+    DisableKeepsRefresh => "disable-keeps-refresh",
+        "disabling a subaccount's login ends its access tokens but leaves its refresh tokens working: a refresh carries its session on",
+        ["m.toggle_subaccount_login.disable_ends_sessions"];
+    DisabledExchangedRefused => "disabled-exchanged-refused",
+        "a subaccount whose login is disabled is reached by exchange_token, but the token issued is refused every private call while the login stays disabled",
+        ["m.toggle_subaccount_login.disabled_reachable"];
+    DisableKeepsWsRemembered => "disable-keeps-ws-remembered",
+        "disabling a subaccount's login ends every token of it but the session token a websocket connection remembers: that connection goes on running private calls without a token",
         ["m.toggle_subaccount_login.disable_ends_sessions"];
     SigWindow61s => "sig-window-61s",
         "client_signature timestamps stay valid for 61 s instead of 60 s (only a timestamp just past the window shows it)",

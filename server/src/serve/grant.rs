@@ -12,7 +12,7 @@ use serde_json::Value;
 use super::ctx::Ctx;
 use super::fault::Fault;
 use super::state::{User, lock};
-use super::tokens::{Issued, bound_scope, grant_scope};
+use super::tokens::{Ending, Issued, bound_scope, grant_scope};
 use super::{ServerState, Variant};
 use harness_protocol::auth::scope::Scope;
 use harness_protocol::auth::sign;
@@ -80,7 +80,13 @@ pub(crate) fn exchange_token(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
         .ok_or_else(|| ErrorObject::unauthorized("unknown user"))?;
     let subject = u64::try_from(subject_id)
         .ok()
-        .filter(|id| *id == caller.main_id || state.is_subaccount_of(*id, caller.main_id))
+        .filter(|id| {
+            *id == caller.main_id
+                || state.is_subaccount_of(*id, caller.main_id)
+                // The `exchange-token-any-subject` fault takes any main account's subaccount.
+                || (ctx.fault(Fault::ExchangeTokenAnySubject)
+                    && state.user(*id).is_some_and(User::is_subaccount))
+        })
         .filter(|id| {
             !(ctx.fault(Fault::DisabledSubUnreachable) && lock(&state.disabled_logins).contains(id))
         })
@@ -93,6 +99,12 @@ pub(crate) fn exchange_token(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
         })?;
     let scope = match ctx.params.str("scope") {
         None if ctx.fault(Fault::ExchangeTokenFullScope) => subject.maximum.clone(),
+        // The `exchange-token-drops-trade` fault keeps every area of the caller's but trade.
+        None if ctx.fault(Fault::ExchangeTokenDropsTrade) => {
+            let mut kept = record.scope.clone();
+            kept.access.remove("trade");
+            kept
+        }
         None => record.scope.clone(),
         Some(requested) => {
             let capped = ctx.variant(Variant::ExchangeScopeCapped);
@@ -168,11 +180,19 @@ pub(crate) fn fork_token(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
     if ctx.fault(Fault::ForkEndsOriginal) {
         lock(&state.tokens).revoke_access(&record.access_token);
     }
-    let mut scope = record.scope;
+    // The `fork-token-full-scope` fault forks into the account's full permissions.
+    let mut scope = if ctx.fault(Fault::ForkTokenFullScope) {
+        user.maximum.clone()
+    } else {
+        record.scope
+    };
     scope.session = Some(session_name.to_owned());
     scope.connection = false;
     let issued = issue(ctx, user, scope)?;
     let mut tokens = lock(&state.tokens);
+    if ctx.fault(Fault::ForkEndsOnRefresh) || ctx.fault(Fault::BearerRefusesForked) {
+        tokens.note_fork(refresh_token, &issued);
+    }
     if tokens.is_through_main(refresh_token) {
         tokens.mark_through_main(&issued);
     }
@@ -190,8 +210,13 @@ pub(crate) fn logout(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
                 .map(|record| record.refresh_token.clone())
                 .filter(|_| !ctx.state.fault(Fault::LogoutKeepsRefresh));
             let ended = token.clone();
+            let set_aside = ctx.fault(Fault::LogoutKeepsWsRemembered);
             let invalidate = move |state: &ServerState| {
                 let mut tokens = lock(&state.tokens);
+                // The `logout-keeps-ws-remembered` fault keeps what a connection remembers.
+                if set_aside {
+                    tokens.set_aside(&ended, Ending::Logout);
+                }
                 tokens.revoke_access(&ended);
                 if let Some(refresh) = &refresh {
                     tokens.revoke_refresh(refresh);
@@ -415,6 +440,14 @@ fn refresh(ctx: &Ctx<'_>) -> Result<Issued, ErrorObject> {
         super::fault::race_pause();
         tokens = lock(&ctx.state.tokens);
     }
+    // The `refresh-takes-session-slot` fault takes a slot on every refresh of a session.
+    if let (Some(name), true) = (
+        &record.scope.session,
+        ctx.fault(Fault::RefreshTakesSessionSlot),
+    ) && !tokens.take_session_slot(record.user_id, name, SLOTS_A_SESSION_TAKES_AT_MOST)
+    {
+        return Err(ErrorObject::bad_request("session slots full"));
+    }
     let mut scope = record.scope.clone();
     if let (Some(name), true) = (&scope.session, ctx.fault(Fault::RefreshSessionChanged)) {
         // A prefix, so the new name does not even contain the old one.
@@ -425,6 +458,12 @@ fn refresh(ctx: &Ctx<'_>) -> Result<Issued, ErrorObject> {
         .ok_or_else(ErrorObject::too_many_requests)?;
     if tokens.is_through_main(refresh_token) {
         tokens.mark_through_main(&issued);
+    }
+    // The `fork-ends-on-refresh` fault ends the session forked from this one.
+    if ctx.fault(Fault::ForkEndsOnRefresh)
+        && let Some(forked) = tokens.fork_of(refresh_token).cloned()
+    {
+        tokens.revoke_access(&forked);
     }
     if ctx.fault(Fault::RefreshSameToken) {
         tokens.keep_refresh(&mut issued, refresh_token);
@@ -438,6 +477,10 @@ fn refresh(ctx: &Ctx<'_>) -> Result<Issued, ErrorObject> {
     }
     Ok(issued)
 }
+
+/// The slots a session may hold under the `refresh-takes-session-slot` fault: its login
+/// and three refreshes.
+const SLOTS_A_SESSION_TAKES_AT_MOST: usize = 4;
 
 /// Whether families a requested scope does not name keep the key's level (a variant).
 fn keep_unnamed(ctx: &Ctx<'_>) -> bool {

@@ -15,6 +15,7 @@ use harness_protocol::jsonrpc::ErrorObject;
 use super::ServerState;
 use super::fault::{Fault, race_pause};
 use super::state::{User, lock};
+use super::tokens::Ending;
 
 /// How far a signature timestamp may stray under the `*-window-wide` faults: 10 minutes.
 const WIDE_WINDOW_MS: u64 = 600_000;
@@ -116,6 +117,28 @@ impl ServerState {
         })
     }
 
+    /// The principal of a session token a WebSocket connection remembers whose disable or
+    /// logout ended it: what only the `disable-keeps-ws-remembered` and
+    /// `logout-keeps-ws-remembered` faults honour; `None` on the correct server.
+    pub(crate) fn principal_remembered_after_end(&self, token: &str) -> Option<Principal> {
+        let endings = [
+            (Fault::DisableKeepsWsRemembered, Ending::Disable),
+            (Fault::LogoutKeepsWsRemembered, Ending::Logout),
+        ];
+        let now_ms = self.now_ms();
+        let tokens = lock(&self.tokens);
+        let record = endings
+            .iter()
+            .filter(|(fault, _)| self.fault(*fault))
+            .find_map(|(_, ending)| tokens.ended_by(token, *ending, now_ms))?;
+        Some(Principal {
+            user_id: record.user_id,
+            scope: record.scope.clone(),
+            access_token: Some(token.to_owned()),
+            rate_key: format!("token:{token}"),
+        })
+    }
+
     /// The principal of an HTTP request's `Authorization` header; `None` without one.
     pub(crate) fn principal_from_header(
         &self,
@@ -130,6 +153,9 @@ impl ServerState {
                 return Err(ErrorObject::unauthorized("bearer tokens are not accepted"));
             }
             let token = value.trim()[scheme.len()..].trim();
+            if self.fault(Fault::BearerRefusesForked) && lock(&self.tokens).is_forked(token) {
+                return Err(ErrorObject::unauthorized("forked tokens are not accepted"));
+            }
             return self.principal_from_token(token).map(Some);
         }
         if scheme.eq_ignore_ascii_case("basic") {

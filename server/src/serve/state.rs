@@ -299,6 +299,10 @@ impl ServerState {
                     "exchange_token".to_owned(),
                     BTreeMap::from([("access_token".to_owned(), "access_token".to_owned())]),
                 ),
+                (
+                    "fork_token".to_owned(),
+                    BTreeMap::from([("access_token".to_owned(), "access_token".to_owned())]),
+                ),
             ]),
         }
     }

@@ -52,6 +52,16 @@ pub(crate) struct RefreshRecord {
     expires_at_ms: u64,
 }
 
+/// How an access token was ended before its time, for the faults that keep it working on
+/// one path after its end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Ending {
+    /// Its subaccount's login was disabled (SPEC.md 4.5).
+    Disable,
+    /// It was logged out (SPEC.md 4.4).
+    Logout,
+}
+
 /// A freshly issued pair, ready to become the token set of section 2.1.
 #[derive(Clone, Debug)]
 pub(crate) struct Issued {
@@ -93,6 +103,18 @@ pub(crate) struct TokenStore {
     /// `public/exchange_token`, which the `disable-keeps-exchanged` variant keeps working
     /// after the subaccount's login is disabled.
     through_main: HashSet<String>,
+    /// Access records ended by a disable or a logout, kept only for the
+    /// `*-keeps-ws-remembered` faults, which let a WebSocket connection that remembers one go
+    /// on with it; always empty on the correct server.
+    set_aside: HashMap<String, (AccessRecord, Ending)>,
+    /// Each forked session's access token by the refresh token it was forked from, and the
+    /// access tokens forks issued: kept only for the `fork-ends-on-refresh` and
+    /// `bearer-refuses-forked` faults; always empty on the correct server.
+    forks: HashMap<String, String>,
+    forked: HashSet<String>,
+    /// The slots each session (user, name) took by its refreshes: counted only under the
+    /// `refresh-takes-session-slot` fault; always empty on the correct server.
+    session_slots: HashMap<(u64, String), usize>,
 }
 
 impl TokenStore {
@@ -189,6 +211,73 @@ impl TokenStore {
         self.refresh.remove(token);
     }
 
+    /// Keeps the record of an access token about to be ended, for a fault that still
+    /// honours it where a WebSocket connection remembers it.
+    pub(crate) fn set_aside(&mut self, token: &str, ending: Ending) {
+        if let Some(record) = self.access.get(token) {
+            self.set_aside
+                .insert(token.to_owned(), (record.clone(), ending));
+        }
+    }
+
+    /// Keeps the records of every access token of `user_id`, which a disable is about to
+    /// end (see [`TokenStore::set_aside`]).
+    pub(crate) fn set_aside_user(&mut self, user_id: u64, ending: Ending) {
+        let owned: Vec<String> = self
+            .access
+            .iter()
+            .filter(|(_, record)| record.user_id == user_id)
+            .map(|(token, _)| token.clone())
+            .collect();
+        owned.iter().for_each(|token| self.set_aside(token, ending));
+    }
+
+    /// The record of an access token that `ending` ended before its expiry, if it was set
+    /// aside and has not expired since.
+    pub(crate) fn ended_by(
+        &self,
+        token: &str,
+        ending: Ending,
+        now_ms: u64,
+    ) -> Option<&AccessRecord> {
+        self.set_aside
+            .get(token)
+            .filter(|(record, how)| *how == ending && record.expires_at_ms > now_ms)
+            .map(|(record, _)| record)
+    }
+
+    /// Notes a fork of the session whose refresh token is `origin`, for the faults that
+    /// treat forked tokens apart.
+    pub(crate) fn note_fork(&mut self, origin: &str, issued: &Issued) {
+        self.forks
+            .insert(origin.to_owned(), issued.access_token.clone());
+        self.forked.insert(issued.access_token.clone());
+    }
+
+    /// The access token of the session last forked from the refresh token `origin`.
+    pub(crate) fn fork_of(&self, origin: &str) -> Option<&String> {
+        self.forks.get(origin)
+    }
+
+    /// Whether public/fork_token issued this access token (noted by [`TokenStore::note_fork`]).
+    pub(crate) fn is_forked(&self, token: &str) -> bool {
+        self.forked.contains(token)
+    }
+
+    /// Takes one more slot for the session `name` of `user_id` on its refresh, as the
+    /// `refresh-takes-session-slot` fault does; `false` when the session holds `most`.
+    pub(crate) fn take_session_slot(&mut self, user_id: u64, name: &str, most: usize) -> bool {
+        let held = self
+            .session_slots
+            .entry((user_id, name.to_owned()))
+            .or_insert(1);
+        if *held >= most {
+            return false;
+        }
+        *held += 1;
+        true
+    }
+
     /// Marks a pair a main account obtained for one of its subaccounts.
     pub(crate) fn mark_through_main(&mut self, issued: &Issued) {
         self.through_main.insert(issued.access_token.clone());
@@ -204,11 +293,19 @@ impl TokenStore {
     /// Ends every session of a user (a subaccount whose login was disabled), but for the
     /// pairs its main account obtained for it when `keep_through_main` holds.
     pub(crate) fn revoke_user(&mut self, user_id: u64, keep_through_main: bool) {
+        self.revoke_user_access(user_id, keep_through_main);
+        let through_main = &self.through_main;
+        let kept = |token: &String| keep_through_main && through_main.contains(token);
+        self.refresh
+            .retain(|token, record| record.user_id != user_id || kept(token));
+    }
+
+    /// Ends the access tokens of a user as [`TokenStore::revoke_user`] does, but not its
+    /// refresh tokens: what the `disable-keeps-refresh` fault does.
+    pub(crate) fn revoke_user_access(&mut self, user_id: u64, keep_through_main: bool) {
         let through_main = &self.through_main;
         let kept = |token: &String| keep_through_main && through_main.contains(token);
         self.access
-            .retain(|token, record| record.user_id != user_id || kept(token));
-        self.refresh
             .retain(|token, record| record.user_id != user_id || kept(token));
     }
 
@@ -252,9 +349,13 @@ impl TokenStore {
             .retain(|_, record| record.expires_at_ms > now_ms);
         self.refresh
             .retain(|_, record| record.expires_at_ms > now_ms);
+        self.set_aside
+            .retain(|_, (record, _)| record.expires_at_ms > now_ms);
         let (access, refresh) = (&self.access, &self.refresh);
         self.through_main
             .retain(|token| access.contains_key(token) || refresh.contains_key(token));
+        self.forks.retain(|origin, _| refresh.contains_key(origin));
+        self.forked.retain(|token| access.contains_key(token));
     }
 }
 
@@ -380,6 +481,32 @@ mod tests {
         assert!(store.refresh(&exchanged.refresh_token, 1).is_some());
         store.revoke_user(1, false);
         assert!(store.access(&exchanged.access_token, 1).is_none());
+    }
+
+    #[test]
+    fn a_record_set_aside_outlives_its_end_only_for_its_own_ending() {
+        let mut store = TokenStore::default();
+        let issued = store
+            .issue(1, grant_scope(None, &maximum(), false), 0)
+            .unwrap();
+        store.set_aside_user(1, Ending::Disable);
+        store.revoke_user(1, false);
+        assert!(store.access(&issued.access_token, 1).is_none());
+        assert!(
+            store
+                .ended_by(&issued.access_token, Ending::Disable, 1)
+                .is_some()
+        );
+        assert!(
+            store
+                .ended_by(&issued.access_token, Ending::Logout, 1)
+                .is_none()
+        );
+        assert!(
+            store
+                .ended_by(&issued.access_token, Ending::Disable, 900_001)
+                .is_none()
+        );
     }
 
     #[test]
