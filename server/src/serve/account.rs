@@ -122,6 +122,10 @@ pub(crate) fn delete_member(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
     match position {
         Some(index) if !ctx.fault(Fault::DeleteMemberKept) => {
             members.remove(index);
+            // The member that followed it goes too: one not named.
+            if ctx.fault(Fault::DeleteMemberDropsNext) && index < members.len() {
+                members.remove(index);
+            }
         }
         Some(_) => {}
         None if zero_allowed || ctx.variant(Variant::UnknownIsEmpty) => {}
@@ -132,11 +136,18 @@ pub(crate) fn delete_member(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
         .iter()
         .map(|member| member.to_json(renamed))
         .collect();
-    if ctx.fault(Fault::MemberNameTooLong)
-        && let Some(first) = remaining.first_mut()
-    {
+    // The first entry, or (the nearest miss of a check of the first entry only) the last
+    // of two or more.
+    let too_long = if ctx.fault(Fault::MemberNameTooLong) {
+        remaining.first_mut()
+    } else if ctx.fault(Fault::MemberNameTooLongAfterFirst) && remaining.len() > 1 {
+        remaining.last_mut()
+    } else {
+        None
+    };
+    if let Some(member) = too_long {
         let (_, name) = super::fixtures::member_field_names(renamed);
-        first[name] = Value::from("m".repeat(harness_protocol::spec::MEMBER_NAME_MAX + 1));
+        member[name] = Value::from("m".repeat(harness_protocol::spec::MEMBER_NAME_MAX + 1));
     }
     let allowed = if ctx.fault(Fault::DeleteMemberFlagString) {
         json!(direct_access.to_string())

@@ -325,6 +325,9 @@ faults! {
     CurrencyDecimalsString => "currency-decimals-string",
         "get_currencies returns decimals as a string",
         ["m.get_currencies.result"];
+    CurrencyDecimalsStringAfterFirst => "currency-decimals-string-after-first",
+        "get_currencies returns decimals as a string in every entry but the first",
+        ["m.get_currencies.result"];
     VolatilityCurrencyAny => "volatility-currency-any",
         "get_historical_volatility accepts any currency",
         ["m.get_historical_volatility.currency"];
@@ -352,6 +355,12 @@ faults! {
     MemberNameTooLong => "member-name-too-long",
         "delete_member returns a member whose name is 65 characters long",
         ["m.delete_member.name_length"];
+    MemberNameTooLongAfterFirst => "member-name-too-long-after-first",
+        "delete_member returns a member whose name is 65 characters long, in an entry after the first (the first keeps the length)",
+        ["m.delete_member.name_length"];
+    DeleteMemberDropsNext => "delete-member-drops-next",
+        "delete_member deletes the member named and the member after it: a member that was not named is missing from the members remaining",
+        ["m.delete_member.result"];
     DeleteMemberFlagString => "delete-member-flag-string",
         "delete_member returns is_direct_access_allowed as a string",
         ["m.delete_member.result"];
@@ -379,8 +388,17 @@ faults! {
     BookSummaryExtraInstrument => "book-summary-extra-instrument",
         "get_book_summary_by_instrument answers the requested instrument's summary and another instrument's too",
         ["m.get_book_summary_by_instrument.instrument"];
+    BookSummaryFirstInstrument => "book-summary-first-instrument",
+        "get_book_summary_by_instrument answers the summary of its first instrument (the fixture's) whatever instrument_name names",
+        ["m.get_book_summary_by_instrument.instrument"];
+    BookSummaryOptionNullBid => "book-summary-option-null-bid",
+        "book summary entries of options carry bid_price null (those of futures and perpetuals a number)",
+        ["m.get_book_summary_by_instrument.result"];
     MmpBlockRfqIgnored => "mmp-block-rfq-ignored",
         "get_mmp_status ignores block_rfq and returns the order/quote statuses",
+        ["m.get_mmp_status.block_rfq"];
+    MmpBlockRfqNone => "mmp-block-rfq-none",
+        "get_mmp_status with block_rfq true answers no status, though a Block RFQ status is triggered",
         ["m.get_mmp_status.block_rfq"];
     TriggerInstrumentIgnored => "trigger-instrument-ignored",
         "get_trigger_order_history ignores the instrument_name filter",

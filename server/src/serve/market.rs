@@ -13,8 +13,13 @@ use harness_protocol::spec;
 /// `public/get_currencies`.
 pub(crate) fn get_currencies(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
     let mut currencies = fixtures::currencies();
-    if ctx.fault(Fault::CurrencyDecimalsString) {
-        for currency in &mut currencies {
+    // The whole list, or (the nearest miss of a check of the first entry only) every entry
+    // but the first.
+    let first_kept = usize::from(!ctx.fault(Fault::CurrencyDecimalsString));
+    if ctx.fault(Fault::CurrencyDecimalsString)
+        || ctx.fault(Fault::CurrencyDecimalsStringAfterFirst)
+    {
+        for currency in currencies.iter_mut().skip(first_kept) {
             if let Some(object) = currency.as_object_mut()
                 && let Some(decimals) = object.get("decimals").cloned()
             {
@@ -80,10 +85,20 @@ pub(crate) fn get_book_summary_by_instrument(ctx: &mut Ctx<'_>) -> Result<Value,
     };
     let position = if ctx.fault(Fault::BookSummaryWrongInstrument) {
         (position + 1) % instruments.len()
+    } else if ctx.fault(Fault::BookSummaryFirstInstrument) {
+        0
     } else {
         position
     };
     let mut summary = fixtures::book_summary(&instruments[position]);
+    // An option's name ends in its kind, C or P.
+    let option = instruments[position].name.ends_with(['C', 'P']);
+    if option
+        && ctx.fault(Fault::BookSummaryOptionNullBid)
+        && let Some(object) = summary.as_object_mut()
+    {
+        object.insert("bid_price".to_owned(), Value::Null);
+    }
     if ctx.fault(Fault::BookSummaryMissingMark)
         && let Some(object) = summary.as_object_mut()
     {

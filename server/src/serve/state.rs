@@ -213,6 +213,8 @@ impl ServerState {
         };
         let member_names =
             super::fixtures::member_field_names(self.variant(super::Variant::MemberFieldNames));
+        // Under `mmp-none-triggered` no status is held: none is advertised.
+        let mmp_held = !self.variants.has(super::Variant::MmpNoneTriggered);
         Target {
             name: "reference".to_owned(),
             base_url: format!("{origin}{}", spec::API_PREFIX),
@@ -226,12 +228,14 @@ impl ServerState {
             fixtures: Fixtures {
                 subaccount_id: Some(SUB_ID),
                 member_id: Some(FIXTURE_MEMBER_ID),
+                kept_member_id: Some(fixtures::KEPT_MEMBER_ID),
                 two_factor_subaccount_id: Some(TWO_FACTOR_SUB_ID),
                 no_direct_access_member_id: Some(fixtures::NO_DIRECT_ACCESS_MEMBER_ID),
-                // Under `mmp-none-triggered` no status is held: none is advertised.
-                mmp_reset_index: (!self.variants.has(super::Variant::MmpNoneTriggered))
-                    .then(|| super::fixtures::MMP_RESET_INDEX.to_owned()),
+                mmp_reset_index: mmp_held.then(|| fixtures::MMP_RESET_INDEX.to_owned()),
+                mmp_triggered_index: mmp_held.then(|| fixtures::MMP_TRIGGERED_INDEX.to_owned()),
+                mmp_block_rfq_index: mmp_held.then(|| fixtures::MMP_BLOCK_RFQ_INDEX.to_owned()),
                 instrument_name: Some(DEFAULT_INSTRUMENT.to_owned()),
+                other_instrument_name: Some(fixtures::OTHER_INSTRUMENT.to_owned()),
                 currency: Some("BTC".to_owned()),
                 positions: self
                     .instruments

@@ -67,6 +67,7 @@ pub(crate) fn get_mmp_status(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
     let statuses: Vec<Value> = super::fixtures::mmp_statuses()
         .into_iter()
         .filter(|status| held && status.block_rfq == block_rfq)
+        .filter(|status| !(status.block_rfq && ctx.fault(Fault::MmpBlockRfqNone)))
         .filter(|status| !(reset_hidden && status.frozen_until == 0))
         .take(
             if index_name.is_none() && ctx.fault(Fault::MmpOmittedFirstOnly) {
