@@ -30,6 +30,18 @@ pub const UNNAMED_FIELDS: &[UnnamedField] = &[
         described: "name (string, maximum 64 characters)",
     },
     UnnamedField {
+        record: "currency",
+        field: "cross_collateral",
+        section: "2.5",
+        described: "a cross-collateral-pool flag",
+    },
+    UnnamedField {
+        record: "currency",
+        field: "networks",
+        section: "2.5",
+        described: "for external-custody wallet accounts, a list of networks with at least one entry whose `resource_name` values are used as the `network` parameter of wallet methods",
+    },
+    UnnamedField {
         record: "exchange_token",
         field: "access_token",
         section: "4.2",

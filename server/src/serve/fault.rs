@@ -328,6 +328,15 @@ faults! {
     CurrencyDecimalsStringAfterFirst => "currency-decimals-string-after-first",
         "get_currencies returns decimals as a string in every entry but the first",
         ["m.get_currencies.result"];
+    CurrencyCrossCollateralAfterFirst => "currency-cross-collateral-after-first",
+        "get_currencies leaves the cross-collateral-pool flag out of every entry but the first",
+        ["m.get_currencies.cross_collateral"];
+    CurrencyCrossCollateralString => "currency-cross-collateral-string",
+        "get_currencies gives the cross-collateral-pool flag as a string (\"true\")",
+        ["m.get_currencies.cross_collateral_boolean"];
+    CurrencyNetworksEmpty => "currency-networks-empty",
+        "get_currencies gives a currency after the first an empty networks list",
+        ["m.get_currencies.networks"];
     VolatilityCurrencyAny => "volatility-currency-any",
         "get_historical_volatility accepts any currency",
         ["m.get_historical_volatility.currency"];

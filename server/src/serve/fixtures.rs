@@ -119,16 +119,39 @@ fn currency_entries() -> Vec<Value> {
                 },
                 "network_currency": network,
                 "network_fee": fee / 4.0,
+                CURRENCY_CROSS_COLLATERAL: code != "EURR",
             })
         };
+    // The stable coins list the networks an external-custody wallet takes them on (2.5).
+    let with_networks = |mut entry: Value, networks: &[&str]| {
+        let networks: Vec<Value> = networks
+            .iter()
+            .map(|name| json!({ "resource_name": name }))
+            .collect();
+        entry[CURRENCY_NETWORKS] = Value::Array(networks);
+        entry
+    };
     vec![
         entry("BTC", "Bitcoin", "BITCOIN", 8, 0.0001, "BTC"),
         entry("ETH", "Ethereum", "ETHER", 8, 0.0016, "ETH"),
-        entry("USDC", "USD Coin", "ETHER", 6, 1.0, "ETH"),
-        entry("USDT", "Tether USD", "ETHER", 6, 1.0, "ETH"),
+        with_networks(
+            entry("USDC", "USD Coin", "ETHER", 6, 1.0, "ETH"),
+            &["ethereum", "solana"],
+        ),
+        with_networks(
+            entry("USDT", "Tether USD", "ETHER", 6, 1.0, "ETH"),
+            &["ethereum"],
+        ),
         entry("EURR", "StablR Euro", "ETHER", 6, 1.0, "ETH"),
     ]
 }
+
+/// The names of the currency entry's cross-collateral-pool flag and networks list, which
+/// SPEC.md 2.5 describes without showing: the reference's own. The target file gives them.
+pub(crate) const CURRENCY_CROSS_COLLATERAL: &str = "in_cross_collateral_pool";
+
+/// See [`CURRENCY_CROSS_COLLATERAL`].
+pub(crate) const CURRENCY_NETWORKS: &str = "networks";
 
 /// The book summary entry of SPEC.md section 2.8 for an instrument.
 pub(crate) fn book_summary(instrument: &Instrument) -> Value {

@@ -27,6 +27,26 @@ pub(crate) fn get_currencies(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
             }
         }
     }
+    let flag = fixtures::CURRENCY_CROSS_COLLATERAL;
+    for (index, currency) in currencies.iter_mut().enumerate() {
+        let Some(object) = currency.as_object_mut() else {
+            continue;
+        };
+        if index > 0 && ctx.fault(Fault::CurrencyCrossCollateralAfterFirst) {
+            object.remove(flag);
+        }
+        if ctx.fault(Fault::CurrencyCrossCollateralString)
+            && let Some(value) = object.get(flag).cloned()
+        {
+            object.insert(flag.to_owned(), json!(value.to_string()));
+        }
+        if index > 0
+            && ctx.fault(Fault::CurrencyNetworksEmpty)
+            && let Some(networks) = object.get_mut(fixtures::CURRENCY_NETWORKS)
+        {
+            *networks = json!([]);
+        }
+    }
     Ok(Value::Array(currencies))
 }
 

@@ -279,6 +279,19 @@ impl ServerState {
                     "exchange_token".to_owned(),
                     BTreeMap::from([("access_token".to_owned(), "access_token".to_owned())]),
                 ),
+                (
+                    "currency".to_owned(),
+                    BTreeMap::from([
+                        (
+                            "cross_collateral".to_owned(),
+                            fixtures::CURRENCY_CROSS_COLLATERAL.to_owned(),
+                        ),
+                        (
+                            "networks".to_owned(),
+                            fixtures::CURRENCY_NETWORKS.to_owned(),
+                        ),
+                    ]),
+                ),
             ]),
         }
     }
