@@ -58,6 +58,8 @@
 //! [field_names.member]                           # fields SPEC.md describes without
 //! identifier = "member_id"                       # names (2.6); checks reading such a
 //! name = "name"                                  # field are skipped without them
+//! # also [field_names.currency] cross_collateral, networks (2.5), [field_names.trigger_history]
+//! # order_type, label, post_only, reduce_only (2.2), [field_names.exchange_token] access_token (4.2)
 //! ```
 
 use std::collections::BTreeMap;

@@ -30,6 +30,30 @@ pub const UNNAMED_FIELDS: &[UnnamedField] = &[
         described: "name (string, maximum 64 characters)",
     },
     UnnamedField {
+        record: "trigger_history",
+        field: "order_type",
+        section: "2.2",
+        described: "the requested order type (`limit` or `market`)",
+    },
+    UnnamedField {
+        record: "trigger_history",
+        field: "label",
+        section: "2.2",
+        described: "a user label (only when set)",
+    },
+    UnnamedField {
+        record: "trigger_history",
+        field: "post_only",
+        section: "2.2",
+        described: "a post-only flag",
+    },
+    UnnamedField {
+        record: "trigger_history",
+        field: "reduce_only",
+        section: "2.2",
+        described: "a reduce-only flag (optional, absent for spot)",
+    },
+    UnnamedField {
         record: "currency",
         field: "cross_collateral",
         section: "2.5",

@@ -271,6 +271,15 @@ faults! {
     TriggerIndexValue => "trigger-index-value",
         "one trigger order history entry has trigger \"index\"",
         ["m.get_trigger_order_history.result"];
+    TriggerOrderTypeAfterFirst => "trigger-order-type-after-first",
+        "trigger order history entries after the first give the requested order type as stop_market, not limit or market",
+        ["m.get_trigger_order_history.order_type"];
+    TriggerLabelEmpty => "trigger-label-empty",
+        "trigger order history entries without a label carry an empty one (label \"\") instead of none",
+        ["m.get_trigger_order_history.label"];
+    TriggerPostOnlyString => "trigger-post-only-string",
+        "trigger order history entries give the post-only flag as a string (\"false\")",
+        ["m.get_trigger_order_history.flags_boolean"];
     TriggerPagesOverlap => "trigger-pages-overlap",
         "the next trigger history page repeats the last entry of the previous one",
         ["m.get_trigger_order_history.continuation"];

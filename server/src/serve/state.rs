@@ -280,6 +280,13 @@ impl ServerState {
                     BTreeMap::from([("access_token".to_owned(), "access_token".to_owned())]),
                 ),
                 (
+                    "trigger_history".to_owned(),
+                    ["order_type", "label", "post_only", "reduce_only"]
+                        .into_iter()
+                        .map(|field| (field.to_owned(), field.to_owned()))
+                        .collect(),
+                ),
+                (
                     "currency".to_owned(),
                     BTreeMap::from([
                         (
