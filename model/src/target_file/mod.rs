@@ -29,6 +29,7 @@
 //! subaccount_id = 7
 //! member_id = 9
 //! kept_member_id = 10                           # a member the suite never deletes
+//! second_member_id = 11                         # a member deleted after member_id
 //! instrument_name = "BTC-PERPETUAL"
 //! other_instrument_name = "BTC-27JUN25-100000-C" # a second instrument, best of another kind
 //! currency = "BTC"
@@ -154,6 +155,11 @@ pub struct Fixtures {
     /// after `member_id` is deleted holds it (SPEC.md 4.11: "members remaining").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kept_member_id: Option<u64>,
+    /// A second member of the main account that may be deleted: the suite deletes it after
+    /// `member_id`, in the same execution, and its answer shows `member_id` still gone
+    /// (SPEC.md describes no other list of members).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub second_member_id: Option<u64>,
     /// A subaccount user id of the `two_factor` account: what its second-factor calls act on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub two_factor_subaccount_id: Option<u64>,
@@ -300,6 +306,7 @@ struct FixturesFile {
     subaccount_id: Option<u64>,
     member_id: Option<u64>,
     kept_member_id: Option<u64>,
+    second_member_id: Option<u64>,
     two_factor_subaccount_id: Option<u64>,
     no_direct_access_member_id: Option<u64>,
     mmp_reset_index: Option<String>,
@@ -478,6 +485,7 @@ impl Target {
                     subaccount_id: fixtures.subaccount_id,
                     member_id: fixtures.member_id,
                     kept_member_id: fixtures.kept_member_id,
+                    second_member_id: fixtures.second_member_id,
                     two_factor_subaccount_id: fixtures.two_factor_subaccount_id,
                     no_direct_access_member_id: fixtures.no_direct_access_member_id,
                     mmp_reset_index: fixtures.mmp_reset_index,

@@ -43,11 +43,32 @@ impl Execution<'_> {
         Ok(matchers)
     }
 
-    /// The first fixture a matcher's templates name that the target file does not give:
-    /// such a matcher checks what only some targets can name (a member kept, a second
-    /// triggered status) and is left out, not the case.
-    fn missing_fixture(&self, matcher: &Matcher) -> Option<String> {
-        let text = serde_json::to_string(matcher).ok()?;
+    /// A call step whose parameters name a fixture the target file does not give is left
+    /// out with a note, and its clauses counted as unchecked: it checks what only some
+    /// targets can name (a second member to delete), and the case's other steps still run.
+    /// Returns whether the step is left out.
+    pub(super) fn leave_out_without_fixture(&mut self, step: &Step) -> bool {
+        let Some(name) = self.missing_fixture(&step.params) else {
+            return false;
+        };
+        self.notes.push(format!(
+            "the step at line {} is not run: the target file has no {name}",
+            step.line
+        ));
+        let clauses = self.case.step_clauses(step);
+        self.unchecked.extend(clauses.iter().cloned());
+        for matcher in &step.expect.matchers {
+            self.unchecked
+                .extend(matcher.clauses.iter().flatten().cloned());
+        }
+        true
+    }
+
+    /// The first fixture the templates of a matcher or of parameters name that the target
+    /// file does not give: such a matcher checks what only some targets can name (a member
+    /// kept, a second triggered status) and is left out, not the case.
+    fn missing_fixture(&self, templated: &impl serde::Serialize) -> Option<String> {
+        let text = serde_json::to_string(templated).ok()?;
         text.match_indices("{{fixtures.").find_map(|(start, _)| {
             let name = &text[start + 2..];
             let name = name[..name.find("}}")?].trim();

@@ -35,6 +35,7 @@ impl Bindings for Execution<'_> {
             "fixtures.subaccount_id" => return fixtures.subaccount_id.map(Value::from),
             "fixtures.member_id" => return fixtures.member_id.map(Value::from),
             "fixtures.kept_member_id" => return fixtures.kept_member_id.map(Value::from),
+            "fixtures.second_member_id" => return fixtures.second_member_id.map(Value::from),
             "fixtures.two_factor_subaccount_id" => {
                 return fixtures.two_factor_subaccount_id.map(Value::from);
             }

@@ -99,6 +99,7 @@ pub(crate) fn skip_reason(
         "subaccount_id" => fixtures.subaccount_id.is_none(),
         "member_id" => fixtures.member_id.is_none(),
         "kept_member_id" => fixtures.kept_member_id.is_none(),
+        "second_member_id" => fixtures.second_member_id.is_none(),
         "two_factor_subaccount_id" => fixtures.two_factor_subaccount_id.is_none(),
         "no_direct_access_member_id" => fixtures.no_direct_access_member_id.is_none(),
         "mmp_reset_index" => fixtures.mmp_reset_index.is_none(),

@@ -119,7 +119,10 @@ pub(crate) fn delete_member(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
     let position = members
         .iter()
         .position(|member| i64::try_from(member.member_id).ok() == Some(member_id));
+    // `delete-member-answer-only`: the member stays, and only this answer leaves it out.
+    let mut hidden = None;
     match position {
+        Some(index) if ctx.fault(Fault::DeleteMemberAnswerOnly) => hidden = Some(index),
         Some(index) if !ctx.fault(Fault::DeleteMemberKept) => {
             members.remove(index);
             // The member that followed it goes too: one not named.
@@ -134,7 +137,9 @@ pub(crate) fn delete_member(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
     let renamed = ctx.variant(Variant::MemberFieldNames);
     let mut remaining: Vec<Value> = members
         .iter()
-        .map(|member| member.to_json(renamed))
+        .enumerate()
+        .filter(|(index, _)| hidden != Some(*index))
+        .map(|(_, member)| member.to_json(renamed))
         .collect();
     // The first entry, or (the nearest miss of a check of the first entry only) the last
     // of two or more.

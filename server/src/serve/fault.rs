@@ -370,6 +370,9 @@ faults! {
     DeleteMemberKept => "delete-member-kept",
         "delete_member leaves the deleted member among the members it returns",
         ["m.delete_member.deleted_absent"];
+    DeleteMemberAnswerOnly => "delete-member-answer-only",
+        "delete_member leaves the member named out of its answer but does not delete it: the next delete_member's answer lists it again",
+        ["m.delete_member.deleted_absent"];
     MemberNameTooLong => "member-name-too-long",
         "delete_member returns a member whose name is 65 characters long",
         ["m.delete_member.name_length"];

@@ -40,6 +40,10 @@ pub(crate) const FIXTURE_MEMBER_ID: u64 = 1;
 /// the deleted member in the list, where a server deleting one member too many would take it.
 pub(crate) const KEPT_MEMBER_ID: u64 = 3;
 
+/// A second member of the main account the target advertises as deletable: the suite
+/// deletes it after `FIXTURE_MEMBER_ID`, and its answer shows that one still gone.
+pub(crate) const SECOND_MEMBER_ID: u64 = 2;
+
 /// The member of the `two_factor` account, a main account whose Direct Access trading is
 /// not enabled: every `delete_member` of that account is refused (SPEC.md 4.11), this one
 /// included. The target file names it, and the account as `no_direct_access`.
@@ -297,7 +301,7 @@ impl Member {
 pub(crate) fn members(main_id: u64, sub_id: u64, two_factor_id: u64) -> Vec<Member> {
     vec![
         Member {
-            member_id: 2,
+            member_id: SECOND_MEMBER_ID,
             name: "desk-alpha",
             owner_id: main_id,
             active: true,

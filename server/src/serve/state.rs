@@ -229,6 +229,7 @@ impl ServerState {
                 subaccount_id: Some(SUB_ID),
                 member_id: Some(FIXTURE_MEMBER_ID),
                 kept_member_id: Some(fixtures::KEPT_MEMBER_ID),
+                second_member_id: Some(fixtures::SECOND_MEMBER_ID),
                 two_factor_subaccount_id: Some(TWO_FACTOR_SUB_ID),
                 no_direct_access_member_id: Some(fixtures::NO_DIRECT_ACCESS_MEMBER_ID),
                 mmp_reset_index: mmp_held.then(|| fixtures::MMP_RESET_INDEX.to_owned()),
