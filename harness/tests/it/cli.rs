@@ -401,7 +401,7 @@ fn lint_response_names_path_and_clause_and_exits_by_conformance() {
 /// target file: what a server team does in CI.
 #[test]
 fn full_suite_passes_against_an_external_server_through_its_target_file() {
-    let (output, report) = run_against_reference("external", |target| target.to_owned());
+    let (output, report) = run_against_reference("external", &[], |target| target.to_owned());
     assert_eq!(output.status.code(), Some(0), "{}", text(&output));
     assert_eq!(report["target"], "reference");
     assert_eq!(report["summary"]["fail"], 0);
@@ -409,22 +409,29 @@ fn full_suite_passes_against_an_external_server_through_its_target_file() {
     assert!(report["summary"]["pass"].as_u64().unwrap() > 100);
 }
 
-/// The whole suite against `harness serve` in its own process, through the target file it
-/// wrote as `edit` changes it: the exit status and `report.json`.
-fn run_against_reference(name: &str, edit: impl Fn(&str) -> String) -> (Output, serde_json::Value) {
+/// The whole suite (or what `extra` arguments select) against `harness serve` in its own
+/// process, through the target file it wrote as `edit` changes it: the exit status and
+/// `report.json`.
+fn run_against_reference(
+    name: &str,
+    extra: &[&str],
+    edit: impl Fn(&str) -> String,
+) -> (Output, serde_json::Value) {
     let dir = temp_dir(name);
     let target = dir.join("target.toml");
     let mut server = spawn_reference(&target);
     let written = std::fs::read_to_string(&target).unwrap();
     std::fs::write(&target, edit(&written)).unwrap();
-    let output = run(&[
+    let mut arguments = vec![
         "run",
         "--quiet",
         "--target",
         target.to_str().unwrap(),
         "--out",
         dir.to_str().unwrap(),
-    ]);
+    ];
+    arguments.extend_from_slice(extra);
+    let output = run(&arguments);
     server.kill().unwrap();
     let _ = server.wait();
     let report =
@@ -434,7 +441,7 @@ fn run_against_reference(name: &str, edit: impl Fn(&str) -> String) -> (Output, 
 
 #[test]
 fn checks_on_fields_the_target_file_does_not_name_are_skipped_and_not_covered() {
-    let (output, report) = run_against_reference("field-names", |target| {
+    let (output, report) = run_against_reference("field-names", &[], |target| {
         target[..target.find("[field_names").unwrap()].to_owned()
     });
     assert_eq!(output.status.code(), Some(0), "{}", text(&output));
@@ -475,4 +482,60 @@ fn checks_on_fields_the_target_file_does_not_name_are_skipped_and_not_covered() 
     ] {
         assert!(uncovered.contains(clause), "{clause} in {uncovered}");
     }
+}
+
+/// The fixtures only some targets can give (a member kept, a second one to delete, a second
+/// instrument): without them the matchers and the call step naming them are left out with a
+/// note while the case's other steps still run, and a case naming one in `needs` is skipped.
+#[test]
+fn checks_on_fixtures_the_target_file_does_not_give_are_left_out() {
+    let optional = [
+        "kept_member_id",
+        "second_member_id",
+        "other_instrument_name",
+    ];
+    let without = |target: &str| -> String {
+        target
+            .lines()
+            .filter(|line| {
+                !optional
+                    .iter()
+                    .any(|key| line.starts_with(&format!("{key} =")))
+            })
+            .map(|line| format!("{line}\n"))
+            .collect()
+    };
+    let verdict = |filter: &str, case: &str| {
+        // A run whose every execution is a skip exits non-zero: only the report is read.
+        let (_, report) = run_against_reference(filter, &["--filter", filter], without);
+        report["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|result| result["case"] == case)
+            .unwrap_or_else(|| panic!("no result for {case}"))
+            .clone()
+    };
+    let delete = verdict("delete_ok", "m.delete_member.delete_ok");
+    assert_eq!(delete["verdict"], "pass", "{delete}");
+    let notes = delete["notes"].to_string();
+    assert!(
+        notes.contains("is not run: the target file has no fixtures.second_member_id"),
+        "{notes}"
+    );
+    assert!(
+        notes.contains("the target file has no fixtures.kept_member_id"),
+        "{notes}"
+    );
+    let other = verdict(
+        "other_instrument",
+        "m.get_book_summary_by_instrument.other_instrument",
+    );
+    assert_eq!(other["verdict"], "skip", "{other}");
+    assert!(
+        other["message"]
+            .to_string()
+            .contains("other_instrument_name"),
+        "{other}"
+    );
 }

@@ -34,13 +34,18 @@
 //! [fixtures]                                     # all optional
 //! subaccount_id = 7
 //! member_id = 9
+//! kept_member_id = 10                           # a member the suite never deletes
+//! second_member_id = 11                         # a member deleted after member_id
 //! instrument_name = "BTC-PERPETUAL"
+//! other_instrument_name = "BTC-27JUN25-100000-C" # a second instrument, best of another kind
 //! currency = "BTC"
 //! direct_access_key_env = "STAGING_DA_KEY"       # or direct_access_key = "..."
 //! two_factor_subaccount_id = 12                  # a subaccount of the two_factor account
 //! no_direct_access_member_id = 4                # a member of [accounts.no_direct_access], a
 //!                                                # main account without Direct Access (4.11)
 //! mmp_reset_index = "btc_usd"                   # an MMP status frozen until manual reset
+//! mmp_triggered_index = "eth_usdc"              # another order/quote status triggered all run
+//! mmp_block_rfq_index = "btc_usdc"              # a Block RFQ status triggered all run
 //! expired_otm_option = { instrument_name = "BTC-31JAN25-100000-C", currency = "BTC", expired_at = 1738310400000 }
 //! # more options that expired out of the money, each checked as the one above is:
 //! expired_otm_options = [{ instrument_name = "ETH-31JAN25-4000-C", currency = "ETH", expired_at = 1738310400000 }]
@@ -60,6 +65,8 @@
 //! [field_names.member]                           # fields SPEC.md describes without
 //! identifier = "member_id"                       # names (2.6); checks reading such a
 //! name = "name"                                  # field are skipped without them
+//! # also [field_names.currency] cross_collateral, networks (2.5), [field_names.trigger_history]
+//! # order_type, label, post_only, reduce_only (2.2), [field_names.exchange_token] access_token (4.2)
 //! ```
 
 use std::collections::BTreeMap;
@@ -143,6 +150,15 @@ pub struct Fixtures {
     /// A Direct Access member id that may be deleted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub member_id: Option<u64>,
+    /// Another member of the main account, which the suite never deletes: what remains
+    /// after `member_id` is deleted holds it (SPEC.md 4.11: "members remaining").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kept_member_id: Option<u64>,
+    /// A second member of the main account that may be deleted: the suite deletes it after
+    /// `member_id`, in the same execution, and its answer shows `member_id` still gone
+    /// (SPEC.md describes no other list of members).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub second_member_id: Option<u64>,
     /// A subaccount user id of the `two_factor` account: what its second-factor calls act on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub two_factor_subaccount_id: Option<u64>,
@@ -157,9 +173,25 @@ pub struct Fixtures {
     /// covers its index must report (4.6).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mmp_reset_index: Option<String>,
+    /// The `index_name` of another order/quote MMP status the main account holds triggered
+    /// for the whole run (frozen until manual reset, or until a time after the run): a
+    /// second triggered status, so that a call without `index_name` is shown to return
+    /// every one (4.6), not one alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mmp_triggered_index: Option<String>,
+    /// The `index_name` of a Block RFQ MMP status the main account holds triggered for the
+    /// whole run: reported with `block_rfq` true, and not among the order/quote statuses
+    /// (2.4: "Block RFQ status is separate from order/quote status").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mmp_block_rfq_index: Option<String>,
     /// An instrument with a position that may be closed and a book summary.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instrument_name: Option<String>,
+    /// A second instrument with a book summary, best of another kind (an option beside a
+    /// future): the book summary's rules are checked on it too, so a server answering
+    /// `instrument_name`'s summary whatever is asked is caught.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub other_instrument_name: Option<String>,
     /// A currency with data.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub currency: Option<String>,
@@ -264,10 +296,15 @@ struct AccountFile {
 struct FixturesFile {
     subaccount_id: Option<u64>,
     member_id: Option<u64>,
+    kept_member_id: Option<u64>,
+    second_member_id: Option<u64>,
     two_factor_subaccount_id: Option<u64>,
     no_direct_access_member_id: Option<u64>,
     mmp_reset_index: Option<String>,
+    mmp_triggered_index: Option<String>,
+    mmp_block_rfq_index: Option<String>,
     instrument_name: Option<String>,
+    other_instrument_name: Option<String>,
     currency: Option<String>,
     #[serde(default)]
     positions: Vec<String>,
@@ -416,10 +453,15 @@ impl Target {
                 Fixtures {
                     subaccount_id: fixtures.subaccount_id,
                     member_id: fixtures.member_id,
+                    kept_member_id: fixtures.kept_member_id,
+                    second_member_id: fixtures.second_member_id,
                     two_factor_subaccount_id: fixtures.two_factor_subaccount_id,
                     no_direct_access_member_id: fixtures.no_direct_access_member_id,
                     mmp_reset_index: fixtures.mmp_reset_index,
+                    mmp_triggered_index: fixtures.mmp_triggered_index,
+                    mmp_block_rfq_index: fixtures.mmp_block_rfq_index,
                     instrument_name: fixtures.instrument_name,
+                    other_instrument_name: fixtures.other_instrument_name,
                     currency: fixtures.currency,
                     positions: fixtures.positions,
                     expired_otm_option: fixtures.expired_otm_option,

@@ -30,6 +30,42 @@ pub const UNNAMED_FIELDS: &[UnnamedField] = &[
         described: "name (string, maximum 64 characters)",
     },
     UnnamedField {
+        record: "trigger_history",
+        field: "order_type",
+        section: "2.2",
+        described: "the requested order type (`limit` or `market`)",
+    },
+    UnnamedField {
+        record: "trigger_history",
+        field: "label",
+        section: "2.2",
+        described: "a user label (only when set)",
+    },
+    UnnamedField {
+        record: "trigger_history",
+        field: "post_only",
+        section: "2.2",
+        described: "a post-only flag",
+    },
+    UnnamedField {
+        record: "trigger_history",
+        field: "reduce_only",
+        section: "2.2",
+        described: "a reduce-only flag (optional, absent for spot)",
+    },
+    UnnamedField {
+        record: "currency",
+        field: "cross_collateral",
+        section: "2.5",
+        described: "a cross-collateral-pool flag",
+    },
+    UnnamedField {
+        record: "currency",
+        field: "networks",
+        section: "2.5",
+        described: "for external-custody wallet accounts, a list of networks with at least one entry whose `resource_name` values are used as the `network` parameter of wallet methods",
+    },
+    UnnamedField {
         record: "exchange_token",
         field: "access_token",
         section: "4.2",

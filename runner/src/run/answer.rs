@@ -1,13 +1,14 @@
 //! What a step's answer is held to and what it leaves behind: its matchers with every
 //! template resolved (a matcher on a field whose name SPEC.md does not show, and the target
-//! file does not give in `[field_names]`, is skipped with a note), and the captures kept
+//! file does not give in `[field_names]`, or that names a fixture the target file does not
+//! give, is skipped with a note), and the captures kept
 //! for later steps (a path through `[*]` captures the list it finds; a login step with
 //! `lacks` whose granted scope grants it after all skips the case).
 
 use serde_json::Value;
 
 use super::exec::{Execution, Stop};
-use super::template;
+use super::template::{self, Bindings};
 use harness_model::case::{Auth, Step};
 use harness_model::check::Matcher;
 use harness_protocol::auth::scope::Scope;
@@ -19,12 +20,18 @@ impl Execution<'_> {
         let expect = &step.expect;
         let mut matchers = Vec::with_capacity(expect.matchers.len());
         for matcher in &expect.matchers {
-            match self.shared.target.missing_field_name(&matcher.path) {
-                Some(name) => {
-                    self.notes.push(format!(
-                        "{} not checked: SPEC.md does not show the field name and the target file does not give {name} in [field_names]",
-                        matcher.path
-                    ));
+            let missing = match self.shared.target.missing_field_name(&matcher.path) {
+                Some(name) => Some(format!(
+                    "SPEC.md does not show the field name and the target file does not give {name} in [field_names]"
+                )),
+                None => self
+                    .missing_fixture(matcher)
+                    .map(|name| format!("the target file has no {name}")),
+            };
+            match missing {
+                Some(why) => {
+                    self.notes
+                        .push(format!("{} not checked: {why}", matcher.path));
                     // Its clauses are not covered by this execution.
                     let clauses = matcher.clauses.as_deref();
                     let clauses = clauses.unwrap_or_else(|| self.case.step_clauses(step));
@@ -34,6 +41,39 @@ impl Execution<'_> {
             }
         }
         Ok(matchers)
+    }
+
+    /// A call step whose parameters name a fixture the target file does not give is left
+    /// out with a note, and its clauses counted as unchecked: it checks what only some
+    /// targets can name (a second member to delete), and the case's other steps still run.
+    /// Returns whether the step is left out.
+    pub(super) fn leave_out_without_fixture(&mut self, step: &Step) -> bool {
+        let Some(name) = self.missing_fixture(&step.params) else {
+            return false;
+        };
+        self.notes.push(format!(
+            "the step at line {} is not run: the target file has no {name}",
+            step.line
+        ));
+        let clauses = self.case.step_clauses(step);
+        self.unchecked.extend(clauses.iter().cloned());
+        for matcher in &step.expect.matchers {
+            self.unchecked
+                .extend(matcher.clauses.iter().flatten().cloned());
+        }
+        true
+    }
+
+    /// The first fixture the templates of a matcher or of parameters name that the target
+    /// file does not give: such a matcher checks what only some targets can name (a member
+    /// kept, a second triggered status) and is left out, not the case.
+    fn missing_fixture(&self, templated: &impl serde::Serialize) -> Option<String> {
+        let text = serde_json::to_string(templated).ok()?;
+        text.match_indices("{{fixtures.").find_map(|(start, _)| {
+            let name = &text[start + 2..];
+            let name = name[..name.find("}}")?].trim();
+            self.value_of(name).is_none().then(|| name.to_owned())
+        })
     }
 
     pub(super) fn resolve_matcher(&self, matcher: &Matcher) -> Result<Matcher, Stop> {

@@ -34,6 +34,8 @@ impl Bindings for Execution<'_> {
             }
             "fixtures.subaccount_id" => return fixtures.subaccount_id.map(Value::from),
             "fixtures.member_id" => return fixtures.member_id.map(Value::from),
+            "fixtures.kept_member_id" => return fixtures.kept_member_id.map(Value::from),
+            "fixtures.second_member_id" => return fixtures.second_member_id.map(Value::from),
             "fixtures.two_factor_subaccount_id" => {
                 return fixtures.two_factor_subaccount_id.map(Value::from);
             }
@@ -41,7 +43,16 @@ impl Bindings for Execution<'_> {
                 return fixtures.no_direct_access_member_id.map(Value::from);
             }
             "fixtures.mmp_reset_index" => return fixtures.mmp_reset_index.clone().map(Value::from),
+            "fixtures.mmp_triggered_index" => {
+                return fixtures.mmp_triggered_index.clone().map(Value::from);
+            }
+            "fixtures.mmp_block_rfq_index" => {
+                return fixtures.mmp_block_rfq_index.clone().map(Value::from);
+            }
             "fixtures.instrument_name" => return fixtures.instrument_name.clone().map(Value::from),
+            "fixtures.other_instrument_name" => {
+                return fixtures.other_instrument_name.clone().map(Value::from);
+            }
             "fixtures.currency" => return fixtures.currency.clone().map(Value::from),
             "fixtures.position" => return self.position.clone().map(Value::from),
             "fixtures.expired_otm_option.instrument_name" => {

@@ -198,6 +198,9 @@ pub(crate) async fn execute(shared: &Shared, case: &Case, transport: TransportKi
                 }
                 continue;
             }
+            if execution.leave_out_without_fixture(step) {
+                continue;
+            }
             let outcome = match step.race() {
                 // The rounds of a race run the steps before it again (`race.rs`).
                 Some(race) => Box::pin(execution.race(&case.steps[..index], step, race)).await,

@@ -173,9 +173,16 @@ pub(crate) fn delete_member(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
     let position = members
         .iter()
         .position(|member| i64::try_from(member.member_id).ok() == Some(member_id));
+    // `delete-member-answer-only`: the member stays, and only this answer leaves it out.
+    let mut hidden = None;
     match position {
+        Some(index) if ctx.fault(Fault::DeleteMemberAnswerOnly) => hidden = Some(index),
         Some(index) if !ctx.fault(Fault::DeleteMemberKept) => {
             members.remove(index);
+            // The member that followed it goes too: one not named.
+            if ctx.fault(Fault::DeleteMemberDropsNext) && index < members.len() {
+                members.remove(index);
+            }
         }
         Some(_) => {}
         None if zero_allowed || ctx.variant(Variant::UnknownIsEmpty) => {}
@@ -184,13 +191,22 @@ pub(crate) fn delete_member(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
     let renamed = ctx.variant(Variant::MemberFieldNames);
     let mut remaining: Vec<Value> = members
         .iter()
-        .map(|member| member.to_json(renamed))
+        .enumerate()
+        .filter(|(index, _)| hidden != Some(*index))
+        .map(|(_, member)| member.to_json(renamed))
         .collect();
-    if ctx.fault(Fault::MemberNameTooLong)
-        && let Some(first) = remaining.first_mut()
-    {
+    // The first entry, or (the nearest miss of a check of the first entry only) the last
+    // of two or more.
+    let too_long = if ctx.fault(Fault::MemberNameTooLong) {
+        remaining.first_mut()
+    } else if ctx.fault(Fault::MemberNameTooLongAfterFirst) && remaining.len() > 1 {
+        remaining.last_mut()
+    } else {
+        None
+    };
+    if let Some(member) = too_long {
         let (_, name) = super::fixtures::member_field_names(renamed);
-        first[name] = Value::from("m".repeat(harness_protocol::spec::MEMBER_NAME_MAX + 1));
+        member[name] = Value::from("m".repeat(harness_protocol::spec::MEMBER_NAME_MAX + 1));
     }
     let allowed = if ctx.fault(Fault::DeleteMemberFlagString) {
         json!(direct_access.to_string())

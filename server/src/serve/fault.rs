@@ -361,6 +361,15 @@ faults! {
     TriggerIndexValue => "trigger-index-value",
         "one trigger order history entry has trigger \"index\"",
         ["m.get_trigger_order_history.result"];
+    TriggerOrderTypeAfterFirst => "trigger-order-type-after-first",
+        "trigger order history entries after the first give the requested order type as stop_market, not limit or market",
+        ["m.get_trigger_order_history.order_type"];
+    TriggerLabelEmpty => "trigger-label-empty",
+        "trigger order history entries without a label carry an empty one (label \"\") instead of none",
+        ["m.get_trigger_order_history.label"];
+    TriggerPostOnlyString => "trigger-post-only-string",
+        "trigger order history entries give the post-only flag as a string (\"false\")",
+        ["m.get_trigger_order_history.flags_boolean"];
     TriggerPagesOverlap => "trigger-pages-overlap",
         "the next trigger history page repeats the last entry of the previous one",
         ["m.get_trigger_order_history.continuation"];
@@ -424,6 +433,18 @@ faults! {
     CurrencyDecimalsString => "currency-decimals-string",
         "get_currencies returns decimals as a string",
         ["m.get_currencies.result"];
+    CurrencyDecimalsStringAfterFirst => "currency-decimals-string-after-first",
+        "get_currencies returns decimals as a string in every entry but the first",
+        ["m.get_currencies.result"];
+    CurrencyCrossCollateralAfterFirst => "currency-cross-collateral-after-first",
+        "get_currencies leaves the cross-collateral-pool flag out of every entry but the first",
+        ["m.get_currencies.cross_collateral"];
+    CurrencyCrossCollateralString => "currency-cross-collateral-string",
+        "get_currencies gives the cross-collateral-pool flag as a string (\"true\")",
+        ["m.get_currencies.cross_collateral_boolean"];
+    CurrencyNetworksEmpty => "currency-networks-empty",
+        "get_currencies gives a currency after the first an empty networks list",
+        ["m.get_currencies.networks"];
     VolatilityCurrencyAny => "volatility-currency-any",
         "get_historical_volatility accepts any currency",
         ["m.get_historical_volatility.currency"];
@@ -448,9 +469,18 @@ faults! {
     DeleteMemberKept => "delete-member-kept",
         "delete_member leaves the deleted member among the members it returns",
         ["m.delete_member.deleted_absent"];
+    DeleteMemberAnswerOnly => "delete-member-answer-only",
+        "delete_member leaves the member named out of its answer but does not delete it: the next delete_member's answer lists it again",
+        ["m.delete_member.deleted_absent"];
     MemberNameTooLong => "member-name-too-long",
         "delete_member returns a member whose name is 65 characters long",
         ["m.delete_member.name_length"];
+    MemberNameTooLongAfterFirst => "member-name-too-long-after-first",
+        "delete_member returns a member whose name is 65 characters long, in an entry after the first (the first keeps the length)",
+        ["m.delete_member.name_length"];
+    DeleteMemberDropsNext => "delete-member-drops-next",
+        "delete_member deletes the member named and the member after it: a member that was not named is missing from the members remaining",
+        ["m.delete_member.result"];
     DeleteMemberFlagString => "delete-member-flag-string",
         "delete_member returns is_direct_access_allowed as a string",
         ["m.delete_member.result"];
@@ -478,8 +508,17 @@ faults! {
     BookSummaryExtraInstrument => "book-summary-extra-instrument",
         "get_book_summary_by_instrument answers the requested instrument's summary and another instrument's too",
         ["m.get_book_summary_by_instrument.instrument"];
+    BookSummaryFirstInstrument => "book-summary-first-instrument",
+        "get_book_summary_by_instrument answers the summary of its first instrument (the fixture's) whatever instrument_name names",
+        ["m.get_book_summary_by_instrument.instrument"];
+    BookSummaryOptionNullBid => "book-summary-option-null-bid",
+        "book summary entries of options carry bid_price null (those of futures and perpetuals a number)",
+        ["m.get_book_summary_by_instrument.result"];
     MmpBlockRfqIgnored => "mmp-block-rfq-ignored",
         "get_mmp_status ignores block_rfq and returns the order/quote statuses",
+        ["m.get_mmp_status.block_rfq"];
+    MmpBlockRfqNone => "mmp-block-rfq-none",
+        "get_mmp_status with block_rfq true answers no status, though a Block RFQ status is triggered",
         ["m.get_mmp_status.block_rfq"];
     TriggerInstrumentIgnored => "trigger-instrument-ignored",
         "get_trigger_order_history ignores the instrument_name filter",

@@ -26,10 +26,23 @@ pub(crate) const FIXTURE_EPOCH_MS: u64 = 1_704_067_200_000;
 /// the target advertises.
 pub(crate) const DEFAULT_INSTRUMENT: &str = "BTC-PERPETUAL";
 
+/// A second instrument whose book summary the target advertises, of another kind than the
+/// default one: an option.
+pub(crate) const OTHER_INSTRUMENT: &str = "ETH-27JUN25-3000-C";
+
 /// The member id the target advertises as deletable: 1, the least `member_id` SPEC.md 4.11
 /// allows (`>= 1`), so that deleting it is the nearest miss of the bound on the side that
 /// must be accepted (a server that checks `> 1` fails `m.delete_member.delete_ok`).
 pub(crate) const FIXTURE_MEMBER_ID: u64 = 1;
+
+/// A member of the main account the target advertises as kept: the suite never deletes
+/// it, so the members remaining after `FIXTURE_MEMBER_ID`'s deletion hold it. It follows
+/// the deleted member in the list, where a server deleting one member too many would take it.
+pub(crate) const KEPT_MEMBER_ID: u64 = 3;
+
+/// A second member of the main account the target advertises as deletable: the suite
+/// deletes it after `FIXTURE_MEMBER_ID`, and its answer shows that one still gone.
+pub(crate) const SECOND_MEMBER_ID: u64 = 2;
 
 /// The member of the `two_factor` account, a main account whose Direct Access trading is
 /// not enabled: every `delete_member` of that account is refused (SPEC.md 4.11), this one
@@ -110,16 +123,39 @@ fn currency_entries() -> Vec<Value> {
                 },
                 "network_currency": network,
                 "network_fee": fee / 4.0,
+                CURRENCY_CROSS_COLLATERAL: code != "EURR",
             })
         };
+    // The stable coins list the networks an external-custody wallet takes them on (2.5).
+    let with_networks = |mut entry: Value, networks: &[&str]| {
+        let networks: Vec<Value> = networks
+            .iter()
+            .map(|name| json!({ "resource_name": name }))
+            .collect();
+        entry[CURRENCY_NETWORKS] = Value::Array(networks);
+        entry
+    };
     vec![
         entry("BTC", "Bitcoin", "BITCOIN", 8, 0.0001, "BTC"),
         entry("ETH", "Ethereum", "ETHER", 8, 0.0016, "ETH"),
-        entry("USDC", "USD Coin", "ETHER", 6, 1.0, "ETH"),
-        entry("USDT", "Tether USD", "ETHER", 6, 1.0, "ETH"),
+        with_networks(
+            entry("USDC", "USD Coin", "ETHER", 6, 1.0, "ETH"),
+            &["ethereum", "solana"],
+        ),
+        with_networks(
+            entry("USDT", "Tether USD", "ETHER", 6, 1.0, "ETH"),
+            &["ethereum"],
+        ),
         entry("EURR", "StablR Euro", "ETHER", 6, 1.0, "ETH"),
     ]
 }
+
+/// The names of the currency entry's cross-collateral-pool flag and networks list, which
+/// SPEC.md 2.5 describes without showing: the reference's own. The target file gives them.
+pub(crate) const CURRENCY_CROSS_COLLATERAL: &str = "in_cross_collateral_pool";
+
+/// See [`CURRENCY_CROSS_COLLATERAL`].
+pub(crate) const CURRENCY_NETWORKS: &str = "networks";
 
 /// The book summary entry of SPEC.md section 2.8 for an instrument.
 pub(crate) fn book_summary(instrument: &Instrument) -> Value {
@@ -177,6 +213,13 @@ pub(crate) struct MmpStatus {
 /// The index of the MMP status frozen until manual reset, which the target file advertises.
 pub(crate) const MMP_RESET_INDEX: &str = "btc_usd";
 
+/// The index of the second order/quote MMP status, a Mass Quote group's, which the target
+/// file advertises as triggered all run.
+pub(crate) const MMP_TRIGGERED_INDEX: &str = "eth_usdc";
+
+/// The index of the Block RFQ MMP status, which the target file advertises.
+pub(crate) const MMP_BLOCK_RFQ_INDEX: &str = "btc_usdc";
+
 /// Triggered MMP statuses: one frozen until manual reset, one from a Mass Quote group and
 /// one of Block RFQ. The timed ones are frozen until late 2045, so they are still triggered
 /// whenever the suite runs (a time already past would no longer be triggered, SPEC.md 2.4).
@@ -189,13 +232,13 @@ pub(crate) fn mmp_statuses() -> Vec<MmpStatus> {
             block_rfq: false,
         },
         MmpStatus {
-            index_name: "eth_usdc",
+            index_name: MMP_TRIGGERED_INDEX,
             frozen_until: FIXTURE_EPOCH_MS + 86_400_000 * 8000,
             mmp_group: Some("mq_alpha"),
             block_rfq: false,
         },
         MmpStatus {
-            index_name: "btc_usdc",
+            index_name: MMP_BLOCK_RFQ_INDEX,
             frozen_until: FIXTURE_EPOCH_MS + 86_400_000 * 8000,
             mmp_group: None,
             block_rfq: true,
@@ -258,7 +301,7 @@ impl Member {
 pub(crate) fn members(main_id: u64, sub_id: u64, two_factor_id: u64) -> Vec<Member> {
     vec![
         Member {
-            member_id: 2,
+            member_id: SECOND_MEMBER_ID,
             name: "desk-alpha",
             owner_id: main_id,
             active: true,
@@ -274,7 +317,7 @@ pub(crate) fn members(main_id: u64, sub_id: u64, two_factor_id: u64) -> Vec<Memb
             last_modified: FIXTURE_EPOCH_MS + 3_600_000,
         },
         Member {
-            member_id: 3,
+            member_id: KEPT_MEMBER_ID,
             name: "desk-gamma (inactive)",
             owner_id: main_id,
             active: false,

@@ -13,13 +13,38 @@ use harness_protocol::spec;
 /// `public/get_currencies`.
 pub(crate) fn get_currencies(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
     let mut currencies = fixtures::currencies();
-    if ctx.fault(Fault::CurrencyDecimalsString) {
-        for currency in &mut currencies {
+    // The whole list, or (the nearest miss of a check of the first entry only) every entry
+    // but the first.
+    let first_kept = usize::from(!ctx.fault(Fault::CurrencyDecimalsString));
+    if ctx.fault(Fault::CurrencyDecimalsString)
+        || ctx.fault(Fault::CurrencyDecimalsStringAfterFirst)
+    {
+        for currency in currencies.iter_mut().skip(first_kept) {
             if let Some(object) = currency.as_object_mut()
                 && let Some(decimals) = object.get("decimals").cloned()
             {
                 object.insert("decimals".to_owned(), json!(decimals.to_string()));
             }
+        }
+    }
+    let flag = fixtures::CURRENCY_CROSS_COLLATERAL;
+    for (index, currency) in currencies.iter_mut().enumerate() {
+        let Some(object) = currency.as_object_mut() else {
+            continue;
+        };
+        if index > 0 && ctx.fault(Fault::CurrencyCrossCollateralAfterFirst) {
+            object.remove(flag);
+        }
+        if ctx.fault(Fault::CurrencyCrossCollateralString)
+            && let Some(value) = object.get(flag).cloned()
+        {
+            object.insert(flag.to_owned(), json!(value.to_string()));
+        }
+        if index > 0
+            && ctx.fault(Fault::CurrencyNetworksEmpty)
+            && let Some(networks) = object.get_mut(fixtures::CURRENCY_NETWORKS)
+        {
+            *networks = json!([]);
         }
     }
     Ok(Value::Array(currencies))
@@ -80,10 +105,20 @@ pub(crate) fn get_book_summary_by_instrument(ctx: &mut Ctx<'_>) -> Result<Value,
     };
     let position = if ctx.fault(Fault::BookSummaryWrongInstrument) {
         (position + 1) % instruments.len()
+    } else if ctx.fault(Fault::BookSummaryFirstInstrument) {
+        0
     } else {
         position
     };
     let mut summary = fixtures::book_summary(&instruments[position]);
+    // An option's name ends in its kind, C or P.
+    let option = instruments[position].name.ends_with(['C', 'P']);
+    if option
+        && ctx.fault(Fault::BookSummaryOptionNullBid)
+        && let Some(object) = summary.as_object_mut()
+    {
+        object.insert("bid_price".to_owned(), Value::Null);
+    }
     if ctx.fault(Fault::BookSummaryMissingMark)
         && let Some(object) = summary.as_object_mut()
     {

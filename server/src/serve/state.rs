@@ -237,6 +237,8 @@ impl ServerState {
         };
         let member_names =
             super::fixtures::member_field_names(self.variant(super::Variant::MemberFieldNames));
+        // Under `mmp-none-triggered` no status is held: none is advertised.
+        let mmp_held = !self.variants.has(super::Variant::MmpNoneTriggered);
         Target {
             name: "reference".to_owned(),
             base_url: format!("{origin}{}", spec::API_PREFIX),
@@ -250,12 +252,15 @@ impl ServerState {
             fixtures: Fixtures {
                 subaccount_id: Some(SUB_ID),
                 member_id: Some(FIXTURE_MEMBER_ID),
+                kept_member_id: Some(fixtures::KEPT_MEMBER_ID),
+                second_member_id: Some(fixtures::SECOND_MEMBER_ID),
                 two_factor_subaccount_id: Some(TWO_FACTOR_SUB_ID),
                 no_direct_access_member_id: Some(fixtures::NO_DIRECT_ACCESS_MEMBER_ID),
-                // Under `mmp-none-triggered` no status is held: none is advertised.
-                mmp_reset_index: (!self.variants.has(super::Variant::MmpNoneTriggered))
-                    .then(|| super::fixtures::MMP_RESET_INDEX.to_owned()),
+                mmp_reset_index: mmp_held.then(|| fixtures::MMP_RESET_INDEX.to_owned()),
+                mmp_triggered_index: mmp_held.then(|| fixtures::MMP_TRIGGERED_INDEX.to_owned()),
+                mmp_block_rfq_index: mmp_held.then(|| fixtures::MMP_BLOCK_RFQ_INDEX.to_owned()),
                 instrument_name: Some(DEFAULT_INSTRUMENT.to_owned()),
+                other_instrument_name: Some(fixtures::OTHER_INSTRUMENT.to_owned()),
                 currency: Some("BTC".to_owned()),
                 positions: self
                     .instruments
@@ -302,6 +307,26 @@ impl ServerState {
                 (
                     "fork_token".to_owned(),
                     BTreeMap::from([("access_token".to_owned(), "access_token".to_owned())]),
+                ),
+                (
+                    "trigger_history".to_owned(),
+                    ["order_type", "label", "post_only", "reduce_only"]
+                        .into_iter()
+                        .map(|field| (field.to_owned(), field.to_owned()))
+                        .collect(),
+                ),
+                (
+                    "currency".to_owned(),
+                    BTreeMap::from([
+                        (
+                            "cross_collateral".to_owned(),
+                            fixtures::CURRENCY_CROSS_COLLATERAL.to_owned(),
+                        ),
+                        (
+                            "networks".to_owned(),
+                            fixtures::CURRENCY_NETWORKS.to_owned(),
+                        ),
+                    ]),
                 ),
             ]),
         }
