@@ -235,7 +235,13 @@ mod tests {
 
     #[test]
     fn a_method_names_something_after_its_prefix_and_holds_no_space() {
-        for method in ["public/", "private/", "public/get currencies"] {
+        for method in [
+            "public/",
+            "private/",
+            "public/get currencies",
+            "/private/get_transaction_log",
+            "api/v2/private/get_transaction_log",
+        ] {
             let findings = judged(&format!(
                 r#"{{"jsonrpc":"2.0","id":1,"method":"{method}","params":{{}}}}"#
             ));

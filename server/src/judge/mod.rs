@@ -282,7 +282,13 @@ pub fn assess(records: &[Record], knowledge: &Knowledge) -> Tally {
     envelope::check_ids_in_flight(records, &mut tally);
     walks::check_pagination(records, &callers, &mut tally);
     paging::check_log_type_tolerance(records, &callers, &mut tally);
-    pace::check_transaction_log_rate(records, &callers, &knowledge.limits, &mut tally);
+    pace::check_transaction_log_rate(
+        records,
+        &callers,
+        &knowledge.limits,
+        &knowledge.users,
+        &mut tally,
+    );
     tokens::check_second_factor(records, &callers, knowledge, &mut tally);
     tally
 }
