@@ -85,9 +85,9 @@ fn check_path(record: &Record, rest: &str, method: &str, tally: &mut Tally) {
             format!(
                 "{method} went to {} itself; the method path is appended to it",
                 if record.transport == TransportKind::Rest {
-                    "{direct_access_url}/api/v2"
+                    format!("{{direct_access_url}}{API_PREFIX}")
                 } else {
-                    "{base_url}"
+                    "{base_url}".to_owned()
                 }
             ),
         );
