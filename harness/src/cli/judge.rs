@@ -28,7 +28,7 @@ pub(crate) struct JudgeArgs {
     #[arg(long, default_value = "127.0.0.1:8710")]
     listen: SocketAddr,
     /// What the server serves: default, short-pages, unknown-types, small-cursors,
-    /// two-factor, token-expiry; `list` prints them.
+    /// two-factor, token-expiry, relogin; `list` prints them.
     #[arg(long, default_value = "default", value_name = "NAME")]
     scenario: String,
     /// Print the scenarios and exit.

@@ -22,6 +22,8 @@ use tokio_tungstenite::tungstenite::Message;
 mod cli;
 mod faulty;
 mod faulty_tables;
+mod pacing;
+mod relogin;
 mod walks;
 
 const WAIT: Duration = Duration::from_secs(60);

@@ -117,7 +117,7 @@ fn check_key(record: &Record, sessions: &Sessions, knowledge: &Knowledge, tally:
 }
 
 /// A body that holds no parameter: `{}` or `null`, as a generic JSON client may send.
-fn empty_json(body: &[u8]) -> bool {
+pub(crate) fn empty_json(body: &[u8]) -> bool {
     serde_json::from_slice::<serde_json::Value>(body).is_ok_and(|value| {
         value.is_null() || value.as_object().is_some_and(serde_json::Map::is_empty)
     })

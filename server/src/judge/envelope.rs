@@ -17,8 +17,11 @@ use harness_protocol::wire::TransportKind;
 /// Checks the envelope of one request.
 pub(crate) fn check_envelope(record: &Record, call: &Call, tally: &mut Tally) {
     let transport = record.transport;
+    // A Direct Access call is REST (SPEC.md 1): without a body, or with one that holds no
+    // parameter (`{}` or `null`, as a generic JSON client sends), it has no envelope.
     if transport == TransportKind::HttpQuery
-        || (transport == TransportKind::Rest && record.body.is_empty())
+        || (transport == TransportKind::Rest
+            && (record.body.is_empty() || super::direct::empty_json(&record.body)))
     {
         return;
     }
@@ -235,7 +238,13 @@ mod tests {
 
     #[test]
     fn a_method_names_something_after_its_prefix_and_holds_no_space() {
-        for method in ["public/", "private/", "public/get currencies"] {
+        for method in [
+            "public/",
+            "private/",
+            "public/get currencies",
+            "/private/get_transaction_log",
+            "api/v2/private/get_transaction_log",
+        ] {
             let findings = judged(&format!(
                 r#"{{"jsonrpc":"2.0","id":1,"method":"{method}","params":{{}}}}"#
             ));
@@ -276,6 +285,12 @@ mod tests {
         let mut tally = Tally::default();
         check_envelope(&record, &record.call(), &mut tally);
         assert_eq!(tally.iter().count(), 0);
+        // Nor one whose body holds no parameter, as a generic JSON client sends it.
+        for body in ["{}", "null", " { } "] {
+            record.body = body.as_bytes().to_vec();
+            check_envelope(&record, &record.call(), &mut tally);
+            assert_eq!(tally.iter().count(), 0, "{body:?}");
+        }
         // A REST call with a body is a JSON-RPC request like any other.
         record.body = b"[1]".to_vec();
         check_envelope(&record, &record.call(), &mut tally);

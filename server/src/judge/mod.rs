@@ -217,7 +217,9 @@ pub async fn start(config: JudgeConfig) -> std::io::Result<Judge> {
     server.variants = config.variants.clone();
     // The server's secrets are random per start, so the recorder learns them once the
     // server is up; until then no client can have sent a request.
-    let recorder = Arc::new(Recorder::new(config.max_records));
+    let recorder = Arc::new(
+        Recorder::new(config.max_records).refusing_refresh(config.scenario.refuses_refresh()),
+    );
     server.observer = Some(recorder.clone());
     let running = serve::start(server).await?;
     let mut target = running.target();
@@ -282,7 +284,13 @@ pub fn assess(records: &[Record], knowledge: &Knowledge) -> Tally {
     envelope::check_ids_in_flight(records, &mut tally);
     walks::check_pagination(records, &callers, &mut tally);
     paging::check_log_type_tolerance(records, &callers, &mut tally);
-    pace::check_transaction_log_rate(records, &callers, &knowledge.limits, &mut tally);
+    pace::check_transaction_log_rate(
+        records,
+        &callers,
+        &knowledge.limits,
+        &knowledge.users,
+        &mut tally,
+    );
     tokens::check_second_factor(records, &callers, knowledge, &mut tally);
     tally
 }

@@ -11,7 +11,7 @@
 //! client's own pacer never saw, so a request counts as paced when the bucket would have
 //! held a token [`JITTER_MS`] later.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use super::Tally;
 use super::record::Record;
@@ -34,11 +34,13 @@ struct CallerPace {
     first_excess: Option<(u64, usize)>,
 }
 
-/// Checks every caller's transaction-log requests against the advertised rate.
+/// Checks every caller's transaction-log requests against the advertised rate; `users`
+/// names the user id a client id logs in as, where the target file tells it.
 pub(crate) fn check_transaction_log_rate(
     records: &[Record],
     callers: &[Caller],
     limits: &RateLimits,
+    users: &BTreeMap<String, u64>,
     tally: &mut Tally,
 ) {
     let clause = "client.rate.transaction_log";
@@ -54,7 +56,7 @@ pub(crate) fn check_transaction_log_rate(
             continue;
         }
         let at_ms = record.at_ms as f64;
-        let key = budget_key(caller, limits.transaction_log_counted_per);
+        let key = budget_key(caller, limits.transaction_log_counted_per, users);
         let pace = paces.entry(key.clone()).or_insert_with(|| {
             order.push(key);
             CallerPace {
@@ -90,10 +92,19 @@ pub(crate) fn check_transaction_log_rate(
 
 /// Whose budget a request draws on: its account's, when the target counts per account and
 /// the account is known (all its tokens, sessions and transports share one budget), else its
-/// session's (one token and its refreshed successors).
-fn budget_key(caller: &Caller, counted_per: CountedPer) -> String {
+/// session's (one token and its refreshed successors). A subaccount is one account however
+/// it is reached: by a login of its own client id or by a token the main account exchanged
+/// for it (`subject:<id>`).
+fn budget_key(caller: &Caller, counted_per: CountedPer, users: &BTreeMap<String, u64>) -> String {
     match (&caller.account, counted_per) {
-        (Some(account), CountedPer::Account) => format!("account:{account}"),
+        (Some(account), CountedPer::Account) => account
+            .strip_prefix("subject:")
+            .and_then(|id| id.parse::<u64>().ok())
+            .or_else(|| users.get(account).copied())
+            .map_or_else(
+                || format!("account:{account}"),
+                |user| format!("user:{user}"),
+            ),
         _ => caller.key.clone(),
     }
 }
@@ -131,7 +142,7 @@ mod tests {
             ..RateLimits::default()
         };
         let mut tally = Tally::default();
-        check_transaction_log_rate(&records, &callers, &limits, &mut tally);
+        check_transaction_log_rate(&records, &callers, &limits, &BTreeMap::new(), &mut tally);
         tally.describe()
     }
 
@@ -160,6 +171,16 @@ mod tests {
 
     /// Two callers each at 1 per second, burst 1, counted `per`: the findings.
     fn two_callers(first: Caller, second: Caller, per: CountedPer) -> Vec<String> {
+        two_callers_of(first, second, per, &BTreeMap::new())
+    }
+
+    /// The same, knowing the user id of the client ids in `users`.
+    fn two_callers_of(
+        first: Caller,
+        second: Caller,
+        per: CountedPer,
+        users: &BTreeMap<String, u64>,
+    ) -> Vec<String> {
         let records: Vec<Record> = (0..6)
             .map(|index| request(index + 1, index / 2 * 1_000))
             .collect();
@@ -179,7 +200,7 @@ mod tests {
             ..RateLimits::default()
         };
         let mut tally = Tally::default();
-        check_transaction_log_rate(&records, &callers, &limits, &mut tally);
+        check_transaction_log_rate(&records, &callers, &limits, users, &mut tally);
         tally.describe()
     }
 
@@ -204,6 +225,25 @@ mod tests {
         let elsewhere = caller("session#3", "two_factor");
         assert_eq!(
             two_callers(one, elsewhere, CountedPer::Account),
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
+    fn a_subaccount_logged_in_itself_and_reached_by_an_exchange_is_one_budget() {
+        let own = caller("session#1", "sub-client");
+        let exchanged = Caller {
+            key: "session#2".to_owned(),
+            client: Some("main".to_owned()),
+            account: Some("subject:7".to_owned()),
+        };
+        let users = BTreeMap::from([("sub-client".to_owned(), 7)]);
+        let findings = two_callers_of(own.clone(), exchanged.clone(), CountedPer::Account, &users);
+        assert_eq!(findings.len(), 1, "{findings:?}");
+        assert!(findings[0].contains("of 6"), "{findings:?}");
+        // Not knowing whose the client id is, the judge cannot join them.
+        assert_eq!(
+            two_callers(own, exchanged, CountedPer::Account),
             Vec::<String>::new()
         );
     }

@@ -3,7 +3,8 @@
 //!
 //! The recorder also refuses, live, the requests that break a single-request rule (see
 //! [`super::check_request`]), with the error the reference server uses for that kind of
-//! defect, so the client sees realistic behaviour.
+//! defect, so the client sees realistic behaviour; and, under a scenario that wants it,
+//! every `refresh_token` grant, answered as the server answers an expired refresh token.
 
 use std::sync::Mutex;
 
@@ -34,6 +35,8 @@ pub struct Recorder {
     max_records: usize,
     answered: watch::Sender<usize>,
     redactor: Redactor,
+    /// Refuse every `refresh_token` grant ([`super::Scenario::refuses_refresh`]).
+    refuse_refresh: bool,
 }
 
 impl Recorder {
@@ -44,6 +47,16 @@ impl Recorder {
             max_records,
             answered: watch::Sender::new(0),
             redactor: Redactor::default(),
+            refuse_refresh: false,
+        }
+    }
+
+    /// The same recorder, refusing every `refresh_token` grant as an expired refresh token
+    /// when `refuse` is set.
+    pub(crate) fn refusing_refresh(self, refuse: bool) -> Recorder {
+        Recorder {
+            refuse_refresh: refuse,
+            ..self
         }
     }
 
@@ -108,6 +121,12 @@ impl Observer for Recorder {
             let mut tally = Tally::default();
             super::check_request(&record, &call, knowledge, &book.sessions, &mut tally);
             refusal(&tally)
+        });
+        let refusal = refusal.or_else(|| {
+            (self.refuse_refresh
+                && call.is(harness_protocol::spec::AUTH_METHOD)
+                && call.text("grant_type").as_deref() == Some("refresh_token"))
+            .then(|| ErrorObject::unauthorized("invalid or expired refresh token"))
         });
         if book.records.len() < self.max_records {
             book.records.push(record);

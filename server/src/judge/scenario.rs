@@ -18,6 +18,9 @@ pub enum Scenario {
     TwoFactor,
     /// Access tokens expire after a few seconds, forcing a refresh.
     TokenExpiry,
+    /// Access tokens expire after a few seconds and every refresh is refused as an expired
+    /// refresh token, forcing a new login (SPEC.md gives a refresh token no lifetime).
+    Relogin,
 }
 
 /// Entries per page under [`Scenario::ShortPages`].
@@ -29,13 +32,14 @@ const SHORT_LIFETIME_S: u64 = 5;
 
 impl Scenario {
     /// Every scenario, in the order `--scenario list` prints them.
-    pub const ALL: [Scenario; 6] = [
+    pub const ALL: [Scenario; 7] = [
         Scenario::Default,
         Scenario::ShortPages,
         Scenario::UnknownTypes,
         Scenario::SmallCursors,
         Scenario::TwoFactor,
         Scenario::TokenExpiry,
+        Scenario::Relogin,
     ];
 
     /// The name `--scenario` takes.
@@ -47,6 +51,7 @@ impl Scenario {
             Scenario::SmallCursors => "small-cursors",
             Scenario::TwoFactor => "two-factor",
             Scenario::TokenExpiry => "token-expiry",
+            Scenario::Relogin => "relogin",
         }
     }
 
@@ -68,6 +73,9 @@ impl Scenario {
             }
             Scenario::TokenExpiry => {
                 "access tokens expire after 5 seconds (expires_in says so), forcing a refresh"
+            }
+            Scenario::Relogin => {
+                "access tokens expire after 5 seconds and every refresh_token grant is refused as an expired refresh token, forcing a new login: catches a client_signature login re-sent with its first timestamp once the session is a minute old"
             }
         }
     }
@@ -100,11 +108,17 @@ impl Scenario {
                 two_factor_main: true,
                 ..default
             },
-            Scenario::TokenExpiry => Knobs {
+            Scenario::TokenExpiry | Scenario::Relogin => Knobs {
                 token_lifetime_s: Some(SHORT_LIFETIME_S),
                 ..default
             },
         }
+    }
+
+    /// Whether the judge refuses every `refresh_token` grant (answered as the server
+    /// answers an expired refresh token), so that a client must log in again.
+    pub(crate) fn refuses_refresh(self) -> bool {
+        self == Scenario::Relogin
     }
 }
 

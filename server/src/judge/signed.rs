@@ -74,20 +74,38 @@ pub(crate) fn check_signed_header(record: &Record, knowledge: &Knowledge, tally:
             ),
         );
     }
-    tally.pass("client.signed.well_formed", transport);
+    let known = knowledge.secrets.get(&header.client_id);
+    if known.is_none() && knowledge.all_accounts {
+        // The judge serves every account there is, so an id naming none of them is no
+        // `id=<client_id>`; behind the proxy the server may have accounts the target file
+        // does not describe, and the signature only goes unchecked (below).
+        tally.fail(
+            clause,
+            transport,
+            seq,
+            format!(
+                "id=\"{}\" names no client id of the server's accounts; the header carries id=<client_id>",
+                header.client_id
+            ),
+        );
+    } else {
+        tally.pass(clause, transport);
+    }
     match freshness(header.timestamp, record.at_ms) {
         Ok(()) => tally.pass("client.signed.fresh", transport),
         Err(message) => tally.fail("client.signed.fresh", transport, seq, message),
     }
-    let Some(secret) = knowledge.secrets.get(&header.client_id) else {
-        tally.note(
-            "client.signed.request_data",
-            transport,
-            format!(
-                "client id \"{}\" is unknown; its signature cannot be checked",
-                header.client_id
-            ),
-        );
+    let Some(secret) = known else {
+        if !knowledge.all_accounts {
+            tally.note(
+                "client.signed.request_data",
+                transport,
+                format!(
+                    "client id \"{}\" is unknown; its signature cannot be checked",
+                    header.client_id
+                ),
+            );
+        }
         return;
     };
     let (ts, nonce) = (header.timestamp, header.nonce.as_str());
@@ -253,6 +271,37 @@ mod tests {
             None,
             &["without its query string"],
         );
+    }
+
+    #[test]
+    fn an_id_naming_no_account_fails_where_every_account_is_known_and_is_noted_elsewhere() {
+        let uri = "/api/v2/private/get_mmp_status";
+        let header = format!(
+            "deri-hmac-sha256 id=nobody,ts={NOW},nonce=n1,sig={}",
+            signature(NOW, uri)
+        );
+        let record = Record {
+            at_ms: NOW,
+            uri: uri.to_owned(),
+            headers: vec![("authorization".to_owned(), header)],
+            ..Record::sample(1, TransportKind::HttpQuery)
+        };
+        let mut judge = knowledge(Some("deri-hmac-sha256"));
+        judge.all_accounts = true;
+        let mut tally = Tally::default();
+        check_signed_header(&record, &judge, &mut tally);
+        assert_only_finding(
+            &tally.describe(),
+            Some(harness_model::check::Verdict::Fail),
+            &[
+                "client.signed.well_formed",
+                "id=\"nobody\" names no client id",
+            ],
+        );
+        let mut tally = Tally::default();
+        check_signed_header(&record, &knowledge(Some("deri-hmac-sha256")), &mut tally);
+        assert_eq!(tally.describe(), Vec::<String>::new());
+        assert!(tally.describe_notes()[0].contains("\"nobody\" is unknown"));
     }
 
     #[test]

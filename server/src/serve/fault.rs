@@ -337,6 +337,9 @@ faults! {
     MmpHidesFrozenZero => "mmp-hides-frozen-zero",
         "get_mmp_status leaves out every status frozen until manual reset (frozen_until 0)",
         ["m.get_mmp_status.reset_reported"];
+    MmpResetLapses => "mmp-reset-lapses",
+        "get_mmp_status stops reporting the status frozen until manual reset (frozen_until 0) a second after it first reported it, though nothing reset it",
+        ["m.get_mmp_status.reset_stays"];
     MmpFrozenString => "mmp-frozen-string",
         "get_mmp_status returns frozen_until as a string",
         ["m.get_mmp_status.result"];

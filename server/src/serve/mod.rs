@@ -244,6 +244,9 @@ pub struct ServerState {
     /// reference has no Direct Access orders to reject, and its JSON-RPC orders are
     /// unaffected: only the `lock-blocks-json-rpc` fault reads it.
     portfolio_locked: std::sync::atomic::AtomicBool,
+    /// When `get_mmp_status` first reported the status frozen until manual reset, ms since
+    /// the epoch (0: not yet); only the `mmp-reset-lapses` fault reads it.
+    mmp_reset_reported_ms: AtomicU64,
     /// Updates a race fault puts off (`deferred.rs`); always empty on the correct server.
     deferred: deferred::Deferred,
     /// When each request arrived, by peer (reference-only, `arrivals.rs`).

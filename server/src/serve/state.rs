@@ -184,6 +184,7 @@ impl ServerState {
             disabled_logins: Mutex::new(HashSet::new()),
             closed_positions: Mutex::new(HashSet::new()),
             portfolio_locked: AtomicBool::new(false),
+            mmp_reset_reported_ms: AtomicU64::new(0),
             deferred: super::deferred::Deferred::default(),
             arrivals: super::arrivals::Arrivals::default(),
             shared_session: Mutex::new(None),

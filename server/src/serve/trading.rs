@@ -6,6 +6,8 @@
 //! the reference server omits `continuation` there rather than inventing a sentinel value.
 //! `close_position` is stateless: every call closes the same fixture position.
 
+use std::sync::atomic::Ordering;
+
 use serde_json::{Value, json};
 
 use super::ctx::{CountFaults, Ctx, PagedFaults, PagedParams};
@@ -59,7 +61,7 @@ pub(crate) fn get_mmp_status(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
     };
     let block_rfq = block_rfq && !ctx.fault(Fault::MmpBlockRfqIgnored);
     let frozen_as_string = ctx.fault(Fault::MmpFrozenString);
-    let reset_hidden = ctx.fault(Fault::MmpHidesFrozenZero);
+    let reset_hidden = ctx.fault(Fault::MmpHidesFrozenZero) || reset_lapsed(ctx);
     // `mmp-empty-group-every-index`: an empty mmp_group answers every index's statuses.
     let empty_group_all = ctx.fault(Fault::MmpEmptyGroupEveryIndex);
     // Under the `mmp-none-triggered` variant no index is frozen for anyone.
@@ -97,8 +99,32 @@ pub(crate) fn get_mmp_status(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
             entry
         })
         .collect();
+    if statuses
+        .iter()
+        .any(|status| status["frozen_until"] == json!(0))
+    {
+        let _ = ctx.state.mmp_reset_reported_ms.compare_exchange(
+            0,
+            ctx.state.now_ms(),
+            Ordering::Relaxed,
+            Ordering::Relaxed,
+        );
+    }
     Ok(Value::Array(statuses))
 }
+
+/// Under the `mmp-reset-lapses` fault: whether the status frozen until manual reset was
+/// first reported a second ago or more, and so has lapsed by itself (SPEC.md 3: it "stays
+/// frozen until manual reset").
+fn reset_lapsed(ctx: &Ctx<'_>) -> bool {
+    let first = ctx.state.mmp_reset_reported_ms.load(Ordering::Relaxed);
+    ctx.fault(Fault::MmpResetLapses)
+        && first != 0
+        && ctx.state.now_ms() >= first.saturating_add(MMP_RESET_LAPSE_MS)
+}
+
+/// How long the `mmp-reset-lapses` fault keeps a status frozen until manual reset.
+const MMP_RESET_LAPSE_MS: u64 = 1_000;
 
 /// Whether the request's `currency` is one of the transaction log's (section 4.8).
 fn log_currency(ctx: &Ctx<'_>) -> bool {

@@ -32,6 +32,9 @@ enum Bug {
     BasicUnknownClient,
     ScopeWithCommas,
     BodyToBaseUrl,
+    BodyToOtherPath,
+    DirectBodyOtherMethod,
+    SignedUnknownClient,
     RatePerToken,
 }
 
@@ -72,9 +75,18 @@ fn direct_lock(target: &Target) -> String {
 }
 
 async fn direct(url: String, authorization: Option<String>) {
+    direct_with_body(url, authorization, None).await;
+}
+
+async fn direct_with_body(url: String, authorization: Option<String>, body: Option<String>) {
     let mut request = reqwest::Client::new().get(url);
     if let Some(value) = authorization {
         request = request.header("authorization", value);
+    }
+    if let Some(body) = body {
+        request = request
+            .header("content-type", "application/json")
+            .body(body);
     }
     with_timeout(request.send()).await.expect("answered");
 }
@@ -290,6 +302,34 @@ async fn misbehave(bug: Bug, target: &Target) {
             )
             .await;
         }
+        Bug::BodyToOtherPath => {
+            get(
+                target,
+                "/api/v2/public/get_historical_volatility",
+                &[],
+                Some(call(1, "public/get_currencies", json!({})).to_string()),
+            )
+            .await;
+        }
+        Bug::DirectBodyOtherMethod => {
+            direct_with_body(
+                direct_lock(target),
+                Some(format!("Bearer {}", direct_key(target))),
+                Some(call(1, "public/get_currencies", json!({})).to_string()),
+            )
+            .await;
+        }
+        Bug::SignedUnknownClient => {
+            // Signed with the main account's secret, under a client id no account has.
+            let (client, _) = main_account(target);
+            let uri = "/api/v2/private/get_mmp_status";
+            let header = signed(target, now_ms(), "n-nobody", uri).replacen(
+                &format!("id={client}"),
+                "id=nobody",
+                1,
+            );
+            get(target, uri, &[("authorization", header)], None).await;
+        }
         Bug::RatePerToken => {
             // Two tokens of one account, each kept to 1 request per second: 2 per second
             // on the account's budget (burst 1), which the judge counts per account.
@@ -433,6 +473,24 @@ fn every_faulty_client_of_tables_tokens_direct_access_and_encodings_is_caught() 
             Fail,
             "client.http.path",
             "{base_url} itself",
+        ),
+        (
+            Bug::BodyToOtherPath,
+            Fail,
+            "client.http.path",
+            "the path names public/get_historical_volatility and the body public/get_currencies",
+        ),
+        (
+            Bug::DirectBodyOtherMethod,
+            Fail,
+            "client.http.path",
+            "the path names private/lock_portfolio and the body public/get_currencies",
+        ),
+        (
+            Bug::SignedUnknownClient,
+            Fail,
+            "client.signed.well_formed",
+            "id=\"nobody\" names no client id",
         ),
         (
             Bug::RatePerToken,

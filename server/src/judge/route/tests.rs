@@ -158,3 +158,29 @@ fn a_token_in_the_body_of_a_private_call_is_the_placement_clauses_to_judge() {
         Vec::<String>::new()
     );
 }
+
+#[test]
+fn a_direct_access_body_naming_another_method_than_its_path_fails() {
+    const LOCK: &str = "/direct/api/v2/private/lock_portfolio";
+    assert_only_finding(
+        &judged(TransportKind::Rest, LOCK, &[], CURRENCIES),
+        Some(Verdict::Fail),
+        &[
+            "client.http.path",
+            "the path names private/lock_portfolio and the body public/get_currencies",
+        ],
+    );
+    let lock = r#"{"jsonrpc":"2.0","id":1,"method":"private/lock_portfolio","params":{}}"#;
+    assert_eq!(
+        judged(TransportKind::Rest, LOCK, &[], lock),
+        Vec::<String>::new()
+    );
+    // A body-less call, or one of an empty object, names its method by its path alone.
+    for body in ["", "{}", "null"] {
+        assert_eq!(
+            judged(TransportKind::Rest, LOCK, &[], body),
+            Vec::<String>::new(),
+            "{body:?}"
+        );
+    }
+}
