@@ -134,6 +134,7 @@ impl ServerState {
         Some(Principal {
             user_id: record.user_id,
             scope: record.scope.clone(),
+            path: AuthPath::WsRemembered,
             access_token: Some(token.to_owned()),
             rate_key: format!("token:{token}"),
         })
