@@ -395,6 +395,27 @@ mod tests {
     }
 
     #[test]
+    fn the_room_left_after_a_paced_request_is_the_fewest_tokens_of_its_budgets() {
+        let pacer = pacer(1.0, 3);
+        let now = Instant::now();
+        let accounts = ["a".to_owned(), "b".to_owned()];
+        pacer.spend("b", now);
+        // "a" holds 3 and "b" 2: taking one from each leaves 2 and 1.
+        let spare = pacer
+            .take_all_spare(&accounts, now)
+            .expect("both have room");
+        assert!((spare - 1.0).abs() < 1e-9, "{spare}");
+        assert!(within_budget(spare));
+        let spare = pacer
+            .take_all_spare(&accounts, now)
+            .expect("both have room");
+        assert!(spare.abs() < 1e-9, "{spare}");
+        // The moment the pacer had room is no room to spare for the jitter on the way.
+        assert!(!within_budget(spare));
+        assert!(pacer.take_all_spare(&accounts, now).is_err());
+    }
+
+    #[test]
     fn backoff_doubles_from_one_refill_interval() {
         let pacer = pacer(2.0, 1);
         assert_eq!(pacer.backoff(1), Duration::from_millis(525));
