@@ -86,6 +86,12 @@ pub struct TokenBucket {
 }
 
 impl TokenBucket {
+    /// The tokens held at the last update (negative while requests sent without waiting
+    /// are owed).
+    pub fn tokens(&self) -> f64 {
+        self.tokens
+    }
+
     /// Takes a token that is not there (a request sent without waiting), owing at most
     /// `most_owed` tokens.
     pub fn owe(&mut self, most_owed: f64) {

@@ -61,6 +61,7 @@ const fn method(
         unnamed_params: &[],
         paging: None,
         paced: false,
+        rate_clause: None,
         state_changing: false,
         clause,
         result_clause: Some(clause),
@@ -325,6 +326,7 @@ pub const METHODS: &[Method] = &[
             default_clause: "m.get_transaction_log.count_default",
         }),
         paced: true,
+        rate_clause: Some("limits.transaction_log_rate"),
         unnamed_params: &["keywords"],
         ..method(
             TYPED_LOG_METHOD,

@@ -225,6 +225,9 @@ pub struct Method {
     pub paging: Option<Paging>,
     /// Rate-limited by section 8: calls are paced by the target file's `[limits]`.
     pub paced: bool,
+    /// The clause a throttling answer to a call within the declared budget breaks (section
+    /// 8's rate as a floor), for a paced method.
+    pub rate_clause: Option<&'static str>,
     /// Its effect outlives the call and reaches beyond the request's own token (logout,
     /// disabling a login, deleting a member, closing a position, locking a portfolio):
     /// a run calls it only when the target file allows destructive calls.

@@ -234,6 +234,12 @@ fn paged_paced_and_interfaces_follow_the_spec() {
     for method in METHODS {
         let paced_in_spec = limits.contains(&format!("| `{}` sustained rate", method.name));
         assert_eq!(method.paced, paced_in_spec, "{}: paced", method.name);
+        assert_eq!(
+            method.rate_clause.is_some(),
+            method.paced,
+            "{}: rate clause",
+            method.name
+        );
     }
     assert!(limits.contains("| 1 request per second |"));
     assert_eq!(PACED_PER_SECOND, 1.0);

@@ -164,12 +164,19 @@ impl Pacer {
     /// of several (a WebSocket connection that remembers some account's token), charged to
     /// all of them so that none is exceeded.
     pub(crate) fn take_all(&self, accounts: &[impl AsRef<str>], now: Instant) -> Duration {
+        self.take_all_spare(accounts, now).err().unwrap_or_default()
+    }
+
+    /// [`Pacer::take_all`], saying on success how many tokens the fullest reading leaves:
+    /// the fewest any of `accounts` held beyond the one taken.
+    fn take_all_spare(&self, accounts: &[impl AsRef<str>], now: Instant) -> Result<f64, Duration> {
         let now_ms = now.saturating_duration_since(self.started).as_secs_f64() * 1_000.0;
         let mut buckets = self
             .buckets
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         let mut longest = Duration::ZERO;
+        let mut spare = f64::INFINITY;
         for account in accounts {
             let bucket = buckets
                 .entry(account.as_ref().to_owned())
@@ -179,14 +186,16 @@ impl Pacer {
                 longest = longest.max(Duration::from_secs_f64(self.rate.wait_ms(bucket) / 1_000.0));
             }
         }
-        if longest.is_zero() {
-            for account in accounts {
-                if let Some(bucket) = buckets.get_mut(account.as_ref()) {
-                    self.rate.take(bucket, now_ms, 0.0);
-                }
+        if !longest.is_zero() {
+            return Err(longest);
+        }
+        for account in accounts {
+            if let Some(bucket) = buckets.get_mut(account.as_ref()) {
+                self.rate.take(bucket, now_ms, 0.0);
+                spare = spare.min(bucket.tokens());
             }
         }
-        longest
+        Ok(spare)
     }
 
     /// Counts a request `account` sent without waiting (the rate-limit probe), so that the
@@ -224,12 +233,18 @@ impl Pacer {
     /// Waits until every one of `accounts` may send one more paced request, and takes a
     /// token from each ([`Pacer::take_all`]).
     pub(crate) async fn wait_all(&self, accounts: &[impl AsRef<str>]) {
+        self.wait_for_room(accounts).await;
+    }
+
+    /// [`Pacer::wait_all`], returning the tokens the budgets still held once the request's
+    /// was taken (the fewest of any of them): what [`within_budget`] judges a throttled
+    /// answer by.
+    pub(crate) async fn wait_for_room(&self, accounts: &[impl AsRef<str>]) -> f64 {
         loop {
-            let delay = self.take_all(accounts, Instant::now());
-            if delay.is_zero() {
-                return;
+            match self.take_all_spare(accounts, Instant::now()) {
+                Ok(spare) => return spare,
+                Err(delay) => tokio::time::sleep(delay).await,
             }
-            tokio::time::sleep(delay).await;
         }
     }
 
@@ -239,6 +254,20 @@ impl Pacer {
         let interval = 1.0 / self.rate.per_second().max(0.01);
         Duration::from_secs_f64(interval * f64::from(1u32 << attempt.min(6).saturating_sub(1)))
     }
+}
+
+/// Tokens a paced request's budgets must still hold after it, beyond the 5% the pacer keeps
+/// below the stated rate, for a throttled answer to it to break the rate: a quarter of a
+/// second at 1 per second, so that a request before it held up on its way (it may arrive
+/// later than sent) does not make a server that keeps the rate look like one that breaks it.
+pub(crate) const SPARE_FOR_JITTER: f64 = 0.25;
+
+/// Whether a paced request sent with `spare` tokens left in its budgets (see
+/// [`Pacer::wait_for_room`]) was within the target's declared budget by more than the
+/// jitter on the way: SPEC.md 8 states the rate a client keeps to, so a throttling answer
+/// to such a request is the server refusing a client that keeps it.
+pub(crate) fn within_budget(spare: f64) -> bool {
+    spare >= SPARE_FOR_JITTER
 }
 
 /// The throttling code of an answer, when the target's `[limits] throttle_codes` lists it.
@@ -363,6 +392,27 @@ mod tests {
             "two tokens were left, but the target refused: {wait:?}"
         );
         assert_eq!(pacer.take("sub", start), Duration::ZERO);
+    }
+
+    #[test]
+    fn the_room_left_after_a_paced_request_is_the_fewest_tokens_of_its_budgets() {
+        let pacer = pacer(1.0, 3);
+        let now = Instant::now();
+        let accounts = ["a".to_owned(), "b".to_owned()];
+        pacer.spend("b", now);
+        // "a" holds 3 and "b" 2: taking one from each leaves 2 and 1.
+        let spare = pacer
+            .take_all_spare(&accounts, now)
+            .expect("both have room");
+        assert!((spare - 1.0).abs() < 1e-9, "{spare}");
+        assert!(within_budget(spare));
+        let spare = pacer
+            .take_all_spare(&accounts, now)
+            .expect("both have room");
+        assert!(spare.abs() < 1e-9, "{spare}");
+        // The moment the pacer had room is no room to spare for the jitter on the way.
+        assert!(!within_budget(spare));
+        assert!(pacer.take_all_spare(&accounts, now).is_err());
     }
 
     #[test]

@@ -154,9 +154,10 @@ impl Execution<'_> {
         let accounts = spec::is_paced(method).then(|| self.pace_keys(&step.auth));
         let mut attempt = 0;
         let answer = loop {
-            if let Some(accounts) = &accounts {
-                self.shared.pacer.wait_all(accounts).await;
-            }
+            let spare = match &accounts {
+                Some(accounts) => self.shared.pacer.wait_for_room(accounts).await,
+                None => 0.0,
+            };
             // Prepared after the wait, so signatures carry a fresh timestamp and nonce.
             let outgoing = match page {
                 None => self.prepare(step, method).await?,
@@ -164,6 +165,7 @@ impl Execution<'_> {
             };
             let answer = self.send(&outgoing).await?;
             let budgets = accounts.as_deref().unwrap_or_default();
+            self.throttled_within_budget(method, &answer, attempt, spare);
             match self.throttled(method, &answer, &mut attempt, budgets) {
                 Some(backoff) => tokio::time::sleep(backoff).await,
                 None => break answer,

@@ -6,11 +6,16 @@
 //! budget of answer bytes ([`RecordBudget`](super::budget::RecordBudget)); the parsed answer moves to the caller. A
 //! target that cannot be reached, or gives no answer within the timeout, is a harness
 //! error (nothing was there to judge); one that closes or floods is a finding. Every
-//! outcome is counted by the run's breaker (`breaker.rs`).
+//! outcome is counted by the run's breaker (`breaker.rs`). A throttling answer to a paced
+//! request the pacer had room for is judged: SPEC.md 8's rate is a floor too
+//! ([`Execution::throttled_within_budget`]); any other is waited out and sent again.
 
 use super::exec::{Execution, Stop};
+use super::pace;
 use crate::transport::{Authorization, Outgoing, RaceEntry, Wave};
 use harness_model::check::{ParsedAnswer, Redactor};
+use harness_model::target_file::CountedPer;
+use harness_protocol::spec;
 use harness_protocol::wire::Exchange;
 use harness_protocol::wire::TransportError;
 use harness_protocol::wire::TransportErrorKind;
@@ -137,6 +142,45 @@ impl Execution<'_> {
                 None => return Ok(answer),
             }
         }
+    }
+
+    /// SPEC.md 8 states the rate a client keeps to ("`private/get_transaction_log`
+    /// sustained rate | 1 request per second"), so a server may not refuse a client that
+    /// keeps it: a throttling answer to the first attempt of a paced request whose budgets
+    /// (counted as the target file's `[limits]` say, per account unless it says per token,
+    /// 5% below the stated rate, with the declared burst) still held `spare` tokens beyond
+    /// the jitter allowance after it fails the method's rate clause. Any other throttling
+    /// answer (a retry, a request sent with no more room than the jitter on the way takes)
+    /// is the target's pace: [`Execution::throttled`] waits it out and notes it.
+    pub(crate) fn throttled_within_budget(
+        &mut self,
+        method: &str,
+        answer: &ParsedAnswer,
+        attempt: u32,
+        spare: f64,
+    ) {
+        if attempt > 0 || !pace::within_budget(spare) {
+            return;
+        }
+        let limits = &self.shared.target.limits;
+        let Some(code) = pace::throttled(answer, limits) else {
+            return;
+        };
+        let Some(clause) = spec::method(method).and_then(|method| method.rate_clause) else {
+            return;
+        };
+        let per = match limits.transaction_log_counted_per {
+            CountedPer::Account => "account",
+            CountedPer::Token => "token",
+        };
+        let message = format!(
+            "{method} was throttled (code {code}) though it kept to the declared budget: the pacer, {:.3} a second (5% below the target's {}), burst {}, counted per {per}, still held {:.2} tokens after it",
+            limits.transaction_log_per_second / pace::PACING_MARGIN,
+            limits.transaction_log_per_second,
+            limits.transaction_log_burst,
+            spare
+        );
+        self.record(&[clause.to_owned()], message);
     }
 
     /// Sends `outgoings` at once on the execution's WebSocket, each with its own id, and

@@ -189,15 +189,18 @@ impl Execution<'_> {
             let accounts = self.pace_keys(&step.auth);
             let mut attempt = 0;
             let answer = loop {
-                if spec::is_paced(&walk.call) {
-                    self.shared.pacer.wait_all(&accounts).await;
-                }
+                let spare = if spec::is_paced(&walk.call) {
+                    self.shared.pacer.wait_for_room(&accounts).await
+                } else {
+                    0.0
+                };
                 let answer = self.send(&outgoing).await?;
                 let budgets: &[String] = if spec::is_paced(&walk.call) {
                     &accounts
                 } else {
                     &[]
                 };
+                self.throttled_within_budget(&walk.call, &answer, attempt, spare);
                 match self.throttled(&walk.call, &answer, &mut attempt, budgets) {
                     Some(backoff) => tokio::time::sleep(backoff).await,
                     None => break answer,

@@ -430,6 +430,9 @@ faults! {
     TxlogSubaccountFirstPageOnly => "txlog-subaccount-first-page-only",
         "get_transaction_log applies subaccount_id to the first page only: a continuation page holds the caller's own entries below the cursor",
         ["m.get_transaction_log.subaccount"];
+    TxlogRefillHalfRate => "txlog-refill-half-rate",
+        "the get_transaction_log rate bucket refills at half the stated rate: a client keeping to 1 request per second is throttled once the declared burst is spent",
+        ["limits.transaction_log_rate"];
     TxlogSubaccountIgnoredInBody => "txlog-subaccount-ignored-in-body",
         "get_transaction_log honours subaccount_id in a query string and a websocket message but ignores it in a JSON-RPC body over HTTP: the caller's own entries",
         ["m.get_transaction_log.subaccount"];

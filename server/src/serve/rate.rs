@@ -21,12 +21,17 @@ pub(crate) struct RateLimiter {
 }
 
 impl RateLimiter {
-    pub(crate) fn new(limits: &RateLimits) -> RateLimiter {
+    /// The limiter of `limits`; with `half_rate` (the `txlog-refill-half-rate` fault) its
+    /// buckets refill at half the stated rate.
+    pub(crate) fn new(limits: &RateLimits, half_rate: bool) -> RateLimiter {
+        let per_second = limits.transaction_log_per_second.max(0.0);
+        let per_second = if half_rate {
+            per_second / 2.0
+        } else {
+            per_second
+        };
         RateLimiter {
-            rate: Rate::new(
-                limits.transaction_log_per_second.max(0.0),
-                limits.transaction_log_burst,
-            ),
+            rate: Rate::new(per_second, limits.transaction_log_burst),
             buckets: HashMap::new(),
         }
     }
@@ -62,16 +67,32 @@ mod tests {
 
     #[test]
     fn burst_then_refill_at_the_rate() {
-        let mut limiter = RateLimiter::new(&RateLimits {
-            transaction_log_per_second: 1.0,
-            transaction_log_burst: 2,
-            ..RateLimits::default()
-        });
+        let mut limiter = RateLimiter::new(
+            &RateLimits {
+                transaction_log_per_second: 1.0,
+                transaction_log_burst: 2,
+                ..RateLimits::default()
+            },
+            false,
+        );
         assert!(limiter.admit("a", 0));
         assert!(limiter.admit("a", 0));
         assert!(!limiter.admit("a", 500));
         assert!(limiter.admit("b", 500));
         assert!(limiter.admit("a", 1_000));
         assert!(!limiter.admit("a", 1_000));
+    }
+
+    #[test]
+    fn half_rate_refills_a_token_in_two_seconds() {
+        let limits = RateLimits {
+            transaction_log_per_second: 1.0,
+            transaction_log_burst: 1,
+            ..RateLimits::default()
+        };
+        let mut limiter = RateLimiter::new(&limits, true);
+        assert!(limiter.admit("a", 0));
+        assert!(!limiter.admit("a", 1_500));
+        assert!(limiter.admit("a", 2_000));
     }
 }

@@ -161,7 +161,10 @@ impl ServerState {
             faults: FaultSet::new(&config.faults),
             variants: super::variant::VariantSet::new(&config.variants),
             clock: config.clock.clone(),
-            rate: Mutex::new(RateLimiter::new(&limits)),
+            rate: Mutex::new(RateLimiter::new(
+                &limits,
+                config.faults.contains(&Fault::TxlogRefillHalfRate),
+            )),
             limits,
             max_body_bytes: config.max_body_bytes,
             users,
