@@ -57,6 +57,11 @@ pub struct Matcher {
     /// a response returns without showing under which name.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub holds: Option<Value>,
+    /// The value is an object holding each of these members: for the entries of a list a
+    /// record may leave out (`optional`), where a path through the member would not tell
+    /// an absent list from an entry without it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub keys: Option<Vec<String>>,
     /// The value equals an element of this array (in case files, a template naming a list
     /// captured by an earlier step).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -262,6 +267,14 @@ impl Matcher {
         {
             return value_is(value, format!("which holds no {} anywhere", short(needle)));
         }
+        if let Some(keys) = &self.keys {
+            let Some(object) = value.as_object() else {
+                return value_is(value, "expected an object".to_owned());
+            };
+            if let Some(missing) = keys.iter().find(|key| !object.contains_key(key.as_str())) {
+                return value_is(value, format!("which has no member {missing}"));
+            }
+        }
         if let Some(list) = &self.among {
             let Some(items) = list.as_array() else {
                 return Some(format!(
@@ -354,6 +367,27 @@ mod tests {
         assert!(check.check(&entry(1_000)).is_empty());
         assert_eq!(check.check(&entry(0)).len(), 1);
         assert_eq!(check.check(&entry(1_001)).len(), 1);
+    }
+
+    #[test]
+    fn keys_need_every_member_of_each_object_found_and_optional_leaves_out_an_absent_list() {
+        let check = Matcher {
+            path: "result[*].networks[*]".to_owned(),
+            keys: Some(vec!["resource_name".to_owned()]),
+            optional: true,
+            ..Matcher::default()
+        };
+        let named = json!({"result": [{"networks": [{"resource_name": "eth"}]}, {"code": "BTC"}]});
+        assert!(check.check(&named).is_empty());
+        let unnamed =
+            json!({"result": [{"networks": [{"resource_name": "eth"}, {"name": "sol"}]}]});
+        assert_eq!(check.check(&unnamed).len(), 1);
+        assert_eq!(
+            check
+                .check(&json!({"result": [{"networks": ["eth"]}]}))
+                .len(),
+            1
+        );
     }
 
     #[test]

@@ -451,6 +451,9 @@ faults! {
     CurrencyNetworksEmpty => "currency-networks-empty",
         "get_currencies gives a currency after the first an empty networks list",
         ["m.get_currencies.networks"];
+    CurrencyNetworkUnnamed => "currency-network-unnamed",
+        "the last network of a currency's networks list names itself under name, not resource_name",
+        ["m.get_currencies.networks"];
     VolatilityCurrencyAny => "volatility-currency-any",
         "get_historical_volatility accepts any currency",
         ["m.get_historical_volatility.currency"];

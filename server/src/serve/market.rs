@@ -46,6 +46,17 @@ pub(crate) fn get_currencies(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
         {
             *networks = json!([]);
         }
+        if ctx.fault(Fault::CurrencyNetworkUnnamed)
+            && let Some(last) = object
+                .get_mut(fixtures::CURRENCY_NETWORKS)
+                .and_then(Value::as_array_mut)
+                .and_then(|networks| networks.last_mut())
+            && let Some(name) = last
+                .as_object_mut()
+                .and_then(|network| network.remove("resource_name"))
+        {
+            last["name"] = name;
+        }
     }
     Ok(Value::Array(currencies))
 }

@@ -196,24 +196,26 @@ pub(crate) fn get_trigger_order_history(ctx: &mut Ctx<'_>) -> Result<Value, Erro
         }
         other => other,
     };
-    let mut bodies: Vec<Value> = page.into_iter().map(|(_, body)| body.clone()).collect();
-    for (index, body) in bodies.iter_mut().enumerate() {
-        let Some(object) = body.as_object_mut() else {
-            continue;
-        };
-        // The entry's unnamed fields (SPEC.md 2.2), each broken by its fault: the order type
-        // on every entry but the first (the nearest miss of a check of one entry).
-        if index > 0 && ctx.fault(Fault::TriggerOrderTypeAfterFirst) {
-            object.insert("order_type".to_owned(), json!("stop_market"));
+    let mut bodies: Vec<Value> = Vec::with_capacity(page.len());
+    for (position, body) in page {
+        let mut body = body.clone();
+        if let Some(object) = body.as_object_mut() {
+            // The entry's unnamed fields (SPEC.md 2.2), each broken by its fault: the order
+            // type on every entry of the history but the first (the nearest miss of a check
+            // of one entry), the same on every page that holds the entry.
+            if position > 0 && ctx.fault(Fault::TriggerOrderTypeAfterFirst) {
+                object.insert("order_type".to_owned(), json!("stop_market"));
+            }
+            if ctx.fault(Fault::TriggerLabelEmpty) && !object.contains_key("label") {
+                object.insert("label".to_owned(), json!(""));
+            }
+            if ctx.fault(Fault::TriggerPostOnlyString)
+                && let Some(flag) = object.get("post_only").cloned()
+            {
+                object.insert("post_only".to_owned(), json!(flag.to_string()));
+            }
         }
-        if ctx.fault(Fault::TriggerLabelEmpty) && !object.contains_key("label") {
-            object.insert("label".to_owned(), json!(""));
-        }
-        if ctx.fault(Fault::TriggerPostOnlyString)
-            && let Some(flag) = object.get("post_only").cloned()
-        {
-            object.insert("post_only".to_owned(), json!(flag.to_string()));
-        }
+        bodies.push(body);
     }
     if ctx.fault(Fault::TriggerIndexValue)
         && let Some(Value::Object(first)) = bodies.first_mut()
