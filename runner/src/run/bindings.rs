@@ -41,6 +41,12 @@ impl Bindings for Execution<'_> {
                 return fixtures.no_direct_access_member_id.map(Value::from);
             }
             "fixtures.mmp_reset_index" => return fixtures.mmp_reset_index.clone().map(Value::from),
+            "fixtures.direct_access_order.method" => {
+                return fixtures
+                    .direct_access_order
+                    .as_ref()
+                    .map(|order| Value::from(order.method.clone()));
+            }
             "fixtures.instrument_name" => return fixtures.instrument_name.clone().map(Value::from),
             "fixtures.currency" => return fixtures.currency.clone().map(Value::from),
             "fixtures.position" => return self.position.clone().map(Value::from),
