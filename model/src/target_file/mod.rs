@@ -49,6 +49,9 @@
 //! expired_otm_option = { instrument_name = "BTC-31JAN25-100000-C", currency = "BTC", expired_at = 1738310400000 }
 //! # more options that expired out of the money, each checked as the one above is:
 //! expired_otm_options = [{ instrument_name = "ETH-31JAN25-4000-C", currency = "ETH", expired_at = 1738310400000 }]
+//! # a Direct Access order far from the market, sent to {direct_access_url} with the key as
+//! # lock_portfolio is (SPEC.md 3: rejected once the portfolio is locked; a throwaway one):
+//! direct_access_order = { method = "private/buy", params = { instrument_name = "BTC-PERPETUAL", amount = 10, type = "limit", price = 1 } }
 //!
 //! [limits]                                       # pacing of private/get_transaction_log
 //! transaction_log_per_second = 1.0
@@ -210,9 +213,27 @@ pub struct Fixtures {
     /// (serialized as an array of inline tables by [`Target::to_toml`]).
     #[serde(default, skip_serializing)]
     pub expired_otm_options: Vec<ExpiredOption>,
+    /// A Direct Access order request (SPEC.md describes none: 3 and 4.13 only say that
+    /// such orders are "rejected until the portfolio is unlocked"), far from the market,
+    /// sent to `{direct_access_url}` with the API key as `lock_portfolio` is (serialized as
+    /// an inline table by [`Target::to_toml`]).
+    #[serde(default, skip_serializing)]
+    pub direct_access_order: Option<DirectAccessOrder>,
     /// The Direct Access API key (not serialized: see [`Target::to_toml`]).
     #[serde(skip)]
     pub direct_access_key: Option<Secret>,
+}
+
+/// A request of the Direct Access interface that places an order: the method, whose path
+/// goes after `{direct_access_url}/api/v2/`, and its parameters.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DirectAccessOrder {
+    /// The method, e.g. `private/buy`.
+    pub method: String,
+    /// Its parameters, sent as query parameters.
+    #[serde(default)]
+    pub params: serde_json::Map<String, serde_json::Value>,
 }
 
 /// An option that expired out of the money, and the currency whose log holds its entries.
@@ -311,6 +332,7 @@ struct FixturesFile {
     expired_otm_option: Option<ExpiredOption>,
     #[serde(default)]
     expired_otm_options: Vec<ExpiredOption>,
+    direct_access_order: Option<DirectAccessOrder>,
     direct_access_key: Option<String>,
     direct_access_key_env: Option<String>,
 }
@@ -466,6 +488,7 @@ impl Target {
                     positions: fixtures.positions,
                     expired_otm_option: fixtures.expired_otm_option,
                     expired_otm_options: fixtures.expired_otm_options,
+                    direct_access_order: fixtures.direct_access_order,
                     direct_access_key: resolve_secret(
                         path,
                         line,
@@ -606,6 +629,15 @@ impl Target {
                 .map(inline)
                 .collect();
             out.push_str(&format!("expired_otm_options = [{}]\n", options.join(", ")));
+        }
+        if let Some(order) = &self.fixtures.direct_access_order {
+            let params = toml::Value::try_from(&order.params)
+                .map(|params| params.to_string())
+                .unwrap_or_else(|_| "{}".to_owned());
+            out.push_str(&format!(
+                "direct_access_order = {{ method = {}, params = {params} }}\n",
+                quote(&order.method)
+            ));
         }
         if let Some(key) = &self.fixtures.direct_access_key {
             out.push_str(&format!("direct_access_key = {}\n", quote(key.expose())));

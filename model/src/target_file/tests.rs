@@ -309,6 +309,7 @@ fn an_expired_option_of_the_list_without_its_currency_names_its_line() {
     assert!(parse_error(&unknown).contains("expiry"));
 }
 
+<<<<<<< HEAD
 /// A target file whose `[accounts.two_factor]` (line 4) has `second_factor = { <factor> }`
 /// on line 7.
 fn with_factor(factor: &str) -> String {
@@ -378,5 +379,22 @@ fn a_second_factor_gives_exactly_one_source_at_its_line() {
     assert!(
         error.starts_with("t.toml:7: accounts.two_factor.second_factor: "),
         "{error}"
+=======
+#[test]
+fn a_direct_access_order_is_read_and_round_trips() {
+    let text = with_fixtures(
+        r#"direct_access_order = { method = "private/buy", params = { instrument_name = "BTC-PERPETUAL", amount = 10, type = "limit", price = 1.5 } }
+"#,
+    );
+    let target = Target::parse(Path::new("t.toml"), &text, &env).unwrap();
+    let order = target.fixtures.direct_access_order.as_ref().unwrap();
+    assert_eq!(order.method, "private/buy");
+    assert_eq!(order.params["amount"], 10);
+    assert_eq!(order.params["price"], 1.5);
+    let again = Target::parse(Path::new("again.toml"), &target.to_toml(), &|_| None).unwrap();
+    assert_eq!(
+        again.fixtures.direct_access_order,
+        target.fixtures.direct_access_order
+>>>>>>> wt-judge
     );
 }

@@ -474,7 +474,8 @@ impl Execution<'_> {
             // Over HTTP, an in-flight step is one call.
             StepKind::InFlight { .. } | StepKind::Call(_) | StepKind::Raw { .. } => {}
         }
-        let method = step_method(step);
+        // A method the target file names (`{{fixtures.direct_access_order.method}}`).
+        let method = self.resolved(&step_method(step))?;
         if let Some(wait) = &step.wait {
             self.wait_before(step, wait).await?;
         }
@@ -574,6 +575,16 @@ impl Execution<'_> {
                 .into_iter()
                 .map(|(name, value)| (names.get(&name).cloned().unwrap_or(name), value))
                 .collect();
+        }
+        // A Direct Access order the target file names (SPEC.md describes none) goes with the
+        // parameters it gives.
+        if let Some(order) = &self.shared.target.fixtures.direct_access_order
+            && order.method == method
+            && self.transport == TransportKind::Rest
+        {
+            for (name, value) in &order.params {
+                params.entry(name.clone()).or_insert_with(|| value.clone());
+            }
         }
         let authorization = self.authenticate(step, &mut params, token_use).await?;
         // After the login authentication may send, so `{{request_id}}` is this request's.

@@ -110,6 +110,7 @@ pub(crate) fn skip_reason(
         "currency" => fixtures.currency.is_none(),
         "position" => fixtures.position_pool().is_empty(),
         "direct_access_key" => fixtures.direct_access_key.is_none(),
+        "direct_access_order" => fixtures.direct_access_order.is_none(),
         "expired_otm_option" => fixtures.expired_option_pool().is_empty(),
         _ => true,
     });

@@ -505,6 +505,9 @@ faults! {
     LockAcceptsAccessToken => "lock-accepts-access-token",
         "lock_portfolio accepts a live oauth access token as the direct access key",
         ["m.lock_portfolio.bearer"];
+    LockKeepsDirectOrders => "lock-keeps-direct-orders",
+        "after lock_portfolio, a new Direct Access order (the target file's direct_access_order) is still accepted",
+        ["m.lock_portfolio.direct_orders_rejected"];
     LockResultTrue => "lock-result-true",
         "lock_portfolio returns true instead of \"ok\"",
         ["m.lock_portfolio.result"];

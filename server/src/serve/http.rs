@@ -44,6 +44,14 @@ pub(crate) fn router(state: Arc<ServerState>) -> Router {
             &format!("/direct{}/private/lock_portfolio", spec::API_PREFIX),
             any(direct),
         )
+        .route(
+            &format!(
+                "/direct{}/{}",
+                spec::API_PREFIX,
+                super::direct_order::DIRECT_ORDER_METHOD
+            ),
+            any(direct_order),
+        )
         .route("/reference/arrivals", get(super::arrivals::endpoint))
         .route(
             &format!("{}/{{*method}}", spec::API_PREFIX),
@@ -335,6 +343,20 @@ fn answer_direct(state: &ServerState, parts: &Parts, read: BodyRead) -> Answer {
         other => status_for(state, other),
     };
     reply(state, status, id, outcome)
+}
+
+async fn direct_order(State(state): State<Arc<ServerState>>, request: Request) -> Response {
+    observed(&state, request, answer_direct_order).await
+}
+
+/// The reference's Direct Access order (`direct_order.rs`); its parameters are not read.
+fn answer_direct_order(state: &ServerState, parts: &Parts, _: BodyRead) -> Answer {
+    let outcome = state.direct_order(authorization(&parts.headers));
+    let status = match &outcome {
+        Err(error) if error.code == code::UNAUTHORIZED => StatusCode::UNAUTHORIZED,
+        other => status_for(state, other),
+    };
+    reply(state, status, Value::Null, outcome)
 }
 
 async fn not_found(State(state): State<Arc<ServerState>>, request: Request) -> Response {

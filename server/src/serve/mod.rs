@@ -28,6 +28,7 @@ mod arrivals;
 mod call;
 mod ctx;
 mod deferred;
+mod direct_order;
 mod fault;
 mod fixtures;
 #[cfg(any(test, feature = "arbitrary"))]

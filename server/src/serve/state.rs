@@ -277,6 +277,7 @@ impl ServerState {
                     expired_at: Some(super::ledger::EXPIRED_OTM_AT_MS),
                 }),
                 expired_otm_options: Vec::new(),
+                direct_access_order: Some(super::direct_order::fixture()),
                 direct_access_key: Some(self.direct_access_key.clone()),
             },
             limits,
