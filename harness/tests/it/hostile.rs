@@ -296,6 +296,47 @@ async fn empty_continuation_frames_fail_at_the_frame_cap_of_a_message() {
     );
 }
 
+// Issue 49: a body delimited by the connection's close, never closed, is cut at the cap as
+// a chunked one is.
+#[tokio::test(flavor = "multi_thread")]
+async fn endless_close_delimited_body_is_cut_at_the_size_cap() {
+    let report = run_cases(Behaviour::EndlessClose, SUCCESS, HTTP).await;
+    assert_every(
+        &report,
+        Verdict::Fail,
+        "env.response.result",
+        "response body exceeds 1048576 bytes",
+    );
+}
+
+// Issue 49: a gzip body (not inflated: the harness asked for no encoding) is not JSON, and
+// is kept as its size, a digest and its first bytes, never escaped whole.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_gzip_body_is_not_json_and_kept_as_its_size_digest_and_first_bytes() {
+    let report = run_cases(Behaviour::Gzip(CAP / 2), SUCCESS, HTTP).await;
+    assert_every(&report, Verdict::Fail, "env.response.jsonrpc", "not JSON");
+    for result in &report.results {
+        let kept = &result.exchanges[0].response.as_ref().unwrap().body;
+        assert!(
+            kept.starts_with("[not UTF-8: 524288 bytes, sha256 ") && kept.len() < 200,
+            "{kept}"
+        );
+    }
+}
+
+// Issue 49: ports that answer the TLS handshake with garbage: the run cannot start, and
+// says why.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_tls_port_answering_garbage_is_unreachable_with_the_reason() {
+    let outcome = run_plan(Behaviour::TlsGarbage, Plan::new(SUCCESS, ALL)).await;
+    match outcome {
+        Err(RunError::Unreachable(error)) => {
+            assert!(error.message.contains("TLS"), "{error}");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn oversized_answer_is_refused_at_the_size_cap() {
     let report = run_cases(Behaviour::Oversized(4 * CAP), SUCCESS, ALL).await;
@@ -417,7 +458,7 @@ async fn an_envelope_naming_id_and_result_fifty_thousand_times_fails_as_ambiguou
 async fn an_answer_with_a_400_digit_integer_is_json_and_tolerated_by_the_whole_suite() {
     // RFC 8259 6 sets no limit on a number's size: an extra member holding one is
     // tolerated like any extra member, never "not JSON".
-    let report = run_cases(Behaviour::HugeInteger, &[], &[Ws]).await;
+    let report = run_cases(Behaviour::HugeInteger(400), &[], &[Ws]).await;
     assert_tolerated(&report);
 }
 

@@ -124,7 +124,8 @@ impl HttpClient {
             }
         };
         let status = response.status().as_u16();
-        match read_capped(response, self.limits.max_response_bytes).await {
+        let deadline = started + self.limits.request_timeout;
+        match read_capped(response, self.limits.max_response_bytes, deadline).await {
             Ok(bytes) => Exchange {
                 transport: kind,
                 request,
@@ -278,22 +279,40 @@ pub(crate) fn request_uri(url: &str) -> String {
         .map_or_else(|| "/".to_owned(), |slash| after_scheme[slash..].to_owned())
 }
 
+/// The body of `response`, read within the cap and the process's room for answers in
+/// flight (`in_flight.rs`), by `deadline`.
 async fn read_capped(
     mut response: reqwest::Response,
     cap: usize,
+    deadline: Instant,
 ) -> Result<Vec<u8>, TransportError> {
+    let too_large = || {
+        TransportError::new(
+            TransportErrorKind::TooLarge,
+            format!("response body exceeds {cap} bytes"),
+        )
+    };
+    let announced = response
+        .content_length()
+        .map(|length| usize::try_from(length).unwrap_or(usize::MAX));
+    if announced.is_some_and(|length| length > cap) {
+        return Err(too_large());
+    }
+    let Some(_room) = super::in_flight::reserve(announced.unwrap_or(cap), deadline).await else {
+        return Err(TransportError::new(
+            TransportErrorKind::Timeout,
+            "response body did not complete within the request timeout \
+             (no room among the answers in flight)",
+        ));
+    };
     // Sized once from the announced length (within the cap), so a large page is not grown
     // and copied chunk by chunk.
-    let announced = response.content_length().unwrap_or(0);
-    let mut bytes = Vec::with_capacity(usize::try_from(announced).unwrap_or(cap).min(cap));
+    let mut bytes = Vec::with_capacity(announced.unwrap_or(0));
     loop {
         match response.chunk().await {
             Ok(Some(chunk)) => {
                 if bytes.len() + chunk.len() > cap {
-                    return Err(TransportError::new(
-                        TransportErrorKind::TooLarge,
-                        format!("response body exceeds {cap} bytes"),
-                    ));
+                    return Err(too_large());
                 }
                 bytes.extend_from_slice(&chunk);
             }

@@ -3,9 +3,10 @@
 //! and the Direct Access REST call. Both speak TLS and go through proxies as one
 //! [`Dialer`] says (`tls.rs`, `proxy.rs`).
 //!
-//! Every call is bounded: a per-request timeout, a cap on the response size, and on
-//! WebSocket a cap on how many unrelated frames (pings, notifications) are skipped while
-//! waiting for the answer. Each call returns an [`Exchange`](harness_protocol::wire::Exchange): what was sent and what came
+//! Every call is bounded: a per-request timeout, a cap on the response size, a room for the
+//! HTTP bodies being read at once shared by the process (`in_flight.rs`), and on WebSocket
+//! a cap on the frames of one message and on how many unrelated frames (pings,
+//! notifications) are skipped while waiting for the answer. Each call returns an [`Exchange`](harness_protocol::wire::Exchange): what was sent and what came
 //! back, the raw material of verdicts and reports.
 //!
 //! A [`ClientSession`] is one client's session with a target over these transports: the
@@ -15,6 +16,7 @@ mod credential;
 mod dial;
 mod http;
 mod http1;
+mod in_flight;
 mod proxy;
 mod race;
 mod session;

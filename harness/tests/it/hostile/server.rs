@@ -8,6 +8,8 @@
 //! short). Correct answers come from a real reference server behind it, so a behaviour
 //! that should be tolerated is checked against the whole suite, not against a stub.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
@@ -34,6 +36,9 @@ pub(crate) enum Behaviour {
     Trickle,
     /// An HTTP body (chunked) or WebSocket message (continuation frames) that never ends.
     Endless,
+    /// An HTTP body without a length, delimited by the connection's close, that never ends
+    /// (WebSocket as [`Behaviour::Endless`]).
+    EndlessClose,
     /// The first byte of the answer in a WebSocket text frame without FIN, then empty
     /// continuation frames (legal, two bytes each) forever; HTTP answers as it should.
     EmptyContinuations,
@@ -43,6 +48,9 @@ pub(crate) enum Behaviour {
     Padded(usize),
     /// An answer whose bytes are not UTF-8.
     InvalidUtf8,
+    /// An HTTP body of this many bytes marked `Content-Encoding: gzip`: gzip's magic, then
+    /// bytes that are not UTF-8 (WebSocket answers as it should).
+    Gzip(usize),
     /// An HTML page instead of JSON.
     NotJson,
     /// The answer carries the request's id plus one.
@@ -51,8 +59,9 @@ pub(crate) enum Behaviour {
     /// the runs' cap), the right ones last (the value a reader keeping the last name sees
     /// is the right answer).
     DuplicateMembers,
-    /// The right answer with an extra member holding a 400-digit integer (still JSON).
-    HugeInteger,
+    /// The right answer with an extra member holding an integer of this many digits (still
+    /// JSON).
+    HugeInteger(usize),
     /// The right answer in a binary frame (WebSocket; HTTP answers as it should).
     BinaryFrame,
     /// Every answer is sent twice (WebSocket).
@@ -81,6 +90,9 @@ pub(crate) enum Behaviour {
     RefuseUpgrade,
     /// The WebSocket upgrade is never answered.
     NoHandshake,
+    /// The target file says `https://` and `wss://`; both ports answer the TLS handshake
+    /// with bytes that are not TLS, then close.
+    TlsGarbage,
 }
 
 /// A running hostile server and the reference server behind it.
@@ -93,6 +105,13 @@ pub(crate) struct Hostile {
 impl Hostile {
     /// Starts the reference server and, in front of it, an HTTP and a WebSocket listener.
     pub(crate) async fn start(behaviour: Behaviour) -> Hostile {
+        Hostile::start_with(behaviour, false).await
+    }
+
+    /// [`Hostile::start`], the first request over each listener answered as it should
+    /// when `honest_first` (as an attacker would, so the harness's first call finds the
+    /// target up).
+    pub(crate) async fn start_with(behaviour: Behaviour, honest_first: bool) -> Hostile {
         let reference = serve::start(serve::ServeConfig::loopback())
             .await
             .expect("reference server starts");
@@ -103,17 +122,23 @@ impl Hostile {
         let origin = format!("http://{}", reference.addr);
         let upstream_ws = upstream.ws_url.clone().unwrap();
         let mut listeners = JoinSet::new();
+        let honest_http = Arc::new(AtomicBool::new(honest_first));
+        let honest_ws = Arc::new(AtomicBool::new(honest_first));
         listeners.spawn(accept(http, move |stream| {
-            serve_http(stream, behaviour, origin.clone())
+            serve_http(stream, behaviour, origin.clone(), honest_http.clone())
         }));
         listeners.spawn(accept(ws, move |stream| {
-            serve_ws(stream, behaviour, upstream_ws.clone())
+            serve_ws(stream, behaviour, upstream_ws.clone(), honest_ws.clone())
         }));
+        let (http_scheme, ws_scheme) = match behaviour {
+            Behaviour::TlsGarbage => ("https", "wss"),
+            _ => ("http", "ws"),
+        };
         let target = Target {
             name: format!("hostile {behaviour:?}"),
-            base_url: format!("http://{http_addr}/api/v2"),
-            ws_url: Some(format!("ws://{ws_addr}/ws/api/v2")),
-            direct_access_url: Some(format!("http://{http_addr}/direct")),
+            base_url: format!("{http_scheme}://{http_addr}/api/v2"),
+            ws_url: Some(format!("{ws_scheme}://{ws_addr}/ws/api/v2")),
+            direct_access_url: Some(format!("{http_scheme}://{http_addr}/direct")),
             ..upstream
         };
         Hostile {
@@ -208,8 +233,26 @@ fn head(status: u16, content_type: &str, length: usize) -> Vec<u8> {
         .into_bytes()
 }
 
-async fn serve_http(mut stream: TcpStream, behaviour: Behaviour, origin: String) {
+/// Answers as it should once, the first time it is asked, if `honest` still says so.
+fn this_time(behaviour: Behaviour, honest: &AtomicBool) -> Behaviour {
+    if honest.swap(false, Ordering::SeqCst) {
+        Behaviour::Slow(Duration::ZERO)
+    } else {
+        behaviour
+    }
+}
+
+async fn serve_http(
+    mut stream: TcpStream,
+    behaviour: Behaviour,
+    origin: String,
+    honest: Arc<AtomicBool>,
+) {
+    if matches!(behaviour, Behaviour::TlsGarbage) {
+        return not_tls(stream).await;
+    }
     while let Some(request) = read_request(&mut stream).await {
+        let behaviour = this_time(behaviour, &honest);
         if matches!(behaviour, Behaviour::Silent) {
             // Hold the connection until the client gives up on it.
             drain(&mut stream).await;
@@ -251,6 +294,22 @@ async fn serve_http(mut stream: TcpStream, behaviour: Behaviour, origin: String)
                 while stream.write_all(&chunk).await.is_ok() {}
                 return;
             }
+            Behaviour::EndlessClose => {
+                let head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n{\"jsonrpc\": \"2.0\", \"id\": 1, \"result\": \"";
+                if stream.write_all(head.as_bytes()).await.is_err() {
+                    return;
+                }
+                let chunk = vec![b'a'; 64 * 1024];
+                while stream.write_all(&chunk).await.is_ok() {}
+                return;
+            }
+            Behaviour::Gzip(size) => {
+                let body = not_utf8(size);
+                let head = format!(
+                    "HTTP/1.1 {status} Hostile\r\nContent-Type: {json}\r\nContent-Encoding: gzip\r\nContent-Length: {size}\r\n\r\n"
+                );
+                [head.into_bytes(), body].concat()
+            }
             Behaviour::Oversized(size) => {
                 let _ = stream.write_all(&head(200, json, size)).await;
                 let chunk = vec![b' '; 64 * 1024];
@@ -272,7 +331,7 @@ async fn serve_http(mut stream: TcpStream, behaviour: Behaviour, origin: String)
                 let page = b"<html><body><h1>502 Bad Gateway</h1></body></html>".to_vec();
                 [head(200, "text/html", page.len()), page].concat()
             }
-            Behaviour::WrongId | Behaviour::DuplicateMembers | Behaviour::HugeInteger => {
+            Behaviour::WrongId | Behaviour::DuplicateMembers | Behaviour::HugeInteger(_) => {
                 let body = rewritten(behaviour, &body);
                 [head(status, json, body.len()), body].concat()
             }
@@ -314,8 +373,14 @@ async fn drain(stream: &mut (impl AsyncRead + Unpin)) {
     while matches!(stream.read(&mut sink).await, Ok(read) if read > 0) {}
 }
 
-async fn serve_ws(mut stream: TcpStream, behaviour: Behaviour, upstream: String) {
+async fn serve_ws(
+    mut stream: TcpStream,
+    behaviour: Behaviour,
+    upstream: String,
+    honest: Arc<AtomicBool>,
+) {
     match behaviour {
+        Behaviour::TlsGarbage => return not_tls(stream).await,
         Behaviour::NoHandshake => return drain(&mut stream).await,
         Behaviour::RefuseUpgrade => {
             let _ = stream
@@ -338,6 +403,7 @@ async fn serve_ws(mut stream: TcpStream, behaviour: Behaviour, upstream: String)
             Message::Close(_) => return,
             _ => continue,
         };
+        let behaviour = this_time(behaviour, &honest);
         if matches!(behaviour, Behaviour::Silent) {
             continue;
         }
@@ -372,7 +438,7 @@ async fn misbehave_ws(client: &mut Ws, behaviour: Behaviour, answer: String) -> 
             }
             Ok(())
         }
-        Behaviour::Endless => {
+        Behaviour::Endless | Behaviour::EndlessClose => {
             let payload = vec![b'a'; 16 * 1024];
             // A text frame without FIN, then continuation frames forever.
             let mut frame = [vec![0x01, 126, 0x40, 0x00], payload.clone()].concat();
@@ -411,7 +477,7 @@ async fn misbehave_ws(client: &mut Ws, behaviour: Behaviour, answer: String) -> 
             .send(Message::text("hello, this is not JSON"))
             .await
             .map_err(gone),
-        Behaviour::WrongId | Behaviour::DuplicateMembers | Behaviour::HugeInteger => {
+        Behaviour::WrongId | Behaviour::DuplicateMembers | Behaviour::HugeInteger(_) => {
             let body = rewritten(behaviour, answer.as_bytes());
             client
                 .send(Message::text(String::from_utf8(body).unwrap()))
@@ -474,6 +540,20 @@ async fn misbehave_ws(client: &mut Ws, behaviour: Behaviour, answer: String) -> 
             .map_err(gone),
         _ => client.send(Message::text(answer)).await.map_err(gone),
     }
+}
+
+/// Answers a TLS client hello with a line that is not TLS, then closes.
+async fn not_tls(mut stream: TcpStream) {
+    let mut hello = [0u8; 512];
+    let _ = stream.read(&mut hello).await;
+    let _ = stream.write_all(b"SSH-2.0-OpenSSH_9.6 garbage\r\n").await;
+}
+
+/// `size` bytes that open as gzip does and are not UTF-8.
+fn not_utf8(size: usize) -> Vec<u8> {
+    let mut bytes = vec![0x1f, 0x8b, 0x08, 0x00];
+    bytes.extend((0..size.saturating_sub(4)).map(|index| (index % 251) as u8 | 0x80));
+    bytes
 }
 
 /// Writes a final text frame announcing `length` payload bytes but carrying `payload`,
@@ -545,9 +625,10 @@ fn rewritten(behaviour: Behaviour, body: &[u8]) -> Vec<u8> {
             ));
             text.into_bytes()
         }
-        _ => {
+        Behaviour::HugeInteger(digits) => {
             let text = envelope.to_string();
-            format!(r#"{{"usIn":{},{}"#, "4".repeat(400), &text[1..]).into_bytes()
+            format!(r#"{{"usIn":{},{}"#, "4".repeat(digits), &text[1..]).into_bytes()
         }
+        _ => envelope.to_string().into_bytes(),
     }
 }
