@@ -309,7 +309,6 @@ fn an_expired_option_of_the_list_without_its_currency_names_its_line() {
     assert!(parse_error(&unknown).contains("expiry"));
 }
 
-<<<<<<< HEAD
 /// A target file whose `[accounts.two_factor]` (line 4) has `second_factor = { <factor> }`
 /// on line 7.
 fn with_factor(factor: &str) -> String {
@@ -379,7 +378,9 @@ fn a_second_factor_gives_exactly_one_source_at_its_line() {
     assert!(
         error.starts_with("t.toml:7: accounts.two_factor.second_factor: "),
         "{error}"
-=======
+    );
+}
+
 #[test]
 fn a_direct_access_order_is_read_and_round_trips() {
     let text = with_fixtures(
@@ -395,6 +396,5 @@ fn a_direct_access_order_is_read_and_round_trips() {
     assert_eq!(
         again.fixtures.direct_access_order,
         target.fixtures.direct_access_order
->>>>>>> wt-judge
     );
 }

@@ -43,19 +43,17 @@ impl Bindings for Execution<'_> {
                 return fixtures.no_direct_access_member_id.map(Value::from);
             }
             "fixtures.mmp_reset_index" => return fixtures.mmp_reset_index.clone().map(Value::from),
-<<<<<<< HEAD
             "fixtures.mmp_triggered_index" => {
                 return fixtures.mmp_triggered_index.clone().map(Value::from);
             }
             "fixtures.mmp_block_rfq_index" => {
                 return fixtures.mmp_block_rfq_index.clone().map(Value::from);
-=======
+            }
             "fixtures.direct_access_order.method" => {
                 return fixtures
                     .direct_access_order
                     .as_ref()
                     .map(|order| Value::from(order.method.clone()));
->>>>>>> wt-judge
             }
             "fixtures.instrument_name" => return fixtures.instrument_name.clone().map(Value::from),
             "fixtures.other_instrument_name" => {
