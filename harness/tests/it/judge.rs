@@ -308,3 +308,21 @@ fn the_harness_runner_is_a_client_the_judge_finds_nothing_against() {
         );
     }
 }
+
+/// A `client_credentials` login of `role` over HTTP with `scope`: its token set.
+pub(crate) async fn token_set_of(target: &Target, role: &str, scope: &str) -> Value {
+    let account = &target.accounts[role];
+    let answer = get(
+        target,
+        &format!(
+            "/api/v2/public/auth?grant_type=client_credentials&client_id={}&client_secret={}&scope={}",
+            account.client_id,
+            account.client_secret.expose(),
+            scope.replace(' ', "+").replace(':', "%3A")
+        ),
+        &[],
+        None,
+    )
+    .await;
+    answer["result"].clone()
+}

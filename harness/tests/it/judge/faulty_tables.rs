@@ -40,20 +40,7 @@ enum Bug {
 
 /// A login of `role` over HTTP with `scope`: its access and refresh tokens.
 async fn login_as(target: &Target, role: &str, scope: &str) -> (String, String) {
-    let account = &target.accounts[role];
-    let answer = get(
-        target,
-        &format!(
-            "/api/v2/public/auth?grant_type=client_credentials&client_id={}&client_secret={}&scope={}",
-            account.client_id,
-            account.client_secret.expose(),
-            scope.replace(' ', "+").replace(':', "%3A")
-        ),
-        &[],
-        None,
-    )
-    .await;
-    let result = &answer["result"];
+    let result = &token_set_of(target, role, scope).await;
     (
         result["access_token"].as_str().expect("a token").to_owned(),
         result["refresh_token"]

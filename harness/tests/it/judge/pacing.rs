@@ -19,24 +19,6 @@ enum Bug {
     EveryWayIn,
 }
 
-/// A `client_credentials` login of `role` over HTTP with `scope`: its token set.
-async fn login_as(target: &Target, role: &str, scope: &str) -> Value {
-    let account = &target.accounts[role];
-    let answer = get(
-        target,
-        &format!(
-            "/api/v2/public/auth?grant_type=client_credentials&client_id={}&client_secret={}&scope={}",
-            account.client_id,
-            account.client_secret.expose(),
-            scope.replace(' ', "+").replace(':', "%3A")
-        ),
-        &[],
-        None,
-    )
-    .await;
-    answer["result"].clone()
-}
-
 /// The first page of a walk of its own (a currency each, so only the rate is at fault).
 fn first_page(currency: &str) -> String {
     format!("/api/v2/private/get_transaction_log?currency={currency}&count=5")
@@ -56,8 +38,8 @@ async fn misbehave(bug: Bug, target: &Target) {
     let mut currencies = CURRENCIES.iter();
     match bug {
         Bug::SubaccountTwoWays => {
-            let own = login_as(target, "sub", "account:read").await;
-            let main = login_as(target, "main", "account:read").await;
+            let own = token_set_of(target, "sub", "account:read").await;
+            let main = token_set_of(target, "main", "account:read").await;
             let sub = target.fixtures.subaccount_id.unwrap();
             let exchanged = get(
                 target,
