@@ -12,6 +12,8 @@
 //! The step's authentication also says whose pacing budget (`pace.rs`) its requests draw
 //! from.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use serde_json::{Map, Value};
 
 use super::exec::{Execution, Stop, TokenUse};
@@ -87,6 +89,25 @@ impl Execution<'_> {
         self.session.timestamp(offset)
     }
 
+    /// A timestamp no other nonceless signature of the run was made with: without a nonce
+    /// the signed timestamp is what tells two requests apart, and SPEC.md 4.1 ("The nonce
+    /// is single use") lets a server refuse a second one signed in the same millisecond,
+    /// which executions running at once would otherwise send. Takes the next free
+    /// millisecond and, when that is ahead of the clock, waits for the clock to reach it.
+    async fn nonceless_timestamp(last_nonceless_ms: &AtomicU64, wanted: u64) -> u64 {
+        let previous = last_nonceless_ms
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |last| {
+                Some(wanted.max(last.saturating_add(1)))
+            })
+            .unwrap_or_else(|last| last);
+        let taken = wanted.max(previous.saturating_add(1));
+        let ahead = taken.saturating_sub(wanted);
+        if ahead > 0 {
+            tokio::time::sleep(std::time::Duration::from_millis(ahead)).await;
+        }
+        taken
+    }
+
     /// Applies a step's auth mode to its params, or returns the header to send.
     pub(super) async fn authenticate(
         &mut self,
@@ -118,7 +139,7 @@ impl Execution<'_> {
                 Ok(None)
             }
             Auth::ClientSignature(login) => {
-                self.client_signature(auth, login, params)?;
+                self.client_signature(auth, login, params).await?;
                 Ok(None)
             }
             Auth::Basic(_) => Ok(Some(transport::basic(&self.credentials(auth)?))),
@@ -197,7 +218,7 @@ impl Execution<'_> {
 
     /// The `public/auth` parameters of a `client_signature` step (SPEC.md 5.5), with the
     /// defects a step may ask for: no LF after the nonce, upper-case hex, a wrong secret.
-    fn client_signature(
+    async fn client_signature(
         &mut self,
         auth: &Auth,
         step: &ClientSignature,
@@ -205,8 +226,9 @@ impl Execution<'_> {
     ) -> Result<(), Stop> {
         let credentials = self.credentials(auth)?;
         let signature = &step.signature;
-        let timestamp = self.signature_timestamp(signature);
+        let mut timestamp = self.signature_timestamp(signature);
         let nonce = if step.no_nonce {
+            timestamp = Self::nonceless_timestamp(&self.shared.last_nonceless_ms, timestamp).await;
             String::new()
         } else {
             self.nonce(signature.nonce.as_deref())?

@@ -186,6 +186,9 @@ pub struct Shared {
     pub(crate) session_lane: tokio::sync::Semaphore,
     /// Answer bytes every execution kept whole so far (see `budget.rs`).
     pub(crate) recorded_bytes: std::sync::atomic::AtomicUsize,
+    /// The latest timestamp a `client_signature` without a nonce was signed with: each
+    /// one takes a millisecond of its own (`auth.rs`).
+    pub(crate) last_nonceless_ms: std::sync::atomic::AtomicU64,
 }
 
 impl Shared {
@@ -218,6 +221,7 @@ impl Shared {
             reference_arrivals: false,
             session_lane: tokio::sync::Semaphore::new(1),
             recorded_bytes: std::sync::atomic::AtomicUsize::new(0),
+            last_nonceless_ms: std::sync::atomic::AtomicU64::new(0),
         })
     }
 

@@ -341,3 +341,15 @@ fn a_client_signature_without_nonce_sends_none_and_signs_an_empty_one() {
     let expected = sign::client_signature("main-secret", timestamp, "", "").expect("signs");
     assert_eq!(params["signature"], json!(expected));
 }
+
+#[tokio::test]
+async fn nonceless_signatures_made_at_once_get_milliseconds_of_their_own() {
+    let last = AtomicU64::new(0);
+    let now = harness_protocol::auth::clock::Clock::system().now_ms();
+    let first = Execution::nonceless_timestamp(&last, now).await;
+    let second = Execution::nonceless_timestamp(&last, now).await;
+    let earlier = Execution::nonceless_timestamp(&last, now - 5).await;
+    assert_eq!(first, now);
+    assert_eq!(second, now + 1);
+    assert_eq!(earlier, now + 2);
+}
