@@ -239,6 +239,10 @@ pub struct FuzzReport {
     pub timed_out: bool,
     /// Why the run was interrupted (a signal), if it was.
     pub interrupted: Option<String>,
+    /// Why the run could not happen at all (the target unreachable at its first call): a
+    /// harness error, not a finding; the report is written so every exit leaves one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
     /// Wall time of the generated requests (logins included, shrinking excluded).
     #[serde(skip)]
     pub elapsed: Duration,
@@ -248,6 +252,16 @@ impl FuzzReport {
     /// Generated requests per second.
     pub fn requests_per_second(&self) -> f64 {
         self.sent as f64 / self.elapsed.as_secs_f64().max(1e-9)
+    }
+
+    /// Why the run did not do its job, when it did not: it could not start
+    /// ([`FuzzReport::error`]) or the target stopped answering.
+    pub fn not_done(&self) -> Option<&str> {
+        self.error.as_deref().or_else(|| {
+            self.interrupted
+                .as_deref()
+                .filter(|reason| harness_runner::run::stopped_answering(reason))
+        })
     }
 
     /// Whether the run stopped because the target stopped answering (`run::Breaker`).

@@ -39,6 +39,9 @@ pub struct MergedRun {
     pub findings: usize,
     /// The run timeout stopped it before every request was sent.
     pub timed_out: bool,
+    /// Why it did not do its job (unreachable, or the target stopped answering), if so.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_done: Option<String>,
 }
 
 /// The shards merged of one seed's requests split `count` ways.
@@ -225,6 +228,7 @@ pub fn merge(runs: &[(PathBuf, FuzzReport)]) -> MergedReport {
             sent: report.sent,
             findings: report.findings.len(),
             timed_out: report.timed_out,
+            not_done: report.not_done().map(str::to_owned),
         });
         merged.sent += report.sent;
         merged.coverage.merge(&report.coverage);

@@ -231,16 +231,25 @@ impl Crew {
             let (number, fresh) = &self.requests[index];
             let mutated = self.steering.instead_of(fresh);
             let request = mutated.as_ref().unwrap_or(fresh);
-            let outcome = execute(
-                &self.sender,
-                &self.schemas,
-                &self.redactor,
-                request,
-                *number as u64 + 1,
-                &mut ws,
-                budget,
-            )
-            .await;
+            // A request in flight when the run stops (the breaker, a signal) is dropped, not
+            // waited out: its answer could change nothing, and a silent target would hold
+            // every worker for a timeout more.
+            let outcome = tokio::select! {
+                biased;
+                outcome = execute(
+                    &self.sender,
+                    &self.schemas,
+                    &self.redactor,
+                    request,
+                    *number as u64 + 1,
+                    &mut ws,
+                    budget,
+                ) => outcome,
+                _ = self.interrupt.fired() => {
+                    ws = None;
+                    break;
+                }
+            };
             self.events.emit(&judged(*number, request, &outcome));
             self.steering.observe(request, outcome.class(request));
             if mutated.is_some() {

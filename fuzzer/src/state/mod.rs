@@ -49,6 +49,10 @@ pub struct StatefulReport {
     /// Steps that got no answer (timed out, refused): not judged, never a finding.
     #[serde(default)]
     pub unanswered: usize,
+    /// State-changing sequences not run: one before them got no answer, so the target
+    /// was not answering, and each would only have waited out its timeout in turn.
+    #[serde(default)]
+    pub not_run: usize,
     /// Steps calling the paced method that were sent when its budget had room.
     #[serde(default)]
     pub paced_sent: usize,

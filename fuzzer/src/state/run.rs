@@ -2,7 +2,7 @@
 //! fill the stateful budget, this shard's sent (those that only log in, refresh, fork,
 //! exchange and call by `concurrency` workers at once; those that log out, toggle the
 //! subaccount or delete a member one at a time after them, since their effect on other
-//! tokens of the account is partly open), then one failure per clause shrunk and written
+//! tokens of the account is partly open, until one gets no answer), then one failure per clause shrunk and written
 //! as a case file.
 
 use std::collections::BTreeMap;
@@ -82,7 +82,12 @@ pub(crate) async fn run(
                     break;
                 };
                 let first_id = ID_BASE + *number as u64 * ID_STRIDE;
-                let run = execute(&sender, &redactor, sequence, first_id).await;
+                // Dropped, not waited out, when the run stops (see `crate::run`).
+                let run = tokio::select! {
+                    biased;
+                    run = execute(&sender, &redactor, sequence, first_id) => run,
+                    _ = interrupt.fired() => break,
+                };
                 let mut runs = runs.lock().unwrap_or_else(PoisonError::into_inner);
                 runs.push((*number, sequence.clone(), run));
             }
@@ -92,18 +97,24 @@ pub(crate) async fn run(
         // A worker panicking is our bug; its sequences stay unsent.
         let _ = worker.await;
     }
+    // One at a time, these wait out a silent target's timeout each: a sequence left
+    // without an answer ends them, and the stateless phase's breaker says why.
+    let (mut unanswered, mut not_run) = (false, 0);
     for (number, sequence) in serial {
-        if Instant::now() > deadline || config.interrupt.reason().is_some() {
-            break;
+        if unanswered || Instant::now() > deadline || config.interrupt.reason().is_some() {
+            not_run += 1;
+            continue;
         }
         let first_id = ID_BASE + number as u64 * ID_STRIDE;
         let run = execute(&sender, &redactor, &sequence, first_id).await;
+        unanswered = run.unanswered > 0;
         runs.lock()
             .unwrap_or_else(PoisonError::into_inner)
             .push((number, sequence, run));
     }
     let mut report = StatefulReport {
         sequences: mine.len(),
+        not_run,
         elapsed: started.elapsed(),
         ..StatefulReport::default()
     };

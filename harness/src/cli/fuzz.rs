@@ -5,11 +5,11 @@
 
 mod merge;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
-use harness_fuzz::{self as fuzz, FuzzConfig, FuzzError, Shard};
+use harness_fuzz::{self as fuzz, FuzzConfig, FuzzError, FuzzReport, Shard};
 use harness_protocol::wire::TransportKind;
 
 use super::reporters::Reporters;
@@ -154,19 +154,26 @@ fn run(args: FuzzRunArgs) -> Result<u8, CliError> {
         finished?;
         // The report the run returns; `harness report --from-events` reads the stream
         // back into the same report.
-        report.map_err(|error| match error {
-            FuzzError::Target(_) => CliError::usage(error),
-            _ => CliError::harness(error),
-        })
+        Ok(report)
     })?;
-    let json = serde_json::to_string_pretty(&report).unwrap_or_default();
     let report_path = args.out.join("fuzz.json");
-    std::fs::write(&report_path, json).map_err(|error| {
-        CliError::harness(format!(
-            "failed to write {}: {error}",
-            report_path.display()
-        ))
-    })?;
+    let report = match report {
+        Ok(report) => report,
+        Err(FuzzError::Target(message)) => return Err(CliError::usage(message)),
+        // The run could not happen: fuzz.json still says so, as every exit leaves one.
+        Err(error) => {
+            let failed = FuzzReport {
+                seed,
+                requests: args.requests,
+                shard: args.shard,
+                error: Some(error.to_string()),
+                ..FuzzReport::default()
+            };
+            write_report(&args.out, &report_path, &failed)?;
+            return Err(CliError::harness(error));
+        }
+    };
+    write_report(&args.out, &report_path, &report)?;
     outln!(
         "fuzz: {} requests in {:.2} s ({:.0}/s): {} expected a result, {} an error, {} either; {} rate-limited; {} unanswered; {} shrink requests",
         report.sent,
@@ -203,7 +210,7 @@ fn run(args: FuzzRunArgs) -> Result<u8, CliError> {
     );
     let stateful = &report.stateful;
     outln!(
-        "fuzz: {} stateful sequences, {} requests in {:.2} s: {} expected a result, {} an error, {} either; {} skipped; {} throttled; {} shrink requests",
+        "fuzz: {} stateful sequences, {} requests in {:.2} s: {} expected a result, {} an error, {} either; {} skipped; {} throttled; {} unanswered, {} not run after one; {} shrink requests",
         stateful.sequences,
         stateful.sent,
         stateful.elapsed.as_secs_f64(),
@@ -212,6 +219,8 @@ fn run(args: FuzzRunArgs) -> Result<u8, CliError> {
         stateful.expected_any,
         stateful.skipped,
         stateful.throttled,
+        stateful.unanswered,
+        stateful.not_run,
         stateful.shrink_requests,
     );
     if report.timed_out {
@@ -259,6 +268,14 @@ fn run(args: FuzzRunArgs) -> Result<u8, CliError> {
             exit::PASS
         },
     )
+}
+
+/// Writes `report` as `path` (fuzz.json), making `out` first.
+fn write_report(out: &Path, path: &Path, report: &FuzzReport) -> Result<(), CliError> {
+    let json = serde_json::to_string_pretty(report).unwrap_or_default();
+    std::fs::create_dir_all(out)
+        .and_then(|()| std::fs::write(path, json))
+        .map_err(|error| CliError::harness(format!("failed to write {}: {error}", path.display())))
 }
 
 /// Prints one finding as `FAIL clause (what): message`, then its case file when one was

@@ -326,6 +326,28 @@ fn fuzz_against_a_silent_or_refusing_target_ends_with_exit_3() {
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert_eq!(output.status.code(), Some(3), "{name}: {stderr}");
         assert!(stderr.contains("target unreachable"), "{name}: {stderr}");
+        // Every exit leaves its report, saying why the run did not happen; a merge of it
+        // is not a pass.
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("fuzz.json")).unwrap()).unwrap();
+        assert!(
+            json["error"]
+                .as_str()
+                .is_some_and(|error| error.contains("target unreachable")),
+            "{name}: {json}"
+        );
+        let mut merge = harness();
+        merge
+            .args(["fuzz", "merge", "--out"])
+            .arg(dir.join("merged"))
+            .arg(&dir);
+        let merged = run_bounded(merge);
+        let stdout = String::from_utf8_lossy(&merged.stdout);
+        assert_eq!(merged.status.code(), Some(3), "{name}: {stdout}");
+        assert!(
+            stdout.contains("not done: target unreachable"),
+            "{name}: {stdout}"
+        );
     }
 }
 

@@ -729,3 +729,38 @@ async fn binary_ends_with_a_failure_against_a_hostile_target() {
     );
     assert!(stdout.contains("0 passed, 3 failed"), "{stdout}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn fuzz_against_a_target_silent_after_its_first_answers_ends_with_exit_3() {
+    // Each listener answers its first request (the health call, a first WebSocket
+    // message), then holds every request, the Direct Access interface's among them: they
+    // are served by the HTTP listener, so they count with HTTP and the run stops.
+    let hostile = Hostile::start_with(Behaviour::Silent, true).await;
+    let dir = std::env::temp_dir().join(format!("harness-it-hostile-fuzz-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let target = dir.join("target.toml");
+    std::fs::write(&target, hostile.target().to_toml()).unwrap();
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_harness"));
+    command
+        .args(["fuzz", "--quiet", "--requests", "300", "--seed", "49"])
+        .args(["--timeout-ms", "400", "--target"])
+        .arg(&target)
+        .arg("--out")
+        .arg(&dir);
+    let output = with_timeout(tokio::task::spawn_blocking(move || command.output()))
+        .await
+        .unwrap()
+        .unwrap();
+    hostile.stop().await;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(3), "{stdout}");
+    assert!(stdout.contains("target stopped answering"), "{stdout}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("fuzz.json")).unwrap()).unwrap();
+    assert!(
+        json["interrupted"]
+            .as_str()
+            .is_some_and(|reason| reason.contains("stopped answering")),
+        "{json}"
+    );
+}

@@ -3,7 +3,8 @@
 //!
 //! Every request of a run (the runner's executions, the fuzzer's workers and sequences)
 //! reports whether an answer came, over which channel: HTTP (query string and body alike,
-//! one server), WebSocket, or the Direct Access interface. An answer resets its channel's
+//! one server), WebSocket, or the Direct Access interface (counted as HTTP when its URL names
+//! the same server). An answer resets its channel's
 //! count; a request left without one (timed out, connection refused, connection reset or
 //! closed) adds to it. After [`Breaker::limit`] in a row a channel is dead: the requests
 //! still to go over it fail at once ([`Breaker::dead`], naming the symptom and the last
@@ -66,6 +67,9 @@ pub struct Breaker {
     limit: usize,
     request_timeout: Duration,
     interrupt: Interrupt,
+    /// `{direct_access_url}` is served by the server behind `{base_url}` (the same scheme,
+    /// host and port): its requests count with HTTP's ([`Breaker::for_urls`]).
+    rest_with_http: bool,
     channels: Mutex<BTreeMap<Channel, Streak>>,
 }
 
@@ -90,7 +94,35 @@ impl Breaker {
             limit,
             request_timeout,
             interrupt,
+            rest_with_http: false,
             channels: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    /// The breaker counting the Direct Access interface's requests with HTTP's when both
+    /// URLs name the same server (scheme, host and port): its silence is HTTP's, and a
+    /// few Direct Access requests that never reach the limit would otherwise keep a run
+    /// going against a target that stopped answering.
+    pub fn for_urls(mut self, base_url: &str, direct_access_url: Option<&str>) -> Breaker {
+        let origin = |url: &str| {
+            let url = reqwest::Url::parse(url).ok()?;
+            Some((
+                url.scheme().to_owned(),
+                url.host_str()?.to_ascii_lowercase(),
+                url.port_or_known_default()?,
+            ))
+        };
+        self.rest_with_http = direct_access_url
+            .and_then(origin)
+            .is_some_and(|rest| origin(base_url) == Some(rest));
+        self
+    }
+
+    /// The channel whose streak a request over `transport` counts in.
+    fn channel(&self, transport: TransportKind) -> Channel {
+        match Channel::of(transport) {
+            Channel::Rest if self.rest_with_http => Channel::Http,
+            channel => channel,
         }
     }
 
@@ -102,7 +134,7 @@ impl Breaker {
     /// Why requests over `transport` are not sent any more, when its channel is dead.
     pub fn dead(&self, transport: TransportKind) -> Option<String> {
         let channels = self.channels.lock().unwrap_or_else(PoisonError::into_inner);
-        channels.get(&Channel::of(transport))?.dead.clone()
+        channels.get(&self.channel(transport))?.dead.clone()
     }
 
     /// Counts what came of one request over `transport`: `None` when an answer came,
@@ -110,7 +142,7 @@ impl Breaker {
     /// a request that could not be built) neither counts nor resets.
     pub fn observe(&self, transport: TransportKind, failure: Option<&TransportError>) {
         let mut channels = self.channels.lock().unwrap_or_else(PoisonError::into_inner);
-        let streak = channels.entry(Channel::of(transport)).or_default();
+        let streak = channels.entry(self.channel(transport)).or_default();
         match failure {
             None => {
                 streak.count = 0;
@@ -119,7 +151,7 @@ impl Breaker {
             }
             Some(failure) => {
                 if failure.kind.no_answer().is_some() {
-                    self.unanswered(&mut channels, Channel::of(transport), failure);
+                    self.unanswered(&mut channels, self.channel(transport), failure);
                 }
             }
         }
@@ -204,6 +236,29 @@ mod tests {
 
     fn failure(kind: TransportErrorKind) -> TransportError {
         TransportError::new(kind, "x")
+    }
+
+    #[test]
+    fn direct_access_on_the_base_url_server_counts_with_http() {
+        let interrupt = Interrupt::new();
+        let breaker = Breaker::new(2, Duration::from_secs(5), interrupt.clone()).for_urls(
+            "http://127.0.0.1:8080/api/v2",
+            Some("http://127.0.0.1:8080/direct"),
+        );
+        let timeout = failure(TransportErrorKind::Timeout);
+        breaker.observe(TransportKind::Rest, None);
+        breaker.observe(TransportKind::HttpQuery, Some(&timeout));
+        breaker.observe(TransportKind::HttpBody, Some(&timeout));
+        assert!(breaker.dead(TransportKind::Rest).is_some());
+        assert!(interrupt.reason().is_some());
+
+        let elsewhere = Breaker::new(2, Duration::from_secs(5), Interrupt::new()).for_urls(
+            "http://127.0.0.1:8080/api/v2",
+            Some("http://127.0.0.1:8081/"),
+        );
+        elsewhere.observe(TransportKind::HttpQuery, Some(&timeout));
+        elsewhere.observe(TransportKind::HttpQuery, Some(&timeout));
+        assert!(elsewhere.dead(TransportKind::Rest).is_none());
     }
 
     #[test]

@@ -202,6 +202,7 @@ impl Shared {
         breaker: Breaker,
     ) -> Result<Shared, RunError> {
         let dialer = Dialer::new(&target.tls).map_err(RunError::Client)?;
+        let breaker = breaker.for_urls(&target.base_url, target.direct_access_url.as_deref());
         Ok(Shared {
             http: HttpClient::new(limits, &dialer).map_err(RunError::Client)?,
             dialer,

@@ -1,7 +1,8 @@
 //! `harness fuzz merge DIR...`: the findings of many `harness fuzz` runs (shards of one seed,
 //! other seeds, other machines) as one report, one finding per clause and shrunk request,
-//! with the case file of each copied into `--out`. Exit codes as `harness fuzz`: 1 while a
-//! finding remains, 2 for a directory that is not a run's `--out`.
+//! with the case file of each copied into `--out`. Exit codes as `harness fuzz`: 3 when a
+//! run could not do its job (its target unreachable or silent), 1 while a finding
+//! remains, 2 for a directory that is not a run's `--out`.
 
 use std::path::PathBuf;
 
@@ -91,8 +92,23 @@ pub(crate) fn merge(args: MergeArgs) -> Result<u8, CliError> {
         merged.run_findings,
         report_path.display()
     );
+    let not_done: Vec<_> = merged
+        .runs
+        .iter()
+        .filter(|run| run.not_done.is_some())
+        .collect();
+    for run in &not_done {
+        outln!(
+            "  {}: not done: {}",
+            run.dir.display(),
+            run.not_done.as_deref().unwrap_or_default()
+        );
+    }
     Ok(
-        if merged.findings.is_empty() && merged.sequence_findings.is_empty() {
+        // A run that could not do its job leaves its part unfuzzed: that comes first.
+        if !not_done.is_empty() {
+            exit::HARNESS
+        } else if merged.findings.is_empty() && merged.sequence_findings.is_empty() {
             exit::PASS
         } else {
             exit::FAIL
