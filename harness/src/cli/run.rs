@@ -68,6 +68,10 @@ pub(crate) struct RunArgs {
     /// are skipped with the reason.
     #[arg(long, value_name = "S", value_parser = parse_seconds)]
     paced_budget_s: Option<f64>,
+    /// Print the plan of the paced calls, each execution's calls by budget, and exit
+    /// without sending anything to the target.
+    #[arg(long)]
+    plan: bool,
 }
 
 fn parse_seconds(text: &str) -> Result<f64, String> {
@@ -116,7 +120,7 @@ pub(crate) fn run(args: RunArgs) -> Result<u8, CliError> {
     let rerun = format!("harness run{}", choice.flags());
     let runtime = runtime()?;
     let mut aborted = false;
-    let mut report = runtime.block_on(async {
+    let report = runtime.block_on(async {
         let interrupt = Interrupt::new();
         super::signals::Signals::new().fire_then_exit(
             interrupt.clone(),
@@ -147,7 +151,16 @@ pub(crate) fn run(args: RunArgs) -> Result<u8, CliError> {
             )
         };
         // The plan goes to stderr, before the run: what the paced method will cost.
-        eprintln!("{}", run::paced_plan(&config));
+        let plan = run::paced_plan(&config);
+        eprintln!("{plan}");
+        if args.plan {
+            print_plan(&plan);
+            reporters.finish()?;
+            if let Some(running) = reference {
+                running.shutdown().await;
+            }
+            return Ok(None);
+        }
         let outcome = run::run_until(config, interrupt, reporters.sink()).await;
         let finished = reporters.finish();
         if let Some(running) = reference {
@@ -174,8 +187,12 @@ pub(crate) fn run(args: RunArgs) -> Result<u8, CliError> {
             }
         };
         finished?;
-        Ok(report)
+        Ok(Some(report))
     })?;
+    // `--plan`: printed, nothing sent.
+    let Some(mut report) = report else {
+        return Ok(exit::PASS);
+    };
     let outcomes = apply_expectations(expectations.as_ref(), &mut report.results);
     let context = Context {
         report: &report,
@@ -218,6 +235,26 @@ pub(crate) fn run(args: RunArgs) -> Result<u8, CliError> {
         return Ok(exit::HARNESS);
     }
     Ok(exit_code(&report, strict_fixed))
+}
+
+/// `--plan`: each execution with paced calls, the costliest first, its calls by budget.
+fn print_plan(plan: &run::PacedPlan) {
+    let mut executions: Vec<&run::PlannedExecution> = plan.executions.iter().collect();
+    executions.sort_by_key(|execution| std::cmp::Reverse(execution.calls.values().sum::<usize>()));
+    for execution in executions {
+        let calls: Vec<String> = execution
+            .calls
+            .iter()
+            .map(|(budget, calls)| format!("{budget} {calls}"))
+            .collect();
+        outln!(
+            "{:>4}  {} [{}]: {}",
+            execution.calls.values().sum::<usize>(),
+            execution.case,
+            execution.transport,
+            calls.join(", ")
+        );
+    }
 }
 
 /// 3 if the target stopped answering (the run's breaker stopped it); 1 if a check failed

@@ -473,3 +473,28 @@ async fn a_throttled_login_is_sent_again_not_failed() {
     );
     assert_eq!(logins.load(std::sync::atomic::Ordering::SeqCst), 2);
 }
+
+#[test]
+fn run_plan_lists_each_execution_s_paced_calls_and_sends_nothing() {
+    // Nothing listens: a plan that sent a request would end with exit 3.
+    let dir = temp_dir("field-plan");
+    let mut command = harness();
+    command
+        .args(["run", "--plan", "--target"])
+        .arg(target_file(&dir, refusing_port()))
+        .arg("--out")
+        .arg(dir.join("out"));
+    let output = run_bounded(command);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr),
+    );
+    assert_eq!(output.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(stderr.starts_with("plan: "), "{stderr}");
+    // The costliest execution first, its calls by budget.
+    let first = stdout.lines().next().unwrap_or_default();
+    let calls: usize = first.split_whitespace().next().unwrap().parse().unwrap();
+    assert!(calls > 1, "{stdout}");
+    assert!(first.contains("[http-query]: main "), "{stdout}");
+    assert!(!dir.join("out").exists(), "no report: nothing ran");
+}

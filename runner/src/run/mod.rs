@@ -58,7 +58,7 @@ use harness_protocol::wire::TransportKind;
 
 pub use breaker::{Breaker, DEFAULT_LIMIT};
 pub use interrupt::{GRACE, Interrupt, Interruption, NOT_RUN, stopped_answering};
-pub use paced_plan::{PacedPlan, paced_plan};
+pub use paced_plan::{PacedPlan, PlannedExecution, paced_plan};
 pub use schedule::PACED_LANE;
 
 use harness_model::events::{Event, EventSink};

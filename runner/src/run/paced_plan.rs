@@ -43,9 +43,23 @@ pub struct PacedPlan {
     /// The account whose budget each paced execution mostly draws on: its lane
     /// ([`super::PACED_LANE`] executions of each account at once).
     pub lanes: HashMap<(String, TransportKind), String>,
+    /// Each execution with paced calls, in the run's order: what it draws on each budget
+    /// (`harness run --plan` lists them).
+    pub executions: Vec<PlannedExecution>,
     /// The target's sustained rate and burst of the paced method.
     rate: f64,
     burst: u32,
+}
+
+/// The paced calls one execution of the plan makes, by budget.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlannedExecution {
+    /// The case.
+    pub case: String,
+    /// The transport.
+    pub transport: TransportKind,
+    /// Its calls on each budget (a request the run answers once counts on its first).
+    pub calls: BTreeMap<String, usize>,
 }
 
 impl PacedPlan {
@@ -177,8 +191,15 @@ pub fn paced_plan(config: &RunConfig) -> PacedPlan {
         }
         plan.open_walks += open;
         counted.extend(keys);
-        for (name, calls) in added {
-            *plan.by_budget.entry(name).or_default() += calls;
+        for (name, calls) in &added {
+            *plan.by_budget.entry(name.clone()).or_default() += calls;
+        }
+        if !added.is_empty() {
+            plan.executions.push(PlannedExecution {
+                case: case.id.clone(),
+                transport,
+                calls: added,
+            });
         }
     }
     let slowest = plan
