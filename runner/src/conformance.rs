@@ -97,7 +97,7 @@ pub trait Launch: Send + Sync {
 /// Why a [`Launch`] started no server.
 #[derive(Debug, thiserror::Error)]
 pub enum LaunchError {
-    /// The server did not start: "`server` did not start: `source`".
+    /// The server did not start (shown as "SERVER did not start: SOURCE").
     #[error("{server} did not start: {source}")]
     NotStarted {
         /// The server, as the message names it ("the reference server").
