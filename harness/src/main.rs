@@ -12,10 +12,17 @@ fn main() -> ExitCode {
     match cli::run(args) {
         Ok(code) => ExitCode::from(code),
         Err(error) => {
-            eprintln!("error: {error}");
+            let mut shown = error.to_string();
+            eprintln!("error: {shown}");
             let mut source = std::error::Error::source(&*error.inner);
             while let Some(cause) = source {
-                eprintln!("  caused by: {cause}");
+                // A typed error's message often ends with its source's ("path: reason"):
+                // a cause already shown is not shown again.
+                let text = cause.to_string();
+                if !shown.ends_with(&text) {
+                    eprintln!("  caused by: {text}");
+                }
+                shown = text;
                 source = cause.source();
             }
             ExitCode::from(error.exit_code)

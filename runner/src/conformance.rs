@@ -33,7 +33,8 @@
 //! of [`Suite::expect`] are ignored trials with the reason. Cases marked `serial` change
 //! state other cases may see: each runs alone (against a launched server, on a fresh
 //! server of its own). Setup defects (a broken target file, a broken case file of an
-//! added directory) fail one trial, `conformance setup`, that says what is wrong.
+//! added directory) fail one trial, `conformance setup`, that says what is wrong. A
+//! [`Launch`] that cannot start its server says why with a [`LaunchError`].
 
 use std::future::Future;
 use std::path::PathBuf;
@@ -47,10 +48,11 @@ use crate::run::{self, Runner};
 use crate::transport::RequestLimits;
 use harness_model::case::Case;
 use harness_model::check::Verdict;
-use harness_model::corpus::{Corpus, CorpusSource};
+use harness_model::corpus::{Corpus, CorpusError, CorpusSource};
 use harness_model::known_failures::{self, Known, KnownFailures};
 use harness_model::results::CaseResult;
 use harness_model::target_file::{Account, Fixtures, RateLimits, Secret, Target};
+use harness_protocol::file_error::FileError;
 use harness_protocol::wire::TransportKind;
 
 /// Where the server under test is described.
@@ -89,7 +91,72 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// A server the suite can start: each call starts a fresh one.
 pub trait Launch: Send + Sync {
     /// Starts a server and describes it; the error says why it could not start.
-    fn launch(&self) -> BoxFuture<'_, Result<Launched, String>>;
+    fn launch(&self) -> BoxFuture<'_, Result<Launched, LaunchError>>;
+}
+
+/// Why a [`Launch`] started no server.
+#[derive(Debug, thiserror::Error)]
+pub enum LaunchError {
+    /// The server did not start (shown as "SERVER did not start: SOURCE").
+    #[error("{server} did not start: {source}")]
+    NotStarted {
+        /// The server, as the message names it ("the reference server").
+        server: String,
+        /// Why it did not start.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+}
+
+/// A defect of the suite's setup: the one failing `conformance setup` trial says it.
+#[derive(Debug, thiserror::Error)]
+enum SetupError {
+    /// The corpus did not load.
+    #[error(transparent)]
+    Corpus(#[from] CorpusError),
+    /// The known-failures file did not load.
+    #[error(transparent)]
+    KnownFailures(FileError),
+    /// The target file did not load.
+    #[error(transparent)]
+    TargetFile(FileError),
+    /// No tokio runtime.
+    #[error("failed to start a tokio runtime: {source}")]
+    Runtime {
+        /// The runtime builder's failure.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A [`TargetSource::Url`] base URL of another scheme.
+    #[error("base_url \"{base_url}\" must start with http:// or https://")]
+    BaseUrlScheme {
+        /// The base URL given.
+        base_url: String,
+    },
+    /// The launched server did not start.
+    #[error("failed to start the server: {source}")]
+    Launch {
+        /// The launcher's error.
+        #[source]
+        source: LaunchError,
+    },
+    /// A URL of the target does not parse.
+    #[error("\"{url}\" is not a URL")]
+    NotAUrl {
+        /// The URL.
+        url: String,
+    },
+    /// A URL in clear text to another host.
+    #[error(
+        "{url} is plain text to a non-loopback host; credentials would travel unencrypted (use https:// or wss://)"
+    )]
+    PlainText {
+        /// The URL.
+        url: String,
+    },
+    /// The runner could not be built.
+    #[error(transparent)]
+    Runner(#[from] run::RunError),
 }
 
 /// A server the suite started.
@@ -150,18 +217,21 @@ impl Suite {
     pub fn trials(self) -> Vec<Trial> {
         match self.prepare() {
             Ok(trials) => trials,
-            Err(message) => vec![Trial::test("conformance setup", move || {
-                Err(Failed::from(message))
-            })],
+            Err(error) => {
+                let message = error.to_string();
+                vec![Trial::test("conformance setup", move || {
+                    Err(Failed::from(message))
+                })]
+            }
         }
     }
 
-    fn prepare(self) -> Result<Vec<Trial>, String> {
+    fn prepare(self) -> Result<Vec<Trial>, SetupError> {
         let Corpus {
             catalog,
             schemas,
             cases,
-        } = Corpus::load(&self.corpus).map_err(|e| e.to_string())?;
+        } = Corpus::load(&self.corpus)?;
         let expectations = match &self.expect {
             None => None,
             Some(path) => {
@@ -171,16 +241,18 @@ impl Suite {
                         .map(|case| (case.id.clone(), case.transports.clone())),
                     catalog.ids().map(str::to_owned),
                 );
-                Some(known_failures::load(path, &known).map_err(|e| e.to_string())?)
+                Some(known_failures::load(path, &known).map_err(SetupError::KnownFailures)?)
             }
         };
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
             .build()
-            .map_err(|error| format!("failed to start a tokio runtime: {error}"))?;
+            .map_err(|source| SetupError::Runtime { source })?;
         let (target, reference) = match self.source.clone() {
-            TargetSource::File(path) => (Target::load(&path).map_err(|e| e.to_string())?, None),
+            TargetSource::File(path) => {
+                (Target::load(&path).map_err(SetupError::TargetFile)?, None)
+            }
             TargetSource::Url {
                 base_url,
                 ws_url,
@@ -194,7 +266,7 @@ impl Suite {
             TargetSource::Launched(launcher) => {
                 let launched = runtime
                     .block_on(launcher.launch())
-                    .map_err(|error| format!("failed to start the server: {error}"))?;
+                    .map_err(|source| SetupError::Launch { source })?;
                 (
                     launched.target.clone(),
                     Some((std::sync::Mutex::new(launched), launcher)),
@@ -206,7 +278,7 @@ impl Suite {
             limits: self.limits,
             ..run::RunConfig::new(target.clone(), Vec::new(), catalog, schemas)
         };
-        let runner = Runner::new(&config).map_err(|error| error.to_string())?;
+        let runner = Runner::new(&config)?;
         let shared = Arc::new(Shared {
             launched: reference,
             runtime,
@@ -338,11 +410,9 @@ fn url_target(
     ws_url: Option<String>,
     client_id: String,
     client_secret: String,
-) -> Result<Target, String> {
+) -> Result<Target, SetupError> {
     if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
-        return Err(format!(
-            "base_url \"{base_url}\" must start with http:// or https://"
-        ));
+        return Err(SetupError::BaseUrlScheme { base_url });
     }
     Ok(Target {
         name: base_url.clone(),
@@ -373,7 +443,7 @@ fn url_target(
 
 /// Credentials never travel in clear text to another machine: `http://` and `ws://` are
 /// for loopback only (use `https://` and `wss://` elsewhere).
-fn refuse_plain_text_to_another_host(target: &Target) -> Result<(), String> {
+fn refuse_plain_text_to_another_host(target: &Target) -> Result<(), SetupError> {
     let urls = [
         Some(&target.base_url),
         target.ws_url.as_ref(),
@@ -381,13 +451,13 @@ fn refuse_plain_text_to_another_host(target: &Target) -> Result<(), String> {
     ];
     for url in urls.into_iter().flatten() {
         if reqwest::Url::parse(url).is_err() {
-            return Err(format!("\"{url}\" is not a URL"));
+            return Err(SetupError::NotAUrl { url: url.clone() });
         }
     }
     match target.clear_text_url() {
-        Some(url) => Err(format!(
-            "{url} is plain text to a non-loopback host; credentials would travel unencrypted (use https:// or wss://)"
-        )),
+        Some(url) => Err(SetupError::PlainText {
+            url: url.to_owned(),
+        }),
         None => Ok(()),
     }
 }

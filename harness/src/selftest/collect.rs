@@ -4,7 +4,8 @@
 //! (`harness_model::events`: typed events whose JSON form is derived); the clean run, the
 //! body of the reports, goes to the run's own sink. [`MatrixCollector`] folds the rows and
 //! ends back, live or read back from a `--events` file, so `harness selftest` prints its
-//! summaries and writes the matrices into `report.html` from the folded values.
+//! summaries and writes the matrices into `report.html` from the folded values; a matrix
+//! asked for before its end has come is a [`MatrixCollectError`].
 
 use std::borrow::Cow;
 use std::time::Duration;
@@ -135,6 +136,21 @@ pub(super) mod variant_names {
     }
 }
 
+/// Why a [`MatrixCollector`] gives no matrix.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum MatrixCollectError {
+    /// The matrix's end event has not come: the event stream stopped (or has not yet come)
+    /// before the matrix finished.
+    #[error("the {} matrix's event stream has no finish", match .matrix {
+        Matrix::Faults => "fault",
+        Matrix::Variants => "variant",
+    })]
+    Unfinished {
+        /// The matrix asked for.
+        matrix: Matrix,
+    },
+}
+
 /// Gathers the rows of both matrices and their ends, in the order they were announced.
 #[derive(Debug, Default)]
 pub struct MatrixCollector {
@@ -172,11 +188,13 @@ impl MatrixCollector {
 
     /// The fault matrix over `clean` (the clean run), once it has finished; its rows are
     /// taken out.
-    pub fn fault_matrix(&mut self, clean: RunReport) -> Result<FaultMatrix, String> {
-        let (duration, unkillable) = self
-            .faults_finished
-            .take()
-            .ok_or("the fault matrix's event stream has no finish")?;
+    pub fn fault_matrix(&mut self, clean: RunReport) -> Result<FaultMatrix, MatrixCollectError> {
+        let (duration, unkillable) =
+            self.faults_finished
+                .take()
+                .ok_or(MatrixCollectError::Unfinished {
+                    matrix: Matrix::Faults,
+                })?;
         Ok(FaultMatrix {
             clean,
             rows: std::mem::take(&mut self.fault_rows),
@@ -186,11 +204,13 @@ impl MatrixCollector {
     }
 
     /// The false-failure matrix, once it has finished; its rows are taken out.
-    pub fn variant_matrix(&mut self) -> Result<VariantMatrix, String> {
+    pub fn variant_matrix(&mut self) -> Result<VariantMatrix, MatrixCollectError> {
         let duration = self
             .variants_finished
             .take()
-            .ok_or("the variant matrix's event stream has no finish")?;
+            .ok_or(MatrixCollectError::Unfinished {
+                matrix: Matrix::Variants,
+            })?;
         Ok(VariantMatrix {
             rows: std::mem::take(&mut self.variant_rows),
             duration,
@@ -270,7 +290,11 @@ mod tests {
         ] {
             collector.observe(read_back(&event));
         }
-        assert!(collector.variant_matrix().is_err(), "no end yet");
+        assert_eq!(
+            collector.variant_matrix().unwrap_err().to_string(),
+            "the variant matrix's event stream has no finish",
+            "no end yet"
+        );
         collector.observe(read_back(&MatrixEvent::Matrix(MatrixEnd::Finished {
             matrix: Matrix::Variants,
             duration: Duration::from_secs(5),
@@ -312,6 +336,10 @@ mod tests {
         let error = serde_json::from_str::<MatrixEvent<'_>>(&broken).unwrap_err();
         assert!(error.to_string().contains("no-such-fault"), "{error}");
         let mut collector = MatrixCollector::default();
-        assert!(collector.fault_matrix(clean()).is_err(), "no end");
+        assert_eq!(
+            collector.fault_matrix(clean()).unwrap_err().to_string(),
+            "the fault matrix's event stream has no finish",
+            "no end"
+        );
     }
 }

@@ -8,7 +8,8 @@ mod collect;
 pub mod variants;
 
 pub use collect::{
-    Matrix, MatrixCollector, MatrixEnd, MatrixEvent, MatrixEvents, MatrixRow, MatrixSink, RowEvent,
+    Matrix, MatrixCollectError, MatrixCollector, MatrixEnd, MatrixEvent, MatrixEvents, MatrixRow,
+    MatrixSink, RowEvent,
 };
 pub use variants::{
     VariantMatrix, VariantPlan, VariantRow, conforming_client_case, variant_matrix,

@@ -1,8 +1,9 @@
 //! A `[[step]]` table of a case file as serde reads and writes it: one flat table with a
 //! key per step kind (`call`, `raw`, `walk`, `probe`, and `in_flight` or `race` beside a
 //! `call`), unknown keys refused. Its conversion into a [`Step`] picks the one [`StepKind`]
-//! the keys say and refuses keys that say more than one; the conversion back writes the
-//! same keys, so a case written by `Case::to_toml` loads as it was.
+//! the keys say and refuses keys that say more than one ([`StepTableError`]); the
+//! conversion back writes the same keys, so a case written by `Case::to_toml` loads as it
+//! was.
 
 use std::collections::BTreeMap;
 
@@ -48,14 +49,29 @@ pub(crate) struct StepTable {
     wait: Option<Wait>,
 }
 
-/// The refusal of a table naming no step kind, or more than one.
-const NOT_ONE_KIND: &str =
-    "a step has exactly one of call, raw (with an optional call naming its URL), walk or probe";
+/// Why the keys of a step table make no one [`StepKind`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum StepTableError {
+    /// The table names no step kind, or more than one.
+    #[error(
+        "a step has exactly one of call, raw (with an optional call naming its URL), walk or probe"
+    )]
+    NotOneKind,
+    /// A race's lead is not a plain call.
+    #[error("race.lead is a plain call (not raw, walk, probe, race or in_flight)")]
+    LeadNotACall,
+    /// A race beside something other than a plain call.
+    #[error("a race goes on a call step (not raw, and not in_flight)")]
+    RaceNotOnACall,
+    /// `in_flight` beside something other than a call.
+    #[error("in_flight (2 to 16) goes on a call step that runs over ws only")]
+    InFlightNotOnACall,
+}
 
 impl TryFrom<StepTable> for Step {
-    type Error = String;
+    type Error = StepTableError;
 
-    fn try_from(table: StepTable) -> Result<Step, String> {
+    fn try_from(table: StepTable) -> Result<Step, StepTableError> {
         let kind = kind_of(
             table.call,
             table.raw,
@@ -88,13 +104,13 @@ fn kind_of(
     probe: Option<Probe>,
     race: Option<Race>,
     in_flight: Option<usize>,
-) -> Result<StepKind, String> {
+) -> Result<StepKind, StepTableError> {
     let kind = match (call, raw, walk, probe) {
         (url_of, Some(text), None, None) => StepKind::Raw { text, url_of },
         (Some(method), None, None, None) => StepKind::Call(method),
         (None, None, Some(walk), None) => StepKind::Walk(Box::new(walk)),
         (None, None, None, Some(probe)) => StepKind::Probe(probe),
-        _ => return Err(NOT_ONE_KIND.to_owned()),
+        _ => return Err(StepTableError::NotOneKind),
     };
     match (kind, race, in_flight) {
         (kind, None, None) => Ok(kind),
@@ -104,23 +120,16 @@ fn kind_of(
                 .as_ref()
                 .is_some_and(|lead| !matches!(lead.kind, StepKind::Call(_)))
             {
-                return Err(
-                    "race.lead is a plain call (not raw, walk, probe, race or in_flight)"
-                        .to_owned(),
-                );
+                return Err(StepTableError::LeadNotACall);
             }
             Ok(StepKind::Race {
                 method,
                 race: Box::new(race),
             })
         }
-        (_, Some(_), _) => {
-            Err("a race goes on a call step (not raw, and not in_flight)".to_owned())
-        }
+        (_, Some(_), _) => Err(StepTableError::RaceNotOnACall),
         (StepKind::Call(method), None, Some(copies)) => Ok(StepKind::InFlight { method, copies }),
-        (_, None, Some(_)) => {
-            Err("in_flight (2 to 16) goes on a call step that runs over ws only".to_owned())
-        }
+        (_, None, Some(_)) => Err(StepTableError::InFlightNotOnACall),
     }
 }
 

@@ -11,6 +11,7 @@
 //! dimensions whose every pair of points one request can hold must be reached by one
 //! execution ([`Domain::pairs`]). The case side ([`crate::case`]'s `domain`
 //! module) says which points an execution reaches; the report sets one beside the other.
+//! A catalog domain that breaks these rules is refused with a [`DomainError`].
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -282,10 +283,52 @@ struct DomainTable {
     pairwise: Vec<Dimension>,
 }
 
-impl TryFrom<DomainTable> for Domain {
-    type Error = String;
+/// Why a catalog `domain` table makes no [`Domain`].
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum DomainError {
+    /// A point listed under a dimension it is not of.
+    #[error(
+        "\"{}\" is a point of {}, not of {}",
+        .point.as_str(),
+        .point.dimension().as_str(),
+        .listed_under.as_str()
+    )]
+    StrayPoint {
+        /// The point.
+        point: Point,
+        /// The dimension whose list names it.
+        listed_under: Dimension,
+    },
+    /// A dimension's list names a point twice.
+    #[error("{} names a point twice", .dimension.as_str())]
+    PointTwice {
+        /// The dimension.
+        dimension: Dimension,
+    },
+    /// The domain names no transports.
+    #[error("a domain names its transports (the rule's transports as SPEC.md gives them)")]
+    NoTransports,
+    /// A narrowing reason that is empty or more than one line.
+    #[error("narrowed.{} needs a one-line reason quoting SPEC.md", .dimension.as_str())]
+    NarrowedWithoutReason {
+        /// The dimension narrowed.
+        dimension: Dimension,
+    },
+    /// `pairwise` names a dimension the domain gives no points.
+    #[error("pairwise names {}, which the domain gives no points", .dimension.as_str())]
+    PairwiseWithoutPoints {
+        /// The dimension.
+        dimension: Dimension,
+    },
+    /// `pairwise` names a single dimension.
+    #[error("pairwise names two dimensions or more")]
+    PairwiseOfOne,
+}
 
-    fn try_from(table: DomainTable) -> Result<Domain, String> {
+impl TryFrom<DomainTable> for Domain {
+    type Error = DomainError;
+
+    fn try_from(table: DomainTable) -> Result<Domain, DomainError> {
         let lists = [
             (Dimension::Transports, table.transports),
             (Dimension::Auth, table.auth),
@@ -298,50 +341,43 @@ impl TryFrom<DomainTable> for Domain {
         let mut points = BTreeMap::new();
         for (dimension, list) in lists {
             if let Some(stray) = list.iter().find(|point| point.dimension() != dimension) {
-                return Err(format!(
-                    "\"{}\" is a point of {}, not of {}",
-                    stray.as_str(),
-                    stray.dimension().as_str(),
-                    dimension.as_str()
-                ));
+                return Err(DomainError::StrayPoint {
+                    point: *stray,
+                    listed_under: dimension,
+                });
             }
             let mut list = list;
             list.sort();
             if list.windows(2).any(|pair| pair[0] == pair[1]) {
-                return Err(format!("{} names a point twice", dimension.as_str()));
+                return Err(DomainError::PointTwice { dimension });
             }
             if !list.is_empty() {
                 points.insert(dimension, list);
             }
         }
         if !points.contains_key(&Dimension::Transports) {
-            return Err(
-                "a domain names its transports (the rule's transports as SPEC.md gives them)"
-                    .to_owned(),
-            );
+            return Err(DomainError::NoTransports);
         }
         if let Some((dimension, _)) = table
             .narrowed
             .iter()
             .find(|(_, why)| why.trim().is_empty() || why.contains('\n'))
         {
-            return Err(format!(
-                "narrowed.{} needs a one-line reason quoting SPEC.md",
-                dimension.as_str()
-            ));
+            return Err(DomainError::NarrowedWithoutReason {
+                dimension: *dimension,
+            });
         }
         if let Some(dimension) = table
             .pairwise
             .iter()
             .find(|dimension| !points.contains_key(dimension))
         {
-            return Err(format!(
-                "pairwise names {}, which the domain gives no points",
-                dimension.as_str()
-            ));
+            return Err(DomainError::PairwiseWithoutPoints {
+                dimension: *dimension,
+            });
         }
         if table.pairwise.len() == 1 {
-            return Err("pairwise names two dimensions or more".to_owned());
+            return Err(DomainError::PairwiseOfOne);
         }
         Ok(Domain {
             points,

@@ -93,7 +93,7 @@ pub use property::target_parse_roundtrip;
 pub use second_factor::{FactorCode, SecondFactor};
 use second_factor::{SecondFactorFile, second_factor_of};
 pub use secret::Secret;
-pub use trust::{TlsTrust, is_loopback};
+pub use trust::{CaFileError, TlsTrust, is_loopback};
 
 /// A described server.
 #[derive(Clone, Debug, PartialEq)]

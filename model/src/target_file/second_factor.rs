@@ -3,12 +3,13 @@
 //! source is exactly one of `totp_secret`, `totp_secret_env` (a base32 TOTP secret: the
 //! current code of it) and `code`, `code_env` (a fixed code a test environment accepts).
 //! Every source is a secret: held in [`Secret`], never printed, redacted from reports.
+//! A TOTP secret no code can be derived from is a [`SecondFactorError`].
 
 use std::path::Path;
 
 use serde::Deserialize;
 
-use harness_protocol::auth::second_factor;
+use harness_protocol::auth::second_factor::{self, SecondFactorError};
 use harness_protocol::file_error::FileError;
 
 use super::{Secret, resolve_secret};
@@ -41,15 +42,16 @@ impl FactorCode {
     }
 
     /// The code valid at `unix_s`; the error says why the TOTP secret is unusable.
-    pub fn valid(&self, unix_s: u64) -> Result<String, String> {
+    pub fn valid(&self, unix_s: u64) -> Result<String, SecondFactorError> {
         match self {
             FactorCode::Totp(secret) => second_factor::totp_code(secret.expose(), unix_s),
             FactorCode::Fixed(code) => Ok(code.expose().to_owned()),
         }
     }
 
-    /// A well-formed code that is not valid at `unix_s`.
-    pub fn wrong(&self, unix_s: u64) -> Result<String, String> {
+    /// A well-formed code that is not valid at `unix_s`; the error says why the TOTP
+    /// secret is unusable.
+    pub fn wrong(&self, unix_s: u64) -> Result<String, SecondFactorError> {
         match self {
             FactorCode::Totp(secret) => second_factor::wrong_totp_code(secret.expose(), unix_s),
             FactorCode::Fixed(code) => Ok(second_factor::wrong_fixed_code(code.expose())),

@@ -4,6 +4,8 @@
 //! And the one clear-text policy: credentials never travel unencrypted to another machine
 //! unless asked to ([`Target::clear_text_url`]); the command line (which `--allow-plain-http`
 //! overrides) and the conformance trials both ask it.
+//!
+//! A CA file that cannot be used is a [`CaFileError`].
 
 use std::io::Read;
 use std::net::IpAddr;
@@ -25,28 +27,60 @@ pub struct TlsTrust {
     pub accept_invalid_certs: bool,
 }
 
+/// Why the target file's `ca_file` gives no certificate to trust.
+#[derive(Debug, thiserror::Error)]
+pub enum CaFileError {
+    /// The file could not be opened or read.
+    #[error("failed to read {path}: {source}")]
+    Read {
+        /// The CA file.
+        path: PathBuf,
+        /// The read's failure.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file is not PEM.
+    #[error("{path} is not a PEM file: {source}")]
+    NotPem {
+        /// The CA file.
+        path: PathBuf,
+        /// The PEM decoder's complaint.
+        #[source]
+        source: rustls::pki_types::pem::Error,
+    },
+    /// The file is PEM but holds no certificate.
+    #[error("{path} holds no PEM certificate (BEGIN CERTIFICATE)")]
+    NoCertificate {
+        /// The CA file.
+        path: PathBuf,
+    },
+}
+
 /// The largest CA file read: a bundle of every public root is about 250 KiB.
 const MAX_CA_FILE_BYTES: u64 = 4 * 1024 * 1024;
 
 impl TlsTrust {
     /// The certificates of [`TlsTrust::ca_file`] (none without one); an error says what is
     /// wrong with the file.
-    pub fn ca_certificates(&self) -> Result<Vec<CertificateDer<'static>>, String> {
+    pub fn ca_certificates(&self) -> Result<Vec<CertificateDer<'static>>, CaFileError> {
         let Some(path) = &self.ca_file else {
             return Ok(Vec::new());
         };
         let mut bytes = Vec::new();
         std::fs::File::open(path)
             .and_then(|file| file.take(MAX_CA_FILE_BYTES).read_to_end(&mut bytes))
-            .map_err(|error| format!("failed to read {}: {error}", path.display()))?;
+            .map_err(|source| CaFileError::Read {
+                path: path.clone(),
+                source,
+            })?;
         let certificates = CertificateDer::pem_slice_iter(&bytes)
             .collect::<Result<Vec<_>, _>>()
-            .map_err(|error| format!("{} is not a PEM file: {error}", path.display()))?;
+            .map_err(|source| CaFileError::NotPem {
+                path: path.clone(),
+                source,
+            })?;
         if certificates.is_empty() {
-            return Err(format!(
-                "{} holds no PEM certificate (BEGIN CERTIFICATE)",
-                path.display()
-            ));
+            return Err(CaFileError::NoCertificate { path: path.clone() });
         }
         Ok(certificates)
     }

@@ -3,9 +3,22 @@
 //! target file names the parameter that carries it and a TOTP secret (RFC 6238: HMAC-SHA1,
 //! 30 s steps, 6 digits, the common authenticator-app form) from which the harness derives
 //! the current code, or a fixed code a test environment accepts. The reference server
-//! verifies with the same functions.
+//! verifies with the same functions. A secret that is not base32 is a
+//! [`SecondFactorError`].
 
 use totp_rs::{Algorithm, Secret, Totp};
+
+/// Why no code could be derived from a target file's TOTP secret.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SecondFactorError {
+    /// The secret does not decode as base32.
+    #[error("the TOTP secret is not base32: {source}")]
+    NotBase32 {
+        /// The decoder's complaint.
+        #[source]
+        source: totp_rs::SecretParseError,
+    },
+}
 
 /// Digits of a code.
 const DIGITS: u8 = 6;
@@ -13,9 +26,9 @@ const DIGITS: u8 = 6;
 const STEP_S: u64 = 30;
 
 /// The TOTP of a base32 secret, accepting one step of drift either way.
-fn totp(base32_secret: &str) -> Result<Totp, String> {
+fn totp(base32_secret: &str) -> Result<Totp, SecondFactorError> {
     let secret = Secret::try_from_base32(base32_secret.trim())
-        .map_err(|error| format!("the TOTP secret is not base32: {error}"))?;
+        .map_err(|source| SecondFactorError::NotBase32 { source })?;
     Ok(totp_rs::Builder::new()
         .with_algorithm(Algorithm::SHA1)
         .with_digits(DIGITS)
@@ -26,13 +39,13 @@ fn totp(base32_secret: &str) -> Result<Totp, String> {
 }
 
 /// The code of `base32_secret` at `unix_s`; the error says why the secret is unusable.
-pub fn totp_code(base32_secret: &str, unix_s: u64) -> Result<String, String> {
+pub fn totp_code(base32_secret: &str, unix_s: u64) -> Result<String, SecondFactorError> {
     Ok(totp(base32_secret)?.generate(unix_s).to_string())
 }
 
 /// A code that is never the right one at `unix_s`: the right one with every digit moved
 /// by five, so it is well formed and wrong within the drift the verifier allows.
-pub fn wrong_totp_code(base32_secret: &str, unix_s: u64) -> Result<String, String> {
+pub fn wrong_totp_code(base32_secret: &str, unix_s: u64) -> Result<String, SecondFactorError> {
     let right = totp(base32_secret)?;
     let mut code: String = right
         .generate(unix_s)

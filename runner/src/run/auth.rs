@@ -210,7 +210,7 @@ impl Execution<'_> {
             SecondFactorCode::Valid => factor.code.valid(now_s),
             SecondFactorCode::Wrong => factor.code.wrong(now_s),
         }
-        .map_err(Stop::Error)?;
+        .map_err(|error| Stop::Error(error.to_string()))?;
         self.shared.redactor.add(value.clone());
         params.insert(factor.parameter.clone(), Value::from(value));
         Ok(())

@@ -1,6 +1,7 @@
 //! How the transports open connections: one TLS client configuration and one proxy rule,
 //! built once per run from the target file and the environment, and shared by the HTTP
-//! client and every WebSocket session.
+//! client and every WebSocket session. A TCP connection that cannot be opened is a
+//! [`DialError`].
 
 use std::sync::Arc;
 
@@ -15,6 +16,38 @@ use harness_model::target_file::TlsTrust;
 use harness_protocol::wire::TransportError;
 use harness_protocol::wire::TransportErrorKind;
 
+/// What a URL's parse fails with.
+type UrlParseError = <Url as std::str::FromStr>::Err;
+
+/// Why [`Dialer::open_tcp`] opened no TCP stream.
+#[derive(Debug, thiserror::Error)]
+pub enum DialError {
+    /// The URL does not parse.
+    #[error("failed to connect to {url}: {source}")]
+    NotAUrl {
+        /// The URL.
+        url: String,
+        /// The parser's complaint.
+        #[source]
+        source: UrlParseError,
+    },
+    /// The URL names no host, or no port and no scheme with a known one.
+    #[error("failed to connect to {url}: no host and port")]
+    NoHostAndPort {
+        /// The URL.
+        url: String,
+    },
+    /// The connection (or the proxy's tunnel) failed.
+    #[error("failed to connect to {url}: {source}")]
+    Connect {
+        /// The URL.
+        url: String,
+        /// The connection's failure.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
 /// Opens connections for both transports.
 #[derive(Clone, Debug)]
 pub struct Dialer {
@@ -26,7 +59,7 @@ impl Dialer {
     /// Trusts what `trust` says; proxies come from the environment (see [`ProxyRule`]).
     pub fn new(trust: &TlsTrust) -> Result<Dialer, TransportError> {
         let proxies = ProxyRule::from_env()
-            .map_err(|message| TransportError::new(TransportErrorKind::Request, message))?;
+            .map_err(|error| TransportError::new(TransportErrorKind::Request, error.to_string()))?;
         Dialer::with_proxies(trust, proxies)
     }
 
@@ -36,7 +69,7 @@ impl Dialer {
         proxies: ProxyRule,
     ) -> Result<Dialer, TransportError> {
         let config = tls::client_config(trust)
-            .map_err(|message| TransportError::new(TransportErrorKind::Request, message))?;
+            .map_err(|error| TransportError::new(TransportErrorKind::Request, error.to_string()))?;
         Ok(Dialer {
             tls: Arc::new(config),
             proxies: Arc::new(proxies),
@@ -58,17 +91,24 @@ impl Dialer {
     /// rule names one for it (the WebSocket handshake and the race's HTTP/1.1 go over it;
     /// so does the recording proxy's upstream WebSocket). Requests and answers are small
     /// and go one at a time: no Nagle delay. The caller bounds the time it takes.
-    pub async fn open_tcp(&self, url: &str) -> Result<TcpStream, String> {
-        let parsed =
-            Url::parse(url).map_err(|error| format!("failed to connect to {url}: {error}"))?;
+    pub async fn open_tcp(&self, url: &str) -> Result<TcpStream, DialError> {
+        let parsed = Url::parse(url).map_err(|source| DialError::NotAUrl {
+            url: url.to_owned(),
+            source,
+        })?;
         let (Some(host), Some(port)) = (parsed.host_str(), parsed.port_or_known_default()) else {
-            return Err(format!("failed to connect to {url}: no host and port"));
+            return Err(DialError::NoHostAndPort {
+                url: url.to_owned(),
+            });
         };
         let socket = match self.proxies.proxy_for(&parsed) {
             Some(proxy) => proxy::tunnel(proxy, host, port).await,
             None => TcpStream::connect((host.trim_matches(['[', ']']), port)).await,
         }
-        .map_err(|error| format!("failed to connect to {url}: {error}"))?;
+        .map_err(|source| DialError::Connect {
+            url: url.to_owned(),
+            source,
+        })?;
         let _ = socket.set_nodelay(true);
         Ok(socket)
     }

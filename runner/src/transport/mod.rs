@@ -1,7 +1,7 @@
 //! Client transports that speak the [`harness_protocol::jsonrpc`] types to a target: HTTP GET with a
 //! query string or a JSON-RPC body (reqwest), JSON-RPC over WebSocket (tokio-tungstenite),
 //! and the Direct Access REST call. Both speak TLS and go through proxies as one
-//! [`Dialer`] says (`tls.rs`, `proxy.rs`).
+//! [`Dialer`] says (`tls.rs`, `proxy.rs`); a connection it cannot open is a [`DialError`].
 //!
 //! Every call is bounded: a per-request timeout, a cap on the response size, a room for the
 //! HTTP bodies being read at once shared by the process (`in_flight.rs`), and on WebSocket
@@ -25,7 +25,7 @@ mod ws;
 
 pub use credential::{SignatureParams, basic};
 pub(crate) use credential::{api_key, insert_client_secret, insert_client_signature, spoiled};
-pub use dial::Dialer;
+pub use dial::{DialError, Dialer};
 pub use http::HttpClient;
 pub use proxy::ProxyRule;
 pub use race::{RaceEntry, RaceOutcome, Wave};

@@ -9,7 +9,8 @@
 //!
 //! Only `http://` proxies are supported. HTTP requests go through reqwest's proxy support
 //! with this rule; a WebSocket opens a `CONNECT` tunnel ([`tunnel`]) and speaks TLS and
-//! WebSocket inside it.
+//! WebSocket inside it. A proxy variable that names no usable proxy is a
+//! [`ProxyRuleError`].
 
 use std::net::IpAddr;
 
@@ -20,6 +21,34 @@ use tokio::net::TcpStream;
 
 /// The most of a proxy's answer to `CONNECT` read before giving up.
 const MAX_CONNECT_ANSWER_BYTES: usize = 16 * 1024;
+
+/// Why a proxy variable of the environment names no usable proxy.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum ProxyRuleError {
+    /// The value is not a URL, even with `http://` put in front.
+    #[error("{variable} is not a proxy URL: {source}")]
+    NotAUrl {
+        /// `HTTP_PROXY` or `HTTPS_PROXY`.
+        variable: &'static str,
+        /// The parser's complaint.
+        #[source]
+        source: <Url as std::str::FromStr>::Err,
+    },
+    /// A proxy of another scheme than `http://`.
+    #[error("{variable} names a {scheme}:// proxy; only http:// proxies are supported")]
+    NotHttp {
+        /// `HTTP_PROXY` or `HTTPS_PROXY`.
+        variable: &'static str,
+        /// The proxy URL's scheme.
+        scheme: String,
+    },
+    /// A proxy URL without a host.
+    #[error("{variable} names no proxy host")]
+    NoHost {
+        /// `HTTP_PROXY` or `HTTPS_PROXY`.
+        variable: &'static str,
+    },
+}
 
 /// Which proxy, if any, carries a URL.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -38,14 +67,14 @@ enum NoProxy {
 
 impl ProxyRule {
     /// The rule of this process's environment.
-    pub(crate) fn from_env() -> Result<ProxyRule, String> {
+    pub(crate) fn from_env() -> Result<ProxyRule, ProxyRuleError> {
         ProxyRule::from_lookup(&|name| std::env::var(name).ok())
     }
 
     /// The rule of an environment given by `lookup`.
     pub(crate) fn from_lookup(
         lookup: &dyn Fn(&str) -> Option<String>,
-    ) -> Result<ProxyRule, String> {
+    ) -> Result<ProxyRule, ProxyRuleError> {
         let read = |lower: &str, upper: &str| {
             lookup(lower)
                 .filter(|value| !value.trim().is_empty())
@@ -123,23 +152,23 @@ impl NoProxy {
 }
 
 /// A proxy URL from the environment: `http://host:port`, or `host:port` meaning the same.
-fn proxy_url(variable: &str, value: &str) -> Result<Url, String> {
+fn proxy_url(variable: &'static str, value: &str) -> Result<Url, ProxyRuleError> {
     let value = value.trim();
     let with_scheme = if value.contains("://") {
         value.to_owned()
     } else {
         format!("http://{value}")
     };
-    let url = Url::parse(&with_scheme)
-        .map_err(|error| format!("{variable} is not a proxy URL: {error}"))?;
+    let url =
+        Url::parse(&with_scheme).map_err(|source| ProxyRuleError::NotAUrl { variable, source })?;
     if url.scheme() != "http" {
-        return Err(format!(
-            "{variable} names a {}:// proxy; only http:// proxies are supported",
-            url.scheme()
-        ));
+        return Err(ProxyRuleError::NotHttp {
+            variable,
+            scheme: url.scheme().to_owned(),
+        });
     }
     if url.host_str().is_none_or(str::is_empty) {
-        return Err(format!("{variable} names no proxy host"));
+        return Err(ProxyRuleError::NoHost { variable });
     }
     Ok(url)
 }

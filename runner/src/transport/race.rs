@@ -294,7 +294,10 @@ async fn connect(
     dialer: &Dialer,
 ) -> Result<(Box<dyn Io>, Option<SocketAddr>), TransportError> {
     let refused = |message: String| TransportError::new(TransportErrorKind::Connect, message);
-    let socket = dialer.open_tcp(url).await.map_err(refused)?;
+    let socket = dialer
+        .open_tcp(url)
+        .await
+        .map_err(|error| refused(error.to_string()))?;
     let local = socket.local_addr().ok();
     if !url.starts_with("https://") {
         return Ok((Box::new(socket), local));

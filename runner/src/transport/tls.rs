@@ -4,8 +4,10 @@
 //! (`rustls-native-certs`, which honours `SSL_CERT_FILE` and `SSL_CERT_DIR`), the webpki
 //! roots, and the target file's `ca_file`. With `accept_invalid_certs` it trusts any
 //! certificate but still checks the handshake's signatures, so the connection is encrypted
-//! to whoever holds the key the server showed.
+//! to whoever holds the key the server showed. A configuration that cannot be built is a
+//! [`TlsConfigError`].
 
+use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
@@ -13,14 +15,38 @@ use rustls::crypto::WebPkiSupportedAlgorithms;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
 
-use harness_model::target_file::TlsTrust;
+use harness_model::target_file::{CaFileError, TlsTrust};
+
+/// Why no TLS client configuration could be built for a target.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum TlsConfigError {
+    /// The provider refused the protocol versions.
+    #[error("failed to set up TLS: {source}")]
+    Setup {
+        /// rustls's complaint.
+        #[source]
+        source: rustls::Error,
+    },
+    /// The CA file could not be read.
+    #[error(transparent)]
+    CaFile(#[from] CaFileError),
+    /// A certificate of the CA file is not one a root store takes.
+    #[error("{path}: not a usable CA certificate: {source}")]
+    UnusableCa {
+        /// The CA file (empty if none was named).
+        path: PathBuf,
+        /// rustls's complaint.
+        #[source]
+        source: rustls::Error,
+    },
+}
 
 /// The client configuration for `trust`; an error says what could not be loaded.
-pub(crate) fn client_config(trust: &TlsTrust) -> Result<ClientConfig, String> {
+pub(crate) fn client_config(trust: &TlsTrust) -> Result<ClientConfig, TlsConfigError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let builder = ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
-        .map_err(|error| format!("failed to set up TLS: {error}"))?;
+        .map_err(|source| TlsConfigError::Setup { source })?;
     let config = if trust.accept_invalid_certs {
         builder
             .dangerous()
@@ -39,16 +65,18 @@ pub(crate) fn client_config(trust: &TlsTrust) -> Result<ClientConfig, String> {
 /// The platform's roots, the webpki roots and the CA file. A platform store that cannot be
 /// read is not an error: the other roots remain, and a server they do not cover fails its
 /// handshake with a message that says so.
-fn roots(trust: &TlsTrust) -> Result<RootCertStore, String> {
+fn roots(trust: &TlsTrust) -> Result<RootCertStore, TlsConfigError> {
     let mut roots = RootCertStore {
         roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
     };
     roots.add_parsable_certificates(native_roots().iter().cloned());
     for certificate in trust.ca_certificates()? {
-        roots.add(certificate).map_err(|error| {
-            let path = trust.ca_file.as_deref().unwrap_or(std::path::Path::new(""));
-            format!("{}: not a usable CA certificate: {error}", path.display())
-        })?;
+        roots
+            .add(certificate)
+            .map_err(|source| TlsConfigError::UnusableCa {
+                path: trust.ca_file.clone().unwrap_or_default(),
+                source,
+            })?;
     }
     Ok(roots)
 }
@@ -182,7 +210,7 @@ mod tests {
             ca_file: Some("/nonexistent/ca.pem".into()),
             accept_invalid_certs: false,
         };
-        let error = client_config(&trust).unwrap_err();
+        let error = client_config(&trust).unwrap_err().to_string();
         assert!(error.contains("/nonexistent/ca.pem"), "{error}");
     }
 }

@@ -69,7 +69,10 @@ impl WsSession {
             .max_message_size(Some(limits.max_response_bytes))
             .max_frame_size(Some(limits.max_response_bytes));
         let connecting = async {
-            let socket = dialer.open_tcp(url).await?;
+            let socket = dialer
+                .open_tcp(url)
+                .await
+                .map_err(|error| error.to_string())?;
             let local = socket.local_addr().ok();
             let failed = |error: &(dyn std::error::Error + 'static)| {
                 let reason = tls::describe_failure(error, &authority(url))

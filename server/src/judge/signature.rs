@@ -4,7 +4,8 @@
 //! A signature that does not verify is diagnosed rather than only refused: the judge
 //! recomputes it under the framings clients are known to get wrong (no trailing LF, data
 //! before the nonce, CRLF, the timestamp in seconds, ...) and the key mistakes (the
-//! secret's hex or base64 taken as bytes), and names the one that matches.
+//! secret's hex or base64 taken as bytes), and names the one that matches. A timestamp
+//! outside the window is a [`FreshnessError`].
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -143,30 +144,61 @@ pub(crate) fn presented(call: &Call) -> Option<Presented> {
     })
 }
 
-/// Whether a timestamp is within the window of the arrival time; the message says why not.
-pub(crate) fn freshness(timestamp: u64, at_ms: u64) -> Result<(), String> {
+/// Why a signature's timestamp is not within the window of its arrival.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum FreshnessError {
+    /// A timestamp in seconds: within the window once read as seconds.
+    #[error("timestamp {timestamp} is in seconds, not milliseconds")]
+    InSeconds {
+        /// The timestamp sent.
+        timestamp: u64,
+    },
+    /// Older than the window.
+    #[error(
+        "timestamp {timestamp} is {} s old on arrival; the window is {} s",
+        .age_ms / 1000,
+        SIGNATURE_WINDOW_MS / 1000
+    )]
+    Stale {
+        /// The timestamp sent.
+        timestamp: u64,
+        /// The arrival time less the timestamp, in ms.
+        age_ms: i128,
+    },
+    /// Further ahead than the window.
+    #[error(
+        "timestamp {timestamp} is {} s in the future on arrival; the window is {} s",
+        -.age_ms / 1000,
+        SIGNATURE_WINDOW_MS / 1000
+    )]
+    Future {
+        /// The timestamp sent.
+        timestamp: u64,
+        /// The arrival time less the timestamp, in ms (negative).
+        age_ms: i128,
+    },
+}
+
+/// Whether a timestamp is within the window of the arrival time; the error says why not.
+pub(crate) fn freshness(timestamp: u64, at_ms: u64) -> Result<(), FreshnessError> {
     let age = i128::from(at_ms) - i128::from(timestamp);
     if age.unsigned_abs() <= u128::from(SIGNATURE_WINDOW_MS) {
         return Ok(());
     }
     let seconds_age = i128::from(at_ms / 1000) - i128::from(timestamp);
     if seconds_age.unsigned_abs() <= u128::from(SIGNATURE_WINDOW_MS / 1000) {
-        return Err(format!(
-            "timestamp {timestamp} is in seconds, not milliseconds"
-        ));
+        return Err(FreshnessError::InSeconds { timestamp });
     }
     if age > 0 {
-        Err(format!(
-            "timestamp {timestamp} is {} s old on arrival; the window is {} s",
-            age / 1000,
-            SIGNATURE_WINDOW_MS / 1000
-        ))
+        Err(FreshnessError::Stale {
+            timestamp,
+            age_ms: age,
+        })
     } else {
-        Err(format!(
-            "timestamp {timestamp} is {} s in the future on arrival; the window is {} s",
-            -age / 1000,
-            SIGNATURE_WINDOW_MS / 1000
-        ))
+        Err(FreshnessError::Future {
+            timestamp,
+            age_ms: age,
+        })
     }
 }
 
@@ -184,7 +216,7 @@ pub(crate) fn check_client_signature(
     match sig.timestamp {
         Some(timestamp) => match freshness(timestamp, record.at_ms) {
             Ok(()) => tally.pass("client.sig.fresh", transport),
-            Err(message) => tally.fail("client.sig.fresh", transport, seq, message),
+            Err(error) => tally.fail("client.sig.fresh", transport, seq, error.to_string()),
         },
         None => tally.fail(
             "client.sig.fresh",

@@ -93,7 +93,7 @@ pub(crate) fn check_signed_header(record: &Record, knowledge: &Knowledge, tally:
     }
     match freshness(header.timestamp, record.at_ms) {
         Ok(()) => tally.pass("client.signed.fresh", transport),
-        Err(message) => tally.fail("client.signed.fresh", transport, seq, message),
+        Err(error) => tally.fail("client.signed.fresh", transport, seq, error.to_string()),
     }
     let Some(secret) = known else {
         if !knowledge.all_accounts {

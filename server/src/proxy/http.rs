@@ -14,7 +14,7 @@
 //! A copy of the request goes to the judging task before the request is forwarded, and a
 //! copy of the answer after it is in hand; neither waits on the judging task. An upstream
 //! that cannot be reached gets the client a 502 from the proxy, which is not the server's
-//! answer and is not judged.
+//! answer and is not judged. The upstream side's failures are [`UpstreamHttpError`]s.
 
 use harness_protocol::spec::{API_PREFIX, WS_PATH};
 use std::net::SocketAddr;
@@ -50,9 +50,37 @@ const NOT_FORWARDED: &[&str] = &[
     "accept-encoding",
 ];
 
+/// Why the upstream side's HTTP client was not built, or an upstream answer not read.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum UpstreamHttpError {
+    /// reqwest refused the client's configuration.
+    #[error("failed to build the upstream HTTP client: {source}")]
+    Client {
+        /// reqwest's complaint.
+        #[source]
+        source: reqwest::Error,
+    },
+    /// The answer's body broke off.
+    #[error("answer not read: {source}")]
+    NotRead {
+        /// reqwest's complaint.
+        #[source]
+        source: reqwest::Error,
+    },
+    /// The answer's body is over the cap.
+    #[error("answer larger than {cap} bytes")]
+    TooLarge {
+        /// The cap, in bytes.
+        cap: usize,
+    },
+}
+
 /// The HTTP client of the upstream side: the dialer's TLS configuration and proxies, no
 /// redirects followed (a redirect is the server's answer, forwarded as it is).
-pub(crate) fn client(dialer: &Dialer, limits: RequestLimits) -> Result<reqwest::Client, String> {
+pub(crate) fn client(
+    dialer: &Dialer,
+    limits: RequestLimits,
+) -> Result<reqwest::Client, UpstreamHttpError> {
     let proxies = dialer.shared_proxies();
     let builder =
         reqwest::Client::builder().use_preconfigured_tls(ClientConfig::clone(&dialer.tls_config()));
@@ -69,7 +97,7 @@ pub(crate) fn client(dialer: &Dialer, limits: RequestLimits) -> Result<reqwest::
         .pool_max_idle_per_host(64)
         .redirect(reqwest::redirect::Policy::none())
         .build()
-        .map_err(|error| format!("failed to build the upstream HTTP client: {error}"))
+        .map_err(|source| UpstreamHttpError::Client { source })
 }
 
 /// The proxy's routes: the WebSocket handshake, and every other request forwarded.
@@ -163,7 +191,7 @@ async fn forward(
     let headers = answer.headers().clone();
     let body = match read_capped(answer, shared.limits.max_response_bytes).await {
         Ok(body) => body,
-        Err(message) => return bad_gateway(format!("{url}: {message}")),
+        Err(error) => return bad_gateway(format!("{url}: {error}")),
     };
     shared.observe(Event::HttpAnswer {
         seq,
@@ -180,15 +208,18 @@ async fn forward(
 }
 
 /// The whole body of an upstream answer, refused past `cap` bytes.
-async fn read_capped(mut answer: reqwest::Response, cap: usize) -> Result<Bytes, String> {
+async fn read_capped(
+    mut answer: reqwest::Response,
+    cap: usize,
+) -> Result<Bytes, UpstreamHttpError> {
     let mut body = Vec::new();
     while let Some(chunk) = answer
         .chunk()
         .await
-        .map_err(|error| format!("answer not read: {error}"))?
+        .map_err(|source| UpstreamHttpError::NotRead { source })?
     {
         if body.len() + chunk.len() > cap {
-            return Err(format!("answer larger than {cap} bytes"));
+            return Err(UpstreamHttpError::TooLarge { cap });
         }
         body.extend_from_slice(&chunk);
     }

@@ -6,7 +6,8 @@
 //!
 //! Every text or binary message is handed to the judging task as it passes, without
 //! waiting: from the client as a request, from the server as a message the judging task
-//! pairs with a request by id.
+//! pairs with a request by id. An upstream connection that does not open is an
+//! [`UpstreamWsError`], which the proxy prints.
 
 use std::sync::Arc;
 
@@ -23,6 +24,8 @@ use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 
 use super::{Event, Shared};
 use crate::serve::{RawRequest, Wire};
+use harness_runner::transport::DialError;
+use tokio_tungstenite::tungstenite;
 
 /// Upgrades the client's connection; the upstream connection opens once it is upgraded.
 pub(crate) async fn upgrade(
@@ -61,8 +64,8 @@ async fn relay(shared: Arc<Shared>, client: WebSocket, path_and_query: String, h
     let url = format!("{ws_url}{query}");
     let upstream = match connect(&url, &headers, &shared).await {
         Ok(upstream) => upstream,
-        Err(message) => {
-            eprintln!("harness proxy: {message}");
+        Err(error) => {
+            eprintln!("harness proxy: {error}");
             return;
         }
     };
@@ -176,11 +179,50 @@ fn observe_answer(shared: &Shared, connection: &str, body: &[u8]) {
 
 type Upstream = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<TcpStream>>;
 
+/// Why the upstream WebSocket connection did not open.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum UpstreamWsError {
+    /// The upstream URL makes no WebSocket request.
+    #[error("bad upstream ws_url {url}: {source}")]
+    BadUrl {
+        /// The upstream URL.
+        url: String,
+        /// tungstenite's complaint.
+        #[source]
+        source: Box<tungstenite::Error>,
+    },
+    /// No TCP connection (or proxy tunnel) to the upstream.
+    #[error(transparent)]
+    Dial(#[from] DialError),
+    /// The TLS or WebSocket handshake failed.
+    #[error("failed to connect to {url}: {source}")]
+    Handshake {
+        /// The upstream URL.
+        url: String,
+        /// tungstenite's complaint.
+        #[source]
+        source: Box<tungstenite::Error>,
+    },
+    /// No handshake within the request timeout.
+    #[error("failed to connect to {url}: no handshake within the timeout")]
+    Timeout {
+        /// The upstream URL.
+        url: String,
+    },
+}
+
 /// Opens the upstream connection within the request timeout.
-async fn connect(url: &str, headers: &HeaderMap, shared: &Shared) -> Result<Upstream, String> {
+async fn connect(
+    url: &str,
+    headers: &HeaderMap,
+    shared: &Shared,
+) -> Result<Upstream, UpstreamWsError> {
     let mut request = url
         .into_client_request()
-        .map_err(|error| format!("bad upstream ws_url {url}: {error}"))?;
+        .map_err(|source| UpstreamWsError::BadUrl {
+            url: url.to_owned(),
+            source: Box::new(source),
+        })?;
     for (name, value) in headers.iter().filter(|(name, _)| copied(name.as_str())) {
         request.headers_mut().append(name, value.clone());
     }
@@ -200,9 +242,14 @@ async fn connect(url: &str, headers: &HeaderMap, shared: &Shared) -> Result<Upst
         )
         .await
         .map(|(stream, _)| stream)
-        .map_err(|error| format!("failed to connect to {url}: {error}"))
+        .map_err(|source| UpstreamWsError::Handshake {
+            url: url.to_owned(),
+            source: Box::new(source),
+        })
     };
     tokio::time::timeout(shared.limits.request_timeout, connecting)
         .await
-        .map_err(|_| format!("failed to connect to {url}: no handshake within the timeout"))?
+        .map_err(|_| UpstreamWsError::Timeout {
+            url: url.to_owned(),
+        })?
 }

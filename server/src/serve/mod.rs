@@ -73,7 +73,7 @@ pub use ledger::MAIN_LOG_ENTRIES;
 pub(crate) use observe::Knobs;
 pub use observe::{Observer, RawAnswer, RawRequest, Wire};
 pub use property::{QueryInput, QueryValue, dispatch_envelope, query_params_coerce};
-pub use tls::TlsIdentity;
+pub use tls::{TlsError, TlsIdentity};
 pub use variant::{Extreme, Variant};
 
 /// How to run the reference server.

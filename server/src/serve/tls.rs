@@ -5,10 +5,11 @@
 //! TLS.
 //!
 //! Handshakes run side by side, each bounded in time, and at most [`MAX_HANDSHAKES`] at
-//! once: a client that opens a connection and says nothing delays no one else.
+//! once: a client that opens a connection and says nothing delays no one else. An identity
+//! that cannot be made or read is a [`TlsError`].
 
 use std::net::SocketAddr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
@@ -34,6 +35,49 @@ pub(crate) const MAX_HANDSHAKES: usize = 256;
 /// How long a client has to complete its TLS handshake.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// Why no TLS identity could be made, read or served with.
+#[derive(Debug, thiserror::Error)]
+pub enum TlsError {
+    /// rcgen failed to generate the CA, the certificate or a key.
+    #[error("failed to generate a certificate: {source}")]
+    Generate {
+        /// rcgen's complaint.
+        #[source]
+        source: rcgen::Error,
+    },
+    /// The certificate file could not be read as PEM.
+    #[error("{path}: {source}")]
+    Certificates {
+        /// The certificate file.
+        path: PathBuf,
+        /// The PEM reader's complaint.
+        #[source]
+        source: rustls::pki_types::pem::Error,
+    },
+    /// The certificate file holds no certificate.
+    #[error("{path} holds no PEM certificate")]
+    NoCertificate {
+        /// The certificate file.
+        path: PathBuf,
+    },
+    /// The key file could not be read as a PEM private key.
+    #[error("{path}: {source}")]
+    Key {
+        /// The key file.
+        path: PathBuf,
+        /// The PEM reader's complaint.
+        #[source]
+        source: rustls::pki_types::pem::Error,
+    },
+    /// rustls refused the chain and key as a server's.
+    #[error("the certificate and key do not make a TLS server: {source}")]
+    NotAServer {
+        /// rustls's complaint.
+        #[source]
+        source: rustls::Error,
+    },
+}
+
 /// The certificate chain and key the server presents.
 pub struct TlsIdentity {
     chain: Vec<CertificateDer<'static>>,
@@ -44,8 +88,8 @@ pub struct TlsIdentity {
 impl TlsIdentity {
     /// A certificate for `localhost`, `127.0.0.1`, `::1`, the listen address and
     /// `extra_names`, signed by a CA generated now (see [`TlsIdentity::ca_pem`]).
-    pub fn generate(listen: SocketAddr, extra_names: &[&str]) -> Result<TlsIdentity, String> {
-        let failed = |error: rcgen::Error| format!("failed to generate a certificate: {error}");
+    pub fn generate(listen: SocketAddr, extra_names: &[&str]) -> Result<TlsIdentity, TlsError> {
+        let failed = |source: rcgen::Error| TlsError::Generate { source };
         let mut ca_params = CertificateParams::new(Vec::<String>::new()).map_err(failed)?;
         ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
         // A name of its own: a client trusting another run's CA then reports an unknown
@@ -91,15 +135,22 @@ impl TlsIdentity {
     }
 
     /// The certificate chain of `cert` (PEM, leaf first) and the private key of `key`.
-    pub fn from_pem_files(cert: &Path, key: &Path) -> Result<TlsIdentity, String> {
+    pub fn from_pem_files(cert: &Path, key: &Path) -> Result<TlsIdentity, TlsError> {
         let chain = CertificateDer::pem_file_iter(cert)
             .and_then(|certificates| certificates.collect::<Result<Vec<_>, _>>())
-            .map_err(|error| format!("{}: {error}", cert.display()))?;
+            .map_err(|source| TlsError::Certificates {
+                path: cert.to_owned(),
+                source,
+            })?;
         if chain.is_empty() {
-            return Err(format!("{} holds no PEM certificate", cert.display()));
+            return Err(TlsError::NoCertificate {
+                path: cert.to_owned(),
+            });
         }
-        let key = PrivateKeyDer::from_pem_file(key)
-            .map_err(|error| format!("{}: {error}", key.display()))?;
+        let key = PrivateKeyDer::from_pem_file(key).map_err(|source| TlsError::Key {
+            path: key.to_owned(),
+            source,
+        })?;
         let identity = TlsIdentity {
             chain,
             key,
@@ -114,7 +165,7 @@ impl TlsIdentity {
         self.ca_pem.as_deref()
     }
 
-    fn server_config(&self) -> Result<ServerConfig, String> {
+    fn server_config(&self) -> Result<ServerConfig, TlsError> {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let mut config = ServerConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
@@ -123,9 +174,7 @@ impl TlsIdentity {
                     .with_no_client_auth()
                     .with_single_cert(self.chain.clone(), self.key.clone_key())
             })
-            .map_err(|error| {
-                format!("the certificate and key do not make a TLS server: {error}")
-            })?;
+            .map_err(|source| TlsError::NotAServer { source })?;
         // The server speaks HTTP/1.1 only (WebSocket upgrades included).
         config.alpn_protocols = vec![b"http/1.1".to_vec()];
         Ok(config)

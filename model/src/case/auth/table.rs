@@ -1,6 +1,6 @@
 //! The `auth` table of a case file as serde reads and writes it: one flat table of every
 //! mode's keys (unknown ones refused), and its conversion to and from [`Auth`], which refuses
-//! a key the table's `mode` does not use and names the modes that do.
+//! a key the table's `mode` does not use and names the modes that do ([`AuthTableError`]).
 
 use serde::{Deserialize, Serialize};
 
@@ -60,14 +60,39 @@ pub(crate) struct AuthTable {
     omit: Vec<String>,
 }
 
-impl TryFrom<AuthTable> for Auth {
-    type Error = String;
+/// Why an `auth` table makes no [`Auth`].
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum AuthTableError {
+    /// A key the table's mode does not use; the rule names the modes that do.
+    #[error("{rule}")]
+    KeyOfAnotherMode {
+        /// The table's mode.
+        mode: AuthMode,
+        /// Which modes the key applies to.
+        rule: &'static str,
+    },
+    /// `no_nonce` beside `nonce`.
+    #[error("no_nonce and nonce exclude each other")]
+    NonceAndNoNonce,
+    /// `omit` names a parameter the modes do not fill in.
+    #[error("omit names \"{name}\"; the auth modes fill in only grant_type and client_id")]
+    UnknownOmit {
+        /// The name in `omit`.
+        name: String,
+    },
+    /// A bearer step with a given token and a key of a bearer login.
+    #[error("a bearer step with a token logs in with no scope, lacks or grants")]
+    TokenWithLoginKeys,
+}
 
-    fn try_from(table: AuthTable) -> Result<Auth, String> {
+impl TryFrom<AuthTable> for Auth {
+    type Error = AuthTableError;
+
+    fn try_from(table: AuthTable) -> Result<Auth, AuthTableError> {
         let mode = table.mode;
-        let refuse = |given: bool, modes: &[AuthMode], message: &str| {
+        let refuse = |given: bool, modes: &[AuthMode], rule: &'static str| {
             if given && !modes.contains(&mode) {
-                Err(message.to_owned())
+                Err(AuthTableError::KeyOfAnotherMode { mode, rule })
             } else {
                 Ok(())
             }
@@ -94,7 +119,7 @@ impl TryFrom<AuthTable> for Auth {
             "data, no_trailing_lf and no_nonce apply to client_signature auth only",
         )?;
         if table.no_nonce && table.nonce.is_some() {
-            return Err("no_nonce and nonce exclude each other".to_owned());
+            return Err(AuthTableError::NonceAndNoNonce);
         }
         refuse(
             table.sign_uri.is_some() || table.sign_body.is_some() || table.lowercase_method,
@@ -120,11 +145,8 @@ impl TryFrom<AuthTable> for Auth {
             .omit
             .iter()
             .map(|name| {
-                LoginParam::from_name(name).ok_or_else(|| {
-                    format!(
-                        "omit names \"{name}\"; the auth modes fill in only grant_type and client_id"
-                    )
-                })
+                LoginParam::from_name(name)
+                    .ok_or_else(|| AuthTableError::UnknownOmit { name: name.clone() })
             })
             .collect::<Result<Vec<_>, _>>()?;
         refuse(
@@ -145,9 +167,7 @@ impl TryFrom<AuthTable> for Auth {
         if table.token.is_some()
             && (table.scope.is_some() || table.lacks.is_some() || table.grants.is_some())
         {
-            return Err(
-                "a bearer step with a token logs in with no scope, lacks or grants".to_owned(),
-            );
+            return Err(AuthTableError::TokenWithLoginKeys);
         }
         refuse(
             table.wrong_secret,

@@ -133,7 +133,7 @@ fn proxies_other_than_http_are_refused_by_name() {
     })
     .unwrap_err();
     assert_eq!(
-        error,
+        error.to_string(),
         "HTTPS_PROXY names a socks5:// proxy; only http:// proxies are supported"
     );
 }
