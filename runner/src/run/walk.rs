@@ -19,6 +19,10 @@
 //! Each kind of check ([`WalkCheck`]) cites the step's clause that SPEC.md's table names for
 //! it on the walked method (`count`'s clause, `start_timestamp`'s, the paging's, the
 //! method's result clause), or all the step's clauses when the step cites none of them.
+//!
+//! The pagination rules themselves (the page size, the window, no entry twice, the last
+//! page's marker, a looping continuation) are [`harness_model::check::pages`]'s: a walk
+//! here sends the pages, feeds each to a [`pages::Walk`] and words what it reports.
 
 use std::collections::HashSet;
 use std::ops::ControlFlow;
@@ -587,28 +591,7 @@ impl Execution<'_> {
         params: &mut Map<String, Value>,
     ) -> Result<Vec<(String, i64)>, Stop> {
         if let Some(around) = &bounds.around {
-            // A name without a value is a fixture the target file does not give: the walk
-            // is skipped; a malformed template is the case file's defect.
-            let at = match template::resolve_string(around, self) {
-                Ok(text) => text.trim().parse::<i64>().ok(),
-                Err(TemplateError::NoValue { .. }) => None,
-                Err(error) => return Err(Stop::from(error)),
-            }
-            .ok_or_else(|| {
-                    Stop::Skip(format!(
-                        "the walk reads a window around {around}, which the target file does not give (`harness run --full-walks` walks the whole history)"
-                    ))
-                })?;
-            let (start, end) = (
-                at.saturating_sub(WalkWindow::AROUND_HALF_MS),
-                at.saturating_add(WalkWindow::AROUND_HALF_MS),
-            );
-            params.insert(bounds.start.clone(), Value::from(start));
-            params.insert(bounds.end.clone(), Value::from(end));
-            self.notes.push(format!(
-                "bounded walk: the window {start}..{end}, a day either side of {at}"
-            ));
-            return Ok(Vec::new());
+            return self.bound_around(around, bounds, params);
         }
         let Some(member) = &walk.timestamp else {
             return Ok(Vec::new());
@@ -663,6 +646,39 @@ impl Execution<'_> {
             probed.len()
         ));
         Ok(chosen.known)
+    }
+
+    /// Narrows `params` to the window of a bounded walk centred on `around` (a day either
+    /// side), skipped with the reason when it resolves to nothing; such a window knows no
+    /// entries in advance.
+    fn bound_around(
+        &mut self,
+        around: &str,
+        bounds: &WalkWindow,
+        params: &mut Map<String, Value>,
+    ) -> Result<Vec<(String, i64)>, Stop> {
+        // A name without a value is a fixture the target file does not give: the walk
+        // is skipped; a malformed template is the case file's defect.
+        let at = match template::resolve_string(around, self) {
+            Ok(text) => text.trim().parse::<i64>().ok(),
+            Err(TemplateError::NoValue { .. }) => None,
+            Err(error) => return Err(Stop::from(error)),
+        }
+        .ok_or_else(|| {
+                Stop::Skip(format!(
+                    "the walk reads a window around {around}, which the target file does not give (`harness run --full-walks` walks the whole history)"
+                ))
+            })?;
+        let (start, end) = (
+            at.saturating_sub(WalkWindow::AROUND_HALF_MS),
+            at.saturating_add(WalkWindow::AROUND_HALF_MS),
+        );
+        params.insert(bounds.start.clone(), Value::from(start));
+        params.insert(bounds.end.clone(), Value::from(end));
+        self.notes.push(format!(
+            "bounded walk: the window {start}..{end}, a day either side of {at}"
+        ));
+        Ok(Vec::new())
     }
 
     /// SPEC.md 4.8: `start_timestamp` is the "earliest timestamp" and `end_timestamp` the
