@@ -8,6 +8,7 @@ use serde_json::Value;
 use super::prediction::{self, Mismatch, Prediction, Seen};
 use super::send::Sent;
 use super::{FuzzRequest, RequestAuth};
+use harness_model::check::pages::{CountBounds, PageLimit, TimeWindow};
 use harness_model::check::{Finding, Outcome, Redactor, SchemaSet, Verdict, short};
 use harness_protocol::jsonrpc::{self, code};
 use harness_protocol::spec;
@@ -265,18 +266,16 @@ fn entries<'a>(result: &'a Value, member: &str) -> &'a [Value] {
 /// server may read 0 as the default). So does a count the harness cannot read as an
 /// integer (`"𝟚7𝟛"`, digits of another script): a server may read it its own way.
 fn over_count(request: &FuzzRequest, list: &[Value]) -> Option<String> {
-    let (min, max, default) = spec::method(&request.method).and_then(spec::Method::count_bounds)?;
+    let bounds = CountBounds::of(&request.method)?;
     let count = match (request.params.get("count"), int_param(request, "count")) {
         (_, Some(count)) => count,
-        (None, None) => default,
-        (Some(_), None) => max,
+        (None, None) => bounds.default,
+        (Some(_), None) => bounds.max,
     };
-    let bound = if (min..=max).contains(&count) {
-        count
-    } else {
-        max
-    };
-    (list.len() as i64 > bound).then(|| format!("{} entries for count {count}", list.len()))
+    let limit = bounds
+        .limit(Some(count))
+        .unwrap_or(PageLimit::Count(bounds.max));
+    (!limit.allows(list.len())).then(|| format!("{} entries for count {count}", list.len()))
 }
 
 /// Rules a result shows directly: at most `count` entries (or the default), entries inside
@@ -294,16 +293,19 @@ fn echoed_rules(request: &FuzzRequest, result: &Value) -> Option<(&'static str, 
             if let Some(message) = over_count(request, logs) {
                 return Some(("m.get_transaction_log.count", message));
             }
-            let start = int_param(request, "start_timestamp");
-            let end = int_param(request, "end_timestamp");
+            let window = TimeWindow {
+                start: int_param(request, "start_timestamp"),
+                end: int_param(request, "end_timestamp"),
+            };
             for entry in logs {
                 let timestamp = entry.get("timestamp").and_then(Value::as_i64);
-                let outside = timestamp
-                    .is_some_and(|t| start.is_some_and(|s| t < s) || end.is_some_and(|e| t > e));
-                if outside {
+                if timestamp.is_some_and(|at| !window.contains(at)) {
                     return Some((
                         "m.get_transaction_log.window",
-                        format!("entry at {timestamp:?} outside {start:?}..={end:?}"),
+                        format!(
+                            "entry at {timestamp:?} outside {:?}..={:?}",
+                            window.start, window.end
+                        ),
                     ));
                 }
                 if let Some(sub) = int_param(request, "subaccount_id")

@@ -8,8 +8,8 @@ use serde_json::Value;
 use super::model::{Prediction, TokenKind};
 use crate::prediction;
 use harness_model::check::Finding;
+use harness_model::check::pages::CountBounds;
 use harness_protocol::auth::scope::Scope;
-use harness_protocol::spec;
 
 /// What came back, as far as judging goes (the one reading both fuzzers use).
 pub use crate::prediction::Seen;
@@ -65,9 +65,10 @@ pub fn refreshed(
 /// The page of a paced call asked without `count`: at most the method's default `count`
 /// of the spec table (4.8 gives 100 for the transaction log).
 pub fn default_page(method: &str, result: &Value) -> Option<Finding> {
-    let default = spec::method(method)?.default_count()?;
+    let limit = CountBounds::of(method)?.limit(None)?;
+    let default = limit.entries();
     let logs = result.get("logs").and_then(Value::as_array)?;
-    (logs.len() as i64 > default).then(|| {
+    (!limit.allows(logs.len())).then(|| {
         prediction::broken(
             "m.get_transaction_log.count_default",
             format!("{} entries without count (default {default})", logs.len()),

@@ -1,7 +1,7 @@
 //! Verdicts and the pure checks that produce them: the clause catalog and the SPEC.md
 //! quotes of its clauses, the traceability table from SPEC.md's statements to clauses, the check of one answer against a step's expectation
-//! ([`answer()`]), JSON Schema validation of results, JSON-path matchers and secret
-//! redaction.
+//! ([`answer()`]), the pagination rules of paged reads ([`pages`]), JSON Schema validation
+//! of results, JSON-path matchers and secret redaction.
 //!
 //! Nothing here does I/O except loading the catalog and schemas from `cases/`. A failed
 //! check is a [`Finding`] (data), never an `Err`: errors are for the harness itself.
@@ -11,6 +11,7 @@ mod captured;
 mod catalog;
 mod domain;
 mod matcher;
+pub mod pages;
 mod quote;
 mod redact;
 mod schema;

@@ -19,8 +19,13 @@
 //! Each kind of check ([`WalkCheck`]) cites the step's clause that SPEC.md's table names for
 //! it on the walked method (`count`'s clause, `start_timestamp`'s, the paging's, the
 //! method's result clause), or all the step's clauses when the step cites none of them.
+//!
+//! The pagination rules themselves (the page size, the window, no entry twice, the last
+//! page's marker, a looping continuation) are [`harness_model::check::pages`]'s: a walk
+//! here sends the pages, feeds each to a [`pages::Walk`] and words what it reports.
 
 use std::collections::HashSet;
+use std::ops::ControlFlow;
 use std::time::Instant;
 
 use serde_json::{Map, Value};
@@ -30,7 +35,8 @@ use super::template::{self, TemplateError};
 use super::window;
 use crate::transport::{Outgoing, place_bearer};
 use harness_model::case::{Auth, Probe, Step, Walk, WalkWindow};
-use harness_model::check::{Matcher, short};
+use harness_model::check::pages::{self, EndMarker, Next, PageLimit, TimeWindow, Violation};
+use harness_model::check::{Matcher, ParsedAnswer, short};
 use harness_protocol::jsonrpc::{self, validate_answer};
 use harness_protocol::spec;
 
@@ -65,6 +71,23 @@ impl WalkCheck {
 struct Pages {
     keys: Vec<String>,
     option_entries: Vec<Value>,
+}
+
+/// A walk under way: the pagination rules' state of the walk, the window its entries must
+/// lie in, the option whose entries are kept, the page size, and what it read so far.
+struct WalkProgress {
+    rules: pages::Walk,
+    window: TimeWindow,
+    option: Option<String>,
+    count: u32,
+    pages: Pages,
+}
+
+/// Which page of which walk a check concerns, for its clauses and its message.
+struct PageOf<'a> {
+    step: &'a Step,
+    walk: &'a Walk,
+    number: u32,
 }
 
 impl Execution<'_> {
@@ -158,6 +181,8 @@ impl Execution<'_> {
         }
     }
 
+    /// Walks once with page size `count`, from the first page to the last, each page
+    /// judged by [`Execution::judge_page`].
     async fn walk_once(
         &mut self,
         step: &Step,
@@ -166,192 +191,134 @@ impl Execution<'_> {
         each: &[Matcher],
         count: u32,
     ) -> Result<Pages, Stop> {
-        let window = (
-            base_params.get("start_timestamp").and_then(Value::as_i64),
-            base_params.get("end_timestamp").and_then(Value::as_i64),
-        );
-        let option = match &walk.expiry_of {
-            Some(option) => Some(self.resolved(option)?),
-            None => None,
+        let mut progress = WalkProgress {
+            rules: pages::Walk::new(EndMarker::of(&walk.call), walk.key.as_deref()),
+            window: TimeWindow {
+                start: base_params.get("start_timestamp").and_then(Value::as_i64),
+                end: base_params.get("end_timestamp").and_then(Value::as_i64),
+            },
+            option: match &walk.expiry_of {
+                Some(option) => Some(self.resolved(option)?),
+                None => None,
+            },
+            count,
+            pages: Pages {
+                keys: Vec::new(),
+                option_entries: Vec::new(),
+            },
         };
-        let mut option_entries = Vec::new();
-        let mut keys = Vec::new();
-        let mut seen_keys = HashSet::new();
-        let mut seen_cursors: HashSet<String> = HashSet::new();
-        let mut cursor: Option<Value> = None;
         for page_number in 1..=walk.max_pages {
             let mut params = base_params.clone();
             params.insert("count".to_owned(), Value::from(count));
-            if let Some(cursor) = &cursor {
+            if let Some(cursor) = progress.rules.following() {
                 params.insert(walk.cursor.clone(), cursor.clone());
             }
-            let outgoing = self.paged_request(step, &walk.call, params).await?;
-            let accounts = self.pace_keys(&step.auth);
-            let mut attempt = 0;
-            let answer = loop {
-                let spare = if spec::is_paced(&walk.call) {
-                    self.shared.pacer.wait_for_room(&accounts).await
-                } else {
-                    0.0
-                };
-                let answer = self.send(&outgoing).await?;
-                let budgets: &[String] = if spec::is_paced(&walk.call) {
-                    &accounts
-                } else {
-                    &[]
-                };
-                self.throttled_within_budget(&walk.call, &answer, attempt, spare);
-                match self.throttled(&walk.call, &answer, &mut attempt, budgets) {
-                    Some(backoff) => tokio::time::sleep(backoff).await,
-                    None => break answer,
-                }
-            };
-            let Some(response) = answer.json else {
-                self.record(
-                    &["env.response.jsonrpc".to_owned()],
-                    format!("page {page_number} is not JSON"),
-                );
-                return Err(Stop::Failed);
-            };
-            for violation in
-                validate_answer(&response, &answer.duplicate_members, answer.request_id)
-            {
-                self.record(&[violation.clause().to_owned()], violation.to_string());
-            }
-            let all = self.case.step_clauses(step).to_vec();
-            // Where SPEC.md does not say how the last page is marked (4.7), the previous
-            // page's continuation may have been the marker, and a server may refuse it.
-            let marker_stated = spec::method(&walk.call)
-                .and_then(|method| method.paging)
-                .is_some_and(|paging| paging.null_at_end);
-            if cursor.is_some() && !marker_stated && response.get("result").is_none() {
-                self.notes.push(format!(
-                    "page {page_number} of {} was refused after continuation {}: taken as the end marker, which SPEC.md does not show",
-                    walk.call,
-                    short(cursor.as_ref().unwrap_or(&Value::Null))
-                ));
-                return Ok(Pages {
-                    keys,
-                    option_entries,
-                });
-            }
-            let Some(result) = response.get("result") else {
-                let error = jsonrpc::error_of(&response).map_or_else(
-                    || short(&response),
-                    |error| format!("{} {}", error.code, error.message),
-                );
-                self.record(
-                    &all,
-                    format!(
-                        "page {page_number} of {} (count {count}) was refused: {error}",
-                        walk.call
-                    ),
-                );
-                return Err(Stop::Failed);
-            };
-            if let Some(schema) = self.shared.schemas.for_method(&walk.call)
-                && let Some(violations) = self.shared.schemas.validate(&schema, result)
-                && let Some(violation) = violations.first()
-            {
-                let clauses = self.clauses_for(step, &walk.call, WalkCheck::Result);
-                self.record(
-                    &clauses,
-                    format!("page {page_number} does not match {schema}: {violation}"),
-                );
-            }
-            let Some(items) = result.get(&walk.items).and_then(Value::as_array) else {
-                self.record(
-                    &all,
-                    format!("page {page_number} has no array \"{}\"", walk.items),
-                );
-                return Err(Stop::Failed);
-            };
-            if items.len() > count as usize {
-                let clauses = self.clauses_for(step, &walk.call, WalkCheck::Count);
-                self.record(
-                    &clauses,
-                    format!(
-                        "page {page_number} has {} entries, more than count {count}",
-                        items.len()
-                    ),
-                );
-            }
-            for matcher in each {
-                let clauses = matcher
-                    .clauses
-                    .clone()
-                    .unwrap_or_else(|| self.case.step_clauses(step).to_vec());
-                for mismatch in matcher.check(&response) {
-                    self.record(
-                        &clauses,
-                        format!("page {page_number} (count {count}): {mismatch}"),
-                    );
-                }
-            }
-            // Where SPEC.md states the last page's marker (4.8: `null`), a continuation
-            // that leads to an empty page should have been that marker. Where it does not
-            // say how the end is marked (4.7), a continuation may lead to an empty page:
-            // the empty page is the end.
-            if cursor.is_some() && items.is_empty() && !marker_stated {
-                return Ok(Pages {
-                    keys,
-                    option_entries,
-                });
-            }
-            if cursor.is_some() && items.is_empty() {
-                let clauses = self.clauses_for(step, &walk.call, WalkCheck::Continuation);
-                self.record(
-                    &clauses,
-                    format!(
-                        "continuation {} led to an empty page: the last page must mark the end",
-                        short(cursor.as_ref().unwrap_or(&Value::Null))
-                    ),
-                );
-            }
-            for item in items {
-                let key = entry_key(walk, item);
-                if !seen_keys.insert(key.clone()) {
-                    let clauses = self.clauses_for(step, &walk.call, WalkCheck::Continuation);
-                    self.record(
-                        &clauses,
-                        format!("entry {key} appears twice in the walk (page {page_number})"),
-                    );
-                }
-                if let (Some(member), (start, end)) = (&walk.timestamp, window)
-                    && let Some(timestamp) = item.get(member).and_then(Value::as_i64)
-                    && (start.is_some_and(|start| timestamp < start)
-                        || end.is_some_and(|end| timestamp > end))
-                {
-                    let clauses = self.clauses_for(step, &walk.call, WalkCheck::Window);
-                    self.record(&clauses, format!("entry {key} has {member} {timestamp}, outside the window {start:?}..{end:?}"));
-                }
-                if option.is_some()
-                    && item.get("instrument_name").and_then(Value::as_str) == option.as_deref()
-                {
-                    option_entries.push(item.clone());
-                }
-                keys.push(key);
-            }
-            let next = result.get(&walk.cursor).cloned().unwrap_or(Value::Null);
-            let ended = match &next {
-                Value::Null => true,
-                Value::String(text) => text.is_empty(),
-                _ => false,
+            let answer = self.send_page(step, &walk.call, params).await?;
+            let page = PageOf {
+                step,
+                walk,
+                number: page_number,
             };
             if self
-                .findings
-                .iter()
-                .any(|finding| finding.verdict == harness_model::check::Verdict::Fail)
+                .judge_page(&page, each, answer, &mut progress)?
+                .is_break()
             {
-                return Err(Stop::Failed);
+                return Ok(progress.pages);
             }
-            if ended {
-                return Ok(Pages {
-                    keys,
-                    option_entries,
-                });
+        }
+        Err(self.unended_walk(step, walk, count))
+    }
+
+    /// Sends one page's request, paced where SPEC.md 8 paces the method and sent again
+    /// after a back-off while the target throttles it, and returns its answer.
+    async fn send_page(
+        &mut self,
+        step: &Step,
+        method: &str,
+        params: Map<String, Value>,
+    ) -> Result<ParsedAnswer, Stop> {
+        let outgoing = self.paged_request(step, method, params).await?;
+        let accounts = self.pace_keys(&step.auth);
+        let mut attempt = 0;
+        loop {
+            let spare = if spec::is_paced(method) {
+                self.shared.pacer.wait_for_room(&accounts).await
+            } else {
+                0.0
+            };
+            let answer = self.send(&outgoing).await?;
+            let budgets: &[String] = if spec::is_paced(method) {
+                &accounts
+            } else {
+                &[]
+            };
+            self.throttled_within_budget(method, &answer, attempt, spare);
+            match self.throttled(method, &answer, &mut attempt, budgets) {
+                Some(backoff) => tokio::time::sleep(backoff).await,
+                None => return Ok(answer),
             }
-            if !seen_cursors.insert(next.to_string()) {
+        }
+    }
+
+    /// Judges one page of a walk: its answer ([`Execution::page_response`]), its size, the
+    /// walk's `each` matchers, then the pagination rules of [`pages::Walk`] on its entries
+    /// and its continuation. `Break` when the walk ended, `Continue` when it goes on.
+    fn judge_page(
+        &mut self,
+        page: &PageOf<'_>,
+        each: &[Matcher],
+        answer: ParsedAnswer,
+        progress: &mut WalkProgress,
+    ) -> Result<ControlFlow<()>, Stop> {
+        let (step, walk, page_number, count) = (page.step, page.walk, page.number, progress.count);
+        let Some(response) = self.page_response(page, answer, progress)? else {
+            return Ok(ControlFlow::Break(()));
+        };
+        let result = &response["result"];
+        let items = result[&walk.items]
+            .as_array()
+            .map_or(&[][..], Vec::as_slice);
+        if let Some(over) = PageLimit::Count(i64::from(count)).check(items.len()) {
+            self.record_violation(page, &over);
+        }
+        for matcher in each {
+            let clauses = matcher
+                .clauses
+                .clone()
+                .unwrap_or_else(|| self.case.step_clauses(step).to_vec());
+            for mismatch in matcher.check(&response) {
+                self.record(
+                    &clauses,
+                    format!("page {page_number} (count {count}): {mismatch}"),
+                );
+            }
+        }
+        let timestamp = walk
+            .timestamp
+            .as_deref()
+            .map(|member| (progress.window, member));
+        let report = progress.rules.page(items, timestamp);
+        if report.ended {
+            return Ok(ControlFlow::Break(()));
+        }
+        for violation in &report.violations {
+            self.record_violation(page, violation);
+        }
+        for item in items {
+            if progress.option.is_some()
+                && item.get("instrument_name").and_then(Value::as_str) == progress.option.as_deref()
+            {
+                progress.pages.option_entries.push(item.clone());
+            }
+            progress.pages.keys.push(progress.rules.identity(item));
+        }
+        if self.failing() {
+            return Err(Stop::Failed);
+        }
+        match progress.rules.next_page(result.get(&walk.cursor)) {
+            Next::End => Ok(ControlFlow::Break(())),
+            Next::Page(_) => Ok(ControlFlow::Continue(())),
+            Next::Again(next) => {
                 let clauses = self.clauses_for(step, &walk.call, WalkCheck::Continuation);
                 self.record(
                     &clauses,
@@ -360,10 +327,122 @@ impl Execution<'_> {
                         short(&next)
                     ),
                 );
-                return Err(Stop::Failed);
+                Err(Stop::Failed)
             }
-            cursor = Some(next);
         }
+    }
+
+    /// A page's answer as JSON with a result holding the walk's array of entries, its
+    /// envelope checked and its result held to the method's schema; `None` when it is a
+    /// refusal that ends the walk (after a continuation, SPEC.md not stating the last
+    /// page's marker: 4.7). Anything else stops the walk failed.
+    fn page_response(
+        &mut self,
+        page: &PageOf<'_>,
+        answer: ParsedAnswer,
+        progress: &WalkProgress,
+    ) -> Result<Option<Value>, Stop> {
+        let (step, walk, page_number, count) = (page.step, page.walk, page.number, progress.count);
+        let Some(response) = answer.json else {
+            self.record(
+                &["env.response.jsonrpc".to_owned()],
+                format!("page {page_number} is not JSON"),
+            );
+            return Err(Stop::Failed);
+        };
+        for violation in validate_answer(&response, &answer.duplicate_members, answer.request_id) {
+            self.record(&[violation.clause().to_owned()], violation.to_string());
+        }
+        let all = self.case.step_clauses(step).to_vec();
+        if progress.rules.refusal_ends_walk() && response.get("result").is_none() {
+            self.notes.push(format!(
+                "page {page_number} of {} was refused after continuation {}: taken as the end marker, which SPEC.md does not show",
+                walk.call,
+                short(progress.rules.following().unwrap_or(&Value::Null))
+            ));
+            return Ok(None);
+        }
+        let Some(result) = response.get("result") else {
+            let error = jsonrpc::error_of(&response).map_or_else(
+                || short(&response),
+                |error| format!("{} {}", error.code, error.message),
+            );
+            self.record(
+                &all,
+                format!(
+                    "page {page_number} of {} (count {count}) was refused: {error}",
+                    walk.call
+                ),
+            );
+            return Err(Stop::Failed);
+        };
+        if let Some(schema) = self.shared.schemas.for_method(&walk.call)
+            && let Some(violations) = self.shared.schemas.validate(&schema, result)
+            && let Some(violation) = violations.first()
+        {
+            let clauses = self.clauses_for(step, &walk.call, WalkCheck::Result);
+            self.record(
+                &clauses,
+                format!("page {page_number} does not match {schema}: {violation}"),
+            );
+        }
+        if result.get(&walk.items).and_then(Value::as_array).is_none() {
+            self.record(
+                &all,
+                format!("page {page_number} has no array \"{}\"", walk.items),
+            );
+            return Err(Stop::Failed);
+        }
+        Ok(Some(response))
+    }
+
+    /// Records a broken pagination rule of page `page`, worded as the runner's walks
+    /// always have, on the step's clause of the rule's check.
+    fn record_violation(&mut self, page: &PageOf<'_>, violation: &Violation) {
+        let (step, walk, page_number) = (page.step, page.walk, page.number);
+        let (check, message) = match violation {
+            Violation::Repeated(repeat) => (
+                WalkCheck::Continuation,
+                format!(
+                    "entry {} appears twice in the walk (page {page_number})",
+                    repeat.identity
+                ),
+            ),
+            Violation::OutsideWindow {
+                identity,
+                timestamp,
+                window,
+            } => (
+                WalkCheck::Window,
+                format!(
+                    "entry {identity} has {} {timestamp}, outside the window {:?}..{:?}",
+                    walk.timestamp.as_deref().unwrap_or_default(),
+                    window.start,
+                    window.end
+                ),
+            ),
+            Violation::EmptyAfterContinuation { continuation } => (
+                WalkCheck::Continuation,
+                format!(
+                    "continuation {} led to an empty page: the last page must mark the end",
+                    short(continuation)
+                ),
+            ),
+            Violation::OverCount { entries, limit } => (
+                WalkCheck::Count,
+                format!(
+                    "page {page_number} has {entries} entries, more than count {}",
+                    limit.entries()
+                ),
+            ),
+        };
+        let clauses = self.clauses_for(step, &walk.call, check);
+        self.record(&clauses, message);
+    }
+
+    /// The walk read `max_pages` pages without reaching the last: a skip where nothing
+    /// says it should have (see below), else a failure.
+    fn unended_walk(&mut self, step: &Step, walk: &Walk, count: u32) -> Stop {
         // A whole history read page by page may simply be longer than the harness reads
         // (`--full-walks` on a large account, or a walk with no window, such as the trigger
         // order history's: SPEC.md bounds neither history): every page held new entries and
@@ -375,10 +454,10 @@ impl Execution<'_> {
             } else {
                 "run without --full-walks to check it on a window"
             };
-            return Err(Stop::Skip(format!(
+            return Stop::Skip(format!(
                 "the whole history is longer than the {} pages a walk reads (count {count}): the last page was not reached; {hint}",
                 walk.max_pages
-            )));
+            ));
         }
         let clauses = self.clauses_for(step, &walk.call, WalkCheck::Continuation);
         self.record(
@@ -388,7 +467,7 @@ impl Execution<'_> {
                 walk.max_pages
             ),
         );
-        Err(Stop::Failed)
+        Stop::Failed
     }
 
     /// SPEC.md 4.8: "an option expiring out of the money yields one entry of type `expiry`
@@ -496,12 +575,7 @@ impl Execution<'_> {
 
 /// The key that identifies an entry of a walk: its `key` member, or the whole entry.
 fn entry_key(walk: &Walk, item: &Value) -> String {
-    match &walk.key {
-        Some(member) => item
-            .get(member)
-            .map_or_else(|| item.to_string(), Value::to_string),
-        None => item.to_string(),
-    }
+    pages::entry_identity(item, walk.key.as_deref())
 }
 
 impl Execution<'_> {
@@ -517,28 +591,7 @@ impl Execution<'_> {
         params: &mut Map<String, Value>,
     ) -> Result<Vec<(String, i64)>, Stop> {
         if let Some(around) = &bounds.around {
-            // A name without a value is a fixture the target file does not give: the walk
-            // is skipped; a malformed template is the case file's defect.
-            let at = match template::resolve_string(around, self) {
-                Ok(text) => text.trim().parse::<i64>().ok(),
-                Err(TemplateError::NoValue { .. }) => None,
-                Err(error) => return Err(Stop::from(error)),
-            }
-            .ok_or_else(|| {
-                    Stop::Skip(format!(
-                        "the walk reads a window around {around}, which the target file does not give (`harness run --full-walks` walks the whole history)"
-                    ))
-                })?;
-            let (start, end) = (
-                at.saturating_sub(WalkWindow::AROUND_HALF_MS),
-                at.saturating_add(WalkWindow::AROUND_HALF_MS),
-            );
-            params.insert(bounds.start.clone(), Value::from(start));
-            params.insert(bounds.end.clone(), Value::from(end));
-            self.notes.push(format!(
-                "bounded walk: the window {start}..{end}, a day either side of {at}"
-            ));
-            return Ok(Vec::new());
+            return self.bound_around(around, bounds, params);
         }
         let Some(member) = &walk.timestamp else {
             return Ok(Vec::new());
@@ -593,6 +646,39 @@ impl Execution<'_> {
             probed.len()
         ));
         Ok(chosen.known)
+    }
+
+    /// Narrows `params` to the window of a bounded walk centred on `around` (a day either
+    /// side), skipped with the reason when it resolves to nothing; such a window knows no
+    /// entries in advance.
+    fn bound_around(
+        &mut self,
+        around: &str,
+        bounds: &WalkWindow,
+        params: &mut Map<String, Value>,
+    ) -> Result<Vec<(String, i64)>, Stop> {
+        // A name without a value is a fixture the target file does not give: the walk
+        // is skipped; a malformed template is the case file's defect.
+        let at = match template::resolve_string(around, self) {
+            Ok(text) => text.trim().parse::<i64>().ok(),
+            Err(TemplateError::NoValue { .. }) => None,
+            Err(error) => return Err(Stop::from(error)),
+        }
+        .ok_or_else(|| {
+                Stop::Skip(format!(
+                    "the walk reads a window around {around}, which the target file does not give (`harness run --full-walks` walks the whole history)"
+                ))
+            })?;
+        let (start, end) = (
+            at.saturating_sub(WalkWindow::AROUND_HALF_MS),
+            at.saturating_add(WalkWindow::AROUND_HALF_MS),
+        );
+        params.insert(bounds.start.clone(), Value::from(start));
+        params.insert(bounds.end.clone(), Value::from(end));
+        self.notes.push(format!(
+            "bounded walk: the window {start}..{end}, a day either side of {at}"
+        ));
+        Ok(Vec::new())
     }
 
     /// SPEC.md 4.8: `start_timestamp` is the "earliest timestamp" and `end_timestamp` the

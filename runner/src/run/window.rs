@@ -10,6 +10,8 @@
 //! exclusive loses one). Where the page has entries to spare, the newest and the oldest of
 //! its timestamps stay outside the window, so that a server ignoring the window shows it.
 
+use harness_model::check::pages::TimeWindow;
+
 /// The chosen window, both ends included, and the keys of the probed entries inside it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) struct Window {
@@ -32,10 +34,14 @@ pub(super) fn choose(probed: &[(String, i64)], entries: usize) -> Option<Window>
     let end = stamps[end_index];
     let wanted = entries.max(1);
     let mut start_index = end_index;
+    let window = |start: i64| TimeWindow {
+        start: Some(start),
+        end: Some(end),
+    };
     let inside = |start: i64| {
         probed
             .iter()
-            .filter(|(_, stamp)| (start..=end).contains(stamp))
+            .filter(|(_, stamp)| window(start).contains(*stamp))
             .count()
     };
     // Widen downwards until the window holds enough, keeping the oldest timestamp outside
@@ -47,7 +53,7 @@ pub(super) fn choose(probed: &[(String, i64)], entries: usize) -> Option<Window>
     let start = stamps[start_index];
     let known = probed
         .iter()
-        .filter(|(_, stamp)| (start..=end).contains(stamp))
+        .filter(|(_, stamp)| window(start).contains(*stamp))
         .cloned()
         .collect();
     Some(Window { start, end, known })

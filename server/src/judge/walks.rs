@@ -38,7 +38,7 @@ use super::Tally;
 use super::paging::paged;
 use super::record::{Call, Record};
 use super::sessions::Caller;
-use harness_model::check::short;
+use harness_model::check::{pages, short};
 use harness_protocol::spec::Paging;
 use harness_protocol::wire::TransportKind;
 
@@ -167,9 +167,7 @@ pub(crate) fn check_pagination(records: &[Record], callers: &[Caller], tally: &m
             Some(sent) => follow(walk, pool, record, &call, sent, tally),
             None => first_page(walk, record, &selection(&call), tally),
         }
-        let served = result
-            .get("continuation")
-            .filter(|value| !value.is_null() && value.as_str() != Some(""));
+        let served = pages::offered_continuation(result.get("continuation"));
         match served {
             None => {
                 tally.pass(CLAUSE, record.transport);

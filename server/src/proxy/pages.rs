@@ -9,13 +9,16 @@
 //! the same parameters besides `continuation`, a continuation an earlier answer of the
 //! walk gave. A continuation passed twice in one walk (a client reading a page again) or a
 //! walk the proxy did not see begin is not claimed. Whether a page is full, whether a walk
-//! ends, and entry order are not stated by SPEC.md and not judged.
+//! ends, and entry order are not stated by SPEC.md and not judged. The rules themselves
+//! (count bounds, the window, entry identity and repeats) are `check::pages`'s; this
+//! module ties pages to walks and words the verdicts.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
 
 use crate::judge::{Call, Record, Tally};
+use harness_model::check::pages::{self, CountBounds, PageLimit, SeenEntries, TimeWindow};
 use harness_protocol::spec;
 
 /// Entries remembered per walk; a longer walk stops being checked for repeats.
@@ -51,11 +54,21 @@ impl Paged {
 }
 
 /// One walk: the continuations its answers gave, those already passed, the entries seen.
-#[derive(Default)]
 struct Walk {
     given: BTreeSet<String>,
     passed: BTreeSet<String>,
-    entries: BTreeSet<String>,
+    entries: SeenEntries,
+}
+
+impl Walk {
+    /// A walk before its first page.
+    fn new() -> Walk {
+        Walk {
+            given: BTreeSet::new(),
+            passed: BTreeSet::new(),
+            entries: SeenEntries::capped(MAX_WALK_ENTRIES),
+        }
+    }
 }
 
 /// Whether a record's answer is judged by the proxy's checks of answers (`server.rs`, and
@@ -87,31 +100,16 @@ pub(super) fn check_pages(records: &[Record], tally: &mut Tally) {
         };
         let (transport, seq) = (record.transport, record.seq);
         let said = |what: String| format!("the server's answer to {}: {what}", paged.method);
-        let Some((min, max, default_count)) = count_bounds(paged.method) else {
+        let Some(bounds) = CountBounds::of(paged.method) else {
             continue;
         };
-        match call.int("count") {
-            Some(count) if (min..=max).contains(&count) => tally.judge(
-                paged.count_clause,
-                transport,
-                seq,
-                entries.len() as i64 <= count,
-                || said(format!("{} entries for count {count}", entries.len())),
-            ),
-            Some(_) => {}
-            None => tally.judge(
-                paged.default_clause,
-                transport,
-                seq,
-                entries.len() as i64 <= default_count,
-                || {
-                    said(format!(
-                        "{} entries without count, whose default is {default_count}",
-                        entries.len()
-                    ))
-                },
-            ),
-        }
+        check_count(
+            record,
+            &paged,
+            bounds.limit(call.int("count")),
+            entries,
+            tally,
+        );
         if let Some(clause) = paged.window_clause {
             check_window(record, &call.params, entries, (paged.method, clause), tally);
         }
@@ -128,24 +126,12 @@ pub(super) fn check_pages(records: &[Record], tally: &mut Tally) {
             .and_then(|result| result.get("continuation"))
             .filter(|value| !value.is_null())
             .map(text_of);
+        let followed = continuation.is_some();
         let walk = match continuation {
-            None => {
-                let walk = walks.entry(key).or_default();
-                *walk = Walk::default();
-                walk
-            }
+            None => walks.entry(key).insert_entry(Walk::new()).into_mut(),
             Some(passed) => match walks.get_mut(&key) {
                 Some(walk) if walk.given.contains(&passed) && !walk.passed.contains(&passed) => {
                     walk.passed.insert(passed);
-                    let repeated = entries
-                        .iter()
-                        .filter(|entry| walk.entries.contains(&entry.to_string()))
-                        .count();
-                    tally.judge(paged.continuation_clause, transport, seq, repeated == 0, || {
-                        said(format!(
-                            "{repeated} entries of the walk's earlier pages again on the page its continuation led to"
-                        ))
-                    });
                     walk
                 }
                 _ => {
@@ -154,10 +140,59 @@ pub(super) fn check_pages(records: &[Record], tally: &mut Tally) {
                 }
             },
         };
-        if walk.entries.len() + entries.len() <= MAX_WALK_ENTRIES {
-            walk.entries.extend(entries.iter().map(Value::to_string));
+        let identities = entries
+            .iter()
+            .map(|entry| pages::entry_identity(entry, None))
+            .collect();
+        let repeated = walk
+            .entries
+            .take_page(identities)
+            .iter()
+            .filter(|repeat| repeat.earlier_page)
+            .count();
+        if followed {
+            tally.judge(paged.continuation_clause, transport, seq, repeated == 0, || {
+                said(format!(
+                    "{repeated} entries of the walk's earlier pages again on the page its continuation led to"
+                ))
+            });
         }
         walk.given.extend(next);
+    }
+}
+
+/// A page holds no more entries than its `count`, or than the default without one; a
+/// `count` outside its bounds (`limit` none) is not judged.
+fn check_count(
+    record: &Record,
+    paged: &Paged,
+    limit: Option<PageLimit>,
+    entries: &[Value],
+    tally: &mut Tally,
+) {
+    let (transport, seq) = (record.transport, record.seq);
+    let said = |what: String| format!("the server's answer to {}: {what}", paged.method);
+    match limit {
+        Some(limit @ PageLimit::Count(count)) => tally.judge(
+            paged.count_clause,
+            transport,
+            seq,
+            limit.allows(entries.len()),
+            || said(format!("{} entries for count {count}", entries.len())),
+        ),
+        None => {}
+        Some(limit @ PageLimit::Default(default_count)) => tally.judge(
+            paged.default_clause,
+            transport,
+            seq,
+            limit.allows(entries.len()),
+            || {
+                said(format!(
+                    "{} entries without count, whose default is {default_count}",
+                    entries.len()
+                ))
+            },
+        ),
     }
 }
 
@@ -169,19 +204,12 @@ fn check_window(
     (method, clause): (&str, &str),
     tally: &mut Tally,
 ) {
-    let bound = |name: &str| match params.get(name) {
-        Some(Value::Number(number)) => number.as_i64(),
-        Some(Value::String(text)) => text.parse().ok(),
-        _ => None,
-    };
-    let (start, end) = (bound("start_timestamp"), bound("end_timestamp"));
-    if start.is_none() && end.is_none() {
+    let window = TimeWindow::of_params(params);
+    if window.is_unbounded() {
         return;
     }
-    let outside = entries
-        .iter()
-        .filter_map(|entry| entry.get("timestamp").and_then(Value::as_i64))
-        .find(|at| start.is_some_and(|start| *at < start) || end.is_some_and(|end| *at > end));
+    let (start, end) = (window.start, window.end);
+    let outside = window.first_outside(entries, "timestamp");
     tally.judge(
         clause,
         record.transport,
@@ -196,15 +224,6 @@ fn check_window(
             )
         },
     );
-}
-
-/// The bounds and default of a paged method's `count`, as `spec/` states them.
-fn count_bounds(method: &str) -> Option<(i64, i64, i64)> {
-    let param = spec::method(method)?.param("count")?;
-    match param.values {
-        spec::Values::Range(min, max) => Some((min, max, param.default?)),
-        _ => None,
-    }
 }
 
 fn text_of(value: &Value) -> String {
