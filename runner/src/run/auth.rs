@@ -228,7 +228,11 @@ impl Execution<'_> {
         let signature = &step.signature;
         let mut timestamp = self.signature_timestamp(signature);
         let nonce = if step.no_nonce {
-            timestamp = Self::nonceless_timestamp(&self.shared.last_nonceless_ms, timestamp).await;
+            // Only a timestamp of now: one moved on purpose (stale, skewed) is the case's.
+            if signature.timestamp_offset_ms == 0 && signature.clock_skew.is_none() {
+                timestamp =
+                    Self::nonceless_timestamp(&self.shared.last_nonceless_ms, timestamp).await;
+            }
             String::new()
         } else {
             self.nonce(signature.nonce.as_deref())?
