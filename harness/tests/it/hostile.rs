@@ -694,24 +694,22 @@ async fn whole_run_timeout_ends_a_run_against_a_silent_target() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn binary_ends_with_a_failure_against_a_hostile_target() {
-    let hostile = Hostile::start(Behaviour::NotJson).await;
-    let dir = std::env::temp_dir().join(format!("harness-it-hostile-{}", std::process::id()));
+/// Runs the binary with `args`, then `--target` (a file naming `hostile`) and `--out` (a
+/// folder of its own, `name`), within the test's bound; stops `hostile` after. Gives the
+/// output and the folder.
+async fn binary_against(
+    hostile: Hostile,
+    name: &str,
+    args: &[&str],
+) -> (std::process::Output, std::path::PathBuf) {
+    let dir = std::env::temp_dir().join(format!("harness-it-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let target = dir.join("target.toml");
     std::fs::write(&target, hostile.target().to_toml()).unwrap();
     let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_harness"));
     command
-        .args([
-            "run",
-            "--quiet",
-            "--filter",
-            "envelope.success",
-            "--timeout-ms",
-            "400",
-        ])
-        .args(["--run-timeout-s", "5", "--target"])
+        .args(args)
+        .arg("--target")
         .arg(&target)
         .arg("--out")
         .arg(&dir)
@@ -721,6 +719,27 @@ async fn binary_ends_with_a_failure_against_a_hostile_target() {
         .unwrap()
         .unwrap();
     hostile.stop().await;
+    (output, dir)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn binary_ends_with_a_failure_against_a_hostile_target() {
+    let hostile = Hostile::start(Behaviour::NotJson).await;
+    let (output, _) = binary_against(
+        hostile,
+        "hostile",
+        &[
+            "run",
+            "--quiet",
+            "--filter",
+            "envelope.success",
+            "--timeout-ms",
+            "400",
+            "--run-timeout-s",
+            "5",
+        ],
+    )
+    .await;
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert_eq!(output.status.code(), Some(1), "{stdout}");
     assert!(
@@ -736,22 +755,21 @@ async fn fuzz_against_a_target_silent_after_its_first_answers_ends_with_exit_3()
     // message), then holds every request, the Direct Access interface's among them: they
     // are served by the HTTP listener, so they count with HTTP and the run stops.
     let hostile = Hostile::start_with(Behaviour::Silent, true).await;
-    let dir = std::env::temp_dir().join(format!("harness-it-hostile-fuzz-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let target = dir.join("target.toml");
-    std::fs::write(&target, hostile.target().to_toml()).unwrap();
-    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_harness"));
-    command
-        .args(["fuzz", "--quiet", "--requests", "300", "--seed", "49"])
-        .args(["--timeout-ms", "400", "--target"])
-        .arg(&target)
-        .arg("--out")
-        .arg(&dir);
-    let output = with_timeout(tokio::task::spawn_blocking(move || command.output()))
-        .await
-        .unwrap()
-        .unwrap();
-    hostile.stop().await;
+    let (output, dir) = binary_against(
+        hostile,
+        "hostile-fuzz",
+        &[
+            "fuzz",
+            "--quiet",
+            "--requests",
+            "300",
+            "--seed",
+            "49",
+            "--timeout-ms",
+            "400",
+        ],
+    )
+    .await;
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert_eq!(output.status.code(), Some(3), "{stdout}");
     assert!(stdout.contains("target stopped answering"), "{stdout}");
