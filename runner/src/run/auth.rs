@@ -476,12 +476,7 @@ impl Execution<'_> {
     /// on a target whose limit is counted per token, this execution's own token for it; a
     /// token the step gives draws from the main account's too ([`pace::budget_names`]).
     pub(super) fn pace_keys(&self, auth: &Auth) -> Vec<String> {
-        pace::budget_names(
-            auth,
-            &self.case.id,
-            self.transport,
-            self.shared.target.limits.transaction_log_counted_per,
-        )
+        pace::budget_names(auth, &self.case.id, self.transport, &self.shared.target)
     }
 }
 

@@ -8,7 +8,9 @@
 //! and burst 1 by default). Every call to a paced method of the spec table waits for its
 //! account's budget: single calls, walk pages and the fuzzer alike. Only the rate-limit
 //! probe, which exists to exceed the limit, is not paced, but its requests are counted, so
-//! the paced requests after it wait until the target's budget has filled again. The pacer
+//! the paced requests after it wait until the target's budget has filled again, and a
+//! throttle of a paced request it may have overtaken is no verdict. Two roles the target
+//! file gives one client id are one account, with one budget. The pacer
 //! sends 5% below the stated rate, so that jitter on the way does not bring two requests
 //! closer than the target allows.
 //!
@@ -17,13 +19,13 @@
 //! out and the request sent again, up to [`THROTTLE_RETRIES`] times, and the retry is a
 //! note on the result.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use harness_model::case::{Auth, Bearer, BearerToken};
 use harness_model::check::ParsedAnswer;
-use harness_model::target_file::{CountedPer, RateLimits};
+use harness_model::target_file::{Account, CountedPer, RateLimits, Target};
 use harness_protocol::jsonrpc;
 use harness_protocol::token_bucket::{Rate, TokenBucket};
 use harness_protocol::wire::TransportKind;
@@ -61,22 +63,41 @@ pub(crate) fn budget_race_shape(copies: usize, rounds: u32, limits: &RateLimits)
 /// The pacing budget of requests sent without an account's credentials.
 pub(crate) const ANONYMOUS: &str = "anonymous";
 
-/// Whose budget a request with `auth` draws from: its account (`main` unless the step
-/// names one), or, where the target counts per token, that account's token in the
-/// execution of `case` over `transport`.
-pub(crate) fn budget_name(
+/// The budget of account `role`: the role itself, or, where the target file gives another
+/// role the same client id, the one of them named `main`, else the first by name. Two roles
+/// with one key are one account to the target, whose rate limit counts them together.
+pub(crate) fn budget_of_role<'a>(
+    role: &'a str,
+    accounts: &'a BTreeMap<String, Account>,
+) -> &'a str {
+    let Some(own) = accounts.get(role) else {
+        return role;
+    };
+    accounts
+        .iter()
+        .filter(|(_, account)| account.client_id == own.client_id)
+        .map(|(name, _)| name.as_str())
+        .min_by_key(|name| (*name != "main", *name))
+        .unwrap_or(role)
+}
+
+/// Whose budget a request with `auth` draws from: its account's (`main` unless the step
+/// names one, [`budget_of_role`]), or, where the target counts per token, that account's
+/// token in the execution of `case` over `transport`.
+fn budget_name(
     auth: &Auth,
     case: &str,
     transport: TransportKind,
     per: CountedPer,
+    accounts: &BTreeMap<String, Account>,
 ) -> String {
     let account = match auth {
-        Auth::None => ANONYMOUS.to_owned(),
-        Auth::ApiKey(_) => "direct_access".to_owned(),
-        _ => auth.account().unwrap_or("main").to_owned(),
+        Auth::None => ANONYMOUS,
+        Auth::ApiKey(_) => "direct_access",
+        _ => budget_of_role(auth.account().unwrap_or("main"), accounts),
     };
     match per {
-        CountedPer::Account => account,
+        CountedPer::Account => account.to_owned(),
         CountedPer::Token => format!("{case} [{transport}] {account}"),
     }
 }
@@ -91,9 +112,11 @@ pub(crate) fn budget_names(
     auth: &Auth,
     case: &str,
     transport: TransportKind,
-    per: CountedPer,
+    target: &Target,
 ) -> Vec<String> {
-    let own = budget_name(auth, case, transport, per);
+    let per = target.limits.transaction_log_counted_per;
+    let own = budget_name(auth, case, transport, per, &target.accounts);
+    let main = budget_of_role("main", &target.accounts);
     let given = matches!(
         auth,
         Auth::Bearer(Bearer {
@@ -101,11 +124,28 @@ pub(crate) fn budget_names(
             ..
         })
     );
-    if given && per == CountedPer::Account && own != "main" {
-        vec![own, "main".to_owned()]
+    if given && per == CountedPer::Account && own != main {
+        vec![own, main.to_owned()]
     } else {
         vec![own]
     }
+}
+
+/// One pacing budget: its bucket, and how many requests were sent on it without waiting
+/// (the rate-limit probe, a destructive race), which a target counts whatever the bucket
+/// said.
+struct Budget {
+    bucket: TokenBucket,
+    unpaced: u64,
+}
+
+/// What taking a paced request's token left: the fewest tokens its budgets still held, and
+/// how many requests had been sent unpaced on them by then ([`Pacer::kept_to_budget`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Room {
+    /// The fewest tokens any of the request's budgets held beyond the one taken.
+    pub(crate) spare: f64,
+    unpaced: u64,
 }
 
 /// Token buckets per account.
@@ -113,7 +153,7 @@ pub(crate) struct Pacer {
     rate: Rate,
     /// The origin of the buckets' milliseconds.
     started: Instant,
-    buckets: Mutex<HashMap<String, TokenBucket>>,
+    budgets: Mutex<HashMap<String, Budget>>,
 }
 
 impl Pacer {
@@ -124,37 +164,56 @@ impl Pacer {
                 limits.transaction_log_burst,
             ),
             started: Instant::now(),
-            buckets: Mutex::new(HashMap::new()),
+            budgets: Mutex::new(HashMap::new()),
         }
     }
 
-    /// Runs `change` on `account`'s bucket, filled to `now`.
-    fn with_bucket<T>(
+    /// Milliseconds from the pacer's start to `now`: the buckets' clock.
+    fn ms(&self, now: Instant) -> f64 {
+        now.saturating_duration_since(self.started).as_secs_f64() * 1_000.0
+    }
+
+    /// The budgets, locked (a panic elsewhere leaves them as they were).
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Budget>> {
+        self.budgets
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// `account`'s budget in `budgets`, full when it is new.
+    fn budget<'a>(
+        &self,
+        budgets: &'a mut HashMap<String, Budget>,
+        account: &str,
+        now_ms: f64,
+    ) -> &'a mut Budget {
+        budgets.entry(account.to_owned()).or_insert_with(|| Budget {
+            bucket: self.rate.full(now_ms),
+            unpaced: 0,
+        })
+    }
+
+    /// Runs `change` on `account`'s budget, its bucket filled to `now`.
+    fn with_budget<T>(
         &self,
         account: &str,
         now: Instant,
-        change: impl FnOnce(&mut TokenBucket, f64) -> T,
+        change: impl FnOnce(&mut Budget, f64) -> T,
     ) -> T {
-        let now_ms = now.saturating_duration_since(self.started).as_secs_f64() * 1_000.0;
-        let mut buckets = self
-            .buckets
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let bucket = buckets
-            .entry(account.to_owned())
-            .or_insert_with(|| self.rate.full(now_ms));
-        change(bucket, now_ms)
+        let now_ms = self.ms(now);
+        let mut budgets = self.lock();
+        change(self.budget(&mut budgets, account, now_ms), now_ms)
     }
 
     /// How long `account` must wait before its next paced request, taking that request's
     /// token when the wait is zero ([`Pacer::take_all`] of one budget; the tests' view).
     #[cfg(test)]
     pub(crate) fn take(&self, account: &str, now: Instant) -> Duration {
-        self.with_bucket(account, now, |bucket, now_ms| {
-            if self.rate.take(bucket, now_ms, 0.0) {
+        self.with_budget(account, now, |budget, now_ms| {
+            if self.rate.take(&mut budget.bucket, now_ms, 0.0) {
                 Duration::ZERO
             } else {
-                Duration::from_secs_f64(self.rate.wait_ms(bucket) / 1_000.0)
+                Duration::from_secs_f64(self.rate.wait_ms(&budget.bucket) / 1_000.0)
             }
         })
     }
@@ -167,20 +226,13 @@ impl Pacer {
         self.take_all_spare(accounts, now).err().unwrap_or_default()
     }
 
-    /// [`Pacer::take_all`], saying on success how many tokens the fullest reading leaves:
-    /// the fewest any of `accounts` held beyond the one taken.
-    fn take_all_spare(&self, accounts: &[impl AsRef<str>], now: Instant) -> Result<f64, Duration> {
-        let now_ms = now.saturating_duration_since(self.started).as_secs_f64() * 1_000.0;
-        let mut buckets = self
-            .buckets
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+    /// [`Pacer::take_all`], saying on success what the take left ([`Room`]).
+    fn take_all_spare(&self, accounts: &[impl AsRef<str>], now: Instant) -> Result<Room, Duration> {
+        let now_ms = self.ms(now);
+        let mut budgets = self.lock();
         let mut longest = Duration::ZERO;
-        let mut spare = f64::INFINITY;
         for account in accounts {
-            let bucket = buckets
-                .entry(account.as_ref().to_owned())
-                .or_insert_with(|| self.rate.full(now_ms));
+            let bucket = &mut self.budget(&mut budgets, account.as_ref(), now_ms).bucket;
             self.rate.refill(bucket, now_ms);
             if !self.rate.has_token_at(bucket, now_ms) {
                 longest = longest.max(Duration::from_secs_f64(self.rate.wait_ms(bucket) / 1_000.0));
@@ -189,23 +241,45 @@ impl Pacer {
         if !longest.is_zero() {
             return Err(longest);
         }
+        let mut room = Room {
+            spare: f64::INFINITY,
+            unpaced: 0,
+        };
         for account in accounts {
-            if let Some(bucket) = buckets.get_mut(account.as_ref()) {
-                self.rate.take(bucket, now_ms, 0.0);
-                spare = spare.min(bucket.tokens());
+            if let Some(budget) = budgets.get_mut(account.as_ref()) {
+                self.rate.take(&mut budget.bucket, now_ms, 0.0);
+                room.spare = room.spare.min(budget.bucket.tokens());
+                room.unpaced += budget.unpaced;
             }
         }
-        Ok(spare)
+        Ok(room)
+    }
+
+    /// Whether a paced request whose take left `room` on `accounts` kept to the target's
+    /// declared budget, so that a throttling answer to it breaks the rate: its budgets held
+    /// more than the jitter on the way takes ([`within_budget`]), and no request was sent
+    /// on them unpaced since. An unpaced request (the probe, which exists to empty the
+    /// target's bucket) may reach the target before a paced one that took its token
+    /// earlier, and the target's bucket is then empty whatever the pacer counted.
+    pub(crate) fn kept_to_budget(&self, room: Room, accounts: &[impl AsRef<str>]) -> bool {
+        let budgets = self.lock();
+        let unpaced: u64 = accounts
+            .iter()
+            .filter_map(|account| budgets.get(account.as_ref()))
+            .map(|budget| budget.unpaced)
+            .sum();
+        within_budget(room.spare) && unpaced == room.unpaced
     }
 
     /// Counts a request `account` sent without waiting (the rate-limit probe), so that the
     /// paced requests after it wait until the target's budget has filled again. The debt
     /// is bounded by what the probe can send.
     pub(crate) fn spend(&self, account: &str, now: Instant) {
-        self.with_bucket(account, now, |bucket, now_ms| {
-            if !self.rate.take(bucket, now_ms, 0.0) {
+        self.with_budget(account, now, |budget, now_ms| {
+            budget.unpaced += 1;
+            if !self.rate.take(&mut budget.bucket, now_ms, 0.0) {
                 // No whole token was there to take: the request sent anyway is owed.
-                bucket.owe(PROBE_DEBT_MAX);
+                budget.bucket.owe(PROBE_DEBT_MAX);
             }
         });
     }
@@ -223,9 +297,9 @@ impl Pacer {
     /// waits a whole interval from now, not only the throttled one.
     pub(crate) fn throttled_all(&self, accounts: &[impl AsRef<str>], now: Instant) {
         for account in accounts {
-            self.with_bucket(account.as_ref(), now, |bucket, now_ms| {
-                self.rate.refill(bucket, now_ms);
-                bucket.empty();
+            self.with_budget(account.as_ref(), now, |budget, now_ms| {
+                self.rate.refill(&mut budget.bucket, now_ms);
+                budget.bucket.empty();
             });
         }
     }
@@ -236,13 +310,12 @@ impl Pacer {
         self.wait_for_room(accounts).await;
     }
 
-    /// [`Pacer::wait_all`], returning the tokens the budgets still held once the request's
-    /// was taken (the fewest of any of them): what [`within_budget`] judges a throttled
-    /// answer by.
-    pub(crate) async fn wait_for_room(&self, accounts: &[impl AsRef<str>]) -> f64 {
+    /// [`Pacer::wait_all`], returning what the take left: what [`Pacer::kept_to_budget`]
+    /// judges a throttled answer by.
+    pub(crate) async fn wait_for_room(&self, accounts: &[impl AsRef<str>]) -> Room {
         loop {
             match self.take_all_spare(accounts, Instant::now()) {
-                Ok(spare) => return spare,
+                Ok(room) => return room,
                 Err(delay) => tokio::time::sleep(delay).await,
             }
         }
@@ -263,10 +336,10 @@ impl Pacer {
 pub(crate) const SPARE_FOR_JITTER: f64 = 0.25;
 
 /// Whether a paced request sent with `spare` tokens left in its budgets (see
-/// [`Pacer::wait_for_room`]) was within the target's declared budget by more than the
+/// [`Pacer::kept_to_budget`]) was within the target's declared budget by more than the
 /// jitter on the way: SPEC.md 8 states the rate a client keeps to, so a throttling answer
 /// to such a request is the server refusing a client that keeps it.
-pub(crate) fn within_budget(spare: f64) -> bool {
+fn within_budget(spare: f64) -> bool {
     spare >= SPARE_FOR_JITTER
 }
 
@@ -311,10 +384,54 @@ mod tests {
             account: Some("sub".to_owned()),
             ..Bearer::default()
         });
-        let names = |auth: &Auth, per| budget_names(auth, "c", TransportKind::Ws, per);
+        let names = |auth: &Auth, per| {
+            let mut target = target(&[]);
+            target.limits.transaction_log_counted_per = per;
+            budget_names(auth, "c", TransportKind::Ws, &target)
+        };
         assert_eq!(names(&given, CountedPer::Account), ["sub", "main"]);
         assert_eq!(names(&login, CountedPer::Account), ["sub"]);
         assert_eq!(names(&given, CountedPer::Token), ["c [ws] sub"]);
+    }
+
+    /// A target whose accounts are `roles`, each with the client id given.
+    fn target(roles: &[(&str, &str)]) -> Target {
+        let mut text = String::from(
+            "name = \"t\"\nbase_url = \"http://127.0.0.1:1/api/v2\"\nws_url = \"ws://127.0.0.1:1/ws/api/v2\"\n",
+        );
+        for (role, client_id) in roles {
+            text.push_str(&format!(
+                "[accounts.{role}]\nclient_id = \"{client_id}\"\nclient_secret = \"s\"\n"
+            ));
+        }
+        Target::parse(std::path::Path::new("target.toml"), &text, &|_| None)
+            .expect("test target parses")
+    }
+
+    #[test]
+    fn roles_with_one_client_id_share_one_budget() {
+        let target = target(&[
+            ("main", "A"),
+            ("two_factor", "B"),
+            ("no_direct_access", "B"),
+            ("sub", "C"),
+            ("also_main", "A"),
+        ]);
+        let of = |role| budget_of_role(role, &target.accounts);
+        assert_eq!(of("two_factor"), "no_direct_access");
+        assert_eq!(of("no_direct_access"), "no_direct_access");
+        assert_eq!(of("also_main"), "main");
+        assert_eq!(of("sub"), "sub");
+        assert_eq!(of("unknown"), "unknown");
+        let login = |account: &str| {
+            Auth::Bearer(Bearer {
+                account: Some(account.to_owned()),
+                ..Bearer::default()
+            })
+        };
+        let names = |auth: &Auth| budget_names(auth, "c", TransportKind::Ws, &target);
+        assert_eq!(names(&login("two_factor")), ["no_direct_access"]);
+        assert_eq!(names(&login("also_main")), ["main"]);
     }
 
     #[test]
@@ -401,18 +518,38 @@ mod tests {
         let accounts = ["a".to_owned(), "b".to_owned()];
         pacer.spend("b", now);
         // "a" holds 3 and "b" 2: taking one from each leaves 2 and 1.
-        let spare = pacer
+        let room = pacer
             .take_all_spare(&accounts, now)
             .expect("both have room");
-        assert!((spare - 1.0).abs() < 1e-9, "{spare}");
-        assert!(within_budget(spare));
-        let spare = pacer
+        assert!((room.spare - 1.0).abs() < 1e-9, "{room:?}");
+        assert!(pacer.kept_to_budget(room, &accounts));
+        let room = pacer
             .take_all_spare(&accounts, now)
             .expect("both have room");
-        assert!(spare.abs() < 1e-9, "{spare}");
+        assert!(room.spare.abs() < 1e-9, "{room:?}");
         // The moment the pacer had room is no room to spare for the jitter on the way.
-        assert!(!within_budget(spare));
+        assert!(!pacer.kept_to_budget(room, &accounts));
         assert!(pacer.take_all_spare(&accounts, now).is_err());
+    }
+
+    #[test]
+    fn a_request_sent_unpaced_after_a_paced_one_took_its_token_excuses_its_throttle() {
+        let pacer = pacer(1.0, 5);
+        let now = Instant::now();
+        let own = ["two_factor".to_owned()];
+        let room = pacer.take_all_spare(&own, now).expect("full");
+        assert!(pacer.kept_to_budget(room, &own));
+        // The probe on another budget changes nothing.
+        pacer.spend("main", now);
+        assert!(pacer.kept_to_budget(room, &own));
+        // The probe on the same one may empty the target's bucket before the paced
+        // request arrives: a throttle is then no verdict.
+        pacer.spend("two_factor", now);
+        assert!(!pacer.kept_to_budget(room, &own));
+        // A request whose take came after the probe's sends is judged again.
+        let later = now + Duration::from_secs(10);
+        let room = pacer.take_all_spare(&own, later).expect("refilled");
+        assert!(pacer.kept_to_budget(room, &own));
     }
 
     #[test]

@@ -154,9 +154,9 @@ impl Execution<'_> {
         let accounts = spec::is_paced(method).then(|| self.pace_keys(&step.auth));
         let mut attempt = 0;
         let answer = loop {
-            let spare = match &accounts {
-                Some(accounts) => self.shared.pacer.wait_for_room(accounts).await,
-                None => 0.0,
+            let room = match &accounts {
+                Some(accounts) => Some(self.shared.pacer.wait_for_room(accounts).await),
+                None => None,
             };
             // Prepared after the wait, so signatures carry a fresh timestamp and nonce.
             let outgoing = match page {
@@ -165,7 +165,12 @@ impl Execution<'_> {
             };
             let answer = self.send(&outgoing).await?;
             let budgets = accounts.as_deref().unwrap_or_default();
-            self.throttled_within_budget(method, &answer, attempt, spare);
+            self.throttled_within_budget(
+                method,
+                &answer,
+                attempt,
+                room.map(|room| (room, budgets)),
+            );
             match self.throttled(method, &answer, &mut attempt, budgets) {
                 Some(backoff) => tokio::time::sleep(backoff).await,
                 None => break answer,

@@ -245,9 +245,14 @@ fn spread(
             .iter()
             .copied()
             .filter(|role| config.target.accounts.contains_key(*role))
-            .min_by_key(|role| load.get(*role).copied().unwrap_or(0))
+            .min_by_key(|role| {
+                let budget = pace::budget_of_role(role, &config.target.accounts);
+                load.get(budget).copied().unwrap_or(0)
+            })
             .unwrap_or(Auth::SPREAD_ROLES[0]);
-        *load.entry(role.to_owned()).or_default() += calls;
+        *load
+            .entry(pace::budget_of_role(role, &config.target.accounts).to_owned())
+            .or_default() += calls;
         assigned.insert((case.id.clone(), transport), role.to_owned());
     }
     assigned
@@ -297,12 +302,7 @@ fn execution_calls(
     };
     for step in (0..passes).flat_map(|_| &case.steps) {
         let transport = step.transport_in(transport);
-        let budgets = pace::budget_names(
-            &step.auth,
-            &case.id,
-            transport,
-            limits.transaction_log_counted_per,
-        );
+        let budgets = pace::budget_names(&step.auth, &case.id, transport, target);
         let call = |shared: Option<String>| Call {
             budgets: budgets.clone(),
             shared,

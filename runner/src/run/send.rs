@@ -149,17 +149,23 @@ impl Execution<'_> {
     /// keeps it: a throttling answer to the first attempt of a paced request whose budgets
     /// (counted as the target file's `[limits]` say, per account unless it says per token,
     /// 5% below the stated rate, with the declared burst) still held `spare` tokens beyond
-    /// the jitter allowance after it fails the method's rate clause. Any other throttling
-    /// answer (a retry, a request sent with no more room than the jitter on the way takes)
-    /// is the target's pace: [`Execution::throttled`] waits it out and notes it.
+    /// the jitter allowance after it, with no request sent unpaced on them since
+    /// ([`pace::Pacer::kept_to_budget`]), fails the method's rate clause. Any other
+    /// throttling answer (a retry, a request sent with no more room than the jitter on the
+    /// way takes, one the rate-limit probe may have overtaken) is the target's pace:
+    /// [`Execution::throttled`] waits it out and notes it. `room` is what taking the
+    /// request's token on `budgets` left, `None` for a request not paced.
     pub(crate) fn throttled_within_budget(
         &mut self,
         method: &str,
         answer: &ParsedAnswer,
         attempt: u32,
-        spare: f64,
+        room: Option<(pace::Room, &[String])>,
     ) {
-        if attempt > 0 || !pace::within_budget(spare) {
+        let Some((room, budgets)) = room else {
+            return;
+        };
+        if attempt > 0 || !self.shared.pacer.kept_to_budget(room, budgets) {
             return;
         }
         let limits = &self.shared.target.limits;
@@ -178,7 +184,7 @@ impl Execution<'_> {
             limits.transaction_log_per_second / pace::PACING_MARGIN,
             limits.transaction_log_per_second,
             limits.transaction_log_burst,
-            spare
+            room.spare
         );
         self.record(&[clause.to_owned()], message);
     }

@@ -241,10 +241,10 @@ impl Execution<'_> {
         let accounts = self.pace_keys(&step.auth);
         let mut attempt = 0;
         loop {
-            let spare = if spec::is_paced(method) {
-                self.shared.pacer.wait_for_room(&accounts).await
+            let room = if spec::is_paced(method) {
+                Some(self.shared.pacer.wait_for_room(&accounts).await)
             } else {
-                0.0
+                None
             };
             let answer = self.send(&outgoing).await?;
             let budgets: &[String] = if spec::is_paced(method) {
@@ -252,7 +252,12 @@ impl Execution<'_> {
             } else {
                 &[]
             };
-            self.throttled_within_budget(method, &answer, attempt, spare);
+            self.throttled_within_budget(
+                method,
+                &answer,
+                attempt,
+                room.map(|room| (room, budgets)),
+            );
             match self.throttled(method, &answer, &mut attempt, budgets) {
                 Some(backoff) => tokio::time::sleep(backoff).await,
                 None => return Ok(answer),
