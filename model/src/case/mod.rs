@@ -258,14 +258,16 @@ impl Case {
             .any(|step| step.auth.account() == Some(Auth::ANY_ACCOUNT))
     }
 
-    /// The roles an `any` account of this case may be put on: every spread role when each
-    /// of its steps expects a refusal, else the reading roles.
+    /// The roles an `any` account of this case may be put on: every spread role when none
+    /// of its steps reads what an account's history holds (each expects a refusal, or
+    /// judges only that the call is answered: no matcher, no capture), else the reading
+    /// roles, whose histories the target file's fixtures describe.
     pub fn spread_roles(&self) -> &'static [&'static str] {
-        let refuses = self
-            .steps
-            .iter()
-            .all(|step| step.expect.outcome == crate::check::Outcome::Error);
-        if refuses {
+        let reads_no_history = self.steps.iter().all(|step| {
+            step.expect.outcome == crate::check::Outcome::Error
+                || (step.expect.matchers.is_empty() && step.capture.is_empty())
+        });
+        if reads_no_history {
             &Auth::SPREAD_ROLES
         } else {
             &Auth::READING_ROLES

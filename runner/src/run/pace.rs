@@ -64,8 +64,9 @@ pub(crate) fn budget_race_shape(copies: usize, rounds: u32, limits: &RateLimits)
 pub(crate) const ANONYMOUS: &str = "anonymous";
 
 /// The budget of account `role`: the role itself, or, where the target file gives another
-/// role the same client id, the one of them named `main`, else the first by name. Two roles
-/// with one key are one account to the target, whose rate limit counts them together.
+/// role the same client id, the first of them in [`Auth::SPREAD_ROLES`]' order (`main`
+/// first), else the first by name. Two roles with one key are one account to the target,
+/// whose rate limit counts them together.
 pub(crate) fn budget_of_role<'a>(
     role: &'a str,
     accounts: &'a BTreeMap<String, Account>,
@@ -77,7 +78,10 @@ pub(crate) fn budget_of_role<'a>(
         .iter()
         .filter(|(_, account)| account.client_id == own.client_id)
         .map(|(name, _)| name.as_str())
-        .min_by_key(|name| (*name != "main", *name))
+        .min_by_key(|name| {
+            let rank = Auth::SPREAD_ROLES.iter().position(|role| role == name);
+            (rank.unwrap_or(Auth::SPREAD_ROLES.len()), *name)
+        })
         .unwrap_or(role)
 }
 
@@ -418,8 +422,8 @@ mod tests {
             ("also_main", "A"),
         ]);
         let of = |role| budget_of_role(role, &target.accounts);
-        assert_eq!(of("two_factor"), "no_direct_access");
-        assert_eq!(of("no_direct_access"), "no_direct_access");
+        assert_eq!(of("two_factor"), "two_factor");
+        assert_eq!(of("no_direct_access"), "two_factor");
         assert_eq!(of("also_main"), "main");
         assert_eq!(of("sub"), "sub");
         assert_eq!(of("unknown"), "unknown");
@@ -430,7 +434,7 @@ mod tests {
             })
         };
         let names = |auth: &Auth| budget_names(auth, "c", TransportKind::Ws, &target);
-        assert_eq!(names(&login("two_factor")), ["no_direct_access"]);
+        assert_eq!(names(&login("no_direct_access")), ["two_factor"]);
         assert_eq!(names(&login("also_main")), ["main"]);
     }
 

@@ -212,8 +212,9 @@ pub fn paced_plan(config: &RunConfig) -> PacedPlan {
 }
 
 /// The account of each execution that leaves it to the run (`account = "any"`): the loads
-/// of the other executions first, then these, the costliest first, each on the account
-/// (of those the target file gives) whose budget has the fewest calls so far.
+/// of the other executions first, then these, those with the fewest roles to go on first
+/// and the costliest first among them, each on the account (of those the target file
+/// gives) whose budget has the fewest calls so far.
 fn spread(
     config: &RunConfig,
     executions: &[(std::sync::Arc<Case>, TransportKind)],
@@ -237,7 +238,9 @@ fn spread(
             }
         }
     }
-    open.sort_by_key(|open| std::cmp::Reverse(open.0));
+    // The most constrained first (a case that reads a history has fewer roles to go on),
+    // then the costliest: a case that could go anywhere fills what is left.
+    open.sort_by_key(|(calls, case, _)| (case.spread_roles().len(), std::cmp::Reverse(*calls)));
     let mut assigned = HashMap::new();
     for (calls, case, transport) in open {
         let role = case

@@ -283,7 +283,7 @@ pub fn assess(records: &[Record], knowledge: &Knowledge) -> Tally {
     }
     envelope::check_ids_in_flight(records, &mut tally);
     walks::check_pagination(records, &callers, &mut tally);
-    paging::check_log_type_tolerance(records, &callers, &mut tally);
+    paging::check_log_type_tolerance(records, &mut tally);
     pace::check_transaction_log_rate(
         records,
         &callers,

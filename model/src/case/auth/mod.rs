@@ -275,13 +275,13 @@ impl Auth {
     /// the execution on the account whose paced budget has the most room (`main` or
     /// `two_factor`, among those the target file gives; `main` outside a planned run).
     pub const ANY_ACCOUNT: &'static str = "any";
-    /// The roles an `any` account is drawn from, in order of preference, for a case whose
-    /// every step expects a refusal: it reads no one's history.
+    /// The roles an `any` account is drawn from, in order of preference, for a case that
+    /// reads no one's history: every step expects a refusal, or only that the call is
+    /// answered ([`crate::case::Case::spread_roles`]).
     pub const SPREAD_ROLES: [&'static str; 3] = ["main", "two_factor", "sub"];
-    /// The roles of a case that reads a page: not `sub`, whose last request of a run would
-    /// then be a page with a continuation it does not follow, which a client judge
-    /// (`harness judge`, its self-play in the variant matrix) takes for a client gone
-    /// silent; its history is read by cases of its own.
+    /// The roles of a case that judges what a page holds: not `sub`, a subaccount whose
+    /// history may well be empty, where such a check would pass on nothing; its history is
+    /// read by cases of its own.
     pub const READING_ROLES: [&'static str; 2] = ["main", "two_factor"];
 
     /// A `bearer` login as `account` (default `main`).

@@ -38,6 +38,16 @@ fn call(count: u32, account: &str) -> String {
     )
 }
 
+/// A call that judges what the page holds (at most `count` entries): it reads a history.
+fn read(count: u32, account: &str) -> String {
+    call(count, account).replace(
+        "auth = {",
+        &format!(
+            "expect = {{ match = [{{ path = \"result.logs\", len_max = {count} }}] }}\nauth = {{"
+        ),
+    )
+}
+
 const WALK: &str = "[[step]]\nauth = { mode = \"bearer\", account = \"main\" }\n[step.walk]\ncall = \"private/get_transaction_log\"\nparams = { currency = \"BTC\", start_timestamp = 0, end_timestamp = \"{{now_ms}}\" }\nitems = \"logs\"\ncount = 20\ncompare_count = 250\nkey = \"id\"\ntimestamp = \"timestamp\"\nwindow = { start = \"start_timestamp\", end = \"end_timestamp\", entries = 30 }\n";
 
 fn config(cases: Vec<Case>, accounts: &[&str]) -> RunConfig {
@@ -99,8 +109,8 @@ fn a_budget_skips_what_does_not_fit_with_the_reason() {
 fn any_account_goes_where_the_budget_has_room() {
     let cases = vec![
         case("c.main", &format!("{}{}", call(1, "main"), call(2, "main"))),
-        case("c.any1", &call(3, "any")),
-        case("c.any2", &call(4, "any")),
+        case("c.any1", &read(3, "any")),
+        case("c.any2", &read(4, "any")),
     ];
     let plan = paced_plan(&config(cases.clone(), &["main", "sub", "two_factor"]));
     let on = |id: &str| plan.accounts[&(id.to_owned(), TransportKind::HttpQuery)].clone();
@@ -115,19 +125,44 @@ fn any_account_goes_where_the_budget_has_room() {
 }
 
 #[test]
-fn a_refusal_may_go_as_the_sub_a_read_may_not() {
+fn a_refusal_or_a_bare_acceptance_may_go_as_the_sub_a_read_may_not() {
     let refusal =
         call(251, "any").replace("auth = {", "expect = { outcome = \"error\" }\nauth = {");
     let cases = vec![
         case("c.main", &call(1, "main")),
-        case("c.two", &call(2, "two_factor")),
-        case("c.read", &call(3, "any")),
+        case(
+            "c.two",
+            &format!("{}{}", call(2, "two_factor"), call(3, "two_factor")),
+        ),
+        case("c.read", &read(3, "any")),
         case("c.refusal", &refusal),
+        case("c.accepted", &call(1, "any")),
     ];
     let plan = paced_plan(&config(cases, &["main", "sub", "two_factor"]));
     let on = |id: &str| plan.accounts[&(id.to_owned(), TransportKind::HttpQuery)].clone();
+    // The read goes first (it has the fewest accounts to go on): main, the emptier of its
+    // two; then the others fill the sub.
+    assert_eq!(on("c.read"), "main");
     assert_eq!(on("c.refusal"), "sub");
-    assert_ne!(on("c.read"), "sub");
+    assert_eq!(on("c.accepted"), "sub", "{:?}", plan.by_budget);
+}
+
+#[test]
+fn roles_with_one_client_id_are_one_budget_in_the_plan() {
+    let mut config = config(
+        vec![
+            case("c.two", &call(1, "two_factor")),
+            case("c.nda", &call(2, "no_direct_access")),
+        ],
+        &["main", "two_factor", "no_direct_access"],
+    );
+    let same = config.target.accounts["two_factor"].client_id.clone();
+    if let Some(account) = config.target.accounts.get_mut("no_direct_access") {
+        account.client_id = same;
+    }
+    let plan = paced_plan(&config);
+    assert_eq!(plan.by_budget.get("two_factor"), Some(&2), "{plan}");
+    assert_eq!(plan.by_budget.get("no_direct_access"), None, "{plan}");
 }
 
 #[test]

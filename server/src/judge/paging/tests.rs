@@ -3,6 +3,7 @@
 use serde_json::json;
 
 use super::*;
+use crate::judge::sessions::Caller;
 use harness_protocol::wire::TransportKind;
 
 /// A transaction-log page request over WebSocket, answered with `len` entries and `next`
@@ -45,9 +46,8 @@ pub(crate) fn one_session(records: &[Record]) -> Vec<Caller> {
 }
 
 fn judged(records: &[Record]) -> Vec<String> {
-    let callers = one_session(records);
     let mut tally = Tally::default();
-    check_log_type_tolerance(records, &callers, &mut tally);
+    check_log_type_tolerance(records, &mut tally);
     tally.describe()
 }
 
@@ -64,6 +64,14 @@ fn going_silent_after_unknown_types_is_caught_and_carrying_on_is_not() {
     );
     let findings = judged(&[first.clone(), page(2, 10, 5, Some(77), 2, None)]);
     assert_eq!(findings, Vec::<String>::new());
+    // Only a request after the answer shows the client alive: one before it does not.
+    let mut late = page(2, 10, 5, None, 5, Some(77));
+    late.answer.as_mut().unwrap().body["result"]["logs"][0]["type"] = json!("airdrop");
+    let findings = judged(&[page(1, 0, 5, None, 2, None), late]);
+    assert!(
+        findings.iter().any(|f| f.contains("went silent")),
+        "{findings:?}"
+    );
     // Stopping at continuation 0 is the walk's failure, not this clause's.
     first.answer.as_mut().unwrap().body["result"]["continuation"] = json!(0);
     assert_eq!(judged(&[first]), Vec::<String>::new());
