@@ -30,6 +30,7 @@ mod serve;
 mod tidy;
 mod tls;
 mod trace;
+mod vacuous;
 mod variants;
 
 /// The results of a run that failed or erred, as `case [transport]: message`.

@@ -21,7 +21,7 @@ use super::skip::skip_reason;
 use super::template;
 use crate::transport::{ClientSession, HttpClient, Outgoing, WsSession};
 use harness_model::case::{Case, Step, StepKind};
-use harness_model::check::{self, Finding, Outcome, ParsedAnswer, Required, Verdict};
+use harness_model::check::{self, Finding, Matcher, Outcome, ParsedAnswer, Required, Verdict};
 use harness_model::results::CaseResult;
 use harness_model::target_file::ExpiredOption;
 use harness_protocol::auth::clock::Clock;
@@ -657,7 +657,27 @@ impl Execution<'_> {
         );
         self.findings.extend(findings);
         self.notes.extend(check::error_note(&answer, &expected));
+        if let Some(response) = &answer.json {
+            self.note_empty_lists(&matchers, response);
+        }
         answer.json.ok_or(Stop::Failed)
+    }
+
+    /// A matcher on every entry of a list (`[*]`) that this answer has none of checked
+    /// nothing: it is noted, and the clauses it names stand unchecked by this execution
+    /// unless a finding cites them (a rule of every entry passes an empty list vacuously).
+    fn note_empty_lists(&mut self, matchers: &[Matcher], response: &Value) {
+        for matcher in matchers {
+            if !matcher.path.contains("[*]") || !check::lookup(response, &matcher.path).is_empty() {
+                continue;
+            }
+            self.notes.push(format!(
+                "{} not checked: the answer holds no entries there",
+                matcher.path
+            ));
+            self.unchecked
+                .extend(matcher.clauses.iter().flatten().cloned());
+        }
     }
 }
 

@@ -1,0 +1,74 @@
+//! A rule of every entry of a list (a matcher on `[*]`) checks nothing on an answer whose
+//! list is empty: the execution notes it, and the clause the matcher names is not counted
+//! as checked by it, so coverage does not claim a rule an empty history could not show.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use harness::case;
+use harness::check::{Catalog, SchemaSet, Verdict};
+use harness::run;
+use harness::serve;
+use harness::wire::TransportKind;
+
+const WAIT: Duration = Duration::from_secs(120);
+
+/// A read of the transaction log over `window` (start, end), every entry held to the
+/// subaccount's user id.
+fn case_over(window: (u64, &str), catalog: &Catalog, schemas: &SchemaSet) -> case::Case {
+    let text = format!(
+        "id = \"vacuous.subaccount\"\ntitle = \"t\"\nclauses = [\"m.get_transaction_log.subaccount\", \"m.get_transaction_log.result\"]\ntransports = [\"http-query\"]\nneeds = {{ fixtures = [\"currency\", \"subaccount_id\"] }}\n\n[[step]]\ncall = \"private/get_transaction_log\"\nparams = {{ currency = \"{{{{fixtures.currency}}}}\", subaccount_id = \"{{{{fixtures.subaccount_id}}}}\", start_timestamp = {}, end_timestamp = {}, count = 10 }}\nauth = {{ mode = \"bearer\" }}\nexpect = {{ match = [{{ path = \"result.logs[*].user_id\", equals = \"{{{{fixtures.subaccount_id}}}}\", clauses = [\"m.get_transaction_log.subaccount\"] }}] }}\n",
+        window.0, window.1
+    );
+    case::parse_case(Path::new("vacuous.toml"), &text, catalog, schemas).expect("case parses")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_rule_of_every_entry_is_not_counted_as_checked_on_an_empty_list() {
+    let cases_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cases");
+    let catalog = Catalog::load(&cases_dir.join("clauses.toml")).expect("catalog loads");
+    let schemas = SchemaSet::load(&cases_dir.join("schemas")).expect("schemas load");
+    let running = tokio::time::timeout(WAIT, serve::start(serve::ServeConfig::loopback()))
+        .await
+        .expect("in time")
+        .expect("reference starts");
+    let full = case_over((0, "\"{{now_ms}}\""), &catalog, &schemas);
+    let empty = case_over((0, "1"), &catalog, &schemas);
+    let config = run::RunConfig {
+        run_timeout: WAIT,
+        ..run::RunConfig::new(
+            running.target(),
+            Vec::new(),
+            Arc::new(catalog),
+            Arc::new(schemas),
+        )
+    };
+    let rule = "m.get_transaction_log.subaccount".to_owned();
+    // The whole history: entries to hold, and the rule counts as checked.
+    let result = tokio::time::timeout(WAIT, run::run_one(&config, &full, TransportKind::HttpQuery))
+        .await
+        .expect("in time")
+        .expect("runs");
+    assert_eq!(result.verdict, Verdict::Pass, "{}", result.message);
+    assert!(result.checks.contains(&rule), "{:?}", result.checks);
+    // The first millisecond of 1970: no entry, nothing of the rule checked.
+    let result = tokio::time::timeout(
+        WAIT,
+        run::run_one(&config, &empty, TransportKind::HttpQuery),
+    )
+    .await
+    .expect("in time")
+    .expect("runs");
+    assert_eq!(result.verdict, Verdict::Pass, "{}", result.message);
+    assert!(!result.checks.contains(&rule), "{:?}", result.checks);
+    assert!(
+        result
+            .notes
+            .iter()
+            .any(|note| note.contains("result.logs[*].user_id not checked")),
+        "{:?}",
+        result.notes
+    );
+    running.shutdown().await;
+}
