@@ -1,6 +1,7 @@
-//! A rule of every entry of a list (a matcher on `[*]`) checks nothing on an answer whose
-//! list is empty: the execution notes it, and the clause the matcher names is not counted
-//! as checked by it, so coverage does not claim a rule an empty history could not show.
+//! A rule of every entry of a list (a matcher on `[*]`, a walk's `each`) checks nothing on
+//! an answer whose list is empty: the execution notes it, and the clause the matcher names
+//! is not counted as checked by it, so coverage does not claim a rule an empty history
+//! could not show.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -24,6 +25,16 @@ fn case_over(window: (u64, &str), catalog: &Catalog, schemas: &SchemaSet) -> cas
     case::parse_case(Path::new("vacuous.toml"), &text, catalog, schemas).expect("case parses")
 }
 
+/// A walk of the transaction log over `window` (start, end), every entry of every page held
+/// to the subaccount's user id.
+fn walk_over(window: (u64, &str), catalog: &Catalog, schemas: &SchemaSet) -> case::Case {
+    let text = format!(
+        "id = \"vacuous.walk\"\ntitle = \"t\"\nclauses = [\"m.get_transaction_log.subaccount\", \"m.get_transaction_log.continuation\"]\ntransports = [\"http-query\"]\nneeds = {{ fixtures = [\"currency\", \"subaccount_id\"] }}\n\n[[step]]\nauth = {{ mode = \"bearer\" }}\n[step.walk]\ncall = \"private/get_transaction_log\"\nparams = {{ currency = \"{{{{fixtures.currency}}}}\", subaccount_id = \"{{{{fixtures.subaccount_id}}}}\", start_timestamp = {}, end_timestamp = {} }}\nitems = \"logs\"\ncursor = \"continuation\"\ncount = 20\nkey = \"id\"\neach = [{{ path = \"user_id\", equals = \"{{{{fixtures.subaccount_id}}}}\", clauses = [\"m.get_transaction_log.subaccount\"] }}]\n",
+        window.0, window.1
+    );
+    case::parse_case(Path::new("vacuous.toml"), &text, catalog, schemas).expect("case parses")
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_rule_of_every_entry_is_not_counted_as_checked_on_an_empty_list() {
     let cases_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cases");
@@ -35,6 +46,8 @@ async fn a_rule_of_every_entry_is_not_counted_as_checked_on_an_empty_list() {
         .expect("reference starts");
     let full = case_over((0, "\"{{now_ms}}\""), &catalog, &schemas);
     let empty = case_over((0, "1"), &catalog, &schemas);
+    let walked = walk_over((0, "\"{{now_ms}}\""), &catalog, &schemas);
+    let empty_walk = walk_over((0, "1"), &catalog, &schemas);
     let config = run::RunConfig {
         run_timeout: WAIT,
         ..run::RunConfig::new(
@@ -67,6 +80,33 @@ async fn a_rule_of_every_entry_is_not_counted_as_checked_on_an_empty_list() {
             .notes
             .iter()
             .any(|note| note.contains("result.logs[*].user_id not checked")),
+        "{:?}",
+        result.notes
+    );
+    // The same of a walk's entries, page after page.
+    let result = tokio::time::timeout(
+        WAIT,
+        run::run_one(&config, &walked, TransportKind::HttpQuery),
+    )
+    .await
+    .expect("in time")
+    .expect("runs");
+    assert_eq!(result.verdict, Verdict::Pass, "{}", result.message);
+    assert!(result.checks.contains(&rule), "{:?}", result.checks);
+    let result = tokio::time::timeout(
+        WAIT,
+        run::run_one(&config, &empty_walk, TransportKind::HttpQuery),
+    )
+    .await
+    .expect("in time")
+    .expect("runs");
+    assert_eq!(result.verdict, Verdict::Pass, "{}", result.message);
+    assert!(!result.checks.contains(&rule), "{:?}", result.checks);
+    assert!(
+        result
+            .notes
+            .iter()
+            .any(|note| note.contains("its pages hold no entries")),
         "{:?}",
         result.notes
     );

@@ -144,6 +144,20 @@ impl Execution<'_> {
             .walk_once(step, walk, &base_params, &each, walk.count)
             .await?;
         self.check_known(step, walk, &base_params, &known, &first.keys);
+        if first.keys.is_empty() && !each.is_empty() {
+            // A rule of every entry of every page held nothing: no page had an entry.
+            self.notes.push(format!(
+                "the walk's entry rules ({}) not checked: its pages hold no entries",
+                each.iter()
+                    .map(|matcher| matcher.path.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+            self.unchecked.extend(
+                each.iter()
+                    .flat_map(|matcher| matcher.clauses.iter().flatten().cloned()),
+            );
+        }
         if let Some(option) = &walk.expiry_of {
             let option = self.resolved(option)?;
             self.check_expiry(step, &option, &first.option_entries);
