@@ -12,18 +12,22 @@
 //! "either", and only the envelope and, for a result, the
 //! schema are checked: a server may refuse what SPEC.md does not require it to accept.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 mod auth;
+mod method;
+mod values;
 
 use super::{FuzzRequest, RequestAuth};
-use auth::{auth_params_refusal, auth_refusal};
+use auth::auth_refusal;
 use harness_model::case::{ApiKey, Auth};
 use harness_protocol::auth::scope::Scope;
 use harness_protocol::spec;
 use harness_protocol::wire::TransportKind;
+use method::method_refusal;
+use values::{ValueValidity, judge_value, well_typed, window_reversed};
 
-use harness_protocol::spec::{Fixture, Kind, Method, Param, Values};
+use harness_protocol::spec::{Method, Values};
 
 /// The Direct Access `lock_portfolio` (REST only).
 pub(crate) const LOCK_PORTFOLIO: &str = spec::LOCK_PORTFOLIO_METHOD;
@@ -87,21 +91,7 @@ pub fn expect(request: &FuzzRequest, knowledge: &OracleKnowledge) -> Prediction 
         return Prediction::either("");
     }
     if request.method == LOCK_PORTFOLIO {
-        return match (&request.auth, request.params.is_empty()) {
-            (
-                RequestAuth::Step(Auth::ApiKey(ApiKey {
-                    wrong_secret: false,
-                })),
-                true,
-            ) => Prediction::result("m.lock_portfolio.result"),
-            (
-                RequestAuth::Step(Auth::ApiKey(ApiKey {
-                    wrong_secret: false,
-                })),
-                false,
-            ) => Prediction::either(""),
-            _ => error("m.lock_portfolio.bearer", "no valid direct access key"),
-        };
+        return expect_lock_portfolio(request);
     }
     let Some(rule) = method(&request.method) else {
         // SPEC.md lists only some methods ("All other methods ...: not shown"), and that an
@@ -111,58 +101,13 @@ pub fn expect(request: &FuzzRequest, knowledge: &OracleKnowledge) -> Prediction 
     if let Some(refusal) = auth_refusal(request, rule, knowledge) {
         return refusal;
     }
-    let query = request.transport == TransportKind::HttpQuery;
-    let mut certain = !rule.state_changing;
-    // A value not of its declared type (or not in its plain form): a server may refuse it
-    // before anything else.
-    let mut values_unsure = false;
-    for (name, value) in &request.params {
-        let Some(spec) = rule.params.iter().find(|spec| spec.name == name) else {
-            // Unknown parameters: the spec does not say they are refused.
-            certain &= name == "access_token" && request.transport == TransportKind::Ws;
-            values_unsure = true;
-            continue;
-        };
-        values_unsure |= !well_typed(spec.kind, value, query);
-        match judge_value(spec, value, query, knowledge) {
-            ValueValidity::Valid if name == "end_timestamp" && window_reversed(request, query) => {
-                certain = false;
-            }
-            ValueValidity::Valid => {}
-            ValueValidity::Unsure => certain = false,
-            ValueValidity::Invalid(why) => return error(spec.clause, format!("{name} {why}")),
-        }
-    }
-    let has = |name: &str| {
-        request
-            .params
-            .get(name)
-            .is_some_and(|value| !value.is_null())
+    let (mut certain, values_unsure) = match judge_values(request, rule, knowledge) {
+        Ok(judged) => judged,
+        Err(refusal) => return refusal,
     };
-    for param in rule.params {
-        // SPEC.md does not say whether it may be left out: either answer is legal. A
-        // continuation is the exception: a first page has none to give.
-        if param.required == harness_protocol::spec::Required::NotShown
-            && !has(param.name)
-            && !matches!(param.values, Values::Token)
-        {
-            certain = false;
-        }
-    }
-    for name in rule
-        .params
-        .iter()
-        .filter(|param| param.required == harness_protocol::spec::Required::Yes)
-        .map(|param| param.name)
-    {
-        if !has(name) {
-            let clause = rule
-                .params
-                .iter()
-                .find(|spec| spec.name == name)
-                .map_or(rule.clause, |spec| spec.clause);
-            return error(clause, format!("required {name} is missing"));
-        }
+    certain &= !omits_unshown(request, rule);
+    if let Some(missing) = missing_required(request, rule) {
+        return missing;
     }
     if let Some(refusal) = method_refusal(request, rule, knowledge) {
         // The code of a refusal is certain only where no value may be refused first.
@@ -175,8 +120,8 @@ pub fn expect(request: &FuzzRequest, knowledge: &OracleKnowledge) -> Prediction 
             refusal
         };
     }
-    if has("currency")
-        && has("instrument_name")
+    if has(request, "currency")
+        && has(request, "instrument_name")
         && !(str_of(request, "instrument_name") == knowledge.instrument.as_deref()
             && str_of(request, "currency") == knowledge.currency.as_deref())
     {
@@ -196,269 +141,96 @@ pub fn expect(request: &FuzzRequest, knowledge: &OracleKnowledge) -> Prediction 
     }
 }
 
-/// A parameter's string value, if it is one.
-fn str_of<'a>(request: &'a FuzzRequest, name: &str) -> Option<&'a str> {
-    request.params.get(name).and_then(Value::as_str)
-}
-
-/// Whether a parameter value is one SPEC.md allows, not, or not said.
-enum ValueValidity {
-    Valid,
-    Unsure,
-    Invalid(String),
-}
-
-fn judge_value(
-    spec: &Param,
-    value: &Value,
-    query: bool,
-    knowledge: &OracleKnowledge,
-) -> ValueValidity {
-    if value.is_null() {
-        return ValueValidity::Unsure;
-    }
-    // Over a query string every value is text: what matters is whether it coerces.
-    let coerced: Option<Value> = match (spec.kind, value) {
-        (Kind::Str, Value::String(_)) => Some(value.clone()),
-        // Over a query string even an object arrives as text.
-        (Kind::Str, _) if query => Some(Value::String(
-            harness_protocol::wire::query_value(value).unwrap_or_default(),
-        )),
-        (Kind::Int, Value::Number(number)) if number.is_i64() => Some(value.clone()),
-        // SPEC.md states no bound for a timestamp (the spec table's `i64::MAX`): a server
-        // may answer an empty page or refuse.
-        (Kind::Int, Value::Number(number)) if number.is_u64() => {
-            return match spec.values {
-                Values::Range(_, i64::MAX) => ValueValidity::Unsure,
-                _ => ValueValidity::Invalid("is beyond any range".to_owned()),
-            };
-        }
-        (Kind::Num, Value::Number(_)) => Some(value.clone()),
-        (Kind::Bool, Value::Bool(_)) => Some(value.clone()),
-        (Kind::Int | Kind::Num | Kind::Bool, Value::String(text)) => {
-            match spec.kind.from_text(text) {
-                // A JSON string holding a number: a lenient server may take it.
-                Some(_) if !query => return ValueValidity::Unsure,
-                Some(parsed) if plainly_written(text, &parsed) => Some(parsed),
-                // `+5`, `-0`, `05`, `5.`: a number only some parsers read as one.
-                Some(_) => return ValueValidity::Unsure,
-                None => None,
-            }
-        }
-        _ => None,
-    };
-    // SPEC.md gives each parameter a type but does not say that a value of another type is
-    // refused: a server may coerce it, or ignore it (the `coerce-types` variant).
-    let Some(value) = coerced else {
-        return ValueValidity::Unsure;
-    };
-    match spec.values {
-        Values::OneOf(allowed) => match value.as_str() {
-            Some(text) if allowed.contains(&text) => ValueValidity::Valid,
-            _ => ValueValidity::Invalid(format!("{value} is not one of the listed values")),
-        },
-        Values::Range(min, max) => match value.as_i64() {
-            // No stated bound, and past what a JSON number holds exactly wherever it is
-            // parsed (RFC 8259 section 6: 2^53): a server may read it as another number.
-            Some(number) if max == i64::MAX && number.unsigned_abs() > EXACT_IN_EVERY_PARSER => {
-                ValueValidity::Unsure
-            }
-            Some(number) if (min..=max).contains(&number) => ValueValidity::Valid,
-            // No stated bound (a timestamp): outside the table's range is either. A stated
-            // range (a count) says what is valid, not that a value outside it is refused: a
-            // server may take it into the range (the `counts-clamped` variant).
-            _ => ValueValidity::Unsure,
-        },
-        Values::Fixture(Fixture::Instrument) => {
-            if knowledge.instrument.as_deref() == value.as_str() {
-                ValueValidity::Valid
-            } else {
-                ValueValidity::Unsure
-            }
-        }
-        // The fixture subaccount belongs to the main account.
-        Values::Fixture(Fixture::Subaccount) => {
-            let main = knowledge
-                .account
-                .as_deref()
-                .is_none_or(|account| account == "main");
-            if main && knowledge.subaccount.is_some() && knowledge.subaccount == value.as_u64() {
-                ValueValidity::Valid
-            } else {
-                ValueValidity::Unsure
-            }
-        }
-        // A member or a continuation the target did not hand out may or may not exist.
-        Values::Fixture(Fixture::Member) | Values::Token => ValueValidity::Unsure,
-        Values::Free => free_value(spec.name, &value, knowledge),
+/// The Direct Access `lock_portfolio`: a result for the valid key and no parameters.
+fn expect_lock_portfolio(request: &FuzzRequest) -> Prediction {
+    match (&request.auth, request.params.is_empty()) {
+        (
+            RequestAuth::Step(Auth::ApiKey(ApiKey {
+                wrong_secret: false,
+            })),
+            true,
+        ) => Prediction::result("m.lock_portfolio.result"),
+        (
+            RequestAuth::Step(Auth::ApiKey(ApiKey {
+                wrong_secret: false,
+            })),
+            false,
+        ) => Prediction::either(""),
+        _ => error("m.lock_portfolio.bearer", "no valid direct access key"),
     }
 }
 
-/// Whether `value` is of the declared `kind` as it travels: its JSON type, or over a query
-/// string text in the type's plain form.
-fn well_typed(kind: Kind, value: &Value, query: bool) -> bool {
-    match (kind, value) {
-        (_, Value::Null) => false,
-        (Kind::Str, Value::String(_)) => true,
-        (Kind::Str, _) => query,
-        (Kind::Int, Value::Number(number)) => number.is_i64(),
-        (Kind::Num, Value::Number(_)) | (Kind::Bool, Value::Bool(_)) => true,
-        (_, Value::String(text)) if query => kind
-            .from_text(text)
-            .is_some_and(|parsed| plainly_written(text, &parsed)),
-        _ => false,
-    }
-}
-
-/// The largest integer every JSON parser holds exactly (RFC 8259 section 6).
-const EXACT_IN_EVERY_PARSER: u64 = (1 << 53) - 1;
-
-/// Whether query text that parses as `parsed` is that value's plain form: the JSON text of
-/// the number (no sign but `-`, no leading zero, no `-0`), which every parser of integers
-/// or numbers reads alike.
-fn plainly_written(text: &str, parsed: &Value) -> bool {
-    match parsed {
-        Value::Number(number) if number.is_i64() || number.is_u64() => text == number.to_string(),
-        Value::Number(_) => {
-            serde_json::from_str::<serde_json::Number>(text).is_ok()
-                && !(text.starts_with('-') && parsed.as_f64() == Some(0.0))
-        }
-        _ => true,
-    }
-}
-
-/// A value of a parameter SPEC.md gives a type but no list: valid only where nothing but
-/// the type is asked. An empty string (but the `mmp_group` SPEC.md 4.6 says may be empty),
-/// a scope naming a value 5.4 does not list, an instrument filter other than the fixture's,
-/// or a group SPEC.md does not name may be refused.
-fn free_value(name: &str, value: &Value, knowledge: &OracleKnowledge) -> ValueValidity {
-    let Some(text) = value.as_str() else {
-        return ValueValidity::Valid;
-    };
-    let valid = match name {
-        "mmp_group" => text.is_empty(),
-        "scope" => !text.trim().is_empty() && Scope::parse(text).listed(),
-        "instrument_name" => knowledge.instrument.as_deref() == Some(text),
-        _ => !text.is_empty(),
-    };
-    if valid {
-        ValueValidity::Valid
-    } else {
-        ValueValidity::Unsure
-    }
-}
-
-/// Whether the request's `end_timestamp` is before its `start_timestamp`: SPEC.md does not
-/// say whether such a window is refused or answered empty.
-fn window_reversed(request: &FuzzRequest, query: bool) -> bool {
-    let timestamp = |name: &str| -> Option<i64> {
-        match request.params.get(name)? {
-            Value::String(text) if query => text.parse().ok(),
-            other => other.as_i64(),
-        }
-    };
-    matches!(
-        (timestamp("start_timestamp"), timestamp("end_timestamp")),
-        (Some(start), Some(end)) if end < start
-    )
-}
-
-/// Rules between parameters, and per-method refusals the table cannot express.
-fn method_refusal(
+/// Each parameter's value against its rule: `Err` with the refusal of the first invalid
+/// one; else whether a result is still certain (no unknown parameter, no value SPEC.md
+/// leaves open, not a state-changing method) and whether a value's type may be refused
+/// before anything else.
+fn judge_values(
     request: &FuzzRequest,
     rule: &Method,
     knowledge: &OracleKnowledge,
-) -> Option<Prediction> {
-    let params: &Map<String, Value> = &request.params;
+) -> Result<(bool, bool), Prediction> {
     let query = request.transport == TransportKind::HttpQuery;
-    // Over a query string every value is text, whatever its JSON type was.
-    let owned = |name: &str| match params.get(name) {
-        Some(Value::String(text)) => Some(text.clone()),
-        Some(value) if query => harness_protocol::wire::query_value(value),
-        _ => None,
-    };
-    let mmp_group = owned("mmp_group");
-    let index_name = owned("index_name");
-    let requested_scope = owned("scope");
-    let text = |name: &str| match name {
-        "mmp_group" => mmp_group.as_deref(),
-        "index_name" => index_name.as_deref(),
-        "scope" => requested_scope.as_deref(),
-        _ => params.get(name).and_then(Value::as_str),
-    };
-    match rule.name {
-        spec::MMP_STATUS_METHOD => {
-            if text("mmp_group").is_some_and(|group| !group.is_empty())
-                && text("index_name").is_none()
-            {
-                return Some(error(
-                    "m.get_mmp_status.mmp_group_requires_index",
-                    "mmp_group without index_name",
-                ));
+    let mut certain = !rule.state_changing;
+    // A value not of its declared type (or not in its plain form): a server may refuse it
+    // before anything else.
+    let mut values_unsure = false;
+    for (name, value) in &request.params {
+        let Some(spec) = rule.params.iter().find(|spec| spec.name == name) else {
+            // Unknown parameters: the spec does not say they are refused.
+            certain &= name == "access_token" && request.transport == TransportKind::Ws;
+            values_unsure = true;
+            continue;
+        };
+        values_unsure |= !well_typed(spec.kind, value, query);
+        match judge_value(spec, value, query, knowledge) {
+            ValueValidity::Valid if name == "end_timestamp" && window_reversed(request, query) => {
+                certain = false;
             }
-            if text("mmp_group").is_some_and(str::is_empty) && text("index_name").is_none() {
-                // 4.6: mmp_group "requires index_name", and empty "targets the default
-                // orders MMP group (not an error)": read either way.
-                return Some(Prediction::either("an empty mmp_group without index_name"));
-            }
-            let block_rfq = params
-                .get("block_rfq")
-                .is_some_and(|flag| flag == &Value::Bool(true) || flag == "true");
-            if block_rfq
-                && let Some(granted) = &knowledge.granted
-                && !granted.grants(spec::MMP_BLOCK_RFQ_SCOPE)
-            {
-                return Some(error(
-                    "m.get_mmp_status.scope",
-                    "block_rfq without block_rfq:read",
-                ));
-            }
+            ValueValidity::Valid => {}
+            ValueValidity::Unsure => certain = false,
+            ValueValidity::Invalid(why) => return Err(error(spec.clause, format!("{name} {why}"))),
         }
-        name if harness_protocol::spec::NEEDS_SECOND_FACTOR.contains(&name) => {
-            if matches!(&request.auth, RequestAuth::Step(Auth::Bearer(bearer)) if bearer.account.as_deref() == Some("two_factor"))
-            {
-                // 13668 is the answer to a call that lacks only the second factor: SPEC.md
-                // does not say which refusal comes first when the parameters are wrong too
-                // (a subaccount that is not the account's, a state outside the two).
-                let own_subaccount = knowledge.two_factor_subaccount.is_some_and(|id| {
-                    params.get("sid").and_then(Value::as_u64) == Some(id)
-                        || text("sid") == Some(id.to_string().as_str())
-                });
-                let state_listed = matches!(text("state"), Some("enable" | "disable"));
-                if !(own_subaccount && state_listed) {
-                    return Some(Prediction::error(
-                        "auth.two_factor.13668",
-                        "a 2fa account without the second factor, and parameters that may be refused first",
-                    ));
-                }
-                return Some(
-                    error(
-                        "auth.two_factor.13668",
-                        "a 2fa account without the second factor",
-                    )
-                    .with_code(harness_protocol::spec::SECOND_FACTOR_ERROR_CODE),
-                );
-            }
-        }
-        spec::AUTH_METHOD => return auth_params_refusal(request, knowledge),
-        spec::EXCHANGE_TOKEN_METHOD => {
-            if let (Some(granted), Some(requested)) = (&knowledge.granted, text("scope"))
-                && !Scope::parse(requested).within(granted)
-            {
-                // "must not exceed the caller's permissions": refusing it and capping it
-                // both keep the rule, and the response shape is not shown (4.2).
-                return Some(Prediction::either(""));
-            }
-            if !matches!(request.auth, RequestAuth::RefreshOf { .. }) {
-                return Some(error(
-                    "auth.exchange_token.accepted",
-                    "a refresh token that was never issued",
-                ));
-            }
-        }
-        _ => {}
     }
-    None
+    Ok((certain, values_unsure))
+}
+
+/// Whether the request leaves out a parameter SPEC.md does not say may be left out, so
+/// either answer is legal. A continuation is the exception: a first page has none to give.
+fn omits_unshown(request: &FuzzRequest, rule: &Method) -> bool {
+    rule.params.iter().any(|param| {
+        param.required == harness_protocol::spec::Required::NotShown
+            && !has(request, param.name)
+            && !matches!(param.values, Values::Token)
+    })
+}
+
+/// The refusal of the first required parameter the request leaves out.
+fn missing_required(request: &FuzzRequest, rule: &Method) -> Option<Prediction> {
+    let name = rule
+        .params
+        .iter()
+        .filter(|param| param.required == harness_protocol::spec::Required::Yes)
+        .map(|param| param.name)
+        .find(|name| !has(request, name))?;
+    let clause = rule
+        .params
+        .iter()
+        .find(|spec| spec.name == name)
+        .map_or(rule.clause, |spec| spec.clause);
+    Some(error(clause, format!("required {name} is missing")))
+}
+
+/// Whether the request gives parameter `name` a value other than null.
+fn has(request: &FuzzRequest, name: &str) -> bool {
+    request
+        .params
+        .get(name)
+        .is_some_and(|value| !value.is_null())
+}
+
+/// A parameter's string value, if it is one.
+fn str_of<'a>(request: &'a FuzzRequest, name: &str) -> Option<&'a str> {
+    request.params.get(name).and_then(Value::as_str)
 }
 
 /// The clause a refusal of a valid request breaks: the credential's, else the method's.

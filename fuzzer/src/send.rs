@@ -18,13 +18,13 @@ use serde_json::{Map, Value};
 use super::rules::OracleKnowledge;
 use super::steps::{account_of, request_case};
 use super::{FuzzRequest, RequestAuth};
-use harness_model::case::{Auth, Bearer, BearerToken};
+use harness_model::case::{Auth, Bearer, BearerToken, Case};
 use harness_model::check::{Finding, Redactor, SchemaSet, Verdict};
 use harness_model::target_file::{CountedPer, RateLimits, Target};
 use harness_protocol::wire::Exchange;
 use harness_protocol::wire::NoAnswer;
 use harness_protocol::wire::TransportKind;
-use harness_runner::run::step_call::{ANONYMOUS, Execution, Shared, Stop, THROTTLED_LOGIN};
+use harness_runner::run::step_call::{ANONYMOUS, Called, Execution, Shared, Stop, THROTTLED_LOGIN};
 use harness_runner::run::{Breaker, RunError};
 use harness_runner::transport::{ClientSession, RequestLimits, Token};
 
@@ -205,61 +205,15 @@ impl Sender {
         }
         let case = request_case(request, &self.target);
         let session = slot.take().unwrap_or_else(|| self.worker_session());
-        let mut knowledge = OracleKnowledge {
-            instrument: self.target.fixtures.instrument_name.clone(),
-            subaccount: self.target.fixtures.subaccount_id,
-            two_factor_subaccount: self.target.fixtures.two_factor_subaccount_id,
-            currency: self.target.fixtures.currency.clone(),
-            granted: None,
-            client_id: None,
-            account: account_of(&request.auth).map(str::to_owned),
-            connection_holds_token: request.transport == TransportKind::Ws
-                && session.carried_access_token(),
-        };
+        let mut knowledge = self.fixture_knowledge(request, &session);
         let mut execution =
             Execution::unjudged(&self.shared, &case, request.transport, session, true);
         execution.first_id(id);
-        let mut called = None;
-        let mut setup = None;
-        let last = case.steps.len() - 1;
-        for (index, step) in case.steps.iter().enumerate() {
-            match execution.call_unjudged(step).await {
-                Ok(call) if index < last => {
-                    // A step before the request that the target throttled did not happen
-                    // (an original whose nonce a replay reuses, a login): nothing after it
-                    // can be judged.
-                    if let Some(throttled) = throttled_step(&call.exchange, &self.target.limits) {
-                        setup = Some(throttled);
-                        break;
-                    }
-                    // The login of the request's own token says what it was granted.
-                    match call.exchange.json().and_then(Token::from_answer) {
-                        Some(token) => knowledge.granted = Some(token.granted),
-                        None if !step.capture.is_empty() => {
-                            setup = Some(own_login_failed(&call.exchange, &self.target.limits));
-                            break;
-                        }
-                        None => {}
-                    }
-                }
-                Ok(call) => called = Some(call),
-                Err(stop) => {
-                    setup = Some(self.setup_failure(request, stop, execution.findings()));
-                    break;
-                }
-            }
-        }
+        let called = self
+            .call_steps(request, &case, &mut execution, &mut knowledge)
+            .await;
         *slot = Some(execution.into_session());
-        let Some(called) = called else {
-            let finding = setup.unwrap_or_else(|| {
-                Finding::new(
-                    Verdict::Error,
-                    vec![LOGIN_CLAUSE.to_owned()],
-                    "the request could not be sent".to_owned(),
-                )
-            });
-            return Err(SetupFailure { finding });
-        };
+        let called = called.map_err(|finding| SetupFailure { finding })?;
         self.know(request, &mut knowledge);
         let sent_id = match (&request.raw, request.transport) {
             (Some(raw), _) => raw.contains("%ID%").then_some(called.id),
@@ -279,6 +233,62 @@ impl Sender {
             knowledge,
             params: called.params,
         })
+    }
+
+    /// What the oracle knows before anything is sent: the target's fixtures, the account
+    /// the credentials go as, and whether the worker's WebSocket carried a token before.
+    fn fixture_knowledge(&self, request: &FuzzRequest, session: &ClientSession) -> OracleKnowledge {
+        OracleKnowledge {
+            instrument: self.target.fixtures.instrument_name.clone(),
+            subaccount: self.target.fixtures.subaccount_id,
+            two_factor_subaccount: self.target.fixtures.two_factor_subaccount_id,
+            currency: self.target.fixtures.currency.clone(),
+            granted: None,
+            client_id: None,
+            account: account_of(&request.auth).map(str::to_owned),
+            connection_holds_token: request.transport == TransportKind::Ws
+                && session.carried_access_token(),
+        }
+    }
+
+    /// Runs the steps of the request's `case`: those before the last set it up (the scope
+    /// its login was granted goes into `knowledge`), the last is the request. `Err` with
+    /// the finding when a step before it was throttled, failed or got no answer.
+    async fn call_steps(
+        &self,
+        request: &FuzzRequest,
+        case: &Case,
+        execution: &mut Execution<'_>,
+        knowledge: &mut OracleKnowledge,
+    ) -> Result<Called, Finding> {
+        let last = case.steps.len() - 1;
+        for (index, step) in case.steps.iter().enumerate() {
+            match execution.call_unjudged(step).await {
+                Ok(call) if index < last => {
+                    // A step before the request that the target throttled did not happen
+                    // (an original whose nonce a replay reuses, a login): nothing after it
+                    // can be judged.
+                    if let Some(throttled) = throttled_step(&call.exchange, &self.target.limits) {
+                        return Err(throttled);
+                    }
+                    // The login of the request's own token says what it was granted.
+                    match call.exchange.json().and_then(Token::from_answer) {
+                        Some(token) => knowledge.granted = Some(token.granted),
+                        None if !step.capture.is_empty() => {
+                            return Err(own_login_failed(&call.exchange, &self.target.limits));
+                        }
+                        None => {}
+                    }
+                }
+                Ok(call) => return Ok(call),
+                Err(stop) => return Err(self.setup_failure(request, stop, execution.findings())),
+            }
+        }
+        Err(Finding::new(
+            Verdict::Error,
+            vec![LOGIN_CLAUSE.to_owned()],
+            "the request could not be sent".to_owned(),
+        ))
     }
 
     /// What the oracle knows of the credentials the executor used: the scope the shared

@@ -17,9 +17,11 @@
 use rand::Rng;
 use rand::rngs::StdRng;
 use rand::seq::IndexedRandom;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use harness_protocol::spec::Kind;
+
+pub(super) mod raw_body;
 
 /// A named class of generated values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -394,154 +396,12 @@ pub(crate) fn value(rng: &mut StdRng, class: Class, kind: Kind, valid: Option<&V
     }
 }
 
-/// The JSON text of `value` with every character of its strings past `/` and outside
-/// ASCII letters and digits written as a `\u` escape (`\ud83d\ude00` past the BMP).
-fn escaped(value: &Value) -> String {
-    match value {
-        Value::String(text) => {
-            let mut out = String::from("\"");
-            for c in text.chars() {
-                if c.is_ascii_alphanumeric() {
-                    out.push(c);
-                } else {
-                    let mut units = [0u16; 2];
-                    for unit in c.encode_utf16(&mut units) {
-                        out.push_str(&format!("\\u{unit:04x}"));
-                    }
-                }
-            }
-            out.push('"');
-            out
-        }
-        Value::Object(members) => {
-            let inner: Vec<String> = members
-                .iter()
-                .map(|(name, value)| format!("{}:{}", escaped(&json!(name)), escaped(value)))
-                .collect();
-            format!("{{{}}}", inner.join(","))
-        }
-        Value::Array(items) => {
-            let inner: Vec<String> = items.iter().map(escaped).collect();
-            format!("[{}]", inner.join(","))
-        }
-        other => other.to_string(),
-    }
-}
-
-/// A raw body of `class` for `method` with `params`. Only a body every JSON parser reads
-/// alike (the escaped one) carries the request's id (`%ID%`), so its answer must echo it;
-/// the others carry a fixed id, since a server that cannot read the body cannot echo it.
-pub(crate) fn raw_body(
-    rng: &mut StdRng,
-    class: Class,
-    method: &str,
-    params: &Map<String, Value>,
-) -> String {
-    let params_text = Value::Object(params.clone()).to_string();
-    let fixed = |params: &str| {
-        format!(
-            r#"{{"jsonrpc":"2.0","id":7,"method":{},"params":{params}}}"#,
-            json!(method)
-        )
-    };
-    // A parameter to put a value into: one the request has, else a name of its own.
-    let name = params
-        .keys()
-        .collect::<Vec<_>>()
-        .choose(rng)
-        .map_or_else(|| "fuzz".to_owned(), |name| (*name).clone());
-    let with_member = |member: &str| {
-        let mut inner = params.clone();
-        inner.remove(&name);
-        let rest = Value::Object(inner).to_string();
-        let rest = rest.trim_start_matches('{').trim_end_matches('}');
-        if rest.is_empty() {
-            format!("{{{}:{member}}}", json!(name))
-        } else {
-            format!("{{{rest},{}:{member}}}", json!(name))
-        }
-    };
-    match class {
-        Class::JsonEscape => format!(
-            r#"{{"jsonrpc":"2.0","id":%ID%,"method":{},"params":{}}}"#,
-            escaped(&json!(method)),
-            escaped(&Value::Object(params.clone()))
-        ),
-        Class::LoneSurrogate => {
-            let unit = if rng.random_bool(0.5) {
-                rng.random_range(0xD800..=0xDBFFu32)
-            } else {
-                rng.random_range(0xDC00..=0xDFFFu32)
-            };
-            let member = match rng.random_range(0..3) {
-                0 => format!("\"\\u{unit:04x}\""),
-                1 => format!("\"BTC\\u{unit:04x}\""),
-                _ => "\"\\udc00\\ud800\"".to_owned(),
-            };
-            fixed(&with_member(&member))
-        }
-        Class::NumberLiteral => {
-            let literal = [
-                "1E2",
-                "-0",
-                "5.0",
-                "1e400",
-                "-1e400",
-                "+5",
-                "05",
-                ".5",
-                "5.",
-                "0x10",
-                "NaN",
-                "Infinity",
-                "9007199254740993",
-                "18446744073709551616",
-                "-9223372036854775809",
-                "1.0e+2",
-                "0.0000001e7",
-            ][rng.random_range(0..17)];
-            fixed(&with_member(literal))
-        }
-        Class::DuplicateKeys => match rng.random_range(0..3) {
-            0 => fixed(
-                &format!(
-                    "{},{}:{}}}",
-                    params_text.trim_end_matches('}'),
-                    json!(name),
-                    json!(with_class_chars(rng, Class::UnicodeCf, "x"))
-                )
-                .replace("{,", "{"),
-            ),
-            1 => format!(
-                r#"{{"jsonrpc":"2.0","id":7,"method":{},"params":{{}},"params":{params_text}}}"#,
-                json!(method)
-            ),
-            _ => format!(
-                r#"{{"jsonrpc":"2.0","jsonrpc":"1.0","id":7,"method":{},"params":{params_text}}}"#,
-                json!(method)
-            ),
-        },
-        Class::DeepNesting => {
-            let depth = rng.random_range(16..=200);
-            let (open, close) = if rng.random_bool(0.5) {
-                ("[", "]")
-            } else {
-                ("{\"a\":", "}")
-            };
-            fixed(&with_member(&format!(
-                "{}1{}",
-                open.repeat(depth),
-                close.repeat(depth)
-            )))
-        }
-        _ => format!("\u{feff}{}", fixed(&params_text)),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use rand::SeedableRng;
+    use serde_json::Map;
 
+    use super::raw_body::raw_body;
     use super::*;
 
     #[test]

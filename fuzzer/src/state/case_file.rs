@@ -8,19 +8,19 @@
 //! `"reuse"` when the step it replays is the latest signed one, else a literal nonce
 //! written into both steps.
 
+mod request;
+
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
 use super::{Action, Grant, Sequence, Who};
-use harness_model::case::{
-    Auth, Case, ClientSignature, ExpectedAnswer, Login, Needs, Signature, Signed, Step,
-};
+use harness_model::case::{Auth, Case, ExpectedAnswer, Needs, Step};
 use harness_model::check::Matcher;
 use harness_model::check::Outcome;
-use harness_protocol::auth::nonce::fresh_nonce;
 use harness_protocol::spec;
 use harness_protocol::wire::TransportKind;
+use request::{add_request, literal_nonces};
 
 /// The case file of `sequence`, whose steps were predicted `outcomes` (one per step; `None`
 /// for a step skipped, which is left out), failing `clause` as `message` says.
@@ -142,139 +142,6 @@ fn sequence_case(
         steps,
         path: std::path::PathBuf::new(),
     }
-}
-
-/// What step `index` of `sequence` sends, into `written`: its parameters and its auth
-/// mode, with the templates of the tokens and nonces of earlier steps (`literal`: the
-/// nonces replayed later, [`literal_nonces`]).
-fn add_request(sequence: &Sequence, index: usize, literal: &[Option<String>], written: &mut Step) {
-    let step = &sequence.steps[index];
-    let own_nonce = literal.get(index).cloned().flatten();
-    let nonce_of = |of: usize| {
-        literal
-            .get(of)
-            .cloned()
-            .flatten()
-            .unwrap_or_else(|| "reuse".to_owned())
-    };
-    let refresh = |of: usize| Value::from(format!("{{{{r{of}}}}}"));
-    let bearer = |of: usize| Auth::bearer_token(format!("{{{{t{of}}}}}"));
-    let subaccount = subaccount_template;
-    match &step.action {
-        Action::Login { .. } | Action::ReplayLogin { .. } => {
-            // A replay sends the login of step `of` again, signed with its nonce.
-            let (login, replay_nonce) = match step.action {
-                Action::ReplayLogin { of } => (of, Some(nonce_of(of))),
-                _ => (index, None),
-            };
-            let (who, grant, session) = login_of(sequence, login);
-            let (grant, nonce) = match replay_nonce {
-                Some(nonce) => (Grant::ClientSignature, Some(nonce)),
-                None => (grant, own_nonce),
-            };
-            written.params = params([("scope", Value::from(login_scope(session)))]);
-            let account = Some(who.role().to_owned());
-            written.auth = match grant {
-                // A nonce is a signature's: a `client_credentials` login has none.
-                Grant::ClientCredentials => Auth::ClientCredentials(Login {
-                    account,
-                    ..Login::default()
-                }),
-                Grant::ClientSignature => Auth::ClientSignature(ClientSignature {
-                    login: Login {
-                        account,
-                        ..Login::default()
-                    },
-                    signature: Signature {
-                        nonce,
-                        ..Signature::default()
-                    },
-                    ..ClientSignature::default()
-                }),
-            };
-        }
-        Action::Refresh { of } => {
-            written.params = params([
-                ("grant_type", Value::from("refresh_token")),
-                ("refresh_token", refresh(*of)),
-            ]);
-        }
-        Action::Fork { of, name } => {
-            written.params = params([
-                ("refresh_token", refresh(*of)),
-                // A fork makes a new session, whose name a server may hold unique
-                // (`{{unique}}`: one of this sequence alone).
-                ("session_name", Value::from(fork_session_name(name))),
-            ]);
-        }
-        Action::Exchange { of } => {
-            written.params = params([
-                ("refresh_token", refresh(*of)),
-                ("subject_id", subaccount()),
-            ]);
-        }
-        Action::Logout { token } => written.auth = bearer(*token),
-        Action::Toggle { token, enable } => {
-            let state = if *enable { "enable" } else { "disable" };
-            written.params = params([("sid", subaccount()), ("state", Value::from(state))]);
-            written.auth = bearer(*token);
-        }
-        Action::DeleteMember { token } => {
-            written.params = params([("member_id", Value::from("{{fixtures.member_id}}"))]);
-            written.auth = bearer(*token);
-        }
-        Action::Private { token, method } => {
-            if spec::is_paced(method) {
-                written.params = params([
-                    ("currency", Value::from("{{fixtures.currency}}")),
-                    ("start_timestamp", Value::from(0)),
-                    ("end_timestamp", Value::from("{{now_ms}}")),
-                ]);
-            }
-            if let Some(of) = token {
-                written.auth = bearer(*of);
-            }
-        }
-        Action::Signed { replay_of } => {
-            written.auth = Auth::Signed(Signed {
-                signature: Signature {
-                    nonce: match replay_of {
-                        Some(of) => Some(nonce_of(*of)),
-                        None => own_nonce,
-                    },
-                    ..Signature::default()
-                },
-                ..Signed::default()
-            });
-        }
-    }
-}
-
-/// Literal nonces for replays that do not follow their original directly, by the step
-/// whose nonce is replayed.
-fn literal_nonces(sequence: &Sequence) -> Vec<Option<String>> {
-    let mut literal: Vec<Option<String>> = vec![None; sequence.steps.len()];
-    let mut last_signed = None;
-    for (index, step) in sequence.steps.iter().enumerate() {
-        match step.action {
-            Action::ReplayLogin { of }
-            | Action::Signed {
-                replay_of: Some(of),
-            } => {
-                if last_signed != Some(of) && of < literal.len() {
-                    literal[of] = Some(format!("fz{}", fresh_nonce()));
-                }
-                last_signed = Some(index);
-            }
-            Action::Login {
-                grant: Grant::ClientSignature,
-                ..
-            }
-            | Action::Signed { replay_of: None } => last_signed = Some(index),
-            _ => {}
-        }
-    }
-    literal
 }
 
 /// What a written step expects: the model's outcome, and what a result must show (a

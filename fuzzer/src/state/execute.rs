@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use super::assess::{self, Seen};
 use super::case_file::{enable_step, sequence_steps};
-use super::model::{Model, Observed};
+use super::model::{Model, Observed, Prediction};
 use super::{Action, SeqStep, Sequence};
 use crate::send::Sender;
 use harness_model::check::{Finding, Outcome, Redactor};
@@ -89,112 +89,183 @@ pub(crate) async fn execute(
             run.skipped.push(index);
             continue;
         }
-        if harness_protocol::spec::is_paced(step.action.method()) {
-            let paced = sender
-                .pace_within(
-                    token.flatten().as_ref().map(|held| held.access.as_str()),
-                    sender.paced_wait,
-                )
-                .await;
-            // No room in the budget: the call is skipped, not waited for, and the model
-            // learns nothing from it (a read of the log changes no token).
-            if !paced {
-                run.skipped.push(index);
-                run.paced[1] += 1;
-                continue;
-            }
-            run.paced[0] += 1;
+        if !run
+            .take_paced_budget(sender, step, index, token.flatten())
+            .await
+        {
+            continue;
         }
-        run.outcomes[index] = Some(prediction.outcome);
-        run.predicted[match prediction.outcome {
-            Outcome::Result => 0,
-            Outcome::Error => 1,
-            Outcome::Any => 2,
-        }] += 1;
+        run.count_prediction(index, prediction.outcome);
         let called = execution.call_unjudged(case_step).await;
         run.sent += 1;
-        // Not sent (a WebSocket that would not open), or no answer (timed out, refused):
-        // nothing to judge, so the sequence ends without a finding, counted; the run's
-        // breaker decides whether the target stopped answering.
-        let exchange = match called {
-            Ok(called) => called.exchange,
-            Err(_) => {
-                run.unanswered += 1;
-                break;
-            }
-        };
-        if exchange
-            .failure
-            .as_ref()
-            .is_some_and(|failure| failure.kind.no_answer() == Some(NoAnswer::Silence))
-        {
-            run.unanswered += 1;
+        let Some(exchange) = run.answered(called.ok().map(|called| called.exchange)) else {
             break;
-        }
-        let seen = seen(sender, &exchange, redactor);
-        let mut broken = match &seen {
-            Seen::Nothing(what) => Some(crate::prediction::broken(
-                transport_clause(step.transport),
-                what.clone(),
-            )),
-            seen => assess::outcome(&prediction, seen),
         };
-        let mut observed = Observed::default();
-        match &seen {
-            Seen::Result(result) => {
-                observed.result = true;
-                let access = result.get("access_token").and_then(Value::as_str);
-                observed.issued_token = access.is_some();
-                observed.granted = result
-                    .get("scope")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned);
-                if broken.is_none() {
-                    broken = token_set_broken(step, &model, &held, result);
-                }
-                if let Some(access) = access {
-                    held[index] = Some(Held {
-                        access: access.to_owned(),
-                        refresh: result
-                            .get("refresh_token")
-                            .and_then(Value::as_str)
-                            .unwrap_or_default()
-                            .to_owned(),
-                    });
-                }
-            }
-            Seen::Throttled => run.throttled += 1,
-            Seen::Error(..) | Seen::Nothing(_) => {}
+        let seen = seen(sender, &exchange, redactor);
+        let judged = StepJudged::of(step, &prediction, &seen, &model, &held);
+        if let Some(token_set) = judged.issued {
+            held[index] = Some(token_set);
         }
-        if let Some(mut finding) = broken {
+        if matches!(seen, Seen::Throttled) {
+            run.throttled += 1;
+        }
+        if let Some(mut finding) = judged.broken {
             finding.message = redactor.text(&finding.message);
             run.failure = Some((index, finding));
             break;
         }
-        model.apply(index, step, connection, &observed);
+        model.apply(index, step, connection, &judged.observed);
         if matches!(step.action, Action::Logout { .. })
             && let Some(name) = &case_step.connection
         {
             execution.close_connection(name).await;
         }
     }
+    enable_again(sequence, &model, &mut execution, &mut run).await;
+    execution.close().await;
+    run
+}
+
+impl SequenceRun {
+    /// For a step of the paced method, takes its account's budget, waiting at most the
+    /// run's `paced_wait`: `false` (the step skipped, counted) when it has no room.
+    /// `true` for any other step.
+    async fn take_paced_budget(
+        &mut self,
+        sender: &Sender,
+        step: &SeqStep,
+        index: usize,
+        token: Option<Held>,
+    ) -> bool {
+        if !harness_protocol::spec::is_paced(step.action.method()) {
+            return true;
+        }
+        let paced = sender
+            .pace_within(
+                token.as_ref().map(|held| held.access.as_str()),
+                sender.paced_wait,
+            )
+            .await;
+        // No room in the budget: the call is skipped, not waited for, and the model
+        // learns nothing from it (a read of the log changes no token).
+        if !paced {
+            self.skipped.push(index);
+            self.paced[1] += 1;
+            return false;
+        }
+        self.paced[0] += 1;
+        true
+    }
+
+    /// Counts step `index`'s predicted outcome.
+    fn count_prediction(&mut self, index: usize, outcome: Outcome) {
+        self.outcomes[index] = Some(outcome);
+        self.predicted[match outcome {
+            Outcome::Result => 0,
+            Outcome::Error => 1,
+            Outcome::Any => 2,
+        }] += 1;
+    }
+
+    /// The exchange of a step that got an answer; `None` (counted as unanswered) when it
+    /// was not sent (`sent` is `None`) or got none.
+    fn answered(&mut self, sent: Option<Exchange>) -> Option<Exchange> {
+        // Not sent (a WebSocket that would not open), or no answer (timed out, refused):
+        // nothing to judge, so the sequence ends without a finding, counted; the run's
+        // breaker decides whether the target stopped answering.
+        let Some(exchange) = sent else {
+            self.unanswered += 1;
+            return None;
+        };
+        if exchange
+            .failure
+            .as_ref()
+            .is_some_and(|failure| failure.kind.no_answer() == Some(NoAnswer::Silence))
+        {
+            self.unanswered += 1;
+            return None;
+        }
+        Some(exchange)
+    }
+}
+
+/// One step's answer judged: what it broke, what the model learns from it, and the token
+/// set it issued.
+struct StepJudged {
+    broken: Option<Finding>,
+    observed: Observed,
+    issued: Option<Held>,
+}
+
+impl StepJudged {
+    /// Judges what was `seen` of `step` against its `prediction` and, for a result, its
+    /// token set against the model and the tokens `held`.
+    fn of(
+        step: &SeqStep,
+        prediction: &Prediction,
+        seen: &Seen,
+        model: &Model,
+        held: &[Option<Held>],
+    ) -> StepJudged {
+        let mut broken = match seen {
+            Seen::Nothing(what) => Some(crate::prediction::broken(
+                transport_clause(step.transport),
+                what.clone(),
+            )),
+            seen => assess::outcome(prediction, seen),
+        };
+        let mut observed = Observed::default();
+        let mut issued = None;
+        if let Seen::Result(result) = seen {
+            observed.result = true;
+            let access = result.get("access_token").and_then(Value::as_str);
+            observed.issued_token = access.is_some();
+            observed.granted = result
+                .get("scope")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+            if broken.is_none() {
+                broken = token_set_broken(step, model, held, result);
+            }
+            issued = access.map(|access| Held {
+                access: access.to_owned(),
+                refresh: result
+                    .get("refresh_token")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned(),
+            });
+        }
+        StepJudged {
+            broken,
+            observed,
+            issued,
+        }
+    }
+}
+
+/// Enables the subaccount's login again after a sequence that disabled it and stopped
+/// (at a failure, or cut by the shrinker), so the next sequence starts from an enabled
+/// login as the model assumes: a fresh login and a toggle, not judged.
+async fn enable_again(
+    sequence: &Sequence,
+    model: &Model,
+    execution: &mut Execution<'_>,
+    run: &mut SequenceRun,
+) {
     if sequence
         .steps
         .iter()
         .any(|step| matches!(step.action, Action::Toggle { enable: false, .. }))
         && model.sub_disabled() != Some(false)
     {
-        // Enables the subaccount's login again after a sequence that disabled it and
-        // stopped (at a failure, or cut by the shrinker), so the next sequence starts from
-        // an enabled login as the model assumes: a fresh login and a toggle, not judged.
         let sent_before = execution.next_id();
         let _ = execution.call_unjudged(&enable_step()).await;
         run.sent += usize::try_from(execution.next_id() - sent_before).unwrap_or(0);
     }
-    execution.close().await;
-    run
 }
 
+/// What came of a step's answer, as far as judging goes.
 fn seen(sender: &Sender, exchange: &Exchange, redactor: &Redactor) -> Seen {
     if let Some(failure) = &exchange.failure {
         return Seen::Nothing(format!("no answer: {}", redactor.text(&failure.message)));
@@ -212,6 +283,7 @@ fn seen(sender: &Sender, exchange: &Exchange, redactor: &Redactor) -> Seen {
     Seen::of(answer, &not_judged)
 }
 
+/// The transport clause a step without an answer breaks.
 fn transport_clause(transport: TransportKind) -> &'static str {
     match transport {
         TransportKind::HttpQuery => "transport.http.query",

@@ -133,18 +133,7 @@ impl Model {
             ));
         }
         match &step.action {
-            Action::Login { who, grant, .. } => {
-                if *who == Who::Sub && self.sub_disabled != Some(false) {
-                    return Prediction::either(
-                        "a disabled subaccount's key login is not described (4.5)",
-                    );
-                }
-                let clause = match grant {
-                    super::Grant::ClientCredentials => "auth.client_credentials.accepted",
-                    super::Grant::ClientSignature => "auth.client_signature.accepted",
-                };
-                Prediction::new(Outcome::Result, clause, "a login with the account's key")
-            }
+            Action::Login { who, grant, .. } => self.predict_login(*who, *grant),
             Action::ReplayLogin { of } => {
                 self.replay(*of, "auth.client_signature.nonce_single_use")
             }
@@ -156,19 +145,7 @@ impl Model {
             Action::Signed {
                 replay_of: Some(of),
             } => self.replay(*of, "auth.signed.nonce_single_use"),
-            Action::Refresh { of } => match self.tokens.get(of).map(|token| token.refresh) {
-                Some(Validity::Valid) => Prediction::new(
-                    Outcome::Result,
-                    "auth.refresh.rotates",
-                    format!("the refresh token of step {} works", of + 1),
-                ),
-                Some(Validity::Invalid(clause)) => Prediction::new(
-                    Outcome::Error,
-                    clause,
-                    format!("the refresh token of step {} was invalidated", of + 1),
-                ),
-                _ => Prediction::either("what became of this refresh token is open"),
-            },
+            Action::Refresh { of } => self.predict_refresh(*of),
             Action::Fork { of, .. } => self.predict_fork(*of),
             Action::Exchange { of } => self.predict_exchange(*of),
             Action::Logout { .. } if step.transport != TransportKind::Ws => Prediction::new(
@@ -195,21 +172,55 @@ impl Model {
             Action::Private {
                 token: Some(token),
                 method,
-            } => {
-                let clause = if step.transport == TransportKind::Ws {
-                    "auth.ws.access_token"
-                } else {
-                    "auth.http.bearer"
-                };
-                self.predict_with_token(*token, method, |why| {
-                    Prediction::new(Outcome::Result, clause, why)
-                })
-            }
+            } => self.predict_private(*token, method, step.transport),
             Action::Private {
                 token: None,
                 method,
             } => self.predict_remembered(connection, method),
         }
+    }
+
+    /// A login with the account's key: a result, but for a subaccount whose login may be
+    /// disabled.
+    fn predict_login(&self, who: Who, grant: super::Grant) -> Prediction {
+        if who == Who::Sub && self.sub_disabled != Some(false) {
+            return Prediction::either("a disabled subaccount's key login is not described (4.5)");
+        }
+        let clause = match grant {
+            super::Grant::ClientCredentials => "auth.client_credentials.accepted",
+            super::Grant::ClientSignature => "auth.client_signature.accepted",
+        };
+        Prediction::new(Outcome::Result, clause, "a login with the account's key")
+    }
+
+    /// A refresh with step `of`'s refresh token: a result while it is valid, an error once
+    /// it was invalidated.
+    fn predict_refresh(&self, of: usize) -> Prediction {
+        match self.tokens.get(&of).map(|token| token.refresh) {
+            Some(Validity::Valid) => Prediction::new(
+                Outcome::Result,
+                "auth.refresh.rotates",
+                format!("the refresh token of step {} works", of + 1),
+            ),
+            Some(Validity::Invalid(clause)) => Prediction::new(
+                Outcome::Error,
+                clause,
+                format!("the refresh token of step {} was invalidated", of + 1),
+            ),
+            _ => Prediction::either("what became of this refresh token is open"),
+        }
+    }
+
+    /// A private call with step `token`'s access token, over `transport`.
+    fn predict_private(&self, token: usize, method: &str, transport: TransportKind) -> Prediction {
+        let clause = if transport == TransportKind::Ws {
+            "auth.ws.access_token"
+        } else {
+            "auth.http.bearer"
+        };
+        self.predict_with_token(token, method, |why| {
+            Prediction::new(Outcome::Result, clause, why)
+        })
     }
 
     /// Whether the token of step `token` is not known to be of a session (connection-scoped,

@@ -25,6 +25,17 @@ use harness_model::check::Redactor;
 const ID_BASE: u64 = 1 << 40;
 const ID_STRIDE: u64 = 64;
 
+/// A sequence with its number in the seed's stream.
+type Numbered = (usize, Sequence);
+
+/// A sequence with its number in the seed's stream, and what running it gave.
+type NumberedRun = (usize, Sequence, SequenceRun);
+
+/// The JSON-RPC id of sequence `number`'s first step.
+fn first_id(number: usize) -> u64 {
+    ID_BASE + number as u64 * ID_STRIDE
+}
+
 /// Runs `budget` requests' worth of sequences (this shard's part of them).
 pub(crate) async fn run(
     sender: Arc<Sender>,
@@ -32,20 +43,54 @@ pub(crate) async fn run(
     config: &FuzzConfig,
     budget: usize,
 ) -> Result<StatefulReport, FuzzError> {
-    let allowed = Allowed::from_target(&sender.target);
+    let mine = this_shards_sequences(&Allowed::from_target(&sender.target), config, budget);
+    let (serial, parallel) = serial_and_parallel(&mine);
+    let started = Instant::now();
+    let deadline = started + config.run_timeout;
+    let runs: Arc<Mutex<Vec<NumberedRun>>> = Arc::default();
+    run_parallel(&sender, &redactor, config, parallel, deadline, &runs).await;
+    let not_run = run_serial(&sender, &redactor, config, serial, deadline, &runs).await;
+    let mut report = StatefulReport {
+        sequences: mine.len(),
+        not_run,
+        elapsed: started.elapsed(),
+        ..StatefulReport::default()
+    };
+    let mut runs = std::mem::take(&mut *runs.lock().unwrap_or_else(PoisonError::into_inner));
+    runs.sort_by_key(|(number, ..)| *number);
+    let groups = count_and_group(&mut report, runs);
+    if let Some(dir) = &config.out {
+        std::fs::create_dir_all(dir).map_err(|source| FuzzError::Write {
+            path: dir.clone(),
+            source,
+        })?;
+    }
+    shrink_and_write(&sender, &redactor, config, groups, &mut report).await?;
+    Ok(report)
+}
+
+/// The sequences generated from the seed until their steps fill `budget`, numbered, that
+/// fall to this shard.
+fn this_shards_sequences(allowed: &Allowed, config: &FuzzConfig, budget: usize) -> Vec<Numbered> {
     // Another stream than the stateless requests', from the same seed.
     let mut rng = StdRng::seed_from_u64(config.seed ^ 0x5eed_5e0e_57a7_e000);
     let mut generated = 0;
-    let mut mine: Vec<(usize, Sequence)> = Vec::new();
+    let mut mine: Vec<Numbered> = Vec::new();
     let mut number = 0;
     while generated < budget {
-        let sequence = sequence(&mut rng, &allowed);
+        let sequence = sequence(&mut rng, allowed);
         generated += sequence.steps.len();
         if number % config.shard.count.max(1) == config.shard.index.saturating_sub(1) {
             mine.push((number, sequence));
         }
         number += 1;
     }
+    mine
+}
+
+/// The sequences that change state (run one at a time) and the others (run in parallel,
+/// those calling the paced method first).
+fn serial_and_parallel(mine: &[Numbered]) -> (Vec<Numbered>, Vec<Numbered>) {
     let (serial, mut parallel): (Vec<_>, Vec<_>) =
         mine.iter().cloned().partition(|(_, sequence)| {
             sequence
@@ -62,9 +107,19 @@ pub(crate) async fn run(
             .iter()
             .any(|step| harness_protocol::spec::is_paced(step.action.method()))
     });
-    let started = Instant::now();
-    let deadline = started + config.run_timeout;
-    let runs: Arc<Mutex<Vec<(usize, Sequence, SequenceRun)>>> = Arc::default();
+    (serial, parallel)
+}
+
+/// Runs `parallel` by `concurrency` workers until they are done, the deadline passes or
+/// the run is interrupted, each run pushed onto `runs`.
+async fn run_parallel(
+    sender: &Arc<Sender>,
+    redactor: &Arc<Redactor>,
+    config: &FuzzConfig,
+    parallel: Vec<Numbered>,
+    deadline: Instant,
+    runs: &Arc<Mutex<Vec<NumberedRun>>>,
+) {
     let parallel = Arc::new(parallel);
     let next = Arc::new(AtomicUsize::new(0));
     let mut workers = Vec::new();
@@ -81,11 +136,10 @@ pub(crate) async fn run(
                 else {
                     break;
                 };
-                let first_id = ID_BASE + *number as u64 * ID_STRIDE;
                 // Dropped, not waited out, when the run stops (see `crate::run`).
                 let run = tokio::select! {
                     biased;
-                    run = execute(&sender, &redactor, sequence, first_id) => run,
+                    run = execute(&sender, &redactor, sequence, first_id(*number)) => run,
                     _ = interrupt.fired() => break,
                 };
                 let mut runs = runs.lock().unwrap_or_else(PoisonError::into_inner);
@@ -97,6 +151,18 @@ pub(crate) async fn run(
         // A worker panicking is our bug; its sequences stay unsent.
         let _ = worker.await;
     }
+}
+
+/// Runs `serial` one at a time, each run pushed onto `runs`; returns how many were not
+/// run (after one got no answer, past the deadline, or once interrupted).
+async fn run_serial(
+    sender: &Sender,
+    redactor: &Redactor,
+    config: &FuzzConfig,
+    serial: Vec<Numbered>,
+    deadline: Instant,
+    runs: &Mutex<Vec<NumberedRun>>,
+) -> usize {
     // One at a time, these wait out a silent target's timeout each: a sequence left
     // without an answer ends them, and the stateless phase's breaker says why.
     let (mut unanswered, mut not_run) = (false, 0);
@@ -105,23 +171,22 @@ pub(crate) async fn run(
             not_run += 1;
             continue;
         }
-        let first_id = ID_BASE + number as u64 * ID_STRIDE;
-        let run = execute(&sender, &redactor, &sequence, first_id).await;
+        let run = execute(sender, redactor, &sequence, first_id(number)).await;
         unanswered = run.unanswered > 0;
         runs.lock()
             .unwrap_or_else(PoisonError::into_inner)
             .push((number, sequence, run));
     }
-    let mut report = StatefulReport {
-        sequences: mine.len(),
-        not_run,
-        elapsed: started.elapsed(),
-        ..StatefulReport::default()
-    };
-    let mut runs = std::mem::take(&mut *runs.lock().unwrap_or_else(PoisonError::into_inner));
-    runs.sort_by_key(|(number, ..)| *number);
-    // The first failure of each clause, with how many sequences failed that way.
-    let mut groups: BTreeMap<String, ((usize, Sequence, SequenceRun), usize)> = BTreeMap::new();
+    not_run
+}
+
+/// Adds each run's counts to `report`, and returns the first failure of each clause with
+/// how many sequences failed that way, in sequence order.
+fn count_and_group(
+    report: &mut StatefulReport,
+    runs: Vec<NumberedRun>,
+) -> Vec<(NumberedRun, usize)> {
+    let mut groups: BTreeMap<String, (NumberedRun, usize)> = BTreeMap::new();
     for (number, sequence, run) in runs {
         report.sent += run.sent;
         report.expected_result += run.predicted[0];
@@ -141,24 +206,29 @@ pub(crate) async fn run(
     }
     let mut groups: Vec<_> = groups.into_values().collect();
     groups.sort_by_key(|((number, ..), _)| *number);
+    groups
+}
+
+/// Shrinks each group's first failure (up to `max_findings`), writes it as a case file
+/// when the run has an `out` directory, and adds it to `report`'s findings.
+async fn shrink_and_write(
+    sender: &Sender,
+    redactor: &Redactor,
+    config: &FuzzConfig,
+    groups: Vec<(NumberedRun, usize)>,
+    report: &mut StatefulReport,
+) -> Result<(), FuzzError> {
     let shrink_deadline = Instant::now() + config.run_timeout;
-    if let Some(dir) = &config.out {
-        std::fs::create_dir_all(dir).map_err(|source| FuzzError::Write {
-            path: dir.clone(),
-            source,
-        })?;
-    }
     for ((number, sequence, run), occurrences) in groups.into_iter().take(config.max_findings) {
-        let first_id = ID_BASE + number as u64 * ID_STRIDE;
         let deadline = match config.interrupt.reason() {
             Some(_) => Instant::now(),
             None => shrink_deadline,
         };
         let (shrunk, shrunk_run, sent) = shrink::shrink(
-            &sender,
-            &redactor,
+            sender,
+            redactor,
             (sequence.clone(), run),
-            first_id,
+            first_id(number),
             config.shrink_budget,
             deadline,
         )
@@ -184,5 +254,5 @@ pub(crate) async fn run(
             case_file: case_path,
         });
     }
-    Ok(report)
+    Ok(())
 }

@@ -105,40 +105,16 @@ pub(crate) fn fuzz(args: FuzzArgs) -> Result<u8, CliError> {
     }
 }
 
+/// Runs the fuzzer as `args` say, writes fuzz.json, prints the summary and each finding,
+/// and returns the exit code.
 fn run(args: FuzzRunArgs) -> Result<u8, CliError> {
     let choice = TargetChoice::from_args(&args.target)?;
     let schemas = args.corpus.load()?.schemas;
     let seed = args.seed.unwrap_or_else(rand::random);
-    let mut config = FuzzConfig::new(seed, args.requests);
-    config.shard = args.shard;
-    config.stateful_percent = args.stateful.min(100);
-    config.concurrency = args.concurrency.max(1);
-    config.limits.request_timeout = Duration::from_millis(args.timeouts.timeout_ms);
-    config.run_timeout = Duration::from_secs(args.timeouts.run_timeout_s);
-    config.no_answer_limit = args.timeouts.no_answer_limit;
-    config.paced_wait = Duration::try_from_secs_f64(args.paced_wait_s)
-        .map_err(|_| CliError::usage("--paced-wait-s takes a number of seconds, 0 or more"))?;
-    config.duration = Duration::try_from_secs_f64(args.duration)
-        .map_err(|_| CliError::usage("--duration takes a number of seconds, 0 or more"))?;
-    config.steer = args.steer;
-    config.corpus = args.corpus_dir.clone();
-    config.out = Some(args.out.clone());
-    if !args.transports.is_empty() {
-        config.transports = args.transports.clone();
-    }
+    let mut config = fuzz_config(&args, seed)?;
     let reporters = Reporters::new(args.quiet, args.events.as_deref())?;
     config.events = reporters.fuzz_sink();
-    let shard = if args.shard == Shard::WHOLE {
-        String::new()
-    } else {
-        format!(" --shard {}", args.shard)
-    };
-    let rerun = format!(
-        "harness fuzz --seed {seed} --requests {} --stateful {}{shard}{}",
-        args.requests,
-        args.stateful.min(100),
-        choice.flags()
-    );
+    let rerun = rerun_command(&args, seed, &choice);
     let report = runtime()?.block_on(async {
         super::signals::Signals::new().fire_then_exit(
             config.interrupt.clone(),
@@ -174,6 +150,57 @@ fn run(args: FuzzRunArgs) -> Result<u8, CliError> {
         }
     };
     write_report(&args.out, &report_path, &report)?;
+    print_counts(&report);
+    print_findings(&report);
+    outln!(
+        "fuzz: {} findings ({} failed requests); report {}; rerun: {rerun}",
+        report.findings.len() + report.stateful.findings.len(),
+        report.failed_requests,
+        report_path.display()
+    );
+    Ok(exit_code(&report))
+}
+
+/// The fuzzer's configuration from the command line's options (the events sink aside).
+fn fuzz_config(args: &FuzzRunArgs, seed: u64) -> Result<FuzzConfig, CliError> {
+    let mut config = FuzzConfig::new(seed, args.requests);
+    config.shard = args.shard;
+    config.stateful_percent = args.stateful.min(100);
+    config.concurrency = args.concurrency.max(1);
+    config.limits.request_timeout = Duration::from_millis(args.timeouts.timeout_ms);
+    config.run_timeout = Duration::from_secs(args.timeouts.run_timeout_s);
+    config.no_answer_limit = args.timeouts.no_answer_limit;
+    config.paced_wait = Duration::try_from_secs_f64(args.paced_wait_s)
+        .map_err(|_| CliError::usage("--paced-wait-s takes a number of seconds, 0 or more"))?;
+    config.duration = Duration::try_from_secs_f64(args.duration)
+        .map_err(|_| CliError::usage("--duration takes a number of seconds, 0 or more"))?;
+    config.steer = args.steer;
+    config.corpus = args.corpus_dir.clone();
+    config.out = Some(args.out.clone());
+    if !args.transports.is_empty() {
+        config.transports = args.transports.clone();
+    }
+    Ok(config)
+}
+
+/// The command line that repeats this run's requests: seed, counts, shard and target.
+fn rerun_command(args: &FuzzRunArgs, seed: u64, choice: &TargetChoice) -> String {
+    let shard = if args.shard == Shard::WHOLE {
+        String::new()
+    } else {
+        format!(" --shard {}", args.shard)
+    };
+    format!(
+        "harness fuzz --seed {seed} --requests {} --stateful {}{shard}{}",
+        args.requests,
+        args.stateful.min(100),
+        choice.flags()
+    )
+}
+
+/// Prints the run's counts: requests, pacing, coverage, stateful sequences, and why it
+/// stopped early when it did.
+fn print_counts(report: &FuzzReport) {
     outln!(
         "fuzz: {} requests in {:.2} s ({:.0}/s): {} expected a result, {} an error, {} either; {} rate-limited; {} unanswered; {} shrink requests",
         report.sent,
@@ -229,6 +256,10 @@ fn run(args: FuzzRunArgs) -> Result<u8, CliError> {
     if let Some(reason) = &report.interrupted {
         outln!("fuzz: {reason}: the findings so far are written, unshrunk");
     }
+}
+
+/// Prints each stateless and each stateful finding with its case file.
+fn print_findings(report: &FuzzReport) {
     for finding in &report.findings {
         let class = finding
             .shrunk
@@ -241,7 +272,7 @@ fn run(args: FuzzRunArgs) -> Result<u8, CliError> {
         );
         print_finding(&finding.clause, &what, &finding.message, &finding.case_file);
     }
-    for finding in &stateful.findings {
+    for finding in &report.stateful.findings {
         let what = format!(
             "{} steps, shrunk from {}; {} sequences",
             finding.shrunk.steps.len(),
@@ -250,24 +281,20 @@ fn run(args: FuzzRunArgs) -> Result<u8, CliError> {
         );
         print_finding(&finding.clause, &what, &finding.message, &finding.case_file);
     }
-    outln!(
-        "fuzz: {} findings ({} failed requests); report {}; rerun: {rerun}",
-        report.findings.len() + stateful.findings.len(),
-        report.failed_requests,
-        report_path.display()
-    );
-    Ok(
-        // A target that stopped answering could not be fuzzed: that comes before findings.
-        if report.target_stopped_answering() {
-            exit::HARNESS
-        } else if !report.findings.is_empty() || !stateful.findings.is_empty() {
-            exit::FAIL
-        } else if report.interrupted.is_some() {
-            exit::INTERRUPTED
-        } else {
-            exit::PASS
-        },
-    )
+}
+
+/// The exit code of a finished run.
+fn exit_code(report: &FuzzReport) -> u8 {
+    // A target that stopped answering could not be fuzzed: that comes before findings.
+    if report.target_stopped_answering() {
+        exit::HARNESS
+    } else if !report.findings.is_empty() || !report.stateful.findings.is_empty() {
+        exit::FAIL
+    } else if report.interrupted.is_some() {
+        exit::INTERRUPTED
+    } else {
+        exit::PASS
+    }
 }
 
 /// Writes `report` as `path` (fuzz.json), making `out` first.

@@ -12,11 +12,14 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use clap::Args;
-use harness_model::check::{Level, Side, Verdict};
+use harness_model::check::{Catalog, Level, Side, Verdict};
+use harness_model::known_failures::Known;
 use harness_model::report::{self, Context, Summary};
+use harness_model::results::RunReport;
 use harness_model::target_file::RateLimits;
 use harness_protocol::wire::TransportKind;
 use harness_server::judge::{self, Judged, Scenario};
+use harness_server::serve::TlsIdentity;
 
 use super::reporters::Reporters;
 use super::serve::TlsArgs;
@@ -96,6 +99,8 @@ fn parse_scenario(name: &str) -> Result<Scenario, CliError> {
     })
 }
 
+/// Serves the judge as `args` say until the session ends, then judges what the client
+/// sent, writes the reports and returns the exit code.
 pub(crate) fn judge(args: JudgeArgs) -> Result<u8, CliError> {
     if args.list_scenarios || args.scenario == "list" {
         for scenario in Scenario::ALL {
@@ -106,45 +111,12 @@ pub(crate) fn judge(args: JudgeArgs) -> Result<u8, CliError> {
     let scenario = parse_scenario(&args.scenario)?;
     let catalog = args.corpus.load()?.catalog;
     let identity = args.tls.identity(args.listen)?;
-    let known = harness_model::known_failures::Known::new(
-        catalog
-            .iter()
-            .filter(|clause| clause.side == Side::Client)
-            .map(|clause| (clause.id.clone(), TransportKind::ALL.to_vec())),
-        catalog.ids().map(str::to_owned),
-    );
-    let expectations = super::run::load_expectations(args.expect.as_deref(), &known)?;
+    let expectations =
+        super::run::load_expectations(args.expect.as_deref(), &client_clauses(&catalog))?;
     let reporters = Reporters::new(true, args.events.as_deref())?;
     runtime()?.block_on(async {
         let signals = super::signals::Signals::new();
-        let config = judge::JudgeConfig {
-            listen: args.listen,
-            scenario,
-            limits: RateLimits {
-                transaction_log_burst: args.burst,
-                ..judge::JudgeConfig::loopback().limits
-            },
-            signature_scheme: args.signature_scheme.clone(),
-            tls: identity.clone(),
-            variants: super::serve::parse_variants(&args.variants)?,
-            ..judge::JudgeConfig::loopback()
-        };
-        let running = judge::start(config).await.map_err(|error| {
-            CliError::harness(format!("failed to listen on {}: {error}", args.listen))
-        })?;
-        args.tls.write_target(
-            identity.as_ref(),
-            running.target().clone(),
-            args.target_out.as_deref(),
-            running.addr,
-        )?;
-        eprintln!(
-            "client judge ({}) on {}; point your client at base_url {} or ws_url {}",
-            scenario.name(),
-            running.addr,
-            running.target().base_url,
-            running.target().ws_url.as_deref().unwrap_or_default()
-        );
+        let running = start_judge(&args, scenario, identity).await?;
         let started = Instant::now();
         let recorder = running.recorder().clone();
         let wanted = args.requests.unwrap_or(usize::MAX);
@@ -182,38 +154,98 @@ pub(crate) fn judge(args: JudgeArgs) -> Result<u8, CliError> {
             extra_html: None,
         };
         let paths = super::write_reports(&args.out, &context)?;
-        let summary = Summary::new(&run_report, &catalog);
-        for result in report::failures_first(&run_report)
-            .into_iter()
-            .filter(|result| matches!(result.verdict, Verdict::Fail | Verdict::Warn))
-        {
-            outln!(
-                "{:5} {} [{}]: {}",
-                result.verdict.as_str().to_uppercase(),
-                result.case,
-                result.transport,
-                run_report.redactor.text(&result.message)
-            );
-        }
-        let counts: Vec<String> = Verdict::ALL
-            .iter()
-            .map(|verdict| format!("{} {verdict}", summary.count(*verdict)))
-            .collect();
-        outln!(
-            "{}: {} requests ({} not kept), {}",
-            run_report.target,
-            records.len(),
-            recorder.dropped(),
-            counts.join(", ")
-        );
+        print_judged(&run_report, &catalog, records.len(), recorder.dropped());
         super::run::print_expectations(expectations.as_ref(), &outcomes);
         super::run::print_report_paths(&paths);
-        let broke_a_must = run_report.results.iter().any(|result| {
-            result.verdict == Verdict::Fail
-                && catalog.get(&result.case).is_some_and(|clause| {
-                    clause.level == Level::Must && clause.side == Side::Client
-                })
-        });
-        Ok(if broke_a_must { exit::FAIL } else { exit::PASS })
+        Ok(exit_code(&run_report, &catalog))
     })
+}
+
+/// The clauses `--expect` may name: the catalog's client clauses, on every transport.
+fn client_clauses(catalog: &Catalog) -> Known {
+    Known::new(
+        catalog
+            .iter()
+            .filter(|clause| clause.side == Side::Client)
+            .map(|clause| (clause.id.clone(), TransportKind::ALL.to_vec())),
+        catalog.ids().map(str::to_owned),
+    )
+}
+
+/// Starts the judge's server for `scenario`, writes its target file when asked, and says
+/// where to point a client.
+async fn start_judge(
+    args: &JudgeArgs,
+    scenario: Scenario,
+    identity: Option<TlsIdentity>,
+) -> Result<judge::Judge, CliError> {
+    let config = judge::JudgeConfig {
+        listen: args.listen,
+        scenario,
+        limits: RateLimits {
+            transaction_log_burst: args.burst,
+            ..judge::JudgeConfig::loopback().limits
+        },
+        signature_scheme: args.signature_scheme.clone(),
+        tls: identity.clone(),
+        variants: super::serve::parse_variants(&args.variants)?,
+        ..judge::JudgeConfig::loopback()
+    };
+    let running = judge::start(config).await.map_err(|error| {
+        CliError::harness(format!("failed to listen on {}: {error}", args.listen))
+    })?;
+    args.tls.write_target(
+        identity.as_ref(),
+        running.target().clone(),
+        args.target_out.as_deref(),
+        running.addr,
+    )?;
+    eprintln!(
+        "client judge ({}) on {}; point your client at base_url {} or ws_url {}",
+        scenario.name(),
+        running.addr,
+        running.target().base_url,
+        running.target().ws_url.as_deref().unwrap_or_default()
+    );
+    Ok(running)
+}
+
+/// Prints each failing or warning result, then the session's counts: requests, those not
+/// kept, results by verdict.
+fn print_judged(run_report: &RunReport, catalog: &Catalog, requests: usize, dropped: usize) {
+    let summary = Summary::new(run_report, catalog);
+    for result in report::failures_first(run_report)
+        .into_iter()
+        .filter(|result| matches!(result.verdict, Verdict::Fail | Verdict::Warn))
+    {
+        outln!(
+            "{:5} {} [{}]: {}",
+            result.verdict.as_str().to_uppercase(),
+            result.case,
+            result.transport,
+            run_report.redactor.text(&result.message)
+        );
+    }
+    let counts: Vec<String> = Verdict::ALL
+        .iter()
+        .map(|verdict| format!("{} {verdict}", summary.count(*verdict)))
+        .collect();
+    outln!(
+        "{}: {} requests ({} not kept), {}",
+        run_report.target,
+        requests,
+        dropped,
+        counts.join(", ")
+    );
+}
+
+/// 1 when a result broke a client `must` clause, else 0.
+fn exit_code(run_report: &RunReport, catalog: &Catalog) -> u8 {
+    let broke_a_must = run_report.results.iter().any(|result| {
+        result.verdict == Verdict::Fail
+            && catalog
+                .get(&result.case)
+                .is_some_and(|clause| clause.level == Level::Must && clause.side == Side::Client)
+    });
+    if broke_a_must { exit::FAIL } else { exit::PASS }
 }

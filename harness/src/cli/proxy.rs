@@ -7,12 +7,13 @@
 //! request exits 3 and writes no report. Exit 1 when either side broke a `must` clause.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use clap::Args;
-use harness_model::check::{Level, Verdict};
+use harness_model::check::{Catalog, Level, Verdict};
 use harness_model::report::{self, Context, Summary};
+use harness_model::results::RunReport;
 use harness_model::target_file::Target;
 use harness_server::proxy::{self, report as proxy_report};
 
@@ -58,41 +59,16 @@ pub(crate) struct ProxyArgs {
     corpus: CorpusArgs,
 }
 
+/// Runs the proxy as `args` say until the session ends, then judges both sides of it,
+/// writes the reports (and the recording) and returns the exit code.
 pub(crate) fn proxy(args: ProxyArgs) -> Result<u8, CliError> {
     let upstream = Target::load(&args.target).map_err(CliError::usage)?;
-    check_plain_http(&upstream, args.allowances.plain_http)?;
-    check_invalid_certs(&upstream, args.allowances.invalid_certs)?;
-    // The client's leg is plain HTTP: credentials cross it in clear text.
-    if !args.listen.ip().is_loopback() && !args.allowances.plain_http {
-        return Err(CliError::usage(format!(
-            "--listen {} is not loopback and the proxy speaks plain HTTP to clients; their credentials would travel unencrypted (pass --allow-plain-http to do it anyway)",
-            args.listen
-        )));
-    }
+    check_allowed(&args, &upstream)?;
     let corpus = args.corpus.load()?;
     let reporters = Reporters::new(true, args.events.as_deref())?;
     runtime()?.block_on(async {
         let signals = super::signals::Signals::new();
-        let config = proxy::ProxyConfig {
-            listen: args.listen,
-            ..proxy::ProxyConfig::loopback(upstream.clone())
-        };
-        let running = proxy::start(config).await.map_err(|error| {
-            CliError::harness(format!("failed to listen on {}: {error}", args.listen))
-        })?;
-        let text = running.client_target().to_toml();
-        match &args.target_out {
-            Some(path) => std::fs::write(path, &text).map_err(|error| {
-                CliError::harness(format!("failed to write {}: {error}", path.display()))
-            })?,
-            None => out!("{text}"),
-        }
-        eprintln!(
-            "harness proxy on {} in front of {}; point your client at base_url {}",
-            running.addr,
-            upstream.base_url,
-            running.client_target().base_url
-        );
+        let running = start_proxy(&args, &upstream).await?;
         let started = Instant::now();
         let wanted = args.requests.unwrap_or(usize::MAX);
         signals
@@ -124,52 +100,108 @@ pub(crate) fn proxy(args: ProxyArgs) -> Result<u8, CliError> {
         };
         let paths = super::write_reports(&args.out, &context)?;
         if let Some(dir) = &args.record {
-            let now_ms = harness_protocol::auth::clock::Clock::system().now_ms();
-            let written =
-                proxy::record::write(dir, &session, &corpus.catalog, now_ms).map_err(|error| {
-                    CliError::harness(format!("failed to record to {}: {error}", dir.display()))
-                })?;
-            eprintln!(
-                "recorded {} snapshots and {} case files in {}",
-                written.snapshots.len(),
-                written.cases.len(),
-                dir.display()
-            );
+            record_session(dir, &session, &corpus.catalog)?;
         }
-        for result in report::failures_first(&run_report)
-            .into_iter()
-            .filter(|result| matches!(result.verdict, Verdict::Fail | Verdict::Warn))
-        {
-            outln!(
-                "{:5} {} [{}]: {}",
-                result.verdict.as_str().to_uppercase(),
-                result.case,
-                result.transport,
-                run_report.redactor.text(&result.message)
-            );
-        }
-        let summary = Summary::new(&run_report, &corpus.catalog);
-        let counts: Vec<String> = Verdict::ALL
-            .iter()
-            .map(|verdict| format!("{} {verdict}", summary.count(*verdict)))
-            .collect();
-        outln!(
-            "{}: {} requests ({} not judged), {}",
-            run_report.target,
-            session.records.len(),
-            session.unjudged,
-            counts.join(", ")
-        );
+        print_session(&run_report, &corpus.catalog, &session);
         super::run::print_report_paths(&paths);
-        let broke_a_must = run_report.results.iter().any(|result| {
-            result.verdict == Verdict::Fail
-                && result.clauses.iter().any(|clause| {
-                    corpus
-                        .catalog
-                        .get(clause)
-                        .is_some_and(|clause| clause.level == Level::Must)
-                })
-        });
-        Ok(if broke_a_must { exit::FAIL } else { exit::PASS })
+        Ok(exit_code(&run_report, &corpus.catalog))
     })
+}
+
+/// Refuses what the allowances do not allow: a plain-HTTP or invalid-certificate
+/// upstream, and a client leg (plain HTTP) listening beyond loopback.
+fn check_allowed(args: &ProxyArgs, upstream: &Target) -> Result<(), CliError> {
+    check_plain_http(upstream, args.allowances.plain_http)?;
+    check_invalid_certs(upstream, args.allowances.invalid_certs)?;
+    // The client's leg is plain HTTP: credentials cross it in clear text.
+    if !args.listen.ip().is_loopback() && !args.allowances.plain_http {
+        return Err(CliError::usage(format!(
+            "--listen {} is not loopback and the proxy speaks plain HTTP to clients; their credentials would travel unencrypted (pass --allow-plain-http to do it anyway)",
+            args.listen
+        )));
+    }
+    Ok(())
+}
+
+/// Starts the proxy in front of `upstream`, writes or prints the client's target file,
+/// and says where to point a client.
+async fn start_proxy(args: &ProxyArgs, upstream: &Target) -> Result<proxy::Proxy, CliError> {
+    let config = proxy::ProxyConfig {
+        listen: args.listen,
+        ..proxy::ProxyConfig::loopback(upstream.clone())
+    };
+    let running = proxy::start(config).await.map_err(|error| {
+        CliError::harness(format!("failed to listen on {}: {error}", args.listen))
+    })?;
+    let text = running.client_target().to_toml();
+    match &args.target_out {
+        Some(path) => std::fs::write(path, &text).map_err(|error| {
+            CliError::harness(format!("failed to write {}: {error}", path.display()))
+        })?,
+        None => out!("{text}"),
+    }
+    eprintln!(
+        "harness proxy on {} in front of {}; point your client at base_url {}",
+        running.addr,
+        upstream.base_url,
+        running.client_target().base_url
+    );
+    Ok(running)
+}
+
+/// Writes `--record DIR`: the session's snapshots and case files.
+fn record_session(dir: &Path, session: &proxy::Session, catalog: &Catalog) -> Result<(), CliError> {
+    let now_ms = harness_protocol::auth::clock::Clock::system().now_ms();
+    let written = proxy::record::write(dir, session, catalog, now_ms).map_err(|error| {
+        CliError::harness(format!("failed to record to {}: {error}", dir.display()))
+    })?;
+    eprintln!(
+        "recorded {} snapshots and {} case files in {}",
+        written.snapshots.len(),
+        written.cases.len(),
+        dir.display()
+    );
+    Ok(())
+}
+
+/// Prints each failing or warning result, then the session's counts: requests, those not
+/// judged, results by verdict.
+fn print_session(run_report: &RunReport, catalog: &Catalog, session: &proxy::Session) {
+    for result in report::failures_first(run_report)
+        .into_iter()
+        .filter(|result| matches!(result.verdict, Verdict::Fail | Verdict::Warn))
+    {
+        outln!(
+            "{:5} {} [{}]: {}",
+            result.verdict.as_str().to_uppercase(),
+            result.case,
+            result.transport,
+            run_report.redactor.text(&result.message)
+        );
+    }
+    let summary = Summary::new(run_report, catalog);
+    let counts: Vec<String> = Verdict::ALL
+        .iter()
+        .map(|verdict| format!("{} {verdict}", summary.count(*verdict)))
+        .collect();
+    outln!(
+        "{}: {} requests ({} not judged), {}",
+        run_report.target,
+        session.records.len(),
+        session.unjudged,
+        counts.join(", ")
+    );
+}
+
+/// 1 when a result of either side broke a `must` clause, else 0.
+fn exit_code(run_report: &RunReport, catalog: &Catalog) -> u8 {
+    let broke_a_must = run_report.results.iter().any(|result| {
+        result.verdict == Verdict::Fail
+            && result.clauses.iter().any(|clause| {
+                catalog
+                    .get(clause)
+                    .is_some_and(|clause| clause.level == Level::Must)
+            })
+    });
+    if broke_a_must { exit::FAIL } else { exit::PASS }
 }

@@ -7,14 +7,17 @@
 //! reports with the rest marked "not run" (exit 4); a second one stops at once.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
 use harness_model::check::Verdict;
+use harness_model::corpus::Corpus;
 use harness_model::known_failures::{self, EntryOutcome, EntryStatus, Known, KnownFailures};
 use harness_model::report::{self, Context, Summary};
 use harness_model::results::CaseResult;
 use harness_model::results::RunReport;
+use harness_model::target_file::Target;
 use harness_protocol::wire::TransportKind;
 use harness_runner::run::{self, Interrupt, RunError};
 
@@ -113,90 +116,28 @@ pub(crate) fn load_expectations(
     Ok(expectations)
 }
 
+/// Runs the suite as `args` say, writes the reports, prints the summary and returns the
+/// exit code.
 pub(crate) fn run(args: RunArgs) -> Result<u8, CliError> {
     let corpus = args.corpus.load()?;
     let expectations = load_expectations(args.expect.as_deref(), &known_for_run(&corpus))?;
     let choice = TargetChoice::from_args(&args.target)?;
     let rerun = format!("harness run{}", choice.flags());
+    let catalog = Arc::clone(&corpus.catalog);
     let runtime = runtime()?;
-    let mut aborted = false;
-    let report = runtime.block_on(async {
-        let interrupt = Interrupt::new();
-        super::signals::Signals::new().fire_then_exit(
-            interrupt.clone(),
-            "finishing the executions in flight, then writing the reports",
-        );
-        let reporters = Reporters::new(args.quiet, args.events.as_deref())?;
-        let (target, reference) = choice.start().await?;
-        let (target_name, secrets) = (target.name.clone(), target.secrets());
-        let started = std::time::Instant::now();
-        let config = run::RunConfig {
-            transports: (!args.transports.is_empty()).then(|| args.transports.clone()),
-            filter: args.filter.clone(),
-            concurrency: args.concurrency,
-            limits: harness_runner::transport::RequestLimits {
-                request_timeout: Duration::from_millis(args.timeouts.timeout_ms),
-                ..Default::default()
-            },
-            run_timeout: Duration::from_secs(args.timeouts.run_timeout_s),
-            no_answer_limit: args.timeouts.no_answer_limit,
-            full_walks: args.full_walks,
-            paced_budget: args.paced_budget_s.map(Duration::from_secs_f64),
-            reference_arrivals: reference.is_some(),
-            ..run::RunConfig::new(
-                target,
-                corpus.cases,
-                corpus.catalog.clone(),
-                corpus.schemas.clone(),
-            )
-        };
-        // The plan goes to stderr, before the run: what the paced method will cost.
-        let plan = run::paced_plan(&config);
-        eprintln!("{plan}");
-        if args.plan {
-            print_plan(&plan);
-            reporters.finish()?;
-            if let Some(running) = reference {
-                running.shutdown().await;
-            }
-            return Ok(None);
-        }
-        let outcome = run::run_until(config, interrupt, reporters.sink()).await;
-        let finished = reporters.finish();
-        if let Some(running) = reference {
-            running.shutdown().await;
-        }
-        // The runner's report, built once; `harness report --from-events` reads the
-        // stream back into the same report.
-        let report = match outcome {
-            Ok(report) => report,
-            Err(error @ RunError::NothingSelected) => return Err(CliError::usage(error)),
-            // The run could not start: its reports still say so, so a CI job that reads
-            // them finds a harness error, not a missing file or a pass.
-            Err(error) => {
-                eprintln!("error: {error}");
-                aborted = true;
-                RunReport {
-                    target: target_name,
-                    results: Vec::new(),
-                    duration: started.elapsed(),
-                    redactor: harness_model::check::Redactor::new(secrets),
-                    side: harness_model::check::Side::Server,
-                    interrupted: Some(format!("the harness could not run (exit 3): {error}")),
-                }
-            }
-        };
-        finished?;
-        Ok(Some(report))
-    })?;
+    let ran = runtime.block_on(run_suite(&args, choice, corpus))?;
     // `--plan`: printed, nothing sent.
-    let Some(mut report) = report else {
+    let Some(Ran {
+        mut report,
+        aborted,
+    }) = ran
+    else {
         return Ok(exit::PASS);
     };
     let outcomes = apply_expectations(expectations.as_ref(), &mut report.results);
     let context = Context {
         report: &report,
-        catalog: &corpus.catalog,
+        catalog: &catalog,
         rerun,
         extra_html: None,
     };
@@ -205,24 +146,9 @@ pub(crate) fn run(args: RunArgs) -> Result<u8, CliError> {
         write_expectations(path, &report, &outcomes)?;
     }
     if let Some(dir) = &args.snapshots {
-        let now_ms = harness_protocol::auth::clock::Clock::system().now_ms();
-        let stats = report::write_snapshots(dir, &report.results, &report.redactor, now_ms)
-            .map_err(|error| {
-                CliError::harness(format!(
-                    "failed to write snapshots to {}: {error}",
-                    dir.display()
-                ))
-            })?;
-        eprintln!(
-            "snapshots in {}: {} new, {} changed (review the .snap.new files with `cargo insta review --workspace-root {}`), {} unchanged",
-            dir.display(),
-            stats.new,
-            stats.changed,
-            dir.display(),
-            stats.unchanged
-        );
+        write_snapshots(dir, &report)?;
     }
-    print_summary(&report, &Summary::new(&report, &corpus.catalog), &context);
+    print_summary(&report, &Summary::new(&report, &catalog), &context);
     let fixed = print_expectations(expectations.as_ref(), &outcomes);
     print_report_paths(&paths);
     let strict_fixed = args.strict_expect && fixed > 0;
@@ -235,6 +161,124 @@ pub(crate) fn run(args: RunArgs) -> Result<u8, CliError> {
         return Ok(exit::HARNESS);
     }
     Ok(exit_code(&report, strict_fixed))
+}
+
+/// What a run gave: its report, and whether the harness could not run it (exit 3).
+struct Ran {
+    report: RunReport,
+    aborted: bool,
+}
+
+/// Starts the target and runs `corpus` against it (`--plan`: prints the paced plan and
+/// returns `None`, nothing sent), then stops the reference server and finishes the
+/// reporters. A run that could not start still has a report, which says so.
+async fn run_suite(
+    args: &RunArgs,
+    choice: TargetChoice,
+    corpus: Corpus,
+) -> Result<Option<Ran>, CliError> {
+    let interrupt = Interrupt::new();
+    super::signals::Signals::new().fire_then_exit(
+        interrupt.clone(),
+        "finishing the executions in flight, then writing the reports",
+    );
+    let reporters = Reporters::new(args.quiet, args.events.as_deref())?;
+    let (target, reference) = choice.start().await?;
+    let (target_name, secrets) = (target.name.clone(), target.secrets());
+    let started = std::time::Instant::now();
+    let config = run_config(args, target, corpus, reference.is_some());
+    // The plan goes to stderr, before the run: what the paced method will cost.
+    let plan = run::paced_plan(&config);
+    eprintln!("{plan}");
+    if args.plan {
+        print_plan(&plan);
+        reporters.finish()?;
+        if let Some(running) = reference {
+            running.shutdown().await;
+        }
+        return Ok(None);
+    }
+    let outcome = run::run_until(config, interrupt, reporters.sink()).await;
+    let finished = reporters.finish();
+    if let Some(running) = reference {
+        running.shutdown().await;
+    }
+    // The runner's report, built once; `harness report --from-events` reads the
+    // stream back into the same report.
+    let ran = match outcome {
+        Ok(report) => Ran {
+            report,
+            aborted: false,
+        },
+        Err(error @ RunError::NothingSelected) => return Err(CliError::usage(error)),
+        // The run could not start: its reports still say so, so a CI job that reads
+        // them finds a harness error, not a missing file or a pass.
+        Err(error) => {
+            eprintln!("error: {error}");
+            let report = RunReport {
+                target: target_name,
+                results: Vec::new(),
+                duration: started.elapsed(),
+                redactor: harness_model::check::Redactor::new(secrets),
+                side: harness_model::check::Side::Server,
+                interrupted: Some(format!("the harness could not run (exit 3): {error}")),
+            };
+            Ran {
+                report,
+                aborted: true,
+            }
+        }
+    };
+    finished?;
+    Ok(Some(ran))
+}
+
+/// The runner's configuration from the command line's options, for `target` and the
+/// cases of `corpus`.
+fn run_config(
+    args: &RunArgs,
+    target: Target,
+    corpus: Corpus,
+    reference_arrivals: bool,
+) -> run::RunConfig {
+    run::RunConfig {
+        transports: (!args.transports.is_empty()).then(|| args.transports.clone()),
+        filter: args.filter.clone(),
+        concurrency: args.concurrency,
+        limits: harness_runner::transport::RequestLimits {
+            request_timeout: Duration::from_millis(args.timeouts.timeout_ms),
+            ..Default::default()
+        },
+        run_timeout: Duration::from_secs(args.timeouts.run_timeout_s),
+        no_answer_limit: args.timeouts.no_answer_limit,
+        full_walks: args.full_walks,
+        paced_budget: args.paced_budget_s.map(Duration::from_secs_f64),
+        reference_arrivals,
+        ..run::RunConfig::new(target, corpus.cases, corpus.catalog, corpus.schemas)
+    }
+}
+
+/// Writes `--snapshots DIR`: each result's record as an insta snapshot, and says how many
+/// are new, changed and unchanged.
+fn write_snapshots(dir: &Path, report: &RunReport) -> Result<(), CliError> {
+    let now_ms = harness_protocol::auth::clock::Clock::system().now_ms();
+    let stats = report::write_snapshots(dir, &report.results, &report.redactor, now_ms).map_err(
+        |error| {
+            CliError::harness(format!(
+                "failed to write snapshots to {}: {error}",
+                dir.display()
+            ))
+        },
+    )?;
+    eprintln!(
+        "snapshots in {}: {} new, {} changed (review the .snap.new files with `cargo insta review --workspace-root {}`), {} unchanged",
+        dir.display(),
+        stats.new,
+        stats.changed,
+        dir.display(),
+        stats.unchanged
+    );
+    Ok(())
 }
 
 /// `--plan`: each execution with paced calls, the costliest first, its calls by budget.

@@ -282,52 +282,7 @@ pub async fn fault_matrix(
         })
         .buffered(ROWS_AT_ONCE);
     while let Some((fault, report, duration)) = reports.next().await {
-        let report = report?;
-        let mut caught_by = Vec::new();
-        let mut cites_its_clause = false;
-        // A fault that breaks only rules SPEC.md leaves open (a `warn` clause, such as the
-        // declared rate budget of `race-bucket`) can only be warned about: a warning on its
-        // clause catches it. Any other fault needs a failure.
-        let caught_as = if fault
-            .clauses()
-            .iter()
-            .all(|clause| config.catalog.level(clause) != Level::Must)
-        {
-            Verdict::Warn
-        } else {
-            Verdict::Fail
-        };
-        for result in report
-            .results
-            .iter()
-            .filter(|result| result.verdict == Verdict::Fail || result.verdict == caught_as)
-        {
-            let failing: Vec<String> = result
-                .findings
-                .iter()
-                .filter(|finding| finding.verdict == Verdict::Fail || finding.verdict == caught_as)
-                .flat_map(|finding| finding.clauses.iter().cloned())
-                .collect();
-            if failing
-                .iter()
-                .any(|clause| fault.clauses().contains(&clause.as_str()))
-            {
-                cites_its_clause = true;
-            }
-            for clause in &failing {
-                killed_clauses
-                    .entry(clause.clone())
-                    .or_default()
-                    .push(fault);
-            }
-            caught_by.push((result.case.clone(), result.transport.to_string(), failing));
-        }
-        let row = FaultRow {
-            fault,
-            caught_by,
-            cites_its_clause,
-            duration,
-        };
+        let row = fault_row(config, fault, &report?, duration, &mut killed_clauses);
         rows_sink.emit(&MatrixEvent::Row(RowEvent::Finished {
             name: Cow::Borrowed(row.fault.name()),
             passed: row.killed(),
@@ -336,13 +291,7 @@ pub async fn fault_matrix(
         }));
         rows.push(row);
     }
-    let unkillable: Vec<String> = config
-        .catalog
-        .iter()
-        .filter(|clause| clause.level == Level::Must && clause.side == Side::Server)
-        .filter(|clause| !killed_clauses.contains_key(&clause.id))
-        .map(|clause| clause.id.clone())
-        .collect();
+    let unkillable = unkillable_clauses(config, &killed_clauses);
     let duration = started.elapsed();
     rows_sink.emit(&MatrixEvent::Matrix(MatrixEnd::Finished {
         matrix: Matrix::Faults,
@@ -355,4 +304,79 @@ pub async fn fault_matrix(
         unkillable,
         duration,
     })
+}
+
+/// The row of `fault`: the results of its run that caught it, failing (or, for a fault
+/// that breaks only `warn` clauses, warning) with the clauses they name, each added to
+/// `killed_clauses`, and whether one names a clause of the fault.
+fn fault_row(
+    config: &SelftestConfig,
+    fault: Fault,
+    report: &RunReport,
+    duration: Duration,
+    killed_clauses: &mut BTreeMap<String, Vec<Fault>>,
+) -> FaultRow {
+    let mut caught_by = Vec::new();
+    let mut cites_its_clause = false;
+    let caught_as = caught_as(config, fault);
+    for result in report
+        .results
+        .iter()
+        .filter(|result| result.verdict == Verdict::Fail || result.verdict == caught_as)
+    {
+        let failing: Vec<String> = result
+            .findings
+            .iter()
+            .filter(|finding| finding.verdict == Verdict::Fail || finding.verdict == caught_as)
+            .flat_map(|finding| finding.clauses.iter().cloned())
+            .collect();
+        if failing
+            .iter()
+            .any(|clause| fault.clauses().contains(&clause.as_str()))
+        {
+            cites_its_clause = true;
+        }
+        for clause in &failing {
+            killed_clauses
+                .entry(clause.clone())
+                .or_default()
+                .push(fault);
+        }
+        caught_by.push((result.case.clone(), result.transport.to_string(), failing));
+    }
+    FaultRow {
+        fault,
+        caught_by,
+        cites_its_clause,
+        duration,
+    }
+}
+
+/// The verdict that catches `fault`: a fault that breaks only rules SPEC.md leaves open (a
+/// `warn` clause, such as the declared rate budget of `race-bucket`) can only be warned
+/// about, so a warning on its clause catches it; any other fault needs a failure.
+fn caught_as(config: &SelftestConfig, fault: Fault) -> Verdict {
+    if fault
+        .clauses()
+        .iter()
+        .all(|clause| config.catalog.level(clause) != Level::Must)
+    {
+        Verdict::Warn
+    } else {
+        Verdict::Fail
+    }
+}
+
+/// The server `must` clauses no fault's run failed.
+fn unkillable_clauses(
+    config: &SelftestConfig,
+    killed_clauses: &BTreeMap<String, Vec<Fault>>,
+) -> Vec<String> {
+    config
+        .catalog
+        .iter()
+        .filter(|clause| clause.level == Level::Must && clause.side == Side::Server)
+        .filter(|clause| !killed_clauses.contains_key(&clause.id))
+        .map(|clause| clause.id.clone())
+        .collect()
 }

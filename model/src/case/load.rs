@@ -293,25 +293,39 @@ fn check_connections(path: &Path, case: &Case) -> Result<(), FileError> {
     Ok(())
 }
 
+/// Checks what one step's keys cannot show alone: its kind against its transports, then
+/// what it expects and how it authenticates over them.
 fn check_step(
     path: &Path,
     step: &super::Step,
     transports: &[TransportKind],
     schemas: &SchemaSet,
 ) -> Result<(), FileError> {
-    let error = |message: String| Err(FileError::new(path, step.line, message));
+    let at_step = |message: String| FileError::new(path, step.line, message);
+    check_kind(step, transports).map_err(at_step)?;
+    // The transports the step goes over: its own, or its case's.
+    let transports = match &step.transport {
+        Some(transport) => std::slice::from_ref(transport),
+        None => transports,
+    };
+    check_expect_and_auth(step, transports, schemas).map_err(at_step)
+}
+
+/// A walk's window, a race, `in_flight` and the step's own transport against the case's
+/// `transports`.
+fn check_kind(step: &super::Step, transports: &[TransportKind]) -> Result<(), String> {
     if let StepKind::Walk(walk) = &step.kind
         && let Some(window) = &walk.window
         && window.around.is_none()
         && walk.timestamp.is_none()
     {
-        return error(
+        return Err(
             "a walk's window is put on its entries' timestamps: give the walk `timestamp` (or the window `around`)"
                 .to_owned(),
         );
     }
     if let Some(race) = step.race() {
-        check_race(step, race, transports).or_else(error)?;
+        check_race(step, race, transports)?;
     }
     if let StepKind::InFlight { method, copies } = &step.kind {
         let only_ws = match step.transport {
@@ -319,28 +333,33 @@ fn check_step(
             None => transports == [TransportKind::Ws],
         };
         if !(2..=16).contains(copies) || !only_ws {
-            return error(
+            return Err(
                 "in_flight (2 to 16) goes on a call step that runs over ws only".to_owned(),
             );
         }
         if harness_protocol::spec::is_paced(method) {
-            return error(format!(
+            return Err(format!(
                 "in_flight cannot send the paced method {method} at once"
             ));
         }
     }
     if step.transport == Some(TransportKind::Rest) {
-        return error(
+        return Err(
             "the transport of a step is \"http-query\", \"http-body\" or \"ws\"".to_owned(),
         );
     }
-    // The transports the step goes over: its own, or its case's.
-    let transports = match &step.transport {
-        Some(transport) => std::slice::from_ref(transport),
-        None => transports,
-    };
+    Ok(())
+}
+
+/// The step's expectations (schema, error keys, `refusal_ends_case`), its auth mode and
+/// raw text over the `transports` it goes over, and its wait.
+fn check_expect_and_auth(
+    step: &super::Step,
+    transports: &[TransportKind],
+    schemas: &SchemaSet,
+) -> Result<(), String> {
     if step.raw().is_some() && transports.contains(&TransportKind::HttpQuery) {
-        return error("a raw step cannot run over http-query; list the transports".to_owned());
+        return Err("a raw step cannot run over http-query; list the transports".to_owned());
     }
     if let Some(name) = &step.expect.schema
         && !schemas.contains(name)
@@ -348,24 +367,24 @@ fn check_step(
         let hint = did_you_mean(name, schemas.names())
             .map(|known| format!(" (did you mean \"{known}\"?)"))
             .unwrap_or_default();
-        return error(format!("unknown schema \"{name}\"{hint}"));
+        return Err(format!("unknown schema \"{name}\"{hint}"));
     }
     if step.expect.outcome != Outcome::Error
         && (step.expect.error_code.is_some() || step.expect.error_message.is_some())
     {
-        return error("error_code and error_message need outcome = \"error\"".to_owned());
+        return Err("error_code and error_message need outcome = \"error\"".to_owned());
     }
     let mode = step.auth.mode();
     if matches!(mode, AuthMode::Basic | AuthMode::Signed | AuthMode::ApiKey)
         && transports.contains(&TransportKind::Ws)
     {
-        return error(
+        return Err(
             format!("auth mode {mode:?} needs an HTTP transport; list the transports")
                 .to_lowercase(),
         );
     }
     if step.expect.refusal_ends_case && step.expect.outcome != Outcome::Any {
-        return error("refusal_ends_case needs outcome = \"any\"".to_owned());
+        return Err("refusal_ends_case needs outcome = \"any\"".to_owned());
     }
     if let Some(wait) = &step.wait
         && !(wait.seconds.is_number()
@@ -374,12 +393,12 @@ fn check_step(
                 .as_str()
                 .is_some_and(|text| text.contains("{{")))
     {
-        return error(
+        return Err(
             "wait.seconds must be a number or a template such as \"{{expires_in}}\"".to_owned(),
         );
     }
     if step.call_method().is_none() && !matches!(mode, AuthMode::None | AuthMode::Bearer) {
-        return error("walk, probe and raw steps authenticate with bearer or none".to_owned());
+        return Err("walk, probe and raw steps authenticate with bearer or none".to_owned());
     }
     Ok(())
 }

@@ -48,94 +48,145 @@ pub fn parse(path: &Path, text: &str, known: &Known) -> Result<KnownFailures, Fi
     let mut entries = Vec::with_capacity(file.known_failure.len());
     let mut warnings = Vec::new();
     let mut seen: BTreeMap<(Selector, Option<TransportKind>), usize> = BTreeMap::new();
-    let cases: Vec<&str> = known.cases.keys().map(String::as_str).collect();
-    let clauses: Vec<&str> = known.clauses.iter().map(String::as_str).collect();
+    let reader = EntryReader {
+        path,
+        text,
+        known,
+        cases: known.cases.keys().map(String::as_str).collect(),
+        clauses: known.clauses.iter().map(String::as_str).collect(),
+    };
     for spanned in file.known_failure {
-        let line = line_of(text, spanned.span().start);
-        let raw = spanned.into_inner();
-        let at = |value: &Spanned<String>| line_of(text, value.span().start);
-        // A case or clause the run knows, or the error naming the nearest known one.
-        let named = |value: Spanned<String>, what: &str, names: &[&str]| {
-            if names.contains(&value.get_ref().as_str()) {
-                Ok(value.into_inner())
-            } else {
-                Err(unknown(
-                    path,
-                    at(&value),
-                    what,
-                    value.get_ref(),
-                    names.iter().copied(),
-                ))
-            }
-        };
-        let case = raw
-            .case
-            .map(|case| named(case, "case", &cases))
-            .transpose()?;
-        let clause = raw
-            .clause
-            .map(|clause| named(clause, "clause", &clauses))
-            .transpose()?;
-        if case.is_none() && clause.is_none() {
+        let entry = reader.entry(spanned, &mut warnings)?;
+        if let Some(first) = seen.insert((entry.selector.clone(), entry.transport), entry.line) {
             return Err(FileError::new(
                 path,
-                line,
-                "a known_failure needs a case, a clause, or both",
-            ));
-        }
-        if let (Some(case), None) = (&case, &clause)
-            && !known.clauses.contains(case)
-        {
-            warnings.push(format!(
-                "{}:{line}: warning: known failure of case \"{case}\" names no clause, so it \
-                 hides every failure of the case, new ones included; name the clause it \
-                 breaks (clause = \"...\"), as `--write-expect` writes",
-                path.display()
-            ));
-        }
-        let selector = Selector { case, clause };
-        let transport = match raw.transport {
-            None => None,
-            Some(name) => Some(transport(
-                path,
-                at(&name),
-                name.get_ref(),
-                &selector,
-                known,
-            )?),
-        };
-        let reason = match raw.reason {
-            Some(reason) if !reason.get_ref().trim().is_empty() => reason.into_inner(),
-            Some(reason) => {
-                return Err(FileError::new(path, at(&reason), "reason is empty"));
-            }
-            None => {
-                return Err(FileError::new(
-                    path,
-                    line,
-                    "a known_failure needs a reason: say why the failure is accepted",
-                ));
-            }
-        };
-        if let Some(first) = seen.insert((selector.clone(), transport), line) {
-            return Err(FileError::new(
-                path,
-                line,
+                entry.line,
                 format!("the same failure as the entry at line {first}"),
             ));
         }
-        entries.push(Entry {
-            selector,
-            transport,
-            reason,
-            line,
-        });
+        entries.push(entry);
     }
     Ok(KnownFailures {
         path: path.to_owned(),
         entries,
         warnings,
     })
+}
+
+/// What each entry is read against: the file (for lines) and the names a run knows.
+struct EntryReader<'a> {
+    path: &'a Path,
+    text: &'a str,
+    known: &'a Known,
+    cases: Vec<&'a str>,
+    clauses: Vec<&'a str>,
+}
+
+impl EntryReader<'_> {
+    /// One entry, checked but for duplicates; a case entry naming no clause adds a
+    /// warning.
+    fn entry(
+        &self,
+        spanned: Spanned<EntryFile>,
+        warnings: &mut Vec<String>,
+    ) -> Result<Entry, FileError> {
+        let line = line_of(self.text, spanned.span().start);
+        let raw = spanned.into_inner();
+        let selector = self.selector(raw.case, raw.clause, line, warnings)?;
+        let transport = match raw.transport {
+            None => None,
+            Some(name) => Some(transport(
+                self.path,
+                self.at(&name),
+                name.get_ref(),
+                &selector,
+                self.known,
+            )?),
+        };
+        let reason = self.reason(raw.reason, line)?;
+        Ok(Entry {
+            selector,
+            transport,
+            reason,
+            line,
+        })
+    }
+
+    /// The line of a value.
+    fn at(&self, value: &Spanned<String>) -> usize {
+        line_of(self.text, value.span().start)
+    }
+
+    /// A case or clause the run knows, or the error naming the nearest known one.
+    fn named(
+        &self,
+        value: Spanned<String>,
+        what: &str,
+        names: &[&str],
+    ) -> Result<String, FileError> {
+        if names.contains(&value.get_ref().as_str()) {
+            Ok(value.into_inner())
+        } else {
+            Err(unknown(
+                self.path,
+                self.at(&value),
+                what,
+                value.get_ref(),
+                names.iter().copied(),
+            ))
+        }
+    }
+
+    /// The entry's case and clause, at least one of them, each one the run knows.
+    fn selector(
+        &self,
+        case: Option<Spanned<String>>,
+        clause: Option<Spanned<String>>,
+        line: usize,
+        warnings: &mut Vec<String>,
+    ) -> Result<Selector, FileError> {
+        let case = case
+            .map(|case| self.named(case, "case", &self.cases))
+            .transpose()?;
+        let clause = clause
+            .map(|clause| self.named(clause, "clause", &self.clauses))
+            .transpose()?;
+        if case.is_none() && clause.is_none() {
+            return Err(FileError::new(
+                self.path,
+                line,
+                "a known_failure needs a case, a clause, or both",
+            ));
+        }
+        if let (Some(case), None) = (&case, &clause)
+            && !self.known.clauses.contains(case)
+        {
+            warnings.push(format!(
+                "{}:{line}: warning: known failure of case \"{case}\" names no clause, so it \
+                 hides every failure of the case, new ones included; name the clause it \
+                 breaks (clause = \"...\"), as `--write-expect` writes",
+                self.path.display()
+            ));
+        }
+        Ok(Selector { case, clause })
+    }
+
+    /// The entry's reason, which must say something.
+    fn reason(&self, reason: Option<Spanned<String>>, line: usize) -> Result<String, FileError> {
+        match reason {
+            Some(reason) if !reason.get_ref().trim().is_empty() => Ok(reason.into_inner()),
+            Some(reason) => Err(FileError::new(
+                self.path,
+                self.at(&reason),
+                "reason is empty",
+            )),
+            None => Err(FileError::new(
+                self.path,
+                line,
+                "a known_failure needs a reason: say why the failure is accepted",
+            )),
+        }
+    }
 }
 
 /// Parses a transport name and checks a case entry's case runs over it.

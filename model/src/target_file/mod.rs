@@ -77,21 +77,21 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use harness_protocol::auth::sign::DEFAULT_SCHEME;
-use harness_protocol::file_error::{FileError, line_of};
+use harness_protocol::file_error::FileError;
 
 mod limits;
 mod names;
+mod parse;
 mod property;
 mod second_factor;
 mod secret;
 mod trust;
+mod write;
 
 pub use limits::{CountedPer, RateLimits};
 
 pub use property::target_parse_roundtrip;
 pub use second_factor::{FactorCode, SecondFactor};
-use second_factor::{SecondFactorFile, second_factor_of};
 pub use secret::Secret;
 pub use trust::{CaFileError, TlsTrust, is_loopback};
 
@@ -271,72 +271,6 @@ impl Fixtures {
     }
 }
 
-fn races_default() -> bool {
-    true
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct TargetFile {
-    name: String,
-    base_url: String,
-    ws_url: Option<String>,
-    direct_access_url: Option<String>,
-    signature_scheme: Option<String>,
-    #[serde(default)]
-    allow_destructive: bool,
-    #[serde(default = "races_default")]
-    races: bool,
-    race_rounds: Option<u32>,
-    #[serde(default)]
-    accounts: BTreeMap<String, toml::Spanned<AccountFile>>,
-    #[serde(default)]
-    fixtures: Option<toml::Spanned<FixturesFile>>,
-    #[serde(default)]
-    limits: RateLimits,
-    ca_file: Option<String>,
-    #[serde(default)]
-    accept_invalid_certs: bool,
-    #[serde(default)]
-    param_names: names::Names,
-    #[serde(default)]
-    field_names: names::Names,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct AccountFile {
-    client_id: String,
-    client_secret: Option<String>,
-    client_secret_env: Option<String>,
-    second_factor: Option<toml::Spanned<SecondFactorFile>>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FixturesFile {
-    subaccount_id: Option<u64>,
-    member_id: Option<u64>,
-    kept_member_id: Option<u64>,
-    second_member_id: Option<u64>,
-    two_factor_subaccount_id: Option<u64>,
-    no_direct_access_member_id: Option<u64>,
-    mmp_reset_index: Option<String>,
-    mmp_triggered_index: Option<String>,
-    mmp_block_rfq_index: Option<String>,
-    instrument_name: Option<String>,
-    other_instrument_name: Option<String>,
-    currency: Option<String>,
-    #[serde(default)]
-    positions: Vec<String>,
-    expired_otm_option: Option<ExpiredOption>,
-    #[serde(default)]
-    expired_otm_options: Vec<ExpiredOption>,
-    direct_access_order: Option<DirectAccessOrder>,
-    direct_access_key: Option<String>,
-    direct_access_key_env: Option<String>,
-}
-
 /// Where a secret's value comes from.
 fn resolve_secret(
     path: &Path,
@@ -366,298 +300,6 @@ fn resolve_secret(
 }
 
 impl Target {
-    /// Reads and checks a target file, and the CA file it names.
-    pub fn load(path: &Path) -> Result<Target, FileError> {
-        let text = std::fs::read_to_string(path).map_err(|error| {
-            FileError::new(path, 0, format!("failed to read target file: {error}"))
-        })?;
-        let target = Target::parse(path, &text, &|name| std::env::var(name).ok())?;
-        target.tls.ca_certificates().map_err(|message| {
-            FileError::new(
-                path,
-                key_line(&text, "ca_file"),
-                format!("ca_file: {message}"),
-            )
-        })?;
-        Ok(target)
-    }
-
-    /// Parses target-file text; `lookup_env` resolves `*_env` secrets. A relative `ca_file`
-    /// is resolved against `path`'s directory; the file is not read (see [`Target::load`]).
-    pub fn parse(
-        path: &Path,
-        text: &str,
-        lookup_env: &dyn Fn(&str) -> Option<String>,
-    ) -> Result<Target, FileError> {
-        let file: TargetFile =
-            toml::from_str(text).map_err(|error| FileError::from_toml(path, text, &error))?;
-        let url_line = |key: &str| key_line(text, key);
-        check_url(
-            path,
-            url_line("base_url"),
-            "base_url",
-            &file.base_url,
-            &["http://", "https://"],
-        )?;
-        if let Some(ws_url) = &file.ws_url {
-            check_url(
-                path,
-                url_line("ws_url"),
-                "ws_url",
-                ws_url,
-                &["ws://", "wss://"],
-            )?;
-        }
-        if let Some(direct) = &file.direct_access_url {
-            check_url(
-                path,
-                url_line("direct_access_url"),
-                "direct_access_url",
-                direct,
-                &["http://", "https://"],
-            )?;
-        }
-        if let Some(rounds) = file.race_rounds
-            && !(1..=1000).contains(&rounds)
-        {
-            return Err(FileError::new(
-                path,
-                url_line("race_rounds"),
-                format!("race_rounds is {rounds}; a race runs 1 to 1000 rounds"),
-            ));
-        }
-        let mut accounts = BTreeMap::new();
-        for (role, spanned) in file.accounts {
-            let line = line_of(text, spanned.span().start);
-            let account = spanned.into_inner();
-            let secret = resolve_secret(
-                path,
-                line,
-                "client_secret",
-                account.client_secret,
-                account.client_secret_env,
-                lookup_env,
-            )?
-            .ok_or_else(|| {
-                FileError::new(
-                    path,
-                    line,
-                    format!("account \"{role}\" needs client_secret or client_secret_env"),
-                )
-            })?;
-            let second_factor = match account.second_factor {
-                None => None,
-                Some(spanned) => {
-                    let line = line_of(text, spanned.span().start);
-                    Some(second_factor_of(
-                        path,
-                        line,
-                        &role,
-                        spanned.into_inner(),
-                        lookup_env,
-                    )?)
-                }
-            };
-            accounts.insert(
-                role,
-                Account {
-                    client_id: account.client_id,
-                    client_secret: secret,
-                    second_factor,
-                },
-            );
-        }
-        let fixtures = match file.fixtures {
-            None => Fixtures::default(),
-            Some(spanned) => {
-                let line = line_of(text, spanned.span().start);
-                let fixtures = spanned.into_inner();
-                Fixtures {
-                    subaccount_id: fixtures.subaccount_id,
-                    member_id: fixtures.member_id,
-                    kept_member_id: fixtures.kept_member_id,
-                    second_member_id: fixtures.second_member_id,
-                    two_factor_subaccount_id: fixtures.two_factor_subaccount_id,
-                    no_direct_access_member_id: fixtures.no_direct_access_member_id,
-                    mmp_reset_index: fixtures.mmp_reset_index,
-                    mmp_triggered_index: fixtures.mmp_triggered_index,
-                    mmp_block_rfq_index: fixtures.mmp_block_rfq_index,
-                    instrument_name: fixtures.instrument_name,
-                    other_instrument_name: fixtures.other_instrument_name,
-                    currency: fixtures.currency,
-                    positions: fixtures.positions,
-                    expired_otm_option: fixtures.expired_otm_option,
-                    expired_otm_options: fixtures.expired_otm_options,
-                    direct_access_order: fixtures.direct_access_order,
-                    direct_access_key: resolve_secret(
-                        path,
-                        line,
-                        "direct_access_key",
-                        fixtures.direct_access_key,
-                        fixtures.direct_access_key_env,
-                        lookup_env,
-                    )?,
-                }
-            }
-        };
-        if !(file.limits.transaction_log_per_second > 0.0
-            && file.limits.transaction_log_per_second.is_finite())
-        {
-            return Err(FileError::new(
-                path,
-                url_line("transaction_log_per_second"),
-                "transaction_log_per_second must be a positive number",
-            ));
-        }
-        if file.ca_file.as_deref().is_some_and(str::is_empty) {
-            return Err(FileError::new(
-                path,
-                url_line("ca_file"),
-                "ca_file must name a PEM file",
-            ));
-        }
-        names::check_param_names(path, text, &file.param_names)?;
-        names::check_field_names(path, text, &file.field_names)?;
-        let tls = TlsTrust {
-            ca_file: file
-                .ca_file
-                .map(|ca_file| path.parent().unwrap_or_else(|| Path::new("")).join(ca_file)),
-            accept_invalid_certs: file.accept_invalid_certs,
-        };
-        Ok(Target {
-            name: file.name,
-            base_url: file.base_url.trim_end_matches('/').to_owned(),
-            ws_url: file.ws_url,
-            direct_access_url: file
-                .direct_access_url
-                .map(|url| url.trim_end_matches('/').to_owned()),
-            signature_scheme: file
-                .signature_scheme
-                .unwrap_or_else(|| DEFAULT_SCHEME.to_owned()),
-            allow_destructive: file.allow_destructive,
-            races: file.races,
-            race_rounds: file.race_rounds,
-            accounts,
-            fixtures,
-            limits: file.limits,
-            tls,
-            param_names: file.param_names,
-            field_names: file.field_names,
-        })
-    }
-
-    /// The target as a target file. Secrets are written in clear: this is for a server's own
-    /// description of itself (`harness serve`), whose credentials are not secret.
-    pub fn to_toml(&self) -> String {
-        let mut out = String::new();
-        let quote = |text: &str| toml::Value::String(text.to_owned()).to_string();
-        out.push_str(&format!("name = {}\n", quote(&self.name)));
-        out.push_str(&format!("base_url = {}\n", quote(&self.base_url)));
-        if let Some(ws_url) = &self.ws_url {
-            out.push_str(&format!("ws_url = {}\n", quote(ws_url)));
-        }
-        if let Some(direct) = &self.direct_access_url {
-            out.push_str(&format!("direct_access_url = {}\n", quote(direct)));
-        }
-        out.push_str(&format!(
-            "signature_scheme = {}\n",
-            quote(&self.signature_scheme)
-        ));
-        out.push_str(&format!("allow_destructive = {}\n", self.allow_destructive));
-        if !self.races {
-            out.push_str("races = false\n");
-        }
-        if let Some(rounds) = self.race_rounds {
-            out.push_str(&format!("race_rounds = {rounds}\n"));
-        }
-        if let Some(ca_file) = &self.tls.ca_file {
-            out.push_str(&format!(
-                "ca_file = {}\n",
-                quote(&ca_file.to_string_lossy())
-            ));
-        }
-        if self.tls.accept_invalid_certs {
-            out.push_str("accept_invalid_certs = true\n");
-        }
-        for (role, account) in &self.accounts {
-            // A role that is not a bare key (a space, a dot, a quote) is written quoted, or
-            // it would name another table or none.
-            let bare = !role.is_empty()
-                && role
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-            let role = if bare { role.clone() } else { quote(role) };
-            out.push_str(&format!(
-                "\n[accounts.{role}]\nclient_id = {}\nclient_secret = {}\n",
-                quote(&account.client_id),
-                quote(account.client_secret.expose())
-            ));
-            if let Some(factor) = &account.second_factor {
-                let key = match factor.code {
-                    FactorCode::Totp(_) => "totp_secret",
-                    FactorCode::Fixed(_) => "code",
-                };
-                out.push_str(&format!(
-                    "second_factor = {{ parameter = {}, {key} = {} }}\n",
-                    quote(&factor.parameter),
-                    quote(factor.code.secret().expose())
-                ));
-            }
-        }
-        out.push_str("\n[fixtures]\n");
-        let fixtures = toml::to_string(&self.fixtures).unwrap_or_default();
-        out.push_str(&fixtures);
-        let inline = |option: &ExpiredOption| {
-            let expired_at = option
-                .expired_at
-                .map(|at| format!(", expired_at = {at}"))
-                .unwrap_or_default();
-            format!(
-                "{{ instrument_name = {}, currency = {}{expired_at} }}",
-                quote(&option.instrument_name),
-                quote(&option.currency)
-            )
-        };
-        if let Some(option) = &self.fixtures.expired_otm_option {
-            out.push_str(&format!("expired_otm_option = {}\n", inline(option)));
-        }
-        if !self.fixtures.expired_otm_options.is_empty() {
-            let options: Vec<String> = self
-                .fixtures
-                .expired_otm_options
-                .iter()
-                .map(inline)
-                .collect();
-            out.push_str(&format!("expired_otm_options = [{}]\n", options.join(", ")));
-        }
-        if let Some(order) = &self.fixtures.direct_access_order {
-            let params = toml::Value::try_from(&order.params)
-                .map(|params| params.to_string())
-                .unwrap_or_else(|_| "{}".to_owned());
-            out.push_str(&format!(
-                "direct_access_order = {{ method = {}, params = {params} }}\n",
-                quote(&order.method)
-            ));
-        }
-        if let Some(key) = &self.fixtures.direct_access_key {
-            out.push_str(&format!("direct_access_key = {}\n", quote(key.expose())));
-        }
-        out.push_str("\n[limits]\n");
-        out.push_str(&toml::to_string(&self.limits).unwrap_or_default());
-        for (table, tables) in [
-            ("param_names", &self.param_names),
-            ("field_names", &self.field_names),
-        ] {
-            for (key, names) in tables {
-                out.push_str(&format!("\n[{table}.{}]\n", quote(key)));
-                for (name, target_name) in names {
-                    out.push_str(&format!("{} = {}\n", quote(name), quote(target_name)));
-                }
-            }
-        }
-        out
-    }
-
     /// Every secret value the target holds, for redaction.
     pub fn secrets(&self) -> Vec<String> {
         let mut secrets: Vec<String> = self
@@ -683,32 +325,6 @@ fn key_line(text: &str, key: &str) -> usize {
     text.lines()
         .position(|line| line.trim_start().starts_with(key))
         .map_or(0, |index| index + 1)
-}
-
-fn check_url(
-    path: &Path,
-    line: usize,
-    key: &str,
-    url: &str,
-    schemes: &[&str],
-) -> Result<(), FileError> {
-    // A host must follow the scheme: "http:///" would be trimmed to "http:" on loading.
-    let has_host = |scheme: &&str| {
-        url.strip_prefix(*scheme)
-            .is_some_and(|rest| !rest.is_empty() && !rest.starts_with('/'))
-    };
-    if schemes.iter().any(has_host) {
-        Ok(())
-    } else {
-        Err(FileError::new(
-            path,
-            line,
-            format!(
-                "{key} \"{url}\" must start with {} and a host",
-                schemes.join(" or ")
-            ),
-        ))
-    }
 }
 
 #[cfg(test)]

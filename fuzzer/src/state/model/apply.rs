@@ -17,6 +17,38 @@ impl Model {
         connection: Option<&str>,
         observed: &Observed,
     ) {
+        self.note_nonce(index, step);
+        self.remember_presented(step, connection);
+        if !observed.result {
+            return;
+        }
+        let granted = observed.granted.as_deref().map(Scope::parse);
+        match &step.action {
+            Action::Login { who, session, .. } => {
+                self.apply_login(index, *who, session, granted, observed, connection);
+            }
+            Action::Refresh { of } => self.apply_refresh(index, *of, granted, observed, connection),
+            Action::Fork { of, name } => {
+                self.apply_fork(index, *of, name, granted, observed, connection);
+            }
+            Action::Exchange { of } => {
+                self.apply_exchange(index, *of, granted, observed, connection);
+            }
+            Action::Logout { token } => {
+                self.apply_logout(*token);
+                self.close_connection(connection);
+            }
+            Action::Toggle { enable, .. } => self.apply_toggle(*enable),
+            Action::ReplayLogin { .. }
+            | Action::Signed { .. }
+            | Action::DeleteMember { .. }
+            | Action::Private { .. } => {}
+        }
+    }
+
+    /// A login or a signed request uses its nonce (a replay, the nonce of the step it
+    /// replays), answered or not.
+    fn note_nonce(&mut self, index: usize, step: &SeqStep) {
         match &step.action {
             Action::ReplayLogin { of }
             | Action::Signed {
@@ -29,105 +61,127 @@ impl Model {
             }
             _ => {}
         }
-        self.remember_presented(step, connection);
-        if !observed.result {
-            return;
+    }
+
+    /// A login's result: a token of the session the answer grants or the login asked for
+    /// (else a connection token), valid unless the subaccount's login may be disabled.
+    fn apply_login(
+        &mut self,
+        index: usize,
+        who: Who,
+        session: &Option<String>,
+        granted: Option<Scope>,
+        observed: &Observed,
+        connection: Option<&str>,
+    ) {
+        let kind = match (&granted, session) {
+            (Some(scope), _) if scope.session.is_some() => {
+                TokenKind::Session(scope.session.clone().unwrap_or_default())
+            }
+            (_, Some(name)) => TokenKind::Session(name.clone()),
+            (_, None) => TokenKind::Connection,
+        };
+        let validity = if who == Who::Sub && self.sub_disabled != Some(false) {
+            Validity::Unknown
+        } else {
+            Validity::Valid
+        };
+        let session = matches!(kind, TokenKind::Session(_))
+            && granted
+                .as_ref()
+                .is_some_and(|scope| scope.session.is_some());
+        self.issue(index, who, kind, granted, validity, observed, connection);
+        if session && validity == Validity::Valid {
+            self.authenticated_by_auth(index, connection);
         }
-        let granted = observed.granted.as_deref().map(Scope::parse);
-        match &step.action {
-            Action::Login { who, session, .. } => {
-                let kind = match (&granted, session) {
-                    (Some(scope), _) if scope.session.is_some() => {
-                        TokenKind::Session(scope.session.clone().unwrap_or_default())
+    }
+
+    /// A fork's result: a session token of the forked token's owner and scope; the forked
+    /// token's refresh token may or may not go on.
+    fn apply_fork(
+        &mut self,
+        index: usize,
+        of: usize,
+        name: &str,
+        granted: Option<Scope>,
+        observed: &Observed,
+        connection: Option<&str>,
+    ) {
+        let Some(old) = self.tokens.get_mut(&of) else {
+            return;
+        };
+        old.refresh = Validity::Unknown;
+        let (owner, old_granted) = (old.owner, old.granted.clone());
+        let through_main = old.through_main;
+        // The session the answer grants, as the server names it; else the one
+        // asked for.
+        let kind = TokenKind::Session(
+            granted
+                .as_ref()
+                .and_then(|scope| scope.session.clone())
+                .unwrap_or_else(|| name.to_owned()),
+        );
+        let granted = granted.or(old_granted);
+        let validity = self.owner_validity(owner);
+        self.issue(index, owner, kind, granted, validity, observed, connection);
+        self.inherit_through_main(index, through_main);
+    }
+
+    /// An exchange's result: a token of the subaccount, obtained through the main account.
+    fn apply_exchange(
+        &mut self,
+        index: usize,
+        of: usize,
+        granted: Option<Scope>,
+        observed: &Observed,
+        connection: Option<&str>,
+    ) {
+        let Some(old) = self.tokens.get_mut(&of) else {
+            return;
+        };
+        old.refresh = Validity::Unknown;
+        let validity = self.owner_validity(Who::Sub);
+        self.issue(
+            index,
+            Who::Sub,
+            TokenKind::Unknown,
+            granted,
+            validity,
+            observed,
+            connection,
+        );
+        self.inherit_through_main(index, true);
+    }
+
+    /// A logout on WebSocket closes the connection (execute.rs): what it issued is bound
+    /// to no connection a later step can reach.
+    fn close_connection(&mut self, connection: Option<&str>) {
+        if let Some(name) = connection {
+            for state in self.tokens.values_mut() {
+                if state.issued_on.as_deref() == Some(name) {
+                    state.issued_on = Some(super::CLOSED.to_owned());
+                }
+            }
+        }
+    }
+
+    /// The subaccount's login toggled: disabled, its own sessions end (4.5); whether a
+    /// token the main account obtained for it does is open: it "remains reachable through
+    /// the main account".
+    fn apply_toggle(&mut self, enable: bool) {
+        self.sub_disabled = Some(!enable);
+        if !enable {
+            for token in self.tokens.values_mut().filter(|t| t.owner == Who::Sub) {
+                token.access = if token.through_main {
+                    match token.access {
+                        Validity::Invalid(clause) => Validity::Invalid(clause),
+                        _ => Validity::Unknown,
                     }
-                    (_, Some(name)) => TokenKind::Session(name.clone()),
-                    (_, None) => TokenKind::Connection,
-                };
-                let validity = if *who == Who::Sub && self.sub_disabled != Some(false) {
-                    Validity::Unknown
                 } else {
-                    Validity::Valid
+                    Validity::Invalid("m.toggle_subaccount_login.disable_ends_sessions")
                 };
-                let session = matches!(kind, TokenKind::Session(_))
-                    && granted
-                        .as_ref()
-                        .is_some_and(|scope| scope.session.is_some());
-                self.issue(index, *who, kind, granted, validity, observed, connection);
-                if session && validity == Validity::Valid {
-                    self.authenticated_by_auth(index, connection);
-                }
+                token.refresh = Validity::Unknown;
             }
-            Action::Refresh { of } => self.apply_refresh(index, *of, granted, observed, connection),
-            Action::Fork { of, name } => {
-                if let Some(old) = self.tokens.get_mut(of) {
-                    old.refresh = Validity::Unknown;
-                    let (owner, old_granted) = (old.owner, old.granted.clone());
-                    let through_main = old.through_main;
-                    // The session the answer grants, as the server names it; else the one
-                    // asked for.
-                    let kind = TokenKind::Session(
-                        granted
-                            .as_ref()
-                            .and_then(|scope| scope.session.clone())
-                            .unwrap_or_else(|| name.clone()),
-                    );
-                    let granted = granted.or(old_granted);
-                    let validity = self.owner_validity(owner);
-                    self.issue(index, owner, kind, granted, validity, observed, connection);
-                    self.inherit_through_main(index, through_main);
-                }
-            }
-            Action::Exchange { of } => {
-                if let Some(old) = self.tokens.get_mut(of) {
-                    old.refresh = Validity::Unknown;
-                    let validity = self.owner_validity(Who::Sub);
-                    self.issue(
-                        index,
-                        Who::Sub,
-                        TokenKind::Unknown,
-                        granted,
-                        validity,
-                        observed,
-                        connection,
-                    );
-                    self.inherit_through_main(index, true);
-                }
-            }
-            Action::Logout { token } => {
-                self.apply_logout(*token);
-                // A logout on WebSocket closes the connection (execute.rs): what it issued
-                // is bound to no connection a later step can reach.
-                if let Some(name) = connection {
-                    for state in self.tokens.values_mut() {
-                        if state.issued_on.as_deref() == Some(name) {
-                            state.issued_on = Some(super::CLOSED.to_owned());
-                        }
-                    }
-                }
-            }
-            Action::Toggle { enable, .. } => {
-                self.sub_disabled = Some(!enable);
-                if !enable {
-                    // The subaccount's own sessions end (4.5); whether a token the main
-                    // account obtained for it does is open: it "remains reachable through
-                    // the main account".
-                    for token in self.tokens.values_mut().filter(|t| t.owner == Who::Sub) {
-                        token.access = if token.through_main {
-                            match token.access {
-                                Validity::Invalid(clause) => Validity::Invalid(clause),
-                                _ => Validity::Unknown,
-                            }
-                        } else {
-                            Validity::Invalid("m.toggle_subaccount_login.disable_ends_sessions")
-                        };
-                        token.refresh = Validity::Unknown;
-                    }
-                }
-            }
-            Action::ReplayLogin { .. }
-            | Action::Signed { .. }
-            | Action::DeleteMember { .. }
-            | Action::Private { .. } => {}
         }
     }
 

@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use harness_fuzz::merge::{self, MergeError};
+use harness_fuzz::merge::{self, MergeError, MergedReport, SeedShards};
 
 use crate::cli::{CliError, exit};
 
@@ -21,6 +21,8 @@ pub(crate) struct MergeArgs {
     out: PathBuf,
 }
 
+/// Merges the runs in `args.dirs`, writes the merged report and case files, prints what
+/// they hold and returns the exit code.
 pub(crate) fn merge(args: MergeArgs) -> Result<u8, CliError> {
     let mut runs = Vec::new();
     for dir in args.dirs {
@@ -39,24 +41,7 @@ pub(crate) fn merge(args: MergeArgs) -> Result<u8, CliError> {
         merged.coverage.classes.len()
     );
     for seed in &merged.seeds {
-        let list = |indices: &[usize]| {
-            indices
-                .iter()
-                .map(usize::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        let mut line = format!("  seed {}: {} requests", seed.seed, seed.requests);
-        if seed.count > 1 {
-            line += &format!(", shards {} of {}", list(&seed.merged), seed.count);
-        }
-        if !seed.missing.is_empty() {
-            line += &format!(
-                "; not merged: shards {} (their requests were not sent)",
-                list(&seed.missing)
-            );
-        }
-        outln!("{line}");
+        print_seed(seed);
     }
     for run in merged.runs.iter().filter(|run| run.timed_out) {
         outln!(
@@ -64,28 +49,7 @@ pub(crate) fn merge(args: MergeArgs) -> Result<u8, CliError> {
             run.dir.display()
         );
     }
-    let runs = merged.runs.len();
-    for kept in &merged.findings {
-        let finding = &kept.finding;
-        let what = format!(
-            "{} {}, {} requests, {} of {runs} runs",
-            finding.shrunk.transport,
-            finding.shrunk.method,
-            finding.occurrences,
-            kept.runs.len()
-        );
-        super::print_finding(&finding.clause, &what, &finding.message, &finding.case_file);
-    }
-    for kept in &merged.sequence_findings {
-        let finding = &kept.finding;
-        let what = format!(
-            "{} steps, {} sequences, {} of {runs} runs",
-            finding.shrunk.steps.len(),
-            finding.occurrences,
-            kept.runs.len()
-        );
-        super::print_finding(&finding.clause, &what, &finding.message, &finding.case_file);
-    }
+    print_findings(&merged);
     outln!(
         "fuzz merge: {} findings ({} in the runs); report {}",
         merged.findings.len() + merged.sequence_findings.len(),
@@ -114,4 +78,52 @@ pub(crate) fn merge(args: MergeArgs) -> Result<u8, CliError> {
             exit::FAIL
         },
     )
+}
+
+/// Prints one seed's line: its requests, the shards merged and those missing.
+fn print_seed(seed: &SeedShards) {
+    let list = |indices: &[usize]| {
+        indices
+            .iter()
+            .map(usize::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut line = format!("  seed {}: {} requests", seed.seed, seed.requests);
+    if seed.count > 1 {
+        line += &format!(", shards {} of {}", list(&seed.merged), seed.count);
+    }
+    if !seed.missing.is_empty() {
+        line += &format!(
+            "; not merged: shards {} (their requests were not sent)",
+            list(&seed.missing)
+        );
+    }
+    outln!("{line}");
+}
+
+/// Prints each distinct finding, stateless then stateful, with the runs that found it.
+fn print_findings(merged: &MergedReport) {
+    let runs = merged.runs.len();
+    for kept in &merged.findings {
+        let finding = &kept.finding;
+        let what = format!(
+            "{} {}, {} requests, {} of {runs} runs",
+            finding.shrunk.transport,
+            finding.shrunk.method,
+            finding.occurrences,
+            kept.runs.len()
+        );
+        super::print_finding(&finding.clause, &what, &finding.message, &finding.case_file);
+    }
+    for kept in &merged.sequence_findings {
+        let finding = &kept.finding;
+        let what = format!(
+            "{} steps, {} sequences, {} of {runs} runs",
+            finding.shrunk.steps.len(),
+            finding.occurrences,
+            kept.runs.len()
+        );
+        super::print_finding(&finding.clause, &what, &finding.message, &finding.case_file);
+    }
 }
