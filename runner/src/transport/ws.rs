@@ -91,7 +91,7 @@ impl WsSession {
             } else {
                 Box::new(socket)
             };
-            let counted = FrameCounted::new(io, MAX_FRAMES_PER_MESSAGE);
+            let counted = FrameCounted::new(io, MAX_FRAMES_PER_MESSAGE, limits.max_response_bytes);
             let (stream, _) =
                 tokio_tungstenite::client_async_with_config(url, counted, Some(config))
                     .await
