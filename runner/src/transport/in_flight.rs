@@ -135,14 +135,16 @@ mod tests {
         assert_eq!(small.num_permits(), 2);
     }
 
+    /// Whether `room` is ready at once, polled once.
+    async fn ready(room: &mut PolledRoom) -> bool {
+        std::future::poll_fn(|cx| Poll::Ready(room.poll_ready(cx).is_ready())).await
+    }
+
     #[tokio::test]
     async fn polled_room_waits_while_taken_and_gives_back_between_answers() {
         static TEST_ROOM: Semaphore = Semaphore::const_new(IN_FLIGHT_BYTES / UNIT);
         let mut first = PolledRoom::taken_from(&TEST_ROOM);
         let mut second = PolledRoom::taken_from(&TEST_ROOM);
-        let ready = |room: &mut PolledRoom| {
-            std::future::poll_fn(|cx| Poll::Ready(room.poll_ready(cx).is_ready()))
-        };
         first.want(Some((1, usize::MAX)));
         assert!(ready(&mut first).await);
         assert_eq!(first.held_units(), IN_FLIGHT_BYTES / UNIT);

@@ -12,7 +12,9 @@
 //! tunnel, then TLS for `wss://` with the dialer's configuration, then the WebSocket
 //! handshake. Its bytes are read through a frame count (`ws/frames.rs`): a message is
 //! bounded in frames as tungstenite bounds it in bytes, so empty continuation frames end
-//! the call at once, named, instead of keeping it busy until its timeout.
+//! the call at once, named, instead of keeping it busy until its timeout; and a message's
+//! payload is read only with room for it in the process's budget of answers in flight
+//! (`in_flight.rs`), so sessions side by side cannot each assemble a message of the cap.
 
 use std::time::{Duration, Instant};
 
