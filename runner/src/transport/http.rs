@@ -306,14 +306,17 @@ async fn read_capped(
         ));
     };
     // Sized once from the announced length (within the cap), so a large page is not grown
-    // and copied chunk by chunk.
-    let mut bytes = Vec::with_capacity(announced.unwrap_or(0));
+    // and copied chunk by chunk; a body that announces none grows once, from its first
+    // chunks to the cap it reserved room for ([`grow_within`]), never by doubling (each
+    // doubling holds the old buffer and the new at once, half again the room reserved).
+    let mut bytes = Vec::with_capacity(announced.unwrap_or(UNANNOUNCED_FIRST_BYTES));
     loop {
         match response.chunk().await {
             Ok(Some(chunk)) => {
                 if bytes.len() + chunk.len() > cap {
                     return Err(too_large());
                 }
+                grow_within(&mut bytes, chunk.len(), cap);
                 bytes.extend_from_slice(&chunk);
             }
             Ok(None) => return Ok(bytes),
@@ -330,6 +333,18 @@ async fn read_capped(
                 ));
             }
         }
+    }
+}
+
+/// The first capacity of a body that announces no length: most such bodies fit.
+const UNANNOUNCED_FIRST_BYTES: usize = 64 * 1024;
+
+/// Room in `bytes` for `more` bytes, `cap` at most in all: when it must grow, it grows to
+/// the cap at once, copying only what fitted its first capacity.
+fn grow_within(bytes: &mut Vec<u8>, more: usize, cap: usize) {
+    if bytes.len() + more > bytes.capacity() {
+        let wanted = cap.max(bytes.len() + more);
+        bytes.reserve_exact(wanted - bytes.len());
     }
 }
 

@@ -44,24 +44,35 @@ fn host_header(url: &str) -> String {
         .to_owned()
 }
 
-/// Everything until the server closes, at most `cap` bytes beyond the head.
+/// Everything until the server closes, at most `cap` bytes beyond the head, read with room
+/// in the process's budget of answer bytes in flight (`in_flight.rs`) taken once the head
+/// is in: the length it announces, or the cap. The caller's deadline bounds the wait.
 pub(super) async fn read_to_end<S: AsyncRead + Unpin + ?Sized>(
     stream: &mut S,
     cap: usize,
 ) -> Result<Vec<u8>, TransportError> {
     let mut bytes = Vec::new();
     let mut chunk = [0u8; 16 * 1024];
+    let mut room = None;
     loop {
         let read = stream.read(&mut chunk).await;
         match read {
             Ok(0) => return Ok(bytes),
             Ok(count) => {
-                bytes.extend_from_slice(&chunk[..count]);
-                if bytes.len() > cap.saturating_add(64 * 1024) {
+                if bytes.len() + count > cap.saturating_add(MAX_HEAD_BYTES) {
                     return Err(TransportError::new(
                         TransportErrorKind::TooLarge,
                         format!("response body exceeds {cap} bytes"),
                     ));
+                }
+                bytes.extend_from_slice(&chunk[..count]);
+                if room.is_none()
+                    && let Some(needed) = room_needed(&bytes, cap)
+                {
+                    room = Some(super::in_flight::wait_for(needed).await);
+                    // Sized once for what the room was taken for, so the body is not grown
+                    // by doubling, each step holding the old buffer and the new.
+                    bytes.reserve_exact(needed.saturating_sub(bytes.len()));
                 }
             }
             // A TLS peer that closes without close_notify has sent what it had.
@@ -78,6 +89,29 @@ pub(super) async fn read_to_end<S: AsyncRead + Unpin + ?Sized>(
             }
         }
     }
+}
+
+/// The most bytes of an answer's head read before room is taken for it.
+const MAX_HEAD_BYTES: usize = 64 * 1024;
+
+/// The bytes an answer whose first `bytes` are read may take in all, once its head is in:
+/// the head and the length it announces (within `cap`), or the head and `cap` when it
+/// announces none or cannot be parsed; `None` while the head is still coming.
+fn room_needed(bytes: &[u8], cap: usize) -> Option<usize> {
+    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut response = httparse::Response::new(&mut headers);
+    let head_len = match response.parse(bytes) {
+        Ok(httparse::Status::Complete(length)) => length,
+        Ok(httparse::Status::Partial) if bytes.len() <= MAX_HEAD_BYTES => return None,
+        Ok(httparse::Status::Partial) | Err(_) => return Some(bytes.len().saturating_add(cap)),
+    };
+    let announced = response
+        .headers
+        .iter()
+        .find(|header| header.name.eq_ignore_ascii_case("content-length"))
+        .and_then(|header| std::str::from_utf8(header.value).ok())
+        .and_then(|value| value.trim().parse::<usize>().ok());
+    Some(head_len.saturating_add(announced.unwrap_or(cap).min(cap)))
 }
 
 /// The status and body of an HTTP/1.1 response read to its end.
@@ -169,6 +203,21 @@ mod tests {
         );
         assert!(parse_response(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n").is_err());
         assert!(parse_response(b"not http at all\r\n\r\n").is_err());
+    }
+
+    #[test]
+    fn room_is_taken_once_the_head_is_in_for_what_it_announces_within_the_cap() {
+        let head = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n";
+        assert_eq!(room_needed(&head[..10], 100), None);
+        assert_eq!(room_needed(head, 100), Some(head.len() + 2));
+        let huge = b"HTTP/1.1 200 OK\r\nContent-Length: 999999\r\n\r\n";
+        assert_eq!(room_needed(huge, 100), Some(huge.len() + 100));
+        let closed = b"HTTP/1.1 200 OK\r\n\r\nabc";
+        assert_eq!(room_needed(closed, 100), Some(closed.len() - 3 + 100));
+        // A head that never ends, or is not HTTP, takes the cap at once.
+        let endless = vec![b'a'; MAX_HEAD_BYTES + 1];
+        assert!(room_needed(&endless, 100).is_some());
+        assert!(room_needed(b"not http\r\n\r\n", 100).is_some());
     }
 
     #[test]

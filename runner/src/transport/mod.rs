@@ -4,9 +4,10 @@
 //! [`Dialer`] says (`tls.rs`, `proxy.rs`); a connection it cannot open is a [`DialError`].
 //!
 //! Every call is bounded: a per-request timeout, a cap on the response size, a room for the
-//! HTTP bodies being read at once shared by the process (`in_flight.rs`), and on WebSocket
-//! a cap on the frames of one message and on how many unrelated frames (pings,
-//! notifications) are skipped while waiting for the answer. Each call returns an [`Exchange`](harness_protocol::wire::Exchange): what was sent and what came
+//! answers being read at once shared by the process (`in_flight.rs`: HTTP bodies, a race's
+//! hand-read answers and WebSocket messages alike), and on WebSocket a cap on the frames
+//! of one message and on how many unrelated frames (pings, notifications) are skipped
+//! while waiting for the answer. Each call returns an [`Exchange`](harness_protocol::wire::Exchange): what was sent and what came
 //! back, the raw material of verdicts and reports.
 //!
 //! A [`ClientSession`] is one client's session with a target over these transports: the

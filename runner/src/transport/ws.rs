@@ -12,7 +12,9 @@
 //! tunnel, then TLS for `wss://` with the dialer's configuration, then the WebSocket
 //! handshake. Its bytes are read through a frame count (`ws/frames.rs`): a message is
 //! bounded in frames as tungstenite bounds it in bytes, so empty continuation frames end
-//! the call at once, named, instead of keeping it busy until its timeout.
+//! the call at once, named, instead of keeping it busy until its timeout; and a message's
+//! payload is read only with room for it in the process's budget of answers in flight
+//! (`in_flight.rs`), so sessions side by side cannot each assemble a message of the cap.
 
 use std::time::{Duration, Instant};
 
@@ -91,7 +93,7 @@ impl WsSession {
             } else {
                 Box::new(socket)
             };
-            let counted = FrameCounted::new(io, MAX_FRAMES_PER_MESSAGE);
+            let counted = FrameCounted::new(io, MAX_FRAMES_PER_MESSAGE, limits.max_response_bytes);
             let (stream, _) =
                 tokio_tungstenite::client_async_with_config(url, counted, Some(config))
                     .await

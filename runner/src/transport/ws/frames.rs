@@ -9,12 +9,22 @@
 //! tungstenite's own parser ([`FrameHeader::parse`]); the payloads are skipped unread. The
 //! count starts after the handshake's answer (its blank line); a header tungstenite would
 //! refuse stops the counting, and tungstenite reports the error itself.
+//!
+//! The same headers say how many bytes a data message will take while tungstenite
+//! assembles it, so [`FrameCounted`] takes room for it from the process's budget of answer
+//! bytes in flight (`in_flight.rs`) before reading its payload: its frame's length when it
+//! comes in one frame, the message cap and half again when in fragments (their total is
+//! not known up front, and tungstenite grows the message by doubling). The room is given back once the message's final frame has been read, or with the
+//! connection. While the budget is taken, the connection is not read, and the call waits
+//! within its timeout.
 
 use std::io::{self, Cursor};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+
+use super::super::in_flight::PolledRoom;
 use tokio_tungstenite::tungstenite::protocol::frame::FrameHeader;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::{Data, OpCode};
 
@@ -66,15 +76,40 @@ struct FrameCount {
     /// Data frames of the message not yet finished.
     frames: usize,
     limit: usize,
+    /// The most bytes a message may take (tungstenite's cap).
+    max_message_bytes: usize,
+    /// Data messages started on the connection so far.
+    messages: u64,
+    /// The data message being read, by its number, and the bytes it may take; `None`
+    /// between messages.
+    reading: Option<(u64, usize)>,
+    /// The frame whose payload is going by is its message's final frame.
+    final_frame: bool,
 }
 
 impl FrameCount {
-    fn new(limit: usize) -> FrameCount {
+    fn new(limit: usize, max_message_bytes: usize) -> FrameCount {
         FrameCount {
             position: Position::Handshake(0),
             header: Vec::with_capacity(LONGEST_HEADER),
             frames: 0,
             limit,
+            max_message_bytes,
+            messages: 0,
+            reading: None,
+            final_frame: false,
+        }
+    }
+
+    /// The data message being read, numbered, and the bytes it may take.
+    fn reading(&self) -> Option<(u64, usize)> {
+        self.reading
+    }
+
+    /// A frame's payload has gone by: the message is read when it was the final frame.
+    fn payload_read(&mut self) {
+        if std::mem::take(&mut self.final_frame) {
+            self.reading = None;
         }
     }
 
@@ -93,6 +128,7 @@ impl FrameCount {
                     bytes = &bytes[skipped..];
                     let left = left - skipped as u64;
                     self.position = if left == 0 {
+                        self.payload_read();
                         Position::Header
                     } else {
                         Position::Payload(left)
@@ -110,8 +146,9 @@ impl FrameCount {
                             let used = cursor.position() as usize - kept;
                             bytes = &bytes[used..];
                             self.header.clear();
-                            self.count(&header)?;
+                            self.count(&header, length)?;
                             self.position = if length == 0 {
+                                self.payload_read();
                                 Position::Header
                             } else {
                                 Position::Payload(length)
@@ -126,13 +163,31 @@ impl FrameCount {
         Ok(())
     }
 
-    fn count(&mut self, header: &FrameHeader) -> Result<(), FrameFlood> {
+    fn count(&mut self, header: &FrameHeader, length: u64) -> Result<(), FrameFlood> {
         match header.opcode {
             OpCode::Data(Data::Continue) => self.frames += 1,
-            OpCode::Data(_) => self.frames = 1,
+            OpCode::Data(_) => {
+                self.frames = 1;
+                self.messages += 1;
+                // One frame is read into a buffer of its length. Fragments' total is not
+                // known up front, and tungstenite assembles them in a string that grows
+                // by doubling, holding the old and the new at once: the cap and half again.
+                let bytes = if header.is_final {
+                    usize::try_from(length)
+                        .unwrap_or(usize::MAX)
+                        .min(self.max_message_bytes)
+                } else {
+                    self.max_message_bytes.saturating_mul(3) / 2
+                };
+                self.reading = Some((self.messages, bytes));
+            }
             // Control frames may come between a message's frames and are not its own.
-            OpCode::Control(_) => return Ok(()),
+            OpCode::Control(_) => {
+                self.final_frame = false;
+                return Ok(());
+            }
         }
+        self.final_frame = header.is_final;
         if self.frames > self.limit {
             return Err(FrameFlood { limit: self.limit });
         }
@@ -163,19 +218,22 @@ fn blank_line(mut seen: usize, bytes: &[u8]) -> (Position, &[u8]) {
 }
 
 /// A connection whose reads fail with a [`FrameFlood`] once a message takes more than its
-/// limit of frames; writes go through untouched.
+/// limit of frames, and wait for room in the process's budget of answer bytes before
+/// reading a data message's payload; writes go through untouched.
 pub(crate) struct FrameCounted<S> {
     inner: S,
     count: FrameCount,
+    room: PolledRoom,
 }
 
 impl<S> FrameCounted<S> {
-    /// `inner`, read from its first byte (the handshake's answer), with `limit` frames a
-    /// message.
-    pub(crate) fn new(inner: S, limit: usize) -> FrameCounted<S> {
+    /// `inner`, read from its first byte (the handshake's answer), with `limit` frames and
+    /// `max_message_bytes` a message.
+    pub(crate) fn new(inner: S, limit: usize, max_message_bytes: usize) -> FrameCounted<S> {
         FrameCounted {
             inner,
-            count: FrameCount::new(limit),
+            count: FrameCount::new(limit, max_message_bytes),
+            room: PolledRoom::in_process(),
         }
     }
 }
@@ -195,12 +253,16 @@ impl<S: AsyncRead + Unpin> AsyncRead for FrameCounted<S> {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
         let this = self.get_mut();
+        if this.room.poll_ready(cx).is_pending() {
+            return Poll::Pending;
+        }
         let before = buf.filled().len();
         let polled = Pin::new(&mut this.inner).poll_read(cx, buf);
-        if let Poll::Ready(Ok(())) = polled
-            && let Err(flood) = this.count.read(&buf.filled()[before..])
-        {
-            return Poll::Ready(Err(io::Error::new(io::ErrorKind::InvalidData, flood)));
+        if let Poll::Ready(Ok(())) = polled {
+            if let Err(flood) = this.count.read(&buf.filled()[before..]) {
+                return Poll::Ready(Err(io::Error::new(io::ErrorKind::InvalidData, flood)));
+            }
+            this.room.want(this.count.reading());
         }
         polled
     }
@@ -230,8 +292,11 @@ mod tests {
 
     const HANDSHAKE: &[u8] = b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\r\n";
 
+    /// The message cap of the tests.
+    const CAP: usize = 1 << 20;
+
     fn counted(limit: usize) -> FrameCount {
-        let mut count = FrameCount::new(limit);
+        let mut count = FrameCount::new(limit, CAP);
         count.read(HANDSHAKE).unwrap();
         count
     }
@@ -269,7 +334,7 @@ mod tests {
         stream.extend([b'a'; 300]);
         stream.extend([0x00, 0x02, b'b', b'c']);
         stream.extend([0x00, 0x00].repeat(9));
-        let mut count = FrameCount::new(10);
+        let mut count = FrameCount::new(10, CAP);
         let mut flooded = None;
         for (at, byte) in HANDSHAKE.iter().chain(&stream).enumerate() {
             if count.read(&[*byte]).is_err() {
@@ -286,5 +351,30 @@ mod tests {
         let mut count = counted(1);
         count.read(&[0x03, 0x00]).unwrap();
         count.read(&[0x00, 0x00].repeat(5)).unwrap();
+    }
+
+    #[test]
+    fn a_message_is_read_from_its_first_header_to_its_final_payload() {
+        let mut count = counted(10);
+        // One frame of 3 bytes: its length, until the payload has gone by.
+        count.read(&[0x81, 0x03, b'{', b'}']).unwrap();
+        assert_eq!(count.reading(), Some((1, 3)));
+        count.read(b" ").unwrap();
+        assert_eq!(count.reading(), None);
+        // Fragments take the cap until the final one is read, pings between them aside.
+        count.read(&[0x01, 0x01, b'[']).unwrap();
+        assert_eq!(count.reading(), Some((2, CAP * 3 / 2)));
+        count.read(&[0x89, 0x00, 0x00, 0x01, b'1']).unwrap();
+        assert_eq!(count.reading(), Some((2, CAP * 3 / 2)));
+        count.read(&[0x80, 0x01]).unwrap();
+        assert_eq!(count.reading(), Some((2, CAP * 3 / 2)));
+        count.read(b"]").unwrap();
+        assert_eq!(count.reading(), None);
+        // A frame announcing more than the cap takes the cap; an empty final one, nothing.
+        count.read(&[0x82, 127, 0, 0, 0, 1, 0, 0, 0, 0]).unwrap();
+        assert_eq!(count.reading(), Some((3, CAP)));
+        let mut empty = counted(10);
+        empty.read(&[0x81, 0x00]).unwrap();
+        assert_eq!(empty.reading(), None);
     }
 }
