@@ -1,8 +1,8 @@
 //! The prose kept true: the counts README.md states (seeded faults, SPEC.md's statements,
 //! the reference's default transaction log) are the code's, every fault and variant the
-//! docs name is one the reference has, README shows every command and only those, and every call CONTRIBUTING.md
-//! tells a contributor to write (`ctx.fault(Fault::YourFault)`) is one the library code
-//! makes. A number or a name in the docs that drifts from the code fails here, not in a
+//! docs name is one the reference has, README shows every command and only those, and
+//! every call CONTRIBUTING.md tells a contributor to write (`ctx.fault(Fault::YourFault)`)
+//! is one the library code makes. A number or a name in the docs that drifts from the code fails here, not in a
 //! newcomer's first afternoon.
 
 use std::path::Path;
