@@ -14,7 +14,7 @@ use std::time::Instant;
 use clap::Args;
 use harness_model::check::{Catalog, Level, Side, Verdict};
 use harness_model::known_failures::Known;
-use harness_model::report::{self, Context, Summary};
+use harness_model::report::{Context, Summary};
 use harness_model::results::RunReport;
 use harness_model::target_file::RateLimits;
 use harness_protocol::wire::TransportKind;
@@ -214,18 +214,7 @@ async fn start_judge(
 /// kept, results by verdict.
 fn print_judged(run_report: &RunReport, catalog: &Catalog, requests: usize, dropped: usize) {
     let summary = Summary::new(run_report, catalog);
-    for result in report::failures_first(run_report)
-        .into_iter()
-        .filter(|result| matches!(result.verdict, Verdict::Fail | Verdict::Warn))
-    {
-        outln!(
-            "{:5} {} [{}]: {}",
-            result.verdict.as_str().to_uppercase(),
-            result.case,
-            result.transport,
-            run_report.redactor.text(&result.message)
-        );
-    }
+    super::print_failing_and_warning(run_report);
     let counts: Vec<String> = Verdict::ALL
         .iter()
         .map(|verdict| format!("{} {verdict}", summary.count(*verdict)))

@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use clap::Args;
 use harness_model::check::{Catalog, Level, Verdict};
-use harness_model::report::{self, Context, Summary};
+use harness_model::report::{Context, Summary};
 use harness_model::results::RunReport;
 use harness_model::target_file::Target;
 use harness_server::proxy::{self, report as proxy_report};
@@ -167,18 +167,7 @@ fn record_session(dir: &Path, session: &proxy::Session, catalog: &Catalog) -> Re
 /// Prints each failing or warning result, then the session's counts: requests, those not
 /// judged, results by verdict.
 fn print_session(run_report: &RunReport, catalog: &Catalog, session: &proxy::Session) {
-    for result in report::failures_first(run_report)
-        .into_iter()
-        .filter(|result| matches!(result.verdict, Verdict::Fail | Verdict::Warn))
-    {
-        outln!(
-            "{:5} {} [{}]: {}",
-            result.verdict.as_str().to_uppercase(),
-            result.case,
-            result.transport,
-            run_report.redactor.text(&result.message)
-        );
-    }
+    super::print_failing_and_warning(run_report);
     let summary = Summary::new(run_report, catalog);
     let counts: Vec<String> = Verdict::ALL
         .iter()
