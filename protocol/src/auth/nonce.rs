@@ -1,10 +1,13 @@
 //! Nonces: fresh ones for the runner, and the server's replay cache.
 //!
-//! The cache only has to remember a nonce while its timestamp is inside the validity
-//! window: once the timestamp is stale the request is refused for that reason alone, so
-//! replaying the nonce later cannot succeed. Memory is therefore bounded by the window
-//! times the request rate, and a hard `capacity` caps it even under a flood: when full,
-//! new nonces are refused (never evicted, since eviction would let a replay through).
+//! A replay of the same request is refused for its stale timestamp once the validity
+//! window has passed, but SPEC.md 5.5 and 5.6 say more: "The nonce is single use". The same
+//! nonce with a fresh timestamp is a new signature, which only a cache that still holds
+//! the nonce refuses. So a nonce is remembered for the window, or for a longer `retention`
+//! ([`ReplayCache::remembering_for`]) from its use, whichever ends later: memory is bounded
+//! by that time times the request rate, and a hard `capacity` caps it even under a flood:
+//! when full, new nonces are refused (never evicted, since eviction would let a replay
+//! through).
 //!
 //! Each `(client id, nonce)` pair is remembered as its SHA-256 digest, so an entry costs
 //! the same few dozen bytes whatever the client sends: SPEC.md gives the nonce no length,
@@ -43,6 +46,7 @@ pub enum NonceVerdict {
 #[derive(Debug)]
 pub struct ReplayCache {
     window_ms: u64,
+    retention_ms: u64,
     capacity: usize,
     seen: HashMap<Key, u64>,
     expiries: VecDeque<(u64, Key)>,
@@ -53,10 +57,18 @@ impl ReplayCache {
     pub fn new(window_ms: u64, capacity: usize) -> ReplayCache {
         ReplayCache {
             window_ms,
+            retention_ms: 0,
             capacity,
             seen: HashMap::new(),
             expiries: VecDeque::new(),
         }
+    }
+
+    /// The same cache, remembering each nonce for at least `retention_ms` after its use as
+    /// well as while its timestamp is inside the window.
+    pub fn remembering_for(mut self, retention_ms: u64) -> ReplayCache {
+        self.retention_ms = retention_ms;
+        self
     }
 
     /// Records a nonce presented with `timestamp_ms` at time `now_ms`, unless it was seen.
@@ -69,7 +81,7 @@ impl ReplayCache {
     ) -> NonceVerdict {
         self.prune(now_ms);
         let key = key_of(client_id, nonce);
-        if self.seen.contains_key(&key) {
+        if self.holds(&key, now_ms) {
             return NonceVerdict::Reused;
         }
         if self.seen.len() >= self.capacity {
@@ -77,7 +89,7 @@ impl ReplayCache {
         }
         let expiry = timestamp_ms
             .saturating_add(self.window_ms)
-            .max(now_ms.saturating_add(1));
+            .max(now_ms.saturating_add(self.retention_ms.max(1)));
         self.seen.insert(key, expiry);
         // Expiries arrive nearly in order; a late one only delays pruning of later ones.
         self.expiries.push_back((expiry, key));
@@ -88,7 +100,13 @@ impl ReplayCache {
     /// records in a second step (the reference server's race faults).
     pub fn contains(&mut self, client_id: &str, nonce: &str, now_ms: u64) -> bool {
         self.prune(now_ms);
-        self.seen.contains_key(&key_of(client_id, nonce))
+        self.holds(&key_of(client_id, nonce), now_ms)
+    }
+
+    /// Whether `key` is remembered and not yet expired: pruning goes in insertion order,
+    /// so an entry inserted behind a later expiry outlives its own until it is looked up.
+    fn holds(&self, key: &Key, now_ms: u64) -> bool {
+        self.seen.get(key).is_some_and(|expiry| *expiry > now_ms)
     }
 
     /// How many nonces are remembered.
@@ -106,7 +124,10 @@ impl ReplayCache {
             if *expiry > now_ms {
                 break;
             }
-            if let Some((_, key)) = self.expiries.pop_front() {
+            // A key used again after it expired holds a later expiry of its own.
+            if let Some((_, key)) = self.expiries.pop_front()
+                && !self.holds(&key, now_ms)
+            {
                 self.seen.remove(&key);
             }
         }
@@ -126,6 +147,51 @@ fn key_of(client_id: &str, nonce: &str) -> Key {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_retained_nonce_is_caught_after_its_timestamp_left_the_window() {
+        let mut cache = ReplayCache::new(60_000, 10).remembering_for(600_000);
+        assert_eq!(
+            cache.check_and_insert("c", "n", 1_000, 58_000),
+            NonceVerdict::Fresh
+        );
+        // A fresh timestamp, 62 s after the first one: the window alone has forgotten it.
+        assert_eq!(
+            cache.check_and_insert("c", "n", 63_000, 63_000),
+            NonceVerdict::Reused
+        );
+        assert_eq!(
+            cache.check_and_insert("c", "n", 700_000, 700_000),
+            NonceVerdict::Fresh
+        );
+        let mut window_only = ReplayCache::new(60_000, 10);
+        window_only.check_and_insert("c", "n", 1_000, 58_000);
+        assert_eq!(
+            window_only.check_and_insert("c", "n", 63_000, 63_000),
+            NonceVerdict::Fresh
+        );
+    }
+
+    /// A nonce whose expiry comes before an earlier entry's is forgotten at its own expiry,
+    /// though pruning goes in insertion order, and is remembered anew when used again.
+    #[test]
+    fn an_expiry_inserted_behind_a_later_one_still_ends_on_time() {
+        let mut cache = ReplayCache::new(60_000, 10);
+        cache.check_and_insert("c", "late", 10_000, 10_000);
+        cache.check_and_insert("c", "early", 1_000, 10_000);
+        assert_eq!(
+            cache.check_and_insert("c", "early", 62_000, 62_000),
+            NonceVerdict::Fresh
+        );
+        assert_eq!(
+            cache.check_and_insert("c", "late", 10_000, 69_000),
+            NonceVerdict::Reused
+        );
+        assert_eq!(
+            cache.check_and_insert("c", "early", 62_000, 70_500),
+            NonceVerdict::Reused
+        );
+    }
 
     #[test]
     fn reused_nonce_is_caught_within_the_window() {

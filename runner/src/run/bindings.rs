@@ -83,6 +83,14 @@ impl Bindings for Execution<'_> {
             "limits.transaction_log_burst" => {
                 return Some(Value::from(target.limits.transaction_log_burst));
             }
+            // How far apart two clocks, each within the target file's skew of the true
+            // time, may read: the wait after which a timestamp put inside the window by
+            // the skew has surely left it on the target's clock.
+            "limits.clock_skew_span_s" => {
+                return Some(Value::from(
+                    target.limits.clock_skew_ms.saturating_mul(2) as f64 / 1000.0,
+                ));
+            }
             _ => {}
         }
         if let Some(field) = name.strip_prefix("field_names.") {

@@ -175,6 +175,10 @@ impl Ctx<'_> {
             default / 2
         } else if self.fault(faults.default_first_page_only) && self.params.has("continuation") {
             max
+        } else if self.fault(Fault::TxlogDefaultIgnoredWithSubaccount)
+            && self.params.has("subaccount_id")
+        {
+            max
         } else {
             default
         };

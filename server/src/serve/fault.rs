@@ -645,9 +645,16 @@ faults! {
         ["m.close_position.limit_price"];
     LockBlocksJsonRpc => "lock-blocks-json-rpc",
         "after lock_portfolio, close_position of the locked portfolio's account is refused on the JSON-RPC interface too (SPEC.md: orders submitted through REST are unaffected)",
-        ["m.lock_portfolio.rest_unaffected"];    CloseWrongInstrument => "close-wrong-instrument",
+        ["m.lock_portfolio.rest_unaffected"];
+    CloseWrongInstrument => "close-wrong-instrument",
         "close_position closes the position of another instrument than the one named: its order and trades name that other instrument",
         ["m.close_position.instrument"];
+    TxlogDefaultIgnoredWithSubaccount => "txlog-default-ignored-with-subaccount",
+        "get_transaction_log's default count of 100 holds on the caller's own log only: with subaccount_id and no count a page holds up to 250",
+        ["m.get_transaction_log.count_default"];
+    SigNonceForgottenAfterWindow => "sig-nonce-forgotten-after-window",
+        "client_signature and signed-header nonces are forgotten once the timestamp they came with leaves the 60 s window: the same nonce with a fresh timestamp and signature is accepted again",
+        ["auth.client_signature.nonce_single_use", "auth.signed.nonce_single_use"];
 }
 
 /// The pause a race fault puts between a check and its update: long enough for copies

@@ -21,8 +21,10 @@ use harness_protocol::spec::LISTED_LOG_TYPES;
 /// README.md states): enough that its BTC log (a third of them) holds more
 /// than the 250 entries one page may hold (SPEC.md 4.8), so a page past the bound shows.
 pub const MAIN_LOG_ENTRIES: usize = 960;
-/// Log entries of the subaccount.
-const SUB_LOG_ENTRIES: usize = 50;
+/// Log entries of the subaccount, in BTC and ETH: enough that its BTC log holds more than
+/// the 100 entries of a page without `count` (SPEC.md 4.8 "default 100"), so a default
+/// ignored with `subaccount_id` shows.
+const SUB_LOG_ENTRIES: usize = 260;
 /// Trigger order history entries of the main account.
 const TRIGGER_ENTRIES: usize = 96;
 /// How far the histories reach past [`FIXTURE_EPOCH_MS`]: 180 days.

@@ -235,6 +235,9 @@ pub struct ServerState {
     ledger: ledger::Ledger,
     tokens: Mutex<tokens::TokenStore>,
     nonces: Mutex<ReplayCache>,
+    /// The nonces as a server remembering them only while their timestamp is inside the
+    /// window would: the cache of the `sig-nonce-forgotten-after-window` fault.
+    window_nonces: Mutex<ReplayCache>,
     rate: Mutex<rate::RateLimiter>,
     /// The Direct Access members of each main account, by its user id (SPEC.md 2.6).
     members: Mutex<std::collections::BTreeMap<u64, Vec<fixtures::Member>>>,

@@ -351,15 +351,20 @@ impl ServerState {
         }
     }
 
-    /// Records a nonce as used; a second use within the window is refused.
+    /// Records a nonce as used; a second use is refused, within the window or after it
+    /// (the nonces are kept past it: `state.rs` NONCE_RETENTION_MS).
     pub(crate) fn use_nonce(
         &self,
         client_id: &str,
         nonce: &str,
         timestamp: u64,
     ) -> Result<(), ErrorObject> {
-        let verdict =
-            lock(&self.nonces).check_and_insert(client_id, nonce, timestamp, self.now_ms());
+        let cache = if self.fault(Fault::SigNonceForgottenAfterWindow) {
+            &self.window_nonces
+        } else {
+            &self.nonces
+        };
+        let verdict = lock(cache).check_and_insert(client_id, nonce, timestamp, self.now_ms());
         match verdict {
             NonceVerdict::Fresh => Ok(()),
             NonceVerdict::Reused => Err(ErrorObject::invalid_credentials("nonce already used")),
