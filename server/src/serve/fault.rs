@@ -648,6 +648,12 @@ faults! {
         ["m.lock_portfolio.rest_unaffected"];    CloseWrongInstrument => "close-wrong-instrument",
         "close_position closes the position of another instrument than the one named: its order and trades name that other instrument",
         ["m.close_position.instrument"];
+    SubscriptionSilentToSecond => "subscription-silent-to-second",
+        "a subscription to a channel another connection is already pushed is accepted, but nothing is pushed on it",
+        ["events.subscription.pushes"];
+    RawFeedRefused => "raw-feed-refused",
+        "a subscription to the raw event feed (the target file's raw_feed_subscription) is refused even on an authenticated connection",
+        ["auth.raw_feed.authenticated"];
 }
 
 /// The pause a race fault puts between a check and its update: long enough for copies

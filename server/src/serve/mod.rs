@@ -48,6 +48,7 @@ mod property;
 mod rate;
 mod reshape;
 mod state;
+mod subscription;
 mod tls;
 mod tokens;
 mod trading;
@@ -252,6 +253,8 @@ pub struct ServerState {
     deferred: deferred::Deferred,
     /// When each request arrived, by peer (reference-only, `arrivals.rs`).
     arrivals: arrivals::Arrivals,
+    /// How many connections are pushed each channel (`subscription.rs`).
+    subscribers: subscription::Subscribers,
     /// The session token a WebSocket connection remembered last, which only the
     /// `ws-session-shared` fault keeps (and lends to every other connection).
     shared_session: Mutex<Option<String>>,
@@ -277,4 +280,7 @@ pub struct Connection {
     /// The connection's label (`ws#N`), which only the `sig-nonce-per-connection` fault
     /// uses, to keep each connection's nonces apart.
     label: String,
+    /// Channels a subscription just accepted, which `ws.rs` starts pushing
+    /// (`subscription.rs`).
+    to_push: Vec<String>,
 }
