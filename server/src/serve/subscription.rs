@@ -11,13 +11,12 @@
 //! [`PUSH_INTERVAL`] while the connection lasts (`ws.rs` sends them).
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use serde_json::{Map, Value, json};
 
 use super::fault::Fault;
 use super::fixtures::DEFAULT_INSTRUMENT;
-use super::state::lock;
 use super::{Connection, ServerState};
 use harness_model::target_file::SubscriptionRequest;
 use harness_protocol::jsonrpc::ErrorObject;
@@ -69,9 +68,16 @@ pub(crate) struct Subscribers {
 }
 
 impl Subscribers {
+    /// The counts, whatever a panicking holder left.
+    fn counts(&self) -> MutexGuard<'_, HashMap<String, usize>> {
+        self.by_channel
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// Counts one more connection pushed `channel`; returns how many were before.
     fn hold(&self, channel: &str) -> usize {
-        let mut by_channel = lock(&self.by_channel);
+        let mut by_channel = self.counts();
         let count = by_channel.entry(channel.to_owned()).or_default();
         *count += 1;
         *count - 1
@@ -79,7 +85,7 @@ impl Subscribers {
 
     /// Counts one connection fewer pushed `channel` (its pushing ended).
     pub(crate) fn release(&self, channel: &str) {
-        let mut by_channel = lock(&self.by_channel);
+        let mut by_channel = self.counts();
         if let Some(count) = by_channel.get_mut(channel) {
             *count = count.saturating_sub(1);
         }
