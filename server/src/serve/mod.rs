@@ -283,4 +283,7 @@ pub struct Connection {
     /// Channels a subscription just accepted, which `ws.rs` starts pushing
     /// (`subscription.rs`).
     to_push: Vec<String>,
+    /// Channels the connection is pushed already: subscribed again, they are not pushed
+    /// twice, so a client cannot multiply the pushes.
+    pushing: Vec<String>,
 }

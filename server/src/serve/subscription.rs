@@ -151,12 +151,16 @@ impl ServerState {
             self.admit_to_raw_feed(connection, params)?;
         }
         for channel in &channels {
+            if connection.pushing.iter().any(|pushed| pushed == channel) {
+                continue;
+            }
             let before = self.subscribers.hold(channel);
             // The fault: a channel another connection is pushed stays silent on this one.
             if before > 0 && self.fault(Fault::SubscriptionSilentToSecond) {
                 self.subscribers.release(channel);
                 continue;
             }
+            connection.pushing.push((*channel).to_owned());
             connection.to_push.push((*channel).to_owned());
         }
         Ok(json!(channels))
@@ -184,5 +188,56 @@ impl ServerState {
             ));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::serve::ServeConfig;
+
+    fn params_of(request: &SubscriptionRequest) -> Map<String, Value> {
+        request.params.clone()
+    }
+
+    #[test]
+    fn the_book_is_pushed_once_per_connection_and_the_raw_feed_needs_a_token() {
+        let state = ServerState::new(&ServeConfig::loopback());
+        let mut connection = Connection::default();
+        let book = public_fixture();
+        let answer = state.subscribe(&mut connection, &book.method, &params_of(&book));
+        assert_eq!(answer, Some(Ok(json!([book_channel()]))));
+        assert_eq!(connection.to_push, vec![book_channel()]);
+        connection.to_push.clear();
+        // Subscribed again: answered, but not pushed twice.
+        let again = state.subscribe(&mut connection, &book.method, &params_of(&book));
+        assert!(matches!(again, Some(Ok(_))));
+        assert!(connection.to_push.is_empty());
+        let raw = raw_feed_fixture();
+        let refused = state.subscribe(&mut connection, &raw.method, &params_of(&raw));
+        assert!(matches!(refused, Some(Err(_))), "{refused:?}");
+        let mut unknown = params_of(&book);
+        unknown.insert("channels".to_owned(), json!(["book.NOPE.100ms"]));
+        assert!(matches!(
+            state.subscribe(&mut connection, &book.method, &unknown),
+            Some(Err(_))
+        ));
+        assert!(matches!(
+            state.subscribe(&mut connection, &book.method, &Map::new()),
+            Some(Err(_))
+        ));
+        assert_eq!(
+            state.subscribe(&mut connection, "public/no_such_method", &Map::new()),
+            None
+        );
+    }
+
+    #[test]
+    fn a_notification_has_a_method_and_no_id() {
+        let text = notification_text(&book_channel(), 3, 7);
+        let value: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(value["method"], NOTIFICATION_METHOD);
+        assert!(value.get("id").is_none());
+        assert_eq!(value["params"]["channel"], book_channel());
     }
 }
