@@ -144,12 +144,15 @@ fn assert_every(report: &RunReport, verdict: Verdict, clause: &str, message: &st
 
 /// The whole WebSocket suite ran and nothing failed: each result passed, or holds only
 /// informational findings (the rate probe's burst can outlast the refill when every answer
-/// is delayed by what the server sends before it).
+/// is delayed by what the server sends before it), or skipped a subscription's channel as
+/// quiet (the hostile server forwards answers only, never a push).
 fn assert_tolerated(report: &RunReport) {
     assert!(report.results.len() > 50);
     for result in &report.results {
+        let quiet_channel =
+            result.verdict == Verdict::Skip && result.message.starts_with("the channel was quiet");
         assert!(
-            matches!(result.verdict, Verdict::Pass | Verdict::Info),
+            matches!(result.verdict, Verdict::Pass | Verdict::Info) || quiet_channel,
             "{} [{}]: {:?} {}",
             result.case,
             result.transport,

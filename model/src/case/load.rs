@@ -386,6 +386,17 @@ fn check_expect_and_auth(
     if step.expect.refusal_ends_case && step.expect.outcome != Outcome::Any {
         return Err("refusal_ends_case needs outcome = \"any\"".to_owned());
     }
+    if let Some(notifications) = &step.expect.notifications {
+        if let Some(problem) = notifications.problem() {
+            return Err(problem);
+        }
+        if transports
+            .iter()
+            .any(|transport| *transport != TransportKind::Ws)
+        {
+            return Err("notifications are pushed over ws only; list the transports".to_owned());
+        }
+    }
     if let Some(wait) = &step.wait
         && !(wait.seconds.is_number()
             || wait

@@ -16,6 +16,7 @@
 mod auth;
 mod domain;
 mod load;
+mod notifications;
 mod property;
 mod step_table;
 mod walk;
@@ -28,6 +29,7 @@ pub use auth::{
 pub use domain::{reached, reached_by_execution};
 pub use load::{discover, load_file, parse_case};
 pub(crate) use load::{files_under, is_case_file, parse_all};
+pub use notifications::ExpectedNotifications;
 pub use property::case_parse_no_panic;
 pub use walk::{Probe, Walk, WalkWindow};
 pub use write::{literal, literal_text, storable};
@@ -319,6 +321,10 @@ pub struct ExpectedAnswer {
     /// result is held to the method's schema, as with `outcome = "result"`.
     #[serde(default, skip_serializing_if = "crate::case::write::is_false")]
     pub refusal_ends_case: bool,
+    /// Notifications the step's WebSocket connection must be pushed after the answer
+    /// (SPEC.md 6), for a step that subscribes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notifications: Option<ExpectedNotifications>,
 }
 
 /// A race: copies of the step's call, each over a connection of its own opened beforehand,

@@ -52,6 +52,10 @@
 //! # a Direct Access order far from the market, sent to {direct_access_url} with the key as
 //! # lock_portfolio is (SPEC.md 3: rejected once the portfolio is locked; a throwaway one):
 //! direct_access_order = { method = "private/buy", params = { instrument_name = "BTC-PERPETUAL", amount = 10, type = "limit", price = 1 } }
+//! # the request that subscribes to a busy public channel over WebSocket (SPEC.md 6 shows
+//! # none), and one to a channel of the raw event feed (5.1: authenticated connections only):
+//! subscription = { method = "public/subscribe", params = { channels = ["book.BTC-PERPETUAL.100ms"] } }
+//! raw_feed_subscription = { method = "private/subscribe", params = { channels = ["trades.BTC-PERPETUAL.raw"] } }
 //!
 //! [limits]                                       # pacing of private/get_transaction_log
 //! transaction_log_per_second = 1.0
@@ -85,6 +89,7 @@ mod parse;
 mod property;
 mod second_factor;
 mod secret;
+mod subscription;
 mod trust;
 mod write;
 
@@ -93,6 +98,7 @@ pub use limits::{CountedPer, RateLimits};
 pub use property::target_parse_roundtrip;
 pub use second_factor::{FactorCode, SecondFactor};
 pub use secret::Secret;
+pub use subscription::{SUBSCRIPTION_KEYS, SubscriptionRequest};
 pub use trust::{CaFileError, TlsTrust, is_loopback};
 
 /// A described server.
@@ -219,6 +225,15 @@ pub struct Fixtures {
     /// an inline table by [`Target::to_toml`]).
     #[serde(default, skip_serializing)]
     pub direct_access_order: Option<DirectAccessOrder>,
+    /// The request that subscribes to a busy public channel over WebSocket (SPEC.md 6:
+    /// "after subscribing, the server pushes notifications"; it shows no subscription), sent
+    /// as it is (serialized as an inline table by [`Target::to_toml`]).
+    #[serde(default, skip_serializing)]
+    pub subscription: Option<SubscriptionRequest>,
+    /// The request that subscribes to a channel of the raw event feed over WebSocket (5.1:
+    /// authenticated connections have "access to the raw event feed"; it shows no channel).
+    #[serde(default, skip_serializing)]
+    pub raw_feed_subscription: Option<SubscriptionRequest>,
     /// The Direct Access API key (not serialized: see [`Target::to_toml`]).
     #[serde(skip)]
     pub direct_access_key: Option<Secret>,

@@ -12,8 +12,8 @@ use harness_protocol::file_error::{FileError, line_of};
 
 use super::second_factor::{SecondFactorFile, second_factor_of};
 use super::{
-    Account, DirectAccessOrder, ExpiredOption, Fixtures, RateLimits, Target, TlsTrust, key_line,
-    names, resolve_secret,
+    Account, DirectAccessOrder, ExpiredOption, Fixtures, RateLimits, SubscriptionRequest, Target,
+    TlsTrust, key_line, names, resolve_secret, subscription,
 };
 
 fn races_default() -> bool {
@@ -80,6 +80,8 @@ struct FixturesFile {
     direct_access_order: Option<DirectAccessOrder>,
     direct_access_key: Option<String>,
     direct_access_key_env: Option<String>,
+    subscription: Option<SubscriptionRequest>,
+    raw_feed_subscription: Option<SubscriptionRequest>,
 }
 
 impl Target {
@@ -246,6 +248,13 @@ fn fixtures_of(
 ) -> Result<Fixtures, FileError> {
     let line = line_of(text, spanned.span().start);
     let fixtures = spanned.into_inner();
+    subscription::check(path, text, "subscription", fixtures.subscription.as_ref())?;
+    subscription::check(
+        path,
+        text,
+        "raw_feed_subscription",
+        fixtures.raw_feed_subscription.as_ref(),
+    )?;
     Ok(Fixtures {
         subaccount_id: fixtures.subaccount_id,
         member_id: fixtures.member_id,
@@ -271,6 +280,8 @@ fn fixtures_of(
             fixtures.direct_access_key_env,
             lookup_env,
         )?,
+        subscription: fixtures.subscription,
+        raw_feed_subscription: fixtures.raw_feed_subscription,
     })
 }
 

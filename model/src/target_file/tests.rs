@@ -398,3 +398,62 @@ fn a_direct_access_order_is_read_and_round_trips() {
         target.fixtures.direct_access_order
     );
 }
+
+#[test]
+fn subscriptions_are_read_and_round_trip() {
+    let text = with_fixtures(
+        r#"subscription = { method = "public/subscribe", params = { channels = ["book.BTC-PERPETUAL.100ms"] } }
+raw_feed_subscription = { method = "private/subscribe", params = { channels = ["trades.BTC-PERPETUAL.raw"] } }
+"#,
+    );
+    let target = Target::parse(Path::new("t.toml"), &text, &env).unwrap();
+    let subscription = target.fixtures.subscription.as_ref().unwrap();
+    assert_eq!(subscription.method, "public/subscribe");
+    assert_eq!(
+        subscription.params["channels"][0],
+        "book.BTC-PERPETUAL.100ms"
+    );
+    assert_eq!(
+        target
+            .fixtures
+            .subscription_called_by("{{fixtures.raw_feed_subscription.method}}")
+            .map(|request| request.method.as_str()),
+        Some("private/subscribe")
+    );
+    assert_eq!(
+        target.fixtures.subscription_called_by("public/subscribe"),
+        None
+    );
+    let again = Target::parse(Path::new("again.toml"), &target.to_toml(), &|_| None).unwrap();
+    assert_eq!(again.fixtures.subscription, target.fixtures.subscription);
+    assert_eq!(
+        again.fixtures.raw_feed_subscription,
+        target.fixtures.raw_feed_subscription
+    );
+}
+
+#[test]
+fn a_malformed_subscription_is_named_at_its_line() {
+    let line = GOOD
+        .lines()
+        .position(|line| line.starts_with("currency = "))
+        .unwrap()
+        + 1;
+    for (fixture, message) in [
+        (
+            "subscription = { method = \" \" }\n",
+            "fixtures.subscription.method must name the method that subscribes",
+        ),
+        (
+            "raw_feed_subscription = { methd = \"private/subscribe\" }\n",
+            "unknown field",
+        ),
+        ("subscription = \"public/subscribe\"\n", "invalid type"),
+    ] {
+        let error = Target::parse(Path::new("t.toml"), &with_fixtures(fixture), &env)
+            .unwrap_err()
+            .to_string();
+        assert!(error.starts_with(&format!("t.toml:{line}: ")), "{error}");
+        assert!(error.contains(message), "{error}");
+    }
+}

@@ -123,6 +123,11 @@ fn write_fixtures(out: &mut String, fixtures: &Fixtures) {
             quote(&order.method)
         ));
     }
+    for key in super::SUBSCRIPTION_KEYS {
+        if let Some(request) = fixtures.subscription_of(key) {
+            out.push_str(&super::subscription::inline(key, request));
+        }
+    }
     if let Some(key) = &fixtures.direct_access_key {
         out.push_str(&format!("direct_access_key = {}\n", quote(key.expose())));
     }

@@ -93,6 +93,14 @@ impl Bindings for Execution<'_> {
             }
             _ => {}
         }
+        // A subscription the target file names: `{{fixtures.subscription.method}}`.
+        if let Some(request) = name
+            .strip_prefix("fixtures.")
+            .and_then(|key| key.strip_suffix(".method"))
+            .and_then(|key| fixtures.subscription_of(key))
+        {
+            return Some(Value::from(request.method.clone()));
+        }
         if let Some(field) = name.strip_prefix("field_names.") {
             let (record, field) = field.split_once('.')?;
             let names = target.field_names.get(record)?;

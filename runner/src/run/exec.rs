@@ -491,6 +491,11 @@ impl Execution<'_> {
         if self.failing() {
             return Err(Stop::Failed);
         }
+        if let Some(expected) = &step.expect.notifications
+            && response.get("result").is_some()
+        {
+            self.await_notifications(step, expected).await?;
+        }
         if step.expect.refusal_ends_case && response.get("error").is_some() {
             self.notes.push(format!(
                 "the step at line {} was refused, which keeps the rule: the steps after it check what a result would have granted",
@@ -583,6 +588,15 @@ impl Execution<'_> {
             && self.transport == TransportKind::Rest
         {
             for (name, value) in &order.params {
+                params.entry(name.clone()).or_insert_with(|| value.clone());
+            }
+        }
+        // So does a subscription it names (SPEC.md 6 shows none), called by its template.
+        if let Some(request) = step
+            .call_method()
+            .and_then(|call| self.shared.target.fixtures.subscription_called_by(call))
+        {
+            for (name, value) in &request.params {
                 params.entry(name.clone()).or_insert_with(|| value.clone());
             }
         }

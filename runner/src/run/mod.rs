@@ -29,6 +29,7 @@ mod budget;
 pub(crate) mod exec;
 mod in_flight;
 mod interrupt;
+mod notifications;
 pub(crate) mod pace;
 mod paced_cache;
 mod paced_plan;

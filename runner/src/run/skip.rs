@@ -112,6 +112,8 @@ pub(crate) fn skip_reason(
         "direct_access_key" => fixtures.direct_access_key.is_none(),
         "direct_access_order" => fixtures.direct_access_order.is_none(),
         "expired_otm_option" => fixtures.expired_option_pool().is_empty(),
+        "subscription" => fixtures.subscription.is_none(),
+        "raw_feed_subscription" => fixtures.raw_feed_subscription.is_none(),
         _ => true,
     });
     missing_fixture.map(|name| format!("the target file has no fixtures.{name}"))
@@ -243,6 +245,8 @@ currency = "BTC"
             "member_id",
             "instrument_name",
             "direct_access_key",
+            "subscription",
+            "raw_feed_subscription",
             "no_such_fixture",
         ] {
             let case = case(&format!("fixtures = [\"currency\", \"{fixture}\"]"), READ);

@@ -349,6 +349,11 @@ impl ClientSession {
         std::mem::swap(&mut self.ws, other);
     }
 
+    /// The session's WebSocket, when one is open.
+    pub(crate) fn ws_mut(&mut self) -> Option<&mut WsSession> {
+        self.ws.as_mut()
+    }
+
     /// Whether a request on the session's WebSocket has carried `params.access_token`, so
     /// the connection may remember a token (SPEC.md 5.2).
     pub fn carried_access_token(&self) -> bool {

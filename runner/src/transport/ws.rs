@@ -395,6 +395,35 @@ impl WsSession {
         ))
     }
 
+    /// Reads what the server pushes, with no request awaiting an answer, until the
+    /// connection has been pushed `at_least` notifications in all
+    /// ([`WsSession::notifications`]) or `deadline` has passed; a deadline already past
+    /// still takes the frames that are in. Frames other than notifications are dropped, a
+    /// closed connection ends the reading, and at most [`MAX_SKIPPED_FRAMES`] are read.
+    /// Returns the count.
+    pub(crate) async fn listen(&mut self, at_least: usize, deadline: Instant) -> usize {
+        for _ in 0..MAX_SKIPPED_FRAMES {
+            if self.notifications >= at_least {
+                break;
+            }
+            // The stream is polled before the deadline is: a frame already in is read.
+            let frame = match tokio::time::timeout_at(deadline.into(), self.stream.next()).await {
+                Ok(Some(Ok(frame))) => frame,
+                _ => break,
+            };
+            let json = match frame {
+                Message::Text(text) => serde_json::from_str::<Value>(&text).ok(),
+                Message::Binary(bytes) => serde_json::from_slice::<Value>(&bytes).ok(),
+                Message::Close(_) => break,
+                Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => None,
+            };
+            if json.as_ref().is_some_and(is_notification) {
+                self.notifications += 1;
+            }
+        }
+        self.notifications
+    }
+
     /// Closes the connection politely (bounded by the request timeout).
     pub async fn close(mut self) {
         let _ = tokio::time::timeout(Duration::from_millis(500), self.stream.close(None)).await;

@@ -655,6 +655,12 @@ faults! {
     SigNonceForgottenAfterWindow => "sig-nonce-forgotten-after-window",
         "client_signature and signed-header nonces are forgotten once the timestamp they came with leaves the 60 s window: the same nonce with a fresh timestamp and signature is accepted again",
         ["auth.client_signature.nonce_single_use", "auth.signed.nonce_single_use"];
+    SubscriptionSilentToSecond => "subscription-silent-to-second",
+        "a subscription to a channel another connection is already pushed is accepted, but nothing is pushed on it",
+        ["events.subscription.pushes"];
+    RawFeedRefused => "raw-feed-refused",
+        "a subscription to the raw event feed (the target file's raw_feed_subscription) is refused even on an authenticated connection",
+        ["auth.raw_feed.authenticated"];
 }
 
 /// The pause a race fault puts between a check and its update: long enough for copies

@@ -36,6 +36,10 @@ impl ServerState {
         if self.fault(Fault::WsWrongIds) {
             id = std::mem::replace(&mut connection.previous_id, id);
         }
+        // A subscription (`subscription.rs`: SPEC.md shows none) is the WebSocket's own.
+        if let Some(outcome) = self.subscribe(connection, &incoming.method, &incoming.params) {
+            return self.envelope(id, outcome);
+        }
         let outcome = call::call(
             self,
             Transport::Ws(connection),

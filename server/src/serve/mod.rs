@@ -48,6 +48,7 @@ mod property;
 mod rate;
 mod reshape;
 mod state;
+mod subscription;
 mod tls;
 mod tokens;
 mod trading;
@@ -255,6 +256,8 @@ pub struct ServerState {
     deferred: deferred::Deferred,
     /// When each request arrived, by peer (reference-only, `arrivals.rs`).
     arrivals: arrivals::Arrivals,
+    /// How many connections are pushed each channel (`subscription.rs`).
+    subscribers: subscription::Subscribers,
     /// The session token a WebSocket connection remembered last, which only the
     /// `ws-session-shared` fault keeps (and lends to every other connection).
     shared_session: Mutex<Option<String>>,
@@ -280,4 +283,10 @@ pub struct Connection {
     /// The connection's label (`ws#N`), which only the `sig-nonce-per-connection` fault
     /// uses, to keep each connection's nonces apart.
     label: String,
+    /// Channels a subscription just accepted, which `ws.rs` starts pushing
+    /// (`subscription.rs`).
+    to_push: Vec<String>,
+    /// Channels the connection is pushed already: subscribed again, they are not pushed
+    /// twice, so a client cannot multiply the pushes.
+    pushing: Vec<String>,
 }

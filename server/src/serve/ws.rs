@@ -20,7 +20,7 @@ use tokio::sync::{Semaphore, mpsc};
 
 use super::observe::{RawAnswer, RawRequest, Wire};
 use super::state::lock;
-use super::{Connection, ServerState, observe};
+use super::{Connection, ServerState, observe, subscription};
 
 /// Requests of one connection in flight at once.
 const IN_FLIGHT: usize = 64;
@@ -140,6 +140,7 @@ async fn serve_socket(state: Arc<ServerState>, socket: WebSocket, handshake: Han
         tokio::spawn(async move {
             // The lock is held only for the synchronous dispatch, never across an await.
             let mut close = false;
+            let mut to_push = Vec::new();
             let response = match &observed {
                 Some((_, Some(error))) => {
                     let id = harness_protocol::jsonrpc::parse_request(&bytes)
@@ -150,6 +151,7 @@ async fn serve_socket(state: Arc<ServerState>, socket: WebSocket, handshake: Han
                     let mut connection = lock(&connection);
                     let response = state.dispatch_message(&mut connection, &bytes);
                     close = std::mem::take(&mut connection.close_after_answer);
+                    to_push = std::mem::take(&mut connection.to_push);
                     response
                 }
             };
@@ -178,6 +180,9 @@ async fn serve_socket(state: Arc<ServerState>, socket: WebSocket, handshake: Han
                 other => harness_protocol::jsonrpc::to_text(&other),
             };
             let _ = answers.send(Outgoing::Answer(text)).await;
+            for channel in to_push {
+                tokio::spawn(push(Arc::clone(&state), channel, answers.downgrade()));
+            }
             if close {
                 let _ = answers.send(Outgoing::Close).await;
             }
@@ -186,4 +191,23 @@ async fn serve_socket(state: Arc<ServerState>, socket: WebSocket, handshake: Han
     }
     drop(answers);
     let _ = writer.await;
+}
+
+/// Pushes `channel` a notification every [`subscription::PUSH_INTERVAL`] until the
+/// connection's writer is gone (`subscription.rs`). It holds the writer only to send, so
+/// the connection ends when its client goes.
+async fn push(state: Arc<ServerState>, channel: String, writer: mpsc::WeakSender<Outgoing>) {
+    let mut sequence = 0;
+    loop {
+        tokio::time::sleep(subscription::PUSH_INTERVAL).await;
+        let Some(writer) = writer.upgrade() else {
+            break;
+        };
+        let text = subscription::notification_text(&channel, sequence, state.now_ms());
+        if writer.send(Outgoing::Answer(text)).await.is_err() {
+            break;
+        }
+        sequence += 1;
+    }
+    state.subscribers.release(&channel);
 }

@@ -376,3 +376,35 @@ fn every_auth_mode_round_trips_through_its_enum() {
         assert_ne!(case.steps[0].auth, Auth::None);
     }
 }
+
+#[test]
+fn notifications_are_expected_over_ws_only_and_in_bounds() {
+    let subscribing = r#"
+id = "events.pushes"
+title = "pushed after subscribing"
+clauses = ["auth.client_signature.window"]
+transports = ["ws"]
+
+[[step]]
+call = "{{fixtures.subscription.method}}"
+expect = { notifications = { at_least = 1, within_ms = 3000, witness = "witness" } }
+"#;
+    let case = parse_case(Path::new("c.toml"), subscribing, &catalog(), &schemas()).unwrap();
+    let expected = case.steps[0].expect.notifications.as_ref().unwrap();
+    assert_eq!((expected.at_least, expected.within_ms), (1, 3000));
+    for (from, to, error) in [
+        ("[\"ws\"]", "[\"ws\", \"http-body\"]", "over ws only"),
+        ("at_least = 1", "at_least = 0", "1 or more"),
+        ("within_ms = 3000", "within_ms = 60000", "1 to 30000"),
+        (
+            "witness = \"witness\"",
+            "witness = \"\"",
+            "name a connection",
+        ),
+        ("within_ms", "within", "unknown field"),
+    ] {
+        let message = load_error(&subscribing.replace(from, to));
+        assert!(message.contains(error), "{message}");
+        assert!(message.starts_with("c.toml:"), "{message}");
+    }
+}
