@@ -163,6 +163,18 @@ pub const METHODS: &[Method] = &[
                     "auth.client_signature.framing",
                 ),
                 param("scope", Str, Free, NotShown, "auth.token_set.shape"),
+                // Not in the table: 4.1's result is described with "a copy of the input
+                // `state`", an input of no stated type.
+                Param {
+                    kind_shown: false,
+                    ..param(
+                        "state",
+                        Str,
+                        Free,
+                        Required::No,
+                        "auth.token_set.state_copy",
+                    )
+                },
             ],
             "auth.client_credentials.accepted",
         )

@@ -140,8 +140,14 @@ fn parameter_tables_match_names_types_lists_and_bounds() {
                 .iter()
                 .filter(|(name, ..)| !name.starts_with('('))
                 .count();
+            // An input the section names in its prose ("a copy of the input `state`").
+            let in_prose = method
+                .params
+                .iter()
+                .filter(|param| section.contains(&format!("the input `{}`", param.name)))
+                .count();
             assert_eq!(
-                named,
+                named + in_prose,
                 method.params.len(),
                 "{}: the table has parameters SPEC.md does not list",
                 method.name

@@ -77,6 +77,18 @@ pub const UNNAMED_FIELDS: &[UnnamedField] = &[
         section: "4.3",
         described: "a new access token for a new, named session (\"Parameter names and response shape: not shown.\")",
     },
+    UnnamedField {
+        record: "token_set",
+        field: "state_copy",
+        section: "4.1",
+        described: "a copy of the input `state`",
+    },
+    UnnamedField {
+        record: "token_set",
+        field: "idp_login",
+        section: "4.1",
+        described: "a flag that the token came from an external identity-provider login",
+    },
 ];
 
 /// The unnamed field `field` of `record`, if SPEC.md describes one.

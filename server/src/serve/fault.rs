@@ -661,6 +661,12 @@ faults! {
     RawFeedRefused => "raw-feed-refused",
         "a subscription to the raw event feed (the target file's raw_feed_subscription) is refused even on an authenticated connection",
         ["auth.raw_feed.authenticated"];
+    AuthStateNotCopiedSigned => "auth-state-not-copied-signed",
+        "public/auth copies the input state into the token set for client_credentials logins but not for client_signature ones",
+        ["auth.token_set.state_copy"];
+    AuthIdpFlagTrue => "auth-idp-flag-true",
+        "public/auth's token set says a client_credentials login came from an external identity provider",
+        ["auth.token_set.idp_login"];
 }
 
 /// The pause a race fault puts between a check and its update: long enough for copies

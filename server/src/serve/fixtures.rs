@@ -150,6 +150,13 @@ fn currency_entries() -> Vec<Value> {
     ]
 }
 
+/// The reference's name for the token set's copy of the input `state` (SPEC.md 4.1
+/// describes it without a name; its target file gives this one).
+pub(crate) const TOKEN_STATE_COPY: &str = "state";
+/// The reference's name for the token set's identity-provider flag (SPEC.md 4.1: "a flag
+/// that the token came from an external identity-provider login").
+pub(crate) const TOKEN_IDP_LOGIN: &str = "is_idp_login";
+
 /// The names of the currency entry's cross-collateral-pool flag and networks list, which
 /// SPEC.md 2.5 describes without showing: the reference's own. The target file gives them.
 pub(crate) const CURRENCY_CROSS_COLLATERAL: &str = "in_cross_collateral_pool";

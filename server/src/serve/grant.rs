@@ -56,11 +56,38 @@ pub(crate) fn auth(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
         // client_credentials, or any other name when the grant-type-any fault is on.
         _ => client_credentials(ctx)?,
     };
+    let signed_login = grant_type == "client_signature";
     let mut token_set = finish(ctx, &issued);
-    if let (Some(data), Some(members)) = (echo, token_set.as_object_mut()) {
-        members.insert("data".to_owned(), Value::from(data));
+    if let Some(members) = token_set.as_object_mut() {
+        if let Some(data) = echo {
+            members.insert("data".to_owned(), Value::from(data));
+        }
+        state_fields(ctx, signed_login, members);
     }
     Ok(token_set)
+}
+
+/// The two fields SPEC.md 4.1 describes without names ("a flag that the token came from an
+/// external identity-provider login, and a copy of the input `state`"), under the names
+/// the reference's target file gives, for a login that sends `state`: the copy, and the
+/// flag, false, since no login of this server goes through an identity provider. A login
+/// without `state` gets neither (SPEC.md gives them no presence rule), so every other
+/// token set stays as it was. The `auth-state-not-copied-signed` fault leaves the copy out
+/// of client_signature logins; `auth-idp-flag-true` sets the flag.
+fn state_fields(ctx: &Ctx<'_>, signed_login: bool, members: &mut serde_json::Map<String, Value>) {
+    let Some(state) = ctx.params.str("state") else {
+        return;
+    };
+    if !(ctx.fault(Fault::AuthStateNotCopiedSigned) && signed_login) {
+        members.insert(
+            super::fixtures::TOKEN_STATE_COPY.to_owned(),
+            Value::from(state),
+        );
+    }
+    members.insert(
+        super::fixtures::TOKEN_IDP_LOGIN.to_owned(),
+        Value::Bool(ctx.fault(Fault::AuthIdpFlagTrue)),
+    );
 }
 
 /// `public/exchange_token`: a token for the caller's main account or one of its

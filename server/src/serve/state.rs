@@ -346,6 +346,19 @@ impl ServerState {
                         ),
                     ]),
                 ),
+                (
+                    "token_set".to_owned(),
+                    BTreeMap::from([
+                        (
+                            "state_copy".to_owned(),
+                            fixtures::TOKEN_STATE_COPY.to_owned(),
+                        ),
+                        (
+                            "idp_login".to_owned(),
+                            fixtures::TOKEN_IDP_LOGIN.to_owned(),
+                        ),
+                    ]),
+                ),
             ]),
         }
     }
