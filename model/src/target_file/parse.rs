@@ -249,7 +249,12 @@ fn fixtures_of(
 ) -> Result<Fixtures, FileError> {
     let line = line_of(text, spanned.span().start);
     let fixtures = spanned.into_inner();
-    super::order_read::check(path, text, &fixtures.order_read, &fixtures.direct_access_order_read)?;
+    super::order_read::check(
+        path,
+        text,
+        &fixtures.order_read,
+        &fixtures.direct_access_order_read,
+    )?;
     if let Some(price) = fixtures.resting_close_price
         && !(price > 0.0 && price.is_finite())
     {

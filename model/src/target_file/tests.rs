@@ -459,7 +459,11 @@ fn a_malformed_order_read_names_its_line() {
             "order_read",
             "",
         ),
-        ("resting_close_price = -1", "resting_close_price", "positive"),
+        (
+            "resting_close_price = -1",
+            "resting_close_price",
+            "positive",
+        ),
     ] {
         let text = with_fixtures(&format!("{fixture}\n"));
         let error = Target::parse(Path::new("t.toml"), &text, &env)

@@ -128,7 +128,10 @@ fn write_fixtures(out: &mut String, fixtures: &Fixtures) {
     }
     for (key, read) in [
         ("order_read", &fixtures.order_read),
-        ("direct_access_order_read", &fixtures.direct_access_order_read),
+        (
+            "direct_access_order_read",
+            &fixtures.direct_access_order_read,
+        ),
     ] {
         if let Some(read) = read {
             out.push_str(&format!("{key} = {}\n", super::order_read::inline(read)));

@@ -85,6 +85,9 @@ impl Bindings for Execution<'_> {
             }
             _ => {}
         }
+        if let Some(value) = super::order_read::binding(fixtures, name) {
+            return Some(value);
+        }
         if let Some(field) = name.strip_prefix("field_names.") {
             let (record, field) = field.split_once('.')?;
             let names = target.field_names.get(record)?;

@@ -29,6 +29,7 @@ mod budget;
 pub(crate) mod exec;
 mod in_flight;
 mod interrupt;
+mod order_read;
 pub(crate) mod pace;
 mod paced_cache;
 mod paced_plan;

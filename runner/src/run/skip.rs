@@ -112,6 +112,9 @@ pub(crate) fn skip_reason(
         "direct_access_key" => fixtures.direct_access_key.is_none(),
         "direct_access_order" => fixtures.direct_access_order.is_none(),
         "expired_otm_option" => fixtures.expired_option_pool().is_empty(),
+        "resting_close_price" => fixtures.resting_close_price.is_none(),
+        "order_read" => fixtures.order_read.is_none(),
+        "direct_access_order_read" => fixtures.direct_access_order_read.is_none(),
         _ => true,
     });
     missing_fixture.map(|name| format!("the target file has no fixtures.{name}"))

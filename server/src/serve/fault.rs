@@ -648,6 +648,12 @@ faults! {
         ["m.lock_portfolio.rest_unaffected"];    CloseWrongInstrument => "close-wrong-instrument",
         "close_position closes the position of another instrument than the one named: its order and trades name that other instrument",
         ["m.close_position.instrument"];
+    LogoutCancelsOrders => "logout-cancels-orders",
+        "private/logout cancels the account's open orders (SPEC.md 4.4: it does not trigger cancel-on-disconnect)",
+        ["auth.logout.keeps_orders"];
+    LockKeepsOpenDirectOrders => "lock-keeps-open-direct-orders",
+        "lock_portfolio leaves the portfolio's open Direct Access orders open (SPEC.md 4.13: they are cancelled at once)",
+        ["m.lock_portfolio.cancels_direct_orders"];
 }
 
 /// The pause a race fault puts between a check and its update: long enough for copies

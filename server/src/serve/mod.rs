@@ -41,6 +41,7 @@ mod ledger;
 mod market;
 mod message;
 mod observe;
+mod orders;
 mod params;
 
 mod principal;
@@ -245,6 +246,9 @@ pub struct ServerState {
     /// reference has no Direct Access orders to reject, and its JSON-RPC orders are
     /// unaffected: only the `lock-blocks-json-rpc` fault reads it.
     portfolio_locked: std::sync::atomic::AtomicBool,
+    /// The open orders the reference keeps (`orders.rs`): resting closes and Direct
+    /// Access orders.
+    orders: Mutex<orders::OrderBook>,
     /// When `get_mmp_status` first reported the status frozen until manual reset, ms since
     /// the epoch (0: not yet); only the `mmp-reset-lapses` fault reads it.
     mmp_reset_reported_ms: AtomicU64,

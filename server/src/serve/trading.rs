@@ -311,6 +311,10 @@ pub(crate) fn close_position(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
         Some(price) if order_type == "limit" && !ctx.fault(Fault::CloseLimitPriceIgnored) => price,
         _ => instrument.mark_price,
     };
+    // A limit sell far above the market rests, an open order logout must keep (4.4).
+    let resting = order_type == "limit"
+        && ctx.params.num("price").is_some()
+        && price >= instrument.mark_price * super::orders::RESTING_FACTOR;
     let now_ms = ctx.state.now_ms();
     let order_id = format!("close-{now_ms}");
     let trade = json!({
@@ -334,7 +338,8 @@ pub(crate) fn close_position(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
         "direction": "sell",
         "amount": amount,
     });
-    let mut result = json!({ "trades": [trade] });
+    let trades = if resting { json!([]) } else { json!([trade]) };
+    let mut result = json!({ "trades": trades });
     if let (false, Some(object)) = (ctx.fault(Fault::CloseOrderMissing), result.as_object_mut()) {
         let order = json!({
             "web": false,
@@ -360,6 +365,9 @@ pub(crate) fn close_position(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
             "amount": amount,
         });
         object.insert("order".to_owned(), order);
+    }
+    if resting {
+        super::orders::rest_close(ctx, &mut result, amount);
     }
     Ok(result)
 }
