@@ -103,7 +103,7 @@ static METHODS: LazyLock<Vec<ServedMethod>> = LazyLock::new(|| {
         .chain(std::iter::once(ServedMethod {
             spec: &super::orders::ORDER_READ,
             params: vec![declared(super::orders::ORDER_ID_PARAM, Kind::Str)],
-            run: super::orders::get_order_state,
+            run: trading::get_order_state,
         }))
         .collect()
 });

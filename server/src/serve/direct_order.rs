@@ -16,7 +16,6 @@ use super::ServerState;
 use super::fault::Fault;
 use super::fixtures::DEFAULT_INSTRUMENT;
 use super::orders::{ORDER_ID_PARAM, Placed};
-use super::state::lock;
 use harness_model::target_file::DirectAccessOrder;
 use harness_protocol::auth::sign;
 use harness_protocol::jsonrpc::ErrorObject;
@@ -55,7 +54,9 @@ impl ServerState {
             ));
         }
         let entry = json!({"order_state": "open", "instrument_name": DEFAULT_INSTRUMENT});
-        let id = lock(&self.orders).open(Placed::DirectAccess, "direct", entry.clone());
+        let id = self
+            .orders
+            .open(Placed::DirectAccess, "direct", entry.clone());
         let mut order = entry;
         order["order_id"] = json!(id);
         Ok(json!({ "order": order }))

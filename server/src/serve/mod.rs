@@ -248,7 +248,7 @@ pub struct ServerState {
     portfolio_locked: std::sync::atomic::AtomicBool,
     /// The open orders the reference keeps (`orders.rs`): resting closes and Direct
     /// Access orders.
-    orders: Mutex<orders::OrderBook>,
+    orders: orders::OrderBook,
     /// When `get_mmp_status` first reported the status frozen until manual reset, ms since
     /// the epoch (0: not yet); only the `mmp-reset-lapses` fault reads it.
     mmp_reset_reported_ms: AtomicU64,

@@ -11,13 +11,12 @@
 //! The book is bounded: the oldest order goes when it is full (the fuzzer places many).
 
 use std::collections::VecDeque;
+use std::sync::{Mutex, PoisonError};
 
 use serde_json::{Value, json};
 
 use super::ServerState;
-use super::ctx::Ctx;
 use super::fault::Fault;
-use super::state::lock;
 use harness_model::target_file::OrderRead;
 use harness_protocol::jsonrpc::ErrorObject;
 use harness_protocol::spec;
@@ -29,7 +28,7 @@ pub(crate) const ORDER_READ_METHOD: &str = "private/get_order_state";
 pub(crate) const ORDER_ID_PARAM: &str = "order_id";
 
 /// The state of an open order, and of a cancelled one.
-const OPEN: &str = "open";
+pub(crate) const OPEN: &str = "open";
 const CANCELLED: &str = "cancelled";
 
 /// A close limit order priced at this many times the mark or more rests (the close is a
@@ -80,26 +79,34 @@ struct Order {
     entry: Value,
 }
 
-/// The orders the reference keeps, oldest first.
+/// The orders the reference keeps, oldest first, behind a lock of their own.
 #[derive(Debug, Default)]
-pub(crate) struct OrderBook {
+pub(crate) struct OrderBook(Mutex<Book>);
+
+#[derive(Debug, Default)]
+struct Book {
     orders: VecDeque<Order>,
     next_id: u64,
 }
 
 impl OrderBook {
+    fn book(&self) -> std::sync::MutexGuard<'_, Book> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// Keeps `entry` as an open order and returns its id (written into the entry).
-    pub(crate) fn open(&mut self, placed: Placed, prefix: &str, mut entry: Value) -> String {
-        self.next_id += 1;
-        let id = format!("{prefix}-{}", self.next_id);
+    pub(crate) fn open(&self, placed: Placed, prefix: &str, mut entry: Value) -> String {
+        let mut book = self.book();
+        book.next_id += 1;
+        let id = format!("{prefix}-{}", book.next_id);
         if let Some(object) = entry.as_object_mut() {
             object.insert("order_id".to_owned(), json!(id));
             object.insert("order_state".to_owned(), json!(OPEN));
         }
-        if self.orders.len() == BOOK_CAPACITY {
-            self.orders.pop_front();
+        if book.orders.len() == BOOK_CAPACITY {
+            book.orders.pop_front();
         }
-        self.orders.push_back(Order {
+        book.orders.push_back(Order {
             id: id.clone(),
             placed,
             state: OPEN,
@@ -109,8 +116,8 @@ impl OrderBook {
     }
 
     /// Cancels every open order placed so.
-    pub(crate) fn cancel_all(&mut self, placed: Placed) {
-        for order in &mut self.orders {
+    pub(crate) fn cancel_all(&self, placed: Placed) {
+        for order in &mut self.book().orders {
             if order.placed == placed && order.state == OPEN {
                 order.state = CANCELLED;
             }
@@ -118,16 +125,22 @@ impl OrderBook {
     }
 
     /// The order of this id, as placed so, with its current state.
-    fn read(&self, id: &str, placed: impl Fn(Placed) -> bool) -> Option<Value> {
-        let order = self
+    pub(crate) fn read(&self, id: &str, placed: Placed) -> Option<Value> {
+        let book = self.book();
+        let order = book
             .orders
             .iter()
-            .find(|order| order.id == id && placed(order.placed))?;
+            .find(|order| order.id == id && order.placed == placed)?;
         let mut entry = order.entry.clone();
         if let Some(object) = entry.as_object_mut() {
             object.insert("order_state".to_owned(), json!(order.state));
         }
         Some(entry)
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.book().orders.len()
     }
 }
 
@@ -142,41 +155,12 @@ pub(crate) fn read_fixture(direct_access: bool) -> OrderRead {
     }
 }
 
-/// `private/get_order_state` over JSON-RPC: one of the caller's `close_position` orders.
-pub(crate) fn get_order_state(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
-    let user_id = ctx.caller()?.user_id;
-    let id = ctx
-        .params
-        .str(ORDER_ID_PARAM)
-        .ok_or_else(|| ErrorObject::invalid_params(ORDER_ID_PARAM, "required"))?;
-    lock(&ctx.state.orders)
-        .read(id, |placed| placed == Placed::JsonRpc(user_id))
-        .ok_or_else(|| ErrorObject::invalid_params(ORDER_ID_PARAM, "no such order"))
-}
-
-/// Keeps the closing order of `result` open: nothing filled, its id the book's.
-pub(crate) fn rest_close(ctx: &Ctx<'_>, result: &mut Value, amount: f64) {
-    let Ok(user_id) = ctx.caller().map(|caller| caller.user_id) else {
-        return;
-    };
-    let Some(order) = result.get_mut("order").and_then(Value::as_object_mut) else {
-        return;
-    };
-    order.insert("filled_amount".to_owned(), json!(0.0));
-    order.insert("average_price".to_owned(), json!(0.0));
-    order.insert("max_show".to_owned(), json!(amount));
-    let entry = Value::Object(order.clone());
-    let id = lock(&ctx.state.orders).open(Placed::JsonRpc(user_id), "close", entry);
-    order.insert("order_id".to_owned(), json!(id));
-    order.insert("order_state".to_owned(), json!(OPEN));
-}
-
 impl ServerState {
     /// Logout keeps the caller's orders open (SPEC.md 4.4), unless the
     /// `logout-cancels-orders` fault is on.
     pub(crate) fn on_logout(&self, user_id: u64) {
         if self.fault(Fault::LogoutCancelsOrders) {
-            lock(&self.orders).cancel_all(Placed::JsonRpc(user_id));
+            self.orders.cancel_all(Placed::JsonRpc(user_id));
         }
     }
 
@@ -184,7 +168,7 @@ impl ServerState {
     /// `lock-keeps-open-direct-orders` fault is on.
     pub(crate) fn on_lock(&self) {
         if !self.fault(Fault::LockKeepsOpenDirectOrders) {
-            lock(&self.orders).cancel_all(Placed::DirectAccess);
+            self.orders.cancel_all(Placed::DirectAccess);
         }
     }
 
@@ -192,8 +176,8 @@ impl ServerState {
     /// has been checked.
     pub(crate) fn direct_order_state(&self, id: Option<&str>) -> Result<Value, ErrorObject> {
         let id = id.ok_or_else(|| ErrorObject::invalid_params(ORDER_ID_PARAM, "required"))?;
-        lock(&self.orders)
-            .read(id, |placed| placed == Placed::DirectAccess)
+        self.orders
+            .read(id, Placed::DirectAccess)
             .ok_or_else(|| ErrorObject::invalid_params(ORDER_ID_PARAM, "no such order"))
     }
 }
@@ -204,7 +188,7 @@ mod tests {
 
     #[test]
     fn a_cancel_reaches_only_the_open_orders_placed_its_way_and_the_book_is_bounded() {
-        let mut book = OrderBook::default();
+        let book = OrderBook::default();
         let mine = book.open(Placed::JsonRpc(1), "close", json!({}));
         let direct = book.open(Placed::DirectAccess, "direct", json!({}));
         book.cancel_all(Placed::DirectAccess);
@@ -221,7 +205,7 @@ mod tests {
         for _ in 0..BOOK_CAPACITY {
             book.open(Placed::DirectAccess, "direct", json!({}));
         }
-        assert_eq!(book.orders.len(), BOOK_CAPACITY);
+        assert_eq!(book.len(), BOOK_CAPACITY);
         assert_eq!(state(&book, &mine, Placed::JsonRpc(1)), None);
     }
 }

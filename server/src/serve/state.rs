@@ -187,7 +187,7 @@ impl ServerState {
             disabled_logins: Mutex::new(HashSet::new()),
             closed_positions: Mutex::new(HashSet::new()),
             portfolio_locked: AtomicBool::new(false),
-            orders: Mutex::new(super::orders::OrderBook::default()),
+            orders: super::orders::OrderBook::default(),
             mmp_reset_reported_ms: AtomicU64::new(0),
             deferred: super::deferred::Deferred::default(),
             arrivals: super::arrivals::Arrivals::default(),
