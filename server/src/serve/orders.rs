@@ -193,7 +193,7 @@ mod tests {
         let direct = book.open(Placed::DirectAccess, "direct", json!({}));
         book.cancel_all(Placed::DirectAccess);
         let state = |book: &OrderBook, id: &str, placed: Placed| {
-            book.read(id, |p| p == placed)
+            book.read(id, placed)
                 .map(|entry| entry["order_state"].clone())
         };
         assert_eq!(state(&book, &mine, Placed::JsonRpc(1)), Some(json!(OPEN)));
