@@ -246,6 +246,9 @@ currency = "BTC"
             "member_id",
             "instrument_name",
             "direct_access_key",
+            "order_read",
+            "direct_access_order_read",
+            "resting_close_price",
             "no_such_fixture",
         ] {
             let case = case(&format!("fixtures = [\"currency\", \"{fixture}\"]"), READ);
