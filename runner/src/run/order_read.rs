@@ -64,3 +64,60 @@ pub(super) fn name_the_id(
         params.insert(read.param.clone(), id);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn read(method: &str, param: &str) -> OrderRead {
+        OrderRead {
+            method: method.to_owned(),
+            param: param.to_owned(),
+            id_path: None,
+            open_states: vec!["open".to_owned()],
+            cancelled_states: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn templates_see_the_reads_and_the_id_goes_in_the_parameter_of_the_transports_read() {
+        let fixtures = Fixtures {
+            order_read: Some(read("private/get_order_state", "id")),
+            direct_access_order_read: Some(read("private/order", CASE_PARAM)),
+            ..Fixtures::default()
+        };
+        assert_eq!(
+            binding(&fixtures, "fixtures.order_read.open_states"),
+            Some(json!(["open"]))
+        );
+        assert_eq!(
+            binding(&fixtures, "fixtures.order_read.cancelled_states"),
+            Some(json!([]))
+        );
+        assert_eq!(
+            binding(&fixtures, "fixtures.direct_access_order_read.id_path"),
+            None
+        );
+        assert_eq!(binding(&fixtures, "fixtures.resting_close_price"), None);
+        let sent = |method: &str, transport| {
+            let mut params = serde_json::Map::from_iter([(CASE_PARAM.to_owned(), json!("o-1"))]);
+            name_the_id(&fixtures, method, transport, &mut params);
+            Value::Object(params)
+        };
+        assert_eq!(
+            sent("private/get_order_state", TransportKind::Ws),
+            json!({"id": "o-1"})
+        );
+        // Over Direct Access the Direct Access read's parameter is the case's own name.
+        assert_eq!(
+            sent("private/get_order_state", TransportKind::Rest),
+            json!({"order_id": "o-1"})
+        );
+        assert_eq!(
+            sent("private/close_position", TransportKind::Ws),
+            json!({"order_id": "o-1"})
+        );
+    }
+}
