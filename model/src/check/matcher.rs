@@ -66,6 +66,10 @@ pub struct Matcher {
     /// captured by an earlier step).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub among: Option<Value>,
+    /// The value equals no element of this array (in case files, a template naming a list
+    /// the target file gives: the order states it names open).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_among: Option<Value>,
     /// The name of a timestamp (ms) beside each value found: a value whose object holds it
     /// positive and not later than now is not judged (a time that has passed: an MMP status
     /// `frozen_until` a moment gone is no longer triggered, SPEC.md 2.4, 4.6).
@@ -286,6 +290,17 @@ impl Matcher {
                 return value_is(value, format!("which is not among {}", short(list)));
             }
         }
+        if let Some(list) = &self.not_among {
+            let Some(items) = list.as_array() else {
+                return Some(format!(
+                    "cannot be looked up in {}, not a list",
+                    short(list)
+                ));
+            };
+            if items.iter().any(|item| loosely_equal(value, item)) {
+                return value_is(value, format!("which is among {}", short(list)));
+            }
+        }
         if let Some(word) = &self.word {
             let Some(text) = value.as_str() else {
                 return value_is(value, format!("expected a string with the word \"{word}\""));
@@ -461,6 +476,23 @@ mod tests {
         let missing = holding(json!("data 43")).check(&root);
         assert_eq!(missing.len(), 1);
         assert!(missing[0].contains("holds no \"data 43\""), "{missing:?}");
+    }
+
+    #[test]
+    fn not_among_refuses_each_value_in_the_list_and_an_empty_list_refuses_none() {
+        let not_among = |list: Value| Matcher {
+            path: "result.order_state".to_owned(),
+            not_among: Some(list),
+            ..Matcher::default()
+        };
+        let root = json!({"result": {"order_state": "open"}});
+        assert!(not_among(json!(["cancelled"])).check(&root).is_empty());
+        assert!(not_among(json!([])).check(&root).is_empty());
+        assert_eq!(
+            not_among(json!(["untriggered", "open"])).check(&root),
+            vec!["result.order_state is \"open\", which is among [\"untriggered\",\"open\"]"]
+        );
+        assert_eq!(not_among(json!("open")).check(&root).len(), 1);
     }
 
     #[test]

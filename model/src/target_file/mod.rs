@@ -56,6 +56,12 @@
 //! # none), and one to a channel of the raw event feed (5.1: authenticated connections only):
 //! subscription = { method = "public/subscribe", params = { channels = ["book.BTC-PERPETUAL.100ms"] } }
 //! raw_feed_subscription = { method = "private/subscribe", params = { channels = ["trades.BTC-PERPETUAL.raw"] } }
+//! # a request that reads an order back by id (SPEC.md describes none) and the order_state
+//! # values that mean open and cancelled (3: "not shown beyond the sample state filled"):
+//! order_read = { method = "private/get_order_state", param = "order_id", open_states = ["open"], cancelled_states = ["cancelled"] }
+//! # the same over Direct Access, and where the id is in direct_access_order's answer:
+//! direct_access_order_read = { method = "private/get_order_state", param = "order_id", id_path = "result.order.order_id", open_states = ["open"], cancelled_states = ["cancelled"] }
+//! resting_close_price = 10000000                 # a close_position limit price that rests
 //!
 //! [limits]                                       # pacing of private/get_transaction_log
 //! transaction_log_per_second = 1.0
@@ -85,6 +91,7 @@ use harness_protocol::file_error::FileError;
 
 mod limits;
 mod names;
+mod order_read;
 mod parse;
 mod property;
 mod second_factor;
@@ -234,6 +241,21 @@ pub struct Fixtures {
     /// authenticated connections have "access to the raw event feed"; it shows no channel).
     #[serde(default, skip_serializing)]
     pub raw_feed_subscription: Option<SubscriptionRequest>,
+    /// A limit price at which the closing order of `close_position` rests rather than
+    /// fills, for every position of the pool (far from the market on the side of the
+    /// close): an open order for the rule of SPEC.md 4.4 that logout keeps it.
+    #[serde(default, skip_serializing)]
+    pub resting_close_price: Option<f64>,
+    /// A request of the JSON-RPC interface that reads an order back by id (SPEC.md
+    /// describes none), and which `order_state` values mean open and cancelled (serialized
+    /// as an inline table by [`Target::to_toml`]).
+    #[serde(default, skip_serializing)]
+    pub order_read: Option<OrderRead>,
+    /// The same over the Direct Access interface, sent with the API key as
+    /// `lock_portfolio` is, with `id_path`: where the answer to `direct_access_order` holds
+    /// the order's id (SPEC.md shows no such answer).
+    #[serde(default, skip_serializing)]
+    pub direct_access_order_read: Option<OrderRead>,
     /// The Direct Access API key (not serialized: see [`Target::to_toml`]).
     #[serde(skip)]
     pub direct_access_key: Option<Secret>,
@@ -249,6 +271,29 @@ pub struct DirectAccessOrder {
     /// Its parameters, sent as query parameters.
     #[serde(default)]
     pub params: serde_json::Map<String, serde_json::Value>,
+}
+
+/// A request that reads an order back by id, which SPEC.md does not describe ("Order
+/// state set and transitions of orders: not shown beyond the sample state filled", 3):
+/// the method, the parameter carrying the id, and which `order_state` values of its result
+/// mean open and cancelled. A state it names neither way is not judged.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OrderRead {
+    /// The method, e.g. `private/get_order_state`.
+    pub method: String,
+    /// The parameter carrying the order id, e.g. `order_id`.
+    pub param: String,
+    /// The path of the order id in the answer that placed the order (Direct Access only:
+    /// `close_position`'s is `result.order.order_id`, SPEC.md 2.7).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id_path: Option<String>,
+    /// The `order_state` values of an open order (at least one).
+    pub open_states: Vec<String>,
+    /// The `order_state` values of a cancelled order (may be empty: a cancelled order is
+    /// then not told from a filled one, and only warns).
+    #[serde(default)]
+    pub cancelled_states: Vec<String>,
 }
 
 /// An option that expired out of the money, and the currency whose log holds its entries.

@@ -12,8 +12,8 @@ use harness_protocol::file_error::{FileError, line_of};
 
 use super::second_factor::{SecondFactorFile, second_factor_of};
 use super::{
-    Account, DirectAccessOrder, ExpiredOption, Fixtures, RateLimits, SubscriptionRequest, Target,
-    TlsTrust, key_line, names, resolve_secret, subscription,
+    Account, DirectAccessOrder, ExpiredOption, Fixtures, OrderRead, RateLimits,
+    SubscriptionRequest, Target, TlsTrust, key_line, names, resolve_secret, subscription,
 };
 
 fn races_default() -> bool {
@@ -78,6 +78,9 @@ struct FixturesFile {
     #[serde(default)]
     expired_otm_options: Vec<ExpiredOption>,
     direct_access_order: Option<DirectAccessOrder>,
+    resting_close_price: Option<f64>,
+    order_read: Option<OrderRead>,
+    direct_access_order_read: Option<OrderRead>,
     direct_access_key: Option<String>,
     direct_access_key_env: Option<String>,
     subscription: Option<SubscriptionRequest>,
@@ -255,6 +258,21 @@ fn fixtures_of(
         "raw_feed_subscription",
         fixtures.raw_feed_subscription.as_ref(),
     )?;
+    super::order_read::check(
+        path,
+        text,
+        &fixtures.order_read,
+        &fixtures.direct_access_order_read,
+    )?;
+    if let Some(price) = fixtures.resting_close_price
+        && !(price > 0.0 && price.is_finite())
+    {
+        return Err(FileError::new(
+            path,
+            key_line(text, "resting_close_price"),
+            "resting_close_price must be a positive number",
+        ));
+    }
     Ok(Fixtures {
         subaccount_id: fixtures.subaccount_id,
         member_id: fixtures.member_id,
@@ -272,6 +290,9 @@ fn fixtures_of(
         expired_otm_option: fixtures.expired_otm_option,
         expired_otm_options: fixtures.expired_otm_options,
         direct_access_order: fixtures.direct_access_order,
+        resting_close_price: fixtures.resting_close_price,
+        order_read: fixtures.order_read,
+        direct_access_order_read: fixtures.direct_access_order_read,
         direct_access_key: resolve_secret(
             path,
             line,

@@ -457,3 +457,81 @@ fn a_malformed_subscription_is_named_at_its_line() {
         assert!(error.contains(message), "{error}");
     }
 }
+
+#[test]
+fn order_reads_and_the_resting_price_are_read_and_round_trip() {
+    let text = with_fixtures(
+        r#"resting_close_price = 10000000
+order_read = { method = "private/get_order_state", param = "order_id", open_states = ["open", "untriggered"], cancelled_states = ["cancelled"] }
+direct_access_order_read = { method = "private/get_order_state", param = "order_id", id_path = "result.order.order_id", open_states = ["open"] }
+"#,
+    );
+    let target = Target::parse(Path::new("t.toml"), &text, &env).unwrap();
+    let read = target.fixtures.order_read.as_ref().unwrap();
+    assert_eq!(read.method, "private/get_order_state");
+    assert_eq!(read.open_states, ["open", "untriggered"]);
+    assert_eq!(read.id_path, None);
+    let direct = target.fixtures.direct_access_order_read.as_ref().unwrap();
+    assert_eq!(direct.id_path.as_deref(), Some("result.order.order_id"));
+    assert!(direct.cancelled_states.is_empty());
+    assert_eq!(target.fixtures.resting_close_price, Some(10_000_000.0));
+    let again = Target::parse(Path::new("again.toml"), &target.to_toml(), &|_| None).unwrap();
+    assert_eq!(again.fixtures, target.fixtures);
+}
+
+#[test]
+fn a_malformed_order_read_names_its_line() {
+    let line_of = |text: &str, key: &str| {
+        text.lines()
+            .position(|line| line.starts_with(key))
+            .map(|index| index + 1)
+            .unwrap()
+    };
+    for (fixture, key, message) in [
+        (
+            r#"order_read = { method = "m", param = "order_id", open_states = [] }"#,
+            "order_read",
+            "open_states names no state",
+        ),
+        (
+            r#"order_read = { method = " ", param = "order_id", open_states = ["open"] }"#,
+            "order_read",
+            "method is empty",
+        ),
+        (
+            r#"order_read = { method = "m", param = "id", open_states = ["open"], cancelled_states = ["open"] }"#,
+            "order_read",
+            "both open and cancelled",
+        ),
+        (
+            r#"direct_access_order_read = { method = "m", param = "id", open_states = ["open"] }"#,
+            "direct_access_order_read",
+            "id_path is missing",
+        ),
+        (
+            r#"order_read = { method = "m", param = "id", open_state = ["open"] }"#,
+            "order_read",
+            "unknown field",
+        ),
+        (
+            r#"order_read = { method = "m", param = 3, open_states = ["open"] }"#,
+            "order_read",
+            "",
+        ),
+        (
+            "resting_close_price = -1",
+            "resting_close_price",
+            "positive",
+        ),
+    ] {
+        let text = with_fixtures(&format!("{fixture}\n"));
+        let error = Target::parse(Path::new("t.toml"), &text, &env)
+            .unwrap_err()
+            .to_string();
+        let line = line_of(&text, key);
+        assert!(
+            error.starts_with(&format!("t.toml:{line}: ")) && error.contains(message),
+            "{fixture}: {error}"
+        );
+    }
+}

@@ -128,6 +128,20 @@ fn write_fixtures(out: &mut String, fixtures: &Fixtures) {
             out.push_str(&super::subscription::inline(key, request));
         }
     }
+    if let Some(price) = fixtures.resting_close_price {
+        out.push_str(&format!("resting_close_price = {price:?}\n"));
+    }
+    for (key, read) in [
+        ("order_read", &fixtures.order_read),
+        (
+            "direct_access_order_read",
+            &fixtures.direct_access_order_read,
+        ),
+    ] {
+        if let Some(read) = read {
+            out.push_str(&format!("{key} = {}\n", super::order_read::inline(read)));
+        }
+    }
     if let Some(key) = &fixtures.direct_access_key {
         out.push_str(&format!("direct_access_key = {}\n", quote(key.expose())));
     }

@@ -101,6 +101,9 @@ impl Bindings for Execution<'_> {
         {
             return Some(Value::from(request.method.clone()));
         }
+        if let Some(value) = super::order_read::binding(fixtures, name) {
+            return Some(value);
+        }
         if let Some(field) = name.strip_prefix("field_names.") {
             let (record, field) = field.split_once('.')?;
             let names = target.field_names.get(record)?;

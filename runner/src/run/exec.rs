@@ -600,6 +600,8 @@ impl Execution<'_> {
                 params.entry(name.clone()).or_insert_with(|| value.clone());
             }
         }
+        let fixtures = &self.shared.target.fixtures;
+        super::order_read::name_the_id(fixtures, method, self.transport, &mut params);
         let authorization = self.authenticate(step, &mut params, token_use).await?;
         // After the login authentication may send, so `{{request_id}}` is this request's.
         let raw = match step.raw() {

@@ -30,6 +30,7 @@ pub(crate) mod exec;
 mod in_flight;
 mod interrupt;
 mod notifications;
+mod order_read;
 pub(crate) mod pace;
 mod paced_cache;
 mod paced_plan;

@@ -114,6 +114,9 @@ pub(crate) fn skip_reason(
         "expired_otm_option" => fixtures.expired_option_pool().is_empty(),
         "subscription" => fixtures.subscription.is_none(),
         "raw_feed_subscription" => fixtures.raw_feed_subscription.is_none(),
+        "resting_close_price" => fixtures.resting_close_price.is_none(),
+        "order_read" => fixtures.order_read.is_none(),
+        "direct_access_order_read" => fixtures.direct_access_order_read.is_none(),
         _ => true,
     });
     missing_fixture.map(|name| format!("the target file has no fixtures.{name}"))
@@ -247,6 +250,9 @@ currency = "BTC"
             "direct_access_key",
             "subscription",
             "raw_feed_subscription",
+            "order_read",
+            "direct_access_order_read",
+            "resting_close_price",
             "no_such_fixture",
         ] {
             let case = case(&format!("fixtures = [\"currency\", \"{fixture}\"]"), READ);

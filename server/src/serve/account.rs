@@ -386,6 +386,7 @@ impl ServerState {
         }
         self.portfolio_locked
             .store(true, std::sync::atomic::Ordering::Relaxed);
+        self.on_lock();
         Ok(if self.fault(Fault::LockResultTrue) {
             Value::Bool(true)
         } else {

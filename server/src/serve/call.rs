@@ -99,6 +99,12 @@ static METHODS: LazyLock<Vec<ServedMethod>> = LazyLock::new(|| {
                 run: *run,
             })
         })
+        // The read of an order the target file names (`orders.rs`), outside SPEC.md's table.
+        .chain(std::iter::once(ServedMethod {
+            spec: &super::orders::ORDER_READ,
+            params: vec![declared(super::orders::ORDER_ID_PARAM, Kind::Str)],
+            run: trading::get_order_state,
+        }))
         .collect()
 });
 

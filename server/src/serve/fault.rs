@@ -667,6 +667,12 @@ faults! {
     AuthIdpFlagTrue => "auth-idp-flag-true",
         "public/auth's token set says a client_credentials login came from an external identity provider",
         ["auth.token_set.idp_login"];
+    LogoutCancelsOrders => "logout-cancels-orders",
+        "private/logout cancels the account's open orders (SPEC.md 4.4: it does not trigger cancel-on-disconnect)",
+        ["auth.logout.keeps_orders"];
+    LockKeepsOpenDirectOrders => "lock-keeps-open-direct-orders",
+        "lock_portfolio leaves the portfolio's open Direct Access orders open (SPEC.md 4.13: they are cancelled at once)",
+        ["m.lock_portfolio.cancels_direct_orders"];
 }
 
 /// The pause a race fault puts between a check and its update: long enough for copies

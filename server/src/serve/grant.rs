@@ -230,6 +230,7 @@ pub(crate) fn fork_token(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
 /// `private/logout`: ends the access token and its refresh token.
 pub(crate) fn logout(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
     let access_token = ctx.caller()?.access_token.clone();
+    ctx.state.on_logout(ctx.caller()?.user_id);
     if let Some(token) = access_token {
         if !ctx.fault(Fault::LogoutNoop) {
             let refresh = lock(&ctx.state.tokens)

@@ -52,6 +52,14 @@ pub(crate) fn router(state: Arc<ServerState>) -> Router {
             ),
             any(direct_order),
         )
+        .route(
+            &format!(
+                "/direct{}/{}",
+                spec::API_PREFIX,
+                super::orders::ORDER_READ_METHOD
+            ),
+            any(direct_read),
+        )
         .route("/reference/arrivals", get(super::arrivals::endpoint))
         .route(
             &format!("{}/{{*method}}", spec::API_PREFIX),
@@ -352,6 +360,21 @@ async fn direct_order(State(state): State<Arc<ServerState>>, request: Request) -
 /// The reference's Direct Access order (`direct_order.rs`); its parameters are not read.
 fn answer_direct_order(state: &ServerState, parts: &Parts, _: BodyRead) -> Answer {
     let outcome = state.direct_order(authorization(&parts.headers));
+    let status = match &outcome {
+        Err(error) if error.code == code::UNAUTHORIZED => StatusCode::UNAUTHORIZED,
+        other => status_for(state, other),
+    };
+    reply(state, status, Value::Null, outcome)
+}
+
+async fn direct_read(State(state): State<Arc<ServerState>>, request: Request) -> Response {
+    observed(&state, request, answer_direct_read).await
+}
+
+/// The reference's Direct Access read of an order (`orders.rs`), its id in the query.
+fn answer_direct_read(state: &ServerState, parts: &Parts, _: BodyRead) -> Answer {
+    let outcome = query_params(parts.uri.query().unwrap_or_default())
+        .and_then(|params| state.direct_read(authorization(&parts.headers), &params));
     let status = match &outcome {
         Err(error) if error.code == code::UNAUTHORIZED => StatusCode::UNAUTHORIZED,
         other => status_for(state, other),

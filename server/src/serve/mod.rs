@@ -41,6 +41,7 @@ mod ledger;
 mod market;
 mod message;
 mod observe;
+mod orders;
 mod params;
 
 mod principal;
@@ -245,10 +246,13 @@ pub struct ServerState {
     disabled_logins: Mutex<HashSet<u64>>,
     /// Instruments whose position was closed (kept for the `positions-close-once` variant).
     closed_positions: Mutex<HashSet<String>>,
-    /// Whether `lock_portfolio` has locked the Direct Access portfolio (SPEC.md 4.13). The
-    /// reference has no Direct Access orders to reject, and its JSON-RPC orders are
-    /// unaffected: only the `lock-blocks-json-rpc` fault reads it.
+    /// Whether `lock_portfolio` has locked the Direct Access portfolio (SPEC.md 4.13): new
+    /// Direct Access orders are refused (`direct_order.rs`), and JSON-RPC orders are
+    /// unaffected (only the `lock-blocks-json-rpc` fault reads it for them).
     portfolio_locked: std::sync::atomic::AtomicBool,
+    /// The open orders the reference keeps (`orders.rs`): resting closes and Direct
+    /// Access orders.
+    orders: orders::OrderBook,
     /// When `get_mmp_status` first reported the status frozen until manual reset, ms since
     /// the epoch (0: not yet); only the `mmp-reset-lapses` fault reads it.
     mmp_reset_reported_ms: AtomicU64,

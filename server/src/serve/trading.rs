@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 use super::ctx::{CountFaults, Ctx, PagedFaults, PagedParams};
 use super::fault::Fault;
 use super::fixtures::{DEFAULT_INSTRUMENT, round};
+use super::orders;
 use super::state::MAIN_ID;
 use harness_protocol::jsonrpc::{self, ErrorObject};
 use harness_protocol::spec;
@@ -311,6 +312,10 @@ pub(crate) fn close_position(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
         Some(price) if order_type == "limit" && !ctx.fault(Fault::CloseLimitPriceIgnored) => price,
         _ => instrument.mark_price,
     };
+    // A limit sell far above the market rests, an open order logout must keep (4.4).
+    let resting = order_type == "limit"
+        && ctx.params.num("price").is_some()
+        && price >= instrument.mark_price * orders::RESTING_FACTOR;
     let now_ms = ctx.state.now_ms();
     let order_id = format!("close-{now_ms}");
     let trade = json!({
@@ -334,7 +339,8 @@ pub(crate) fn close_position(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
         "direction": "sell",
         "amount": amount,
     });
-    let mut result = json!({ "trades": [trade] });
+    let trades = if resting { json!([]) } else { json!([trade]) };
+    let mut result = json!({ "trades": trades });
     if let (false, Some(object)) = (ctx.fault(Fault::CloseOrderMissing), result.as_object_mut()) {
         let order = json!({
             "web": false,
@@ -361,5 +367,41 @@ pub(crate) fn close_position(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
         });
         object.insert("order".to_owned(), order);
     }
+    if resting {
+        rest_close(ctx, &mut result, amount);
+    }
     Ok(result)
+}
+
+/// Keeps the closing order of `result` open: nothing filled, its id the book's.
+fn rest_close(ctx: &Ctx<'_>, result: &mut Value, amount: f64) {
+    let Ok(user_id) = ctx.caller().map(|caller| caller.user_id) else {
+        return;
+    };
+    let Some(order) = result.get_mut("order").and_then(Value::as_object_mut) else {
+        return;
+    };
+    order.insert("filled_amount".to_owned(), json!(0.0));
+    order.insert("average_price".to_owned(), json!(0.0));
+    order.insert("max_show".to_owned(), json!(amount));
+    let entry = Value::Object(order.clone());
+    let id = ctx
+        .state
+        .orders
+        .open(orders::Placed::JsonRpc(user_id), "close", entry);
+    order.insert("order_id".to_owned(), json!(id));
+    order.insert("order_state".to_owned(), json!(orders::OPEN));
+}
+
+/// The read of an order the target file names (`orders.rs`), over JSON-RPC: one of the caller's `close_position` orders.
+pub(crate) fn get_order_state(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
+    let user_id = ctx.caller()?.user_id;
+    let id = ctx
+        .params
+        .str(orders::ORDER_ID_PARAM)
+        .ok_or_else(|| ErrorObject::invalid_params(orders::ORDER_ID_PARAM, "required"))?;
+    ctx.state
+        .orders
+        .read(id, orders::Placed::JsonRpc(user_id))
+        .ok_or_else(|| ErrorObject::invalid_params(orders::ORDER_ID_PARAM, "no such order"))
 }
