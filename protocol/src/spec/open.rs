@@ -438,6 +438,18 @@ pub const OPEN_POINTS: &[OpenPoint] = &[
         )],
         ("positions-close-once", REFERENCE),
     ),
+    point(
+        "close_position.price_tick",
+        "4.12",
+        "| price | number | optional; price for a limit order |",
+        "what does a limit close at a price off the instrument's tick get (SPEC.md gives no tick)?",
+        "an order at the price as sent",
+        &[(
+            "limit-price-rounded",
+            "rounds the limit price to the instrument's tick (a fifth of its book's spread)",
+        )],
+        (REFERENCE, "limit-price-rounded"),
+    ),
 ];
 
 #[cfg(test)]

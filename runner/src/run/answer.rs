@@ -90,6 +90,7 @@ impl Execution<'_> {
         resolved.holds = resolve(&matcher.holds).map_err(Stop::from)?;
         resolved.among = resolve(&matcher.among).map_err(Stop::from)?;
         resolved.not_among = resolve(&matcher.not_among).map_err(Stop::from)?;
+        resolved.within_gap_of = resolve(&matcher.within_gap_of).map_err(Stop::from)?;
         if resolved.unless_elapsed.is_some() {
             resolved.now_ms = Some(self.session.timestamp(0));
         }

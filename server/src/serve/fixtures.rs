@@ -164,10 +164,23 @@ pub(crate) const CURRENCY_CROSS_COLLATERAL: &str = "in_cross_collateral_pool";
 /// See [`CURRENCY_CROSS_COLLATERAL`].
 pub(crate) const CURRENCY_NETWORKS: &str = "networks";
 
+/// Half the book's spread: the best bid and ask sit this far either side of the mark.
+fn half_spread(instrument: &Instrument) -> f64 {
+    (instrument.mark_price * 0.0002).max(0.0001)
+}
+
+/// `price` rounded to the instrument's tick under the `limit-price-rounded` variant: a
+/// fifth of the book's spread, as a tick is at most the distance between a best bid and
+/// a best ask (both lie on it).
+pub(crate) fn on_tick(instrument: &Instrument, price: f64) -> f64 {
+    let tick = half_spread(instrument) * 2.0 / 5.0;
+    (price / tick).round() * tick
+}
+
 /// The book summary entry of SPEC.md section 2.8 for an instrument.
 pub(crate) fn book_summary(instrument: &Instrument) -> Value {
     let mark = instrument.mark_price;
-    let spread = (mark * 0.0002).max(0.0001);
+    let spread = half_spread(instrument);
     json!({
         "instrument_name": instrument.name,
         "base_currency": instrument.base_currency,

@@ -309,7 +309,13 @@ pub(crate) fn close_position(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
         Some(price) if !(amount / price).is_finite() => {
             return Err(ErrorObject::invalid_params("price", "out of range"));
         }
-        Some(price) if order_type == "limit" && !ctx.fault(Fault::CloseLimitPriceIgnored) => price,
+        Some(price) if order_type == "limit" && !ctx.fault(Fault::CloseLimitPriceIgnored) => {
+            if ctx.variant(super::Variant::LimitPriceRounded) {
+                super::fixtures::on_tick(instrument, price)
+            } else {
+                price
+            }
+        }
         _ => instrument.mark_price,
     };
     // A limit sell far above the market rests, an open order logout must keep (4.4).

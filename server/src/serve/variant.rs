@@ -56,6 +56,7 @@ variants! {
     NullsAndStrings => "nulls-and-strings";
     UnknownIsEmpty => "unknown-is-empty";
     PositionsCloseOnce => "positions-close-once";
+    LimitPriceRounded => "limit-price-rounded";
 }
 
 impl Variant {

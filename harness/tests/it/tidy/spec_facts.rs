@@ -112,6 +112,8 @@ const OWN_METHODS: &[(&str, &str)] = &[
         "the subscription methods the reference serves and names as its target file's \
          `subscription` and `raw_feed_subscription` (SPEC.md 6: subscription operations are \
          not shown)",
+    ),
+    (
         "server/src/serve/orders.rs",
         "the read of an order the reference serves and names as its target file's `order_read` \
          and `direct_access_order_read` (SPEC.md 3: order states \"not shown beyond the sample \
