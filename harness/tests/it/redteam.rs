@@ -22,7 +22,7 @@ use harness::check::{Catalog, Level};
 
 /// Decisions still `open:` in the record. Settling one (`fixed: <what was done>` or
 /// `rebutted: ...`) lowers the number; lower this with it, never raise it.
-const OPEN_ALLOWED: usize = 11;
+const OPEN_ALLOWED: usize = 0;
 
 /// The keys of an entry of `must.toml`.
 const CLAUSE_KEYS: [&str; 6] = [

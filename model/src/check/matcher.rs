@@ -76,6 +76,10 @@ pub struct Matcher {
     /// numbers the comparison is exact.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub within_gap_of: Option<Value>,
+    /// Judge only the values whose object holds this member with this value (in case files,
+    /// `only_where = { type = "delivery" }`): a rule of the entries of one type.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub only_where: Option<serde_json::Map<String, Value>>,
     /// The name of a timestamp (ms) beside each value found: a value whose object holds it
     /// positive and not later than now is not judged (a time that has passed: an MMP status
     /// `frozen_until` a moment gone is no longer triggered, SPEC.md 2.4, 4.6).
@@ -176,7 +180,7 @@ impl Matcher {
         let found = lookup(root, &self.path);
         let mut mismatches = Vec::new();
         for (at, value) in &found {
-            if self.elapsed_beside(root, at) {
+            if self.elapsed_beside(root, at) || !self.selected(root, at) {
                 continue;
             }
             match (value, self.exists) {
@@ -198,6 +202,21 @@ impl Matcher {
             }
         }
         mismatches
+    }
+
+    /// Whether the object holding the value at `at` holds every member of `only_where`
+    /// with its value (always, without `only_where`).
+    fn selected(&self, root: &Value, at: &str) -> bool {
+        let Some(wanted) = &self.only_where else {
+            return true;
+        };
+        let parent = at.rsplit_once('.').map_or("", |(parent, _)| parent);
+        wanted.iter().all(|(member, expected)| {
+            lookup(root, &join(parent, member))
+                .first()
+                .and_then(|(_, value)| *value)
+                .is_some_and(|value| loosely_equal(value, expected))
+        })
     }
 
     /// Whether the object holding the value at `at` has the `unless_elapsed` timestamp,
@@ -493,6 +512,24 @@ mod tests {
                 .len()
                 == 1
         );
+    }
+
+    #[test]
+    fn only_where_judges_the_entries_of_one_type_only() {
+        let matcher = Matcher {
+            path: "result.logs[*].index_price".to_owned(),
+            exists: Some(true),
+            only_where: serde_json::from_value(json!({ "type": "delivery" })).ok(),
+            ..Matcher::default()
+        };
+        let root = json!({ "result": { "logs": [
+            { "type": "trade" },
+            { "type": "delivery", "index_price": 1.0 },
+            { "type": "delivery" },
+        ] } });
+        let mismatches = matcher.check(&root);
+        assert_eq!(mismatches.len(), 1, "{mismatches:?}");
+        assert!(mismatches[0].contains("logs[2]"), "{mismatches:?}");
     }
 
     #[test]

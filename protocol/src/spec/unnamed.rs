@@ -78,6 +78,18 @@ pub const UNNAMED_FIELDS: &[UnnamedField] = &[
         described: "a new access token for a new, named session (\"Parameter names and response shape: not shown.\")",
     },
     UnnamedField {
+        record: "transaction_log",
+        field: "delivery_settlement_price",
+        section: "2.3",
+        described: "settlement and index price during delivery",
+    },
+    UnnamedField {
+        record: "transaction_log",
+        field: "delivery_index_price",
+        section: "2.3",
+        described: "settlement and index price during delivery",
+    },
+    UnnamedField {
         record: "token_set",
         field: "state_copy",
         section: "4.1",

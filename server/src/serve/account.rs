@@ -332,6 +332,9 @@ pub(crate) fn get_transaction_log(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObjec
     {
         first.insert("timestamp".to_owned(), json!(end.saturating_add(1)));
     }
+    if ctx.fault(Fault::TxlogDeliveryIndexPriceAfterFirst) {
+        drop_after_first_delivery(&mut logs, super::fixtures::LOG_DELIVERY_INDEX_PRICE);
+    }
     if ctx.fault(Fault::TxlogMissingBalance) {
         for entry in &mut logs {
             if let Value::Object(object) = entry {
@@ -346,6 +349,18 @@ pub(crate) fn get_transaction_log(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObjec
             continuation.map_or(Value::Null, Value::from),
         ),
     ]))
+}
+
+/// Removes `field` from every delivery entry of a page but the first: the fault
+/// `txlog-delivery-index-price-after-first`, a rule kept on the first entry only.
+fn drop_after_first_delivery(logs: &mut [Value], field: &str) {
+    logs.iter_mut()
+        .filter_map(Value::as_object_mut)
+        .filter(|entry| entry.get("type").and_then(Value::as_str) == Some("delivery"))
+        .skip(1)
+        .for_each(|entry| {
+            entry.remove(field);
+        });
 }
 
 fn non_negative(value: Option<i64>, name: &str) -> Result<Option<u64>, ErrorObject> {

@@ -673,6 +673,9 @@ faults! {
     LockKeepsOpenDirectOrders => "lock-keeps-open-direct-orders",
         "lock_portfolio leaves the portfolio's open Direct Access orders open (SPEC.md 4.13: they are cancelled at once)",
         ["m.lock_portfolio.cancels_direct_orders"];
+    TxlogDeliveryIndexPriceAfterFirst => "txlog-delivery-index-price-after-first",
+        "get_transaction_log's delivery entries carry the index price (the target file's delivery_index_price) on the first delivery of a page only",
+        ["m.get_transaction_log.delivery_prices"];
 }
 
 /// The pause a race fault puts between a check and its update: long enough for copies

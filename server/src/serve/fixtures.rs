@@ -150,6 +150,13 @@ fn currency_entries() -> Vec<Value> {
     ]
 }
 
+/// The reference's names for a delivery entry's settlement and index prices (SPEC.md 2.3:
+/// "settlement and index price during delivery", names not given); its target file gives
+/// them.
+pub(crate) const LOG_DELIVERY_SETTLEMENT_PRICE: &str = "delivery_price";
+/// See [`LOG_DELIVERY_SETTLEMENT_PRICE`].
+pub(crate) const LOG_DELIVERY_INDEX_PRICE: &str = "index_price";
+
 /// The reference's name for the token set's copy of the input `state` (SPEC.md 4.1
 /// describes it without a name; its target file gives this one).
 pub(crate) const TOKEN_STATE_COPY: &str = "state";

@@ -492,6 +492,18 @@ impl Draft {
                 object.insert("mark_price".to_owned(), json!(mark));
                 object.insert("cashflow".to_owned(), json!(round(change, 8)));
             }
+            // SPEC.md 2.3: "settlement and index price during delivery", names not given:
+            // the reference's own, which its target file gives.
+            if self.kind == "delivery" {
+                object.insert(
+                    super::fixtures::LOG_DELIVERY_SETTLEMENT_PRICE.to_owned(),
+                    json!(mark),
+                );
+                object.insert(
+                    super::fixtures::LOG_DELIVERY_INDEX_PRICE.to_owned(),
+                    json!(round(mark * 0.999, 2)),
+                );
+            }
             if traded {
                 let role = if rng.random_bool(0.5) {
                     "maker"

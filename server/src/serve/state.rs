@@ -351,6 +351,19 @@ impl ServerState {
                     ]),
                 ),
                 (
+                    "transaction_log".to_owned(),
+                    BTreeMap::from([
+                        (
+                            "delivery_settlement_price".to_owned(),
+                            fixtures::LOG_DELIVERY_SETTLEMENT_PRICE.to_owned(),
+                        ),
+                        (
+                            "delivery_index_price".to_owned(),
+                            fixtures::LOG_DELIVERY_INDEX_PRICE.to_owned(),
+                        ),
+                    ]),
+                ),
+                (
                     "token_set".to_owned(),
                     BTreeMap::from([
                         (
