@@ -19,28 +19,35 @@ impl Execution<'_> {
     pub(super) fn resolved_matchers(&mut self, step: &Step) -> Result<Vec<Matcher>, Stop> {
         let expect = &step.expect;
         let mut matchers = Vec::with_capacity(expect.matchers.len());
+        let case = self.case;
         for matcher in &expect.matchers {
-            let missing = match self.shared.target.missing_field_name(&matcher.path) {
-                Some(name) => Some(format!(
-                    "SPEC.md does not show the field name and the target file does not give {name} in [field_names]"
-                )),
-                None => self
-                    .missing_fixture(matcher)
-                    .map(|name| format!("the target file has no {name}")),
-            };
-            match missing {
-                Some(why) => {
-                    self.notes
-                        .push(format!("{} not checked: {why}", matcher.path));
-                    // Its clauses are not covered by this execution.
-                    let clauses = matcher.clauses.as_deref();
-                    let clauses = clauses.unwrap_or_else(|| self.case.step_clauses(step));
-                    self.unchecked.extend(clauses.iter().cloned());
-                }
-                None => matchers.push(self.resolve_matcher(matcher)?),
+            if !self.left_out(matcher, case.step_clauses(step)) {
+                matchers.push(self.resolve_matcher(matcher)?);
             }
         }
         Ok(matchers)
+    }
+
+    /// Whether `matcher` names a field SPEC.md does not name and the target file does not
+    /// give, or a fixture it does not give: then it is left out with a note, and its clauses
+    /// (or `step_clauses`) are not covered by this execution.
+    pub(super) fn left_out(&mut self, matcher: &Matcher, step_clauses: &[String]) -> bool {
+        let missing = match self.shared.target.missing_field_name(&matcher.path) {
+            Some(name) => Some(format!(
+                "SPEC.md does not show the field name and the target file does not give {name} in [field_names]"
+            )),
+            None => self
+                .missing_fixture(matcher)
+                .map(|name| format!("the target file has no {name}")),
+        };
+        let Some(why) = missing else {
+            return false;
+        };
+        self.notes
+            .push(format!("{} not checked: {why}", matcher.path));
+        let clauses = matcher.clauses.as_deref().unwrap_or(step_clauses);
+        self.unchecked.extend(clauses.iter().cloned());
+        true
     }
 
     /// A call step whose parameters name a fixture the target file does not give is left

@@ -139,7 +139,7 @@ impl Execution<'_> {
             }
             _ => Vec::new(),
         };
-        let each = self.each_matchers(walk)?;
+        let each = self.each_matchers(walk, step)?;
         let first = self
             .walk_once(step, walk, &base_params, &each, walk.count)
             .await?;
@@ -580,15 +580,21 @@ impl Execution<'_> {
 impl Execution<'_> {
     /// The walk's `each` matchers resolved, each path turned from the entry's to the
     /// answer's (`result.<items>[*].<path>`), so one check holds every entry of a page.
-    fn each_matchers(&self, walk: &Walk) -> Result<Vec<Matcher>, Stop> {
-        walk.each
-            .iter()
-            .map(|matcher| {
-                let mut resolved = self.resolve_matcher(matcher)?;
-                resolved.path = format!("result.{}[*].{}", walk.items, resolved.path);
-                Ok(resolved)
-            })
-            .collect()
+    /// A matcher naming a field or fixture the target file does not give is left out with
+    /// a note (`left_out`), as a step's are.
+    fn each_matchers(&mut self, walk: &Walk, step: &Step) -> Result<Vec<Matcher>, Stop> {
+        let case = self.case;
+        let step_clauses = case.step_clauses(step);
+        let mut matchers = Vec::with_capacity(walk.each.len());
+        for matcher in &walk.each {
+            if self.left_out(matcher, step_clauses) {
+                continue;
+            }
+            let mut resolved = self.resolve_matcher(matcher)?;
+            resolved.path = format!("result.{}[*].{}", walk.items, resolved.path);
+            matchers.push(resolved);
+        }
+        Ok(matchers)
     }
 }
 
