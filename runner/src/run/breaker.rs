@@ -84,6 +84,17 @@ struct Streak {
     last: String,
     /// Why the channel is dead, once it is.
     dead: Option<String>,
+    /// Whether any request over it was ever answered.
+    answered: bool,
+}
+
+impl Streak {
+    /// Dead, or never answered at all: a channel whose few requests all went unanswered
+    /// does not keep a run alive whose other channels died (a fuzz run sends a handful
+    /// over WebSocket, fewer than the limit, while HTTP dies).
+    fn silent(&self) -> bool {
+        self.dead.is_some() || (!self.answered && self.count > 0)
+    }
 }
 
 impl Breaker {
@@ -145,6 +156,7 @@ impl Breaker {
         let streak = channels.entry(self.channel(transport)).or_default();
         match failure {
             None => {
+                streak.answered = true;
                 streak.count = 0;
                 streak.kinds.clear();
                 streak.last.clear();
@@ -174,20 +186,29 @@ impl Breaker {
             streak.kinds.push(failure.kind);
         }
         streak.last.clone_from(&failure.message);
-        if streak.count < self.limit || streak.dead.is_some() {
-            return;
+        if streak.count >= self.limit && streak.dead.is_none() {
+            let reason = self.reason(streak);
+            streak.dead = Some(format!(
+                "over {}: {reason} (the last: {})",
+                channel.name(),
+                streak.last
+            ));
         }
-        let reason = Interruption::StoppedAnswering {
-            requests: streak.count,
-            symptom: self.symptom(&streak.kinds),
-        };
-        streak.dead = Some(format!(
-            "over {}: {reason} (the last: {})",
-            channel.name(),
-            streak.last
-        ));
-        if channels.values().all(|streak| streak.dead.is_some()) {
+        let fired = channels
+            .values()
+            .find(|streak| streak.dead.is_some())
+            .filter(|_| channels.values().all(Streak::silent))
+            .map(|dead| self.reason(dead));
+        if let Some(reason) = fired {
             self.interrupt.fire(reason);
+        }
+    }
+
+    /// The interruption a dead streak stands for.
+    fn reason(&self, streak: &Streak) -> Interruption {
+        Interruption::StoppedAnswering {
+            requests: streak.count.max(self.limit),
+            symptom: self.symptom(&streak.kinds),
         }
     }
 
@@ -329,6 +350,33 @@ mod tests {
         breaker.observe(TransportKind::HttpBody, Some(&timeout));
         assert!(breaker.dead(TransportKind::HttpBody).is_some());
         assert!(interrupt.reason().unwrap().is_stopped_answering());
+    }
+
+    #[test]
+    fn a_channel_never_answered_does_not_keep_the_run_alive_once_the_others_died() {
+        let (silent, interrupt) = breaker(3);
+        silent.observe(TransportKind::HttpQuery, None);
+        silent.observe(
+            TransportKind::Ws,
+            Some(&failure(TransportErrorKind::Timeout)),
+        );
+        for _ in 0..3 {
+            silent.observe(
+                TransportKind::HttpQuery,
+                Some(&failure(TransportErrorKind::Timeout)),
+            );
+        }
+        assert!(interrupt.reason().is_some());
+        // A channel that once answered keeps the run going until it dies too.
+        let (answering, interrupt) = breaker(3);
+        answering.observe(TransportKind::Ws, None);
+        for _ in 0..3 {
+            answering.observe(
+                TransportKind::HttpQuery,
+                Some(&failure(TransportErrorKind::Timeout)),
+            );
+        }
+        assert!(interrupt.reason().is_none());
     }
 
     #[test]

@@ -173,11 +173,11 @@ impl Ctx<'_> {
             default + default / 2
         } else if self.fault(faults.default_lowered) {
             default / 2
-        } else if self.fault(faults.default_first_page_only) && self.params.has("continuation") {
-            max
-        } else if self.fault(Fault::TxlogDefaultIgnoredWithSubaccount)
-            && self.params.has("subaccount_id")
+        } else if (self.fault(faults.default_first_page_only) && self.params.has("continuation"))
+            || (self.fault(Fault::TxlogDefaultIgnoredWithSubaccount)
+                && self.params.has("subaccount_id"))
         {
+            // Both faults take the table's maximum where the default is due.
             max
         } else {
             default

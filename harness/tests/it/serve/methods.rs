@@ -278,7 +278,7 @@ async fn whole_history_validates_and_covers_every_type() {
     assert!(currencies.len() >= 6, "{currencies:?}");
     let sub_log = walk(format!("&subaccount_id={sub_id}")).await;
     assert!(
-        sub_log.len() > 100 && sub_log.len() < 250,
+        sub_log.len() > 200 && sub_log.len() < 400,
         "{}",
         sub_log.len()
     );
