@@ -29,6 +29,8 @@ const RECORDED_TAIL_BYTES: usize = 1024;
 #[derive(Debug, Default)]
 pub(super) struct RecordBudget {
     kept: usize,
+    /// The size of the last answer recorded, before any cut.
+    last_answer_bytes: usize,
 }
 
 impl RecordBudget {
@@ -37,6 +39,10 @@ impl RecordBudget {
     /// then only its first [`RECORDED_TAIL_BYTES`].
     pub(super) fn record(&mut self, exchange: Exchange, run: &AtomicUsize) -> Exchange {
         let run_left = RECORDED_BYTES_PER_RUN.saturating_sub(run.load(Ordering::Relaxed));
+        self.last_answer_bytes = exchange
+            .response
+            .as_ref()
+            .map_or(0, |received| received.body.len());
         let cap = RECORDED_BYTES_PER_EXECUTION
             .saturating_sub(self.kept)
             .min(run_left)
@@ -49,6 +55,12 @@ impl RecordBudget {
         self.kept += kept;
         run.fetch_add(kept, Ordering::Relaxed);
         recorded
+    }
+
+    /// The size of the last answer [`RecordBudget::record`] was given, whole: what holding
+    /// that answer costs, whatever was kept of it.
+    pub(super) fn last_answer_bytes(&self) -> usize {
+        self.last_answer_bytes
     }
 }
 

@@ -10,8 +10,13 @@
 //! history up to now, seconds apart, ask the same question. A later execution waits while
 //! the first one's request is under way, and records the shared exchange with a note; an
 //! execution that sends the same request twice sends it twice.
+//!
+//! What the run keeps is bounded by [`SHARED_ANSWER_BYTES`], not by what the target sends:
+//! an answer that would take the kept answers past it is not kept, and the next execution
+//! that asks sends its own request (paced like any other).
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value};
@@ -23,6 +28,12 @@ use harness_model::case::{Step, StepKind};
 use harness_model::check::ParsedAnswer;
 use harness_protocol::spec;
 use harness_protocol::wire::Exchange;
+
+/// Answer bytes (the answers' text, whole) the run keeps to share. The reference server's
+/// paced answers take under 2 MB in all (a full run: 161 transaction-log answers, walks'
+/// pages included, 1.96 MB); a target answering every request with a megabyte
+/// would otherwise have the run hold each distinct paced answer, parsed, until it ends.
+const SHARED_ANSWER_BYTES: usize = 8 * 1024 * 1024;
 
 /// A shared answer, the exchange it came in, and the execution (case id, transport) that
 /// sent it: an execution that sends the same request again means to (a case reading twice,
@@ -40,6 +51,8 @@ struct Shared {
 pub(crate) struct PacedAnswers {
     on: bool,
     slots: Mutex<HashMap<String, Arc<AsyncMutex<Option<Shared>>>>>,
+    /// The bytes of the answers kept so far (at most [`SHARED_ANSWER_BYTES`]).
+    kept_bytes: AtomicUsize,
 }
 
 impl PacedAnswers {
@@ -57,6 +70,16 @@ impl PacedAnswers {
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         slots.entry(key.to_owned()).or_default().clone()
+    }
+
+    /// Takes room for an answer of `bytes` among the kept ones; false when there is none.
+    fn make_room(&self, bytes: usize) -> bool {
+        self.kept_bytes
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |kept| {
+                kept.checked_add(bytes)
+                    .filter(|total| *total <= SHARED_ANSWER_BYTES)
+            })
+            .is_ok()
     }
 }
 
@@ -176,7 +199,12 @@ impl Execution<'_> {
                 None => break answer,
             }
         };
-        if let (Some(held), Some(exchange)) = (held.as_mut(), self.exchanges.last()) {
+        if let (Some(held), Some(exchange)) = (held.as_mut(), self.exchanges.last())
+            && self
+                .shared
+                .paced_answers
+                .make_room(self.budget.last_answer_bytes())
+        {
             **held = Some(Shared {
                 answer: answer.clone(),
                 exchange: exchange.clone(),
@@ -223,6 +251,16 @@ mod tests {
             key("ws", "main", "m", &fixed, &fixed),
             key("ws", "main", "m", &fixed, &map(json!({"end_timestamp": 6})))
         );
+    }
+
+    #[test]
+    fn kept_answers_stay_within_their_budget() {
+        let answers = PacedAnswers::shared();
+        assert!(answers.make_room(SHARED_ANSWER_BYTES - 10));
+        assert!(!answers.make_room(11), "past the budget");
+        assert!(answers.make_room(10), "what is left still fits");
+        assert!(!answers.make_room(1));
+        assert!(!answers.make_room(usize::MAX));
     }
 
     #[test]
