@@ -183,15 +183,22 @@ fn fuzz_config(args: &FuzzRunArgs, seed: u64) -> Result<FuzzConfig, CliError> {
     Ok(config)
 }
 
-/// The command line that repeats this run's requests: seed, counts, shard and target.
+/// The command line that repeats this run's requests: seed, counts, shard, the transports,
+/// steering, the corpus and the target.
 fn rerun_command(args: &FuzzRunArgs, seed: u64, choice: &TargetChoice) -> String {
-    let shard = if args.shard == Shard::WHOLE {
-        String::new()
-    } else {
-        format!(" --shard {}", args.shard)
-    };
+    let mut flags = String::new();
+    if args.shard != Shard::WHOLE {
+        flags.push_str(&format!(" --shard {}", args.shard));
+    }
+    for transport in &args.transports {
+        flags.push_str(&format!(" --transport {transport}"));
+    }
+    if args.steer {
+        flags.push_str(" --steer");
+    }
+    flags.push_str(&args.corpus.flags());
     format!(
-        "harness fuzz --seed {seed} --requests {} --stateful {}{shard}{}",
+        "harness fuzz --seed {seed} --requests {} --stateful {}{flags}{}",
         args.requests,
         args.stateful.min(100),
         choice.flags()

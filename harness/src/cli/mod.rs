@@ -170,6 +170,18 @@ impl CorpusArgs {
         })
         .map_err(CliError::usage)
     }
+
+    /// The flags that name this corpus again, for a command that repeats a run.
+    pub(crate) fn flags(&self) -> String {
+        let mut flags = String::new();
+        if let Some(dir) = &self.cases {
+            flags.push_str(&format!(" --cases {}", dir.display()));
+        }
+        for dir in &self.add_cases {
+            flags.push_str(&format!(" --add-cases {}", dir.display()));
+        }
+        flags
+    }
 }
 
 /// A multi-threaded tokio runtime.

@@ -785,3 +785,37 @@ async fn fuzz_against_a_target_silent_after_its_first_answers_ends_with_exit_3()
         "{json}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn fuzz_fails_an_envelope_naming_id_and_result_fifty_thousand_times() {
+    // The fuzzer judges the exchange its step handed back: the names the answer repeats
+    // must come back with it, as its parsed JSON does (they once stayed behind, and every
+    // such answer passed).
+    let hostile = Hostile::start_with(Behaviour::DuplicateMembers, true).await;
+    let (output, _dir) = binary_against(
+        hostile,
+        "hostile-fuzz-duplicates",
+        &[
+            "fuzz",
+            "--quiet",
+            "--requests",
+            "8",
+            "--stateful",
+            "0",
+            "--seed",
+            "1",
+            "--transport",
+            "ws",
+            "--timeout-ms",
+            "10000",
+        ],
+    )
+    .await;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("more than once"), "{stdout}");
+    assert!(
+        stdout.contains("rerun: harness fuzz --seed 1 --requests 8 --stateful 0 --transport ws"),
+        "{stdout}"
+    );
+}

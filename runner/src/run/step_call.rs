@@ -145,6 +145,10 @@ impl<'a> Execution<'a> {
             && received.json.is_none()
         {
             received.json = serde_json::from_str(&received.body).ok();
+            if received.json.is_some() {
+                received.duplicate_members =
+                    harness_protocol::jsonrpc::duplicate_envelope_members(received.body.as_bytes());
+            }
         }
         Ok(Called {
             params: step.params.clone(),
@@ -178,8 +182,13 @@ impl<'a> Execution<'a> {
             if let Some(json) = &answer.json {
                 self.capture_found(step, json);
             }
+            // Back beside the bytes: what `send` moved into the parsed answer, so the
+            // caller judges the exchange as the runner would (the envelope's repeated
+            // names included).
             if let Some(received) = exchange.response.as_mut() {
                 received.json = answer.json;
+                received.duplicate_members = answer.duplicate_members;
+                received.binary_frame = answer.binary_frame;
             }
         }
         Ok(Called {
