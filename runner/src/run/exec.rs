@@ -4,7 +4,8 @@
 //! execution's captures, fixtures and accounts), its authentication applied (`auth.rs`),
 //! its request sent and recorded (`send.rs`) over its transport and connection, its answer
 //! checked ([`check::answer`]) and its captures kept for later steps. Walks and probes are
-//! in `walk.rs`; whether the execution runs at all, in `skip.rs`; pacing in `pace.rs`. The
+//! in `walk.rs`; whether the execution runs at all, in `skip.rs`; the passes over the options
+//! that expired out of the money, in `passes.rs`; pacing in `pace.rs`. The
 //! first step with a failing finding ends the execution, since later steps usually build
 //! on its answer; only `always` steps (clean-up) run after it.
 
@@ -16,6 +17,7 @@ use serde_json::Value;
 use super::Shared;
 use super::budget::RecordBudget;
 use super::pace;
+use super::passes::Ended;
 use super::result::{error_result, finish};
 use super::skip::skip_reason;
 use super::template;
@@ -109,30 +111,14 @@ pub(crate) async fn execute(shared: &Shared, case: &Case, transport: TransportKi
     let started = Instant::now();
     // A case that leaves its account to the run goes as the account the plan gave it.
     let spread;
-    let case = if case.spreads() {
-        let role = shared
-            .accounts
-            .get(&(case.id.clone(), transport))
-            .map_or(harness_model::case::Auth::SPREAD_ROLES[0], String::as_str);
-        spread = case.on_account(role);
-        &spread
-    } else {
-        case
-    };
-    let skipped = skip_reason(&shared.target, case, transport).or_else(|| {
-        shared
-            .over_budget
-            .get(&(case.id.clone(), transport))
-            .cloned()
-    });
-    let position = match skipped {
-        Some(reason) => Err(reason),
-        None if case.needs.fixtures.iter().any(|name| name == "position") => {
-            shared.draw_position(&case.id, transport).map(Some)
+    let case = match on_planned_account(shared, case, transport) {
+        Some(on_account) => {
+            spread = on_account;
+            &spread
         }
-        None => Ok(None),
+        None => case,
     };
-    let position = match position {
+    let position = match admitted(shared, case, transport) {
         Ok(position) => position,
         Err(reason) => {
             return finish(
@@ -162,88 +148,62 @@ pub(crate) async fn execute(shared: &Shared, case: &Case, transport: TransportKi
             "goes as the {role} account: the case runs as any account, and the plan put it on the budget with the most room"
         ));
     }
-    let mut error = None;
-    let mut stopped = false;
-    let passes = option_passes(shared, case);
-    if passes.len() > 1 {
-        let names: Vec<&str> = passes
-            .iter()
-            .flatten()
-            .map(|option| option.instrument_name.as_str())
-            .collect();
-        execution.notes.push(format!(
-            "checked on each of the {} options the target file names as expired out of the money, in turn: {}",
-            names.len(),
-            names.join(", ")
-        ));
-    }
-    // A case on the options that expired out of the money runs its steps once per option
-    // of the pool, each pass a walk of a day either side of its expiry: the rule is
-    // checked on every option the target file names, at a few pages each.
-    // An option the walk cannot check (no `expired_at`) is skipped with the reason in a
-    // note, and the others are still checked; the execution is a skip when none was.
-    let mut checked = 0;
-    let mut option_skips = Vec::new();
-    for option in passes {
-        if stopped {
-            break;
-        }
-        let name = option.as_ref().map(|option| option.instrument_name.clone());
-        execution.expired_option = option;
-        let mut pass_skipped = None;
-        for (index, step) in case.steps.iter().enumerate() {
-            if stopped || pass_skipped.is_some() {
-                if step.always {
-                    execution.clean_up(step).await;
-                }
-                continue;
-            }
-            if execution.leave_out_without_fixture(step) {
-                continue;
-            }
-            let outcome = match step.race() {
-                // The rounds of a race run the steps before it again (`race.rs`).
-                Some(race) => Box::pin(execution.race(&case.steps[..index], step, race)).await,
-                None => execution.step(step).await,
-            };
-            match outcome {
-                Ok(()) => {}
-                Err(Stop::Failed | Stop::Held) => stopped = true,
-                Err(Stop::Error(message)) => {
-                    error = Some(message);
-                    stopped = true;
-                }
-                Err(Stop::Skip(reason)) => pass_skipped = Some(reason),
-            }
-        }
-        match pass_skipped {
-            Some(reason) => option_skips.push((name, reason)),
-            None => checked += 1,
-        }
-    }
-    let skipped = if checked == 0 {
-        option_skips.into_iter().next().map(|(_, reason)| reason)
-    } else {
-        for (name, reason) in option_skips {
-            execution.notes.push(format!(
-                "{} is not checked: {reason}",
-                name.unwrap_or_default()
-            ));
-        }
-        None
-    };
+    let ended = execution.run_passes().await;
     execution.close().await;
+    conclude(execution, ended, started)
+}
+
+/// The case as the account the run's plan put it on, for a case that leaves its account to
+/// the run; `None` for any other.
+fn on_planned_account(shared: &Shared, case: &Case, transport: TransportKind) -> Option<Case> {
+    case.spreads().then(|| {
+        let role = shared
+            .accounts
+            .get(&(case.id.clone(), transport))
+            .map_or(harness_model::case::Auth::SPREAD_ROLES[0], String::as_str);
+        case.on_account(role)
+    })
+}
+
+/// Whether the execution runs: the position it may close, when it needs one, or why it is
+/// skipped (the target cannot run it, the paced budget has no room, no position is left).
+fn admitted(
+    shared: &Shared,
+    case: &Case,
+    transport: TransportKind,
+) -> Result<Option<String>, String> {
+    let skipped = skip_reason(&shared.target, case, transport).or_else(|| {
+        shared
+            .over_budget
+            .get(&(case.id.clone(), transport))
+            .cloned()
+    });
+    match skipped {
+        Some(reason) => Err(reason),
+        None if case.needs.fixtures.iter().any(|name| name == "position") => {
+            shared.draw_position(&case.id, transport).map(Some)
+        }
+        None => Ok(None),
+    }
+}
+
+/// The execution's result from what its steps found: an error or a skip where one ended
+/// it, else the worst verdict of its findings; clauses whose check was left out are not
+/// counted as checked.
+fn conclude(execution: Execution<'_>, ended: Ended, started: Instant) -> CaseResult {
     let Execution {
+        case,
+        transport,
         findings,
         notes,
         exchanges,
         unchecked,
         ..
     } = execution;
-    if let Some(message) = error {
+    if let Some(message) = ended.error {
         return error_result(case, transport, message, exchanges, started);
     }
-    if let Some(reason) = skipped.filter(|_| findings.is_empty()) {
+    if let Some(reason) = ended.skipped.filter(|_| findings.is_empty()) {
         return finish(
             case,
             transport,
@@ -281,22 +241,15 @@ pub(crate) async fn execute(shared: &Shared, case: &Case, transport: TransportKi
     result
 }
 
-/// The passes of an execution's steps: one per option of the target's pool of options that
-/// expired out of the money for a case that needs one (`[fixtures] expired_otm_option` and
-/// `expired_otm_options`), else one pass with none.
-fn option_passes(shared: &Shared, case: &Case) -> Vec<Option<ExpiredOption>> {
-    if case
-        .needs
-        .fixtures
-        .iter()
-        .any(|name| name == "expired_otm_option")
-    {
-        let pool = shared.target.fixtures.expired_option_pool();
-        if !pool.is_empty() {
-            return pool.into_iter().cloned().map(Some).collect();
-        }
-    }
-    vec![None]
+/// How one pass of the steps ended.
+pub(super) enum PassEnd {
+    /// Every step ran.
+    Completed,
+    /// A step stopped the execution: a failing finding, a rule that held early, or the
+    /// harness's error (its message).
+    Stopped(Option<String>),
+    /// A step found the rest meaningless against this target.
+    Skipped(String),
 }
 
 /// A connection of its own a step names: its WebSocket and its HTTP client.
@@ -407,6 +360,36 @@ impl Execution<'_> {
         {
             ws.close().await;
         }
+    }
+
+    /// Runs the case's steps once, in order: the first that stops or skips ends the pass,
+    /// after which only `always` steps (clean-up) run.
+    pub(super) async fn run_steps(&mut self) -> PassEnd {
+        let case = self.case;
+        let mut end = PassEnd::Completed;
+        for (index, step) in case.steps.iter().enumerate() {
+            if !matches!(end, PassEnd::Completed) {
+                if step.always {
+                    self.clean_up(step).await;
+                }
+                continue;
+            }
+            if self.leave_out_without_fixture(step) {
+                continue;
+            }
+            let outcome = match step.race() {
+                // The rounds of a race run the steps before it again (`race.rs`).
+                Some(race) => Box::pin(self.race(&case.steps[..index], step, race)).await,
+                None => self.step(step).await,
+            };
+            end = match outcome {
+                Ok(()) => PassEnd::Completed,
+                Err(Stop::Failed | Stop::Held) => PassEnd::Stopped(None),
+                Err(Stop::Error(message)) => PassEnd::Stopped(Some(message)),
+                Err(Stop::Skip(reason)) => PassEnd::Skipped(reason),
+            };
+        }
+        end
     }
 
     /// Runs one step over its own transport and connection, when it names them, and over

@@ -34,6 +34,7 @@ mod order_read;
 pub(crate) mod pace;
 mod paced_cache;
 mod paced_plan;
+mod passes;
 mod race;
 mod result;
 mod schedule;
@@ -45,6 +46,7 @@ mod template;
 mod walk;
 mod window;
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -339,6 +341,73 @@ pub async fn run_until(
     if plan.is_empty() {
         return Err(RunError::NothingSelected);
     }
+    let (concurrency, run_timeout) = (config.concurrency, config.run_timeout);
+    let (shared, lanes) = shared_for(config, &plan, &interrupt)?;
+    let redactor = shared.redactor.clone();
+    // Beside the executions, not before them: a silent target holds it as long as any.
+    let first = plan
+        .iter()
+        .any(|(_, transport)| *transport != TransportKind::Ws)
+        .then(|| tokio::spawn(first_call(shared.clone(), interrupt.clone())));
+    events.emit(&Event::started(
+        &shared.target.name,
+        plan.len(),
+        Side::Server,
+        &redactor,
+    ));
+    let timer = {
+        let interrupt = interrupt.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(run_timeout).await;
+            interrupt.fire(Interruption::RunTimeout(run_timeout));
+        })
+    };
+    let lanes = Lanes::new(concurrency, lanes);
+    let mut results = execute_plan(&shared, plan, &lanes, &interrupt, &events).await;
+    timer.abort();
+    let refused = match first {
+        Some(first) if first.is_finished() => first.await.ok().flatten(),
+        Some(first) => {
+            first.abort();
+            None
+        }
+        None => None,
+    };
+    if let Some(failure) = refused {
+        return Err(RunError::Unreachable(failure));
+    }
+    results.sort_by_key(|(index, _)| *index);
+    let results: Vec<CaseResult> = results.into_iter().map(|(_, result)| result).collect();
+    if let Some(failure) = unreachable(&results) {
+        // The failed request's URL may carry a client secret in its query string.
+        return Err(RunError::Unreachable(TransportError {
+            message: redactor.text(&failure.message),
+            ..failure
+        }));
+    }
+    let interrupted = interruption(&interrupt, &results);
+    let duration = started.elapsed();
+    if let Some(reason) = &interrupted {
+        events.emit(&Event::interrupted(reason));
+    }
+    events.emit(&Event::finished(&results, duration, interrupted.as_deref()));
+    Ok(RunReport {
+        target: shared.target.name.clone(),
+        results,
+        duration,
+        redactor,
+        side: Side::Server,
+        interrupted,
+    })
+}
+
+/// What the executions of a run share (target, breaker, pacer, positions, the paced plan's
+/// accounts and skips), and the paced lane of each paced execution's account.
+fn shared_for(
+    config: RunConfig,
+    plan: &[(Arc<Case>, TransportKind)],
+    interrupt: &Interrupt,
+) -> Result<(Arc<Shared>, HashMap<(String, TransportKind), String>), RunError> {
     let breaker = Breaker::new(
         config.no_answer_limit,
         config.limits.request_timeout,
@@ -349,7 +418,7 @@ pub async fn run_until(
         paced.skipped.clear();
     }
     let lanes = std::mem::take(&mut paced.lanes);
-    let positions = plan_positions(&plan, &config.target.fixtures.position_pool());
+    let positions = plan_positions(plan, &config.target.fixtures.position_pool());
     let shared = Arc::new(Shared {
         positions,
         full_walks: config.full_walks,
@@ -365,58 +434,75 @@ pub async fn run_until(
             breaker,
         )?
     });
-    let redactor = shared.redactor.clone();
-    // Beside the executions, not before them: a silent target holds it as long as any.
-    let first = plan
-        .iter()
-        .any(|(_, transport)| *transport != TransportKind::Ws)
-        .then(|| tokio::spawn(first_call(shared.clone(), interrupt.clone())));
-    events.emit(&Event::started(
-        &shared.target.name,
-        plan.len(),
-        Side::Server,
-        &redactor,
-    ));
-    let timer = {
-        let (interrupt, run_timeout) = (interrupt.clone(), config.run_timeout);
-        tokio::spawn(async move {
-            tokio::time::sleep(run_timeout).await;
-            interrupt.fire(Interruption::RunTimeout(run_timeout));
-        })
-    };
+    Ok((shared, lanes))
+}
+
+/// Where executions wait for their turn: the `--concurrency` slots, and one lane of
+/// [`PACED_LANE`] per account for the executions calling the paced method, so an
+/// account's budget fills while another's executions wait and none holds a slot.
+struct Lanes {
+    slots: Arc<Semaphore>,
+    paced_account: HashMap<(String, TransportKind), String>,
+    paced: std::sync::Mutex<HashMap<String, Arc<Semaphore>>>,
+}
+
+impl Lanes {
+    fn new(concurrency: usize, paced_account: HashMap<(String, TransportKind), String>) -> Lanes {
+        Lanes {
+            slots: Arc::new(Semaphore::new(concurrency.max(1))),
+            paced_account,
+            paced: std::sync::Mutex::default(),
+        }
+    }
+
+    /// The lane an execution waits in.
+    fn of(&self, case: &Case, transport: TransportKind) -> Arc<Semaphore> {
+        if !is_paced(case) {
+            return self.slots.clone();
+        }
+        let account = self
+            .paced_account
+            .get(&(case.id.clone(), transport))
+            .cloned()
+            .unwrap_or_default();
+        let mut paced = self
+            .paced
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        paced
+            .entry(account)
+            .or_insert_with(|| Arc::new(Semaphore::new(PACED_LANE)))
+            .clone()
+    }
+}
+
+/// Runs every execution of `plan`: the parallel ones side by side in their lanes, then the
+/// serial ones one at a time; each result with its index in the plan.
+async fn execute_plan(
+    shared: &Arc<Shared>,
+    plan: Vec<(Arc<Case>, TransportKind)>,
+    lanes: &Lanes,
+    interrupt: &Interrupt,
+    events: &EventSink,
+) -> Vec<(usize, CaseResult)> {
     let (serial, mut parallel): (Vec<_>, Vec<_>) = plan
         .into_iter()
         .enumerate()
         .partition(|(_, (case, _))| case.serial);
     // Paced executions start first, in their lane, so the budget is in use from the start;
     // then long chains of requests (walks, rate probes), so the run does not end waiting
-    // on one that started last; results are put back in plan order below.
+    // on one that started last; results are put back in plan order by the caller.
     parallel.sort_by_key(|(_, (case, _))| (!is_paced(case), !is_long(case)));
-    let semaphore = Arc::new(Semaphore::new(config.concurrency.max(1)));
-    // One lane per account: an account's budget fills while another's executions wait.
-    let mut paced_lanes: std::collections::HashMap<String, Arc<Semaphore>> =
-        std::collections::HashMap::new();
     let mut handles = Vec::new();
     for (index, (case, transport)) in parallel {
-        let semaphore = if is_paced(&case) {
-            let account = lanes
-                .get(&(case.id.clone(), transport))
-                .cloned()
-                .unwrap_or_default();
-            paced_lanes
-                .entry(account)
-                .or_insert_with(|| Arc::new(Semaphore::new(PACED_LANE)))
-                .clone()
-        } else {
-            semaphore.clone()
-        };
+        let lane = lanes.of(&case, transport);
         let (shared, events) = (shared.clone(), events.clone());
         let interrupt = interrupt.clone();
         handles.push(tokio::spawn(async move {
             let permit = tokio::select! {
                 biased;
                 reason = interrupt.fired() => Err(reason),
-                permit = semaphore.acquire_owned() => Ok(permit),
+                permit = lane.acquire_owned() => Ok(permit),
             };
             let result = match permit {
                 Ok(_permit) => execute_interruptible(&shared, case, transport, &interrupt).await,
@@ -433,49 +519,39 @@ pub async fn run_until(
         }
     }
     for (index, (case, transport)) in serial {
-        let result = execute_interruptible(&shared, case, transport, &interrupt).await;
+        let result = execute_interruptible(shared, case, transport, interrupt).await;
         events.emit(&Event::case(index, &result));
         results.push((index, result));
     }
-    timer.abort();
-    let refused = match first {
-        Some(first) if first.is_finished() => first.await.ok().flatten(),
-        Some(first) => {
-            first.abort();
-            None
-        }
-        None => None,
-    };
-    if let Some(failure) = refused {
-        return Err(RunError::Unreachable(failure));
-    }
-    results.sort_by_key(|(index, _)| *index);
-    let results: Vec<CaseResult> = results.into_iter().map(|(_, result)| result).collect();
-    let unreachable = results
+    results
+}
+
+/// The connection failure of a run none of whose executions got further: every result an
+/// error or a skip, at least one error, and a request that could not connect. A target
+/// that was reached and gave no answer (the breaker's "stopped answering", or a few
+/// time-outs) keeps its report, which says so.
+fn unreachable(results: &[CaseResult]) -> Option<TransportError> {
+    let reached_nothing = results
         .iter()
         .all(|result| result.verdict == Verdict::Error || result.verdict == Verdict::Skip)
         && results
             .iter()
             .any(|result| result.verdict == Verdict::Error);
-    // Unreachable is a connection that could not be made; a target that was reached and
-    // gave no answer (the breaker's "stopped answering", or a few time-outs) keeps its
-    // report, which says so.
-    if unreachable
-        && let Some(failure) = results
-            .iter()
-            .flat_map(|result| &result.exchanges)
-            .find_map(|exchange| exchange.failure.clone())
-            .filter(|failure| failure.kind == harness_protocol::wire::TransportErrorKind::Connect)
-    {
-        // The failed request's URL may carry a client secret in its query string.
-        return Err(RunError::Unreachable(TransportError {
-            message: redactor.text(&failure.message),
-            ..failure
-        }));
+    if !reached_nothing {
+        return None;
     }
-    // Fired after the last execution ended (the timer racing the end) stopped nothing.
-    // The breaker's reason stays even then: the last requests went unanswered.
-    let interrupted = interrupt
+    results
+        .iter()
+        .flat_map(|result| &result.exchanges)
+        .find_map(|exchange| exchange.failure.clone())
+        .filter(|failure| failure.kind == harness_protocol::wire::TransportErrorKind::Connect)
+}
+
+/// Why the run was cut short, if it was: an interrupt fired after the last execution ended
+/// (the timer racing the end) stopped nothing, but the breaker's reason stays even then
+/// (the last requests went unanswered).
+fn interruption(interrupt: &Interrupt, results: &[CaseResult]) -> Option<String> {
+    interrupt
         .reason()
         .filter(|reason| {
             reason.is_stopped_answering()
@@ -483,20 +559,7 @@ pub async fn run_until(
                     .iter()
                     .any(|result| result.message.starts_with(NOT_RUN))
         })
-        .map(|reason| reason.to_string());
-    let duration = started.elapsed();
-    if let Some(reason) = &interrupted {
-        events.emit(&Event::interrupted(reason));
-    }
-    events.emit(&Event::finished(&results, duration, interrupted.as_deref()));
-    Ok(RunReport {
-        target: shared.target.name.clone(),
-        results,
-        duration,
-        redactor,
-        side: Side::Server,
-        interrupted,
-    })
+        .map(|reason| reason.to_string())
 }
 
 /// One execution, unless the interrupt has fired; cut [`GRACE`] after it fires.
