@@ -341,7 +341,7 @@ pub async fn run_until(
     if plan.is_empty() {
         return Err(RunError::NothingSelected);
     }
-    let (concurrency, run_timeout) = (config.concurrency, config.run_timeout);
+    let run_timeout = config.run_timeout;
     let (shared, lanes) = shared_for(config, &plan, &interrupt)?;
     let redactor = shared.redactor.clone();
     // Beside the executions, not before them: a silent target holds it as long as any.
@@ -362,7 +362,6 @@ pub async fn run_until(
             interrupt.fire(Interruption::RunTimeout(run_timeout));
         })
     };
-    let lanes = Lanes::new(concurrency, lanes);
     let mut results = execute_plan(&shared, plan, &lanes, &interrupt, &events).await;
     timer.abort();
     let refused = match first {
@@ -402,12 +401,12 @@ pub async fn run_until(
 }
 
 /// What the executions of a run share (target, breaker, pacer, positions, the paced plan's
-/// accounts and skips), and the paced lane of each paced execution's account.
+/// accounts and skips), and the lanes they wait in.
 fn shared_for(
     config: RunConfig,
     plan: &[(Arc<Case>, TransportKind)],
     interrupt: &Interrupt,
-) -> Result<(Arc<Shared>, HashMap<(String, TransportKind), String>), RunError> {
+) -> Result<(Arc<Shared>, Lanes), RunError> {
     let breaker = Breaker::new(
         config.no_answer_limit,
         config.limits.request_timeout,
@@ -417,7 +416,7 @@ fn shared_for(
     if config.paced_budget.is_none() {
         paced.skipped.clear();
     }
-    let lanes = std::mem::take(&mut paced.lanes);
+    let lanes = Lanes::new(config.concurrency, std::mem::take(&mut paced.lanes));
     let positions = plan_positions(plan, &config.target.fixtures.position_pool());
     let shared = Arc::new(Shared {
         positions,
