@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 
 mod code;
 mod docs;
+mod lengths;
 mod spec_facts;
 
 use code::{CRATES, ONE_MODULE_CRATES, Source, Workspace};
