@@ -345,14 +345,71 @@ fn perpetual(currency: &str) -> String {
     }
 }
 
+/// What an entry's type moves: its side, instrument, price, the change to the balance
+/// and the `info` member.
+struct Movement {
+    side: &'static str,
+    instrument: Option<String>,
+    price: Option<f64>,
+    change: f64,
+    info: Value,
+}
+
 impl Draft {
     /// Fills in every field of section 2.3 for this entry's type.
     fn finish(&self, rng: &mut StdRng, id: u64, user_seq: u64, running: &mut f64) -> Value {
         let balance = *running;
-        let mark = mark_of(self.currency);
         let coins = round(rng.random_range(0.01..2.0), 6);
         let fee = round(coins * 0.0005, 8);
         let pnl = round(rng.random_range(-0.05..0.05), 8);
+        let trade_id = format!("{}-{}", self.currency, 500_000 + id);
+        let order_id = format!("{}", 9_000_000 + id);
+        let Movement {
+            side,
+            instrument,
+            price,
+            change,
+            info,
+        } = self.movement(rng, balance, coins, fee, pnl);
+        let balance = round((balance + change).max(0.0), 8);
+        *running = balance;
+        let upl = round(rng.random_range(-0.01..0.01), 8);
+        let traded = self.kind == "trade";
+        let mut body = json!({
+            "id": id,
+            "user_seq": user_seq,
+            "user_id": self.user_id,
+            "username": self.username,
+            "timestamp": self.timestamp,
+            "currency": self.currency,
+            "type": self.kind,
+            "side": side,
+            "instrument_name": instrument,
+            "amount": if traded { (coins * 10_000.0).round() } else { coins },
+            "position": if instrument.is_some() { json!(round(rng.random_range(-5_000.0..5_000.0), 1)) } else { Value::Null },
+            "price": price,
+            "commission": if traded { json!(fee) } else { Value::Null },
+            "change": round(change, 8),
+            "balance": balance,
+            "equity": round(balance + upl, 8),
+            "interest_pl": if self.kind == "settlement" { json!(round(pnl / 20.0, 8)) } else { Value::Null },
+            "total_interest_pl": round(pnl / 10.0, 8),
+            "session_rpl": if traded { round(pnl, 8) } else { 0.0 },
+            "session_upl": upl,
+            "trade_id": if traded { json!(trade_id) } else { Value::Null },
+            "order_id": if traded { json!(order_id) } else { Value::Null },
+            "info": info,
+        });
+        if let Some(object) = body.as_object_mut() {
+            self.type_members(rng, object, price, change);
+        }
+        body
+    }
+
+    /// What this entry's type moves, drawn from `rng` (in the order the ledger's seed
+    /// depends on).
+    fn movement(&self, rng: &mut StdRng, balance: f64, coins: f64, fee: f64, pnl: f64) -> Movement {
+        let mark = mark_of(self.currency);
         let perp = perpetual(self.currency);
         let future = self
             .instrument
@@ -361,15 +418,7 @@ impl Draft {
             || format!("{}-27JUN25-70000-C", self.currency),
             str::to_owned,
         );
-        let trade_id = format!("{}-{}", self.currency, 500_000 + id);
-        let order_id = format!("{}", 9_000_000 + id);
-        let (side, instrument, price, change, info): (
-            &str,
-            Option<String>,
-            Option<f64>,
-            f64,
-            Value,
-        ) = match self.kind {
+        let (side, instrument, price, change, info) = match self.kind {
             "trade" => {
                 let sides = ["open buy", "open sell", "close buy", "close sell"];
                 let source = if rng.random_bool(0.5) {
@@ -457,66 +506,54 @@ impl Draft {
             "expiry" => ("-", Some(option), Some(0.0), 0.0, Value::Null),
             _ => ("-", None, None, round(coins / 100.0, 8), Value::Null),
         };
-        let balance = round((balance + change).max(0.0), 8);
-        *running = balance;
-        let upl = round(rng.random_range(-0.01..0.01), 8);
-        let traded = self.kind == "trade";
-        let mut body = json!({
-            "id": id,
-            "user_seq": user_seq,
-            "user_id": self.user_id,
-            "username": self.username,
-            "timestamp": self.timestamp,
-            "currency": self.currency,
-            "type": self.kind,
-            "side": side,
-            "instrument_name": instrument,
-            "amount": if traded { (coins * 10_000.0).round() } else { coins },
-            "position": if instrument.is_some() { json!(round(rng.random_range(-5_000.0..5_000.0), 1)) } else { Value::Null },
-            "price": price,
-            "commission": if traded { json!(fee) } else { Value::Null },
-            "change": round(change, 8),
-            "balance": balance,
-            "equity": round(balance + upl, 8),
-            "interest_pl": if self.kind == "settlement" { json!(round(pnl / 20.0, 8)) } else { Value::Null },
-            "total_interest_pl": round(pnl / 10.0, 8),
-            "session_rpl": if traded { round(pnl, 8) } else { 0.0 },
-            "session_upl": upl,
-            "trade_id": if traded { json!(trade_id) } else { Value::Null },
-            "order_id": if traded { json!(order_id) } else { Value::Null },
-            "info": info,
-        });
-        if let Some(object) = body.as_object_mut() {
-            if price.is_some() {
-                object.insert("price_currency".to_owned(), json!("USD"));
-                object.insert("mark_price".to_owned(), json!(mark));
-                object.insert("cashflow".to_owned(), json!(round(change, 8)));
-            }
-            // SPEC.md 2.3: "settlement and index price during delivery", names not given:
-            // the reference's own, which its target file gives.
-            if self.kind == "delivery" {
-                object.insert(
-                    super::fixtures::LOG_DELIVERY_SETTLEMENT_PRICE.to_owned(),
-                    json!(mark),
-                );
-                object.insert(
-                    super::fixtures::LOG_DELIVERY_INDEX_PRICE.to_owned(),
-                    json!(round(mark * 0.999, 2)),
-                );
-            }
-            if traded {
-                let role = if rng.random_bool(0.5) {
-                    "maker"
-                } else {
-                    "taker"
-                };
-                object.insert("user_role".to_owned(), json!(role));
-                object.insert("fee_role".to_owned(), json!(role));
-                object.insert("profit_as_cashflow".to_owned(), json!(false));
-                object.insert("ip".to_owned(), json!("127.0.0.1"));
-            }
+        Movement {
+            side,
+            instrument,
+            price,
+            change,
+            info,
         }
-        body
+    }
+
+    /// The members only some entries carry: prices where an instrument is priced, the
+    /// delivery prices, a trade's roles.
+    fn type_members(
+        &self,
+        rng: &mut StdRng,
+        object: &mut serde_json::Map<String, Value>,
+        price: Option<f64>,
+        change: f64,
+    ) {
+        let mark = mark_of(self.currency);
+        let traded = self.kind == "trade";
+        if price.is_some() {
+            object.insert("price_currency".to_owned(), json!("USD"));
+            object.insert("mark_price".to_owned(), json!(mark));
+            object.insert("cashflow".to_owned(), json!(round(change, 8)));
+        }
+        // SPEC.md 2.3: "settlement and index price during delivery", names not given:
+        // the reference's own, which its target file gives.
+        if self.kind == "delivery" {
+            object.insert(
+                super::fixtures::LOG_DELIVERY_SETTLEMENT_PRICE.to_owned(),
+                json!(mark),
+            );
+            object.insert(
+                super::fixtures::LOG_DELIVERY_INDEX_PRICE.to_owned(),
+                json!(round(mark * 0.999, 2)),
+            );
+        }
+        if traded {
+            let role = if rng.random_bool(0.5) {
+                "maker"
+            } else {
+                "taker"
+            };
+            object.insert("user_role".to_owned(), json!(role));
+            object.insert("fee_role".to_owned(), json!(role));
+            object.insert("profit_as_cashflow".to_owned(), json!(false));
+            object.insert("ip".to_owned(), json!("127.0.0.1"));
+        }
     }
 }
 

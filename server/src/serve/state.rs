@@ -93,59 +93,150 @@ fn random_secret(length: usize) -> String {
         .collect()
 }
 
-impl ServerState {
-    /// Fresh state for `config`: new secrets, the fixed fixture data, no tokens.
-    pub fn new(config: &ServeConfig) -> ServerState {
-        let full = "account:read_write trade:read_write wallet:read_write block_rfq:read_write";
-        let user = |role, client_id, user_id, main_id, two_factor| User {
-            role,
-            client_id,
-            client_secret: Secret::new(random_secret(24)),
-            user_id,
-            maximum: Scope::parse(&if main_id == user_id {
-                format!("{full} mainaccount")
-            } else {
-                full.to_owned()
-            }),
-            two_factor,
-            totp_secret: two_factor
-                .then(|| Secret::new(harness_protocol::auth::second_factor::fresh_totp_secret())),
-            main_id,
-            direct_access: user_id == MAIN_ID,
-        };
-        let main = user(
-            "main",
-            "ref-main",
+/// The parameter names SPEC.md does not show, as the reference reads them: the
+/// token-issuing method whose names 4.3 leaves out (`session_param` for the session's
+/// name), and the typed log's keywords.
+fn param_names(session_param: &str) -> BTreeMap<String, BTreeMap<String, String>> {
+    spec::token_issuing_methods()
+        .filter(|method| !method.params_shown)
+        .map(|method| {
+            let names = BTreeMap::from([
+                ("refresh_token".to_owned(), "refresh_token".to_owned()),
+                ("session_name".to_owned(), session_param.to_owned()),
+            ]);
+            (method.name.to_owned(), names)
+        })
+        .chain([(
+            spec::TYPED_LOG_METHOD.to_owned(),
+            BTreeMap::from([("keywords".to_owned(), fixtures::KEYWORDS_PARAM.to_owned())]),
+        )])
+        .collect()
+}
+
+/// The field names SPEC.md does not give, as the reference writes them; `member_names`:
+/// the member record's identifier and name.
+fn field_names(member_names: (&str, &str)) -> BTreeMap<String, BTreeMap<String, String>> {
+    BTreeMap::from([
+        (
+            "member".to_owned(),
+            BTreeMap::from([
+                ("identifier".to_owned(), member_names.0.to_owned()),
+                ("name".to_owned(), member_names.1.to_owned()),
+            ]),
+        ),
+        (
+            "exchange_token".to_owned(),
+            BTreeMap::from([("access_token".to_owned(), "access_token".to_owned())]),
+        ),
+        (
+            "fork_token".to_owned(),
+            BTreeMap::from([("access_token".to_owned(), "access_token".to_owned())]),
+        ),
+        (
+            "trigger_history".to_owned(),
+            ["order_type", "label", "post_only", "reduce_only"]
+                .into_iter()
+                .map(|field| (field.to_owned(), field.to_owned()))
+                .collect(),
+        ),
+        (
+            "currency".to_owned(),
+            BTreeMap::from([
+                (
+                    "cross_collateral".to_owned(),
+                    fixtures::CURRENCY_CROSS_COLLATERAL.to_owned(),
+                ),
+                (
+                    "networks".to_owned(),
+                    fixtures::CURRENCY_NETWORKS.to_owned(),
+                ),
+            ]),
+        ),
+        (
+            "transaction_log".to_owned(),
+            BTreeMap::from([
+                (
+                    "delivery_settlement_price".to_owned(),
+                    fixtures::LOG_DELIVERY_SETTLEMENT_PRICE.to_owned(),
+                ),
+                (
+                    "delivery_index_price".to_owned(),
+                    fixtures::LOG_DELIVERY_INDEX_PRICE.to_owned(),
+                ),
+            ]),
+        ),
+        (
+            "token_set".to_owned(),
+            BTreeMap::from([
+                (
+                    "state_copy".to_owned(),
+                    fixtures::TOKEN_STATE_COPY.to_owned(),
+                ),
+                ("idp_login".to_owned(), fixtures::TOKEN_IDP_LOGIN.to_owned()),
+            ]),
+        ),
+    ])
+}
+
+/// The reference's users, each key a record: the main user's two keys, the user with a
+/// second factor, and a subaccount of each, every one with a fresh secret.
+fn users(config: &ServeConfig) -> Vec<User> {
+    let full = "account:read_write trade:read_write wallet:read_write block_rfq:read_write";
+    let user = |role, client_id, user_id, main_id, two_factor| User {
+        role,
+        client_id,
+        client_secret: Secret::new(random_secret(24)),
+        user_id,
+        maximum: Scope::parse(&if main_id == user_id {
+            format!("{full} mainaccount")
+        } else {
+            full.to_owned()
+        }),
+        two_factor,
+        totp_secret: two_factor
+            .then(|| Secret::new(harness_protocol::auth::second_factor::fresh_totp_secret())),
+        main_id,
+        direct_access: user_id == MAIN_ID,
+    };
+    let main = user(
+        "main",
+        "ref-main",
+        MAIN_ID,
+        MAIN_ID,
+        config.knobs.two_factor_main,
+    );
+    // The main user's second key: another client id and secret of the same user, with
+    // the same rights and the same second factor (a factor is the user's, not a key's).
+    let main_second = User {
+        totp_secret: main.totp_secret.clone(),
+        ..user(
+            MAIN_SECOND_ROLE,
+            "ref-main-2",
             MAIN_ID,
             MAIN_ID,
             config.knobs.two_factor_main,
-        );
-        // The main user's second key: another client id and secret of the same user, with
-        // the same rights and the same second factor (a factor is the user's, not a key's).
-        let main_second = User {
-            totp_secret: main.totp_secret.clone(),
-            ..user(
-                MAIN_SECOND_ROLE,
-                "ref-main-2",
-                MAIN_ID,
-                MAIN_ID,
-                config.knobs.two_factor_main,
-            )
-        };
-        // `user(MAIN_ID)` finds `main` first: the user's record is its first key's.
-        let users = vec![
-            main,
-            main_second,
-            user("two_factor", "ref-2fa", TWO_FACTOR_ID, TWO_FACTOR_ID, true),
-            user("sub", "ref-sub", SUB_ID, MAIN_ID, false),
-            user(
-                TWO_FACTOR_SUB_ROLE,
-                "ref-2fa-sub",
-                TWO_FACTOR_SUB_ID,
-                TWO_FACTOR_ID,
-                false,
-            ),
-        ];
+        )
+    };
+    // `user(MAIN_ID)` finds `main` first: the user's record is its first key's.
+    vec![
+        main,
+        main_second,
+        user("two_factor", "ref-2fa", TWO_FACTOR_ID, TWO_FACTOR_ID, true),
+        user("sub", "ref-sub", SUB_ID, MAIN_ID, false),
+        user(
+            TWO_FACTOR_SUB_ROLE,
+            "ref-2fa-sub",
+            TWO_FACTOR_SUB_ID,
+            TWO_FACTOR_ID,
+            false,
+        ),
+    ]
+}
+
+impl ServerState {
+    /// Fresh state for `config`: new secrets, the fixed fixture data, no tokens.
+    pub fn new(config: &ServeConfig) -> ServerState {
+        let users = users(config);
         let ledger = Ledger::generate(
             &Holder {
                 user_id: MAIN_ID,
@@ -214,6 +305,43 @@ impl ServerState {
     /// The target description of a server listening on `addr`.
     pub(crate) fn target(&self, addr: SocketAddr) -> Target {
         let origin = format!("http://{addr}");
+        let accounts = self.target_accounts();
+        // What the reference chose where SPEC.md leaves a point open and a client must know:
+        // its throttling code, fork_token's parameter names and the member record's field names.
+        let mut limits = self.limits.clone();
+        if self.variant(super::Variant::OtherErrorCodes) {
+            limits.throttle_codes = vec![OTHER_THROTTLE_CODE];
+        }
+        let session_param = if self.variant(super::Variant::ForkTokenNames) {
+            "name"
+        } else {
+            "session_name"
+        };
+        let member_names =
+            super::fixtures::member_field_names(self.variant(super::Variant::MemberFieldNames));
+        // Under `mmp-none-triggered` no status is held: none is advertised.
+        let mmp_held = !self.variants.has(super::Variant::MmpNoneTriggered);
+        Target {
+            name: "reference".to_owned(),
+            base_url: format!("{origin}{}", spec::API_PREFIX),
+            ws_url: Some(format!("ws://{addr}{}", spec::WS_PATH)),
+            direct_access_url: Some(format!("{origin}/direct")),
+            signature_scheme: self.signature_scheme.clone(),
+            allow_destructive: true,
+            races: true,
+            race_rounds: None,
+            accounts,
+            fixtures: self.target_fixtures(mmp_held),
+            limits,
+            tls: harness_model::target_file::TlsTrust::default(),
+            param_names: param_names(session_param),
+            field_names: field_names(member_names),
+        }
+    }
+
+    /// The target file's accounts: every key but the second factor's subaccount, the
+    /// second-factor user also as the main account without Direct Access trading.
+    fn target_accounts(&self) -> BTreeMap<String, Account> {
         let mut accounts: BTreeMap<String, Account> = self
             .users
             .iter()
@@ -240,140 +368,43 @@ impl ServerState {
         if let Some(two_factor) = accounts.get("two_factor").cloned() {
             accounts.insert("no_direct_access".to_owned(), two_factor);
         }
-        // What the reference chose where SPEC.md leaves a point open and a client must know:
-        // its throttling code, fork_token's parameter names and the member record's field names.
-        let mut limits = self.limits.clone();
-        if self.variant(super::Variant::OtherErrorCodes) {
-            limits.throttle_codes = vec![OTHER_THROTTLE_CODE];
-        }
-        let session_param = if self.variant(super::Variant::ForkTokenNames) {
-            "name"
-        } else {
-            "session_name"
-        };
-        let member_names =
-            super::fixtures::member_field_names(self.variant(super::Variant::MemberFieldNames));
-        // Under `mmp-none-triggered` no status is held: none is advertised.
-        let mmp_held = !self.variants.has(super::Variant::MmpNoneTriggered);
-        Target {
-            name: "reference".to_owned(),
-            base_url: format!("{origin}{}", spec::API_PREFIX),
-            ws_url: Some(format!("ws://{addr}{}", spec::WS_PATH)),
-            direct_access_url: Some(format!("{origin}/direct")),
-            signature_scheme: self.signature_scheme.clone(),
-            allow_destructive: true,
-            races: true,
-            race_rounds: None,
-            accounts,
-            fixtures: Fixtures {
-                subaccount_id: Some(SUB_ID),
-                member_id: Some(FIXTURE_MEMBER_ID),
-                kept_member_id: Some(fixtures::KEPT_MEMBER_ID),
-                second_member_id: Some(fixtures::SECOND_MEMBER_ID),
-                two_factor_subaccount_id: Some(TWO_FACTOR_SUB_ID),
-                no_direct_access_member_id: Some(fixtures::NO_DIRECT_ACCESS_MEMBER_ID),
-                mmp_reset_index: mmp_held.then(|| fixtures::MMP_RESET_INDEX.to_owned()),
-                mmp_triggered_index: mmp_held.then(|| fixtures::MMP_TRIGGERED_INDEX.to_owned()),
-                mmp_block_rfq_index: mmp_held.then(|| fixtures::MMP_BLOCK_RFQ_INDEX.to_owned()),
-                instrument_name: Some(DEFAULT_INSTRUMENT.to_owned()),
-                other_instrument_name: Some(fixtures::OTHER_INSTRUMENT.to_owned()),
-                currency: Some("BTC".to_owned()),
-                positions: self
-                    .instruments
-                    .iter()
-                    .map(|instrument| instrument.name.to_owned())
-                    .collect(),
-                expired_otm_option: Some(ExpiredOption {
-                    instrument_name: super::ledger::EXPIRED_OTM_OPTION.to_owned(),
-                    currency: "BTC".to_owned(),
-                    expired_at: Some(super::ledger::EXPIRED_OTM_AT_MS),
-                }),
-                expired_otm_options: Vec::new(),
-                direct_access_order: Some(super::direct_order::fixture()),
-                resting_close_price: Some(super::orders::RESTING_CLOSE_PRICE),
-                order_read: Some(super::orders::read_fixture(false)),
-                direct_access_order_read: Some(super::orders::read_fixture(true)),
-                direct_access_key: Some(self.direct_access_key.clone()),
-                subscription: Some(super::subscription::public_fixture()),
-                raw_feed_subscription: Some(super::subscription::raw_feed_fixture()),
-            },
-            limits,
-            tls: harness_model::target_file::TlsTrust::default(),
-            // The token-issuing method whose parameter names 4.3 does not show.
-            param_names: spec::token_issuing_methods()
-                .filter(|method| !method.params_shown)
-                .map(|method| {
-                    let names = BTreeMap::from([
-                        ("refresh_token".to_owned(), "refresh_token".to_owned()),
-                        ("session_name".to_owned(), session_param.to_owned()),
-                    ]);
-                    (method.name.to_owned(), names)
-                })
-                .chain([(
-                    spec::TYPED_LOG_METHOD.to_owned(),
-                    BTreeMap::from([("keywords".to_owned(), fixtures::KEYWORDS_PARAM.to_owned())]),
-                )])
+        accounts
+    }
+
+    /// The target file's fixtures; `mmp_held`: the market maker protection statuses are
+    /// advertised (not under `mmp-none-triggered`).
+    fn target_fixtures(&self, mmp_held: bool) -> Fixtures {
+        Fixtures {
+            subaccount_id: Some(SUB_ID),
+            member_id: Some(FIXTURE_MEMBER_ID),
+            kept_member_id: Some(fixtures::KEPT_MEMBER_ID),
+            second_member_id: Some(fixtures::SECOND_MEMBER_ID),
+            two_factor_subaccount_id: Some(TWO_FACTOR_SUB_ID),
+            no_direct_access_member_id: Some(fixtures::NO_DIRECT_ACCESS_MEMBER_ID),
+            mmp_reset_index: mmp_held.then(|| fixtures::MMP_RESET_INDEX.to_owned()),
+            mmp_triggered_index: mmp_held.then(|| fixtures::MMP_TRIGGERED_INDEX.to_owned()),
+            mmp_block_rfq_index: mmp_held.then(|| fixtures::MMP_BLOCK_RFQ_INDEX.to_owned()),
+            instrument_name: Some(DEFAULT_INSTRUMENT.to_owned()),
+            other_instrument_name: Some(fixtures::OTHER_INSTRUMENT.to_owned()),
+            currency: Some("BTC".to_owned()),
+            positions: self
+                .instruments
+                .iter()
+                .map(|instrument| instrument.name.to_owned())
                 .collect(),
-            field_names: BTreeMap::from([
-                (
-                    "member".to_owned(),
-                    BTreeMap::from([
-                        ("identifier".to_owned(), member_names.0.to_owned()),
-                        ("name".to_owned(), member_names.1.to_owned()),
-                    ]),
-                ),
-                (
-                    "exchange_token".to_owned(),
-                    BTreeMap::from([("access_token".to_owned(), "access_token".to_owned())]),
-                ),
-                (
-                    "fork_token".to_owned(),
-                    BTreeMap::from([("access_token".to_owned(), "access_token".to_owned())]),
-                ),
-                (
-                    "trigger_history".to_owned(),
-                    ["order_type", "label", "post_only", "reduce_only"]
-                        .into_iter()
-                        .map(|field| (field.to_owned(), field.to_owned()))
-                        .collect(),
-                ),
-                (
-                    "currency".to_owned(),
-                    BTreeMap::from([
-                        (
-                            "cross_collateral".to_owned(),
-                            fixtures::CURRENCY_CROSS_COLLATERAL.to_owned(),
-                        ),
-                        (
-                            "networks".to_owned(),
-                            fixtures::CURRENCY_NETWORKS.to_owned(),
-                        ),
-                    ]),
-                ),
-                (
-                    "transaction_log".to_owned(),
-                    BTreeMap::from([
-                        (
-                            "delivery_settlement_price".to_owned(),
-                            fixtures::LOG_DELIVERY_SETTLEMENT_PRICE.to_owned(),
-                        ),
-                        (
-                            "delivery_index_price".to_owned(),
-                            fixtures::LOG_DELIVERY_INDEX_PRICE.to_owned(),
-                        ),
-                    ]),
-                ),
-                (
-                    "token_set".to_owned(),
-                    BTreeMap::from([
-                        (
-                            "state_copy".to_owned(),
-                            fixtures::TOKEN_STATE_COPY.to_owned(),
-                        ),
-                        ("idp_login".to_owned(), fixtures::TOKEN_IDP_LOGIN.to_owned()),
-                    ]),
-                ),
-            ]),
+            expired_otm_option: Some(ExpiredOption {
+                instrument_name: super::ledger::EXPIRED_OTM_OPTION.to_owned(),
+                currency: "BTC".to_owned(),
+                expired_at: Some(super::ledger::EXPIRED_OTM_AT_MS),
+            }),
+            expired_otm_options: Vec::new(),
+            direct_access_order: Some(super::direct_order::fixture()),
+            resting_close_price: Some(super::orders::RESTING_CLOSE_PRICE),
+            order_read: Some(super::orders::read_fixture(false)),
+            direct_access_order_read: Some(super::orders::read_fixture(true)),
+            direct_access_key: Some(self.direct_access_key.clone()),
+            subscription: Some(super::subscription::public_fixture()),
+            raw_feed_subscription: Some(super::subscription::raw_feed_fixture()),
         }
     }
 

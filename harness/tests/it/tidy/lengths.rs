@@ -47,9 +47,6 @@ const LONGER_FOR_NOW: &[(&str, &str, usize)] = &[
     ),
     ("server/src/serve/call.rs", "call", 133),
     ("server/src/serve/grant.rs", "client_signature", 107),
-    ("server/src/serve/ledger.rs", "finish", 171),
-    ("server/src/serve/state.rs", "new", 115),
-    ("server/src/serve/state.rs", "target", 164),
     ("server/src/serve/trading.rs", "close_position", 134),
     ("server/src/serve/trading.rs", "get_mmp_status", 91),
     (
