@@ -345,6 +345,9 @@ fn perpetual(currency: &str) -> String {
     }
 }
 
+/// A [`Movement`]'s members in order, as each type's arm gives them.
+type Moved = (&'static str, Option<String>, Option<f64>, f64, Value);
+
 /// What an entry's type moves: its side, instrument, price, the change to the balance
 /// and the `info` member.
 struct Movement {
@@ -409,6 +412,24 @@ impl Draft {
     /// What this entry's type moves, drawn from `rng` (in the order the ledger's seed
     /// depends on).
     fn movement(&self, rng: &mut StdRng, balance: f64, coins: f64, fee: f64, pnl: f64) -> Movement {
+        let (side, instrument, price, change, info) = match self.kind {
+            "trade" | "settlement" | "delivery" | "expiry" => {
+                self.instrument_movement(rng, fee, pnl)
+            }
+            _ => self.wallet_movement(rng, balance, coins, pnl),
+        };
+        Movement {
+            side,
+            instrument,
+            price,
+            change,
+            info,
+        }
+    }
+
+    /// The movement of an entry on an instrument: a trade, a settlement, a delivery, an
+    /// expiry.
+    fn instrument_movement(&self, rng: &mut StdRng, fee: f64, pnl: f64) -> Moved {
         let mark = mark_of(self.currency);
         let perp = perpetual(self.currency);
         let future = self
@@ -418,7 +439,7 @@ impl Draft {
             || format!("{}-27JUN25-70000-C", self.currency),
             str::to_owned,
         );
-        let (side, instrument, price, change, info) = match self.kind {
+        match self.kind {
             "trade" => {
                 let sides = ["open buy", "open sell", "close buy", "close sell"];
                 let source = if rng.random_bool(0.5) {
@@ -434,6 +455,32 @@ impl Draft {
                     source,
                 )
             }
+            "settlement" => (
+                if pnl >= 0.0 { "long" } else { "short" },
+                Some(perp.clone()),
+                Some(mark),
+                pnl,
+                json!({"settlement_price": mark, "floating_pl": pnl}),
+            ),
+            "delivery" => (
+                if pnl >= 0.0 {
+                    "close sell"
+                } else {
+                    "close buy"
+                },
+                Some(future),
+                Some(mark),
+                pnl,
+                Value::Null,
+            ),
+            _ => ("-", Some(option), Some(0.0), 0.0, Value::Null),
+        }
+    }
+
+    /// The movement of an entry of the wallet: a deposit, a withdrawal, a transfer, a swap,
+    /// a correction, any other.
+    fn wallet_movement(&self, rng: &mut StdRng, balance: f64, coins: f64, pnl: f64) -> Moved {
+        match self.kind {
             "deposit" => (
                 "-",
                 None,
@@ -455,24 +502,6 @@ impl Draft {
                 } else {
                     Value::Null
                 },
-            ),
-            "settlement" => (
-                if pnl >= 0.0 { "long" } else { "short" },
-                Some(perp.clone()),
-                Some(mark),
-                pnl,
-                json!({"settlement_price": mark, "floating_pl": pnl}),
-            ),
-            "delivery" => (
-                if pnl >= 0.0 {
-                    "close sell"
-                } else {
-                    "close buy"
-                },
-                Some(future),
-                Some(mark),
-                pnl,
-                Value::Null,
             ),
             "transfer" => (
                 "-",
@@ -503,15 +532,7 @@ impl Draft {
                 pnl / 10.0,
                 json!("manual balance correction"),
             ),
-            "expiry" => ("-", Some(option), Some(0.0), 0.0, Value::Null),
             _ => ("-", None, None, round(coins / 100.0, 8), Value::Null),
-        };
-        Movement {
-            side,
-            instrument,
-            price,
-            change,
-            info,
         }
     }
 
