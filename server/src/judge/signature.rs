@@ -257,6 +257,19 @@ pub(crate) fn check_client_signature(
         tally.pass("client.sig.hex_lower", transport);
         return;
     }
+    let mistakes = string_to_sign_framings(secret, ts, nonce, data);
+    judge_diagnosis(
+        diagnose(secret, right.as_bytes(), &sig.signature, &mistakes),
+        &sig.client_id,
+        (transport, seq),
+        tally,
+    );
+}
+
+/// The strings to sign SPEC.md 5.5 does not give for `timestamp LF nonce LF data`, which
+/// clients are known to sign instead, and the keys they are known to sign with.
+fn string_to_sign_framings(secret: &str, ts: u64, nonce: &str, data: &str) -> Vec<Mistake> {
+    let right = format!("{ts}\n{nonce}\n{data}");
     let mut mistakes = vec![
         Mistake::framing(
             secret,
@@ -300,7 +313,17 @@ pub(crate) fn check_client_signature(
         right.clone().into_bytes(),
         secret.as_bytes(),
     ));
-    match diagnose(secret, right.as_bytes(), &sig.signature, &mistakes) {
+    mistakes
+}
+
+/// The verdicts of a `client_signature`'s diagnosis on framing and on the hex.
+fn judge_diagnosis(
+    diagnosis: Diagnosis,
+    client_id: &str,
+    (transport, seq): (harness_protocol::wire::TransportKind, Option<u64>),
+    tally: &mut Tally,
+) {
+    match diagnosis {
         Diagnosis::Valid => {
             tally.pass("client.sig.framing", transport);
             tally.pass("client.sig.hex_lower", transport);
@@ -323,7 +346,7 @@ pub(crate) fn check_client_signature(
             "client.sig.hex_lower",
             transport,
             seq,
-            format!("signature does not verify with the secret of {} under any known framing (a wrong secret?)", sig.client_id),
+            format!("signature does not verify with the secret of {} under any known framing (a wrong secret?)", client_id),
         ),
     }
 }

@@ -31,50 +31,12 @@ pub(crate) fn check_signed_header(record: &Record, knowledge: &Knowledge, tally:
     ) {
         return;
     }
-    let Some(value) = record.header("authorization") else {
+    let Some(header) = well_formed(record, knowledge, tally) else {
         return;
     };
     let (transport, seq) = (record.transport, Some(record.seq));
-    let value = value.trim();
-    let scheme = value.split(' ').next().unwrap_or_default();
-    if scheme.eq_ignore_ascii_case("bearer") || scheme.eq_ignore_ascii_case("basic") {
-        return;
-    }
-    let clause = "client.signed.well_formed";
-    if let Some(expected) = knowledge.signature_scheme.as_deref()
-        && !scheme.eq_ignore_ascii_case(expected)
-    {
-        if value.contains("sig=") {
-            tally.fail(
-                clause,
-                transport,
-                seq,
-                format!(
-                    "the signed header uses scheme \"{scheme}\"; the judge was told the target's is \"{expected}\" (--signature-scheme)"
-                ),
-            );
-        }
-        return;
-    }
-    let header = match SignedHeader::parse(value, scheme) {
-        Ok(header) => header,
-        // Some other scheme altogether: not a signed header, nothing here to judge.
-        Err(_) if !value.contains("sig=") => return,
-        Err(error) => {
-            tally.fail(clause, transport, seq, error.to_string());
-            return;
-        }
-    };
-    if knowledge.signature_scheme.is_none() {
-        tally.note(
-            clause,
-            transport,
-            format!(
-                "scheme name \"{scheme}\" seen; SPEC.md 5.6 leaves the name to the deployment, so any is accepted (--signature-scheme holds clients to one)"
-            ),
-        );
-    }
     let known = knowledge.secrets.get(&header.client_id);
+    let clause = "client.signed.well_formed";
     if known.is_none() && knowledge.all_accounts {
         // The judge serves every account there is, so an id naming none of them is no
         // `id=<client_id>`; behind the proxy the server may have accounts the target file
@@ -95,19 +57,96 @@ pub(crate) fn check_signed_header(record: &Record, knowledge: &Knowledge, tally:
         Ok(()) => tally.pass("client.signed.fresh", transport),
         Err(error) => tally.fail("client.signed.fresh", transport, seq, error.to_string()),
     }
-    let Some(secret) = known else {
-        if !knowledge.all_accounts {
-            tally.note(
-                "client.signed.request_data",
+    match known {
+        Some(secret) => check_request_data(record, &header, secret, tally),
+        None if !knowledge.all_accounts => tally.note(
+            "client.signed.request_data",
+            transport,
+            format!(
+                "client id \"{}\" is unknown; its signature cannot be checked",
+                header.client_id
+            ),
+        ),
+        None => {}
+    }
+}
+
+/// The request's signed header, when its `Authorization` value is one: a scheme other
+/// than the one the judge holds clients to, or a header that does not parse, fails
+/// `client.signed.well_formed`; a bearer or basic value, or another scheme altogether
+/// (no `sig=`), is no signed header and `None`.
+fn well_formed(record: &Record, knowledge: &Knowledge, tally: &mut Tally) -> Option<SignedHeader> {
+    let (transport, seq) = (record.transport, Some(record.seq));
+    let value = record.header("authorization")?.trim();
+    let scheme = value.split(' ').next().unwrap_or_default();
+    if scheme.eq_ignore_ascii_case("bearer") || scheme.eq_ignore_ascii_case("basic") {
+        return None;
+    }
+    let clause = "client.signed.well_formed";
+    if let Some(expected) = knowledge.signature_scheme.as_deref()
+        && !scheme.eq_ignore_ascii_case(expected)
+    {
+        if value.contains("sig=") {
+            tally.fail(
+                clause,
                 transport,
+                seq,
                 format!(
-                    "client id \"{}\" is unknown; its signature cannot be checked",
-                    header.client_id
+                    "the signed header uses scheme \"{scheme}\"; the judge was told the target's is \"{expected}\" (--signature-scheme)"
                 ),
             );
         }
-        return;
+        return None;
+    }
+    let header = match SignedHeader::parse(value, scheme) {
+        Ok(header) => header,
+        // Some other scheme altogether: not a signed header, nothing here to judge.
+        Err(_) if !value.contains("sig=") => return None,
+        Err(error) => {
+            tally.fail(clause, transport, seq, error.to_string());
+            return None;
+        }
     };
+    if knowledge.signature_scheme.is_none() {
+        tally.note(
+            clause,
+            transport,
+            format!(
+                "scheme name \"{scheme}\" seen; SPEC.md 5.6 leaves the name to the deployment, so any is accepted (--signature-scheme holds clients to one)"
+            ),
+        );
+    }
+    Some(header)
+}
+
+/// Verifies the signature over the request data as the request arrived, naming the
+/// framing mistake that explains it when it does not verify.
+fn check_request_data(record: &Record, header: &SignedHeader, secret: &str, tally: &mut Tally) {
+    let (transport, seq) = (record.transport, Some(record.seq));
+    let (right, mut mistakes) = request_data_framings(record, header, secret);
+    mistakes.extend(key_mistakes(secret, &right));
+    let clause = "client.signed.request_data";
+    match diagnose(secret, &right, &header.signature, &mistakes) {
+        Diagnosis::Valid => tally.pass(clause, transport),
+        Diagnosis::Uppercase => tally.fail(clause, transport, seq, "the signature is upper-case hex; it must be lowercase"),
+        Diagnosis::Base64 => tally.fail(clause, transport, seq, "the signature is base64; it must be lowercase hex"),
+        Diagnosis::Mistake(_, what) => tally.fail(clause, transport, seq, format!("signature does not verify: {what}")),
+        Diagnosis::Unknown => tally.fail(
+            clause,
+            transport,
+            seq,
+            format!("signature does not verify with the secret of {} under any known framing (a wrong secret?)", header.client_id),
+        ),
+    }
+}
+
+/// The request data SPEC.md 5.6 signs for this request, and the framings clients are
+/// known to get wrong instead.
+fn request_data_framings(
+    record: &Record,
+    header: &SignedHeader,
+    secret: &str,
+) -> (Vec<u8>, Vec<Mistake>) {
     let (ts, nonce) = (header.timestamp, header.nonce.as_str());
     let method = record.http_method.to_ascii_uppercase();
     let uri = record.uri.as_str();
@@ -121,7 +160,7 @@ pub(crate) fn check_signed_header(record: &Record, knowledge: &Knowledge, tally:
     };
     let right = framed(&method, uri, body, "\n");
     let host = record.header("host").unwrap_or("localhost");
-    let mut mistakes = vec![
+    let mistakes = vec![
         Mistake::framing(
             secret,
             "the request data lacks the trailing lf after the body",
@@ -165,20 +204,7 @@ pub(crate) fn check_signed_header(record: &Record, knowledge: &Knowledge, tally:
             text
         }),
     ];
-    mistakes.extend(key_mistakes(secret, &right));
-    let clause = "client.signed.request_data";
-    match diagnose(secret, &right, &header.signature, &mistakes) {
-        Diagnosis::Valid => tally.pass(clause, transport),
-        Diagnosis::Uppercase => tally.fail(clause, transport, seq, "the signature is upper-case hex; it must be lowercase"),
-        Diagnosis::Base64 => tally.fail(clause, transport, seq, "the signature is base64; it must be lowercase hex"),
-        Diagnosis::Mistake(_, what) => tally.fail(clause, transport, seq, format!("signature does not verify: {what}")),
-        Diagnosis::Unknown => tally.fail(
-            clause,
-            transport,
-            seq,
-            format!("signature does not verify with the secret of {} under any known framing (a wrong secret?)", header.client_id),
-        ),
-    }
+    (right, mistakes)
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ const MOST_LINES: usize = 80;
 
 /// The functions longer than [`MOST_LINES`] today (path, name, lines): the ones left to
 /// split (issue 50). A row may only be removed or lowered.
+#[rustfmt::skip]
 const LONGER_FOR_NOW: &[(&str, &str, usize)] = &[
     ("model/src/check/answer.rs", "answer", 113),
     ("model/src/check/captured.rs", "judge_captured", 91),
@@ -30,12 +31,6 @@ const LONGER_FOR_NOW: &[(&str, &str, usize)] = &[
     ("server/src/judge/envelope.rs", "check_envelope", 82),
     ("server/src/judge/placement.rs", "check_placement", 115),
     ("server/src/judge/results.rs", "result", 85),
-    (
-        "server/src/judge/signature.rs",
-        "check_client_signature",
-        124,
-    ),
-    ("server/src/judge/signed.rs", "check_signed_header", 156),
     ("server/src/judge/walks.rs", "check_pagination", 101),
     ("server/src/proxy/server.rs", "assess_answer", 88),
     ("server/src/proxy/ws.rs", "relay", 96),
