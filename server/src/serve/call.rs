@@ -137,60 +137,13 @@ pub(crate) fn call(
     let Some(method) = served(method_name) else {
         return Err(ErrorObject::method_not_found());
     };
-    // Logout is refused over HTTP before anything else: which credentials came with it
-    // does not matter (SPEC.md 4.4).
-    if method.spec.interface == spec::Interface::WsOnly
-        && let Transport::Http(http) = &transport
-        && !state.fault(Fault::LogoutOverHttp)
-    {
-        let bearer = http.authorization.and_then(bearer_token);
-        // The `logout-over-http-api-key` fault refuses it under a bearer token only.
-        if bearer.is_some() || !state.fault(Fault::LogoutOverHttpApiKey) {
-            // The `logout-http-ends-token` fault refuses it, but ends the token first.
-            if let (Some(token), true) = (bearer, state.fault(Fault::LogoutHttpEndsToken)) {
-                super::state::lock(&state.tokens).revoke_access(token);
-            }
-            return Err(ErrorObject::bad_request("private/logout is websocket only"));
-        }
-    }
+    refuse_logout_over_http(state, method, &transport)?;
     let needs_caller = method.spec.private
         || (state.fault(Fault::PublicRequiresToken) && method.spec.name != "public/auth");
-    // On WebSocket the token travels among the parameters and is taken out before they are
-    // checked; over HTTP it has no place there, so `access_token` is an unknown parameter.
-    let presented = match &transport {
-        Transport::Ws(_) => match raw.remove("access_token") {
-            None | Some(Value::Null) => None,
-            Some(Value::String(token)) => Some(token),
-            Some(_) => {
-                return Err(ErrorObject::invalid_params(
-                    "access_token",
-                    "must be of type string",
-                ));
-            }
-        },
-        Transport::Http(_) => None,
-    };
+    let presented = ws_token(&transport, &mut raw)?;
     // Parameters are checked before credentials, so a token misplaced in the query string
     // is named as such instead of being reported as missing.
-    let leniency = Leniency {
-        ignore_unknown: state.variant(Variant::UnknownParamsIgnored),
-        coerce: state.variant(Variant::CoerceTypes),
-        faults: ParseFaults {
-            unicode_digits: state.fault(Fault::IntUnicodeDigits),
-            float_parse: state.fault(Fault::IntFloatParse),
-            unicode_trim: state.fault(Fault::IntUnicodeTrim),
-        },
-    };
-    if state.variant(Variant::TimestampsUnbounded) {
-        clamp_timestamps(&mut raw);
-    }
-    let params = Params::check(raw, &method.params, origin, leniency)?;
-    if state.variant(Variant::RequireUnflagged) {
-        required_under_variant(method.spec.name, &params)?;
-    }
-    if state.variant(Variant::RefusesUnlisted) {
-        refuse_unlisted(&params)?;
-    }
+    let params = checked_params(state, method, raw, origin)?;
     if !needs_caller && state.variant(Variant::PublicRefusesBadToken) {
         refuse_bad_token(state, &transport, presented.as_deref())?;
     }
@@ -225,26 +178,7 @@ pub(crate) fn call(
     if method.spec.paced
         && let Some(principal) = &principal
     {
-        let key = if state.limits.transaction_log_counted_per == CountedPer::Account {
-            format!("user:{}", principal.user_id)
-        } else {
-            principal.rate_key.clone()
-        };
-        let admitted = if state.fault(Fault::RaceBucket) {
-            // The bucket is read now and the token taken a few ms after the answer.
-            let has_token = super::state::lock(&state.rate).has_token(&key, state.now_ms());
-            if has_token {
-                state.deferred.later(move |state| {
-                    super::state::lock(&state.rate).admit(&key, state.now_ms());
-                });
-            }
-            has_token
-        } else {
-            super::state::lock(&state.rate).admit(&key, state.now_ms())
-        };
-        if !admitted {
-            return Err(ErrorObject::too_many_requests());
-        }
+        admit_paced(state, principal)?;
     }
     let mut ctx = Ctx {
         state,
@@ -257,6 +191,107 @@ pub(crate) fn call(
     let mut result = (method.run)(&mut ctx)?;
     reshape::result(&ctx, &mut result);
     Ok(result)
+}
+
+/// Logout is refused over HTTP before anything else: which credentials came with it does
+/// not matter (SPEC.md 4.4).
+fn refuse_logout_over_http(
+    state: &ServerState,
+    method: &ServedMethod,
+    transport: &Transport<'_>,
+) -> Result<(), ErrorObject> {
+    if method.spec.interface == spec::Interface::WsOnly
+        && let Transport::Http(http) = transport
+        && !state.fault(Fault::LogoutOverHttp)
+    {
+        let bearer = http.authorization.and_then(bearer_token);
+        // The `logout-over-http-api-key` fault refuses it under a bearer token only.
+        if bearer.is_some() || !state.fault(Fault::LogoutOverHttpApiKey) {
+            // The `logout-http-ends-token` fault refuses it, but ends the token first.
+            if let (Some(token), true) = (bearer, state.fault(Fault::LogoutHttpEndsToken)) {
+                super::state::lock(&state.tokens).revoke_access(token);
+            }
+            return Err(ErrorObject::bad_request("private/logout is websocket only"));
+        }
+    }
+    Ok(())
+}
+
+/// The access token a WebSocket request carries among its parameters, taken out before
+/// they are checked; over HTTP it has no place there, so `access_token` stays an unknown
+/// parameter.
+fn ws_token(
+    transport: &Transport<'_>,
+    raw: &mut Map<String, Value>,
+) -> Result<Option<String>, ErrorObject> {
+    match transport {
+        Transport::Ws(_) => match raw.remove("access_token") {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(token)) => Ok(Some(token)),
+            Some(_) => Err(ErrorObject::invalid_params(
+                "access_token",
+                "must be of type string",
+            )),
+        },
+        Transport::Http(_) => Ok(None),
+    }
+}
+
+/// The request's parameters checked against the method's declaration, as leniently as
+/// the variants on allow, and held to the variants' own requirements.
+fn checked_params(
+    state: &ServerState,
+    method: &ServedMethod,
+    mut raw: Map<String, Value>,
+    origin: Origin,
+) -> Result<Params, ErrorObject> {
+    let leniency = Leniency {
+        ignore_unknown: state.variant(Variant::UnknownParamsIgnored),
+        coerce: state.variant(Variant::CoerceTypes),
+        faults: ParseFaults {
+            unicode_digits: state.fault(Fault::IntUnicodeDigits),
+            float_parse: state.fault(Fault::IntFloatParse),
+            unicode_trim: state.fault(Fault::IntUnicodeTrim),
+        },
+    };
+    if state.variant(Variant::TimestampsUnbounded) {
+        clamp_timestamps(&mut raw);
+    }
+    let params = Params::check(raw, &method.params, origin, leniency)?;
+    if state.variant(Variant::RequireUnflagged) {
+        required_under_variant(method.spec.name, &params)?;
+    }
+    if state.variant(Variant::RefusesUnlisted) {
+        refuse_unlisted(&params)?;
+    }
+    Ok(params)
+}
+
+/// Takes a token of the paced method's budget for `principal` (its account's, or its
+/// token's, as the target counts it), or refuses with `too_many_requests`.
+fn admit_paced(state: &ServerState, principal: &Principal) -> Result<(), ErrorObject> {
+    let key = if state.limits.transaction_log_counted_per == CountedPer::Account {
+        format!("user:{}", principal.user_id)
+    } else {
+        principal.rate_key.clone()
+    };
+    let admitted = if state.fault(Fault::RaceBucket) {
+        // The bucket is read now and the token taken a few ms after the answer.
+        let has_token = super::state::lock(&state.rate).has_token(&key, state.now_ms());
+        if has_token {
+            state.deferred.later(move |state| {
+                super::state::lock(&state.rate).admit(&key, state.now_ms());
+            });
+        }
+        has_token
+    } else {
+        super::state::lock(&state.rate).admit(&key, state.now_ms())
+    };
+    if admitted {
+        Ok(())
+    } else {
+        Err(ErrorObject::too_many_requests())
+    }
 }
 
 /// Under the `timestamps-unbounded` variant, a timestamp past the signed 64-bit range is

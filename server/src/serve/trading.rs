@@ -279,6 +279,41 @@ pub(crate) fn close_position(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
     {
         return Err(ErrorObject::bad_request("the portfolio is locked"));
     }
+    close_once(ctx, name)?;
+    let is_option = name.ends_with("-C") || name.ends_with("-P");
+    let amount = if is_option { 1.0 } else { 100.0 };
+    let price = close_price(ctx, instrument, order_type, amount)?;
+    // A limit sell far above the market rests, an open order logout must keep (4.4).
+    let resting = order_type == "limit"
+        && ctx.params.num("price").is_some()
+        && price >= instrument.mark_price * orders::RESTING_FACTOR;
+    let now_ms = ctx.state.now_ms();
+    let fill = Fill {
+        instrument,
+        order_type,
+        price,
+        amount,
+        now_ms,
+        order_id: format!("close-{now_ms}"),
+    };
+    let trades = if resting {
+        json!([])
+    } else {
+        json!([fill.trade()])
+    };
+    let mut result = json!({ "trades": trades });
+    if let (false, Some(object)) = (ctx.fault(Fault::CloseOrderMissing), result.as_object_mut()) {
+        object.insert("order".to_owned(), fill.order());
+    }
+    if resting {
+        rest_close(ctx, &mut result, amount);
+    }
+    Ok(result)
+}
+
+/// Marks the position of `name` closed; a second close is refused where positions close
+/// once (the `positions-close-once` variant, the `race-close` fault).
+fn close_once(ctx: &Ctx<'_>, name: &str) -> Result<(), ErrorObject> {
     // The `race-close` fault closes a position once, as the `positions-close-once` variant
     // does, but marks it closed a few ms after the answer.
     let racing = ctx.fault(Fault::RaceClose);
@@ -298,8 +333,17 @@ pub(crate) fn close_position(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
             "no open position",
         ));
     }
-    let is_option = name.ends_with("-C") || name.ends_with("-P");
-    let amount = if is_option { 1.0 } else { 100.0 };
+    Ok(())
+}
+
+/// The price a close fills at: a limit order's own (on the tick under
+/// `limit-price-rounded`), else the instrument's mark price.
+fn close_price(
+    ctx: &Ctx<'_>,
+    instrument: &super::fixtures::Instrument,
+    order_type: &str,
+    amount: f64,
+) -> Result<f64, ErrorObject> {
     let price = match ctx.params.num("price") {
         Some(price) if price <= 0.0 => {
             return Err(ErrorObject::invalid_params("price", "must be positive"));
@@ -318,37 +362,64 @@ pub(crate) fn close_position(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
         }
         _ => instrument.mark_price,
     };
-    // A limit sell far above the market rests, an open order logout must keep (4.4).
-    let resting = order_type == "limit"
-        && ctx.params.num("price").is_some()
-        && price >= instrument.mark_price * orders::RESTING_FACTOR;
-    let now_ms = ctx.state.now_ms();
-    let order_id = format!("close-{now_ms}");
-    let trade = json!({
-        "trade_seq": 1_000 + now_ms % 1_000,
-        "trade_id": format!("{}-{now_ms}", instrument.base_currency),
-        "timestamp": now_ms,
-        "tick_direction": 0,
-        "state": "filled",
-        "reduce_only": true,
-        "price": price,
-        "post_only": false,
-        "order_type": order_type,
-        "order_id": order_id,
-        "matching_id": null,
-        "mark_price": instrument.mark_price,
-        "liquidity": "T",
-        "instrument_name": instrument.name,
-        "index_price": instrument.index_price,
-        "fee_currency": instrument.base_currency,
-        "fee": round(amount / price * 0.0005, 8),
-        "direction": "sell",
-        "amount": amount,
-    });
-    let trades = if resting { json!([]) } else { json!([trade]) };
-    let mut result = json!({ "trades": trades });
-    if let (false, Some(object)) = (ctx.fault(Fault::CloseOrderMissing), result.as_object_mut()) {
-        let order = json!({
+    Ok(price)
+}
+
+/// A close's one fill: what its trade and its order report.
+struct Fill<'a> {
+    instrument: &'a super::fixtures::Instrument,
+    order_type: &'a str,
+    price: f64,
+    amount: f64,
+    now_ms: u64,
+    order_id: String,
+}
+
+impl Fill<'_> {
+    /// The trade of SPEC.md 4.12's result.
+    fn trade(&self) -> Value {
+        let Fill {
+            instrument,
+            order_type,
+            price,
+            amount,
+            now_ms,
+            ref order_id,
+        } = *self;
+        json!({
+            "trade_seq": 1_000 + now_ms % 1_000,
+            "trade_id": format!("{}-{now_ms}", instrument.base_currency),
+            "timestamp": now_ms,
+            "tick_direction": 0,
+            "state": "filled",
+            "reduce_only": true,
+            "price": price,
+            "post_only": false,
+            "order_type": order_type,
+            "order_id": order_id,
+            "matching_id": null,
+            "mark_price": instrument.mark_price,
+            "liquidity": "T",
+            "instrument_name": instrument.name,
+            "index_price": instrument.index_price,
+            "fee_currency": instrument.base_currency,
+            "fee": round(amount / price * 0.0005, 8),
+            "direction": "sell",
+            "amount": amount,
+        })
+    }
+
+    /// The order of SPEC.md 4.12's result.
+    fn order(&self) -> Value {
+        let Fill {
+            instrument,
+            order_type,
+            price,
+            amount,
+            now_ms,
+            ref order_id,
+        } = *self;
+        json!({
             "web": false,
             "api": true,
             "time_in_force": "good_til_cancelled",
@@ -370,13 +441,8 @@ pub(crate) fn close_position(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
             "average_price": price,
             "direction": "sell",
             "amount": amount,
-        });
-        object.insert("order".to_owned(), order);
+        })
     }
-    if resting {
-        rest_close(ctx, &mut result, amount);
-    }
-    Ok(result)
 }
 
 /// Keeps the closing order of `result` open: nothing filled, its id the book's.

@@ -40,9 +40,7 @@ const LONGER_FOR_NOW: &[(&str, &str, usize)] = &[
         "toggle_subaccount_login",
         102,
     ),
-    ("server/src/serve/call.rs", "call", 133),
     ("server/src/serve/grant.rs", "client_signature", 107),
-    ("server/src/serve/trading.rs", "close_position", 134),
     ("server/src/serve/trading.rs", "get_mmp_status", 91),
     (
         "server/src/serve/trading.rs",
