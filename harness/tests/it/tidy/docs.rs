@@ -1,69 +1,554 @@
-//! The prose kept true: the counts README.md states (seeded faults, SPEC.md's statements,
-//! the reference's default transaction log) are the code's, every fault and variant the
-//! docs name is one the reference has, README shows every command and only those, and
-//! every call CONTRIBUTING.md tells a contributor to write (`ctx.fault(Fault::YourFault)`)
-//! is one the library code makes. A number or a name in the docs that drifts from the code fails here, not in a
-//! newcomer's first afternoon.
+//! The prose kept true: every count README.md, CONTRIBUTING.md and ARCHITECTURE.md state
+//! (seeded faults, SPEC.md's statements, the reference's default transaction log, crates,
+//! rule dimensions, fuzz targets, independent servers and clients, the paced plan, race
+//! bounds, command-line defaults) is the code's, and a count written near one of the words
+//! these are counted in that no check reads fails too; every fault and variant the docs
+//! name is one the reference has, README shows every command and only those, and every
+//! call CONTRIBUTING.md tells a contributor to write (`ctx.fault(Fault::YourFault)`) is one
+//! the library code makes. A number or a name in the docs that drifts from the code fails
+//! here, not in a newcomer's first afternoon.
 
+use std::collections::BTreeMap;
 use std::path::Path;
+use std::process::Command;
+use std::sync::{Mutex, OnceLock};
 
-use harness::check::spec_statements;
+use harness::check::{Dimension, spec_statements};
 use harness::serve::Fault;
 
 use super::{repository, sources};
 
-fn read(path: &str) -> String {
+/// The docs whose counts and names are held to the code.
+pub(super) const DOCS: [&str; 3] = ["README.md", "CONTRIBUTING.md", "ARCHITECTURE.md"];
+
+pub(super) fn read(path: &str) -> String {
     std::fs::read_to_string(repository().join(path)).unwrap()
 }
 
-/// Every number README.md writes just before `words` (`128 seeded faults`).
-fn numbers_before(text: &str, words: &str) -> Vec<usize> {
-    text.match_indices(words)
-        .filter_map(|(at, _)| {
-            let before = text[..at].trim_end();
-            let digits: String = before
-                .chars()
-                .rev()
-                .take_while(|character| character.is_ascii_digit() || *character == ',')
-                .collect::<Vec<_>>()
-                .into_iter()
-                .rev()
-                .filter(char::is_ascii_digit)
-                .collect();
-            digits.parse().ok()
+/// Numbers the docs spell out in words.
+const NUMBER_WORDS: [&str; 21] = [
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+    "twenty",
+];
+
+/// The number written at the start of `text` (`1,074`, `211`, `seven`, `Three`) and its
+/// length in bytes.
+fn number_at(text: &str) -> Option<(usize, usize)> {
+    let bytes = text.as_bytes();
+    let mut end = 0;
+    while end < bytes.len() {
+        // A thousands comma only between digits and three more: `1,074`, not `37, two`.
+        let thousands = bytes[end] == b','
+            && end > 0
+            && bytes.len() >= end + 4
+            && bytes[end + 1..end + 4].iter().all(u8::is_ascii_digit)
+            && bytes.get(end + 4).is_none_or(|b| !b.is_ascii_digit());
+        if !(bytes[end].is_ascii_digit() || thousands) {
+            break;
+        }
+        end += 1;
+    }
+    if end > 0 {
+        let digits: String = text[..end].chars().filter(char::is_ascii_digit).collect();
+        return digits.parse().ok().map(|value| (value, end));
+    }
+    let word: String = text.chars().take_while(char::is_ascii_alphabetic).collect();
+    let value = NUMBER_WORDS
+        .iter()
+        .position(|number| number.eq_ignore_ascii_case(&word))?;
+    Some((value, word.len()))
+}
+
+/// Every place `pattern` matches `line`: literal text, where `#` stands for a number (digits
+/// or a word) and `@` for any text up to the next literal piece. Gives the byte range
+/// matched and the text in each place, numbers as digits.
+fn matches(line: &str, pattern: &str) -> Vec<(std::ops::Range<usize>, Vec<String>)> {
+    let pieces: Vec<(&str, Option<char>)> = {
+        let mut pieces = Vec::new();
+        let mut rest = pattern;
+        while let Some(at) = rest.find(['#', '@']) {
+            pieces.push((&rest[..at], rest[at..].chars().next()));
+            rest = &rest[at + 1..];
+        }
+        pieces.push((rest, None));
+        pieces
+    };
+    let word_start = |at: usize| {
+        line[..at]
+            .chars()
+            .next_back()
+            .is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '^' || c == '.'))
+    };
+    let mut found = Vec::new();
+    let mut start = 0;
+    'start: while start <= line.len() {
+        if !line.is_char_boundary(start) {
+            start += 1;
+            continue;
+        }
+        let mut at = start;
+        let mut values = Vec::new();
+        for (index, (literal, place)) in pieces.iter().enumerate() {
+            if !line[at..].starts_with(literal) {
+                start += 1;
+                continue 'start;
+            }
+            at += literal.len();
+            match place {
+                Some('#') => match number_at(&line[at..]) {
+                    Some((value, length)) if word_start(at) => {
+                        values.push(value.to_string());
+                        at += length;
+                    }
+                    _ => {
+                        start += 1;
+                        continue 'start;
+                    }
+                },
+                Some(_) => {
+                    let next = pieces[index + 1].0;
+                    let Some(length) = line[at..].find(next).filter(|_| !next.is_empty()) else {
+                        start += 1;
+                        continue 'start;
+                    };
+                    values.push(line[at..at + length].to_owned());
+                    at += length;
+                }
+                None => {}
+            }
+        }
+        found.push((start..at, values));
+        start = at.max(start + 1);
+    }
+    found
+}
+
+/// `pattern` with its places filled by `values`: what the doc says, or what it should.
+fn filled(pattern: &str, values: &[String]) -> String {
+    let mut values = values.iter();
+    pattern
+        .chars()
+        .map(|c| match c {
+            '#' | '@' => values.next().cloned().unwrap_or_default(),
+            c => c.to_string(),
         })
         .collect()
 }
 
+/// A count (or a default) a doc states: the words it is stated in, and the code's values.
+struct Fact {
+    pattern: &'static str,
+    values: Vec<String>,
+    /// Where the values come from, for the message.
+    source: &'static str,
+}
+
+fn fact(pattern: &'static str, values: &[usize], source: &'static str) -> Fact {
+    Fact {
+        pattern,
+        values: values.iter().map(usize::to_string).collect(),
+        source,
+    }
+}
+
+/// `harness <command> --help`, once per command.
+pub(super) fn help(command: &[&str]) -> String {
+    static HELP: OnceLock<Mutex<BTreeMap<Vec<String>, String>>> = OnceLock::new();
+    let key: Vec<String> = command.iter().map(|word| (*word).to_owned()).collect();
+    let mut cache = HELP.get_or_init(Default::default).lock().unwrap();
+    cache
+        .entry(key)
+        .or_insert_with(|| {
+            let output = Command::new(env!("CARGO_BIN_EXE_harness"))
+                .args(command)
+                .arg("--help")
+                .output()
+                .expect("harness --help runs");
+            String::from_utf8_lossy(&output.stdout).into_owned()
+        })
+        .clone()
+}
+
+/// The flags `harness <command> --help` lists, each with its default, if it shows one.
+pub(super) fn flags(command: &[&str]) -> BTreeMap<String, Option<String>> {
+    help(command)
+        .lines()
+        .map(str::trim_start)
+        .filter(|line| line.starts_with('-'))
+        .filter_map(|line| {
+            let flag = line
+                .split([' ', ','])
+                .find(|word| word.starts_with("--"))?
+                .to_owned();
+            let default = line
+                .split_once("[default: ")
+                .and_then(|(_, rest)| rest.split_once(']'))
+                .map(|(default, _)| default.to_owned());
+            Some((flag, default))
+        })
+        .collect()
+}
+
+/// The default `harness <command> --help` shows for `flag`.
+fn flag_default(command: &[&str], flag: &str) -> String {
+    flags(command)
+        .remove(flag)
+        .flatten()
+        .unwrap_or_else(|| panic!("harness {} {flag} shows no default", command.join(" ")))
+}
+
+/// Entries of `dir` (relative to the repository) that hold a file `name`.
+fn folders_holding(dir: &str, name: &str) -> usize {
+    std::fs::read_dir(repository().join(dir))
+        .unwrap()
+        .filter(|entry| entry.as_ref().unwrap().path().join(name).is_file())
+        .count()
+}
+
+/// The paced plan of the suite against the reference paced at 1 request per second with
+/// burst 1 per user (`scripts/bench-paced-history.sh`): `harness run --plan`'s first line.
+fn paced_plan() -> harness::run::PacedPlan {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let target = runtime.block_on(async {
+        let mut config = harness::serve::ServeConfig::loopback();
+        config.variants = vec![harness::serve::Variant::RatePerUserBurst1];
+        let running = harness::serve::start(config).await.unwrap();
+        let target = running.target();
+        running.shutdown().await;
+        target
+    });
+    let corpus = harness::corpus::Corpus::embedded().unwrap();
+    let config = harness::run::RunConfig::new(target, corpus.cases, corpus.catalog, corpus.schemas);
+    harness::run::paced_plan(&config)
+}
+
+/// Every count the docs state, in the words they state it in, with the code's values.
+fn facts() -> Vec<Fact> {
+    let race = harness::case::Race::DEFAULT_ROUNDS as usize;
+    let plan = paced_plan();
+    let budget = |name: &str| plan.by_budget.get(name).copied().unwrap_or_default();
+    let seconds: usize = format!("{:.0}", plan.duration.as_secs_f64())
+        .parse()
+        .unwrap();
+    let members = read("Cargo.toml")
+        .lines()
+        .find_map(|line| line.strip_prefix("members = ["))
+        .expect("Cargo.toml lists the workspace's members")
+        .matches('"')
+        .count()
+        / 2;
+    let max_argued = read("independent/check")
+        .lines()
+        .find_map(|line| line.strip_prefix("MAX_ARGUED = "))
+        .and_then(|value| value.trim().parse().ok())
+        .expect("independent/check sets MAX_ARGUED");
+    let timeout_ms: usize = flag_default(&["run"], "--timeout-ms").parse().unwrap();
+    let number =
+        |command: &[&str], flag: &str| -> usize { flag_default(command, flag).parse().unwrap() };
+    assert_eq!(
+        plan.by_budget.keys().collect::<Vec<_>>(),
+        ["anonymous", "main", "sub", "two_factor"],
+        "README.md's sentence on the paced plan names these budgets"
+    );
+    let mut facts = vec![
+        fact("# seeded faults", &[Fault::ALL.len()], "Fault::ALL"),
+        fact(
+            "(# for interface 2.1.1",
+            &[spec_statements(&read("cases/SPEC.md")).len()],
+            "spec_statements(cases/SPEC.md)",
+        ),
+        fact(
+            "(default: the fixed # entries the snapshots are taken from",
+            &[harness::serve::MAIN_LOG_ENTRIES],
+            "serve::MAIN_LOG_ENTRIES",
+        ),
+        fact(
+            "The workspace is # crates",
+            &[members],
+            "Cargo.toml's members",
+        ),
+        fact(
+            "along # dimensions",
+            &[Dimension::ALL.len()],
+            "Dimension::ALL",
+        ),
+        fact(
+            "the # parser and signer cargo-fuzz targets",
+            &[harness_model::fuzz_targets::TARGETS.len()],
+            "fuzz_targets::TARGETS",
+        ),
+        fact(
+            "# servers are in CI today",
+            &[folders_holding("independent", "server.toml")],
+            "independent/*/server.toml",
+        ),
+        fact(
+            "holds # clients",
+            &[folders_holding("independent/clients", "client.toml")],
+            "independent/clients/*/client.toml",
+        ),
+        fact(
+            "(at most # per server)",
+            &[max_argued],
+            "MAX_ARGUED of independent/check",
+        ),
+        fact(
+            "and takes at most # per server",
+            &[max_argued],
+            "MAX_ARGUED of independent/check",
+        ),
+        fact(
+            "may argue at most # faults",
+            &[max_argued],
+            "MAX_ARGUED of independent/check",
+        ),
+        fact(
+            "the suite plans # paced calls (main #, two_factor #, sub #, anonymous #), about # s",
+            &[
+                plan.calls(),
+                budget("main"),
+                budget("two_factor"),
+                budget("sub"),
+                budget("anonymous"),
+                seconds,
+            ],
+            "run::paced_plan against `harness serve --variant rate-per-user-burst-1`",
+        ),
+        fact(
+            "Each case runs # rounds",
+            &[race],
+            "case::Race::DEFAULT_ROUNDS",
+        ),
+        fact(
+            "`rounds` (default #, 1 to #)",
+            &[race, harness::case::Race::MAX_ROUNDS as usize],
+            "case::Race::DEFAULT_ROUNDS, MAX_ROUNDS",
+        ),
+        fact(
+            "copies are bounded (2 to # per race, 1 to # rounds",
+            &[
+                harness::case::Race::MAX_COPIES,
+                harness::case::Race::MAX_ROUNDS as usize,
+            ],
+            "case::Race::MAX_COPIES, MAX_ROUNDS",
+        ),
+        fact(
+            "up to # copies of",
+            &[harness::case::Race::MAX_COPIES],
+            "case::Race::MAX_COPIES",
+        ),
+        fact(
+            "answers over # MiB are refused",
+            &[harness::transport::RequestLimits::default().max_response_bytes >> 20],
+            "transport::RequestLimits::default()",
+        ),
+        fact(
+            "at most # KiB of an answer is kept",
+            &[harness::wire::RECORDED_BODY_BYTES >> 10],
+            "wire::RECORDED_BODY_BYTES",
+        ),
+        fact(
+            "`--timeout-ms` (default # s)",
+            &[timeout_ms / 1000],
+            "harness run --help",
+        ),
+        fact(
+            "`--no-answer-limit` requests in a row without an answer (default #:",
+            &[number(&["run"], "--no-answer-limit")],
+            "harness run --help",
+        ),
+        fact(
+            "`--stateful PERCENT` of the `--requests` budget (default #)",
+            &[number(&["fuzz"], "--stateful")],
+            "harness fuzz --help",
+        ),
+        fact(
+            "with a burst of # (`--burst`)",
+            &[number(&["judge"], "--burst")],
+            "harness judge --help",
+        ),
+        fact(
+            "`[limits] clock_skew_ms` (default #)",
+            &[harness::target_file::RateLimits::default().clock_skew_ms as usize],
+            "target_file::RateLimits::default()",
+        ),
+    ];
+    for (pattern, command) in [
+        ("transport seen) to `--out` (default `@`)", "judge"),
+        ("writes the four reports to `--out` (default `@`)", "proxy"),
+    ] {
+        facts.push(Fact {
+            pattern,
+            values: vec![flag_default(&[command], "--out")],
+            source: if command == "judge" {
+                "harness judge --help"
+            } else {
+                "harness proxy --help"
+            },
+        });
+    }
+    facts
+}
+
+/// Nouns a count of the code's is stated in: a number just before one of them (at most two
+/// words between) must be one a fact checks.
+const COUNTED: [&str; 14] = [
+    "faults",
+    "variants",
+    "cases",
+    "clauses",
+    "statements",
+    "crates",
+    "dimensions",
+    "entries",
+    "targets",
+    "servers",
+    "clients",
+    "subcommands",
+    "modules",
+    "points",
+];
+
+/// Counts near a counted noun that say nothing of the code, each with why.
+const NOT_COUNTS: [(&str, &str); 2] = [
+    ("## Two commands", "the section's own two commands"),
+    ("Two modules never import each other", "a rule of any two"),
+];
+
+/// The places in `line` where a number stands before a counted noun or after `default`.
+fn counts_stated(line: &str) -> Vec<std::ops::Range<usize>> {
+    let mut places = Vec::new();
+    for noun in COUNTED {
+        for filler in ["# ", "# @ ", "# @ @ "] {
+            let pattern = format!("{filler}{noun}");
+            for (range, values) in matches(line, &pattern) {
+                let words_between = values[1..].iter().all(|word| {
+                    !word.is_empty()
+                        && word
+                            .chars()
+                            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+                });
+                let end = range.end;
+                let whole_word = line[end..]
+                    .chars()
+                    .next()
+                    .is_none_or(|c| !c.is_ascii_alphanumeric());
+                if words_between && whole_word && values[0] != "1" {
+                    places.push(range);
+                }
+            }
+        }
+    }
+    for pattern in ["(default #", "(default: the fixed #", "`--@` (default `@`"] {
+        places.extend(
+            matches(line, pattern)
+                .into_iter()
+                .filter(|(_, values)| !values[0].contains(' '))
+                .map(|(range, _)| range),
+        );
+    }
+    places
+}
+
 #[test]
-fn the_counts_readme_states_are_the_codes() {
-    let readme = read("README.md");
+fn the_counts_the_docs_state_are_the_codes() {
+    let facts = facts();
     let mut wrong = Vec::new();
-    let faults = Fault::ALL.len();
-    for stated in numbers_before(&readme, " seeded faults") {
-        if stated != faults {
-            wrong.push(format!(
-                "README.md says {stated} seeded faults; Fault::ALL has {faults}"
-            ));
+    let mut stated = vec![0; facts.len()];
+    for doc in DOCS {
+        for (number, line) in read(doc).lines().enumerate() {
+            let mut checked = Vec::new();
+            for (index, fact) in facts.iter().enumerate() {
+                for (range, values) in matches(line, fact.pattern) {
+                    stated[index] += 1;
+                    checked.push(range);
+                    if values != fact.values {
+                        wrong.push(format!(
+                            "{doc}:{}: says \"{}\", the code has \"{}\" ({})",
+                            number + 1,
+                            filled(fact.pattern, &values),
+                            filled(fact.pattern, &fact.values),
+                            fact.source
+                        ));
+                    }
+                }
+            }
+            for place in counts_stated(line) {
+                let covered = checked
+                    .iter()
+                    .any(|range| range.start <= place.start && place.end <= range.end);
+                let exempt = NOT_COUNTS.iter().any(|(text, _)| line.contains(text));
+                if !covered && !exempt {
+                    wrong.push(format!(
+                        "{doc}:{}: states \"{}\", a count no test checks: add its words and the code's value to `facts` in tidy/docs.rs, or drop it",
+                        number + 1,
+                        &line[place]
+                    ));
+                }
+            }
         }
     }
-    let statements = spec_statements(&read("cases/SPEC.md")).len();
-    for stated in numbers_before(&readme, " for interface 2.1.1") {
-        if stated != statements {
+    for (fact, times) in facts.iter().zip(stated) {
+        if times == 0 {
             wrong.push(format!(
-                "README.md says SPEC.md holds {stated} statements; the rule finds {statements}"
-            ));
-        }
-    }
-    let entries = harness::serve::MAIN_LOG_ENTRIES;
-    for stated in numbers_before(&readme, " the snapshots are taken from") {
-        if stated != entries {
-            wrong.push(format!(
-                "README.md says the default transaction log holds {stated} entries; the reference's holds {entries}"
+                "no doc says \"{}\" any more: reword the fact in tidy/docs.rs to the doc's words, or drop it",
+                fact.pattern
             ));
         }
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn the_count_scan_reads_numbers_in_their_words() {
+    assert_eq!(
+        matches("of the 1,074 seeded faults", "# seeded faults"),
+        [(7..26, vec!["1074".to_owned()])]
+    );
+    assert_eq!(
+        matches("Three servers are in CI today", "# servers are in CI today")[0].1,
+        ["3"]
+    );
+    assert_eq!(
+        matches(
+            "to `--out` (default `reports/judge`)",
+            "to `--out` (default `@`)"
+        )[0]
+        .1,
+        ["reports/judge"]
+    );
+    assert!(matches("the 10^5 log entries", "# log entries").is_empty());
+    assert!(matches("(main 37, two", "main #, two").len() == 1);
+    assert_eq!(counts_stated("holds 211 seeded faults"), vec![6..23]);
+    assert!(counts_stated("one entry per case").is_empty());
+    assert!(counts_stated("as `account` (default `main`)").is_empty());
+    assert_eq!(counts_stated("to `--out` (default `x`)").len(), 1);
+    assert_eq!(
+        filled("# seeded faults", &["128".to_owned()]),
+        "128 seeded faults"
+    );
 }
 
 /// The calls a contributor is told to write: `receiver.method(Type::` in a code span.
@@ -133,13 +618,9 @@ fn values_after(text: &str, flag: &str) -> Vec<String> {
 }
 
 /// The subcommands `harness --help` lists, `help` left out.
-fn subcommands() -> Vec<String> {
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_harness"))
-        .arg("--help")
-        .output()
-        .expect("harness --help runs");
-    let help = String::from_utf8_lossy(&output.stdout).into_owned();
-    help.lines()
+pub(super) fn subcommands() -> Vec<String> {
+    help(&[])
+        .lines()
         .skip_while(|line| !line.starts_with("Commands:"))
         .skip(1)
         .take_while(|line| line.starts_with("  "))
@@ -154,6 +635,7 @@ fn the_names_the_docs_give_are_the_codes() {
     let docs = [
         "README.md",
         "CONTRIBUTING.md",
+        "ARCHITECTURE.md",
         "docs/ci.md",
         "BENCHMARKS.md",
     ];
