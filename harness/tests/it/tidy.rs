@@ -114,6 +114,56 @@ fn layers() -> Vec<Row> {
         .collect()
 }
 
+/// The longest line of ARCHITECTURE.md's codemap: a module's line says what it is and the
+/// names to look for; the rest is the module's own `//!` doc.
+const CODEMAP_LINE: usize = 140;
+
+/// ARCHITECTURE.md's codemap gives every module of the layers table, and `cli/`, one line,
+/// and no line of it is long.
+#[test]
+fn the_codemap_is_one_short_line_per_module() {
+    let text = std::fs::read_to_string(repository().join("ARCHITECTURE.md")).unwrap();
+    let mut lines_of: BTreeMap<String, usize> = BTreeMap::new();
+    let mut wrong = Vec::new();
+    let (mut inside, mut beside) = (false, false);
+    for (number, line) in text.lines().enumerate() {
+        if line.starts_with("## ") {
+            inside = line == "## Codemap";
+            continue;
+        }
+        if line.starts_with("### ") {
+            beside = line == "### Beside the crates";
+        }
+        let Some(bullet) = line.strip_prefix("- ").filter(|_| inside) else {
+            continue;
+        };
+        let length = line.chars().count();
+        if length > CODEMAP_LINE {
+            wrong.push(format!(
+                "ARCHITECTURE.md:{}: a codemap line of {length} characters (at most {CODEMAP_LINE}): move the detail to the module's `//!` doc",
+                number + 1
+            ));
+        }
+        if let Some(name) = bullet.split('`').nth(1).filter(|_| !beside) {
+            let module = name.trim_end_matches('/').trim_end_matches(".rs");
+            *lines_of.entry(module.to_owned()).or_default() += 1;
+        }
+    }
+    let modules = layers()
+        .into_iter()
+        .map(|row| row.module)
+        .chain(["cli".to_owned()]);
+    for module in modules {
+        let lines = lines_of.get(&module).copied().unwrap_or_default();
+        if lines != 1 {
+            wrong.push(format!(
+                "ARCHITECTURE.md's codemap gives module `{module}` {lines} lines, not one"
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
 #[test]
 fn every_import_is_one_the_layers_table_allows() {
     let layers: BTreeMap<String, Row> = layers()

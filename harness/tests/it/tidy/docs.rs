@@ -320,11 +320,6 @@ fn facts() -> Vec<Fact> {
             "MAX_ARGUED of independent/check",
         ),
         fact(
-            "may argue at most # faults",
-            &[max_argued],
-            "MAX_ARGUED of independent/check",
-        ),
-        fact(
             "the suite plans # paced calls (main #, two_factor #, sub #, anonymous #), about # s",
             &[
                 plan.calls(),
