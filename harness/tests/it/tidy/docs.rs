@@ -271,8 +271,35 @@ fn facts() -> Vec<Fact> {
         ["anonymous", "main", "sub", "two_factor"],
         "README.md's sentence on the paced plan names these budgets"
     );
+    let check = read("independent/check");
+    let check_default = |option: &str| -> usize {
+        check
+            .lines()
+            .find(|line| line.contains(&format!("add_argument(\"{option}\"")))
+            .and_then(|line| line.split("default=").nth(1))
+            .map(|default| {
+                default
+                    .trim_matches(|c: char| !c.is_ascii_digit())
+                    .rsplit(',')
+                    .next()
+                    .unwrap()
+                    .parse()
+                    .unwrap()
+            })
+            .unwrap_or_else(|| panic!("independent/check has no default for {option}"))
+    };
     let mut facts = vec![
         fact("# seeded faults", &[Fault::ALL.len()], "Fault::ALL"),
+        fact(
+            "with seeds 1 to # at # requests",
+            &[check_default("--seeds"), check_default("--requests")],
+            "independent/check's --seeds and --requests",
+        ),
+        fact(
+            "answering: # requests in a row timed out after # s",
+            &[number(&["run"], "--no-answer-limit"), timeout_ms / 1000],
+            "harness run --help",
+        ),
         fact(
             "(# for interface 2.1.1",
             &[spec_statements(&read("cases/SPEC.md")).len()],
@@ -668,6 +695,46 @@ fn the_names_the_docs_give_are_the_codes() {
         }
     }
     let readme = read("README.md");
+    let listing = Command::new(env!("CARGO_BIN_EXE_harness"))
+        .args(["judge", "--list-scenarios"])
+        .output()
+        .expect("harness judge --list-scenarios runs");
+    let scenarios: Vec<String> = String::from_utf8_lossy(&listing.stdout)
+        .lines()
+        .filter_map(|line| line.split_whitespace().next())
+        .map(str::to_owned)
+        .collect();
+    let listed = readme
+        .split_once("`--scenario` provokes common bugs:")
+        .and_then(|(_, rest)| rest.split_once("(`--scenario list`"))
+        .map(|(list, _)| list)
+        .expect("README.md lists the judge's scenarios");
+    // The scenarios are the spans outside the parentheses that describe some of them.
+    let (mut named, mut depth) = (Vec::new(), 0);
+    for (at, piece) in listed.split('`').enumerate() {
+        if at % 2 == 1 {
+            if depth == 0 {
+                named.push(piece.to_owned());
+            }
+        } else {
+            depth += piece.matches('(').count();
+            depth -= piece.matches(')').count();
+        }
+    }
+    for scenario in &scenarios {
+        if scenario != "default" && !named.contains(scenario) {
+            wrong.push(format!(
+                "README.md does not list the judge's scenario `{scenario}`"
+            ));
+        }
+    }
+    for scenario in &named {
+        if !scenarios.contains(scenario) {
+            wrong.push(format!(
+                "README.md lists the judge's scenario `{scenario}`, which harness judge --list-scenarios lacks"
+            ));
+        }
+    }
     let commands = subcommands();
     assert!(commands.len() > 5, "{commands:?}");
     for command in &commands {
