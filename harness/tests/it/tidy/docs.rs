@@ -9,6 +9,7 @@
 //! here, not in a newcomer's first afternoon.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::process::Command;
 use std::sync::{Mutex, OnceLock};
 
@@ -225,7 +226,7 @@ fn folders_holding(dir: &str, name: &str) -> usize {
 
 /// The paced plan of the suite against the reference paced at 1 request per second with
 /// burst 1 per user (`scripts/bench-paced-history.sh`): `harness run --plan`'s first line.
-fn paced_plan() -> harness::run::PacedPlan {
+fn paced_plan() -> (harness::run::PacedPlan, harness::target_file::RateLimits) {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -238,15 +239,70 @@ fn paced_plan() -> harness::run::PacedPlan {
         running.shutdown().await;
         target
     });
+    let limits = target.limits.clone();
     let corpus = harness::corpus::Corpus::embedded().unwrap();
     let config = harness::run::RunConfig::new(target, corpus.cases, corpus.catalog, corpus.schemas);
-    harness::run::paced_plan(&config)
+    (harness::run::paced_plan(&config), limits)
+}
+
+/// How far below the target's rate the runner paces, in percent, as the plan shows it: the
+/// busiest budget's calls past the burst take the plan's time at the paced rate.
+fn pacing_margin(
+    plan: &harness::run::PacedPlan,
+    limits: &harness::target_file::RateLimits,
+) -> usize {
+    let busiest = plan.by_budget.values().max().copied().unwrap_or_default();
+    let beyond_burst = busiest.saturating_sub(limits.transaction_log_burst as usize) as f64;
+    let paced_rate = beyond_burst / plan.duration.as_secs_f64();
+    ((limits.transaction_log_per_second / paced_rate - 1.0) * 100.0).round() as usize
+}
+
+/// The numbers of the first `(A to B)` in `text`.
+fn range_in(text: &str) -> [usize; 2] {
+    let found = matches(text, "(# to #)");
+    let (_, values) = found
+        .first()
+        .unwrap_or_else(|| panic!("no (A to B) in {text:?}"));
+    [values[0].parse().unwrap(), values[1].parse().unwrap()]
+}
+
+/// The bounds of `in_flight` the case loader gives when a step asks for too many.
+fn in_flight_bounds() -> [usize; 2] {
+    let corpus = harness::corpus::Corpus::embedded().unwrap();
+    let clause = corpus.catalog.iter().next().unwrap().id.clone();
+    let text = format!(
+        "id = \"tidy.in_flight\"\ntitle = \"t\"\nclauses = [\"{clause}\"]\ntransports = [\"ws\"]\n\n[[step]]\ncall = \"public/get_time\"\nin_flight = 100000\n"
+    );
+    let error = harness::case::parse_case(
+        Path::new("tidy.toml"),
+        &text,
+        &corpus.catalog,
+        &corpus.schemas,
+    )
+    .expect_err("in_flight = 100000 is refused");
+    range_in(&error.to_string())
+}
+
+/// The longest excuse the traceability table takes, as its loader says when one is longer.
+fn excuse_limit() -> usize {
+    let text = format!(
+        "[[statement]]\nid = \"1.1\"\ntext = \"t\"\nexcuse = \"{}\"\n",
+        "x".repeat(10_000)
+    );
+    let problem = harness::check::Statements::parse(Path::new("statements.toml"), &text)
+        .expect_err("an excuse of 10,000 characters is refused")
+        .to_string();
+    let (_, values) = matches(&problem, "at most # characters")
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| panic!("{problem}"));
+    values[0].parse().unwrap()
 }
 
 /// Every count the docs state, in the words they state it in, with the code's values.
 fn facts() -> Vec<Fact> {
     let race = harness::case::Race::DEFAULT_ROUNDS as usize;
-    let plan = paced_plan();
+    let (plan, limits) = paced_plan();
     let budget = |name: &str| plan.by_budget.get(name).copied().unwrap_or_default();
     let seconds: usize = format!("{:.0}", plan.duration.as_secs_f64())
         .parse()
@@ -290,6 +346,26 @@ fn facts() -> Vec<Fact> {
     };
     let mut facts = vec![
         fact("# seeded faults", &[Fault::ALL.len()], "Fault::ALL"),
+        fact(
+            "`in_flight = N` (# to #)",
+            &in_flight_bounds(),
+            "case::parse_case's refusal of a larger in_flight",
+        ),
+        fact(
+            "one line of at most # characters",
+            &[excuse_limit()],
+            "Statements::parse of a longer excuse",
+        ),
+        fact(
+            "#% below your rate",
+            &[pacing_margin(&plan, &limits)],
+            "run::paced_plan's time at the target's rate",
+        ),
+        fact(
+            "at #% below the target file's",
+            &[pacing_margin(&plan, &limits)],
+            "run::paced_plan's time at the target's rate",
+        ),
         fact(
             "with seeds 1 to # at # requests",
             &[check_default("--seeds"), check_default("--requests")],
