@@ -5,12 +5,16 @@
 //! crates, one reader of the system clock, clap only in `cli/`), every clause id written in
 //! Rust found in the catalog, no behaviour that hangs on how a clause id is spelt, and no
 //! fact of SPEC.md (a method's name, a scope, a code, a bound, a rate) written outside
-//! `protocol/src/spec/`. Library code only: tests may do as they like.
+//! `protocol/src/spec/`. Library code only: tests may do as they like. The prose is held
+//! too: every count README.md, CONTRIBUTING.md and ARCHITECTURE.md state is the code's
+//! (`docs.rs`), and every item, path, command, flag and cargo command they name exists
+//! (`doc_names.rs`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 mod code;
+mod doc_names;
 mod docs;
 mod lengths;
 mod spec_facts;
@@ -109,6 +113,56 @@ fn layers() -> Vec<Row> {
             }
         })
         .collect()
+}
+
+/// The longest line of ARCHITECTURE.md's codemap: a module's line says what it is and the
+/// names to look for; the rest is the module's own `//!` doc.
+const CODEMAP_LINE: usize = 140;
+
+/// ARCHITECTURE.md's codemap gives every module of the layers table, and `cli/`, one line,
+/// and no line of it is long.
+#[test]
+fn the_codemap_is_one_short_line_per_module() {
+    let text = std::fs::read_to_string(repository().join("ARCHITECTURE.md")).unwrap();
+    let mut lines_of: BTreeMap<String, usize> = BTreeMap::new();
+    let mut wrong = Vec::new();
+    let (mut inside, mut beside) = (false, false);
+    for (number, line) in text.lines().enumerate() {
+        if line.starts_with("## ") {
+            inside = line == "## Codemap";
+            continue;
+        }
+        if line.starts_with("### ") {
+            beside = line == "### Beside the crates";
+        }
+        let Some(bullet) = line.strip_prefix("- ").filter(|_| inside) else {
+            continue;
+        };
+        let length = line.chars().count();
+        if length > CODEMAP_LINE {
+            wrong.push(format!(
+                "ARCHITECTURE.md:{}: a codemap line of {length} characters (at most {CODEMAP_LINE}): move the detail to the module's `//!` doc",
+                number + 1
+            ));
+        }
+        if let Some(name) = bullet.split('`').nth(1).filter(|_| !beside) {
+            let module = name.trim_end_matches('/').trim_end_matches(".rs");
+            *lines_of.entry(module.to_owned()).or_default() += 1;
+        }
+    }
+    let modules = layers()
+        .into_iter()
+        .map(|row| row.module)
+        .chain(["cli".to_owned()]);
+    for module in modules {
+        let lines = lines_of.get(&module).copied().unwrap_or_default();
+        if lines != 1 {
+            wrong.push(format!(
+                "ARCHITECTURE.md's codemap gives module `{module}` {lines} lines, not one"
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
 #[test]
@@ -524,66 +578,8 @@ fn no_new_behaviour_hangs_on_the_spelling_of_a_clause_id() {
     );
 }
 
-/// Every `module::Item` ARCHITECTURE.md names in backticks exists: its module is a module
-/// of the workspace (a crate's name leads to its modules; the facade `harness` to every
-/// crate's), and each name after it is defined in that module's code (an item, or an enum's
-/// variant), so the codemap cannot go on naming what was renamed or removed.
-#[test]
-fn architecture_names_only_items_that_exist() {
-    let text = std::fs::read_to_string(repository().join("ARCHITECTURE.md")).unwrap();
-    let sources = sources();
-    let mut named = BTreeSet::new();
-    for span in text.split('`').skip(1).step_by(2) {
-        let segments: Vec<&str> = span.split("::").collect();
-        let path_like = segments.len() > 1
-            && segments.iter().all(|segment| {
-                !segment.is_empty()
-                    && segment
-                        .chars()
-                        .all(|c| c.is_ascii_alphanumeric() || c == '_')
-            })
-            && segments[0]
-                .chars()
-                .all(|c| c.is_ascii_lowercase() || c == '_');
-        if path_like {
-            named.insert(span.to_owned());
-        }
-    }
-    assert!(
-        named.len() > 10,
-        "the scan found {} paths: is it still reading?",
-        named.len()
-    );
-    let mut missing = Vec::new();
-    for path in &named {
-        let mut segments: Vec<&str> = path.split("::").collect();
-        if segments[0] == "harness" || segments[0].starts_with("harness_") {
-            segments.remove(0);
-        }
-        let module = segments[0];
-        let scope: Vec<&Source> = sources
-            .iter()
-            .filter(|source| source.module_path.iter().any(|name| name == module))
-            .collect();
-        if scope.is_empty() {
-            missing.push(format!("`{path}`: no module `{module}`"));
-            continue;
-        }
-        for name in &segments[1..] {
-            if !scope.iter().any(|source| defines(&source.code, name)) {
-                missing.push(format!("`{path}`: nothing named `{name}` in `{module}`"));
-            }
-        }
-    }
-    assert!(
-        missing.is_empty(),
-        "ARCHITECTURE.md names:\n{}",
-        missing.join("\n")
-    );
-}
-
-/// Whether `code` defines `name`: an item (`fn`, `struct`, `enum`, ...) or a line that
-/// starts with it as an enum's variant does (`Skip,`, `RowFinished {`).
+/// Whether `code` defines `name`: an item (`fn`, `struct`, `enum`, ...), a line that
+/// starts with it as an enum's variant does (`Skip,`, `RowFinished {`), or a struct's field.
 fn defines(code: &str, name: &str) -> bool {
     let ends = |rest: &str| !rest.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_');
     code.lines().any(|line| {
@@ -602,7 +598,15 @@ fn defines(code: &str, name: &str) -> bool {
         let variant = line
             .strip_prefix(name)
             .is_some_and(|rest| rest.is_empty() || rest.starts_with([',', '(', ' ', '{']));
-        item || variant
+        // A struct's field: `pub state_changing: bool,`.
+        let field = ["pub ", "pub(crate) ", "pub(super) ", ""]
+            .iter()
+            .any(|visibility| {
+                line.strip_prefix(visibility)
+                    .and_then(|rest| rest.strip_prefix(name))
+                    .is_some_and(|rest| rest.starts_with(':') && !rest.starts_with("::"))
+            });
+        item || variant || field
     })
 }
 
