@@ -17,7 +17,6 @@ use serde_json::Value;
 use super::Shared;
 use super::budget::RecordBudget;
 use super::pace;
-use super::passes::Ended;
 use super::result::{error_result, finish};
 use super::skip::skip_reason;
 use super::template;
@@ -239,6 +238,14 @@ fn conclude(execution: Execution<'_>, ended: Ended, started: Instant) -> CaseRes
     result.checks.retain(|clause| !unchecked.contains(clause));
     result.clauses.retain(|clause| !unchecked.contains(clause));
     result
+}
+
+/// How an execution's passes ended: the harness's error that stopped them, or why the
+/// execution is a skip (no pass was checked).
+#[derive(Debug, Default)]
+pub(super) struct Ended {
+    pub(super) error: Option<String>,
+    pub(super) skipped: Option<String>,
 }
 
 /// How one pass of the steps ended.

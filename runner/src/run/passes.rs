@@ -9,17 +9,9 @@
 //! runs one pass. The step loop itself is `exec.rs`'s ([`Execution::run_steps`]).
 
 use super::Shared;
-use super::exec::{Execution, PassEnd};
+use super::exec::{Ended, Execution, PassEnd};
 use harness_model::case::Case;
 use harness_model::target_file::ExpiredOption;
-
-/// How an execution's passes ended: the harness's error that stopped them, or why the
-/// execution is a skip (no pass was checked).
-#[derive(Debug, Default)]
-pub(super) struct Ended {
-    pub(super) error: Option<String>,
-    pub(super) skipped: Option<String>,
-}
 
 /// The passes of `case`'s steps: one per option of the target's pool of options that
 /// expired out of the money for a case that needs one, else one pass with none.
