@@ -252,40 +252,8 @@ pub(crate) fn get_transaction_log(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObjec
         end
     };
     let cursor = non_negative(params.int("continuation"), "continuation")?;
-    let caller = ctx.caller()?.user_id;
-    let user_id = match non_negative(params.int("subaccount_id"), "subaccount_id")? {
-        Some(_) if ctx.fault(Fault::TxlogSubaccountIgnored) => caller,
-        Some(_) if ctx.fault(Fault::TxlogSubaccountIgnoredInBody) && ctx.in_http_body() => caller,
-        Some(_) if ctx.fault(Fault::TxlogSubaccountFirstPageOnly) && cursor.is_some() => caller,
-        Some(sub) if ctx.state.is_subaccount_of(sub, caller) => sub,
-        Some(_) => {
-            return Err(ErrorObject::invalid_params(
-                "subaccount_id",
-                "not a subaccount of the caller",
-            ));
-        }
-        None => caller,
-    };
-    let keywords: Vec<&str> = params
-        .str(KEYWORDS_PARAM)
-        .map(|text| text.split_whitespace().collect())
-        .unwrap_or_default();
-    // `txlog-keyword-last-refused` refuses only the last keyword 4.8 lists (expiry).
-    let last_refused = ctx.fault(Fault::TxlogKeywordLastRefused)
-        && keywords
-            .iter()
-            .any(|keyword| spec::LOG_FILTER_KEYWORDS.last() == Some(keyword));
-    if last_refused
-        || (ctx.fault(Fault::TxlogKeywordRefused)
-            && keywords
-                .iter()
-                .any(|keyword| spec::LOG_FILTER_KEYWORDS.contains(keyword)))
-    {
-        return Err(ErrorObject::invalid_params(
-            KEYWORDS_PARAM,
-            "unknown keyword",
-        ));
-    }
+    let user_id = log_owner(ctx, cursor)?;
+    let keywords = log_keywords(ctx)?;
     let query = LogQuery {
         user_id,
         currency,
@@ -313,7 +281,75 @@ pub(crate) fn get_transaction_log(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObjec
             order,
         },
     );
-    let continuation = match next {
+    let continuation = log_continuation(ctx, next, &walk, &query);
+    let mut logs: Vec<Value> = walk.iter().map(|entry| entry.body.clone()).collect();
+    distort_page(ctx, &mut logs, end);
+    Ok(jsonrpc::object([
+        ("logs", Value::Array(logs)),
+        (
+            "continuation",
+            continuation.map_or(Value::Null, Value::from),
+        ),
+    ]))
+}
+
+/// Whose log a request reads: the caller's, or a subaccount's it names (the faults that
+/// ignore the subaccount read the caller's).
+fn log_owner(ctx: &Ctx<'_>, cursor: Option<u64>) -> Result<u64, ErrorObject> {
+    let params = &ctx.params;
+    let caller = ctx.caller()?.user_id;
+    let user_id = match non_negative(params.int("subaccount_id"), "subaccount_id")? {
+        Some(_) if ctx.fault(Fault::TxlogSubaccountIgnored) => caller,
+        Some(_) if ctx.fault(Fault::TxlogSubaccountIgnoredInBody) && ctx.in_http_body() => caller,
+        Some(_) if ctx.fault(Fault::TxlogSubaccountFirstPageOnly) && cursor.is_some() => caller,
+        Some(sub) if ctx.state.is_subaccount_of(sub, caller) => sub,
+        Some(_) => {
+            return Err(ErrorObject::invalid_params(
+                "subaccount_id",
+                "not a subaccount of the caller",
+            ));
+        }
+        None => caller,
+    };
+    Ok(user_id)
+}
+
+/// The log filter's keywords (SPEC.md 4.8), refused where a fault refuses them.
+fn log_keywords<'p>(ctx: &'p Ctx<'_>) -> Result<Vec<&'p str>, ErrorObject> {
+    let params = &ctx.params;
+    let keywords: Vec<&str> = params
+        .str(KEYWORDS_PARAM)
+        .map(|text| text.split_whitespace().collect())
+        .unwrap_or_default();
+    // `txlog-keyword-last-refused` refuses only the last keyword 4.8 lists (expiry).
+    let last_refused = ctx.fault(Fault::TxlogKeywordLastRefused)
+        && keywords
+            .iter()
+            .any(|keyword| spec::LOG_FILTER_KEYWORDS.last() == Some(keyword));
+    if last_refused
+        || (ctx.fault(Fault::TxlogKeywordRefused)
+            && keywords
+                .iter()
+                .any(|keyword| spec::LOG_FILTER_KEYWORDS.contains(keyword)))
+    {
+        return Err(ErrorObject::invalid_params(
+            KEYWORDS_PARAM,
+            "unknown keyword",
+        ));
+    }
+    Ok(keywords)
+}
+
+/// The continuation a page gives: the id after it, or none at the end (the faults that
+/// overlap pages, give 0 or never end distort it).
+fn log_continuation(
+    ctx: &Ctx<'_>,
+    next: Option<u64>,
+    walk: &[&super::ledger::LogEntry],
+    query: &LogQuery,
+) -> Option<u64> {
+    let log = &ctx.state.ledger.log;
+    match next {
         Some(_) if ctx.fault(Fault::TxlogPagesOverlap) => walk.last().map(|entry| entry.id),
         Some(id) => Some(id),
         None if ctx.fault(Fault::TxlogContinuationZero) => Some(0),
@@ -324,31 +360,27 @@ pub(crate) fn get_transaction_log(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObjec
                 .map_or(0, |entry| entry.id),
         ),
         None => None,
-    };
-    let mut logs: Vec<Value> = walk.iter().map(|entry| entry.body.clone()).collect();
-    ctx.state.knobs().decorate_log(&mut logs);
+    }
+}
+
+/// The page's entries as the reference's knobs and faults shape them.
+fn distort_page(ctx: &Ctx<'_>, logs: &mut [Value], end: u64) {
+    ctx.state.knobs().decorate_log(logs);
     if ctx.fault(Fault::TxlogOutsideWindow)
         && let Some(Value::Object(first)) = logs.first_mut()
     {
         first.insert("timestamp".to_owned(), json!(end.saturating_add(1)));
     }
     if ctx.fault(Fault::TxlogDeliveryIndexPriceAfterFirst) {
-        drop_after_first_delivery(&mut logs, super::fixtures::LOG_DELIVERY_INDEX_PRICE);
+        drop_after_first_delivery(logs, super::fixtures::LOG_DELIVERY_INDEX_PRICE);
     }
     if ctx.fault(Fault::TxlogMissingBalance) {
-        for entry in &mut logs {
+        for entry in logs.iter_mut() {
             if let Value::Object(object) = entry {
                 object.remove("balance");
             }
         }
     }
-    Ok(jsonrpc::object([
-        ("logs", Value::Array(logs)),
-        (
-            "continuation",
-            continuation.map_or(Value::Null, Value::from),
-        ),
-    ]))
 }
 
 /// Removes `field` from every delivery entry of a page but the first: the fault

@@ -34,7 +34,6 @@ const LONGER_FOR_NOW: &[(&str, &str, usize)] = &[
     ("server/src/judge/walks.rs", "check_pagination", 101),
     ("server/src/proxy/server.rs", "assess_answer", 88),
     ("server/src/proxy/ws.rs", "relay", 96),
-    ("server/src/serve/account.rs", "get_transaction_log", 130),
     (
         "server/src/serve/account.rs",
         "toggle_subaccount_login",
@@ -47,7 +46,6 @@ const LONGER_FOR_NOW: &[(&str, &str, usize)] = &[
         "get_trigger_order_history",
         97,
     ),
-    ("server/src/serve/ws.rs", "serve_socket", 120),
 ];
 
 /// A function of a file: its name, first line and length in lines.
