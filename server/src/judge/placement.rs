@@ -23,7 +23,6 @@ pub(crate) fn check_placement(
     knowledge: &Knowledge,
     tally: &mut Tally,
 ) {
-    let seq = Some(record.seq);
     let issued_in = |text: &str| {
         sessions
             .tokens()
@@ -33,102 +32,146 @@ pub(crate) fn check_placement(
     let query_token = record.query().is_some_and(|query| {
         form_urlencoded::parse(query.as_bytes()).any(|(name, _)| name == "access_token")
     }) || issued_in(&record.uri);
+    let placed = Placed {
+        record,
+        call,
+        query_token,
+        issued_in: &issued_in,
+    };
     match record.transport {
-        TransportKind::HttpQuery | TransportKind::HttpBody => {
-            let bearer = record.header("authorization").is_some_and(|value| {
-                value
-                    .trim()
-                    .get(..7)
-                    .is_some_and(|scheme| scheme.eq_ignore_ascii_case("bearer "))
-            });
-            let body_token = call.params.contains_key("access_token")
-                || (!record.body.is_empty() && issued_in(&String::from_utf8_lossy(&record.body)));
-            if query_token {
-                tally.fail(
-                    "client.token.http_header",
-                    record.transport,
-                    seq,
-                    "the access token travels in the url; over http it goes in the authorization header",
-                );
-            } else if body_token {
-                tally.fail(
-                    "client.token.http_header",
-                    record.transport,
-                    seq,
-                    "the access token travels in the request body; over http it goes in the authorization header",
-                );
-            } else if bearer {
-                tally.pass("client.token.http_header", record.transport);
-            }
-        }
-        TransportKind::Ws => {
-            let mut elsewhere = call.envelope.clone().unwrap_or(Value::Null);
-            if let Some(params) = elsewhere.get_mut("params").and_then(Value::as_object_mut) {
-                params.remove("access_token");
-            }
-            let elsewhere = elsewhere.to_string();
-            let misplaced = elsewhere.contains("\"access_token\"") || issued_in(&elsewhere);
-            if query_token {
-                tally.fail(
-                    "client.token.ws_param",
-                    record.transport,
-                    seq,
-                    "the access token travels in the websocket url; it goes in params.access_token",
-                );
-            } else if misplaced {
-                tally.fail(
-                    "client.token.ws_param",
-                    record.transport,
-                    seq,
-                    "the access token travels outside params.access_token",
-                );
-            } else if call
-                .params
-                .get("access_token")
-                .is_some_and(Value::is_string)
-            {
-                tally.pass("client.token.ws_param", record.transport);
-            }
-        }
+        TransportKind::HttpQuery | TransportKind::HttpBody => placed.check_http(tally),
+        TransportKind::Ws => placed.check_ws(tally),
         TransportKind::Rest => {}
     }
     if call.is(spec::AUTH_METHOD) && call.text("grant_type").as_deref() == Some("client_signature")
     {
-        let clause = "auth.client_signature.secret_not_sent";
-        let request_text = format!(
-            "{}\n{:?}\n{}",
-            record.uri,
-            record.headers,
-            String::from_utf8_lossy(&record.body)
-        );
-        // The secret in any form it could travel in: as is, percent-encoded, hex, base64 (a
-        // parameter of another name, data), or inside an `Authorization: Basic` header.
-        let basic = record
-            .header("authorization")
-            .and_then(harness_protocol::auth::sign::parse_basic)
-            .map(|(_, secret)| secret);
-        let leaked = knowledge.secrets.values().any(|secret| {
-            !secret.is_empty()
-                && (encoded_forms(secret).any(|form| request_text.contains(form.as_str()))
-                    || basic.as_deref() == Some(secret.as_str()))
+        check_secret_not_sent(record, call, knowledge, tally);
+    }
+}
+
+/// A request and where a token was seen in it.
+struct Placed<'a> {
+    record: &'a Record,
+    call: &'a Call,
+    /// A token travels in the URL (named `access_token`, or one the server issued).
+    query_token: bool,
+    /// Whether a text holds a token the server issued.
+    issued_in: &'a dyn Fn(&str) -> bool,
+}
+
+impl Placed<'_> {
+    /// Over HTTP the token goes in `Authorization: Bearer`, never in the URL or the body.
+    fn check_http(&self, tally: &mut Tally) {
+        let Placed {
+            record,
+            call,
+            query_token,
+            issued_in,
+        } = *self;
+        let seq = Some(record.seq);
+        let bearer = record.header("authorization").is_some_and(|value| {
+            value
+                .trim()
+                .get(..7)
+                .is_some_and(|scheme| scheme.eq_ignore_ascii_case("bearer "))
         });
-        if call.params.contains_key("client_secret") {
+        let body_token = call.params.contains_key("access_token")
+            || (!record.body.is_empty() && issued_in(&String::from_utf8_lossy(&record.body)));
+        if query_token {
             tally.fail(
-                clause,
+                "client.token.http_header",
                 record.transport,
                 seq,
-                "a client_signature request carries client_secret",
+                "the access token travels in the url; over http it goes in the authorization header",
             );
-        } else if leaked {
+        } else if body_token {
             tally.fail(
-                clause,
+                "client.token.http_header",
                 record.transport,
                 seq,
-                "a client_signature request carries the client secret",
+                "the access token travels in the request body; over http it goes in the authorization header",
             );
-        } else {
-            tally.pass(clause, record.transport);
+        } else if bearer {
+            tally.pass("client.token.http_header", record.transport);
         }
+    }
+
+    /// Over WebSocket the token goes in `params.access_token`, nowhere else.
+    fn check_ws(&self, tally: &mut Tally) {
+        let Placed {
+            record,
+            call,
+            query_token,
+            issued_in,
+        } = *self;
+        let seq = Some(record.seq);
+        let mut elsewhere = call.envelope.clone().unwrap_or(Value::Null);
+        if let Some(params) = elsewhere.get_mut("params").and_then(Value::as_object_mut) {
+            params.remove("access_token");
+        }
+        let elsewhere = elsewhere.to_string();
+        let misplaced = elsewhere.contains("\"access_token\"") || issued_in(&elsewhere);
+        if query_token {
+            tally.fail(
+                "client.token.ws_param",
+                record.transport,
+                seq,
+                "the access token travels in the websocket url; it goes in params.access_token",
+            );
+        } else if misplaced {
+            tally.fail(
+                "client.token.ws_param",
+                record.transport,
+                seq,
+                "the access token travels outside params.access_token",
+            );
+        } else if call
+            .params
+            .get("access_token")
+            .is_some_and(Value::is_string)
+        {
+            tally.pass("client.token.ws_param", record.transport);
+        }
+    }
+}
+
+/// With `client_signature` the client secret travels in no form (SPEC.md 4.1).
+fn check_secret_not_sent(record: &Record, call: &Call, knowledge: &Knowledge, tally: &mut Tally) {
+    let seq = Some(record.seq);
+    let clause = "auth.client_signature.secret_not_sent";
+    let request_text = format!(
+        "{}\n{:?}\n{}",
+        record.uri,
+        record.headers,
+        String::from_utf8_lossy(&record.body)
+    );
+    // The secret in any form it could travel in: as is, percent-encoded, hex, base64 (a
+    // parameter of another name, data), or inside an `Authorization: Basic` header.
+    let basic = record
+        .header("authorization")
+        .and_then(harness_protocol::auth::sign::parse_basic)
+        .map(|(_, secret)| secret);
+    let leaked = knowledge.secrets.values().any(|secret| {
+        !secret.is_empty()
+            && (encoded_forms(secret).any(|form| request_text.contains(form.as_str()))
+                || basic.as_deref() == Some(secret.as_str()))
+    });
+    if call.params.contains_key("client_secret") {
+        tally.fail(
+            clause,
+            record.transport,
+            seq,
+            "a client_signature request carries client_secret",
+        );
+    } else if leaked {
+        tally.fail(
+            clause,
+            record.transport,
+            seq,
+            "a client_signature request carries the client secret",
+        );
+    } else {
+        tally.pass(clause, record.transport);
     }
 }
 

@@ -29,7 +29,6 @@ const LONGER_FOR_NOW: &[(&str, &str, usize)] = &[
     ("runner/src/transport/http.rs", "prepare", 103),
     ("runner/src/transport/ws.rs", "call_in_flight", 82),
     ("server/src/judge/envelope.rs", "check_envelope", 82),
-    ("server/src/judge/placement.rs", "check_placement", 115),
     ("server/src/judge/results.rs", "result", 85),
     ("server/src/judge/walks.rs", "check_pagination", 101),
     ("server/src/proxy/server.rs", "assess_answer", 88),
