@@ -55,8 +55,32 @@ pub(crate) fn toggle_subaccount_login(ctx: &mut Ctx<'_>) -> Result<Value, ErrorO
         ));
     }
     let caller = ctx.caller_user()?;
-    // The second factor is checked before the subaccount: the refusal must not depend on
-    // whether the 2FA account happens to own the sid it was given.
+    require_second_factor(ctx, caller)?;
+    let sid = u64::try_from(sid)
+        .ok()
+        .filter(|sid| {
+            ctx.state.is_subaccount_of(*sid, caller.user_id)
+                // The `toggle-any-sid` fault takes any main account's subaccount.
+                || (ctx.fault(Fault::ToggleAnySid)
+                    && ctx.state.user(*sid).is_some_and(super::state::User::is_subaccount))
+        })
+        .ok_or_else(|| ErrorObject::invalid_params("sid", "not a subaccount of the caller"))?;
+    if login == "disable" {
+        disable_login(ctx, sid);
+    } else {
+        lock(&ctx.state.disabled_logins).remove(&sid);
+    }
+    Ok(if ctx.fault(Fault::ToggleResultTrue) {
+        Value::Bool(true)
+    } else {
+        Value::String("ok".to_owned())
+    })
+}
+
+/// The caller's second factor, where its user has one (SPEC.md 5.7), checked before the
+/// subaccount: the refusal must not depend on whether the account happens to own the sid
+/// it was given.
+fn require_second_factor(ctx: &Ctx<'_>, caller: &super::state::User) -> Result<(), ErrorObject> {
     // A TOTP code of the user's secret, or the fixed code `harness serve --two-factor-code`
     // sets instead.
     let fixed = ctx.state.knobs().two_factor_code.as_deref();
@@ -82,49 +106,37 @@ pub(crate) fn toggle_subaccount_login(ctx: &mut Ctx<'_>) -> Result<Value, ErrorO
             ErrorObject::security_key_authorization_error()
         });
     }
-    let sid = u64::try_from(sid)
-        .ok()
-        .filter(|sid| {
-            ctx.state.is_subaccount_of(*sid, caller.user_id)
-                // The `toggle-any-sid` fault takes any main account's subaccount.
-                || (ctx.fault(Fault::ToggleAnySid)
-                    && ctx.state.user(*sid).is_some_and(super::state::User::is_subaccount))
-        })
-        .ok_or_else(|| ErrorObject::invalid_params("sid", "not a subaccount of the caller"))?;
-    if login == "disable" {
-        lock(&ctx.state.disabled_logins).insert(sid);
-        if ctx.fault(Fault::RaceDisable) {
-            // The sessions open now end a few ms after the answer.
-            let keep = ctx.variant(Variant::DisableKeepsExchanged);
-            let (access, refresh) = lock(&ctx.state.tokens).user_tokens(sid, keep);
-            ctx.state.deferred.later(move |state| {
-                let mut tokens = lock(&state.tokens);
-                access.iter().for_each(|token| tokens.revoke_access(token));
-                refresh
-                    .iter()
-                    .for_each(|token| tokens.revoke_refresh(token));
-            });
-        } else if !ctx.fault(Fault::DisableKeepsSessions) {
-            let keep = ctx.variant(Variant::DisableKeepsExchanged);
-            let mut tokens = lock(&ctx.state.tokens);
-            // The `disable-keeps-ws-remembered` fault keeps what a connection remembers.
-            if ctx.fault(Fault::DisableKeepsWsRemembered) {
-                tokens.set_aside_user(sid, Ending::Disable);
-            }
-            if ctx.fault(Fault::DisableKeepsRefresh) {
-                tokens.revoke_user_access(sid, keep);
-            } else {
-                tokens.revoke_user(sid, keep);
-            }
+    Ok(())
+}
+
+/// Disables a subaccount's login and ends its sessions (SPEC.md 4.5), as the faults that
+/// keep some of them, or end them late, do instead.
+fn disable_login(ctx: &Ctx<'_>, sid: u64) {
+    lock(&ctx.state.disabled_logins).insert(sid);
+    if ctx.fault(Fault::RaceDisable) {
+        // The sessions open now end a few ms after the answer.
+        let keep = ctx.variant(Variant::DisableKeepsExchanged);
+        let (access, refresh) = lock(&ctx.state.tokens).user_tokens(sid, keep);
+        ctx.state.deferred.later(move |state| {
+            let mut tokens = lock(&state.tokens);
+            access.iter().for_each(|token| tokens.revoke_access(token));
+            refresh
+                .iter()
+                .for_each(|token| tokens.revoke_refresh(token));
+        });
+    } else if !ctx.fault(Fault::DisableKeepsSessions) {
+        let keep = ctx.variant(Variant::DisableKeepsExchanged);
+        let mut tokens = lock(&ctx.state.tokens);
+        // The `disable-keeps-ws-remembered` fault keeps what a connection remembers.
+        if ctx.fault(Fault::DisableKeepsWsRemembered) {
+            tokens.set_aside_user(sid, Ending::Disable);
         }
-    } else {
-        lock(&ctx.state.disabled_logins).remove(&sid);
+        if ctx.fault(Fault::DisableKeepsRefresh) {
+            tokens.revoke_user_access(sid, keep);
+        } else {
+            tokens.revoke_user(sid, keep);
+        }
     }
-    Ok(if ctx.fault(Fault::ToggleResultTrue) {
-        Value::Bool(true)
-    } else {
-        Value::String("ok".to_owned())
-    })
 }
 
 /// Whether a fault lets this call through without its second factor: everywhere

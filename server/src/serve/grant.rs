@@ -327,6 +327,9 @@ fn any_account_has_secret(ctx: &Ctx<'_>, secret: &str) -> bool {
         .any(|user| sign::signatures_match(user.client_secret.expose(), secret))
 }
 
+/// `public/auth` with `grant_type=client_signature` (SPEC.md 4.1, 5.5): the timestamp in
+/// its window, the signature over `timestamp LF nonce LF data` under one of the user's
+/// keys, the nonce (or the timestamp) used once.
 fn client_signature(ctx: &Ctx<'_>) -> Result<Issued, ErrorObject> {
     let client_id = login_client_id(ctx)?;
     // The `sig-timestamp-optional` fault verifies only what is given: without a timestamp,
@@ -345,23 +348,7 @@ fn client_signature(ctx: &Ctx<'_>) -> Result<Issued, ErrorObject> {
         Some(ctx.params.required_str("signature")?)
     };
     let nonce = ctx.params.str("nonce").unwrap_or_default();
-    let data = ctx.params.str("data").unwrap_or_default();
-    // The `sig-data-not-utf8` fault signs each non-ASCII character as `?`, as a server
-    // that encodes the string to sign in ASCII would.
-    let data: std::borrow::Cow<'_, str> = if ctx.fault(Fault::SigDataNotUtf8) {
-        data.chars()
-            .map(|c| if c.is_ascii() { c } else { '?' })
-            .collect::<String>()
-            .into()
-    } else {
-        data.into()
-    };
-    // The `sig-data-trimmed` fault signs data without its surrounding whitespace.
-    let data = if ctx.fault(Fault::SigDataTrimmed) {
-        data.trim()
-    } else {
-        data.as_ref()
-    };
+    let data = signed_data(ctx);
     let user = ctx
         .state
         .user_by_client(client_id)
@@ -375,6 +362,49 @@ fn client_signature(ctx: &Ctx<'_>) -> Result<Issued, ErrorObject> {
     if !(ctx.fault(Fault::SigWindowWithNonceOnly) && nonce.is_empty()) {
         ctx.state.check_timestamp(timestamp, window)?;
     }
+    let unchecked = ctx.fault(Fault::SigUnchecked)
+        || (ctx.fault(Fault::SigUncheckedWithData) && !data.is_empty());
+    if let Some(signature) = signature.filter(|_| !unchecked && !unstamped) {
+        verify_client_signature(ctx, user, (timestamp, nonce, &data), signature)?;
+    }
+    if !ctx.fault(Fault::SigNonceReuse) {
+        use_client_nonce(ctx, client_id, nonce, timestamp)?;
+    }
+    issue(
+        ctx,
+        user,
+        grant_scope(ctx.params.str("scope"), &user.maximum, keep_unnamed(ctx)),
+    )
+}
+
+/// The `data` a `client_signature` signs, as the faults that distort it read it: each
+/// non-ASCII character as `?` (`sig-data-not-utf8`, a server encoding the string to sign
+/// in ASCII), or without its surrounding whitespace (`sig-data-trimmed`).
+fn signed_data<'p>(ctx: &'p Ctx<'_>) -> std::borrow::Cow<'p, str> {
+    let data = ctx.params.str("data").unwrap_or_default();
+    let data: std::borrow::Cow<'_, str> = if ctx.fault(Fault::SigDataNotUtf8) {
+        data.chars()
+            .map(|c| if c.is_ascii() { c } else { '?' })
+            .collect::<String>()
+            .into()
+    } else {
+        data.into()
+    };
+    if ctx.fault(Fault::SigDataTrimmed) {
+        data.trim().to_owned().into()
+    } else {
+        data
+    }
+}
+
+/// Checks `signature` over the string to sign of (timestamp, nonce, data) against the
+/// user's key (every key of the user under `sig-any-key-of-user`).
+fn verify_client_signature(
+    ctx: &Ctx<'_>,
+    user: &User,
+    (timestamp, nonce, data): (u64, &str, &str),
+    signature: &str,
+) -> Result<(), ErrorObject> {
     let string_to_sign = if ctx.fault(Fault::SigNoTrailingLf) && data.is_empty() {
         format!("{timestamp}\n{nonce}")
     } else {
@@ -389,7 +419,6 @@ fn client_signature(ctx: &Ctx<'_>) -> Result<Issued, ErrorObject> {
             expected
         }
     };
-    // The `sig-any-key-of-user` fault verifies against every key of the user.
     let keys: Vec<&User> = if ctx.fault(Fault::SigAnyKeyOfUser) {
         std::iter::once(user)
             .chain(ctx.state.other_keys(user))
@@ -397,42 +426,41 @@ fn client_signature(ctx: &Ctx<'_>) -> Result<Issued, ErrorObject> {
     } else {
         vec![user]
     };
-    let unchecked = ctx.fault(Fault::SigUnchecked)
-        || (ctx.fault(Fault::SigUncheckedWithData) && !data.is_empty());
-    let checked = !unchecked && !unstamped && signature.is_some();
-    if checked
-        && !signature.is_some_and(|signature| {
-            keys.iter().any(|key| {
-                ctx.state
-                    .signature_accepted(&expected_with(key.client_secret.expose()), signature)
-            })
-        })
-    {
-        return Err(ErrorObject::invalid_credentials("signature does not match"));
+    let accepted = keys.iter().any(|key| {
+        ctx.state
+            .signature_accepted(&expected_with(key.client_secret.expose()), signature)
+    });
+    if accepted {
+        Ok(())
+    } else {
+        Err(ErrorObject::invalid_credentials("signature does not match"))
     }
-    if !ctx.fault(Fault::SigNonceReuse) {
-        // Without a nonce the signed timestamp is what makes the request unique, so the
-        // exact request cannot be replayed while a fresh one still goes through.
-        let replay_key = if nonce.is_empty() {
-            format!("\u{0}ts:{timestamp}")
-        } else if ctx.fault(Fault::SigNonceWithTimestamp) {
-            format!("{nonce}\u{0}{timestamp}")
-        } else {
-            nonce.to_owned()
-        };
-        let replay_key = format!("{}{replay_key}", replay_space(ctx));
-        if ctx.fault(Fault::RaceSigNonce) {
-            ctx.state
-                .use_nonce_in_two_steps(client_id, &replay_key, timestamp)?;
-        } else {
-            ctx.state.use_nonce(client_id, &replay_key, timestamp)?;
-        }
+}
+
+/// Uses the request's nonce once; without a nonce the signed timestamp is what makes the
+/// request unique, so the exact request cannot be replayed while a fresh one still goes
+/// through.
+fn use_client_nonce(
+    ctx: &Ctx<'_>,
+    client_id: &str,
+    nonce: &str,
+    timestamp: u64,
+) -> Result<(), ErrorObject> {
+    let replay_key = if nonce.is_empty() {
+        format!("\u{0}ts:{timestamp}")
+    } else if ctx.fault(Fault::SigNonceWithTimestamp) {
+        format!("{nonce}\u{0}{timestamp}")
+    } else {
+        nonce.to_owned()
+    };
+    let replay_key = format!("{}{replay_key}", replay_space(ctx));
+    if ctx.fault(Fault::RaceSigNonce) {
+        ctx.state
+            .use_nonce_in_two_steps(client_id, &replay_key, timestamp)?;
+    } else {
+        ctx.state.use_nonce(client_id, &replay_key, timestamp)?;
     }
-    issue(
-        ctx,
-        user,
-        grant_scope(ctx.params.str("scope"), &user.maximum, keep_unnamed(ctx)),
-    )
+    Ok(())
 }
 
 /// The part of the nonce cache a `client_signature` nonce is remembered in: one for every

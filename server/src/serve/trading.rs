@@ -43,23 +43,7 @@ pub(crate) fn get_mmp_status(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
             || (response_only && ctx.fault(Fault::MmpIndexResponseValues)),
         ctx.fault(Fault::MmpIndexLastRefused),
     )?;
-    let group = match ctx.params.str("mmp_group") {
-        Some("") if ctx.fault(Fault::MmpEmptyGroupRejected) => {
-            return Err(ErrorObject::invalid_params(
-                "mmp_group",
-                "must not be empty",
-            ));
-        }
-        // An empty group names the default orders group, the same as none (section 4.6).
-        Some("") | None => None,
-        Some(_) if index_name.is_none() && !ctx.fault(Fault::MmpGroupWithoutIndex) => {
-            return Err(ErrorObject::invalid_params(
-                "mmp_group",
-                "mmp_group requires index_name",
-            ));
-        }
-        Some(group) => Some(group),
-    };
+    let group = mmp_group(ctx, index_name)?;
     let block_rfq = block_rfq && !ctx.fault(Fault::MmpBlockRfqIgnored);
     let frozen_as_string = ctx.fault(Fault::MmpFrozenString);
     let reset_hidden = ctx.fault(Fault::MmpHidesFrozenZero) || reset_lapsed(ctx);
@@ -84,21 +68,7 @@ pub(crate) fn get_mmp_status(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
                 || (empty_group_all && ctx.params.str("mmp_group") == Some(""))
         })
         .filter(|status| group.is_none_or(|group| status.mmp_group == Some(group)))
-        .map(|status| {
-            let mut entry = json!({
-                "index_name": status.index_name,
-                "frozen_until": if frozen_as_string {
-                    json!(status.frozen_until.to_string())
-                } else {
-                    json!(status.frozen_until)
-                },
-                "block_rfq": status.block_rfq,
-            });
-            if let (Some(group), Some(object)) = (status.mmp_group, entry.as_object_mut()) {
-                object.insert("mmp_group".to_owned(), json!(group));
-            }
-            entry
-        })
+        .map(|status| mmp_entry(&status, frozen_as_string))
         .collect();
     if statuses
         .iter()
@@ -112,6 +82,44 @@ pub(crate) fn get_mmp_status(ctx: &mut Ctx<'_>) -> Result<Value, ErrorObject> {
         );
     }
     Ok(Value::Array(statuses))
+}
+
+/// The `mmp_group` asked for: none for an empty one (the default orders group, section
+/// 4.6), refused without an `index_name`.
+fn mmp_group<'p>(
+    ctx: &'p Ctx<'_>,
+    index_name: Option<&str>,
+) -> Result<Option<&'p str>, ErrorObject> {
+    match ctx.params.str("mmp_group") {
+        Some("") if ctx.fault(Fault::MmpEmptyGroupRejected) => Err(ErrorObject::invalid_params(
+            "mmp_group",
+            "must not be empty",
+        )),
+        // An empty group names the default orders group, the same as none (section 4.6).
+        Some("") | None => Ok(None),
+        Some(_) if index_name.is_none() && !ctx.fault(Fault::MmpGroupWithoutIndex) => Err(
+            ErrorObject::invalid_params("mmp_group", "mmp_group requires index_name"),
+        ),
+        Some(group) => Ok(Some(group)),
+    }
+}
+
+/// One status as 4.6's result gives it (`frozen_as_string`: the `mmp-frozen-string`
+/// fault).
+fn mmp_entry(status: &super::fixtures::MmpStatus, frozen_as_string: bool) -> Value {
+    let mut entry = json!({
+        "index_name": status.index_name,
+        "frozen_until": if frozen_as_string {
+            json!(status.frozen_until.to_string())
+        } else {
+            json!(status.frozen_until)
+        },
+        "block_rfq": status.block_rfq,
+    });
+    if let (Some(group), Some(object)) = (status.mmp_group, entry.as_object_mut()) {
+        object.insert("mmp_group".to_owned(), json!(group));
+    }
+    entry
 }
 
 /// Under the `mmp-reset-lapses` fault: whether the status frozen until manual reset was
@@ -197,13 +205,26 @@ pub(crate) fn get_trigger_order_history(ctx: &mut Ctx<'_>) -> Result<Value, Erro
         }
         other => other,
     };
+    let bodies = trigger_bodies(ctx, page);
+    let mut result = jsonrpc::object([("entries", Value::Array(bodies))]);
+    if let (Some(position), Some(object)) = (next, result.as_object_mut()) {
+        object.insert(
+            "continuation".to_owned(),
+            json!(format!("{CONTINUATION_PREFIX}{position:x}")),
+        );
+    }
+    Ok(result)
+}
+
+/// The bodies of a page of trigger history entries (with their positions), each unnamed
+/// field (SPEC.md 2.2) broken by its fault: the order type on every entry of the history
+/// but the first (the nearest miss of a check of one entry), the same on every page that
+/// holds the entry.
+fn trigger_bodies(ctx: &Ctx<'_>, page: Vec<(usize, &Value)>) -> Vec<Value> {
     let mut bodies: Vec<Value> = Vec::with_capacity(page.len());
     for (position, body) in page {
         let mut body = body.clone();
         if let Some(object) = body.as_object_mut() {
-            // The entry's unnamed fields (SPEC.md 2.2), each broken by its fault: the order
-            // type on every entry of the history but the first (the nearest miss of a check
-            // of one entry), the same on every page that holds the entry.
             if position > 0 && ctx.fault(Fault::TriggerOrderTypeAfterFirst) {
                 object.insert("order_type".to_owned(), json!("stop_market"));
             }
@@ -223,14 +244,7 @@ pub(crate) fn get_trigger_order_history(ctx: &mut Ctx<'_>) -> Result<Value, Erro
     {
         first.insert("trigger".to_owned(), json!("index"));
     }
-    let mut result = jsonrpc::object([("entries", Value::Array(bodies))]);
-    if let (Some(position), Some(object)) = (next, result.as_object_mut()) {
-        object.insert(
-            "continuation".to_owned(),
-            json!(format!("{CONTINUATION_PREFIX}{position:x}")),
-        );
-    }
-    Ok(result)
+    bodies
 }
 
 fn decode_continuation(text: &str) -> Option<usize> {

@@ -38,8 +38,6 @@ const LONGER_FOR_NOW: &[(&str, &str, usize)] = &[
         "toggle_subaccount_login",
         102,
     ),
-    ("server/src/serve/grant.rs", "client_signature", 107),
-    ("server/src/serve/trading.rs", "get_mmp_status", 91),
     (
         "server/src/serve/trading.rs",
         "get_trigger_order_history",
