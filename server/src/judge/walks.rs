@@ -82,6 +82,85 @@ struct Walk {
     suspected_loops: Vec<(u64, String, Vec<String>)>,
 }
 
+impl Walk {
+    fn new(transport: TransportKind) -> Walk {
+        Walk {
+            transport,
+            selection: String::new(),
+            pending: None,
+            pages_followed: 0,
+            followed: Vec::new(),
+            first_pages_in_a_row: 0,
+            first_page_offers: Vec::new(),
+            suspected_loops: Vec::new(),
+        }
+    }
+
+    /// Takes in a page's answer: the walk ends where no continuation came, and waits on the
+    /// one offered otherwise (`call`, the result's list member and the default `count`;
+    /// `first`: the page was asked for without continuation).
+    fn answered(
+        &mut self,
+        record: &Record,
+        (call, items, default_count): (&Call, &str, i64),
+        first: bool,
+        served: Option<&Value>,
+        pool: &mut Offers,
+        tally: &mut Tally,
+    ) {
+        let Some(value) = served else {
+            tally.pass(CLAUSE, record.transport);
+            self.pending = None;
+            self.followed.clear();
+            self.first_pages_in_a_row = 0;
+            self.first_page_offers.clear();
+            return;
+        };
+        pool.offer(value);
+        if first {
+            self.first_page_offers.push(text_of(value));
+        }
+        let page_len = record
+            .result()
+            .and_then(|result| result.get(items))
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len);
+        let count = call.int("count").unwrap_or(default_count);
+        self.pending = Some(Pending {
+            value: value.clone(),
+            seq: record.seq,
+            answered_ms: record.answer.as_ref().map_or(0, |answer| answer.at_ms),
+            short: (i64::try_from(page_len).unwrap_or(i64::MAX) < count)
+                .then_some((page_len, count)),
+            first_page: first,
+            attempted: None,
+        });
+    }
+}
+
+/// The verdicts at the end of the recording: a walk left waiting on a continuation, and
+/// the suspected restart loops (a fail unless a continuation they were offered was sent
+/// later, by any session of the client).
+fn verdicts(walk: &Walk, ever_sent: &HashSet<String>, tally: &mut Tally) {
+    if let Some(pending) = &walk.pending {
+        ended(walk, pending, tally);
+    }
+    for (seq, finding, offers) in &walk.suspected_loops {
+        if offers.iter().all(|text| !ever_sent.contains(text)) {
+            tally.fail(CLAUSE, walk.transport, Some(*seq), finding.clone());
+        } else {
+            tally.warn(
+                CLAUSE,
+                walk.transport,
+                Some(*seq),
+                format!(
+                    "read the first page {RESTART_LOOP} times in a row; a continuation offered was sent later, so not a restart loop"
+                ),
+            );
+        }
+    }
+}
+
 /// The continuations of one client's reads of one method, currency and subaccount, across
 /// its sessions: walks of the same reads running side by side (or a walk taken up again
 /// after a new login) follow each other's.
@@ -139,16 +218,7 @@ pub(crate) fn check_pagination(records: &[Record], callers: &[Caller], tally: &m
         let pool = offers.entry(walk_key(&client, &call)).or_default();
         let walk = walks.entry(key.clone()).or_insert_with(|| {
             order.push((key, walk_key(&client, &call)));
-            Walk {
-                transport: record.transport,
-                selection: String::new(),
-                pending: None,
-                pages_followed: 0,
-                followed: Vec::new(),
-                first_pages_in_a_row: 0,
-                first_page_offers: Vec::new(),
-                suspected_loops: Vec::new(),
-            }
+            Walk::new(record.transport)
         });
         walk.transport = record.transport;
         let sent = call
@@ -168,56 +238,17 @@ pub(crate) fn check_pagination(records: &[Record], callers: &[Caller], tally: &m
             None => first_page(walk, record, &selection(&call), tally),
         }
         let served = pages::offered_continuation(result.get("continuation"));
-        match served {
-            None => {
-                tally.pass(CLAUSE, record.transport);
-                walk.pending = None;
-                walk.followed.clear();
-                walk.first_pages_in_a_row = 0;
-                walk.first_page_offers.clear();
-            }
-            Some(value) => {
-                pool.offer(value);
-                if sent.is_none() {
-                    walk.first_page_offers.push(text_of(value));
-                }
-                let page_len = result
-                    .get(items)
-                    .and_then(Value::as_array)
-                    .map_or(0, Vec::len);
-                let count = call.int("count").unwrap_or(default_count);
-                walk.pending = Some(Pending {
-                    value: value.clone(),
-                    seq: record.seq,
-                    answered_ms: answer.at_ms,
-                    short: (i64::try_from(page_len).unwrap_or(i64::MAX) < count)
-                        .then_some((page_len, count)),
-                    first_page: sent.is_none(),
-                    attempted: None,
-                });
-            }
-        }
+        walk.answered(
+            record,
+            (&call, items, default_count),
+            sent.is_none(),
+            served,
+            pool,
+            tally,
+        );
     }
     for (key, client_key) in order {
-        let walk = &walks[&key];
-        let ever_sent = &offers[&client_key].ever_sent;
-        if let Some(pending) = &walk.pending {
-            ended(walk, pending, tally);
-        }
-        for (seq, finding, offers) in &walk.suspected_loops {
-            if offers.iter().all(|text| !ever_sent.contains(text)) {
-                tally.fail(CLAUSE, walk.transport, Some(*seq), finding.clone());
-            } else {
-                tally.warn(
-                    CLAUSE,
-                    walk.transport,
-                    Some(*seq),
-                    format!(
-                        "read the first page {RESTART_LOOP} times in a row; a continuation offered was sent later, so not a restart loop"
-                    ),
-                );
-            }
-        }
+        verdicts(&walks[&key], &offers[&client_key].ever_sent, tally);
     }
 }
 
