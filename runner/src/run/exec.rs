@@ -127,9 +127,10 @@ pub(crate) async fn execute(shared: &Shared, case: &Case, transport: TransportKi
     });
     let position = match skipped {
         Some(reason) => Err(reason),
-        None if case.needs.fixtures.iter().any(|name| name == "position") => {
-            shared.draw_position(&case.id, transport).map(Some)
-        }
+        None if case.needs.fixtures.iter().any(|name| name == "position") => shared
+            .draw_position(&case.id, transport)
+            .map(Some)
+            .map_err(|error| error.to_string()),
         None => Ok(None),
     };
     let position = match position {
