@@ -47,7 +47,7 @@ pub use collect::{
 pub use generate::generate;
 pub use request_auth::RequestAuth;
 pub use run::run;
-pub use shard::{Shard, shard_requests};
+pub use shard::{Shard, ShardError, shard_requests};
 
 use std::fmt;
 use std::path::PathBuf;

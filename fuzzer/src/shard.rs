@@ -65,21 +65,38 @@ impl fmt::Display for Shard {
 }
 
 impl FromStr for Shard {
-    type Err = String;
+    type Err = ShardError;
 
-    fn from_str(text: &str) -> Result<Shard, String> {
+    fn from_str(text: &str) -> Result<Shard, ShardError> {
         let parsed = text.split_once('/').and_then(|(index, count)| {
             Some((index.trim().parse().ok()?, count.trim().parse().ok()?))
         });
         let Some((index, count)) = parsed else {
-            return Err(format!(
-                "shard \"{text}\" is not I/N (shard I of N, e.g. 2/8)"
-            ));
+            return Err(ShardError::NotIOfN {
+                text: text.to_owned(),
+            });
         };
-        Shard::new(index, count).ok_or_else(|| {
-            format!("shard \"{text}\" is out of range: I must be from 1 to N, and N at least 1")
+        Shard::new(index, count).ok_or_else(|| ShardError::OutOfRange {
+            text: text.to_owned(),
         })
     }
+}
+
+/// Why a text is not a shard.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ShardError {
+    /// Not two numbers around a slash.
+    #[error("shard \"{text}\" is not I/N (shard I of N, e.g. 2/8)")]
+    NotIOfN {
+        /// The text.
+        text: String,
+    },
+    /// I not from 1 to N, or N zero.
+    #[error("shard \"{text}\" is out of range: I must be from 1 to N, and N at least 1")]
+    OutOfRange {
+        /// The text.
+        text: String,
+    },
 }
 
 /// The requests shard `shard` sends of the first `count` that `seed` generates for `target`,

@@ -10,24 +10,53 @@
 
 use arbitrary::{Arbitrary, Unstructured};
 
-use harness_protocol::auth::{scope, sign};
-use harness_protocol::jsonrpc;
+use harness_protocol::auth::scope::{self, ScopePropertyError};
+use harness_protocol::auth::sign::{self, SignPropertyError};
+use harness_protocol::jsonrpc::{self, EnvelopePropertyError};
 
-use crate::{case, target_file};
+use crate::case::{self, CasePropertyError};
+use crate::target_file::{self, TargetPropertyError};
 
-/// A property over raw fuzzer bytes.
-pub type Property = fn(&[u8]) -> Result<(), String>;
+/// A property over raw fuzzer bytes; the error is the rule it found broken.
+pub type Property<E> = fn(&[u8]) -> Result<(), E>;
+
+/// The rule one property of this crate's table found broken.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum PropertyError {
+    /// `envelope_parse_answers`.
+    #[error(transparent)]
+    Envelope(#[from] EnvelopePropertyError),
+    /// `signed_header_roundtrip`, `string_to_sign_roundtrip` or `client_signature_verifies`.
+    #[error(transparent)]
+    Sign(#[from] SignPropertyError),
+    /// `scope_parse_stable`.
+    #[error(transparent)]
+    Scope(#[from] ScopePropertyError),
+    /// `case_parse_no_panic`.
+    #[error(transparent)]
+    Case(#[from] CasePropertyError),
+    /// `target_parse_roundtrip`.
+    #[error(transparent)]
+    Target(#[from] TargetPropertyError),
+}
 
 /// Declares each target's property and its entry point, a function of the same name that
-/// panics when the property breaks, and `TARGETS`, the table of them by name. Each
-/// `fuzz_target!` calls its entry point directly, so its binary links only its own property:
-/// libFuzzer scans every coverage counter of the binary after each execution, and fewer
-/// counters mean more executions per second.
+/// panics when the property breaks, and `TARGETS`, the table of them by name, whose
+/// properties return the table's error type (`error = ...;`, which each property's error
+/// converts into). Each `fuzz_target!` calls its entry point directly, so its binary links
+/// only its own property: libFuzzer scans every coverage counter of the binary after each
+/// execution, and fewer counters mean more executions per second.
 #[macro_export]
 macro_rules! declare_fuzz_targets {
-    ($($name:ident => $property:expr;)+) => {
+    (error = $error:ty; $($name:ident => $property:expr;)+) => {
         /// Every fuzz target of this table, by name.
-        pub const TARGETS: &[(&str, $crate::fuzz_targets::Property)] = &[$((stringify!($name), $property)),+];
+        pub const TARGETS: &[(&str, $crate::fuzz_targets::Property<$error>)] = &[$((
+            stringify!($name),
+            |data| {
+                let property: $crate::fuzz_targets::Property<_> = $property;
+                property(data).map_err(<$error>::from)
+            },
+        )),+];
 
         $(
             #[doc = concat!("The body of the `", stringify!($name), "` fuzz target.")]
@@ -36,7 +65,7 @@ macro_rules! declare_fuzz_targets {
             ///
             /// When the property does not hold: the fuzzer records the input as a crash.
             pub fn $name(data: &[u8]) {
-                let property: $crate::fuzz_targets::Property = $property;
+                let property: $crate::fuzz_targets::Property<_> = $property;
                 if let Err(violation) = property(data) {
                     panic!("{}: {violation}", stringify!($name));
                 }
@@ -46,6 +75,7 @@ macro_rules! declare_fuzz_targets {
 }
 
 declare_fuzz_targets! {
+    error = PropertyError;
     envelope_parse_answers => jsonrpc::envelope_parse_answers;
     signed_header_roundtrip => |data| text(data).map_or(Ok(()), sign::signed_header_roundtrip);
     string_to_sign_roundtrip => |data| {

@@ -78,7 +78,7 @@ struct FuzzRunArgs {
     #[arg(long = "corpus", value_name = "DIR")]
     corpus_dir: Option<PathBuf>,
     /// Only these transports: http-query, http-body, ws, rest (repeatable).
-    #[arg(long = "transport", value_name = "NAME", value_parser = parse_transport)]
+    #[arg(long = "transport", value_name = "NAME", value_parser = super::parse_transport)]
     transports: Vec<TransportKind>,
     #[command(flatten)]
     corpus: CorpusArgs,
@@ -90,12 +90,6 @@ struct FuzzRunArgs {
     /// Also write the run's event stream into FILE, one JSON object per line (see README.md).
     #[arg(long, value_name = "FILE")]
     events: Option<PathBuf>,
-}
-
-fn parse_transport(name: &str) -> Result<TransportKind, String> {
-    TransportKind::from_name(name).ok_or_else(|| {
-        format!("unknown transport \"{name}\" (expected http-query, http-body, ws or rest)")
-    })
 }
 
 pub(crate) fn fuzz(args: FuzzArgs) -> Result<u8, CliError> {

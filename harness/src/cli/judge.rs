@@ -64,7 +64,7 @@ pub(crate) struct JudgeArgs {
     #[arg(long, value_name = "PATTERN")]
     filter: Option<String>,
     /// Only report these transports: http-query, http-body, ws, rest (repeatable).
-    #[arg(long = "transport", value_name = "NAME", value_parser = parse_transport)]
+    #[arg(long = "transport", value_name = "NAME", value_parser = super::parse_transport)]
     transports: Vec<TransportKind>,
     #[command(flatten)]
     corpus: CorpusArgs,
@@ -77,12 +77,6 @@ pub(crate) struct JudgeArgs {
     /// client must cope with every server SPEC.md allows.
     #[arg(long = "variant", value_name = "NAME")]
     variants: Vec<String>,
-}
-
-fn parse_transport(name: &str) -> Result<TransportKind, String> {
-    TransportKind::from_name(name).ok_or_else(|| {
-        format!("unknown transport \"{name}\" (expected http-query, http-body, ws or rest)")
-    })
 }
 
 fn parse_scenario(name: &str) -> Result<Scenario, CliError> {

@@ -64,8 +64,8 @@ pub(crate) fn lint_response(args: LintResponseArgs) -> Result<u8, CliError> {
                 print_file(file, &method, &captured);
                 *counts.entry(captured.verdict).or_default() += 1;
             }
-            Err(message) => {
-                outln!("{message}");
+            Err(error) => {
+                outln!("{error}");
                 *counts.entry(Verdict::Error).or_default() += 1;
                 unjudged += 1;
             }
@@ -142,15 +142,15 @@ fn collect(path: &Path, files: &mut Vec<PathBuf>) -> Result<(), CliError> {
     Ok(())
 }
 
-/// Reads and judges one file; `Err` is the line saying why it cannot be judged.
+/// Reads and judges one file; `Err` says why it cannot be judged, as its line.
 fn judge_file(
     file: &Path,
     method: Option<&str>,
     methods: &[String],
     schemas: &SchemaSet,
     catalog: &Catalog,
-) -> Result<(String, Captured), String> {
-    let shown = file.display();
+) -> Result<(String, Captured), UnjudgedError> {
+    let file_path = file.to_path_buf();
     let method = match method {
         Some(method) => method.to_owned(),
         None => {
@@ -161,14 +161,14 @@ fn judge_file(
             match method_from_file_name(&name) {
                 Some(method) if methods.contains(&method) => method,
                 guessed => {
-                    let hint = guessed
+                    let close = guessed
                         .as_deref()
                         .and_then(|guess| did_you_mean(guess, methods.iter().map(String::as_str)))
-                        .map(|close| format!(" (did you mean \"{close}\"?)"))
-                        .unwrap_or_default();
-                    return Err(format!(
-                        "{shown}: ERROR no known method in the file name{hint}: name it like private_get_transaction_log.json or pass --method"
-                    ));
+                        .map(str::to_owned);
+                    return Err(UnjudgedError::NoMethod {
+                        file: file_path,
+                        close,
+                    });
                 }
             }
         }
@@ -177,16 +177,64 @@ fn judge_file(
         let mut text = String::new();
         std::io::stdin()
             .read_to_string(&mut text)
-            .map_err(|error| format!("{shown}: ERROR failed to read standard input: {error}"))?;
+            .map_err(|source| UnjudgedError::ReadStdin {
+                file: file_path.clone(),
+                source,
+            })?;
         text
     } else {
-        std::fs::read_to_string(file)
-            .map_err(|error| format!("{shown}: ERROR failed to read: {error}"))?
+        std::fs::read_to_string(file).map_err(|source| UnjudgedError::Read {
+            file: file_path.clone(),
+            source,
+        })?
     };
-    let value: Value = serde_json::from_str(&text)
-        .map_err(|error| format!("{shown}:{}: ERROR not JSON: {error}", error.line()))?;
+    let value: Value = serde_json::from_str(&text).map_err(|source| UnjudgedError::NotJson {
+        file: file_path,
+        source,
+    })?;
     let captured = judge_captured(&method, &value, schemas, catalog);
     Ok((method, captured))
+}
+
+/// Why a file cannot be judged; shown as its line of the output.
+#[derive(Debug, thiserror::Error)]
+enum UnjudgedError {
+    /// No `--method`, and the file's name names no known method.
+    #[error(
+        "{}: ERROR no known method in the file name{}: name it like private_get_transaction_log.json or pass --method",
+        .file.display(),
+        .close.as_ref().map(|close| format!(" (did you mean \"{close}\"?)")).unwrap_or_default()
+    )]
+    NoMethod {
+        /// The file.
+        file: PathBuf,
+        /// The known method its name is close to.
+        close: Option<String>,
+    },
+    /// `-` and standard input could not be read.
+    #[error("{}: ERROR failed to read standard input: {source}", .file.display())]
+    ReadStdin {
+        /// The file (`-`).
+        file: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The file could not be read.
+    #[error("{}: ERROR failed to read: {source}", .file.display())]
+    Read {
+        /// The file.
+        file: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The file is not JSON.
+    #[error("{}:{}: ERROR not JSON: {source}", .file.display(), .source.line())]
+    NotJson {
+        /// The file.
+        file: PathBuf,
+        /// The parse error.
+        source: serde_json::Error,
+    },
 }
 
 fn print_file(file: &Path, method: &str, captured: &Captured) {

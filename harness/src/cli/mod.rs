@@ -39,6 +39,7 @@ use std::fmt;
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
+use harness_protocol::wire::TransportKind;
 
 /// Exit codes, documented once (README.md repeats them).
 ///
@@ -128,6 +129,21 @@ impl fmt::Display for CliError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.inner)
     }
+}
+
+/// `--transport NAME` of `run`, `judge` and `fuzz`.
+fn parse_transport(name: &str) -> Result<TransportKind, UnknownTransport> {
+    TransportKind::from_name(name).ok_or_else(|| UnknownTransport {
+        name: name.to_owned(),
+    })
+}
+
+/// A `--transport` naming no transport.
+#[derive(Debug, thiserror::Error)]
+#[error("unknown transport \"{name}\" (expected http-query, http-body, ws or rest)")]
+struct UnknownTransport {
+    /// The name given.
+    name: String,
 }
 
 /// Runs a parsed command line.

@@ -33,7 +33,7 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "PATTERN")]
     filter: Option<String>,
     /// Only these transports: http-query, http-body, ws, rest (repeatable).
-    #[arg(long = "transport", value_name = "NAME", value_parser = parse_transport)]
+    #[arg(long = "transport", value_name = "NAME", value_parser = super::parse_transport)]
     transports: Vec<TransportKind>,
     /// Directory for report.json, junit.xml, report.md and report.html.
     #[arg(long, value_name = "DIR", default_value = "reports/latest")]
@@ -77,17 +77,21 @@ pub(crate) struct RunArgs {
     plan: bool,
 }
 
-fn parse_seconds(text: &str) -> Result<f64, String> {
+fn parse_seconds(text: &str) -> Result<f64, NotSeconds> {
     text.parse::<f64>()
         .ok()
         .filter(|seconds| seconds.is_finite() && *seconds >= 0.0)
-        .ok_or_else(|| format!("\"{text}\" is not a number of seconds"))
+        .ok_or_else(|| NotSeconds {
+            text: text.to_owned(),
+        })
 }
 
-fn parse_transport(name: &str) -> Result<TransportKind, String> {
-    TransportKind::from_name(name).ok_or_else(|| {
-        format!("unknown transport \"{name}\" (expected http-query, http-body, ws or rest)")
-    })
+/// A `--paced-budget-s` that is not a finite, non-negative number of seconds.
+#[derive(Debug, thiserror::Error)]
+#[error("\"{text}\" is not a number of seconds")]
+struct NotSeconds {
+    /// The text given.
+    text: String,
 }
 
 /// What an expectations file may name in a `harness run`: the corpus's cases and the

@@ -210,20 +210,16 @@ fn check_race(
     step: &super::Step,
     race: &super::Race,
     transports: &[TransportKind],
-) -> Result<(), String> {
+) -> Result<(), StepError> {
     if !(2..=super::Race::MAX_COPIES).contains(&race.copies) {
-        return Err(format!(
-            "race.copies is {}; a race releases 2 to {} copies",
-            race.copies,
-            super::Race::MAX_COPIES
-        ));
+        return Err(StepError::RaceCopies {
+            copies: race.copies,
+        });
     }
     if !(1..=super::Race::MAX_ROUNDS).contains(&race.rounds) {
-        return Err(format!(
-            "race.rounds is {}; a race runs 1 to {} rounds",
-            race.rounds,
-            super::Race::MAX_ROUNDS
-        ));
+        return Err(StepError::RaceRounds {
+            rounds: race.rounds,
+        });
     }
     let at_most_ok = race.at_most.as_u64().is_some()
         || race
@@ -231,32 +227,25 @@ fn check_race(
             .as_str()
             .is_some_and(|text| text.contains("{{"));
     if !at_most_ok {
-        return Err(
-            "race.at_most must be a number or a template such as \"{{limits.transaction_log_burst}}\""
-                .to_owned(),
-        );
+        return Err(StepError::RaceAtMost);
     }
     if race.over.contains(&TransportKind::Rest)
         || (race.over.is_empty() && transports.contains(&TransportKind::Rest))
     {
-        return Err("a race goes over \"http-query\", \"http-body\" or \"ws\"".to_owned());
+        return Err(StepError::RaceOverRest);
     }
     if step.expect.outcome != Outcome::Any {
-        return Err(
-            "a race step needs expect.outcome = \"any\": some of its copies are refused".to_owned(),
-        );
+        return Err(StepError::RaceOutcome);
     }
     if race.again_after_ms.is_some_and(|ms| ms > 10_000) {
-        return Err("race.again_after_ms is at most 10000".to_owned());
+        return Err(StepError::RaceAgainAfter);
     }
     match &race.lead {
-        Some(_) if !(1..=race.copies).contains(&race.after_lead) => Err(format!(
-            "race.after_lead is {}; with a lead, 1 to {} of the copies wait for its answer",
-            race.after_lead, race.copies
-        )),
-        None if race.after_lead != 0 => {
-            Err("race.after_lead needs a race.lead to wait for".to_owned())
-        }
+        Some(_) if !(1..=race.copies).contains(&race.after_lead) => Err(StepError::RaceAfterLead {
+            after_lead: race.after_lead,
+            copies: race.copies,
+        }),
+        None if race.after_lead != 0 => Err(StepError::RaceAfterLeadWithoutLead),
         _ => Ok(()),
     }
 }
@@ -301,7 +290,7 @@ fn check_step(
     transports: &[TransportKind],
     schemas: &SchemaSet,
 ) -> Result<(), FileError> {
-    let at_step = |message: String| FileError::new(path, step.line, message);
+    let at_step = |error: StepError| FileError::new(path, step.line, error.to_string());
     check_kind(step, transports).map_err(at_step)?;
     // The transports the step goes over: its own, or its case's.
     let transports = match &step.transport {
@@ -313,16 +302,13 @@ fn check_step(
 
 /// A walk's window, a race, `in_flight` and the step's own transport against the case's
 /// `transports`.
-fn check_kind(step: &super::Step, transports: &[TransportKind]) -> Result<(), String> {
+fn check_kind(step: &super::Step, transports: &[TransportKind]) -> Result<(), StepError> {
     if let StepKind::Walk(walk) = &step.kind
         && let Some(window) = &walk.window
         && window.around.is_none()
         && walk.timestamp.is_none()
     {
-        return Err(
-            "a walk's window is put on its entries' timestamps: give the walk `timestamp` (or the window `around`)"
-                .to_owned(),
-        );
+        return Err(StepError::WindowWithoutTimestamp);
     }
     if let Some(race) = step.race() {
         check_race(step, race, transports)?;
@@ -333,20 +319,16 @@ fn check_kind(step: &super::Step, transports: &[TransportKind]) -> Result<(), St
             None => transports == [TransportKind::Ws],
         };
         if !(2..=16).contains(copies) || !only_ws {
-            return Err(
-                "in_flight (2 to 16) goes on a call step that runs over ws only".to_owned(),
-            );
+            return Err(StepError::InFlight);
         }
         if harness_protocol::spec::is_paced(method) {
-            return Err(format!(
-                "in_flight cannot send the paced method {method} at once"
-            ));
+            return Err(StepError::InFlightPaced {
+                method: method.clone(),
+            });
         }
     }
     if step.transport == Some(TransportKind::Rest) {
-        return Err(
-            "the transport of a step is \"http-query\", \"http-body\" or \"ws\"".to_owned(),
-        );
+        return Err(StepError::StepOverRest);
     }
     Ok(())
 }
@@ -357,44 +339,41 @@ fn check_expect_and_auth(
     step: &super::Step,
     transports: &[TransportKind],
     schemas: &SchemaSet,
-) -> Result<(), String> {
+) -> Result<(), StepError> {
     if step.raw().is_some() && transports.contains(&TransportKind::HttpQuery) {
-        return Err("a raw step cannot run over http-query; list the transports".to_owned());
+        return Err(StepError::RawOverQuery);
     }
     if let Some(name) = &step.expect.schema
         && !schemas.contains(name)
     {
-        let hint = did_you_mean(name, schemas.names())
-            .map(|known| format!(" (did you mean \"{known}\"?)"))
-            .unwrap_or_default();
-        return Err(format!("unknown schema \"{name}\"{hint}"));
+        return Err(StepError::UnknownSchema {
+            name: name.clone(),
+            known: did_you_mean(name, schemas.names()).map(str::to_owned),
+        });
     }
     if step.expect.outcome != Outcome::Error
         && (step.expect.error_code.is_some() || step.expect.error_message.is_some())
     {
-        return Err("error_code and error_message need outcome = \"error\"".to_owned());
+        return Err(StepError::ErrorKeysWithoutError);
     }
     let mode = step.auth.mode();
     if matches!(mode, AuthMode::Basic | AuthMode::Signed | AuthMode::ApiKey)
         && transports.contains(&TransportKind::Ws)
     {
-        return Err(
-            format!("auth mode {mode:?} needs an HTTP transport; list the transports")
-                .to_lowercase(),
-        );
+        return Err(StepError::AuthOverWs { mode });
     }
     if step.expect.refusal_ends_case && step.expect.outcome != Outcome::Any {
-        return Err("refusal_ends_case needs outcome = \"any\"".to_owned());
+        return Err(StepError::RefusalEndsCaseOutcome);
     }
     if let Some(notifications) = &step.expect.notifications {
         if let Some(problem) = notifications.problem() {
-            return Err(problem);
+            return Err(StepError::Notifications(problem));
         }
         if transports
             .iter()
             .any(|transport| *transport != TransportKind::Ws)
         {
-            return Err("notifications are pushed over ws only; list the transports".to_owned());
+            return Err(StepError::NotificationsOverHttp);
         }
     }
     if let Some(wait) = &step.wait
@@ -404,14 +383,122 @@ fn check_expect_and_auth(
                 .as_str()
                 .is_some_and(|text| text.contains("{{")))
     {
-        return Err(
-            "wait.seconds must be a number or a template such as \"{{expires_in}}\"".to_owned(),
-        );
+        return Err(StepError::WaitSeconds);
     }
     if step.call_method().is_none() && !matches!(mode, AuthMode::None | AuthMode::Bearer) {
-        return Err("walk, probe and raw steps authenticate with bearer or none".to_owned());
+        return Err(StepError::AuthOfNonCall);
     }
     Ok(())
+}
+
+/// Why a step cannot run as written, over the transports it goes over; reported at the
+/// step's line.
+#[derive(Debug, thiserror::Error)]
+enum StepError {
+    /// `race.copies` out of its range.
+    #[error(
+        "race.copies is {copies}; a race releases 2 to {} copies",
+        super::Race::MAX_COPIES
+    )]
+    RaceCopies {
+        /// The copies asked for.
+        copies: usize,
+    },
+    /// `race.rounds` out of its range.
+    #[error(
+        "race.rounds is {rounds}; a race runs 1 to {} rounds",
+        super::Race::MAX_ROUNDS
+    )]
+    RaceRounds {
+        /// The rounds asked for.
+        rounds: u32,
+    },
+    /// `race.at_most` neither a number nor a template.
+    #[error(
+        "race.at_most must be a number or a template such as \"{{{{limits.transaction_log_burst}}}}\""
+    )]
+    RaceAtMost,
+    /// A race over Direct Access REST.
+    #[error("a race goes over \"http-query\", \"http-body\" or \"ws\"")]
+    RaceOverRest,
+    /// A race step expecting a given outcome.
+    #[error("a race step needs expect.outcome = \"any\": some of its copies are refused")]
+    RaceOutcome,
+    /// `race.again_after_ms` past its bound.
+    #[error("race.again_after_ms is at most 10000")]
+    RaceAgainAfter,
+    /// `race.after_lead` out of its range with a lead.
+    #[error(
+        "race.after_lead is {after_lead}; with a lead, 1 to {copies} of the copies wait for its answer"
+    )]
+    RaceAfterLead {
+        /// The copies waiting for the lead.
+        after_lead: usize,
+        /// The race's copies.
+        copies: usize,
+    },
+    /// `race.after_lead` without a lead.
+    #[error("race.after_lead needs a race.lead to wait for")]
+    RaceAfterLeadWithoutLead,
+    /// A walk's window with nothing to put it on.
+    #[error(
+        "a walk's window is put on its entries' timestamps: give the walk `timestamp` (or the window `around`)"
+    )]
+    WindowWithoutTimestamp,
+    /// `in_flight` out of its range, or not over ws only.
+    #[error("in_flight (2 to 16) goes on a call step that runs over ws only")]
+    InFlight,
+    /// `in_flight` of a paced method.
+    #[error("in_flight cannot send the paced method {method} at once")]
+    InFlightPaced {
+        /// The method.
+        method: String,
+    },
+    /// A step's own transport is Direct Access REST.
+    #[error("the transport of a step is \"http-query\", \"http-body\" or \"ws\"")]
+    StepOverRest,
+    /// A raw step over `http-query`.
+    #[error("a raw step cannot run over http-query; list the transports")]
+    RawOverQuery,
+    /// `expect.schema` names no schema.
+    #[error("unknown schema \"{name}\"{}", did_you_mean_hint(.known.as_deref()))]
+    UnknownSchema {
+        /// The name.
+        name: String,
+        /// The known schema it is close to.
+        known: Option<String>,
+    },
+    /// `error_code` or `error_message` without an error outcome.
+    #[error("error_code and error_message need outcome = \"error\"")]
+    ErrorKeysWithoutError,
+    /// An auth mode of HTTP headers over ws.
+    #[error("auth mode {} needs an http transport; list the transports", format!("{mode:?}").to_lowercase())]
+    AuthOverWs {
+        /// The mode.
+        mode: AuthMode,
+    },
+    /// `refusal_ends_case` without `outcome = "any"`.
+    #[error("refusal_ends_case needs outcome = \"any\"")]
+    RefusalEndsCaseOutcome,
+    /// `expect.notifications` that cannot be judged as written.
+    #[error("{0}")]
+    Notifications(String),
+    /// `expect.notifications` over a transport other than ws.
+    #[error("notifications are pushed over ws only; list the transports")]
+    NotificationsOverHttp,
+    /// `wait.seconds` neither a number nor a template.
+    #[error("wait.seconds must be a number or a template such as \"{{{{expires_in}}}}\"")]
+    WaitSeconds,
+    /// A walk, probe or raw step with an auth mode other than bearer or none.
+    #[error("walk, probe and raw steps authenticate with bearer or none")]
+    AuthOfNonCall,
+}
+
+/// ` (did you mean "known"?)`, or nothing.
+fn did_you_mean_hint(known: Option<&str>) -> String {
+    known
+        .map(|known| format!(" (did you mean \"{known}\"?)"))
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -30,7 +30,7 @@ pub use domain::{reached, reached_by_execution};
 pub use load::{discover, load_file, parse_case};
 pub(crate) use load::{files_under, is_case_file, parse_all};
 pub use notifications::ExpectedNotifications;
-pub use property::case_parse_no_panic;
+pub use property::{CasePropertyError, case_parse_no_panic};
 pub use walk::{Probe, Walk, WalkWindow};
 pub use write::{literal, literal_text, storable};
 

@@ -5,33 +5,64 @@
 use std::path::Path;
 use std::sync::LazyLock;
 
-use super::parse_case;
+use harness_protocol::file_error::FileError;
+
+use super::{Case, parse_case};
 use crate::check::{Catalog, SchemaSet};
 
 /// The path the property's texts are reported under.
 const FUZZ_PATH: &str = "fuzz.toml";
+
+/// The rule of [`case_parse_no_panic`] that does not hold.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum CasePropertyError {
+    /// An accepted case lacks an id, clauses or transports.
+    #[error("accepted a case without id, clauses or transports: {0:?}")]
+    Incomplete(Box<Case>),
+    /// An accepted case has no steps.
+    #[error("accepted a case without steps")]
+    NoSteps,
+    /// An accepted case's step is placed outside the file.
+    #[error("step placed at line {line} of {last_line}")]
+    StepOutside {
+        /// The step's line.
+        line: usize,
+        /// The last line of the file, and one more.
+        last_line: usize,
+    },
+    /// A refusal names another file, a line past its end, or no message.
+    #[error("refusal {0:?} does not point into the file")]
+    RefusalOutside(FileError),
+}
 
 /// Fuzz and proptest property `case_parse_no_panic`: [`parse_case`] never panics; a case it
 /// accepts has an id, clauses, transports and steps, each at a line of the file (and of one
 /// kind, by its type); a refusal names the file and a line no further than its end.
 ///
 /// The clause catalog and schemas are the embedded corpus's.
-pub fn case_parse_no_panic(bytes: &[u8]) -> Result<(), String> {
-    static CORPUS: LazyLock<Result<(Catalog, SchemaSet), String>> = LazyLock::new(|| {
+///
+/// # Panics
+///
+/// When the embedded corpus's catalog or schemas do not load: they are built into the
+/// crate, and the tests load them.
+pub fn case_parse_no_panic(bytes: &[u8]) -> Result<(), CasePropertyError> {
+    // The embedded corpus is ours, not the fuzzer's input: failing to load it is a bug of
+    // this crate, which the corpus's own tests catch first.
+    static CORPUS: LazyLock<(Catalog, SchemaSet)> = LazyLock::new(|| {
         let file = |path: &str| harness_cases::FILES.iter().find(|file| file.path == path);
         let catalog_text = file("clauses.toml").map_or("", |file| file.text);
-        let catalog =
-            Catalog::parse(Path::new("clauses.toml"), catalog_text).map_err(|e| e.to_string())?;
+        let catalog = Catalog::parse(Path::new("clauses.toml"), catalog_text)
+            .unwrap_or_else(|error| panic!("the embedded catalog loads: {error}"));
         let schemas = SchemaSet::from_texts(
             harness_cases::FILES
                 .iter()
                 .filter(|file| file.path.starts_with("schemas/"))
                 .map(|file| (Path::new(file.path), file.text)),
         )
-        .map_err(|e| e.to_string())?;
-        Ok((catalog, schemas))
+        .unwrap_or_else(|error| panic!("the embedded schemas load: {error}"));
+        (catalog, schemas)
     });
-    let (catalog, schemas) = CORPUS.as_ref().map_err(Clone::clone)?;
+    let (catalog, schemas) = &*CORPUS;
     let Ok(text) = std::str::from_utf8(bytes) else {
         return Ok(());
     };
@@ -40,23 +71,24 @@ pub fn case_parse_no_panic(bytes: &[u8]) -> Result<(), String> {
     match parse_case(path, text, catalog, schemas) {
         Ok(case) => {
             if case.id.trim().is_empty() || case.clauses.is_empty() || case.transports.is_empty() {
-                return Err(format!(
-                    "accepted a case without id, clauses or transports: {case:?}"
-                ));
+                return Err(CasePropertyError::Incomplete(Box::new(case)));
             }
             if case.steps.is_empty() {
-                return Err("accepted a case without steps".to_owned());
+                return Err(CasePropertyError::NoSteps);
             }
             // Each step is of exactly one kind by its type (`StepKind`).
             for step in &case.steps {
                 if step.line == 0 || step.line > last_line {
-                    return Err(format!("step placed at line {} of {last_line}", step.line));
+                    return Err(CasePropertyError::StepOutside {
+                        line: step.line,
+                        last_line,
+                    });
                 }
             }
         }
         Err(error) => {
             if error.path != path || error.line > last_line || error.message.is_empty() {
-                return Err(format!("refusal {error:?} does not point into the file"));
+                return Err(CasePropertyError::RefusalOutside(error));
             }
         }
     }

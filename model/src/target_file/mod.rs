@@ -102,7 +102,7 @@ mod write;
 
 pub use limits::{CountedPer, RateLimits};
 
-pub use property::target_parse_roundtrip;
+pub use property::{TargetPropertyError, target_parse_roundtrip};
 pub use second_factor::{FactorCode, SecondFactor};
 pub use secret::Secret;
 pub use subscription::{SUBSCRIPTION_KEYS, SubscriptionRequest};

@@ -3,10 +3,30 @@
 
 use std::path::Path;
 
+use harness_protocol::file_error::FileError;
+
 use super::Target;
 
 /// The path the property's texts are reported under.
 const FUZZ_PATH: &str = "fuzz-target.toml";
+
+/// The rule of [`target_parse_roundtrip`] that does not hold.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum TargetPropertyError {
+    /// An accepted target, written back, loads as another target or not at all.
+    #[error("{text:?} loaded, was written as {written:?} and loaded again as {again:?}")]
+    NotRoundtrip {
+        /// The text loaded.
+        text: String,
+        /// The target written back.
+        written: String,
+        /// What that loaded as.
+        again: Box<Result<Target, FileError>>,
+    },
+    /// A refusal names another file or a line past its end.
+    #[error("refusal {0:?} does not point into the file")]
+    RefusalOutside(FileError),
+}
 
 /// Fuzz and proptest property `target_parse_roundtrip`: [`Target::parse`] never panics; a
 /// target it accepts, written back with [`Target::to_toml`], parses to the same target; a
@@ -14,7 +34,7 @@ const FUZZ_PATH: &str = "fuzz-target.toml";
 ///
 /// Every `*_env` variable resolves to a fixed value, so secrets from the environment are
 /// exercised without reading it.
-pub fn target_parse_roundtrip(bytes: &[u8]) -> Result<(), String> {
+pub fn target_parse_roundtrip(bytes: &[u8]) -> Result<(), TargetPropertyError> {
     let Ok(text) = std::str::from_utf8(bytes) else {
         return Ok(());
     };
@@ -26,13 +46,15 @@ pub fn target_parse_roundtrip(bytes: &[u8]) -> Result<(), String> {
             let written = target.to_toml();
             match Target::parse(path, &written, &lookup_env) {
                 Ok(again) if again == target => Ok(()),
-                other => Err(format!(
-                    "{text:?} loaded, was written as {written:?} and loaded again as {other:?}"
-                )),
+                again => Err(TargetPropertyError::NotRoundtrip {
+                    text: text.to_owned(),
+                    written,
+                    again: Box::new(again),
+                }),
             }
         }
         Err(error) if error.path == path && error.line <= last_line => Ok(()),
-        Err(error) => Err(format!("refusal {error:?} does not point into the file")),
+        Err(error) => Err(TargetPropertyError::RefusalOutside(error)),
     }
 }
 

@@ -167,26 +167,61 @@ impl fmt::Display for Scope {
     }
 }
 
+/// The rule of [`scope_parse_stable`] that does not hold.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum ScopePropertyError {
+    /// A scope, displayed and parsed again, is another scope.
+    #[error("{text:?} parsed as {scope:?}, shown as {shown:?}, parsed again as {again:?}")]
+    Unstable {
+        /// The text parsed.
+        text: String,
+        /// What it parsed as.
+        scope: Box<Scope>,
+        /// That scope displayed.
+        shown: String,
+        /// What the display parsed as.
+        again: Box<Scope>,
+    },
+    /// A scope is not within itself.
+    #[error("{shown:?} is not within itself")]
+    NotWithinItself {
+        /// The scope displayed.
+        shown: String,
+    },
+    /// `read_write` on an area does not grant `read` on it.
+    #[error("{shown:?} grants {area}:read_write but not {area}:read")]
+    ReadWriteWithoutRead {
+        /// The scope displayed.
+        shown: String,
+        /// The area.
+        area: String,
+    },
+}
+
 /// Fuzz and proptest property `scope_parse_stable`: parsing never panics; displaying a
 /// parsed scope and parsing it again gives the same scope; every scope is within itself; and
 /// `read_write` on an area grants `read` on it.
-pub fn scope_parse_stable(text: &str) -> Result<(), String> {
+pub fn scope_parse_stable(text: &str) -> Result<(), ScopePropertyError> {
     let scope = Scope::parse(text);
     let shown = scope.to_string();
     let again = Scope::parse(&shown);
     if again != scope {
-        return Err(format!(
-            "{text:?} parsed as {scope:?}, shown as {shown:?}, parsed again as {again:?}"
-        ));
+        return Err(ScopePropertyError::Unstable {
+            text: text.to_owned(),
+            scope: Box::new(scope),
+            shown,
+            again: Box::new(again),
+        });
     }
     if !scope.within(&scope) {
-        return Err(format!("{shown:?} is not within itself"));
+        return Err(ScopePropertyError::NotWithinItself { shown });
     }
     for (area, access) in &scope.access {
         if *access == Access::ReadWrite && !scope.grants(&format!("{area}:read")) {
-            return Err(format!(
-                "{shown:?} grants {area}:read_write but not {area}:read"
-            ));
+            return Err(ScopePropertyError::ReadWriteWithoutRead {
+                shown,
+                area: area.clone(),
+            });
         }
     }
     Ok(())

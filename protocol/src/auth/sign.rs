@@ -423,8 +423,8 @@ pub fn signatures_match(expected: &str, presented: &str) -> bool {
 mod property;
 
 pub use property::{
-    SignInput, SignatureInput, client_signature_verifies, header_is_representable,
-    signed_header_roundtrip, string_to_sign_roundtrip,
+    SignInput, SignPropertyError, SignatureInput, client_signature_verifies,
+    header_is_representable, signed_header_roundtrip, string_to_sign_roundtrip,
 };
 
 #[cfg(test)]

@@ -297,13 +297,42 @@ pub fn error_of(response: &Value) -> Option<ErrorObject> {
     serde_json::from_value(response.get("error")?.clone()).ok()
 }
 
+/// The rule of [`envelope_parse_answers`] that does not hold.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum EnvelopePropertyError {
+    /// The answer built from the outcome is not a valid response envelope.
+    #[error("answer {answer} is not a valid envelope: {violation}")]
+    InvalidAnswer {
+        /// The answer.
+        answer: Value,
+        /// Its first violation.
+        violation: Box<EnvelopeViolation>,
+    },
+    /// A refused request's usable id was not echoed.
+    #[error("request id {sent} was answered with id {id}")]
+    IdNotEchoed {
+        /// The id the request carried.
+        sent: Box<Value>,
+        /// The id of the answer.
+        id: Box<Value>,
+    },
+    /// A parsed request, serialised again, parses to another request.
+    #[error("{incoming:?} parsed again as {reparsed:?}")]
+    NotReparsed {
+        /// The request parsed.
+        incoming: Box<Incoming>,
+        /// What it parsed as again.
+        reparsed: Box<Result<Incoming, (Value, ErrorObject)>>,
+    },
+}
+
 /// Fuzz and proptest property `envelope_parse_answers`: for any bytes, [`parse_request`]
 /// returns without panicking; the answer a server builds from its outcome passes
 /// [`validate_response`] and echoes the request's id whenever the request had a usable one;
 /// and a parsed request, serialised again, parses to the same request.
 ///
-/// Returns a description of the first broken rule.
-pub fn envelope_parse_answers(bytes: &[u8]) -> Result<(), String> {
+/// Returns the first broken rule.
+pub fn envelope_parse_answers(bytes: &[u8]) -> Result<(), EnvelopePropertyError> {
     let outcome = parse_request(bytes);
     let (id, answer) = match &outcome {
         Ok(incoming) => (
@@ -313,10 +342,11 @@ pub fn envelope_parse_answers(bytes: &[u8]) -> Result<(), String> {
         Err((id, error)) => (id.clone(), failure(id.clone(), error)),
     };
     let violations = validate_response(&answer, id.as_u64());
-    if let Some(violation) = violations.first() {
-        return Err(format!(
-            "answer {answer} is not a valid envelope: {violation}"
-        ));
+    if let Some(violation) = violations.into_iter().next() {
+        return Err(EnvelopePropertyError::InvalidAnswer {
+            answer,
+            violation: Box::new(violation),
+        });
     }
     // A parsed request's id is the one it carried; only a refused one needs a second look,
     // and only when the bytes were JSON at all.
@@ -326,7 +356,10 @@ pub fn envelope_parse_answers(bytes: &[u8]) -> Result<(), String> {
         && let Some(sent @ (Value::Number(_) | Value::String(_))) = object.get("id")
         && *sent != id
     {
-        return Err(format!("request id {sent} was answered with id {id}"));
+        return Err(EnvelopePropertyError::IdNotEchoed {
+            sent: Box::new(sent.clone()),
+            id: Box::new(id),
+        });
     }
     if let Ok(incoming) = outcome {
         let again = json!({
@@ -337,7 +370,10 @@ pub fn envelope_parse_answers(bytes: &[u8]) -> Result<(), String> {
         });
         let reparsed = request_from_value(again);
         if reparsed.as_ref() != Ok(&incoming) {
-            return Err(format!("{incoming:?} parsed again as {reparsed:?}"));
+            return Err(EnvelopePropertyError::NotReparsed {
+                incoming: Box::new(incoming),
+                reparsed: Box::new(reparsed),
+            });
         }
     }
     Ok(())

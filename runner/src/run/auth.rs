@@ -250,7 +250,8 @@ impl Execution<'_> {
             altered: signature.altered_signature,
         };
         fill_login(params, &step.login.omit, "client_signature", &credentials);
-        transport::insert_client_signature(params, &credentials, &plan).map_err(Stop::Error)?;
+        transport::insert_client_signature(params, &credentials, &plan)
+            .map_err(|error| Stop::Error(error.to_string()))?;
         if step.data.is_some() {
             params.insert("data".to_owned(), Value::from(data));
         }

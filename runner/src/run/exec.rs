@@ -118,8 +118,8 @@ pub(crate) async fn execute(shared: &Shared, case: &Case, transport: TransportKi
         None => case,
     };
     let position = match admitted(shared, case, transport) {
-        Ok(position) => position,
-        Err(reason) => {
+        Admission::Runs(position) => position,
+        Admission::Skipped(reason) => {
             return finish(
                 case,
                 transport,
@@ -164,25 +164,32 @@ fn on_planned_account(shared: &Shared, case: &Case, transport: TransportKind) ->
     })
 }
 
-/// Whether the execution runs: the position it may close, when it needs one, or why it is
-/// skipped (the target cannot run it, the paced budget has no room, no position is left).
-fn admitted(
-    shared: &Shared,
-    case: &Case,
-    transport: TransportKind,
-) -> Result<Option<String>, String> {
+/// Whether an execution runs ([`admitted`]).
+enum Admission {
+    /// It runs, with the position it may close when it needs one.
+    Runs(Option<String>),
+    /// It is skipped: the target cannot run it, the paced budget has no room, or no
+    /// position is left (the reason).
+    Skipped(String),
+}
+
+/// Whether the execution runs, and with which position.
+fn admitted(shared: &Shared, case: &Case, transport: TransportKind) -> Admission {
     let skipped = skip_reason(&shared.target, case, transport).or_else(|| {
         shared
             .over_budget
             .get(&(case.id.clone(), transport))
             .cloned()
     });
-    match skipped {
-        Some(reason) => Err(reason),
-        None if case.needs.fixtures.iter().any(|name| name == "position") => {
-            shared.draw_position(&case.id, transport).map(Some)
-        }
-        None => Ok(None),
+    if let Some(reason) = skipped {
+        return Admission::Skipped(reason);
+    }
+    if !case.needs.fixtures.iter().any(|name| name == "position") {
+        return Admission::Runs(None);
+    }
+    match shared.draw_position(&case.id, transport) {
+        Ok(position) => Admission::Runs(Some(position)),
+        Err(error) => Admission::Skipped(error.to_string()),
     }
 }
 

@@ -237,30 +237,43 @@ impl Shared {
         &self,
         case: &str,
         transport: TransportKind,
-    ) -> Result<String, String> {
+    ) -> Result<String, PositionError> {
         let pool = self.target.fixtures.position_pool();
         if !self.positions.is_empty() {
             return self
                 .positions
                 .get(&(case.to_owned(), transport))
                 .cloned()
-                .ok_or_else(|| {
-                    format!(
-                        "each execution that closes a position needs its own, and the {} of the target file went to other cases first (one transport of every closing case before a second of any): list more in [fixtures] positions",
-                        pool.len()
-                    )
-                });
+                .ok_or(PositionError::PlannedForOthers { pool: pool.len() });
         }
         let index = self
             .positions_drawn
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        pool.get(index).map(|&name| name.to_owned()).ok_or_else(|| {
-            format!(
-                "each execution that closes a position needs its own, and the {} of the target file were taken by earlier ones: list more in [fixtures] positions",
-                pool.len()
-            )
-        })
+        pool.get(index)
+            .map(|&name| name.to_owned())
+            .ok_or(PositionError::TakenByEarlier { pool: pool.len() })
     }
+}
+
+/// Why an execution that closes a position has none of the target's pool to close.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum PositionError {
+    /// The planned run gave every position to other executions first.
+    #[error(
+        "each execution that closes a position needs its own, and the {pool} of the target file went to other cases first (one transport of every closing case before a second of any): list more in [fixtures] positions"
+    )]
+    PlannedForOthers {
+        /// The positions the target file lists.
+        pool: usize,
+    },
+    /// Earlier executions drew every position.
+    #[error(
+        "each execution that closes a position needs its own, and the {pool} of the target file were taken by earlier ones: list more in [fixtures] positions"
+    )]
+    TakenByEarlier {
+        /// The positions the target file lists.
+        pool: usize,
+    },
 }
 
 /// The position of the target's pool each closing execution of `plan` closes: every

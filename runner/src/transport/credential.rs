@@ -68,7 +68,7 @@ pub(crate) fn insert_client_signature(
     params: &mut Map<String, Value>,
     credentials: &Credentials,
     plan: &SignatureParams,
-) -> Result<(), String> {
+) -> Result<(), sign::SignError> {
     let nonce = plan.nonce.as_deref().unwrap_or_default();
     let secret = &credentials.secret;
     let mut signature = if plan.no_trailing_lf && plan.data.is_empty() {
@@ -77,8 +77,7 @@ pub(crate) fn insert_client_signature(
             format!("{}\n{nonce}", plan.timestamp).as_bytes(),
         )
     } else {
-        sign::client_signature(secret, plan.timestamp, nonce, &plan.data)
-            .map_err(|error| error.to_string())?
+        sign::client_signature(secret, plan.timestamp, nonce, &plan.data)?
     };
     if plan.uppercase {
         signature = signature.to_ascii_uppercase();

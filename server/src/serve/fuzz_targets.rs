@@ -4,9 +4,10 @@
 
 use harness_model::fuzz_targets::structured;
 
-use crate::serve;
+use crate::serve::{self, ServePropertyError};
 
 harness_model::declare_fuzz_targets! {
+    error = ServePropertyError;
     query_params_coerce => |data| {
         structured(data).map_or(Ok(()), |input| serve::query_params_coerce(&input))
     };

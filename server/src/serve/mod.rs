@@ -74,7 +74,9 @@ pub use fault::Fault;
 pub use ledger::MAIN_LOG_ENTRIES;
 pub(crate) use observe::Knobs;
 pub use observe::{Observer, RawAnswer, RawRequest, Wire};
-pub use property::{QueryInput, QueryValue, dispatch_envelope, query_params_coerce};
+pub use property::{
+    QueryInput, QueryValue, ServePropertyError, dispatch_envelope, query_params_coerce,
+};
 pub use tls::{TlsError, TlsIdentity};
 pub use variant::{Extreme, Variant};
 

@@ -27,6 +27,52 @@ const FUZZ_TOKENS: usize = 8;
 /// Messages sent on one connection at most.
 const MAX_MESSAGES: usize = 8;
 
+/// The rule of a server property ([`dispatch_envelope`], [`query_params_coerce`]) that
+/// does not hold.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum ServePropertyError {
+    /// A message's answer is not a valid response envelope.
+    #[error("answer {answer} is not a valid envelope: {violation}")]
+    InvalidAnswer {
+        /// The answer.
+        answer: Box<Value>,
+        /// Its first violation.
+        violation: Box<jsonrpc::EnvelopeViolation>,
+    },
+    /// A message's usable id was not echoed.
+    #[error("request id {sent} was answered with {answer}")]
+    IdNotEchoed {
+        /// The id the message carried.
+        sent: Box<Value>,
+        /// The answer.
+        answer: Box<Value>,
+    },
+    /// A raw query string gave a value of another type than its parameter's.
+    #[error("{method}?{raw} gave {name} = {value}")]
+    UndeclaredType {
+        /// The method.
+        method: String,
+        /// The query string.
+        raw: String,
+        /// The parameter's name.
+        name: String,
+        /// Its value.
+        value: Box<Value>,
+    },
+    /// Values of the declared types, encoded as a query string, came back changed.
+    #[error("{method}?{query} gave {got:?}, sent {sent:?}")]
+    NotRoundtrip {
+        /// The method.
+        method: String,
+        /// The query string.
+        query: String,
+        /// What the coercion gave.
+        got: Box<Result<Map<String, Value>, ErrorObject>>,
+        /// The values encoded.
+        sent: Box<Map<String, Value>>,
+    },
+}
+
 /// Fuzz and proptest property `dispatch_envelope`: whatever bytes arrive, every message gets
 /// a response envelope that [`jsonrpc::validate_response`] accepts, echoing the request's id
 /// whenever it had one, and nothing panics.
@@ -34,7 +80,7 @@ const MAX_MESSAGES: usize = 8;
 /// The first byte chooses the connection: bit 0 set starts it authenticated with a session
 /// token of the main account (so private methods are reached), the other bits pick the
 /// token. The rest is split at LF into up to eight messages sent on that one connection.
-pub fn dispatch_envelope(bytes: &[u8]) -> Result<(), String> {
+pub fn dispatch_envelope(bytes: &[u8]) -> Result<(), ServePropertyError> {
     static SERVER: LazyLock<(ServerState, Mutex<Vec<String>>)> = LazyLock::new(|| {
         let mut config = ServeConfig::loopback();
         config.clock = Clock::manual(fixtures::FIXTURE_EPOCH_MS + 200 * 86_400_000);
@@ -58,15 +104,20 @@ pub fn dispatch_envelope(bytes: &[u8]) -> Result<(), String> {
             .filter(|id| id.is_number() || id.is_string())
             .filter(|_| message.len() <= state.max_body_bytes);
         let expected = sent_id.as_ref().and_then(Value::as_u64);
-        if let Some(violation) = jsonrpc::validate_response(&answer, expected).first() {
-            return Err(format!(
-                "answer {answer} is not a valid envelope: {violation}"
-            ));
+        let violations = jsonrpc::validate_response(&answer, expected);
+        if let Some(violation) = violations.into_iter().next() {
+            return Err(ServePropertyError::InvalidAnswer {
+                answer: Box::new(answer),
+                violation: Box::new(violation),
+            });
         }
         if let Some(sent) = sent_id
             && answer.get("id") != Some(&sent)
         {
-            return Err(format!("request id {sent} was answered with {answer}"));
+            return Err(ServePropertyError::IdNotEchoed {
+                sent: Box::new(sent),
+                answer: Box::new(answer),
+            });
         }
     }
     Ok(())
@@ -133,7 +184,7 @@ pub struct QueryInput {
 /// server's coercion, and every value it accepts has its parameter's declared type; and
 /// values of the declared types, encoded as the harness's HTTP client encodes them, come
 /// back from the coercion unchanged.
-pub fn query_params_coerce(input: &QueryInput) -> Result<(), String> {
+pub fn query_params_coerce(input: &QueryInput) -> Result<(), ServePropertyError> {
     let names: Vec<&str> = method_names().collect();
     let method = names[usize::from(input.method) % names.len()];
     let specs = declared_params(method).unwrap_or_default();
@@ -142,7 +193,12 @@ pub fn query_params_coerce(input: &QueryInput) -> Result<(), String> {
             let spec = specs.iter().find(|spec| spec.name == name);
             let fits = spec.is_some_and(|spec| typed_json(value.clone(), spec.kind).is_some());
             if !fits {
-                return Err(format!("{method}?{} gave {name} = {value}", input.raw));
+                return Err(ServePropertyError::UndeclaredType {
+                    method: method.to_owned(),
+                    raw: input.raw.clone(),
+                    name: name.clone(),
+                    value: Box::new(value.clone()),
+                });
             }
         }
     }
@@ -170,9 +226,12 @@ pub fn query_params_coerce(input: &QueryInput) -> Result<(), String> {
     let query = query.finish();
     match params_from_query(method, &query) {
         Ok(params) if params == expected => Ok(()),
-        other => Err(format!(
-            "{method}?{query} gave {other:?}, sent {expected:?}"
-        )),
+        got => Err(ServePropertyError::NotRoundtrip {
+            method: method.to_owned(),
+            query,
+            got: Box::new(got),
+            sent: Box::new(expected),
+        }),
     }
 }
 

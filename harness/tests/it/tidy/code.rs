@@ -2,8 +2,8 @@
 //! items taken out wherever they sit (not the file cut at the first one, which hid what
 //! came after it), and every path it names kept with the module it is named in, so that
 //! imports resolve to the module and the file they name. The checks on them (the layers
-//! table, cycles between files, re-exports across modules) are pure functions over a list
-//! of sources, tested below on small sources written in place.
+//! table, cycles between files, re-exports across modules, no `Result<_, String>`) are pure
+//! functions over a list of sources, tested below on small sources written in place.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -581,6 +581,73 @@ impl<'a> Workspace<'a> {
     }
 }
 
+/// Every `Result<_, String>` a file's code names, but in tests, as `path:line: line`: a
+/// function's or trait method's return type, a closure's or function pointer's, a static's
+/// or a turbofish's; and `type Err = String` (or `Error`) in an impl, the same error by
+/// another name (`FromStr`, `TryFrom`). A `Result` is anything so named with two arguments
+/// (`std::result::Result` too); code inside a macro's body is not read.
+pub(super) fn string_errors(path: &str, text: &str) -> Vec<String> {
+    let mut file = syn::parse_file(text).unwrap_or_else(|error| panic!("{path}: {error}"));
+    StripTests {
+        scope: Vec::new(),
+        lines: Vec::new(),
+        test_modules: Vec::new(),
+    }
+    .visit_file_mut(&mut file);
+    let mut find = FindStringErrors { lines: Vec::new() };
+    find.visit_file(&file);
+    find.lines.sort_unstable();
+    find.lines.dedup();
+    let text_lines: Vec<&str> = text.lines().collect();
+    find.lines
+        .into_iter()
+        .map(|line| {
+            let code = text_lines.get(line - 1).map_or("", |code| code.trim());
+            format!("{path}:{line}: {code}")
+        })
+        .collect()
+}
+
+/// Gathers the lines of the `Result<_, String>` types of a file.
+struct FindStringErrors {
+    lines: Vec<usize>,
+}
+
+/// Whether a type is `String` (`std::string::String` too).
+fn is_string(ty: &syn::Type) -> bool {
+    let syn::Type::Path(path) = ty else {
+        return false;
+    };
+    path.qself.is_none()
+        && path
+            .path
+            .segments
+            .last()
+            .is_some_and(|segment| segment.ident == "String" && segment.arguments.is_none())
+}
+
+impl<'ast> Visit<'ast> for FindStringErrors {
+    fn visit_type_path(&mut self, ty: &'ast syn::TypePath) {
+        if let Some(last) = ty.path.segments.last()
+            && last.ident == "Result"
+            && let syn::PathArguments::AngleBracketed(arguments) = &last.arguments
+            && arguments.args.len() == 2
+            && let Some(syn::GenericArgument::Type(error)) = arguments.args.last()
+            && is_string(error)
+        {
+            self.lines.push(ty.span().start().line);
+        }
+        syn::visit::visit_type_path(self, ty);
+    }
+
+    fn visit_impl_item_type(&mut self, item: &'ast syn::ImplItemType) {
+        if (item.ident == "Err" || item.ident == "Error") && is_string(&item.ty) {
+            self.lines.push(item.span().start().line);
+        }
+        syn::visit::visit_impl_item_type(self, item);
+    }
+}
+
 /// Tarjan's strongly connected components of a graph given as adjacency sets.
 fn strongly_connected(edges: &[BTreeSet<usize>]) -> Vec<Vec<usize>> {
     struct State<'e> {
@@ -808,4 +875,72 @@ impl X {
         .map(|named| named.segments[1].clone())
         .collect();
     assert_eq!(named, BTreeSet::from(["b".to_owned(), "c".to_owned()]));
+}
+
+/// A `Result<_, String>` is found wherever the code names one (a signature, a trait
+/// method, a closure's type, a turbofish, an impl's `type Err`), over several lines too;
+/// tests, another error type and a `String` that is no `Result`'s error are not.
+#[test]
+fn string_errors_are_found_in_every_place_but_tests() {
+    let text = r#"
+pub fn launch() -> Result<(), String> { Ok(()) }
+pub trait Dial {
+    fn open(&self) -> std::result::Result<
+        u16,
+        String,
+    >;
+}
+type Check = Box<dyn Fn(&str) -> Result<u8, String>>;
+fn all() { let _ = [Ok(1)].into_iter().collect::<Result<Vec<u8>, String>>(); }
+impl std::str::FromStr for Shard {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Shard, Self::Err> { todo!() }
+}
+pub fn fine() -> Result<String, DialError> { todo!() }
+pub fn io() -> std::io::Result<String> { todo!() }
+#[cfg(test)]
+fn helper() -> Result<(), String> { Ok(()) }
+#[cfg(test)]
+mod tests {
+    fn helper() -> Result<(), String> { Ok(()) }
+}
+"#;
+    let found = string_errors("runner/src/x.rs", text);
+    assert_eq!(
+        found,
+        vec![
+            "runner/src/x.rs:2: pub fn launch() -> Result<(), String> { Ok(()) }",
+            "runner/src/x.rs:4: fn open(&self) -> std::result::Result<",
+            "runner/src/x.rs:9: type Check = Box<dyn Fn(&str) -> Result<u8, String>>;",
+            "runner/src/x.rs:10: fn all() { let _ = [Ok(1)].into_iter().collect::<Result<Vec<u8>, String>>(); }",
+            "runner/src/x.rs:12: type Err = String;",
+        ]
+    );
+}
+
+/// No code of the workspace's crates, library or binary, names a `Result<_, String>`
+/// (issue 50, "one home per rule"): an error is a type named for what failed, with a
+/// variant per cause (a `thiserror` enum of its module), not a sentence a caller can only
+/// print. Tests may do as they like.
+#[test]
+fn no_result_has_a_string_error() {
+    let repository = super::repository();
+    let mut paths: Vec<String> = super::sources()
+        .into_iter()
+        .map(|source| source.path)
+        .collect();
+    // `sources()` leaves the crate roots out (they only declare modules); they are code too.
+    paths.extend(CRATES.iter().map(|(_, dir)| format!("{dir}/src/lib.rs")));
+    paths.sort();
+    paths.dedup();
+    let mut found = Vec::new();
+    for path in &paths {
+        let text = std::fs::read_to_string(repository.join(path)).unwrap();
+        found.extend(string_errors(path, &text));
+    }
+    assert!(
+        found.is_empty(),
+        "Result<_, String> in the workspace's code: name the error with a type of its module (a thiserror enum, a variant per cause):\n{}",
+        found.join("\n")
+    );
 }

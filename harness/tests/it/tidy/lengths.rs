@@ -30,19 +30,8 @@ const LONGER_FOR_NOW: &[(&str, &str, usize)] = &[
     ("runner/src/transport/ws.rs", "call_in_flight", 82),
     ("server/src/judge/envelope.rs", "check_envelope", 82),
     ("server/src/judge/results.rs", "result", 85),
-    ("server/src/judge/walks.rs", "check_pagination", 101),
     ("server/src/proxy/server.rs", "assess_answer", 88),
     ("server/src/proxy/ws.rs", "relay", 96),
-    (
-        "server/src/serve/account.rs",
-        "toggle_subaccount_login",
-        102,
-    ),
-    (
-        "server/src/serve/trading.rs",
-        "get_trigger_order_history",
-        97,
-    ),
 ];
 
 /// A function of a file: its name, first line and length in lines.

@@ -2,16 +2,92 @@
 //! proptest tests beside this file: the signed header parses back to what was built, both
 //! strings to sign split back into their fields, and a signature verifies only as made.
 //!
-//! Each property returns a description of the first broken rule instead of panicking, so
-//! the caller decides how to report it.
+//! Each property returns the first broken rule, a [`SignPropertyError`], instead of
+//! panicking, so the caller decides how to report it.
 
 use sha2::{Digest, Sha256};
 
 use super::{
-    DEFAULT_SCHEME, HttpSignedFields, SignError, SignedHeader, client_signature,
+    DEFAULT_SCHEME, HeaderError, HttpSignedFields, SignError, SignedHeader, client_signature,
     client_string_to_sign, http_string_to_sign, parse_client_string_to_sign,
     parse_http_string_to_sign, verify_client_signature,
 };
+
+/// The rule of a signing property that does not hold.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SignPropertyError {
+    /// A signed header, built from what it parsed as, parses to other fields.
+    #[error("{text:?} parsed as {header:?}, built as {built:?}, parsed again as {again:?}")]
+    HeaderRoundtrip {
+        /// The header text.
+        text: String,
+        /// What it parsed as.
+        header: Box<SignedHeader>,
+        /// The header value built from it.
+        built: String,
+        /// What that value parsed as.
+        again: Box<Result<SignedHeader, HeaderError>>,
+    },
+    /// The client string to sign splits into other fields than it was built from.
+    #[error("client string {text:?} splits into {:?}", parse_client_string_to_sign(.text))]
+    ClientStringSplit {
+        /// The string to sign.
+        text: String,
+    },
+    /// The client string to sign was refused without a line feed in its nonce.
+    #[error("client string refused: {0}")]
+    ClientStringRefused(#[source] SignError),
+    /// The HTTP string to sign splits into other fields than it was built from.
+    #[error("http string {bytes:?} splits into {:?}", parse_http_string_to_sign(.bytes))]
+    HttpStringSplit {
+        /// The string to sign.
+        bytes: Vec<u8>,
+    },
+    /// The HTTP string to sign was built with a line feed in a field a line feed follows.
+    #[error("http string with LF in a field built: {bytes:?}")]
+    HttpStringWithLineFeed {
+        /// The string to sign.
+        bytes: Vec<u8>,
+    },
+    /// The HTTP string to sign was refused without a line feed in its fields.
+    #[error("http string refused: {0}")]
+    HttpStringRefused(#[source] SignError),
+    /// `client_signature` was refused without a line feed in its nonce.
+    #[error("signing refused: {0}")]
+    SigningRefused(#[source] SignError),
+    /// The signature is not 64 lowercase hex digits.
+    #[error("{signature:?} is not 64 lowercase hex digits")]
+    NotLowerHex {
+        /// The signature.
+        signature: String,
+    },
+    /// The signature is not the HMAC computed from its definition.
+    #[error("{signature} differs from the reference HMAC {reference}")]
+    NotReference {
+        /// The signature.
+        signature: String,
+        /// The HMAC computed here.
+        reference: String,
+    },
+    /// The signature does not verify.
+    #[error("{signature} does not verify")]
+    DoesNotVerify {
+        /// The signature.
+        signature: String,
+    },
+    /// The signature with one digit changed verifies.
+    #[error("tampered {tampered} verifies")]
+    TamperedVerifies {
+        /// The changed signature.
+        tampered: String,
+    },
+    /// The signature in upper case verifies.
+    #[error("upper-case {upper} verifies")]
+    UpperCaseVerifies {
+        /// The signature in upper case.
+        upper: String,
+    },
+}
 
 /// Fields of both strings to sign.
 #[derive(Clone, Debug, Default)]
@@ -51,7 +127,7 @@ pub struct SignatureInput {
 
 /// Property `signed_header_roundtrip`: any text that parses as a signed header builds a
 /// header value that parses to the same fields (parse, build, parse is parse).
-pub fn signed_header_roundtrip(text: &str) -> Result<(), String> {
+pub fn signed_header_roundtrip(text: &str) -> Result<(), SignPropertyError> {
     let scheme = text.trim().split(' ').next().unwrap_or(DEFAULT_SCHEME);
     for scheme in [scheme, DEFAULT_SCHEME] {
         let Ok(header) = SignedHeader::parse(text, scheme) else {
@@ -60,9 +136,12 @@ pub fn signed_header_roundtrip(text: &str) -> Result<(), String> {
         let built = header.to_header_value();
         let again = SignedHeader::parse(&built, scheme);
         if again.as_ref() != Ok(&header) {
-            return Err(format!(
-                "{text:?} parsed as {header:?}, built as {built:?}, parsed again as {again:?}"
-            ));
+            return Err(SignPropertyError::HeaderRoundtrip {
+                text: text.to_owned(),
+                header: Box::new(header),
+                built,
+                again: Box::new(again),
+            });
         }
     }
     Ok(())
@@ -83,18 +162,18 @@ pub fn header_is_representable(header: &SignedHeader) -> bool {
 /// Property `string_to_sign_roundtrip`: both framings of section 5.5 and 5.6 split back into
 /// exactly the fields they were built from, so two different requests never share a string
 /// to sign; a field is refused exactly when it holds LF where LF separates.
-pub fn string_to_sign_roundtrip(input: &SignInput) -> Result<(), String> {
+pub fn string_to_sign_roundtrip(input: &SignInput) -> Result<(), SignPropertyError> {
     let nonce_lf = input.nonce.contains('\n');
     match client_string_to_sign(input.timestamp, &input.nonce, &input.data) {
         Ok(text) => {
             let parsed = parse_client_string_to_sign(&text);
             let expected = (input.timestamp, input.nonce.as_str(), input.data.as_str());
             if parsed != Some(expected) {
-                return Err(format!("client string {text:?} splits into {parsed:?}"));
+                return Err(SignPropertyError::ClientStringSplit { text });
             }
         }
         Err(SignError::LineFeedIn("nonce")) if nonce_lf => {}
-        Err(error) => return Err(format!("client string refused: {error}")),
+        Err(error) => return Err(SignPropertyError::ClientStringRefused(error)),
     }
     let separators_clean = !nonce_lf && !input.method.contains('\n') && !input.uri.contains('\n');
     let built = http_string_to_sign(&HttpSignedFields {
@@ -116,14 +195,14 @@ pub fn string_to_sign_roundtrip(input: &SignInput) -> Result<(), String> {
                 body: &input.body,
             };
             if parsed != Some(expected) {
-                return Err(format!("http string {bytes:?} splits into {parsed:?}"));
+                return Err(SignPropertyError::HttpStringSplit { bytes });
             }
         }
         (Err(_), false) => {}
         (Ok(bytes), false) => {
-            return Err(format!("http string with LF in a field built: {bytes:?}"));
+            return Err(SignPropertyError::HttpStringWithLineFeed { bytes });
         }
-        (Err(error), true) => return Err(format!("http string refused: {error}")),
+        (Err(error), true) => return Err(SignPropertyError::HttpStringRefused(error)),
     }
     Ok(())
 }
@@ -131,7 +210,7 @@ pub fn string_to_sign_roundtrip(input: &SignInput) -> Result<(), String> {
 /// Property `client_signature_verifies`: the signature is 64 lowercase hex digits, equals an
 /// HMAC-SHA256 computed here from its definition (RFC 2104) rather than with the `hmac`
 /// crate, verifies, and stops verifying when any digit changes or when given in upper case.
-pub fn client_signature_verifies(input: &SignatureInput) -> Result<(), String> {
+pub fn client_signature_verifies(input: &SignatureInput) -> Result<(), SignPropertyError> {
     let SignatureInput {
         secret,
         timestamp,
@@ -142,21 +221,22 @@ pub fn client_signature_verifies(input: &SignatureInput) -> Result<(), String> {
     let signature = match client_signature(secret, *timestamp, nonce, data) {
         Ok(signature) => signature,
         Err(_) if nonce.contains('\n') => return Ok(()),
-        Err(error) => return Err(format!("signing refused: {error}")),
+        Err(error) => return Err(SignPropertyError::SigningRefused(error)),
     };
     let is_lower_hex = |c: char| c.is_ascii_digit() || ('a'..='f').contains(&c);
     if signature.len() != 64 || !signature.chars().all(is_lower_hex) {
-        return Err(format!("{signature:?} is not 64 lowercase hex digits"));
+        return Err(SignPropertyError::NotLowerHex { signature });
     }
     let message = format!("{timestamp}\n{nonce}\n{data}");
     let reference = hex::encode(reference_hmac_sha256(secret.as_bytes(), message.as_bytes()));
     if signature != reference {
-        return Err(format!(
-            "{signature} differs from the reference HMAC {reference}"
-        ));
+        return Err(SignPropertyError::NotReference {
+            signature,
+            reference,
+        });
     }
     if !verify_client_signature(secret, *timestamp, nonce, data, &signature) {
-        return Err(format!("{signature} does not verify"));
+        return Err(SignPropertyError::DoesNotVerify { signature });
     }
     let at = usize::from(input.tamper_at) % signature.len();
     let digit = u32::from_str_radix(&signature[at..=at], 16).unwrap_or(0);
@@ -164,11 +244,11 @@ pub fn client_signature_verifies(input: &SignatureInput) -> Result<(), String> {
     let replacement = char::from_digit((digit + by) % 16, 16).unwrap_or('0');
     let tampered = format!("{}{replacement}{}", &signature[..at], &signature[at + 1..]);
     if verify_client_signature(secret, *timestamp, nonce, data, &tampered) {
-        return Err(format!("tampered {tampered} verifies"));
+        return Err(SignPropertyError::TamperedVerifies { tampered });
     }
     let upper = signature.to_ascii_uppercase();
     if upper != signature && verify_client_signature(secret, *timestamp, nonce, data, &upper) {
-        return Err(format!("upper-case {upper} verifies"));
+        return Err(SignPropertyError::UpperCaseVerifies { upper });
     }
     Ok(())
 }
