@@ -14,6 +14,61 @@ use super::record::{Call, Record};
 use harness_model::check::short;
 use harness_protocol::wire::TransportKind;
 
+/// What is wrong with a present member (`None`: nothing).
+type Wrong = fn(&Value) -> Option<String>;
+
+/// Each member of the envelope: its name, its clause, what a missing one is told, and
+/// what is wrong with a present one.
+const MEMBERS: [(&str, &str, &str, Wrong); 4] = [
+    (
+        "jsonrpc",
+        "client.env.jsonrpc",
+        "jsonrpc is missing",
+        wrong_jsonrpc,
+    ),
+    ("id", "client.env.id", "id is missing", wrong_id),
+    (
+        "method",
+        "client.env.method",
+        "method is missing",
+        wrong_method,
+    ),
+    (
+        "params",
+        "client.env.params",
+        "params is missing: a call without parameters sends {}",
+        wrong_params,
+    ),
+];
+
+fn wrong_jsonrpc(value: &Value) -> Option<String> {
+    (value.as_str() != Some("2.0")).then(|| format!("jsonrpc is {}, not \"2.0\"", short(value)))
+}
+
+fn wrong_id(value: &Value) -> Option<String> {
+    match value {
+        Value::Number(number) if number.is_i64() || number.is_u64() => None,
+        other => Some(is_not("id", other, "an integer")),
+    }
+}
+
+fn wrong_method(value: &Value) -> Option<String> {
+    match value {
+        Value::String(method) if is_method_name(method) => None,
+        Value::String(method) => Some(format!(
+            "method \"{method}\" is not named public/<name> or private/<name>"
+        )),
+        other => Some(is_not("method", other, "a string")),
+    }
+}
+
+fn wrong_params(value: &Value) -> Option<String> {
+    match value {
+        Value::Object(_) => None,
+        other => Some(is_not("params", other, "an object")),
+    }
+}
+
 /// Checks the envelope of one request.
 pub(crate) fn check_envelope(record: &Record, call: &Call, tally: &mut Tally) {
     let transport = record.transport;
@@ -45,51 +100,7 @@ pub(crate) fn check_envelope(record: &Record, call: &Call, tally: &mut Tally) {
         );
         return;
     };
-    // Each member: its clause, what a missing one is told, and what is wrong with a
-    // present one (`None`: nothing).
-    type Wrong = fn(&Value) -> Option<String>;
-    let members: [(&str, &str, &str, Wrong); 4] = [
-        (
-            "jsonrpc",
-            "client.env.jsonrpc",
-            "jsonrpc is missing",
-            |value| {
-                (value.as_str() != Some("2.0"))
-                    .then(|| format!("jsonrpc is {}, not \"2.0\"", short(value)))
-            },
-        ),
-        (
-            "id",
-            "client.env.id",
-            "id is missing",
-            |value| match value {
-                Value::Number(number) if number.is_i64() || number.is_u64() => None,
-                other => Some(is_not("id", other, "an integer")),
-            },
-        ),
-        (
-            "method",
-            "client.env.method",
-            "method is missing",
-            |value| match value {
-                Value::String(method) if is_method_name(method) => None,
-                Value::String(method) => Some(format!(
-                    "method \"{method}\" is not named public/<name> or private/<name>"
-                )),
-                other => Some(is_not("method", other, "a string")),
-            },
-        ),
-        (
-            "params",
-            "client.env.params",
-            "params is missing: a call without parameters sends {}",
-            |value| match value {
-                Value::Object(_) => None,
-                other => Some(is_not("params", other, "an object")),
-            },
-        ),
-    ];
-    for (name, clause, missing, wrong) in members {
+    for (name, clause, missing, wrong) in MEMBERS {
         match object.get(name).map(wrong) {
             Some(None) => tally.pass(clause, transport),
             Some(Some(message)) => tally.fail(clause, transport, seq, message),

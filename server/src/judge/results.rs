@@ -117,44 +117,8 @@ pub(crate) fn result(
         })
         .collect();
     let notes: Vec<String> = cell.map(|cell| cell.notes.clone()).unwrap_or_default();
-    let message = match verdict {
-        // Notes alone judge nothing: the first says why.
-        None => notes
-            .first()
-            .cloned()
-            .unwrap_or_else(|| skip_reason(clause, transport)),
-        Some(Verdict::Pass) => format!("{} checks held", cell.map_or(0, |cell| cell.passes)),
-        Some(worst) => {
-            let failures = cell.map_or(0, Cell::failures);
-            let more = if failures > 1 {
-                format!(" ({failures} requests in all)")
-            } else {
-                String::new()
-            };
-            findings
-                .iter()
-                .zip(&kept)
-                .find(|(_, (finding, _))| finding.verdict == worst)
-                .map(|(shown, _)| format!("{}{more}", shown.message))
-                .unwrap_or_default()
-        }
-    };
-    // Failures first: they are what the reader came for.
-    let mut offending: Vec<u64> = [Verdict::Fail, Verdict::Warn]
-        .iter()
-        .flat_map(|wanted| {
-            kept.iter()
-                .filter(move |(finding, _)| finding.verdict == *wanted)
-                .filter_map(|(_, seq)| *seq)
-        })
-        .collect();
-    offending.dedup();
-    let exchanges = offending
-        .iter()
-        .take(EXCHANGES_PER_RESULT)
-        .filter_map(|seq| judged.records.iter().find(|record| record.seq == *seq))
-        .map(|record| exchange(judged.target, record))
-        .collect();
+    let message = result_message(cell, verdict, &findings, &kept, &notes, (clause, transport));
+    let exchanges = offending_exchanges(judged, &kept);
     CaseResult {
         case: clause.to_owned(),
         title: text.to_owned(),
@@ -170,6 +134,61 @@ pub(crate) fn result(
         duration_ms: 0.0,
         points: Vec::new(),
     }
+}
+
+/// The result's message: why nothing was judged, how many checks held, or the first
+/// finding at the worst verdict with the count of requests that broke the clause.
+fn result_message(
+    cell: Option<&Cell>,
+    verdict: Option<Verdict>,
+    findings: &[Finding],
+    kept: &[(&Finding, Option<u64>)],
+    notes: &[String],
+    (clause, transport): (&str, TransportKind),
+) -> String {
+    match verdict {
+        // Notes alone judge nothing: the first says why.
+        None => notes
+            .first()
+            .cloned()
+            .unwrap_or_else(|| skip_reason(clause, transport)),
+        Some(Verdict::Pass) => format!("{} checks held", cell.map_or(0, |cell| cell.passes)),
+        Some(worst) => {
+            let failures = cell.map_or(0, Cell::failures);
+            let more = if failures > 1 {
+                format!(" ({failures} requests in all)")
+            } else {
+                String::new()
+            };
+            findings
+                .iter()
+                .zip(kept)
+                .find(|(_, (finding, _))| finding.verdict == worst)
+                .map(|(shown, _)| format!("{}{more}", shown.message))
+                .unwrap_or_default()
+        }
+    }
+}
+
+/// The exchanges of the requests that broke the clause, failures first, at most
+/// [`EXCHANGES_PER_RESULT`].
+fn offending_exchanges(judged: &Judged<'_>, kept: &[(&Finding, Option<u64>)]) -> Vec<Exchange> {
+    // Failures first: they are what the reader came for.
+    let mut offending: Vec<u64> = [Verdict::Fail, Verdict::Warn]
+        .iter()
+        .flat_map(|wanted| {
+            kept.iter()
+                .filter(move |(finding, _)| finding.verdict == *wanted)
+                .filter_map(|(_, seq)| *seq)
+        })
+        .collect();
+    offending.dedup();
+    offending
+        .iter()
+        .take(EXCHANGES_PER_RESULT)
+        .filter_map(|seq| judged.records.iter().find(|record| record.seq == *seq))
+        .map(|record| exchange(judged.target, record))
+        .collect()
 }
 
 /// Why nothing was judged for a clause over a transport, with a hint where one helps.

@@ -65,14 +65,11 @@ pub(crate) fn assess_answer(
     let Some(method) = call.method.clone() else {
         return;
     };
-    let transport = record.transport;
-    let seq = record.seq;
-    let report = |tally: &mut Tally, clause: &str, message: String| {
-        let message = format!("the server's answer to {method}: {message}");
-        match catalog.get(clause).map(|clause| clause.level) {
-            Some(Level::Must) => tally.fail(clause, transport, Some(seq), message),
-            _ => tally.warn(clause, transport, Some(seq), message),
-        }
+    let reporter = Reporter {
+        catalog,
+        method: &method,
+        transport: record.transport,
+        seq: record.seq,
     };
     let request_id = call
         .envelope
@@ -82,56 +79,81 @@ pub(crate) fn assess_answer(
     let mut broken: Vec<&str> = Vec::new();
     for violation in validate_response(&answer.body, request_id) {
         broken.push(violation.clause());
-        report(tally, violation.clause(), violation.to_string());
+        reporter.report(tally, violation.clause(), violation.to_string());
     }
     let is_error = answer.body.get("error").is_some();
     for clause in ENVELOPE_CLAUSES {
         let applies = *clause != "env.error.object" || is_error;
         if applies && !broken.contains(clause) {
-            tally.pass(clause, transport);
+            tally.pass(clause, record.transport);
         }
     }
     let result = answer.body.get("result").filter(|_| !is_error);
     if let (Some(status), Some(_)) = (answer.status, result) {
         if status == 200 {
-            tally.pass(HTTP_SUCCESS_CLAUSE, transport);
+            tally.pass(HTTP_SUCCESS_CLAUSE, record.transport);
         } else {
-            report(
+            reporter.report(
                 tally,
                 HTTP_SUCCESS_CLAUSE,
                 format!("a result came with HTTP status {status}, not 200"),
             );
         }
     }
-    let captured = judge_captured(&method, &answer.body, schemas, catalog);
-    let mut judged: Vec<String> = Vec::new();
-    for observation in captured
-        .observations
-        .iter()
-        // The envelope was judged above, against the request's id.
-        .filter(|observation| !ENVELOPE_CLAUSES.contains(&observation.clause.as_str()))
-    {
-        judged.push(observation.clause.clone());
-        report(
-            tally,
-            &observation.clause,
-            format!("{}: {}", observation.path, observation.message),
-        );
+    reporter.judge_body(&answer.body, schemas, result.is_some(), tally);
+}
+
+/// Where a proxied answer's findings go: a `must` clause fails, any other warns.
+struct Reporter<'a> {
+    catalog: &'a Catalog,
+    method: &'a str,
+    transport: TransportKind,
+    seq: u64,
+}
+
+impl Reporter<'_> {
+    fn report(&self, tally: &mut Tally, clause: &str, message: String) {
+        let message = format!("the server's answer to {}: {message}", self.method);
+        match self.catalog.get(clause).map(|clause| clause.level) {
+            Some(Level::Must) => tally.fail(clause, self.transport, Some(self.seq), message),
+            _ => tally.warn(clause, self.transport, Some(self.seq), message),
+        }
     }
-    if let Some(schema_clause) = harness_model::check::result_clause(&method)
-        && result.is_some()
-        && schemas.for_method(&method).is_some()
-        && !judged.iter().any(|clause| clause == schema_clause)
-    {
-        tally.pass(schema_clause, transport);
-    }
-    if is_error
-        && harness_protocol::spec::NEEDS_SECOND_FACTOR.contains(&method.as_str())
-        && !judged
+
+    /// Judges the answer's body past its envelope (judged against the request's id by the
+    /// caller): the result's schema and the method's rules ([`judge_captured`]).
+    fn judge_body(&self, body: &Value, schemas: &SchemaSet, has_result: bool, tally: &mut Tally) {
+        let (method, transport) = (self.method, self.transport);
+        let is_error = body.get("error").is_some();
+        let captured = judge_captured(method, body, schemas, self.catalog);
+        let mut judged: Vec<String> = Vec::new();
+        for observation in captured
+            .observations
             .iter()
-            .any(|clause| clause == "auth.two_factor.13668")
-    {
-        tally.pass("auth.two_factor.13668", transport);
+            .filter(|observation| !ENVELOPE_CLAUSES.contains(&observation.clause.as_str()))
+        {
+            judged.push(observation.clause.clone());
+            self.report(
+                tally,
+                &observation.clause,
+                format!("{}: {}", observation.path, observation.message),
+            );
+        }
+        if let Some(schema_clause) = harness_model::check::result_clause(method)
+            && has_result
+            && schemas.for_method(method).is_some()
+            && !judged.iter().any(|clause| clause == schema_clause)
+        {
+            tally.pass(schema_clause, transport);
+        }
+        if is_error
+            && harness_protocol::spec::NEEDS_SECOND_FACTOR.contains(&method)
+            && !judged
+                .iter()
+                .any(|clause| clause == "auth.two_factor.13668")
+        {
+            tally.pass("auth.two_factor.13668", transport);
+        }
     }
 }
 

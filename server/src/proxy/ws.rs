@@ -53,6 +53,8 @@ pub(super) fn copied(name: &str) -> bool {
         ))
 }
 
+/// Relays one WebSocket connection between the client and the upstream, observing both
+/// ways.
 async fn relay(shared: Arc<Shared>, client: WebSocket, path_and_query: String, headers: HeaderMap) {
     let Some(ws_url) = shared.upstream.ws_url.clone() else {
         return;
@@ -80,74 +82,100 @@ async fn relay(shared: Arc<Shared>, client: WebSocket, path_and_query: String, h
         })
         .collect();
     let shared_closing = shared.closing.subscribe();
-    let (mut to_client, mut from_client) = client.split();
-    let (mut to_upstream, mut from_upstream) = upstream.split();
-    let upward = {
-        let shared = Arc::clone(&shared);
-        let connection = connection.clone();
-        async move {
-            while let Some(Ok(message)) = from_client.next().await {
-                let forwarded = match message {
-                    ClientMessage::Text(text) => {
-                        observe_request(
-                            &shared,
-                            &connection,
-                            &path_and_query,
-                            &header_list,
-                            text.as_bytes(),
-                        );
-                        UpstreamMessage::text(text.as_str())
-                    }
-                    ClientMessage::Binary(bytes) => {
-                        observe_request(
-                            &shared,
-                            &connection,
-                            &path_and_query,
-                            &header_list,
-                            &bytes,
-                        );
-                        UpstreamMessage::binary(bytes)
-                    }
-                    ClientMessage::Ping(bytes) => UpstreamMessage::Ping(bytes),
-                    ClientMessage::Pong(bytes) => UpstreamMessage::Pong(bytes),
-                    ClientMessage::Close(_) => break,
-                };
-                if to_upstream.send(forwarded).await.is_err() {
-                    break;
-                }
-            }
-            let _ = to_upstream.close().await;
-        }
-    };
-    let downward = async move {
-        while let Some(Ok(message)) = from_upstream.next().await {
-            let forwarded = match message {
-                UpstreamMessage::Text(text) => {
-                    observe_answer(&shared, &connection, text.as_bytes());
-                    ClientMessage::Text(text.as_str().into())
-                }
-                UpstreamMessage::Binary(bytes) => {
-                    observe_answer(&shared, &connection, &bytes);
-                    ClientMessage::Binary(bytes)
-                }
-                UpstreamMessage::Ping(bytes) => ClientMessage::Ping(bytes),
-                UpstreamMessage::Pong(bytes) => ClientMessage::Pong(bytes),
-                UpstreamMessage::Close(_) => break,
-                UpstreamMessage::Frame(_) => continue,
-            };
-            if to_client.send(forwarded).await.is_err() {
-                break;
-            }
-        }
-        let _ = to_client.close().await;
+    let (to_client, from_client) = client.split();
+    let (to_upstream, from_upstream) = upstream.split();
+    let seen = Seen {
+        shared: &shared,
+        connection: &connection,
+        path_and_query: &path_and_query,
+        headers: &header_list,
     };
     // Either side closing ends both, and so does the proxy stopping.
     let mut closing = shared_closing;
     tokio::select! {
-        () = upward => {}
-        () = downward => {}
+        () = upward(seen, from_client, to_upstream) => {}
+        () = downward(seen, from_upstream, to_client) => {}
         _ = closing.wait_for(|closing| *closing) => {}
     }
+}
+
+/// What the observer is told of each message on a connection: which one, its handshake's
+/// path and headers.
+#[derive(Clone, Copy)]
+struct Seen<'a> {
+    shared: &'a Shared,
+    connection: &'a str,
+    path_and_query: &'a str,
+    headers: &'a [(String, String)],
+}
+
+/// Forwards the client's messages upstream, each request observed, until either side
+/// closes.
+async fn upward<E, F>(
+    seen: Seen<'_>,
+    mut from_client: impl futures_util::Stream<Item = Result<ClientMessage, E>> + Unpin,
+    mut to_upstream: impl futures_util::Sink<UpstreamMessage, Error = F> + Unpin,
+) {
+    while let Some(Ok(message)) = from_client.next().await {
+        let forwarded = match message {
+            ClientMessage::Text(text) => {
+                observe_request(
+                    seen.shared,
+                    seen.connection,
+                    seen.path_and_query,
+                    seen.headers,
+                    text.as_bytes(),
+                );
+                UpstreamMessage::text(text.as_str())
+            }
+            ClientMessage::Binary(bytes) => {
+                observe_request(
+                    seen.shared,
+                    seen.connection,
+                    seen.path_and_query,
+                    seen.headers,
+                    &bytes,
+                );
+                UpstreamMessage::binary(bytes)
+            }
+            ClientMessage::Ping(bytes) => UpstreamMessage::Ping(bytes),
+            ClientMessage::Pong(bytes) => UpstreamMessage::Pong(bytes),
+            ClientMessage::Close(_) => break,
+        };
+        if to_upstream.send(forwarded).await.is_err() {
+            break;
+        }
+    }
+    let _ = to_upstream.close().await;
+}
+
+/// Forwards the upstream's messages to the client, each answer observed, until either
+/// side closes.
+async fn downward<E, F>(
+    seen: Seen<'_>,
+    mut from_upstream: impl futures_util::Stream<Item = Result<UpstreamMessage, E>> + Unpin,
+    mut to_client: impl futures_util::Sink<ClientMessage, Error = F> + Unpin,
+) {
+    while let Some(Ok(message)) = from_upstream.next().await {
+        let forwarded = match message {
+            UpstreamMessage::Text(text) => {
+                observe_answer(seen.shared, seen.connection, text.as_bytes());
+                ClientMessage::Text(text.as_str().into())
+            }
+            UpstreamMessage::Binary(bytes) => {
+                observe_answer(seen.shared, seen.connection, &bytes);
+                ClientMessage::Binary(bytes)
+            }
+            UpstreamMessage::Ping(bytes) => ClientMessage::Ping(bytes),
+            UpstreamMessage::Pong(bytes) => ClientMessage::Pong(bytes),
+            UpstreamMessage::Close(_) => break,
+            UpstreamMessage::Frame(_) => continue,
+        };
+        if to_client.send(forwarded).await.is_err() {
+            break;
+        }
+    }
+    let _ = to_client.close().await;
 }
 
 fn observe_request(

@@ -28,10 +28,6 @@ const LONGER_FOR_NOW: &[(&str, &str, usize)] = &[
     ("runner/src/run/skip.rs", "skip_reason", 110),
     ("runner/src/transport/http.rs", "prepare", 103),
     ("runner/src/transport/ws.rs", "call_in_flight", 82),
-    ("server/src/judge/envelope.rs", "check_envelope", 82),
-    ("server/src/judge/results.rs", "result", 85),
-    ("server/src/proxy/server.rs", "assess_answer", 88),
-    ("server/src/proxy/ws.rs", "relay", 96),
 ];
 
 /// A function of a file: its name, first line and length in lines.
