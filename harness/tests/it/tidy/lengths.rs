@@ -23,7 +23,6 @@ const LONGER_FOR_NOW: &[(&str, &str, usize)] = &[
     ("runner/src/run/auth.rs", "login", 99),
     ("runner/src/run/bindings.rs", "value_of", 101),
     ("runner/src/run/paced_plan.rs", "execution_calls", 83),
-    ("runner/src/run/race/mod.rs", "race_round", 129),
     ("runner/src/run/race/verdict.rs", "race_verdict", 90),
     ("runner/src/run/skip.rs", "skip_reason", 110),
     ("runner/src/transport/http.rs", "prepare", 103),

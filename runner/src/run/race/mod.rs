@@ -143,7 +143,6 @@ impl Execution<'_> {
         } else {
             race.over.clone()
         };
-        let clauses = self.case.step_clauses(step).to_vec();
         let paced = harness_protocol::spec::is_paced(&method);
         let copies_released = self.race_shape(step, race, race.rounds).0;
         if paced && !self.case.needs.destructive {
@@ -153,29 +152,7 @@ impl Execution<'_> {
             }
         }
         let (outgoing, lead) = self.prepare_race(step, race, &method).await?;
-        let mut copies: Vec<(TransportKind, Outgoing, Wave)> =
-            Vec::with_capacity(copies_released + 1);
-        if let Some(prepared) = lead {
-            copies.push((
-                over[0],
-                placed_for(&prepared, self.transport, over[0]),
-                Wave::Lead,
-            ));
-        }
-        let second_wave_from = copies_released.saturating_sub(race.after_lead);
-        for copy in 0..copies_released {
-            let transport = over[copy % over.len()];
-            let wave = if race.lead.is_some() && copy >= second_wave_from {
-                Wave::AfterLead
-            } else {
-                Wave::Together
-            };
-            copies.push((
-                transport,
-                placed_for(&outgoing, self.transport, transport),
-                wave,
-            ));
-        }
+        let copies = self.race_copies(race, &over, (&outgoing, lead.as_ref()), copies_released);
         let recorded = self.exchanges.len();
         let released = *tally.first_release.get_or_insert_with(Instant::now);
         let sent = self.send_race(&copies).await?;
@@ -198,6 +175,35 @@ impl Execution<'_> {
         }
         tally.spreads.push(sent.release_spread_us);
         tally.arrivals.extend(sent.arrival_spread_us);
+        let counted = self.judge_copies(step, race, answers, tally)?;
+        if let Some(after_ms) = race.again_after_ms
+            && self
+                .counts_again(step, race, (over[0], &outgoing), after_ms, tally)
+                .await?
+        {
+            tally.unjudged += 1;
+            return Ok(());
+        }
+        self.count_round(
+            race,
+            (round, counted),
+            (at_most, copies_released),
+            released,
+            tally,
+        );
+        Ok(())
+    }
+
+    /// Checks every answer of a round as its step expects (the lead's as the lead's) and
+    /// counts the judged copies that count.
+    fn judge_copies(
+        &mut self,
+        step: &Step,
+        race: &Race,
+        answers: Vec<(Wave, harness_model::check::ParsedAnswer)>,
+        tally: &mut Tally,
+    ) -> Result<usize, Stop> {
+        let clauses = self.case.step_clauses(step).to_vec();
         // With a lead, only the copies released after its answer are judged: the ones that
         // raced it may go either way.
         let judged = if race.lead.is_some() {
@@ -221,26 +227,84 @@ impl Execution<'_> {
         if self.failing() {
             return Err(Stop::Failed);
         }
-        if let Some(after_ms) = race.again_after_ms {
-            tokio::time::sleep(std::time::Duration::from_millis(after_ms)).await;
-            let alone = [(
+        Ok(counted)
+    }
+
+    /// The copies a round releases, each over its transport and in its wave: the lead
+    /// first (when there is one), then the copies, the last `after_lead` of them in the
+    /// second wave.
+    fn race_copies(
+        &self,
+        race: &Race,
+        over: &[TransportKind],
+        (outgoing, lead): (&Outgoing, Option<&Outgoing>),
+        copies_released: usize,
+    ) -> Vec<(TransportKind, Outgoing, Wave)> {
+        let mut copies: Vec<(TransportKind, Outgoing, Wave)> =
+            Vec::with_capacity(copies_released + 1);
+        if let Some(prepared) = lead {
+            copies.push((
                 over[0],
-                placed_for(&outgoing, self.transport, over[0]),
-                Wave::Together,
-            )];
-            let mut again = false;
-            for (_, answer) in self.send_race(&alone).await?.answers {
-                again |= counts(&answer, race.counts.as_deref());
-                tally.last_response = self.check_answer(answer, &clauses, step)?;
-            }
-            if self.failing() {
-                return Err(Stop::Failed);
-            }
-            if again {
-                tally.unjudged += 1;
-                return Ok(());
-            }
+                placed_for(prepared, self.transport, over[0]),
+                Wave::Lead,
+            ));
         }
+        let second_wave_from = copies_released.saturating_sub(race.after_lead);
+        for copy in 0..copies_released {
+            let transport = over[copy % over.len()];
+            let wave = if race.lead.is_some() && copy >= second_wave_from {
+                Wave::AfterLead
+            } else {
+                Wave::Together
+            };
+            copies.push((
+                transport,
+                placed_for(outgoing, self.transport, transport),
+                wave,
+            ));
+        }
+        copies
+    }
+
+    /// Sends one more copy alone, `after_ms` after the round (`again_after_ms`), checking
+    /// its answer: whether it counts too (the target does it again whatever came before).
+    async fn counts_again(
+        &mut self,
+        step: &Step,
+        race: &Race,
+        (transport, outgoing): (TransportKind, &Outgoing),
+        after_ms: u64,
+        tally: &mut Tally,
+    ) -> Result<bool, Stop> {
+        let clauses = self.case.step_clauses(step).to_vec();
+        tokio::time::sleep(std::time::Duration::from_millis(after_ms)).await;
+        let alone = [(
+            transport,
+            placed_for(outgoing, self.transport, transport),
+            Wave::Together,
+        )];
+        let mut again = false;
+        for (_, answer) in self.send_race(&alone).await?.answers {
+            again |= counts(&answer, race.counts.as_deref());
+            tally.last_response = self.check_answer(answer, &clauses, step)?;
+        }
+        if self.failing() {
+            return Err(Stop::Failed);
+        }
+        Ok(again)
+    }
+
+    /// Counts a round's copies that counted: beyond `at_most`, the round broke the rule;
+    /// held to the declared rate (`within_declared_rate`), beyond the budget since the
+    /// first release, or short of every copy (the bucket ran dry).
+    fn count_round(
+        &self,
+        race: &Race,
+        (round, counted): (u32, usize),
+        (at_most, copies_released): (usize, usize),
+        released: Instant,
+        tally: &mut Tally,
+    ) {
         if counted > at_most {
             tally.broken.push((round, counted));
         }
@@ -256,7 +320,6 @@ impl Execution<'_> {
                 tally.dry_round.get_or_insert(round);
             }
         }
-        Ok(())
     }
 
     /// The copies per round and the rounds of `race`: as the case says, but for a race of
