@@ -354,6 +354,27 @@ impl Execution<'_> {
         if let Some(token) = self.session.cached_token(&key, within_burst) {
             return Ok(token.access);
         }
+        let answer = self.send_login(role, scope, token_use).await?;
+        match answer.json.as_ref().and_then(Token::from_answer) {
+            Some(mut token) => {
+                let access = token.access.clone();
+                token.paced_uses = u32::from(counted);
+                self.session.keep_token(key, token);
+                Ok(access)
+            }
+            None => Err(self.login_refused(answer, scope)),
+        }
+    }
+
+    /// Sends the login of `role` for `scope`, over HTTP where the token is not for the
+    /// execution's own connection; a refusal of a scope naming `mainaccount` is asked
+    /// again without it.
+    async fn send_login(
+        &mut self,
+        role: Option<&str>,
+        scope: Option<&str>,
+        token_use: TokenUse,
+    ) -> Result<harness_model::check::ParsedAnswer, Stop> {
         let credentials = self.account(role)?;
         // An unjudged execution (a fuzzer's) logs in over HTTP, so a worker's WebSocket
         // carries only the requests its oracle judges (what a connection remembers of a
@@ -390,46 +411,47 @@ impl Execution<'_> {
                 .await;
         }
         self.transport = transport;
-        let answer = answer?;
-        match answer.json.as_ref().and_then(Token::from_answer) {
-            Some(mut token) => {
-                let access = token.access.clone();
-                token.paced_uses = u32::from(counted);
-                self.session.keep_token(key, token);
-                Ok(access)
-            }
-            // A scope naming block_rfq (a method's need in 5.4, not among the values listed
-            // to request) may be refused: what that step checks cannot be checked.
-            None if scope.is_some_and(|scope| scope.contains("block_rfq:")) => {
-                Err(Stop::Skip(format!(
-                    "the login asking for scope \"{}\" was refused: 5.4 does not list block_rfq among the scope values to request",
-                    scope.unwrap_or_default()
-                )))
-            }
-            None if let Some(code) = pace::session_limited(&answer, &self.shared.target.limits) => {
-                Err(Stop::Skip(pace::session_limit_skip(
-                    harness_protocol::spec::AUTH_METHOD,
-                    code,
-                )))
-            }
-            // Throttled on every try: the target's pace, never a verdict.
-            None if let Some(code) = pace::throttled(&answer, &self.shared.target.limits) => {
-                Err(Stop::Skip(format!(
-                    "{THROTTLED_LOGIN} (code {code}) on every one of its tries"
-                )))
-            }
-            None => {
-                let body = answer.json.as_ref().map_or(answer.body, Value::to_string);
-                self.record(
-                    &["auth.client_credentials.accepted".to_owned()],
-                    format!(
-                        "logging in with client_credentials gave no access_token: {}",
-                        harness_model::check::short(&Value::from(body))
-                    ),
-                );
-                Err(Stop::Failed)
-            }
+        answer
+    }
+
+    /// Why a login that gave no token stops the execution: a skip where the refusal is
+    /// one SPEC.md allows or the target's pace, else a failure of
+    /// `auth.client_credentials.accepted`.
+    fn login_refused(
+        &mut self,
+        answer: harness_model::check::ParsedAnswer,
+        scope: Option<&str>,
+    ) -> Stop {
+        let limits = &self.shared.target.limits;
+        // A scope naming block_rfq (a method's need in 5.4, not among the values listed to
+        // request) may be refused: what that step checks cannot be checked.
+        if scope.is_some_and(|scope| scope.contains("block_rfq:")) {
+            return Stop::Skip(format!(
+                "the login asking for scope \"{}\" was refused: 5.4 does not list block_rfq among the scope values to request",
+                scope.unwrap_or_default()
+            ));
         }
+        if let Some(code) = pace::session_limited(&answer, limits) {
+            return Stop::Skip(pace::session_limit_skip(
+                harness_protocol::spec::AUTH_METHOD,
+                code,
+            ));
+        }
+        // Throttled on every try: the target's pace, never a verdict.
+        if let Some(code) = pace::throttled(&answer, limits) {
+            return Stop::Skip(format!(
+                "{THROTTLED_LOGIN} (code {code}) on every one of its tries"
+            ));
+        }
+        let body = answer.json.as_ref().map_or(answer.body, Value::to_string);
+        self.record(
+            &["auth.client_credentials.accepted".to_owned()],
+            format!(
+                "logging in with client_credentials gave no access_token: {}",
+                harness_model::check::short(&Value::from(body))
+            ),
+        );
+        Stop::Failed
     }
 }
 

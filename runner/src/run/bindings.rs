@@ -18,80 +18,13 @@ impl Bindings for Execution<'_> {
         if let Some(value) = self.captures.get(name) {
             return Some(value.clone());
         }
+        if let Some(value) = self.execution_value(name) {
+            return Some(value);
+        }
         let target = &self.shared.target;
         let fixtures = &target.fixtures;
-        match name {
-            "now_ms" => return Some(Value::from(self.session.timestamp(0))),
-            "nonce" => return Some(Value::from(fresh_nonce())),
-            "request_id" => return Some(Value::from(self.next_id)),
-            "unique" => {
-                let unique = self.unique.get_or_init(|| {
-                    let word = fresh_nonce().to_ascii_lowercase();
-                    self.shared.redactor.add(word.clone());
-                    word
-                });
-                return Some(Value::from(unique.clone()));
-            }
-            "fixtures.subaccount_id" => return fixtures.subaccount_id.map(Value::from),
-            "fixtures.member_id" => return fixtures.member_id.map(Value::from),
-            "fixtures.kept_member_id" => return fixtures.kept_member_id.map(Value::from),
-            "fixtures.second_member_id" => return fixtures.second_member_id.map(Value::from),
-            "fixtures.two_factor_subaccount_id" => {
-                return fixtures.two_factor_subaccount_id.map(Value::from);
-            }
-            "fixtures.no_direct_access_member_id" => {
-                return fixtures.no_direct_access_member_id.map(Value::from);
-            }
-            "fixtures.mmp_reset_index" => return fixtures.mmp_reset_index.clone().map(Value::from),
-            "fixtures.mmp_triggered_index" => {
-                return fixtures.mmp_triggered_index.clone().map(Value::from);
-            }
-            "fixtures.mmp_block_rfq_index" => {
-                return fixtures.mmp_block_rfq_index.clone().map(Value::from);
-            }
-            "fixtures.direct_access_order.method" => {
-                return fixtures
-                    .direct_access_order
-                    .as_ref()
-                    .map(|order| Value::from(order.method.clone()));
-            }
-            "fixtures.instrument_name" => return fixtures.instrument_name.clone().map(Value::from),
-            "fixtures.other_instrument_name" => {
-                return fixtures.other_instrument_name.clone().map(Value::from);
-            }
-            "fixtures.currency" => return fixtures.currency.clone().map(Value::from),
-            "fixtures.position" => return self.position.clone().map(Value::from),
-            "fixtures.expired_otm_option.instrument_name" => {
-                return self
-                    .expired_option
-                    .as_ref()
-                    .map(|option| Value::from(option.instrument_name.clone()));
-            }
-            "fixtures.expired_otm_option.currency" => {
-                return self
-                    .expired_option
-                    .as_ref()
-                    .map(|option| Value::from(option.currency.clone()));
-            }
-            "fixtures.expired_otm_option.expired_at" => {
-                return self
-                    .expired_option
-                    .as_ref()
-                    .and_then(|option| option.expired_at)
-                    .map(Value::from);
-            }
-            "limits.transaction_log_burst" => {
-                return Some(Value::from(target.limits.transaction_log_burst));
-            }
-            // How far apart two clocks, each within the target file's skew of the true
-            // time, may read: the wait after which a timestamp put inside the window by
-            // the skew has surely left it on the target's clock.
-            "limits.clock_skew_span_s" => {
-                return Some(Value::from(
-                    target.limits.clock_skew_ms.saturating_mul(2) as f64 / 1000.0,
-                ));
-            }
-            _ => {}
+        if let Some(value) = fixture_value(fixtures, name) {
+            return Some(value);
         }
         // A subscription the target file names: `{{fixtures.subscription.method}}`.
         if let Some(request) = name
@@ -114,5 +47,71 @@ impl Bindings for Execution<'_> {
             .accounts
             .get(role)
             .map(|account| Value::from(account.client_id.clone()))
+    }
+}
+
+impl Execution<'_> {
+    /// The names whose value is the execution's own: the clock, a nonce, the next id, its
+    /// unique word, its position, the expired option of its pass, and the limits it reads.
+    fn execution_value(&self, name: &str) -> Option<Value> {
+        let limits = &self.shared.target.limits;
+        let option = self.expired_option.as_ref();
+        match name {
+            "now_ms" => Some(Value::from(self.session.timestamp(0))),
+            "nonce" => Some(Value::from(fresh_nonce())),
+            "request_id" => Some(Value::from(self.next_id)),
+            "unique" => {
+                let unique = self.unique.get_or_init(|| {
+                    let word = fresh_nonce().to_ascii_lowercase();
+                    self.shared.redactor.add(word.clone());
+                    word
+                });
+                Some(Value::from(unique.clone()))
+            }
+            "fixtures.position" => self.position.clone().map(Value::from),
+            "fixtures.expired_otm_option.instrument_name" => {
+                option.map(|option| Value::from(option.instrument_name.clone()))
+            }
+            "fixtures.expired_otm_option.currency" => {
+                option.map(|option| Value::from(option.currency.clone()))
+            }
+            "fixtures.expired_otm_option.expired_at" => {
+                option.and_then(|option| option.expired_at).map(Value::from)
+            }
+            "limits.transaction_log_burst" => Some(Value::from(limits.transaction_log_burst)),
+            // How far apart two clocks, each within the target file's skew of the true
+            // time, may read: the wait after which a timestamp put inside the window by
+            // the skew has surely left it on the target's clock.
+            "limits.clock_skew_span_s" => Some(Value::from(
+                limits.clock_skew_ms.saturating_mul(2) as f64 / 1000.0,
+            )),
+            _ => None,
+        }
+    }
+}
+
+/// The value of a fixture the target file gives (`fixtures.<name>`), for the fixtures
+/// that are one value.
+fn fixture_value(fixtures: &harness_model::target_file::Fixtures, name: &str) -> Option<Value> {
+    match name {
+        "fixtures.subaccount_id" => fixtures.subaccount_id.map(Value::from),
+        "fixtures.member_id" => fixtures.member_id.map(Value::from),
+        "fixtures.kept_member_id" => fixtures.kept_member_id.map(Value::from),
+        "fixtures.second_member_id" => fixtures.second_member_id.map(Value::from),
+        "fixtures.two_factor_subaccount_id" => fixtures.two_factor_subaccount_id.map(Value::from),
+        "fixtures.no_direct_access_member_id" => {
+            fixtures.no_direct_access_member_id.map(Value::from)
+        }
+        "fixtures.mmp_reset_index" => fixtures.mmp_reset_index.clone().map(Value::from),
+        "fixtures.mmp_triggered_index" => fixtures.mmp_triggered_index.clone().map(Value::from),
+        "fixtures.mmp_block_rfq_index" => fixtures.mmp_block_rfq_index.clone().map(Value::from),
+        "fixtures.direct_access_order.method" => fixtures
+            .direct_access_order
+            .as_ref()
+            .map(|order| Value::from(order.method.clone())),
+        "fixtures.instrument_name" => fixtures.instrument_name.clone().map(Value::from),
+        "fixtures.other_instrument_name" => fixtures.other_instrument_name.clone().map(Value::from),
+        "fixtures.currency" => fixtures.currency.clone().map(Value::from),
+        _ => None,
     }
 }

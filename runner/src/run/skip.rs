@@ -16,6 +16,14 @@ pub(crate) fn skip_reason(
     case: &Case,
     transport: TransportKind,
 ) -> Option<String> {
+    not_allowed(target, case)
+        .or_else(|| unnamed_by_target(target, case))
+        .or_else(|| unreachable_over(target, case, transport))
+        .or_else(|| missing_need(target, case))
+}
+
+/// What the target file does not allow: races, or changing server state.
+fn not_allowed(target: &Target, case: &Case) -> Option<String> {
     if !target.races && case.steps.iter().any(|step| step.race().is_some()) {
         return Some(
             "releases copies of a request together; the target file sets races = false".to_owned(),
@@ -35,6 +43,12 @@ pub(crate) fn skip_reason(
             "calls {method}, which changes server state; the target file does not set allow_destructive = true"
         ));
     }
+    None
+}
+
+/// A name SPEC.md does not show that the case needs and the target file does not give:
+/// a method's parameter names, an unnamed parameter, a captured field.
+fn unnamed_by_target(target: &Target, case: &Case) -> Option<String> {
     // Parameter names SPEC.md does not show (4.3) are the target file's to give.
     if let Some(method) = case.steps.iter().find_map(|step| {
         let method = step.call_method()?;
@@ -75,6 +89,11 @@ pub(crate) fn skip_reason(
             "SPEC.md does not show the name of the field a step captures; the target file does not give {field} in [field_names]"
         ));
     }
+    None
+}
+
+/// The transport's URL the target file lacks, for the case's transport or a step's.
+fn unreachable_over(target: &Target, case: &Case, transport: TransportKind) -> Option<String> {
     let over_ws = transport == TransportKind::Ws
         || case
             .steps
@@ -86,6 +105,11 @@ pub(crate) fn skip_reason(
     if transport == TransportKind::Rest && target.direct_access_url.is_none() {
         return Some("the target file has no direct_access_url".to_owned());
     }
+    None
+}
+
+/// An account role or a fixture the case needs and the target file lacks.
+fn missing_need(target: &Target, case: &Case) -> Option<String> {
     if let Some(role) = case
         .needs
         .accounts
@@ -94,8 +118,16 @@ pub(crate) fn skip_reason(
     {
         return Some(format!("the target file has no [accounts.{role}]"));
     }
-    let fixtures = &target.fixtures;
-    let missing_fixture = case.needs.fixtures.iter().find(|name| match name.as_str() {
+    case.needs
+        .fixtures
+        .iter()
+        .find(|name| fixture_missing(&target.fixtures, name))
+        .map(|name| format!("the target file has no fixtures.{name}"))
+}
+
+/// Whether the target file lacks the fixture `name` (an unknown name is missing).
+fn fixture_missing(fixtures: &harness_model::target_file::Fixtures, name: &str) -> bool {
+    match name {
         "subaccount_id" => fixtures.subaccount_id.is_none(),
         "member_id" => fixtures.member_id.is_none(),
         "kept_member_id" => fixtures.kept_member_id.is_none(),
@@ -118,8 +150,7 @@ pub(crate) fn skip_reason(
         "order_read" => fixtures.order_read.is_none(),
         "direct_access_order_read" => fixtures.direct_access_order_read.is_none(),
         _ => true,
-    });
-    missing_fixture.map(|name| format!("the target file has no fixtures.{name}"))
+    }
 }
 
 #[cfg(test)]

@@ -173,8 +173,57 @@ pub(crate) fn prepare(
     id: u64,
     outgoing: &Outgoing,
 ) -> Result<Prepared, Box<Exchange>> {
+    let (url, body) = url_and_body(kind, base_url, id, outgoing);
+    let mut request = SentRequest {
+        method: "GET".to_owned(),
+        url: url.clone(),
+        headers: Vec::new(),
+        body: body.clone(),
+        id: (kind == TransportKind::HttpBody && outgoing.raw.is_none()).then_some(id),
+    };
+    let authorization = match &outgoing.authorization {
+        None => None,
+        Some(Authorization::Value(value)) => Some(value.clone()),
+        Some(Authorization::Signed(plan)) => match signed_header(plan, &url, body.as_deref()) {
+            Ok(value) => Some(value),
+            Err(error) => {
+                return Err(Box::new(failed(
+                    kind,
+                    request,
+                    TransportErrorKind::Request,
+                    error.to_string(),
+                )));
+            }
+        },
+    };
+    if let Some(value) = &authorization {
+        request
+            .headers
+            .push(("Authorization".to_owned(), value.clone()));
+    }
+    if body.is_some() {
+        request
+            .headers
+            .push(("Content-Type".to_owned(), "application/json".to_owned()));
+    }
+    Ok(Prepared {
+        request,
+        url,
+        body,
+        authorization,
+    })
+}
+
+/// The URL of `outgoing` under `base_url` and its body: the parameters in the query
+/// string, or a JSON-RPC body (a raw one as the case writes it).
+fn url_and_body(
+    kind: TransportKind,
+    base_url: &str,
+    id: u64,
+    outgoing: &Outgoing,
+) -> (String, Option<String>) {
     let mut url = format!("{base_url}/{}", outgoing.method);
-    let body: Option<String> = match kind {
+    let body = match kind {
         TransportKind::HttpBody => Some(
             outgoing
                 .raw
@@ -197,78 +246,40 @@ pub(crate) fn prepare(
             None
         }
     };
-    let mut request = SentRequest {
-        method: "GET".to_owned(),
-        url: url.clone(),
-        headers: Vec::new(),
-        body: body.clone(),
-        id: (kind == TransportKind::HttpBody && outgoing.raw.is_none()).then_some(id),
+    (url, body)
+}
+
+/// The signed `Authorization` value of SPEC.md 5.6 for a GET of `url` with `body`, as the
+/// plan asks it (its own URI or body to sign, and the mistakes a case makes on purpose:
+/// the method in lower case, upper-case hex, an altered signature).
+fn signed_header(
+    plan: &super::SignedPlan,
+    url: &str,
+    body: Option<&str>,
+) -> Result<String, harness_protocol::auth::sign::SignError> {
+    let uri = plan.sign_uri.clone().unwrap_or_else(|| request_uri(url));
+    let body_bytes = plan.sign_body.as_deref().or(body).unwrap_or("").as_bytes();
+    let fields = HttpSignedFields {
+        timestamp: plan.timestamp,
+        nonce: &plan.nonce,
+        method: "GET",
+        uri: &uri,
+        body: body_bytes,
     };
-    let authorization = match &outgoing.authorization {
-        None => None,
-        Some(Authorization::Value(value)) => Some(value.clone()),
-        Some(Authorization::Signed(plan)) => {
-            let uri = plan.sign_uri.clone().unwrap_or_else(|| request_uri(&url));
-            let body_bytes = plan
-                .sign_body
-                .as_deref()
-                .or(body.as_deref())
-                .unwrap_or("")
-                .as_bytes();
-            let fields = HttpSignedFields {
-                timestamp: plan.timestamp,
-                nonce: &plan.nonce,
-                method: "GET",
-                uri: &uri,
-                body: body_bytes,
-            };
-            match SignedHeader::sign(&plan.scheme, &plan.client_id, &plan.secret, &fields) {
-                Ok(mut header) => {
-                    if plan.lowercase_method
-                        && let Ok(lower) =
-                            harness_protocol::auth::sign::http_signature_lowercase_method(
-                                &plan.secret,
-                                &fields,
-                            )
-                    {
-                        header.signature = lower;
-                    }
-                    if plan.uppercase_hex {
-                        header.signature = header.signature.to_ascii_uppercase();
-                    }
-                    if plan.altered_signature {
-                        header.signature =
-                            harness_protocol::auth::sign::altered_signature(&header.signature);
-                    }
-                    Some(header.to_header_value())
-                }
-                Err(error) => {
-                    return Err(Box::new(failed(
-                        kind,
-                        request,
-                        TransportErrorKind::Request,
-                        error.to_string(),
-                    )));
-                }
-            }
-        }
-    };
-    if let Some(value) = &authorization {
-        request
-            .headers
-            .push(("Authorization".to_owned(), value.clone()));
+    let mut header = SignedHeader::sign(&plan.scheme, &plan.client_id, &plan.secret, &fields)?;
+    if plan.lowercase_method
+        && let Ok(lower) =
+            harness_protocol::auth::sign::http_signature_lowercase_method(&plan.secret, &fields)
+    {
+        header.signature = lower;
     }
-    if body.is_some() {
-        request
-            .headers
-            .push(("Content-Type".to_owned(), "application/json".to_owned()));
+    if plan.uppercase_hex {
+        header.signature = header.signature.to_ascii_uppercase();
     }
-    Ok(Prepared {
-        request,
-        url,
-        body,
-        authorization,
-    })
+    if plan.altered_signature {
+        header.signature = harness_protocol::auth::sign::altered_signature(&header.signature);
+    }
+    Ok(header.to_header_value())
 }
 
 /// The request URI (path and query) of a URL, as the signed scheme signs it.

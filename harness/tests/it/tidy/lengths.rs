@@ -20,12 +20,8 @@ const LONGER_FOR_NOW: &[(&str, &str, usize)] = &[
     ("model/src/check/captured.rs", "judge_captured", 91),
     ("model/src/check/matcher.rs", "check_value", 114),
     ("model/src/report/markdown.rs", "render_markdown", 87),
-    ("runner/src/run/auth.rs", "login", 99),
-    ("runner/src/run/bindings.rs", "value_of", 101),
     ("runner/src/run/paced_plan.rs", "execution_calls", 83),
     ("runner/src/run/race/verdict.rs", "race_verdict", 90),
-    ("runner/src/run/skip.rs", "skip_reason", 110),
-    ("runner/src/transport/http.rs", "prepare", 103),
     ("runner/src/transport/ws.rs", "call_in_flight", 82),
 ];
 
