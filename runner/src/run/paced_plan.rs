@@ -292,17 +292,8 @@ fn execution_calls(
     let mut calls = Vec::new();
     let mut open = 0;
     // A case on the options that expired out of the money runs its steps once per option
-    // of the target's pool (`exec.rs`).
-    let passes = if case
-        .needs
-        .fixtures
-        .iter()
-        .any(|name| name == "expired_otm_option")
-    {
-        target.fixtures.expired_option_pool().len().max(1)
-    } else {
-        1
-    };
+    // of the target's pool (`passes.rs`).
+    let passes = super::passes::pass_count(target, case);
     for step in (0..passes).flat_map(|_| &case.steps) {
         let transport = step.transport_in(transport);
         let budgets = pace::budget_names(&step.auth, &case.id, transport, target);

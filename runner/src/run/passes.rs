@@ -8,21 +8,20 @@
 //! the others are still checked; the execution is a skip when none was. Every other case
 //! runs one pass. The step loop itself is `exec.rs`'s ([`Execution::run_steps`]).
 
-use super::Shared;
 use super::exec::{Ended, Execution, PassEnd};
 use harness_model::case::Case;
-use harness_model::target_file::ExpiredOption;
+use harness_model::target_file::{ExpiredOption, Target};
 
 /// The passes of `case`'s steps: one per option of the target's pool of options that
 /// expired out of the money for a case that needs one, else one pass with none.
-fn option_passes(shared: &Shared, case: &Case) -> Vec<Option<ExpiredOption>> {
+fn option_passes(target: &Target, case: &Case) -> Vec<Option<ExpiredOption>> {
     if case
         .needs
         .fixtures
         .iter()
         .any(|name| name == "expired_otm_option")
     {
-        let pool = shared.target.fixtures.expired_option_pool();
+        let pool = target.fixtures.expired_option_pool();
         if !pool.is_empty() {
             return pool.into_iter().cloned().map(Some).collect();
         }
@@ -30,11 +29,17 @@ fn option_passes(shared: &Shared, case: &Case) -> Vec<Option<ExpiredOption>> {
     vec![None]
 }
 
+/// How many passes of its steps `case` makes against `target` (the paced plan counts
+/// each pass's calls).
+pub(super) fn pass_count(target: &Target, case: &Case) -> usize {
+    option_passes(target, case).len()
+}
+
 impl Execution<'_> {
     /// Runs the steps once per pass; a pass that stops ends the execution, a pass that
     /// skips leaves a note when another pass was checked.
     pub(super) async fn run_passes(&mut self) -> Ended {
-        let passes = option_passes(self.shared, self.case);
+        let passes = option_passes(&self.shared.target, self.case);
         if passes.len() > 1 {
             let names: Vec<&str> = passes
                 .iter()

@@ -146,6 +146,39 @@ impl WsSession {
         (text, request)
     }
 
+    /// Sends each request in turn by `deadline`; the requests sent, and the failure that
+    /// stopped the sending, if one did.
+    async fn send_all(
+        &mut self,
+        requests: &[(u64, &Outgoing)],
+        deadline: Instant,
+    ) -> (Vec<SentRequest>, Option<TransportError>) {
+        let mut sent = Vec::with_capacity(requests.len());
+        for &(id, outgoing) in requests {
+            let (text, request) = self.frame(id, outgoing);
+            sent.push(request);
+            let send = self.stream.send(Message::text(text));
+            match tokio::time::timeout_at(deadline.into(), send).await {
+                Ok(Ok(())) => {}
+                Ok(Err(error)) => {
+                    let failure = TransportError::new(
+                        TransportErrorKind::Closed,
+                        format!("failed to send on {}: {error}", self.url),
+                    );
+                    return (sent, Some(failure));
+                }
+                Err(_) => {
+                    let failure = TransportError::new(
+                        TransportErrorKind::Timeout,
+                        format!("sending on {} timed out", self.url),
+                    );
+                    return (sent, Some(failure));
+                }
+            }
+        }
+        (sent, None)
+    }
+
     /// Sends several requests at once, then reads their answers in whatever order they
     /// come and matches each to its request by id. An answer whose id matches no request
     /// still waiting goes to the first request left without one, so the envelope check
@@ -154,30 +187,7 @@ impl WsSession {
     pub(crate) async fn call_in_flight(&mut self, requests: &[(u64, &Outgoing)]) -> Vec<Exchange> {
         let started = Instant::now();
         let deadline = started + self.limits.request_timeout;
-        let mut sent = Vec::with_capacity(requests.len());
-        let mut failure = None;
-        for &(id, outgoing) in requests {
-            let (text, request) = self.frame(id, outgoing);
-            sent.push(request);
-            let send = self.stream.send(Message::text(text));
-            match tokio::time::timeout_at(deadline.into(), send).await {
-                Ok(Ok(())) => {}
-                Ok(Err(error)) => {
-                    failure = Some(TransportError::new(
-                        TransportErrorKind::Closed,
-                        format!("failed to send on {}: {error}", self.url),
-                    ));
-                    break;
-                }
-                Err(_) => {
-                    failure = Some(TransportError::new(
-                        TransportErrorKind::Timeout,
-                        format!("sending on {} timed out", self.url),
-                    ));
-                    break;
-                }
-            }
-        }
+        let (sent, mut failure) = self.send_all(requests, deadline).await;
         let mut answers: Vec<Option<(Received, f64)>> = vec![None; sent.len()];
         let mut stray = Vec::new();
         while failure.is_none()

@@ -20,9 +20,6 @@ const LONGER_FOR_NOW: &[(&str, &str, usize)] = &[
     ("model/src/check/captured.rs", "judge_captured", 91),
     ("model/src/check/matcher.rs", "check_value", 114),
     ("model/src/report/markdown.rs", "render_markdown", 87),
-    ("runner/src/run/paced_plan.rs", "execution_calls", 83),
-    ("runner/src/run/race/verdict.rs", "race_verdict", 90),
-    ("runner/src/transport/ws.rs", "call_in_flight", 82),
 ];
 
 /// A function of a file: its name, first line and length in lines.

@@ -43,24 +43,9 @@ impl Execution<'_> {
             self.notes.push(note);
         }
         if !tally.over_budget.is_empty() {
-            let limits = &self.shared.target.limits;
-            let method = step.call_method().unwrap_or_default();
-            let rounds_text: Vec<String> = tally
-                .over_budget
-                .iter()
-                .map(|(round, counted, budget)| {
-                    format!("after round {round}: {counted} results, budget {budget:.1}")
-                })
-                .collect();
             self.record(
                 &clauses,
-                format!(
-                    "{} of {rounds} rounds ended beyond the declared budget: copies of {method} released together got more results in all than the burst of {} plus {} per second since the first release allow ({})",
-                    tally.over_budget.len(),
-                    limits.transaction_log_burst,
-                    limits.transaction_log_per_second,
-                    rounds_text.join(", ")
-                ),
+                over_budget_finding(step, rounds, &tally, &self.shared.target.limits),
             );
             if self.failing() {
                 return Err(Stop::Failed);
@@ -68,31 +53,9 @@ impl Execution<'_> {
         }
         if !tally.broken.is_empty() {
             let at_most = self.race_bound(race)?;
-            let method = step.call_method().unwrap_or_default();
-            let rounds_text: Vec<String> = tally
-                .broken
-                .iter()
-                .map(|(round, counted)| format!("round {round}: {counted} results"))
-                .collect();
-            let what = match &race.counts {
-                Some(path) => format!("a result with {path}"),
-                None => "a result".to_owned(),
-            };
-            let which = match &race.lead {
-                Some(lead) => format!(
-                    "the {} copies of {method} released once the answer to {} had arrived",
-                    race.after_lead,
-                    lead.call_method().unwrap_or_default()
-                ),
-                None => format!("{copies_released} copies of {method} released together"),
-            };
             self.record(
                 &clauses,
-                format!(
-                    "{} of {rounds} rounds broke the rule: more than {at_most} of {which} got {what} ({})",
-                    tally.broken.len(),
-                    rounds_text.join(", ")
-                ),
+                broken_finding(step, race, (rounds, copies_released, at_most), &tally),
             );
             if self.failing() {
                 return Err(Stop::Failed);
@@ -100,6 +63,62 @@ impl Execution<'_> {
         }
         self.capture(step, &tally.last_response, &clauses)
     }
+}
+
+/// The finding on the rounds that ended beyond the declared budget.
+fn over_budget_finding(
+    step: &Step,
+    rounds: u32,
+    tally: &Tally,
+    limits: &harness_model::target_file::RateLimits,
+) -> String {
+    let method = step.call_method().unwrap_or_default();
+    let rounds_text: Vec<String> = tally
+        .over_budget
+        .iter()
+        .map(|(round, counted, budget)| {
+            format!("after round {round}: {counted} results, budget {budget:.1}")
+        })
+        .collect();
+    format!(
+        "{} of {rounds} rounds ended beyond the declared budget: copies of {method} released together got more results in all than the burst of {} plus {} per second since the first release allow ({})",
+        tally.over_budget.len(),
+        limits.transaction_log_burst,
+        limits.transaction_log_per_second,
+        rounds_text.join(", ")
+    )
+}
+
+/// The finding on the rounds that broke the rule: more than `at_most` copies counted.
+fn broken_finding(
+    step: &Step,
+    race: &Race,
+    (rounds, copies_released, at_most): (u32, usize, usize),
+    tally: &Tally,
+) -> String {
+    let method = step.call_method().unwrap_or_default();
+    let rounds_text: Vec<String> = tally
+        .broken
+        .iter()
+        .map(|(round, counted)| format!("round {round}: {counted} results"))
+        .collect();
+    let what = match &race.counts {
+        Some(path) => format!("a result with {path}"),
+        None => "a result".to_owned(),
+    };
+    let which = match &race.lead {
+        Some(lead) => format!(
+            "the {} copies of {method} released once the answer to {} had arrived",
+            race.after_lead,
+            lead.call_method().unwrap_or_default()
+        ),
+        None => format!("{copies_released} copies of {method} released together"),
+    };
+    format!(
+        "{} of {rounds} rounds broke the rule: more than {at_most} of {which} got {what} ({})",
+        tally.broken.len(),
+        rounds_text.join(", ")
+    )
 }
 
 /// The note on a race's release spreads (and arrival spreads, read from the reference
