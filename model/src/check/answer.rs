@@ -116,47 +116,8 @@ pub fn answer(
     }
     let error = jsonrpc::error_of(response);
     let has_result = response.get("result").is_some();
-    match (expected.outcome, has_result, &error) {
-        (Outcome::Result, false, Some(error)) => record(
-            clauses,
-            format!(
-                "expected a result, got error {} {}{}",
-                error.code,
-                error.message,
-                reason_of(error)
-            ),
-        ),
-        (Outcome::Result, false, None) => record(
-            clauses,
-            "expected a result, got neither result nor a well-formed error".to_owned(),
-        ),
-        (Outcome::Error, true, None) => record(
-            clauses,
-            format!(
-                "expected an error, got result {}",
-                short(&response["result"])
-            ),
-        ),
-        (Outcome::Error, _, Some(error)) => {
-            if let Some(code) = expected.error_code.filter(|code| *code != error.code) {
-                record(
-                    clauses,
-                    format!(
-                        "expected error code {code}, got {} {}",
-                        error.code, error.message
-                    ),
-                );
-            } else if let Some(name) = expected.error_message.filter(|name| !error.names(name)) {
-                record(
-                    clauses,
-                    format!(
-                        "expected the error named \"{name}\" (in its message or data, wherever the error object puts it), got \"{}\" (code {}) without it",
-                        error.message, error.code
-                    ),
-                );
-            }
-        }
-        _ => {}
+    if let Some(message) = outcome_broken(expected, response, has_result, error.as_ref()) {
+        record(clauses, message);
     }
     if let Some(status) = answer.status {
         if let Some(wanted) = expected.http_status.filter(|wanted| *wanted != status) {
@@ -190,6 +151,45 @@ pub fn answer(
         }
     }
     findings
+}
+
+/// What the answer's kind breaks of what the step expects: a result expected and an
+/// error (or neither) came, an error expected and a result came, or the wrong error.
+fn outcome_broken(
+    expected: &Required<'_>,
+    response: &Value,
+    has_result: bool,
+    error: Option<&jsonrpc::ErrorObject>,
+) -> Option<String> {
+    match (expected.outcome, has_result, error) {
+        (Outcome::Result, false, Some(error)) => Some(format!(
+            "expected a result, got error {} {}{}",
+            error.code,
+            error.message,
+            reason_of(error)
+        )),
+        (Outcome::Result, false, None) => {
+            Some("expected a result, got neither result nor a well-formed error".to_owned())
+        }
+        (Outcome::Error, true, None) => Some(format!(
+            "expected an error, got result {}",
+            short(&response["result"])
+        )),
+        (Outcome::Error, _, Some(error)) => {
+            if let Some(code) = expected.error_code.filter(|code| *code != error.code) {
+                Some(format!(
+                    "expected error code {code}, got {} {}",
+                    error.code, error.message
+                ))
+            } else {
+                expected.error_message.filter(|name| !error.names(name)).map(|name| format!(
+                    "expected the error named \"{name}\" (in its message or data, wherever the error object puts it), got \"{}\" (code {}) without it",
+                    error.message, error.code
+                ))
+            }
+        }
+        _ => None,
+    }
 }
 
 /// The note on an error the step expected where SPEC.md gives no code: the code and message

@@ -80,6 +80,53 @@ pub fn method_from_file_name(file_name: &str) -> Option<String> {
     None
 }
 
+/// Where a captured answer's observations go: a `must` clause's fails, any other's
+/// informs.
+struct Observer<'a> {
+    catalog: &'a Catalog,
+    observations: Vec<Observation>,
+}
+
+impl Observer<'_> {
+    fn observe(&mut self, path: &str, clause: &str, message: String) {
+        let verdict = match self.catalog.get(clause).map(|clause| clause.level) {
+            Some(Level::Must) => Verdict::Fail,
+            _ => Verdict::Info,
+        };
+        self.observations.push(Observation {
+            verdict,
+            path: path.to_owned(),
+            clause: clause.to_owned(),
+            message,
+        });
+    }
+}
+
+/// An error answer's form, observing an error that names the second factor with another
+/// code than SPEC.md's 13668.
+fn error_form(method: &str, error: &Value, observer: &mut Observer<'_>) -> ResponseForm {
+    let code = error.get("code").and_then(Value::as_i64);
+    let message = error
+        .get("message")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    if NEEDS_SECOND_FACTOR.contains(&method)
+        && names_second_factor_error(error)
+        && code != Some(code::SECURITY_KEY_AUTHORIZATION_ERROR)
+    {
+        observer.observe(
+            "/error/code",
+            "auth.two_factor.13668",
+            format!(
+                "the error names {SECOND_FACTOR_ERROR_NAME} with code {}, not {}",
+                error.get("code").unwrap_or(&Value::Null),
+                code::SECURITY_KEY_AUTHORIZATION_ERROR
+            ),
+        );
+    }
+    ResponseForm::Error { code, message }
+}
+
 /// Judges a captured response to `method` (whose result schema, if any, is
 /// `method.<method>` in `schemas`).
 pub fn judge_captured(
@@ -91,27 +138,13 @@ pub fn judge_captured(
     let is_envelope = response.as_object().is_some_and(|object| {
         object.contains_key("jsonrpc") || object.contains_key("error") || object.contains_key("id")
     });
-    let mut observations = Vec::new();
-    let observe = |observations: &mut Vec<Observation>, path: &str, clause: &str, message| {
-        let verdict = match catalog.get(clause).map(|clause| clause.level) {
-            Some(Level::Must) => Verdict::Fail,
-            _ => Verdict::Info,
-        };
-        observations.push(Observation {
-            verdict,
-            path: path.to_owned(),
-            clause: clause.to_owned(),
-            message,
-        });
+    let mut observer = Observer {
+        catalog,
+        observations: Vec::new(),
     };
     if is_envelope {
         for violation in validate_response(response, None) {
-            observe(
-                &mut observations,
-                "/",
-                violation.clause(),
-                violation.to_string(),
-            );
+            observer.observe("/", violation.clause(), violation.to_string());
         }
     }
     let form = if !is_envelope {
@@ -120,27 +153,7 @@ pub fn judge_captured(
         .get("error")
         .filter(|_| response.get("result").is_none())
     {
-        let code = error.get("code").and_then(Value::as_i64);
-        let message = error
-            .get("message")
-            .and_then(Value::as_str)
-            .map(str::to_owned);
-        if NEEDS_SECOND_FACTOR.contains(&method)
-            && names_second_factor_error(error)
-            && code != Some(code::SECURITY_KEY_AUTHORIZATION_ERROR)
-        {
-            observe(
-                &mut observations,
-                "/error/code",
-                "auth.two_factor.13668",
-                format!(
-                    "the error names {SECOND_FACTOR_ERROR_NAME} with code {}, not {}",
-                    error.get("code").unwrap_or(&Value::Null),
-                    code::SECURITY_KEY_AUTHORIZATION_ERROR
-                ),
-            );
-        }
-        ResponseForm::Error { code, message }
+        error_form(method, error, &mut observer)
     } else if response.get("result").is_some() {
         ResponseForm::Result
     } else {
@@ -160,9 +173,10 @@ pub fn judge_captured(
             } else {
                 violation.path
             };
-            observe(&mut observations, &path, clause, violation.message);
+            observer.observe(&path, clause, violation.message);
         }
     }
+    let observations = observer.observations;
     let verdict = observations
         .iter()
         .map(|observation| observation.verdict)

@@ -250,7 +250,17 @@ impl Matcher {
         }
     }
 
+    /// The first way `value` misses the matcher, checked in a fixed order: what it is,
+    /// its size, what it holds or is among, its text.
     fn check_value(&self, value: &Value) -> Option<String> {
+        self.identity_mismatch(value)
+            .or_else(|| self.size_mismatch(value))
+            .or_else(|| self.membership_mismatch(value))
+            .or_else(|| self.text_mismatch(value))
+    }
+
+    /// `equals`, `not_equals`, `one_of`, `type`.
+    fn identity_mismatch(&self, value: &Value) -> Option<String> {
         if let Some(expected) = &self.equals
             && !loosely_equal(value, expected)
             && !self.within_gap(value, expected)
@@ -277,6 +287,11 @@ impl Matcher {
                 return Some(format!("is of type {actual}, expected {expected}"));
             }
         }
+        None
+    }
+
+    /// `len`, `len_min`, `len_max`, `min`, `max`.
+    fn size_mismatch(&self, value: &Value) -> Option<String> {
         let length = match value {
             Value::Array(items) => Some(items.len()),
             Value::String(text) => Some(text.chars().count()),
@@ -307,6 +322,11 @@ impl Matcher {
                 return Some(format!("is {number}, expected at most {maximum}"));
             }
         }
+        None
+    }
+
+    /// `holds`, `keys`, `among`, `not_among`.
+    fn membership_mismatch(&self, value: &Value) -> Option<String> {
         if let Some(needle) = &self.holds
             && !holds(value, needle)
         {
@@ -342,6 +362,11 @@ impl Matcher {
                 return value_is(value, format!("which is among {}", short(list)));
             }
         }
+        None
+    }
+
+    /// `word`, `contains`.
+    fn text_mismatch(&self, value: &Value) -> Option<String> {
         if let Some(word) = &self.word {
             let Some(text) = value.as_str() else {
                 return value_is(value, format!("expected a string with the word \"{word}\""));

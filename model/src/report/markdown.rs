@@ -45,6 +45,15 @@ pub fn render_markdown(context: &Context<'_>, summary: &Summary) -> String {
     out.push_str(&super::sections::sections_markdown(&summary.sections));
     out.push_str(&super::statements::statements_markdown(&summary.statements));
     out.push_str(&super::domains::domains_markdown(&summary.domains));
+    results_markdown(&mut out, context);
+    known_markdown(&mut out, report);
+    report.redactor.text(&out)
+}
+
+/// The results other than pass, failures first, each with its findings, quotes and
+/// reproduction.
+fn results_markdown(out: &mut String, context: &Context<'_>) {
+    let report = context.report;
     let noteworthy: Vec<_> = failures_first(report)
         .into_iter()
         .filter(|result| is_noteworthy(result))
@@ -75,6 +84,10 @@ pub fn render_markdown(context: &Context<'_>, summary: &Summary) -> String {
             let _ = writeln!(out, "\n```sh\n{commands}\n```\n");
         }
     }
+}
+
+/// The failures the expectations file lists, in a table.
+fn known_markdown(out: &mut String, report: &crate::results::RunReport) {
     let known = known_failures(report);
     if !known.is_empty() {
         let _ = writeln!(
@@ -93,7 +106,6 @@ pub fn render_markdown(context: &Context<'_>, summary: &Summary) -> String {
             );
         }
     }
-    report.redactor.text(&out)
 }
 
 /// The SPEC.md words of each clause a failing or warning finding of the result cites, as
