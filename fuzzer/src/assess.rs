@@ -105,13 +105,26 @@ pub(crate) fn assess(
 ) -> Option<Finding> {
     let transport_clause = transport_clause(request.transport);
     let exchange = &sent.exchange;
+    // A text RFC 8259 calls unpredictable (a lone surrogate, a name given twice): a server
+    // that drops the connection or answers with something else than JSON breaks no rule.
+    let handling_open = request
+        .class
+        .as_deref()
+        .and_then(super::generate::handling_left_open)
+        .is_some();
     if let Some(failure) = &exchange.failure {
+        if handling_open && failure.kind == TransportErrorKind::Closed {
+            return None;
+        }
         return transport_failure(transport_clause, failure, redactor);
     }
     let Some(received) = &exchange.response else {
         return fail(transport_clause, "no answer".to_owned());
     };
     let Some(answer) = &received.json else {
+        if handling_open {
+            return None;
+        }
         let body: String = received.body.chars().take(120).collect();
         return fail(
             NOT_JSON,
@@ -271,4 +284,93 @@ fn is_login(auth: &RequestAuth) -> bool {
 /// A string parameter as sent.
 fn str_param<'a>(request: &'a FuzzRequest, name: &str) -> Option<&'a str> {
     request.params.get(name).and_then(Value::as_str)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Map;
+
+    use super::*;
+    use crate::rules::OracleKnowledge;
+    use harness_model::case::Auth;
+    use harness_protocol::wire::{Exchange, Received, SentRequest};
+
+    fn request(class: Option<&str>) -> FuzzRequest {
+        FuzzRequest {
+            transport: TransportKind::HttpBody,
+            method: "public/get_currencies".to_owned(),
+            params: Map::new(),
+            auth: RequestAuth::Step(Auth::None),
+            raw: Some("{}".to_owned()),
+            why: String::new(),
+            walk: false,
+            class: class.map(str::to_owned),
+        }
+    }
+
+    fn sent(response: Option<Received>, failure: Option<TransportError>) -> Sent {
+        Sent {
+            exchange: Exchange {
+                transport: TransportKind::HttpBody,
+                request: SentRequest::default(),
+                response,
+                failure,
+                elapsed_ms: 0.0,
+            },
+            sent_id: None,
+            knowledge: OracleKnowledge::default(),
+            params: Map::new(),
+            throttled: false,
+        }
+    }
+
+    fn judged(class: Option<&str>, sent: &Sent) -> Option<Finding> {
+        let prediction = Prediction {
+            outcome: Outcome::Any,
+            clause: "",
+            code: None,
+            why: String::new(),
+        };
+        let cases = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../cases");
+        let schemas = SchemaSet::load(&cases.join("schemas")).expect("the schemas");
+        assess(
+            &request(class),
+            &prediction,
+            sent,
+            &schemas,
+            &Redactor::default(),
+        )
+    }
+
+    #[test]
+    fn a_text_rfc_8259_calls_unpredictable_may_be_dropped_or_answered_otherwise() {
+        let dropped = sent(
+            None,
+            Some(TransportError::new(
+                TransportErrorKind::Closed,
+                "closed".to_owned(),
+            )),
+        );
+        let not_json = sent(
+            Some(Received::from_bytes(Some(500), b"crash".to_vec())),
+            None,
+        );
+        for answer in [&dropped, &not_json] {
+            assert!(judged(Some("lone-surrogate"), answer).is_none());
+            assert!(judged(Some("duplicate-keys"), answer).is_none());
+            // Any other text: the server owes a JSON-RPC answer.
+            let finding = judged(Some("bom"), answer).expect("a finding");
+            assert_eq!(finding.verdict, Verdict::Fail);
+            assert!(judged(None, answer).is_some());
+        }
+        // A JSON-RPC answer to it is judged as any answer is.
+        let wrong = sent(
+            Some(Received::from_bytes(
+                Some(200),
+                br#"{"jsonrpc":"1.0","id":null,"result":1}"#.to_vec(),
+            )),
+            None,
+        );
+        assert!(judged(Some("lone-surrogate"), &wrong).is_some());
+    }
 }

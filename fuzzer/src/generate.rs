@@ -10,6 +10,12 @@ use serde_json::{Map, Value, json};
 mod classes;
 mod mutate;
 
+/// RFC 8259's words that leave a server's handling of a raw body of the class named
+/// `class` unpredictable, if they do ([`classes::handling_left_open`]).
+pub(crate) fn handling_left_open(class: &str) -> Option<&'static str> {
+    classes::handling_left_open(class)
+}
+
 use super::request_auth::signature;
 use super::rules::{self, LOCK_PORTFOLIO};
 use super::{FuzzRequest, RequestAuth};

@@ -82,6 +82,23 @@ const RAW_CLASSES: &[Class] = &[
     Class::Bom,
 ];
 
+/// RFC 8259's words that leave a server's handling of a raw body of the class named
+/// `name` unpredictable: what a server does with such a text (answers, refuses, drops the
+/// connection, answers with something else than JSON) breaks no rule, so only a JSON-RPC
+/// answer to it is judged.
+pub(crate) fn handling_left_open(name: &str) -> Option<&'static str> {
+    let class = RAW_CLASSES.iter().find(|class| class.name() == name)?;
+    match class {
+        Class::LoneSurrogate => Some(
+            "RFC 8259 8.2: \"The behavior of software that receives JSON texts containing such values is unpredictable; for example, implementations might return different values for the length of a string value or even suffer fatal runtime exceptions.\"",
+        ),
+        Class::DuplicateKeys => Some(
+            "RFC 8259 4: \"When the names within an object are not unique, the behavior of software that receives such an object is unpredictable.\"",
+        ),
+        _ => None,
+    }
+}
+
 impl Class {
     /// Every class.
     #[cfg(test)]
@@ -403,6 +420,17 @@ mod tests {
 
     use super::raw_body::raw_body;
     use super::*;
+
+    #[test]
+    fn only_the_texts_rfc_8259_calls_unpredictable_leave_their_handling_open() {
+        let open: Vec<&str> = Class::all()
+            .filter(|class| handling_left_open(class.name()).is_some())
+            .map(Class::name)
+            .collect();
+        assert_eq!(open, ["lone-surrogate", "duplicate-keys"]);
+        assert!(handling_left_open("lone-surrogate").is_some_and(|words| words.contains("8.2")));
+        assert!(handling_left_open("no-such-class").is_none());
+    }
 
     #[test]
     fn each_unicode_class_draws_from_its_category() {
