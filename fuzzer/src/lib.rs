@@ -181,6 +181,22 @@ pub struct FuzzFinding {
     pub case_file: Option<PathBuf>,
 }
 
+impl FuzzFinding {
+    /// What failed, as a line of the terminal and of the event stream says it: the shrunk
+    /// request's transport, method and input class, and how many requests failed so.
+    pub fn what(&self) -> String {
+        let class = self
+            .shrunk
+            .class
+            .as_deref()
+            .map_or_else(String::new, |class| format!(" (input class {class})"));
+        format!(
+            "{} {}{class}, {} requests",
+            self.shrunk.transport, self.shrunk.method, self.occurrences
+        )
+    }
+}
+
 /// What a run found.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct FuzzReport {

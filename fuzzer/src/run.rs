@@ -235,27 +235,17 @@ fn paced_allowed(target: &Target, elapsed: Duration) -> usize {
 /// whole with its durations (`collect.rs` folds it back).
 fn announce_end(config: &FuzzConfig, report: &FuzzReport) {
     for finding in &report.findings {
-        let what = format!(
-            "{} {}, {} requests",
-            finding.shrunk.transport, finding.shrunk.method, finding.occurrences
-        );
         config.events.emit(&FuzzEvent::Finding(FindingFound::Found {
             clause: Cow::Borrowed(&finding.clause),
-            what: Cow::Owned(what),
+            what: Cow::Owned(finding.what()),
             message: Cow::Borrowed(&finding.message),
             found: Found::Finding(Cow::Borrowed(finding)),
         }));
     }
     for finding in &report.stateful.findings {
-        let what = format!(
-            "{} steps, shrunk from {}; {} sequences",
-            finding.shrunk.steps.len(),
-            finding.sequence.steps.len(),
-            finding.occurrences
-        );
         config.events.emit(&FuzzEvent::Finding(FindingFound::Found {
             clause: Cow::Borrowed(&finding.clause),
-            what: Cow::Owned(what),
+            what: Cow::Owned(finding.what()),
             message: Cow::Borrowed(&finding.message),
             found: Found::Sequence(Cow::Borrowed(finding)),
         }));

@@ -87,6 +87,19 @@ pub struct SequenceFinding {
     pub case_file: Option<PathBuf>,
 }
 
+impl SequenceFinding {
+    /// What failed, as a line of the terminal and of the event stream says it: the shrunk
+    /// sequence's length, the length it was shrunk from, and how many sequences failed so.
+    pub fn what(&self) -> String {
+        format!(
+            "{} steps, shrunk from {}; {} sequences",
+            self.shrunk.steps.len(),
+            self.sequence.steps.len(),
+            self.occurrences
+        )
+    }
+}
+
 /// A sequence of steps sharing one model of token state.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Sequence {

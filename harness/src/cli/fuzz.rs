@@ -262,25 +262,20 @@ fn print_counts(report: &FuzzReport) {
 /// Prints each stateless and each stateful finding with its case file.
 fn print_findings(report: &FuzzReport) {
     for finding in &report.findings {
-        let class = finding
-            .shrunk
-            .class
-            .as_deref()
-            .map_or_else(String::new, |class| format!(" (input class {class})"));
-        let what = format!(
-            "{} {}{class}, {} requests",
-            finding.shrunk.transport, finding.shrunk.method, finding.occurrences
+        print_finding(
+            &finding.clause,
+            &finding.what(),
+            &finding.message,
+            &finding.case_file,
         );
-        print_finding(&finding.clause, &what, &finding.message, &finding.case_file);
     }
     for finding in &report.stateful.findings {
-        let what = format!(
-            "{} steps, shrunk from {}; {} sequences",
-            finding.shrunk.steps.len(),
-            finding.sequence.steps.len(),
-            finding.occurrences
+        print_finding(
+            &finding.clause,
+            &finding.what(),
+            &finding.message,
+            &finding.case_file,
         );
-        print_finding(&finding.clause, &what, &finding.message, &finding.case_file);
     }
 }
 

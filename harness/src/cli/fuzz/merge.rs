@@ -107,23 +107,12 @@ fn print_findings(merged: &MergedReport) {
     let runs = merged.runs.len();
     for kept in &merged.findings {
         let finding = &kept.finding;
-        let what = format!(
-            "{} {}, {} requests, {} of {runs} runs",
-            finding.shrunk.transport,
-            finding.shrunk.method,
-            finding.occurrences,
-            kept.runs.len()
-        );
+        let what = format!("{}, {} of {runs} runs", finding.what(), kept.runs.len());
         super::print_finding(&finding.clause, &what, &finding.message, &finding.case_file);
     }
     for kept in &merged.sequence_findings {
         let finding = &kept.finding;
-        let what = format!(
-            "{} steps, {} sequences, {} of {runs} runs",
-            finding.shrunk.steps.len(),
-            finding.occurrences,
-            kept.runs.len()
-        );
+        let what = format!("{}, {} of {runs} runs", finding.what(), kept.runs.len());
         super::print_finding(&finding.clause, &what, &finding.message, &finding.case_file);
     }
 }
