@@ -174,9 +174,36 @@ impl Execution<'_> {
             ));
             return Ok(shared.answer.clone());
         }
+        let answer = self.send_paced(step, method, page).await?;
+        if let (Some(held), Some(exchange)) = (held.as_mut(), self.exchanges.last())
+            && self
+                .shared
+                .paced_answers
+                .make_room(self.budget.last_answer_bytes())
+        {
+            **held = Some(Shared {
+                answer: answer.clone(),
+                exchange: exchange.clone(),
+                sender,
+            });
+        }
+        Ok(answer)
+    }
+
+    /// Sends `step`'s request to `method` (or, with `page`, a walk's page of those
+    /// parameters), paced where SPEC.md 8 paces the method: prepared after the pacer had
+    /// room, so a signature carries a fresh timestamp and nonce, and sent again after a
+    /// back-off while the target throttles it. The one loop every paced request goes
+    /// through, shared or not.
+    pub(crate) async fn send_paced(
+        &mut self,
+        step: &Step,
+        method: &str,
+        page: Option<&Map<String, Value>>,
+    ) -> Result<ParsedAnswer, Stop> {
         let accounts = spec::is_paced(method).then(|| self.pace_keys(&step.auth));
         let mut attempt = 0;
-        let answer = loop {
+        loop {
             let room = match &accounts {
                 Some(accounts) => Some(self.shared.pacer.wait_for_room(accounts).await),
                 None => None,
@@ -196,22 +223,9 @@ impl Execution<'_> {
             );
             match self.throttled(method, &answer, &mut attempt, budgets) {
                 Some(backoff) => tokio::time::sleep(backoff).await,
-                None => break answer,
+                None => return Ok(answer),
             }
-        };
-        if let (Some(held), Some(exchange)) = (held.as_mut(), self.exchanges.last())
-            && self
-                .shared
-                .paced_answers
-                .make_room(self.budget.last_answer_bytes())
-        {
-            **held = Some(Shared {
-                answer: answer.clone(),
-                exchange: exchange.clone(),
-                sender,
-            });
         }
-        Ok(answer)
     }
 }
 

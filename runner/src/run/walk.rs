@@ -227,7 +227,7 @@ impl Execution<'_> {
             if let Some(cursor) = progress.rules.following() {
                 params.insert(walk.cursor.clone(), cursor.clone());
             }
-            let answer = self.send_page(step, &walk.call, params).await?;
+            let answer = self.send_paced(step, &walk.call, Some(&params)).await?;
             let page = PageOf {
                 step,
                 walk,
@@ -241,42 +241,6 @@ impl Execution<'_> {
             }
         }
         Err(self.unended_walk(step, walk, count))
-    }
-
-    /// Sends one page's request, paced where SPEC.md 8 paces the method and sent again
-    /// after a back-off while the target throttles it, and returns its answer.
-    async fn send_page(
-        &mut self,
-        step: &Step,
-        method: &str,
-        params: Map<String, Value>,
-    ) -> Result<ParsedAnswer, Stop> {
-        let outgoing = self.paged_request(step, method, params).await?;
-        let accounts = self.pace_keys(&step.auth);
-        let mut attempt = 0;
-        loop {
-            let room = if spec::is_paced(method) {
-                Some(self.shared.pacer.wait_for_room(&accounts).await)
-            } else {
-                None
-            };
-            let answer = self.send(&outgoing).await?;
-            let budgets: &[String] = if spec::is_paced(method) {
-                &accounts
-            } else {
-                &[]
-            };
-            self.throttled_within_budget(
-                method,
-                &answer,
-                attempt,
-                room.map(|room| (room, budgets)),
-            );
-            match self.throttled(method, &answer, &mut attempt, budgets) {
-                Some(backoff) => tokio::time::sleep(backoff).await,
-                None => return Ok(answer),
-            }
-        }
     }
 
     /// Judges one page of a walk: its answer ([`Execution::page_response`]), its size, the
