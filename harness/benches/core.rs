@@ -1,6 +1,6 @@
 //! Micro-benchmarks of the harness's own per-request work: signing (both schemes),
 //! envelope parsing and validation, schema validation of a transaction-log page, and
-//! case-file loading. Run with `cargo bench --bench core`; figures go in BENCHMARKS.md.
+//! case-file loading. Run with `cargo bench --features bench --bench core`; figures go in BENCHMARKS.md.
 
 use std::hint::black_box;
 use std::path::Path;

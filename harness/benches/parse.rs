@@ -4,7 +4,7 @@
 //! bridge and its own value, `sonic-rs`'s serde bridge and its own value. Every candidate
 //! must also read large and awkward floats to the same `f64` as Rust's own `str::parse`
 //! (the harness's `float_roundtrip` requirement); the bench checks that before timing and
-//! prints which candidates keep it. Run with `cargo bench --bench parse`; the comparison is
+//! prints which candidates keep it. Run with `cargo bench --features bench --bench parse`; the comparison is
 //! in BENCHMARKS.md.
 
 use std::hint::black_box;

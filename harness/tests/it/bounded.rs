@@ -56,6 +56,7 @@ fn assert_nothing_fails(report: &harness::results::RunReport) {
 
 // The window walk read `logs[15]` of one page and failed on a shorter history.
 #[tokio::test(flavor = "multi_thread")]
+#[ignore = "slow: .ci/run runs it (cargo test -- --include-ignored)"]
 async fn the_walks_pass_a_history_of_one_entry() {
     let report = log_cases_against(1).await;
     assert_nothing_fails(&report);
@@ -68,6 +69,7 @@ async fn the_walks_pass_a_history_of_one_entry() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+#[ignore = "slow: .ci/run runs it (cargo test -- --include-ignored)"]
 async fn the_walks_read_windows_of_a_long_history() {
     let report = log_cases_against(20_000).await;
     assert_nothing_fails(&report);

@@ -400,6 +400,7 @@ fn lint_response_names_path_and_clause_and_exits_by_conformance() {
 /// The same suite, unchanged, against a server in another process described only by its
 /// target file: what a server team does in CI.
 #[test]
+#[ignore = "slow: .ci/run runs it (cargo test -- --include-ignored)"]
 fn full_suite_passes_against_an_external_server_through_its_target_file() {
     let (output, report) = run_against_reference("external", &[], |target| target.to_owned());
     assert_eq!(output.status.code(), Some(0), "{}", text(&output));
@@ -440,6 +441,7 @@ fn run_against_reference(
 }
 
 #[test]
+#[ignore = "slow: .ci/run runs it (cargo test -- --include-ignored)"]
 fn checks_on_fields_the_target_file_does_not_name_are_skipped_and_not_covered() {
     let (output, report) = run_against_reference("field-names", &[], |target| {
         target[..target.find("[field_names").unwrap()].to_owned()

@@ -131,6 +131,7 @@ fn a_broken_target_file_fails_one_setup_trial() {
 /// What a server crate's `tests/conformance.rs` holds, run as a program (`cargo run
 /// --example conformance`), with libtest's own arguments.
 #[test]
+#[ignore = "slow: .ci/run runs it (cargo test -- --include-ignored)"]
 fn the_example_runs_the_suite_against_the_reference_server() {
     let output = Command::new(env!("CARGO"))
         .args([

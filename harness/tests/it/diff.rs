@@ -30,6 +30,7 @@ fn suite(out: &Path, filter: &str, faults: &[&str]) {
 }
 
 #[test]
+#[ignore = "slow: .ci/run runs it (cargo test -- --include-ignored)"]
 fn regressions_fixes_and_removed_cases_between_two_runs() {
     let dir = temp_dir("diff");
     let (clean, faulty, narrow) = (dir.join("clean"), dir.join("faulty"), dir.join("narrow"));

@@ -32,6 +32,7 @@ fn read_json(path: &Path) -> Value {
 }
 
 #[test]
+#[ignore = "slow: .ci/run runs it (cargo test -- --include-ignored)"]
 fn run_events_start_end_and_agree_with_report_json() {
     let out = temp_dir("events-run");
     let events_path = out.join("events.jsonl");
@@ -125,6 +126,7 @@ fn fuzz_events_count_the_requests_of_fuzz_json() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+#[ignore = "slow: .ci/run runs it (cargo test -- --include-ignored)"]
 async fn collector_folds_the_stream_into_the_same_report_json() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cases");
     let catalog = Arc::new(Catalog::load(&root.join("clauses.toml")).unwrap());
@@ -246,6 +248,7 @@ fn report_from_events_writes_the_runs_report_json() {
 }
 
 #[test]
+#[ignore = "slow: .ci/run runs it (cargo test -- --include-ignored)"]
 fn selftest_rows_are_events_and_terminal_lines() {
     let out = temp_dir("events-selftest");
     let events_path = out.join("rows.jsonl");

@@ -209,6 +209,7 @@ fn the_events_file_of_harness_fuzz_folds_into_its_fuzz_json() {
 }
 
 #[test]
+#[ignore = "slow: .ci/run runs it (cargo test -- --include-ignored)"]
 fn matrix_collector_folds_the_rows_into_the_same_matrices() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cases");
     let catalog = Arc::new(Catalog::load(&root.join("clauses.toml")).unwrap());

@@ -46,6 +46,7 @@ fn gate(dir: &Path, name: &str, more: &[&str]) -> std::process::Output {
 }
 
 #[test]
+#[ignore = "slow: .ci/run runs it (cargo test -- --include-ignored)"]
 fn known_failure_stays_green_new_failure_goes_red_fixed_is_reported() {
     let dir = temp_dir("expect-gate");
     let expect = dir.join("expect.toml");
@@ -166,6 +167,7 @@ fn known_failure_stays_green_new_failure_goes_red_fixed_is_reported() {
 /// of the same cases: the entries are as narrow as what failed, so the run fails and the
 /// diff against a clean run shows the regression.
 #[test]
+#[ignore = "slow: .ci/run runs it (cargo test -- --include-ignored)"]
 fn a_known_failure_does_not_hide_a_new_clause_of_the_same_case() {
     let dir = temp_dir("expect-two-faults");
     let expect = dir.join("expect.toml");
@@ -216,6 +218,7 @@ fn a_known_failure_does_not_hide_a_new_clause_of_the_same_case() {
 }
 
 #[test]
+#[ignore = "slow: .ci/run runs it (cargo test -- --include-ignored)"]
 fn a_clause_entry_tolerates_that_clause_only() {
     let dir = temp_dir("expect-clause");
     let expect = dir.join("expect.toml");

@@ -48,6 +48,7 @@ fn matrix() -> FaultMatrix {
 }
 
 #[test]
+#[ignore = "slow: .ci/run runs it (cargo test -- --include-ignored)"]
 fn fault_matrix_kills_a_sample_of_the_faults() {
     let matrix = matrix();
     println!("{}", matrix.to_text());

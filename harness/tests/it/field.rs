@@ -45,6 +45,7 @@ fn schemas() -> Arc<SchemaSet> {
 // Issue 27: a worker that drew a paced request slept on the pacer, so every worker ended
 // up asleep behind the budget.
 #[tokio::test(flavor = "multi_thread")]
+#[ignore = "slow: .ci/run runs it (cargo test -- --include-ignored)"]
 async fn fuzzing_a_paced_target_keeps_to_its_budget_and_sends_the_rest() {
     let running = paced_server(5).await;
     let target = running.target();
@@ -102,6 +103,7 @@ fn parse(id: &str, steps: &str, catalog: &Catalog, schemas: &SchemaSet) -> Case 
 // Issue 27: an execution waiting for the pacing budget held one of the `--concurrency`
 // slots, so the unpaced executions waited behind it.
 #[tokio::test(flavor = "multi_thread")]
+#[ignore = "slow: .ci/run runs it (cargo test -- --include-ignored)"]
 async fn a_paced_execution_does_not_hold_the_only_slot() {
     let running = paced_server(1).await;
     let (catalog, schemas) = corpus_parts();
@@ -279,12 +281,14 @@ fn assert_run_stops_with_the_symptom(addr: SocketAddr, name: &str) {
 }
 
 #[test]
+#[ignore = "slow: .ci/run runs it (cargo test -- --include-ignored)"]
 fn run_against_a_silent_target_stops_with_exit_3_and_reports() {
     let quiet = Quiet::start(None);
     assert_run_stops_with_the_symptom(quiet.addr, "field-silent");
 }
 
 #[test]
+#[ignore = "slow: .ci/run runs it (cargo test -- --include-ignored)"]
 fn run_against_a_target_answering_after_30_s_stops_with_exit_3_and_reports() {
     let slow = Quiet::start(Some(Duration::from_secs(30)));
     assert_run_stops_with_the_symptom(slow.addr, "field-slow");
@@ -312,6 +316,7 @@ fn run_against_a_refusing_port_ends_at_once_with_exit_3() {
 }
 
 #[test]
+#[ignore = "slow: .ci/run runs it (cargo test -- --include-ignored)"]
 fn fuzz_against_a_silent_or_refusing_target_ends_with_exit_3() {
     let quiet = Quiet::start(None);
     for (name, addr) in [("silent", quiet.addr), ("refused", refusing_port())] {

@@ -103,6 +103,7 @@ fn bounded_run_against_the_clean_reference_finds_nothing() {
 }
 
 #[test]
+#[ignore = "slow: .ci/run runs it (cargo test -- --include-ignored)"]
 fn faulted_references_are_found_with_a_clause_the_fault_breaks() {
     let catalog = Catalog::load(&cases().join("clauses.toml")).unwrap();
     let schema_set = SchemaSet::load(&cases().join("schemas")).unwrap();
@@ -278,6 +279,7 @@ fn unreachable_target_is_a_harness_error() {
 }
 
 #[test]
+#[ignore = "slow: .ci/run runs it (cargo test -- --include-ignored)"]
 fn a_replay_released_together_with_the_original_finds_a_nonce_checked_then_recorded() {
     // `race-sig-nonce` checks a client_signature nonce, pauses, then records it: a replay
     // sent after the original is refused, one released together with it is not.

@@ -85,6 +85,7 @@ fn shards_partition_the_requests_of_one_seed() {
 }
 
 #[test]
+#[ignore = "slow: .ci/run runs it (cargo test -- --include-ignored)"]
 fn sharded_runs_and_merge_match_the_whole_run() {
     let dir = temp_dir("runs");
     let whole = faulted_run(&dir.join("whole"), None);

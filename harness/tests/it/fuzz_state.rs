@@ -79,6 +79,7 @@ fn replay(case_file: &Path, name: &str, flags: &[&str]) -> Option<i32> {
 }
 
 #[test]
+#[ignore = "slow: .ci/run runs it (cargo test -- --include-ignored)"]
 fn sequences_find_every_fault_that_needs_state_and_their_cases_replay_it() {
     let mut missed = Vec::new();
     for fault in SEQUENCE_FAULTS {

@@ -458,6 +458,7 @@ async fn an_envelope_naming_id_and_result_fifty_thousand_times_fails_as_ambiguou
 }
 
 #[tokio::test(flavor = "multi_thread")]
+#[ignore = "slow: .ci/run runs it (cargo test -- --include-ignored)"]
 async fn an_answer_with_a_400_digit_integer_is_json_and_tolerated_by_the_whole_suite() {
     // RFC 8259 6 sets no limit on a number's size: an extra member holding one is
     // tolerated like any extra member, never "not JSON".
@@ -494,6 +495,7 @@ async fn duplicate_answer_is_taken_as_the_next_answer_and_fails_its_id() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+#[ignore = "slow: .ci/run runs it (cargo test -- --include-ignored)"]
 async fn notifications_between_answers_are_tolerated_by_the_whole_suite() {
     let report = run_cases(Behaviour::Notifications(3), &[], &[Ws]).await;
     assert_tolerated(&report);
@@ -506,6 +508,7 @@ async fn notifications_without_an_answer_fail_after_the_frame_cap() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+#[ignore = "slow: .ci/run runs it (cargo test -- --include-ignored)"]
 async fn pings_between_answers_are_tolerated_by_the_whole_suite() {
     let report = run_cases(Behaviour::Pings(20), &[], &[Ws]).await;
     assert_tolerated(&report);
@@ -616,6 +619,7 @@ async fn unanswered_websocket_upgrade_is_a_harness_error() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+#[ignore = "slow: .ci/run runs it (cargo test -- --include-ignored)"]
 async fn a_dead_websocket_side_ends_its_cases_at_once_while_http_goes_on() {
     // The WebSocket upgrade is never answered, HTTP answers as it should: after the
     // breaker's limit of WebSocket requests without an answer, the rest are not sent (an
@@ -663,6 +667,7 @@ async fn a_dead_websocket_side_ends_its_cases_at_once_while_http_goes_on() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+#[ignore = "slow: .ci/run runs it (cargo test -- --include-ignored)"]
 async fn whole_run_timeout_ends_a_run_against_a_silent_target() {
     // The breaker is off: this is the run timeout's test (`field.rs` has the breaker's).
     let plan = Plan {
@@ -787,6 +792,7 @@ async fn fuzz_against_a_target_silent_after_its_first_answers_ends_with_exit_3()
 }
 
 #[tokio::test(flavor = "multi_thread")]
+#[ignore = "slow: .ci/run runs it (cargo test -- --include-ignored)"]
 async fn fuzz_fails_an_envelope_naming_id_and_result_fifty_thousand_times() {
     // The fuzzer judges the exchange its step handed back: the names the answer repeats
     // must come back with it, as its parsed JSON does (they once stayed behind, and every

@@ -25,6 +25,7 @@ fn installed(name: &str) -> (Command, std::path::PathBuf, TempDir) {
 }
 
 #[test]
+#[ignore = "slow: .ci/run runs it (cargo test -- --include-ignored)"]
 fn a_copied_binary_runs_the_suite_from_an_empty_folder() {
     let (mut command, work, _root) = installed("install-run");
     let output = command

@@ -260,6 +260,7 @@ fn a_second_signal_stops_at_once() {
 }
 
 #[test]
+#[ignore = "slow: .ci/run runs it (cargo test -- --include-ignored)"]
 fn the_run_timeout_writes_the_reports_as_a_signal_does() {
     let stub = Stub::start(None);
     let dir = temp_dir("interrupt-timeout");

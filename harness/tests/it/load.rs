@@ -125,6 +125,7 @@ fn is_error_envelope(answer: &Value) -> bool {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+#[ignore = "slow: .ci/run runs it (cargo test -- --include-ignored)"]
 async fn flood_of_bad_input_is_answered_and_the_suite_still_passes() {
     let running = with_timeout(serve::start(serve::ServeConfig::loopback()))
         .await

@@ -206,6 +206,7 @@ fn findings(report: &RunReport) -> Vec<String> {
 }
 
 #[test]
+#[ignore = "slow: .ci/run runs it (cargo test -- --include-ignored)"]
 fn the_harness_runner_through_the_proxy_gets_clean_verdicts_on_both_sides() {
     let (run_report, session) = run_through_proxy(serve::ServeConfig::loopback());
     let broken = crate::failed_results(&run_report);

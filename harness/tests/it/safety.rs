@@ -305,6 +305,7 @@ async fn leak_run_with(
 }
 
 #[tokio::test(flavor = "multi_thread")]
+#[ignore = "slow: .ci/run runs it (cargo test -- --include-ignored)"]
 async fn no_secret_or_issued_token_reaches_any_output() {
     let (found, issued, output) = leak_run("leak-clean", &[]).await;
     assert!(output.contains("0 failed"), "{output}");
@@ -329,6 +330,7 @@ async fn a_fixed_second_factor_code_confirms_and_never_leaks() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+#[ignore = "slow: .ci/run runs it (cargo test -- --include-ignored)"]
 async fn no_secret_or_issued_token_reaches_the_output_of_failures() {
     // Every fault at once: failures everywhere, so reproduction commands (which carry
     // request bodies and headers) and failure messages are printed and written.

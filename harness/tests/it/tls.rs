@@ -61,6 +61,7 @@ fn stop(mut server: crate::cli::KilledOnDrop) {
 }
 
 #[test]
+#[ignore = "slow: .ci/run runs it (cargo test -- --include-ignored)"]
 fn the_suite_passes_over_https_and_wss_exactly_as_over_plain_http() {
     let dir = temp_dir("tls-suite");
     let tls_target = dir.join("tls.toml");

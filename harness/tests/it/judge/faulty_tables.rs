@@ -337,6 +337,7 @@ async fn misbehave(bug: Bug, target: &Target) {
 }
 
 #[test]
+#[ignore = "slow: .ci/run runs it (cargo test -- --include-ignored)"]
 fn every_faulty_client_of_tables_tokens_direct_access_and_encodings_is_caught() {
     use harness::check::Verdict::Fail;
     let table: &[(Bug, Verdict, &str, &str)] = &[

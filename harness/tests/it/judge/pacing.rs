@@ -106,6 +106,7 @@ async fn misbehave(bug: Bug, target: &Target) {
 }
 
 #[test]
+#[ignore = "slow: .ci/run runs it (cargo test -- --include-ignored)"]
 fn a_client_pacing_each_way_to_one_account_apart_is_caught() {
     let runtime = multi_thread_runtime();
     let mut missed = Vec::new();

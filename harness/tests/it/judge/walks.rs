@@ -53,6 +53,7 @@ fn verdict_of(
 }
 
 #[test]
+#[ignore = "slow: .ci/run runs it (cargo test -- --include-ignored)"]
 fn an_unpaced_walk_fails_pacing_and_nothing_else() {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
