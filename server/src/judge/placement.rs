@@ -62,12 +62,7 @@ struct Placed<'a> {
 impl Placed<'_> {
     /// Over HTTP the token goes in `Authorization: Bearer`, never in the URL or the body.
     fn check_http(&self, tally: &mut Tally) {
-        let Placed {
-            record,
-            call,
-            query_token,
-            issued_in,
-        } = *self;
+        let (record, call) = (self.record, self.call);
         let seq = Some(record.seq);
         let bearer = record.header("authorization").is_some_and(|value| {
             value
@@ -76,8 +71,9 @@ impl Placed<'_> {
                 .is_some_and(|scheme| scheme.eq_ignore_ascii_case("bearer "))
         });
         let body_token = call.params.contains_key("access_token")
-            || (!record.body.is_empty() && issued_in(&String::from_utf8_lossy(&record.body)));
-        if query_token {
+            || (!record.body.is_empty()
+                && (self.issued_in)(&String::from_utf8_lossy(&record.body)));
+        if self.query_token {
             tally.fail(
                 "client.token.http_header",
                 record.transport,
@@ -98,20 +94,15 @@ impl Placed<'_> {
 
     /// Over WebSocket the token goes in `params.access_token`, nowhere else.
     fn check_ws(&self, tally: &mut Tally) {
-        let Placed {
-            record,
-            call,
-            query_token,
-            issued_in,
-        } = *self;
+        let (record, call) = (self.record, self.call);
         let seq = Some(record.seq);
         let mut elsewhere = call.envelope.clone().unwrap_or(Value::Null);
         if let Some(params) = elsewhere.get_mut("params").and_then(Value::as_object_mut) {
             params.remove("access_token");
         }
         let elsewhere = elsewhere.to_string();
-        let misplaced = elsewhere.contains("\"access_token\"") || issued_in(&elsewhere);
-        if query_token {
+        let misplaced = elsewhere.contains("\"access_token\"") || (self.issued_in)(&elsewhere);
+        if self.query_token {
             tally.fail(
                 "client.token.ws_param",
                 record.transport,

@@ -392,47 +392,31 @@ struct Fill<'a> {
 impl Fill<'_> {
     /// The trade of SPEC.md 4.12's result.
     fn trade(&self) -> Value {
-        let Fill {
-            instrument,
-            order_type,
-            price,
-            amount,
-            now_ms,
-            ref order_id,
-        } = *self;
         json!({
-            "trade_seq": 1_000 + now_ms % 1_000,
-            "trade_id": format!("{}-{now_ms}", instrument.base_currency),
-            "timestamp": now_ms,
+            "trade_seq": 1_000 + self.now_ms % 1_000,
+            "trade_id": format!("{}-{}", self.instrument.base_currency, self.now_ms),
+            "timestamp": self.now_ms,
             "tick_direction": 0,
             "state": "filled",
             "reduce_only": true,
-            "price": price,
+            "price": self.price,
             "post_only": false,
-            "order_type": order_type,
-            "order_id": order_id,
+            "order_type": self.order_type,
+            "order_id": self.order_id,
             "matching_id": null,
-            "mark_price": instrument.mark_price,
+            "mark_price": self.instrument.mark_price,
             "liquidity": "T",
-            "instrument_name": instrument.name,
-            "index_price": instrument.index_price,
-            "fee_currency": instrument.base_currency,
-            "fee": round(amount / price * 0.0005, 8),
+            "instrument_name": self.instrument.name,
+            "index_price": self.instrument.index_price,
+            "fee_currency": self.instrument.base_currency,
+            "fee": round(self.amount / self.price * 0.0005, 8),
             "direction": "sell",
-            "amount": amount,
+            "amount": self.amount,
         })
     }
 
     /// The order of SPEC.md 4.12's result.
     fn order(&self) -> Value {
-        let Fill {
-            instrument,
-            order_type,
-            price,
-            amount,
-            now_ms,
-            ref order_id,
-        } = *self;
         json!({
             "web": false,
             "api": true,
@@ -440,21 +424,21 @@ impl Fill<'_> {
             "replaced": false,
             "reduce_only": true,
             "post_only": false,
-            "price": price,
-            "order_type": order_type,
+            "price": self.price,
+            "order_type": self.order_type,
             "order_state": "filled",
-            "order_id": order_id,
-            "max_show": amount,
-            "last_update_timestamp": now_ms,
-            "creation_timestamp": now_ms,
+            "order_id": self.order_id,
+            "max_show": self.amount,
+            "last_update_timestamp": self.now_ms,
+            "creation_timestamp": self.now_ms,
             "label": "",
             "is_rebalance": false,
             "is_liquidation": false,
-            "instrument_name": instrument.name,
-            "filled_amount": amount,
-            "average_price": price,
+            "instrument_name": self.instrument.name,
+            "filled_amount": self.amount,
+            "average_price": self.price,
             "direction": "sell",
-            "amount": amount,
+            "amount": self.amount,
         })
     }
 }
