@@ -28,7 +28,7 @@ fn main() -> ExitCode {
     std::fs::write(&target_file, server.target().to_toml()).expect("target file written");
 
     // The whole of a server crate's `tests/conformance.rs`:
-    let args = libtest_mimic::Arguments::from_args();
+    let args = conformance::arguments();
     let trials = conformance::trials(TargetSource::File(target_file.clone()));
     let conclusion = libtest_mimic::run(&args, trials);
 

@@ -15,12 +15,12 @@ use std::path::Path;
 use harness::auth::clock::Clock;
 use harness::case;
 use harness::check::{Catalog, Redactor, SchemaSet};
-use harness::conformance::{Suite, TargetSource};
+use harness::conformance::{self, Suite, TargetSource};
 use harness::report;
 use harness::results::CaseResult;
 use harness::serve;
 use harness::target_file::Target;
-use libtest_mimic::{Arguments, Failed, Trial};
+use libtest_mimic::{Failed, Trial};
 
 /// A passing execution's responses match its committed snapshot.
 fn snapshot_matches(result: &CaseResult, target: &Target) -> Result<(), Failed> {
@@ -42,7 +42,8 @@ fn snapshot_matches(result: &CaseResult, target: &Target) -> Result<(), Failed> 
 }
 
 fn main() -> std::process::ExitCode {
-    let args = Arguments::from_args();
+    // Eight trials at once, not one per core: they mostly wait.
+    let args = conformance::arguments();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cases");
     let catalog = Catalog::load(&root.join("clauses.toml")).expect("clause catalog loads");
     let schemas = SchemaSet::load(&root.join("schemas")).expect("schemas load");

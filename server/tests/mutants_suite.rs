@@ -22,7 +22,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use harness_model::corpus::CorpusSource;
-use harness_runner::conformance::{Suite, TargetSource};
+use harness_runner::conformance::{self, Suite, TargetSource};
 use harness_server::serve::ServeConfig;
 
 /// The `get_transaction_log` burst of the server under test: large enough that a walk of
@@ -32,7 +32,7 @@ use harness_server::serve::ServeConfig;
 const BURST: u32 = 2_000;
 
 fn main() -> std::process::ExitCode {
-    let args = libtest_mimic::Arguments::from_args();
+    let args = conformance::arguments();
     let mut server = ServeConfig::loopback();
     server.limits.transaction_log_burst = BURST;
     let mut suite = Suite::new(TargetSource::Launched(Arc::new(server)));

@@ -12,6 +12,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 mod code;
 mod doc_names;
@@ -27,8 +28,13 @@ fn repository() -> PathBuf {
 
 /// Every library and binary source file of the workspace's code crates, parsed; files
 /// under a `tests` directory, named `tests.rs`, or declared `#[cfg(test)] mod x;` are
-/// tests and left out.
-fn sources() -> Vec<Source> {
+/// tests and left out. Parsed once per test binary: every tidy test reads the same set.
+fn sources() -> &'static [Source] {
+    static SOURCES: OnceLock<Vec<Source>> = OnceLock::new();
+    SOURCES.get_or_init(parse_sources)
+}
+
+fn parse_sources() -> Vec<Source> {
     let mut sources = Vec::new();
     for (krate, dir) in CRATES {
         let src = repository().join(dir).join("src");
@@ -387,7 +393,7 @@ fn the_runner_and_the_model_build_no_server_and_no_command_line() {
 /// Files whose code matches none of `patterns`, but those `allowed`.
 fn offenders(patterns: &[&str], scope: impl Fn(&Source) -> bool, allowed: &[&str]) -> Vec<String> {
     sources()
-        .into_iter()
+        .iter()
         .filter(|source| scope(source) && !allowed.contains(&source.path.as_str()))
         .filter_map(|source| {
             patterns

@@ -926,8 +926,8 @@ mod tests {
 fn no_result_has_a_string_error() {
     let repository = super::repository();
     let mut paths: Vec<String> = super::sources()
-        .into_iter()
-        .map(|source| source.path)
+        .iter()
+        .map(|source| source.path.clone())
         .collect();
     // `sources()` leaves the crate roots out (they only declare modules); they are code too.
     paths.extend(CRATES.iter().map(|(_, dir)| format!("{dir}/src/lib.rs")));
