@@ -178,7 +178,7 @@ fn every_import_is_one_the_layers_table_allows() {
         .map(|row| (row.module.clone(), row))
         .collect();
     let sources = sources();
-    let workspace = Workspace::new(&sources);
+    let workspace = Workspace::new(sources);
     let mut broken = Vec::new();
     let mut used_by: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for source in sources.iter().filter(|source| source.module != "cli") {
@@ -276,7 +276,7 @@ fn the_layers_table_names_every_module_once_and_only_rows_above_its_own() {
 #[test]
 fn no_two_files_import_each_other() {
     let sources = sources();
-    let cycles: Vec<String> = Workspace::new(&sources)
+    let cycles: Vec<String> = Workspace::new(sources)
         .file_cycles()
         .into_iter()
         .map(|cycle| cycle.join(" <-> "))
@@ -294,7 +294,7 @@ fn no_two_files_import_each_other() {
 #[test]
 fn no_module_reexports_another_modules_item() {
     let sources = sources();
-    let workspace = Workspace::new(&sources);
+    let workspace = Workspace::new(sources);
     let found: Vec<String> = sources
         .iter()
         .flat_map(|source| workspace.reexports(source))

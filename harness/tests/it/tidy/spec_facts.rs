@@ -217,7 +217,7 @@ fn spec_facts_are_stated_only_in_the_spec_module() {
         if source.path.starts_with("protocol/src/spec/") || describes {
             continue;
         }
-        let found = restatements(&source);
+        let found = restatements(source);
         if !found.is_empty() {
             offending.insert(source.path.clone(), found);
         }
