@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::FuzzFinding;
 use super::FuzzReport;
-use super::{FuzzFinding, state::SequenceFinding};
 use harness_model::check::Verdict;
 use harness_model::events::{Events, Interrupted, Sink, duration_ms};
 use harness_protocol::wire::TransportKind;
@@ -104,26 +104,10 @@ pub enum FindingFound<'a> {
         what: Cow<'a, str>,
         /// What was observed (redacted).
         message: Cow<'a, str>,
-        /// The finding whole, as `fuzz.json` holds it: `finding` for a single request's,
-        /// `sequence` for a stateful sequence's.
-        #[serde(flatten)]
-        found: Found<'a>,
+        /// The finding whole, as `fuzz.json` holds it: a single request's or a
+        /// sequence's.
+        finding: Cow<'a, FuzzFinding>,
     },
-}
-
-/// A finding whole: a single request's or a sequence's.
-#[expect(
-    clippy::large_enum_variant,
-    reason = "once per finding, and lent when announced: a finding read back is owned once"
-)]
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Found<'a> {
-    /// A single request's: as generated and shrunk, the first index, the occurrences, the
-    /// case file.
-    Finding(Cow<'a, FuzzFinding>),
-    /// A stateful sequence's.
-    Sequence(Cow<'a, SequenceFinding>),
 }
 
 impl<'a> FuzzEvent<'a> {
@@ -175,7 +159,7 @@ mod tests {
     use serde_json::{Map, Value};
 
     use super::*;
-    use crate::{FuzzFinding, FuzzRequest, RequestAuth, Shard};
+    use crate::{FoundInput, FuzzFinding, FuzzRequest, RequestAuth, Shard};
 
     fn report() -> FuzzReport {
         let request = FuzzRequest {
@@ -200,8 +184,10 @@ mod tests {
                 message: "id 7 came back as \"7\"".to_owned(),
                 first_index: 4,
                 occurrences: 2,
-                request: request.clone(),
-                shrunk: request,
+                input: FoundInput::Request {
+                    request: request.clone(),
+                    shrunk: request,
+                },
                 case_file: Some("out/fuzz.s9.r4.toml".into()),
             }],
             failed_requests: 2,
@@ -224,7 +210,7 @@ mod tests {
                 clause: Cow::Borrowed("env.response.id"),
                 what: Cow::Borrowed("ws public/get_currencies, 2 requests"),
                 message: Cow::Borrowed("m"),
-                found: Found::Finding(Cow::Borrowed(&report.findings[0])),
+                finding: Cow::Borrowed(&report.findings[0]),
             }),
             FuzzEvent::Interrupt(Interrupted::Fired {
                 reason: Cow::Borrowed("SIGINT"),

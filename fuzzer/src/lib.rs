@@ -42,7 +42,7 @@ mod walk;
 
 pub use case_file::case_file;
 pub use collect::{
-    FindingFound, Found, FuzzCollector, FuzzEvent, FuzzEvents, FuzzPhase, FuzzSink, RequestJudged,
+    FindingFound, FuzzCollector, FuzzEvent, FuzzEvents, FuzzPhase, FuzzSink, RequestJudged,
 };
 pub use generate::generate;
 pub use request_auth::RequestAuth;
@@ -162,38 +162,75 @@ pub struct FuzzRequest {
     pub class: Option<String>,
 }
 
-/// One distinct failure, shrunk.
+/// One distinct failure, shrunk: of a single request or of a stateful sequence, which
+/// `harness fuzz` reports, prints and merges alike.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct FuzzFinding {
     /// The catalog clause broken.
     pub clause: String,
     /// What was observed (redacted).
     pub message: String,
-    /// Index in the whole run (all shards) of the first request that failed this way.
+    /// Index in the whole run (all shards) of the first request (or number of the first
+    /// sequence) that failed this way.
     pub first_index: usize,
-    /// Requests that failed this way.
+    /// Requests (or sequences) that failed this way.
     pub occurrences: usize,
-    /// The request as generated.
-    pub request: FuzzRequest,
-    /// The smallest request found that still fails the same way.
-    pub shrunk: FuzzRequest,
+    /// What failed, as generated and shrunk: its members (`request` or `sequence`, and
+    /// `shrunk`) stand beside the others in `fuzz.json`.
+    #[serde(flatten)]
+    pub input: FoundInput,
     /// The case file written for it.
     pub case_file: Option<PathBuf>,
 }
 
+/// What a finding failed on, as generated and shrunk. Untagged: a single request's finding
+/// has `request`, a sequence's `sequence`, so `fuzz.json` reads as it always has.
+#[expect(
+    clippy::large_enum_variant,
+    reason = "a few per run: two requests unboxed read as they are written"
+)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum FoundInput {
+    /// A single request's.
+    Request {
+        /// The request as generated.
+        request: FuzzRequest,
+        /// The smallest request found that still fails the same way.
+        shrunk: FuzzRequest,
+    },
+    /// A stateful sequence's.
+    Sequence {
+        /// The sequence as generated.
+        sequence: state::Sequence,
+        /// The fewest steps found that still fail the same way.
+        shrunk: state::Sequence,
+    },
+}
+
 impl FuzzFinding {
     /// What failed, as a line of the terminal and of the event stream says it: the shrunk
-    /// request's transport, method and input class, and how many requests failed so.
+    /// request's transport, method and input class, or the shrunk sequence's length and
+    /// the length it was shrunk from; and how many requests (or sequences) failed so.
     pub fn what(&self) -> String {
-        let class = self
-            .shrunk
-            .class
-            .as_deref()
-            .map_or_else(String::new, |class| format!(" (input class {class})"));
-        format!(
-            "{} {}{class}, {} requests",
-            self.shrunk.transport, self.shrunk.method, self.occurrences
-        )
+        match &self.input {
+            FoundInput::Request { shrunk, .. } => {
+                let class = shrunk
+                    .class
+                    .as_deref()
+                    .map_or_else(String::new, |class| format!(" (input class {class})"));
+                format!(
+                    "{} {}{class}, {} requests",
+                    shrunk.transport, shrunk.method, self.occurrences
+                )
+            }
+            FoundInput::Sequence { sequence, shrunk } => format!(
+                "{} steps, shrunk from {}; {} sequences",
+                shrunk.steps.len(),
+                sequence.steps.len(),
+                self.occurrences
+            ),
+        }
     }
 }
 
@@ -208,7 +245,7 @@ pub struct FuzzReport {
     /// The part sent.
     #[serde(default)]
     pub shard: Shard,
-    /// The stateful sequences: what they sent and found.
+    /// The stateful sequences: what they sent (their findings are in `findings`).
     #[serde(default)]
     pub stateful: state::StatefulReport,
     /// Generated stateless requests sent.
@@ -247,7 +284,8 @@ pub struct FuzzReport {
     pub coverage: coverage::CoverageMap,
     /// Requests sent by the shrinker.
     pub shrink_requests: usize,
-    /// Distinct failures, shrunk.
+    /// Distinct failures, shrunk: the single requests' (by first index), then the stateful
+    /// sequences' (by sequence number).
     pub findings: Vec<FuzzFinding>,
     /// Failed requests in all, before grouping.
     pub failed_requests: usize,

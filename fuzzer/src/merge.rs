@@ -7,14 +7,16 @@
 //! run's, adds up the failed requests and names every run that found it. Findings of
 //! stateful sequences merge the same way, by clause and shrunk sequence. The merged report
 //! also says, for each seed, which shards were merged and which are missing.
+//!
+//! A run's report of before the one findings list held its sequences' findings apart
+//! (`stateful.findings`); [`load_run`] reads them into the one list.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-use super::state::SequenceFinding;
-use super::{FuzzFinding, FuzzReport, FuzzRequest, Shard};
+use super::{FoundInput, FuzzFinding, FuzzReport, FuzzRequest, Shard};
 
 /// The report file in a run's `--out`.
 pub const RUN_REPORT: &str = "fuzz.json";
@@ -59,71 +61,44 @@ pub struct SeedShards {
     pub missing: Vec<usize>,
 }
 
-/// A distinct finding of the merged runs: a [`FuzzFinding`] of a single request or a
-/// [`SequenceFinding`] of a stateful sequence.
+/// A distinct finding of the merged runs, of a single request or of a stateful sequence.
 #[derive(Clone, Debug, Serialize)]
-pub struct Merged<F> {
+pub struct MergedFinding {
     /// The seed of the run it was kept from.
     pub seed: u64,
     /// The finding as that run reported it; `occurrences` counts the failed requests (or
     /// sequences) of every run, and `case_file` is the copy in the merged directory.
-    pub finding: F,
+    pub finding: FuzzFinding,
     /// The `--out` directories of the runs that found it.
     pub runs: Vec<PathBuf>,
 }
 
-/// A distinct finding of the merged runs' single requests.
-pub type MergedFinding = Merged<FuzzFinding>;
-
-/// A distinct finding of the merged runs' stateful sequences.
-pub type MergedSequenceFinding = Merged<SequenceFinding>;
-
-/// A finding that merging folds with the same finding of other runs.
-trait Distinct: Clone {
-    /// Whether `other` is the same finding: the same clause and shrunk request (or sequence).
-    fn same(&self, other: &Self) -> bool;
-    /// How many requests (or sequences) failed this way.
-    fn occurrences(&mut self) -> &mut usize;
-    /// The same count, read.
-    fn count(&self) -> usize;
-}
-
-impl Distinct for FuzzFinding {
-    fn same(&self, other: &Self) -> bool {
-        self.clause == other.clause && same_request(&self.shrunk, &other.shrunk)
-    }
-    fn occurrences(&mut self) -> &mut usize {
-        &mut self.occurrences
-    }
-    fn count(&self) -> usize {
-        self.occurrences
-    }
-}
-
-impl Distinct for SequenceFinding {
-    fn same(&self, other: &Self) -> bool {
-        self.clause == other.clause && self.shrunk == other.shrunk
-    }
-    fn occurrences(&mut self) -> &mut usize {
-        &mut self.occurrences
-    }
-    fn count(&self) -> usize {
-        self.occurrences
-    }
+/// Whether two findings are one: the same clause and shrunk request (or sequence).
+fn same(a: &FuzzFinding, b: &FuzzFinding) -> bool {
+    a.clause == b.clause
+        && match (&a.input, &b.input) {
+            (FoundInput::Request { shrunk: a, .. }, FoundInput::Request { shrunk: b, .. }) => {
+                same_request(a, b)
+            }
+            (FoundInput::Sequence { shrunk: a, .. }, FoundInput::Sequence { shrunk: b, .. }) => {
+                a == b
+            }
+            _ => false,
+        }
 }
 
 /// Adds the findings of the run in `dir` to `kept`: each to the kept finding it repeats
 /// (its occurrences added, the run listed once), else as a new distinct finding.
-fn keep<F: Distinct>(kept: &mut Vec<Merged<F>>, seed: u64, dir: &Path, findings: &[F]) {
+fn keep(kept: &mut Vec<MergedFinding>, seed: u64, dir: &Path, findings: &[FuzzFinding]) {
     for finding in findings {
-        match kept.iter_mut().find(|kept| kept.finding.same(finding)) {
+        match kept.iter_mut().find(|kept| same(&kept.finding, finding)) {
             Some(kept) => {
-                *kept.finding.occurrences() += finding.count();
+                kept.finding.occurrences += finding.occurrences;
                 if !kept.runs.iter().any(|run| run == dir) {
                     kept.runs.push(dir.to_owned());
                 }
             }
-            None => kept.push(Merged {
+            None => kept.push(MergedFinding {
                 seed,
                 finding: finding.clone(),
                 runs: vec![dir.to_owned()],
@@ -143,10 +118,9 @@ pub struct MergedReport {
     pub sent: usize,
     /// Findings of all runs, before merging.
     pub run_findings: usize,
-    /// Distinct findings, by clause and shrunk request.
+    /// Distinct findings, by clause and shrunk request (or sequence): the single
+    /// requests' by clause, seed and first index, then the sequences' in the runs' order.
     pub findings: Vec<MergedFinding>,
-    /// Distinct findings of stateful sequences, by clause and shrunk sequence.
-    pub sequence_findings: Vec<MergedSequenceFinding>,
     /// The response classes the runs reached, their maps merged.
     pub coverage: super::coverage::CoverageMap,
 }
@@ -200,20 +174,39 @@ impl std::error::Error for MergeError {
     }
 }
 
-/// Reads the report of the run whose `--out` is `dir`.
+/// Reads the report of the run whose `--out` is `dir`, the findings of an older layout's
+/// sequences (`stateful.findings`) moved into its one findings list.
 pub fn load_run(dir: &Path) -> Result<FuzzReport, MergeError> {
     let path = dir.join(RUN_REPORT);
     let text = std::fs::read_to_string(&path).map_err(|source| MergeError::Read {
         path: path.clone(),
         source,
     })?;
-    serde_json::from_str(&text).map_err(|error| MergeError::Parse {
+    let parse_error = |error: serde_json::Error| MergeError::Parse {
         message: format!(
             "{}: not the report of a harness fuzz run: {error}",
             error.line()
         ),
-        path,
-    })
+        path: path.clone(),
+    };
+    let mut report: FuzzReport = serde_json::from_str(&text).map_err(parse_error)?;
+    let older: OlderLayout = serde_json::from_str(&text).map_err(parse_error)?;
+    report.findings.extend(older.stateful.findings);
+    Ok(report)
+}
+
+/// What a run's report held apart before the one findings list: its sequences' findings.
+#[derive(Default, Deserialize)]
+struct OlderLayout {
+    #[serde(default)]
+    stateful: OlderStateful,
+}
+
+/// The stateful part of an older report: its findings.
+#[derive(Default, Deserialize)]
+struct OlderStateful {
+    #[serde(default)]
+    findings: Vec<FuzzFinding>,
 }
 
 /// Merges `runs` (each with its `--out` directory); pure, case files are not touched.
@@ -233,24 +226,28 @@ pub fn merge(runs: &[(PathBuf, FuzzReport)]) -> MergedReport {
         merged.sent += report.sent;
         merged.coverage.merge(&report.coverage);
         merged.run_findings += report.findings.len();
-        keep(&mut merged.findings, report.seed, dir, &report.findings);
     }
+    // The single requests' findings by clause, seed and first index, then the sequences'
+    // in the runs' order.
+    let (mut requests, mut sequences) = (Vec::new(), Vec::new());
     for (dir, report) in runs {
-        merged.run_findings += report.stateful.findings.len();
-        keep(
-            &mut merged.sequence_findings,
-            report.seed,
-            dir,
-            &report.stateful.findings,
-        );
+        let (of_sequences, of_requests): (Vec<FuzzFinding>, Vec<FuzzFinding>) = report
+            .findings
+            .iter()
+            .cloned()
+            .partition(|finding| matches!(finding.input, FoundInput::Sequence { .. }));
+        keep(&mut requests, report.seed, dir, &of_requests);
+        keep(&mut sequences, report.seed, dir, &of_sequences);
     }
-    merged.findings.sort_by(|a, b| {
+    requests.sort_by(|a, b| {
         (&a.finding.clause, a.seed, a.finding.first_index).cmp(&(
             &b.finding.clause,
             b.seed,
             b.finding.first_index,
         ))
     });
+    merged.findings = requests;
+    merged.findings.append(&mut sequences);
     merged.seeds = seed_shards(&merged.runs);
     merged
 }
@@ -310,15 +307,11 @@ pub fn write(merged: &mut MergedReport, out: &Path) -> Result<PathBuf, MergeErro
     };
     std::fs::create_dir_all(out).map_err(write_error(out))?;
     let mut written: Vec<PathBuf> = Vec::new();
-    let single = merged
+    let findings = merged
         .findings
         .iter_mut()
         .map(|kept| (&mut kept.finding.case_file, &kept.runs));
-    let sequences = merged
-        .sequence_findings
-        .iter_mut()
-        .map(|kept| (&mut kept.finding.case_file, &kept.runs));
-    for (case_file, runs) in single.chain(sequences) {
+    for (case_file, runs) in findings {
         let Some(name) = case_file.as_ref().and_then(|path| path.file_name()) else {
             continue;
         };

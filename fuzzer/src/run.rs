@@ -17,7 +17,7 @@ use harness_model::events::Interrupted;
 use harness_model::target_file::Target;
 use harness_runner::run::Breaker;
 
-use super::collect::{FindingFound, Found, FuzzEvent, FuzzPhase};
+use super::collect::{FindingFound, FuzzEvent, FuzzPhase};
 use super::coverage::Steering;
 use super::execute::Assessed;
 use super::prediction::Prediction;
@@ -48,7 +48,7 @@ pub async fn run(
     // deleting, and what logouts and toggles do to other tokens of the account cannot
     // reach the tokens the stateless requests cache.
     let stateful_budget = config.requests * config.stateful_percent.min(100) / 100;
-    let stateful = if stateful_budget > 0 {
+    let (stateful, sequence_findings) = if stateful_budget > 0 {
         super::state::run(
             Arc::clone(&sender),
             Arc::clone(&redactor),
@@ -57,7 +57,7 @@ pub async fn run(
         )
         .await?
     } else {
-        StatefulReport::default()
+        (StatefulReport::default(), Vec::new())
     };
     // This shard's requests, each with its index in the whole run.
     let requests = Arc::new(shard_requests(
@@ -95,6 +95,7 @@ pub async fn run(
         &mut report.shrink_requests,
     )
     .await?;
+    report.findings.extend(sequence_findings);
     announce_end(config, &report);
     Ok(report)
 }
@@ -239,15 +240,7 @@ fn announce_end(config: &FuzzConfig, report: &FuzzReport) {
             clause: Cow::Borrowed(&finding.clause),
             what: Cow::Owned(finding.what()),
             message: Cow::Borrowed(&finding.message),
-            found: Found::Finding(Cow::Borrowed(finding)),
-        }));
-    }
-    for finding in &report.stateful.findings {
-        config.events.emit(&FuzzEvent::Finding(FindingFound::Found {
-            clause: Cow::Borrowed(&finding.clause),
-            what: Cow::Owned(finding.what()),
-            message: Cow::Borrowed(&finding.message),
-            found: Found::Sequence(Cow::Borrowed(finding)),
+            finding: Cow::Borrowed(finding),
         }));
     }
     if let Some(reason) = &report.interrupted {

@@ -28,8 +28,10 @@ fn finding(clause: &str, shrunk: FuzzRequest, first_index: usize) -> FuzzFinding
         message: format!("{clause} broken"),
         first_index,
         occurrences: 3,
-        request: shrunk.clone(),
-        shrunk,
+        input: FoundInput::Request {
+            request: shrunk.clone(),
+            shrunk,
+        },
         case_file: None,
     }
 }
@@ -181,7 +183,7 @@ fn run_report_reads_back_and_a_broken_one_names_its_line() {
         (read.seed, read.requests, read.shard),
         (3, 100, written.shard)
     );
-    assert_eq!(read.findings[0].shrunk, written.findings[0].shrunk);
+    assert_eq!(read.findings[0].input, written.findings[0].input);
 
     // A report of before sharding: the whole run.
     std::fs::write(dir.join(RUN_REPORT), r#"{"seed": 4, "sent": 10, "expected_result": 0, "expected_error": 0, "expected_any": 0, "rate_limited": 0, "shrink_requests": 0, "findings": [], "failed_requests": 0, "timed_out": false}"#).unwrap();
@@ -196,7 +198,46 @@ fn run_report_reads_back_and_a_broken_one_names_its_line() {
 
 #[test]
 fn sequence_findings_merge_by_clause_and_shrunk_sequence_and_their_cases_are_copied() {
-    use crate::state::{Action, Grant, SeqStep, Sequence, SequenceFinding, Who};
+    let dir = temp_dir("sequences");
+    let finding = |run_dir: &str, session| {
+        let case_file = dir.join(run_dir).join("fuzz.s1.q3.toml");
+        std::fs::create_dir_all(dir.join(run_dir)).unwrap();
+        std::fs::write(&case_file, format!("id = \"from {run_dir}\"\n")).unwrap();
+        sequence_finding(session, Some(case_file))
+    };
+    let with = |findings: Vec<FuzzFinding>| run(1, Shard::WHOLE, findings);
+    let runs = vec![
+        (dir.join("a"), with(vec![finding("a", None)])),
+        (
+            dir.join("b"),
+            with(vec![finding("b", None), finding("b", Some("s"))]),
+        ),
+    ];
+    let mut merged = merge(&runs);
+    assert_eq!(merged.run_findings, 3);
+    assert_eq!(merged.findings.len(), 2);
+    assert_eq!(merged.findings[0].finding.occurrences, 4);
+    assert_eq!(merged.findings[0].runs.len(), 2);
+    let out = dir.join("merged");
+    write(&mut merged, &out).unwrap();
+    let case_files: Vec<PathBuf> = merged
+        .findings
+        .iter()
+        .filter_map(|merged| merged.finding.case_file.clone())
+        .collect();
+    assert_eq!(
+        case_files,
+        [out.join("fuzz.s1.q3.toml"), out.join("fuzz.s1.q3-2.toml")]
+    );
+    assert_eq!(
+        std::fs::read_to_string(&case_files[0]).unwrap(),
+        "id = \"from a\"\n"
+    );
+}
+
+/// A sequence's finding of a login (into `session`, if any) and a refresh of its token.
+fn sequence_finding(session: Option<&str>, case_file: Option<PathBuf>) -> FuzzFinding {
+    use crate::state::{Action, Grant, SeqStep, Sequence, Who};
     let login = |session: Option<&str>| SeqStep {
         transport: TransportKind::HttpBody,
         connection: 0,
@@ -214,51 +255,46 @@ fn sequence_findings_merge_by_clause_and_shrunk_sequence_and_their_cases_are_cop
     let sequence = |session| Sequence {
         steps: vec![login(session), refresh.clone()],
     };
-    let dir = temp_dir("sequences");
-    let finding = |run_dir: &str, session| {
-        let case_file = dir.join(run_dir).join("fuzz.s1.q3.toml");
-        std::fs::create_dir_all(dir.join(run_dir)).unwrap();
-        std::fs::write(&case_file, format!("id = \"from {run_dir}\"\n")).unwrap();
-        SequenceFinding {
-            clause: "auth.refresh.rotates".to_owned(),
-            message: "same refresh token".to_owned(),
-            first_index: 3,
-            occurrences: 2,
+    FuzzFinding {
+        clause: "auth.refresh.rotates".to_owned(),
+        message: "same refresh token".to_owned(),
+        first_index: 3,
+        occurrences: 2,
+        input: FoundInput::Sequence {
             sequence: sequence(session),
             shrunk: sequence(session),
-            case_file: Some(case_file),
-        }
-    };
-    let with = |findings: Vec<SequenceFinding>| {
-        let mut report = run(1, Shard::WHOLE, Vec::new());
-        report.stateful.findings = findings;
-        report
-    };
-    let runs = vec![
-        (dir.join("a"), with(vec![finding("a", None)])),
-        (
-            dir.join("b"),
-            with(vec![finding("b", None), finding("b", Some("s"))]),
-        ),
-    ];
-    let mut merged = merge(&runs);
-    assert_eq!(merged.run_findings, 3);
-    assert_eq!(merged.sequence_findings.len(), 2);
-    assert_eq!(merged.sequence_findings[0].finding.occurrences, 4);
-    assert_eq!(merged.sequence_findings[0].runs.len(), 2);
-    let out = dir.join("merged");
-    write(&mut merged, &out).unwrap();
-    let case_files: Vec<PathBuf> = merged
-        .sequence_findings
-        .iter()
-        .filter_map(|merged| merged.finding.case_file.clone())
-        .collect();
-    assert_eq!(
-        case_files,
-        [out.join("fuzz.s1.q3.toml"), out.join("fuzz.s1.q3-2.toml")]
+        },
+        case_file,
+    }
+}
+
+#[test]
+fn an_older_report_with_its_sequence_findings_apart_reads_into_one_list() {
+    let dir = temp_dir("older");
+    let mut written = run(
+        5,
+        Shard::WHOLE,
+        vec![finding("env.id", request("public/test", "BTC", "why"), 6)],
     );
+    let mut json = serde_json::to_value(&written).unwrap();
+    let sequence = sequence_finding(Some("s"), None);
+    json["stateful"]["findings"] = json!([serde_json::to_value(&sequence).unwrap()]);
+    std::fs::write(dir.join(RUN_REPORT), json.to_string()).unwrap();
+    let read = load_run(&dir).unwrap();
+    written.findings.push(sequence);
     assert_eq!(
-        std::fs::read_to_string(&case_files[0]).unwrap(),
-        "id = \"from a\"\n"
+        serde_json::to_value(&read.findings).unwrap(),
+        serde_json::to_value(&written.findings).unwrap()
     );
+    assert!(matches!(
+        read.findings[1].input,
+        FoundInput::Sequence { .. }
+    ));
+    // The one list written reads back as it was, a sequence's finding and all.
+    std::fs::write(
+        dir.join(RUN_REPORT),
+        serde_json::to_string(&written).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(load_run(&dir).unwrap().findings.len(), 2);
 }

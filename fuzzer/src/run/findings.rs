@@ -12,7 +12,9 @@ use crate::execute::Assessed;
 use crate::prediction::Prediction;
 use crate::rules;
 use crate::send::Sender;
-use crate::{FuzzConfig, FuzzError, FuzzFinding, FuzzReport, FuzzRequest, case_file, shrink};
+use crate::{
+    FoundInput, FuzzConfig, FuzzError, FuzzFinding, FuzzReport, FuzzRequest, case_file, shrink,
+};
 
 /// Counts each judged request into `report` (what the oracle expected, throttled,
 /// unanswered) and gives back the failures, each with the request as sent (steering's in
@@ -112,8 +114,7 @@ pub(super) async fn findings(
             message: failure.message,
             first_index,
             occurrences,
-            request,
-            shrunk,
+            input: FoundInput::Request { request, shrunk },
             case_file: case_path,
         });
     }

@@ -21,7 +21,6 @@ mod shrink;
 
 pub(crate) use run::run;
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -61,43 +60,9 @@ pub struct StatefulReport {
     pub paced_skipped: usize,
     /// Requests sent by the shrinker.
     pub shrink_requests: usize,
-    /// Distinct failures (one per clause), shrunk.
-    pub findings: Vec<SequenceFinding>,
     /// Wall time of the sequences (shrinking excluded).
     #[serde(skip)]
     pub elapsed: Duration,
-}
-
-/// One distinct failure of a sequence, shrunk.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct SequenceFinding {
-    /// The catalog clause broken.
-    pub clause: String,
-    /// What was observed (redacted).
-    pub message: String,
-    /// Index of the first sequence that failed this way.
-    pub first_index: usize,
-    /// Sequences that failed this way.
-    pub occurrences: usize,
-    /// The sequence as generated.
-    pub sequence: Sequence,
-    /// The fewest steps found that still fail the same way.
-    pub shrunk: Sequence,
-    /// The case file written for it.
-    pub case_file: Option<PathBuf>,
-}
-
-impl SequenceFinding {
-    /// What failed, as a line of the terminal and of the event stream says it: the shrunk
-    /// sequence's length, the length it was shrunk from, and how many sequences failed so.
-    pub fn what(&self) -> String {
-        format!(
-            "{} steps, shrunk from {}; {} sequences",
-            self.shrunk.steps.len(),
-            self.sequence.steps.len(),
-            self.occurrences
-        )
-    }
 }
 
 /// A sequence of steps sharing one model of token state.

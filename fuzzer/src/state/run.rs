@@ -15,9 +15,9 @@ use rand::rngs::StdRng;
 
 use super::execute::{SequenceRun, execute};
 use super::generate::{Allowed, sequence};
-use super::{Sequence, SequenceFinding, StatefulReport, case_file, shrink};
+use super::{Sequence, StatefulReport, case_file, shrink};
 use crate::send::Sender;
-use crate::{FuzzConfig, FuzzError};
+use crate::{FoundInput, FuzzConfig, FuzzError, FuzzFinding};
 use harness_model::check::Redactor;
 
 /// JSON-RPC ids of sequence `k` start at `ID_BASE + k * ID_STRIDE`, apart from the
@@ -36,13 +36,14 @@ fn first_id(number: usize) -> u64 {
     ID_BASE + number as u64 * ID_STRIDE
 }
 
-/// Runs `budget` requests' worth of sequences (this shard's part of them).
+/// Runs `budget` requests' worth of sequences (this shard's part of them): what they sent,
+/// and their findings.
 pub(crate) async fn run(
     sender: Arc<Sender>,
     redactor: Arc<Redactor>,
     config: &FuzzConfig,
     budget: usize,
-) -> Result<StatefulReport, FuzzError> {
+) -> Result<(StatefulReport, Vec<FuzzFinding>), FuzzError> {
     let mine = this_shards_sequences(&Allowed::from_target(&sender.target), config, budget);
     let (serial, parallel) = serial_and_parallel(&mine);
     let started = Instant::now();
@@ -65,8 +66,8 @@ pub(crate) async fn run(
             source,
         })?;
     }
-    shrink_and_write(&sender, &redactor, config, groups, &mut report).await?;
-    Ok(report)
+    let findings = shrink_and_write(&sender, &redactor, config, groups, &mut report).await?;
+    Ok((report, findings))
 }
 
 /// The sequences generated from the seed until their steps fill `budget`, numbered, that
@@ -210,14 +211,16 @@ fn count_and_group(
 }
 
 /// Shrinks each group's first failure (up to `max_findings`), writes it as a case file
-/// when the run has an `out` directory, and adds it to `report`'s findings.
+/// when the run has an `out` directory, and gives back the findings; the requests sent
+/// are counted into `report`.
 async fn shrink_and_write(
     sender: &Sender,
     redactor: &Redactor,
     config: &FuzzConfig,
     groups: Vec<(NumberedRun, usize)>,
     report: &mut StatefulReport,
-) -> Result<(), FuzzError> {
+) -> Result<Vec<FuzzFinding>, FuzzError> {
+    let mut findings = Vec::new();
     let shrink_deadline = Instant::now() + config.run_timeout;
     for ((number, sequence, run), occurrences) in groups.into_iter().take(config.max_findings) {
         let deadline = match config.interrupt.reason() {
@@ -244,15 +247,14 @@ async fn shrink_and_write(
             let text = case_file::case_file(&id, &shrunk, &shrunk_run.outcomes, &clause, &message);
             case_path = Some(crate::write_case_file(dir, &id, &text)?);
         }
-        report.findings.push(SequenceFinding {
+        findings.push(FuzzFinding {
             clause,
             message,
             first_index: number,
             occurrences,
-            sequence,
-            shrunk,
+            input: FoundInput::Sequence { sequence, shrunk },
             case_file: case_path,
         });
     }
-    Ok(())
+    Ok(findings)
 }

@@ -56,7 +56,7 @@ async fn fuzz_once(corpus: &Corpus, running: &serve::Running, seed: u64, request
         report.rate_limited + report.stateful.throttled,
         report.rate_limited,
         report.stateful.throttled,
-        report.findings.len() + report.stateful.findings.len(),
+        report.findings.len(),
     );
 }
 

@@ -148,7 +148,7 @@ fn run(args: FuzzRunArgs) -> Result<u8, CliError> {
     print_findings(&report);
     outln!(
         "fuzz: {} findings ({} failed requests); report {}; rerun: {rerun}",
-        report.findings.len() + report.stateful.findings.len(),
+        report.findings.len(),
         report.failed_requests,
         report_path.display()
     );
@@ -259,17 +259,9 @@ fn print_counts(report: &FuzzReport) {
     }
 }
 
-/// Prints each stateless and each stateful finding with its case file.
+/// Prints each finding (a single request's or a sequence's) with its case file.
 fn print_findings(report: &FuzzReport) {
     for finding in &report.findings {
-        print_finding(
-            &finding.clause,
-            &finding.what(),
-            &finding.message,
-            &finding.case_file,
-        );
-    }
-    for finding in &report.stateful.findings {
         print_finding(
             &finding.clause,
             &finding.what(),
@@ -284,7 +276,7 @@ fn exit_code(report: &FuzzReport) -> u8 {
     // A target that stopped answering could not be fuzzed: that comes before findings.
     if report.target_stopped_answering() {
         exit::HARNESS
-    } else if !report.findings.is_empty() || !report.stateful.findings.is_empty() {
+    } else if !report.findings.is_empty() {
         exit::FAIL
     } else if report.interrupted.is_some() {
         exit::INTERRUPTED

@@ -273,17 +273,12 @@ async fn fuzz_row(
         let report = fuzz::run(running.target(), config.schemas.clone(), &fuzz_config).await;
         running.shutdown().await;
         let report = report.map_err(|error| harness_error(error.to_string()))?;
-        findings.extend(
-            report
-                .findings
-                .iter()
-                .map(|finding| format!("seed {seed}: {}: {}", finding.clause, finding.message)),
-        );
-        findings.extend(report.stateful.findings.iter().map(|finding| {
+        // A single request's finding and a sequence's, each with what failed.
+        findings.extend(report.findings.iter().map(|finding| {
             format!(
-                "seed {seed}: {} (a sequence of {} steps): {}",
+                "seed {seed}: {} ({}): {}",
                 finding.clause,
-                finding.shrunk.steps.len(),
+                finding.what(),
                 finding.message
             )
         }));

@@ -13,7 +13,7 @@ use std::time::Duration;
 use harness::case;
 use harness::check::{Catalog, SchemaSet};
 use harness::events::{Event, EventSink, RunCollector};
-use harness::fuzz::{self, FuzzCollector, FuzzConfig, FuzzEvent, FuzzReport, FuzzSink};
+use harness::fuzz::{self, FoundInput, FuzzCollector, FuzzConfig, FuzzEvent, FuzzReport, FuzzSink};
 use harness::report::{Context, Summary, render_json};
 use harness::selftest::{self, MatrixCollector, MatrixEvent, MatrixSink, VariantPlan};
 use harness::serve::{self, Fault, Variant};
@@ -125,9 +125,12 @@ fn fuzz_collector_folds_the_stream_into_the_same_fuzz_json() {
     // Both kinds of finding, each with its case file, are in the stream.
     assert!(!direct.findings.is_empty(), "{direct:?}");
     assert!(
-        !direct.stateful.findings.is_empty(),
+        direct
+            .findings
+            .iter()
+            .any(|finding| matches!(finding.input, FoundInput::Sequence { .. })),
         "{:?}",
-        direct.stateful
+        direct.findings
     );
     assert!(
         direct
@@ -151,12 +154,17 @@ fn fuzz_collector_folds_the_stream_into_the_same_fuzz_json() {
         .map(|line| serde_json::from_str::<Value>(line).unwrap())
         .filter(|line| line["type"] == "finding")
         .collect();
-    assert_eq!(
-        found.len(),
-        direct.findings.len() + direct.stateful.findings.len()
+    assert_eq!(found.len(), direct.findings.len());
+    assert!(
+        found
+            .iter()
+            .any(|line| line["finding"]["sequence"].is_object())
     );
-    assert!(found.iter().any(|line| line["sequence"].is_object()));
-    assert!(found.iter().any(|line| line["finding"].is_object()));
+    assert!(
+        found
+            .iter()
+            .any(|line| line["finding"]["request"].is_object())
+    );
 }
 
 #[test]

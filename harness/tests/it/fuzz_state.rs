@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use harness::fuzz::{FuzzConfig, FuzzReport};
+use harness::fuzz::{FoundInput, FuzzConfig, FuzzReport};
 use harness::serve::{Extreme, Fault, Variant};
 
 /// The faults single requests miss (`fuzz/README.md`, the per-fault table): the 11 that
@@ -87,23 +87,24 @@ fn sequences_find_every_fault_that_needs_state_and_their_cases_replay_it() {
         let report = sequences_against(&[fault], &[], 1_500, Some(out));
         assert_eq!(report.sent, 0, "only sequences were asked for");
         let caught = report
-            .stateful
             .findings
             .iter()
             .find(|finding| fault.clauses().contains(&finding.clause.as_str()));
         let Some(finding) = caught else {
-            missed.push(format!("{}: {:?}", fault.name(), report.stateful.findings));
+            missed.push(format!("{}: {:?}", fault.name(), report.findings));
             continue;
+        };
+        let FoundInput::Sequence { sequence, shrunk } = &finding.input else {
+            panic!("{}: a single request's finding: {finding:?}", fault.name());
         };
         // The run that finds delete-member-no-mainaccount deletes the fixture member, so
         // against the same server no shorter sequence fails that way again.
         let shrinkable = fault != Fault::DeleteMemberNoMainaccount;
         assert!(
-            finding.shrunk.steps.len() <= finding.sequence.steps.len()
-                && (!shrinkable || finding.shrunk.steps.len() <= 6),
+            shrunk.steps.len() <= sequence.steps.len() && (!shrinkable || shrunk.steps.len() <= 6),
             "{}: {:?}",
             fault.name(),
-            finding.shrunk
+            shrunk
         );
         let case_file = finding.case_file.as_ref().expect("a case file is written");
         let with_fault = replay(case_file, fault.name(), &["--fault", fault.name()]);
@@ -139,10 +140,10 @@ fn sequences_find_nothing_against_the_clean_reference_or_any_variant() {
             "{:?}",
             report.stateful
         );
-        for finding in &report.stateful.findings {
+        for finding in &report.findings {
             false_findings.push(format!(
                 "{variants:?}: {}: {} ({:?})",
-                finding.clause, finding.message, finding.shrunk
+                finding.clause, finding.message, finding.input
             ));
         }
     }

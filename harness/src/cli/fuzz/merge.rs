@@ -52,7 +52,7 @@ pub(crate) fn merge(args: MergeArgs) -> Result<u8, CliError> {
     print_findings(&merged);
     outln!(
         "fuzz merge: {} findings ({} in the runs); report {}",
-        merged.findings.len() + merged.sequence_findings.len(),
+        merged.findings.len(),
         merged.run_findings,
         report_path.display()
     );
@@ -72,7 +72,7 @@ pub(crate) fn merge(args: MergeArgs) -> Result<u8, CliError> {
         // A run that could not do its job leaves its part unfuzzed: that comes first.
         if !not_done.is_empty() {
             exit::HARNESS
-        } else if merged.findings.is_empty() && merged.sequence_findings.is_empty() {
+        } else if merged.findings.is_empty() {
             exit::PASS
         } else {
             exit::FAIL
@@ -102,15 +102,11 @@ fn print_seed(seed: &SeedShards) {
     outln!("{line}");
 }
 
-/// Prints each distinct finding, stateless then stateful, with the runs that found it.
+/// Prints each distinct finding (the single requests', then the sequences'), with the runs
+/// that found it.
 fn print_findings(merged: &MergedReport) {
     let runs = merged.runs.len();
     for kept in &merged.findings {
-        let finding = &kept.finding;
-        let what = format!("{}, {} of {runs} runs", finding.what(), kept.runs.len());
-        super::print_finding(&finding.clause, &what, &finding.message, &finding.case_file);
-    }
-    for kept in &merged.sequence_findings {
         let finding = &kept.finding;
         let what = format!("{}, {} of {runs} runs", finding.what(), kept.runs.len());
         super::print_finding(&finding.clause, &what, &finding.message, &finding.case_file);
