@@ -6,10 +6,13 @@
 mod merge;
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
-use harness_fuzz::{self as fuzz, FuzzConfig, FuzzError, FuzzReport, Shard};
+use harness_fuzz::{
+    self as fuzz, FuzzCollector, FuzzConfig, FuzzError, FuzzReport, FuzzSink, Shard,
+};
 use harness_protocol::wire::TransportKind;
 
 use super::reporters::Reporters;
@@ -99,36 +102,38 @@ pub(crate) fn fuzz(args: FuzzArgs) -> Result<u8, CliError> {
     }
 }
 
-/// Runs the fuzzer as `args` say, writes fuzz.json, prints the summary and each finding,
-/// and returns the exit code.
+/// Runs the fuzzer as `args` say, then writes fuzz.json, prints the summary and each
+/// finding, and returns the exit code, all from the run's events folded by a
+/// [`FuzzCollector`] (the fold `harness report --from-events` makes of an events file), not
+/// from the value the run returns.
 fn run(args: FuzzRunArgs) -> Result<u8, CliError> {
     let choice = TargetChoice::from_args(&args.target)?;
     let schemas = args.corpus.load()?.schemas;
     let seed = args.seed.unwrap_or_else(rand::random);
     let mut config = fuzz_config(&args, seed)?;
     let reporters = Reporters::new(args.quiet, args.events.as_deref())?;
-    config.events = reporters.fuzz_sink();
+    let collector = Arc::new(Mutex::new(FuzzCollector::default()));
+    config.events = folding(reporters.fuzz_sink(), &collector);
     let rerun = rerun_command(&args, seed, &choice);
-    let report = runtime()?.block_on(async {
+    let ran = runtime()?.block_on(async {
         super::signals::Signals::new().fire_then_exit(
             config.interrupt.clone(),
             "finishing the requests in flight, then writing the findings unshrunk",
         );
         eprintln!("fuzz: seed {seed} ({rerun})");
         let (target, reference) = choice.start().await?;
-        let report = fuzz::run(target, schemas, &config).await;
+        // The report the run returns is the one its end announces, folded below.
+        let ran = fuzz::run(target, schemas, &config).await.map(drop);
         let finished = reporters.finish();
         if let Some(running) = reference {
             running.shutdown().await;
         }
         finished?;
-        // The report the run returns; `harness report --from-events` reads the stream
-        // back into the same report.
-        Ok(report)
+        Ok(ran)
     })?;
     let report_path = args.out.join("fuzz.json");
-    let report = match report {
-        Ok(report) => report,
+    match ran {
+        Ok(()) => {}
         Err(FuzzError::Target(message)) => return Err(CliError::usage(message)),
         // The run could not happen: fuzz.json still says so, as every exit leaves one.
         Err(error) => {
@@ -142,7 +147,11 @@ fn run(args: FuzzRunArgs) -> Result<u8, CliError> {
             write_report(&args.out, &report_path, &failed)?;
             return Err(CliError::harness(error));
         }
-    };
+    }
+    let folded = std::mem::take(&mut *collector.lock().unwrap_or_else(PoisonError::into_inner));
+    let report = folded
+        .report()
+        .ok_or_else(|| CliError::harness("the fuzz run announced no end"))?;
     write_report(&args.out, &report_path, &report)?;
     print_counts(&report);
     print_findings(&report);
@@ -153,6 +162,19 @@ fn run(args: FuzzRunArgs) -> Result<u8, CliError> {
         report_path.display()
     );
     Ok(exit_code(&report))
+}
+
+/// The run's sink: each event to the reporters (the progress bar, `--events`), then into
+/// `collector`.
+fn folding(reporters: FuzzSink, collector: &Arc<Mutex<FuzzCollector>>) -> FuzzSink {
+    let collector = Arc::clone(collector);
+    FuzzSink::new(move |event| {
+        reporters.emit(event);
+        collector
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .observe(event.clone());
+    })
 }
 
 /// The fuzzer's configuration from the command line's options (the events sink aside).
