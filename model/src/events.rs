@@ -13,7 +13,7 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::io::{self, Write};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -253,11 +253,13 @@ pub fn announce(report: &RunReport, sink: &EventSink) {
     ));
 }
 
-/// Folds a run's events, read back, into its [`RunReport`]: the results in plan order, as
-/// the runner returns them. It takes the events whole, so a result is moved, not copied.
+/// Folds a run's events into its [`RunReport`]: the results in plan order, as the runner
+/// ran them. Every report of a run is this fold, whether the events come live from the
+/// runner, the judge or the proxy ([`collecting`]) or are read back from `--events FILE`.
+/// It takes the events whole, so a result read back is moved, not copied.
 #[derive(Debug, Default)]
 pub struct RunCollector {
-    started: Option<(String, Side)>,
+    started: Option<(String, Side, Redactor)>,
     results: Vec<(usize, CaseResult)>,
     finished: Option<(Duration, Option<String>)>,
 }
@@ -266,9 +268,14 @@ impl RunCollector {
     /// Takes in one event; a run's start forgets a run before it.
     pub fn observe(&mut self, event: Event<'_>) {
         match event {
-            Event::Run(RunEvent::Started { target, side, .. }) => {
+            Event::Run(RunEvent::Started {
+                target,
+                side,
+                redactor,
+                ..
+            }) => {
                 *self = RunCollector {
-                    started: Some((target.into_owned(), side)),
+                    started: Some((target.into_owned(), side, redactor.into_owned())),
                     ..RunCollector::default()
                 };
             }
@@ -284,21 +291,44 @@ impl RunCollector {
         }
     }
 
-    /// The run's report, once it has both started and finished; its redactor knows no
-    /// secret (a stream read back is redacted already).
+    /// The run's report, once it has both started and finished. Its redactor is the run's
+    /// when the events came live; read back, it knows no secret (the stream is redacted
+    /// already).
     pub fn report(mut self) -> Option<RunReport> {
-        let (target, side) = self.started?;
+        let (target, side, redactor) = self.started?;
         let (duration, interrupted) = self.finished?;
         self.results.sort_by_key(|(index, _)| *index);
         Some(RunReport {
             target,
             results: self.results.into_iter().map(|(_, result)| result).collect(),
             duration,
-            redactor: Redactor::default(),
+            redactor,
             side,
             interrupted,
         })
     }
+}
+
+/// A fold fed live: the [`RunCollector`] a [`collecting`] sink hands each event to.
+pub type SharedCollector = Arc<Mutex<RunCollector>>;
+
+/// A sink that folds every event into a [`RunCollector`] and hands it on to `next` (the
+/// reporters): a producer's report is the fold of what it announced.
+pub fn collecting(next: EventSink) -> (EventSink, SharedCollector) {
+    let collector = SharedCollector::default();
+    let fold = Arc::clone(&collector);
+    let sink = EventSink::new(move |event| {
+        fold.lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .observe(event.clone());
+        next.emit(event);
+    });
+    (sink, collector)
+}
+
+/// The report a [`collecting`] sink folded, once its run has started and finished.
+pub fn folded(collector: &SharedCollector) -> Option<RunReport> {
+    std::mem::take(&mut *collector.lock().unwrap_or_else(PoisonError::into_inner)).report()
 }
 
 /// Writes a stream as JSON lines, each event's derived JSON form, redacted by the run's

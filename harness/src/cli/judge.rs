@@ -138,7 +138,7 @@ pub(crate) fn judge(args: JudgeArgs) -> Result<u8, CliError> {
             filter: args.filter.as_deref(),
             transports: (!args.transports.is_empty()).then_some(args.transports.as_slice()),
         };
-        let mut run_report = reporters.announce(judge::to_run_report(&judged))?;
+        let mut run_report = reporters.announce(&judge::to_run_report(&judged))?;
         let outcomes =
             super::run::apply_expectations(expectations.as_ref(), &mut run_report.results);
         let context = Context {

@@ -86,7 +86,7 @@ pub(crate) fn proxy(args: ProxyArgs) -> Result<u8, CliError> {
             )));
         }
         let verdicts = proxy_report::judge_session(&session, &corpus.schemas, &corpus.catalog);
-        let run_report = reporters.announce(proxy_report::to_run_report(
+        let run_report = reporters.announce(&proxy_report::to_run_report(
             &session,
             &verdicts,
             &corpus.catalog,

@@ -1,9 +1,10 @@
 //! The reporters every command's event stream goes to (`harness_model::events`): the one
 //! terminal progress reporter of `run`, `fuzz` and `selftest` (a progress bar on a
 //! terminal, the matrix rows as lines) and the `--events FILE` writer, one [`Line`] per
-//! event. A command's outputs are written from the values its producer returns (a run's
-//! report is built once, by the runner); `harness report --from-events` reads the same
-//! lines back into those values (`report.rs`).
+//! event. A run's reporters also fold its events ([`Reporters::run_report`]): `run`,
+//! `judge` and `proxy` write their reports from that fold, never from a value their
+//! producer returns, and `harness report --from-events` folds the same lines read back
+//! (`report.rs`).
 
 use std::borrow::Cow;
 use std::fs::File;
@@ -14,7 +15,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use harness::selftest::{MatrixEvent, MatrixSink, RowEvent};
 use harness_fuzz::{FuzzEvent, FuzzPhase, FuzzSink, RequestJudged};
 use harness_model::check::Verdict;
-use harness_model::events::{CaseEvent, Event, EventSink, JsonLines, RunEvent};
+use harness_model::events::{
+    CaseEvent, Event, EventSink, JsonLines, RunEvent, SharedCollector, folded,
+};
 use harness_model::results::RunReport;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::{Deserialize, Serialize};
@@ -45,6 +48,8 @@ type EventsFile = Mutex<Option<JsonLines<BufWriter<File>>>>;
 pub(crate) struct Reporters {
     progress: ProgressBar,
     events_file: Option<(PathBuf, EventsFile)>,
+    /// The fold of the run's events: the report a command writes.
+    run: SharedCollector,
 }
 
 impl Reporters {
@@ -71,6 +76,7 @@ impl Reporters {
         Ok(Arc::new(Reporters {
             progress: progress_bar(quiet),
             events_file,
+            run: SharedCollector::default(),
         }))
     }
 
@@ -78,6 +84,11 @@ impl Reporters {
     pub(crate) fn sink(self: &Arc<Reporters>) -> EventSink {
         let reporters = Arc::clone(self);
         EventSink::new(move |event| {
+            reporters
+                .run
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .observe(event.clone());
             reporters.run_terminal(event);
             reporters.write(&Line::Run(Cow::Borrowed(event)), |lines| {
                 if let Event::Run(RunEvent::Started { redactor, .. }) = event {
@@ -164,15 +175,23 @@ impl Reporters {
         }
     }
 
-    /// A report judged after the fact (the judge's, the proxy's), announced to these
-    /// reporters as a run's stream; the report is given back as it was.
+    /// Announces a session judged after the fact (the judge's, the proxy's) to these
+    /// reporters as a run's stream, finishes them, and gives back the fold of that stream:
+    /// the report its outputs are written from.
     pub(crate) fn announce(
         self: &Arc<Reporters>,
-        report: RunReport,
+        report: &RunReport,
     ) -> Result<RunReport, CliError> {
-        harness_model::events::announce(&report, &self.sink());
+        harness_model::events::announce(report, &self.sink());
         self.finish()?;
-        Ok(report)
+        self.run_report()
+            .ok_or_else(|| CliError::harness("the session's events hold no finished run"))
+    }
+
+    /// The report the run's events fold into, once the run has started and finished: the
+    /// one every output of `run`, `judge` and `proxy` is written from.
+    pub(crate) fn run_report(&self) -> Option<RunReport> {
+        folded(&self.run)
     }
 
     /// Clears the bar and closes the events file.

@@ -129,13 +129,8 @@ pub(crate) fn run(args: RunArgs) -> Result<u8, CliError> {
     let rerun = format!("harness run{}", choice.flags());
     let catalog = Arc::clone(&corpus.catalog);
     let runtime = runtime()?;
-    let ran = runtime.block_on(run_suite(&args, choice, corpus))?;
     // `--plan`: printed, nothing sent.
-    let Some(Ran {
-        mut report,
-        aborted,
-    }) = ran
-    else {
+    let Some(mut report) = runtime.block_on(run_suite(&args, choice, corpus))? else {
         return Ok(exit::PASS);
     };
     let outcomes = apply_expectations(expectations.as_ref(), &mut report.results);
@@ -161,26 +156,18 @@ pub(crate) fn run(args: RunArgs) -> Result<u8, CliError> {
             "--strict-expect: {fixed} known failure(s) fixed; the run fails until they are removed"
         );
     }
-    if aborted {
-        return Ok(exit::HARNESS);
-    }
     Ok(exit_code(&report, strict_fixed))
-}
-
-/// What a run gave: its report, and whether the harness could not run it (exit 3).
-struct Ran {
-    report: RunReport,
-    aborted: bool,
 }
 
 /// Starts the target and runs `corpus` against it (`--plan`: prints the paced plan and
 /// returns `None`, nothing sent), then stops the reference server and finishes the
-/// reporters. A run that could not start still has a report, which says so.
+/// reporters. The report is the fold of the run's events; a run the harness could not
+/// carry out still has one, which says so over the executions it attempted.
 async fn run_suite(
     args: &RunArgs,
     choice: TargetChoice,
     corpus: Corpus,
-) -> Result<Option<Ran>, CliError> {
+) -> Result<Option<RunReport>, CliError> {
     let interrupt = Interrupt::new();
     super::signals::Signals::new().fire_then_exit(
         interrupt.clone(),
@@ -188,53 +175,33 @@ async fn run_suite(
     );
     let reporters = Reporters::new(args.quiet, args.events.as_deref())?;
     let (target, reference) = choice.start().await?;
-    let (target_name, secrets) = (target.name.clone(), target.secrets());
-    let started = std::time::Instant::now();
     let config = run_config(args, target, corpus, reference.is_some());
     // The plan goes to stderr, before the run: what the paced method will cost.
     let plan = run::paced_plan(&config);
     eprintln!("{plan}");
-    if args.plan {
+    let outcome = if args.plan {
         print_plan(&plan);
-        reporters.finish()?;
-        if let Some(running) = reference {
-            running.shutdown().await;
-        }
-        return Ok(None);
-    }
-    let outcome = run::run_until(config, interrupt, reporters.sink()).await;
+        None
+    } else {
+        Some(run::run_until(config, interrupt, reporters.sink()).await)
+    };
     let finished = reporters.finish();
     if let Some(running) = reference {
         running.shutdown().await;
     }
-    // The runner's report, built once; `harness report --from-events` reads the
-    // stream back into the same report.
-    let ran = match outcome {
-        Ok(report) => Ran {
-            report,
-            aborted: false,
-        },
-        Err(error @ RunError::NothingSelected) => return Err(CliError::usage(error)),
-        // The run could not start: its reports still say so, so a CI job that reads
-        // them finds a harness error, not a missing file or a pass.
-        Err(error) => {
-            eprintln!("error: {error}");
-            let report = RunReport {
-                target: target_name,
-                results: Vec::new(),
-                duration: started.elapsed(),
-                redactor: harness_model::check::Redactor::new(secrets),
-                side: harness_model::check::Side::Server,
-                interrupted: Some(format!("the harness could not run (exit 3): {error}")),
-            };
-            Ran {
-                report,
-                aborted: true,
-            }
-        }
-    };
+    match outcome {
+        None => return finished.map(|()| None),
+        Some(Err(error @ RunError::NothingSelected)) => return Err(CliError::usage(error)),
+        // Its reports still say so, so a CI job that reads them finds a harness error,
+        // not a missing file or a pass.
+        Some(Err(error)) => eprintln!("error: {error}"),
+        Some(Ok(())) => {}
+    }
     finished?;
-    Ok(Some(ran))
+    reporters
+        .run_report()
+        .map(Some)
+        .ok_or_else(|| CliError::harness("the run's events hold no finished run"))
 }
 
 /// The runner's configuration from the command line's options, for `target` and the
@@ -305,7 +272,8 @@ fn print_plan(plan: &run::PacedPlan) {
     }
 }
 
-/// 3 if the target stopped answering (the run's breaker stopped it); 1 if a check failed
+/// 3 if the harness could not run (an unreachable target) or the target stopped answering
+/// (the run's breaker stopped it); 1 if a check failed
 /// (or, `strict_fixed`, a known failure was fixed under `--strict-expect`); 3 if the
 /// harness could not run a case; 4 if the run was interrupted; 3 if nothing ran; else 0.
 /// Known failures (`xfail`) do not count.
@@ -313,7 +281,7 @@ pub(crate) fn exit_code(report: &RunReport, strict_fixed: bool) -> u8 {
     if report
         .interrupted
         .as_deref()
-        .is_some_and(run::stopped_answering)
+        .is_some_and(|reason| run::stopped_answering(reason) || run::could_not_run_reason(reason))
     {
         exit::HARNESS
     } else if report.count(Verdict::Fail) > 0 || strict_fixed {

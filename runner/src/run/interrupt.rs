@@ -80,6 +80,17 @@ impl fmt::Display for Interruption {
     }
 }
 
+/// What the reason of a run the harness could not carry out starts with (an unreachable
+/// target, a client that could not be built), as its report keeps it: its reports say the
+/// harness could not run, never that the target passed.
+pub const COULD_NOT_RUN: &str = "the harness could not run (exit 3): ";
+
+/// Whether a reason as a report keeps it is that of a run the harness could not carry
+/// out ([`COULD_NOT_RUN`]).
+pub fn could_not_run_reason(reason: &str) -> bool {
+    reason.starts_with(COULD_NOT_RUN)
+}
+
 /// Whether a reason as a report keeps it (text, as [`Interruption`]'s `Display` writes it)
 /// is the breaker's: for a report read back from its events, where the run's [`Interrupt`]
 /// is gone. A live run asks [`Interruption::is_stopped_answering`].

@@ -61,11 +61,13 @@ use harness_protocol::wire::TransportError;
 use harness_protocol::wire::TransportKind;
 
 pub use breaker::{Breaker, DEFAULT_LIMIT};
-pub use interrupt::{GRACE, Interrupt, Interruption, NOT_RUN, stopped_answering};
+pub use interrupt::{
+    COULD_NOT_RUN, GRACE, Interrupt, Interruption, NOT_RUN, could_not_run_reason, stopped_answering,
+};
 pub use paced_plan::{PacedPlan, PlannedExecution, paced_plan};
 pub use schedule::PACED_LANE;
 
-use harness_model::events::{Event, EventSink};
+use harness_model::events::{Event, EventSink, collecting, folded};
 use harness_model::results::{CaseResult, RunReport};
 
 use schedule::{cut, first_call, is_long, is_paced};
@@ -134,27 +136,18 @@ impl RunConfig {
 }
 
 /// Why a run could not be carried out at all.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum RunError {
     /// No case matched the filters.
+    #[error("no case matched the filters")]
     NothingSelected,
     /// Every execution failed to reach the target.
+    #[error("target unreachable: {0}")]
     Unreachable(TransportError),
     /// The HTTP client could not be built (TLS roots, CA file or proxy settings).
+    #[error("{0}")]
     Client(TransportError),
 }
-
-impl std::fmt::Display for RunError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            RunError::NothingSelected => write!(f, "no case matched the filters"),
-            RunError::Unreachable(error) => write!(f, "target unreachable: {error}"),
-            RunError::Client(error) => write!(f, "{error}"),
-        }
-    }
-}
-
-impl std::error::Error for RunError {}
 
 /// Shared by every execution of a run.
 pub struct Shared {
@@ -336,26 +329,49 @@ pub fn select(
     plan
 }
 
-/// Runs the selected cases and returns every result.
+/// Runs the selected cases and returns their report: the fold of the events the run sent
+/// to `events` ([`run_until`]), which see them too.
 pub async fn run(config: RunConfig, events: EventSink) -> Result<RunReport, RunError> {
-    run_until(config, Interrupt::new(), events).await
+    let (sink, collector) = collecting(events);
+    run_until(config, Interrupt::new(), sink).await?;
+    // A run that returns Ok has announced its start and its end.
+    Ok(folded(&collector).expect("a run that returns Ok announced its start and its end"))
 }
 
 /// Runs the selected cases until they are done or `interrupt` fires (the run timeout fires
 /// it too): then nothing more starts, executions in flight get [`GRACE`], and every
 /// execution that did not run or finish is a skip whose message starts with [`NOT_RUN`].
+///
+/// Everything the run finds goes to `events`, its only output: its start, each
+/// execution's result, an interruption, its end. A run the harness could not carry out
+/// (an unreachable target, a client that could not be built) still sends its start, the
+/// executions it attempted and an end whose reason starts with [`COULD_NOT_RUN`], then
+/// returns the error; only [`RunError::NothingSelected`] sends nothing.
 pub async fn run_until(
     config: RunConfig,
     interrupt: Interrupt,
     events: EventSink,
-) -> Result<RunReport, RunError> {
+) -> Result<(), RunError> {
     let started = Instant::now();
     let plan = plan(&config);
     if plan.is_empty() {
         return Err(RunError::NothingSelected);
     }
     let run_timeout = config.run_timeout;
-    let (shared, lanes) = shared_for(config, &plan, &interrupt)?;
+    let (target_name, secrets) = (config.target.name.clone(), config.target.secrets());
+    let (shared, lanes) = match shared_for(config, &plan, &interrupt) {
+        Ok(built) => built,
+        Err(error) => {
+            let redactor = Redactor::new(secrets);
+            events.emit(&Event::started(
+                &target_name,
+                plan.len(),
+                Side::Server,
+                &redactor,
+            ));
+            return Err(could_not_run(error, &[], started, &events));
+        }
+    };
     let redactor = shared.redactor.clone();
     // Beside the executions, not before them: a silent target holds it as long as any.
     let first = plan
@@ -377,6 +393,30 @@ pub async fn run_until(
     };
     let mut results = execute_plan(&shared, plan, &lanes, &interrupt, &events).await;
     timer.abort();
+    results.sort_by_key(|(index, _)| *index);
+    let results: Vec<CaseResult> = results.into_iter().map(|(_, result)| result).collect();
+    if let Some(error) = refused(first, &results, &redactor).await {
+        return Err(could_not_run(error, &results, started, &events));
+    }
+    let interrupted = interruption(&interrupt, &results);
+    if let Some(reason) = &interrupted {
+        events.emit(&Event::interrupted(reason));
+    }
+    events.emit(&Event::finished(
+        &results,
+        started.elapsed(),
+        interrupted.as_deref(),
+    ));
+    Ok(())
+}
+
+/// The run's first call, if it could not connect, or else the connection failure of a
+/// run none of whose executions got further ([`unreachable`]), redacted.
+async fn refused(
+    first: Option<tokio::task::JoinHandle<Option<TransportError>>>,
+    results: &[CaseResult],
+    redactor: &Redactor,
+) -> Option<RunError> {
     let refused = match first {
         Some(first) if first.is_finished() => first.await.ok().flatten(),
         Some(first) => {
@@ -386,31 +426,30 @@ pub async fn run_until(
         None => None,
     };
     if let Some(failure) = refused {
-        return Err(RunError::Unreachable(failure));
+        return Some(RunError::Unreachable(failure));
     }
-    results.sort_by_key(|(index, _)| *index);
-    let results: Vec<CaseResult> = results.into_iter().map(|(_, result)| result).collect();
-    if let Some(failure) = unreachable(&results) {
-        // The failed request's URL may carry a client secret in its query string.
-        return Err(RunError::Unreachable(TransportError {
+    // The failed request's URL may carry a client secret in its query string.
+    unreachable(results).map(|failure| {
+        RunError::Unreachable(TransportError {
             message: redactor.text(&failure.message),
             ..failure
-        }));
-    }
-    let interrupted = interruption(&interrupt, &results);
-    let duration = started.elapsed();
-    if let Some(reason) = &interrupted {
-        events.emit(&Event::interrupted(reason));
-    }
-    events.emit(&Event::finished(&results, duration, interrupted.as_deref()));
-    Ok(RunReport {
-        target: shared.target.name.clone(),
-        results,
-        duration,
-        redactor,
-        side: Side::Server,
-        interrupted,
+        })
     })
+}
+
+/// Ends the stream of a run the harness could not carry out: the reason, then the end,
+/// whose reason says so ([`COULD_NOT_RUN`]) over the executions it attempted; gives the
+/// error back.
+fn could_not_run(
+    error: RunError,
+    results: &[CaseResult],
+    started: Instant,
+    events: &EventSink,
+) -> RunError {
+    let reason = format!("{COULD_NOT_RUN}{error}");
+    events.emit(&Event::interrupted(&reason));
+    events.emit(&Event::finished(results, started.elapsed(), Some(&reason)));
+    error
 }
 
 /// What the executions of a run share (target, breaker, pacer, positions, the paced plan's
