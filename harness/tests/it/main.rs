@@ -21,6 +21,7 @@ mod interrupt;
 mod judge;
 mod lint;
 mod load;
+mod openapi;
 mod pipe;
 mod proxy;
 mod quotes;
