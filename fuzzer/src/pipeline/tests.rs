@@ -5,6 +5,10 @@ use std::cell::RefCell;
 use std::time::{Duration, Instant};
 
 use super::*;
+use crate::execute::Assessed;
+use crate::prediction::{Prediction, broken};
+use crate::{FuzzRequest, RequestAuth};
+use harness_protocol::wire::TransportKind;
 
 /// Each list without one of its items, the last first.
 #[expect(clippy::ptr_arg, reason = "`smallest` hands its candidates a `&T`")]
@@ -110,4 +114,42 @@ fn the_budget_and_the_deadline_stop_the_shrink() {
     ));
     assert_eq!((shrunk, sent), (vec![1, 3, 7], 0));
     assert!(tried.borrow().is_empty());
+}
+
+/// A failed request to `method` numbered `number`, breaking `clause`.
+fn failed(number: usize, method: &str, clause: &str) -> Failed<FuzzRequest> {
+    Failed {
+        number,
+        input: FuzzRequest {
+            transport: TransportKind::HttpQuery,
+            method: method.to_owned(),
+            params: serde_json::Map::new(),
+            auth: RequestAuth::NONE,
+            raw: None,
+            why: String::new(),
+            walk: false,
+            class: None,
+        },
+        run: Assessed {
+            prediction: Prediction::result("env.response.result"),
+            finding: None,
+            answer: ("result", None),
+        },
+        failure: broken(clause, "m"),
+    }
+}
+
+#[test]
+fn failures_group_by_clause_and_method_first_kept_in_order_of_number() {
+    let groups = group(vec![
+        failed(7, "public/get_time", "env.response.id"),
+        failed(2, "public/test", "env.response.id"),
+        failed(9, "public/get_time", "env.response.id"),
+        failed(4, "public/get_time", "env.response.jsonrpc"),
+    ]);
+    let seen: Vec<(usize, usize)> = groups
+        .iter()
+        .map(|(failed, occurrences)| (failed.number, *occurrences))
+        .collect();
+    assert_eq!(seen, [(2, 1), (4, 1), (7, 2)]);
 }

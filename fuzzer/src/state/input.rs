@@ -123,14 +123,14 @@ mod tests {
     use crate::state::{Grant, SeqStep, Who};
     use harness_protocol::wire::TransportKind;
 
-    #[test]
-    fn a_use_of_a_derived_token_is_pointed_at_its_origin() {
+    /// A login, an exchange of its token, and a logout with the exchanged one.
+    fn login_exchange_logout() -> Sequence {
         let step = |action| SeqStep {
             transport: TransportKind::HttpBody,
             connection: 0,
             action,
         };
-        let sequence = Sequence {
+        Sequence {
             steps: vec![
                 step(Action::Login {
                     who: Who::Main,
@@ -140,7 +140,12 @@ mod tests {
                 step(Action::Exchange { of: 0 }),
                 step(Action::Logout { token: 1 }),
             ],
-        };
+        }
+    }
+
+    #[test]
+    fn a_use_of_a_derived_token_is_pointed_at_its_origin() {
+        let sequence = login_exchange_logout();
         let candidate = repointed(&sequence, 2).expect("the logout uses an exchanged token");
         assert_eq!(candidate.steps[2].action, Action::Logout { token: 0 });
         assert!(
@@ -148,5 +153,26 @@ mod tests {
             "the exchange uses a login's token"
         );
         assert!(repointed(&sequence, 0).is_none());
+    }
+
+    #[test]
+    fn candidates_keep_the_failing_step_and_drop_before_they_repoint() {
+        let sequence = login_exchange_logout();
+        let candidates = sequence.candidates();
+        // Dropping the exchange takes the logout that uses its token; dropping the login
+        // takes everything, and an empty sequence is no candidate. Then the re-pointing.
+        let logout_of_login = repointed(&sequence, 2).unwrap();
+        assert_eq!(candidates, vec![sequence.without(1), logout_of_login]);
+        assert!(
+            candidates
+                .iter()
+                .all(|candidate| !candidate.steps.is_empty())
+        );
+        let (cut, run) = sequence.clone().cut(SequenceRun {
+            failure: Some((1, crate::prediction::broken("auth.refresh.rotates", "m"))),
+            outcomes: vec![None; 3],
+            ..SequenceRun::default()
+        });
+        assert_eq!((cut.steps.len(), run.outcomes.len()), (2, 2));
     }
 }
