@@ -12,8 +12,10 @@
 //! oracle ([`rules::expect`]) says what a conforming server must answer; every answer must
 //! be a valid envelope echoing the id, valid input must get a result matching its schema,
 //! invalid input an error, no request may go unanswered, and the server must still answer
-//! a health call at the end. Each distinct failure is shrunk to a minimal request
-//! (`shrink.rs`) and written as a case file the conformance runner loads.
+//! a health call at the end. Each distinct failure is shrunk to a minimal request and
+//! written as a case file the conformance runner loads, by the one pipeline of single
+//! requests and sequences (`pipeline.rs`, with each kind's `Input`: `input.rs`,
+//! `state/input.rs`).
 //!
 //! The same seed gives the same requests: generation draws from one seeded `StdRng` before
 //! anything is sent. Nonces and timestamps, made at send time, are not part of a request.
@@ -27,7 +29,9 @@ mod collect;
 pub mod coverage;
 mod execute;
 mod generate;
+mod input;
 pub mod merge;
+mod pipeline;
 pub mod prediction;
 mod request_auth;
 pub mod rules;
@@ -35,7 +39,6 @@ mod run;
 mod schedule;
 mod send;
 mod shard;
-mod shrink;
 pub mod state;
 mod steps;
 mod walk;

@@ -12,7 +12,7 @@ use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use harness_model::check::{Finding, Redactor, SchemaSet};
+use harness_model::check::{Redactor, SchemaSet};
 use harness_model::events::Interrupted;
 use harness_model::target_file::Target;
 use harness_runner::run::Breaker;
@@ -20,17 +20,17 @@ use harness_runner::run::Breaker;
 use super::collect::{FindingFound, FuzzEvent, FuzzPhase};
 use super::coverage::Steering;
 use super::execute::Assessed;
-use super::prediction::Prediction;
 use super::schedule::Schedule;
 use super::send::Sender;
 use super::state::StatefulReport;
 use super::{FuzzConfig, FuzzError, FuzzReport, FuzzRequest, shard_requests};
+use crate::pipeline::{Context, findings};
 use crew::Crew;
-use findings::{findings, tally};
+use findings::tally;
 use health::{reach, stays_up};
 
-/// A failed request: as generated, its prediction, what broke, and its index.
-type Failed = (FuzzRequest, Prediction, Finding, usize);
+/// A failed request: its index, the request as sent, its judgement and what broke.
+type Failed = crate::pipeline::Failed<FuzzRequest>;
 
 /// Fuzzes `target`; findings are data in the report, errors mean the run could not happen.
 pub async fn run(
@@ -51,6 +51,7 @@ pub async fn run(
     let (stateful, sequence_findings) = if stateful_budget > 0 {
         super::state::run(
             Arc::clone(&sender),
+            &schemas,
             Arc::clone(&redactor),
             config,
             stateful_budget,
@@ -86,15 +87,12 @@ pub async fn run(
         session.close().await;
     }
     report.failed_requests = failed.len();
-    report.findings = findings(
-        &sender,
-        &schemas,
-        &redactor,
-        config,
-        failed,
-        &mut report.shrink_requests,
-    )
-    .await?;
+    let context = Context {
+        sender: &sender,
+        schemas: &schemas,
+        redactor: &redactor,
+    };
+    (report.findings, report.shrink_requests) = findings(&context, config, failed).await?;
     report.findings.extend(sequence_findings);
     announce_end(config, &report);
     Ok(report)

@@ -67,10 +67,16 @@ pub(super) async fn stays_up(
         .await;
         if let Some(mut failure) = outcome
             .finding
+            .clone()
             .filter(|finding| !assess::is_throttled(finding) && !assess::is_unanswered(finding))
         {
             failure.message = format!("the server did not stay up: {}", failure.message);
-            failed.push((request, outcome.prediction, failure, config.requests));
+            failed.push(Failed {
+                number: config.requests,
+                input: request,
+                run: outcome,
+                failure,
+            });
         }
     }
     failed

@@ -6,18 +6,19 @@
 //! step (`execute.rs`), and after each step the answer is checked against what the
 //! [`Model`](model::Model) predicts: a result, an error, or either where SPEC.md leaves
 //! the outcome open (`assess.rs`). Steps refer to tokens by the index of the step that issued
-//! them, so removing a step while shrinking (`shrink.rs`) removes the steps that used its
-//! token. A failing sequence is written as a case file of `call` steps with captures
-//! ([`case_file::case_file`]) that `harness run --cases DIR` replays; `run.rs` schedules
-//! the sequences of a run and its findings.
+//! them, so removing a step while shrinking (`input.rs`, the sequence as an input of the
+//! one pipeline of findings) removes the steps that used its token. A failing sequence is
+//! written as a case file of `call` steps with captures ([`case_file::case_file`]) that
+//! `harness run --cases DIR` replays; `run.rs` schedules the sequences of a run and hands
+//! their failures to the pipeline.
 
 pub mod assess;
 pub mod case_file;
 mod execute;
 pub mod generate;
+mod input;
 pub mod model;
 mod run;
-mod shrink;
 
 pub(crate) use run::run;
 

@@ -2,10 +2,10 @@
 //! fill the stateful budget, this shard's sent (those that only log in, refresh, fork,
 //! exchange and call by `concurrency` workers at once; those that log out, toggle the
 //! subaccount or delete a member one at a time after them, since their effect on other
-//! tokens of the account is partly open, until one gets no answer), then one failure per clause shrunk and written
+//! tokens of the account is partly open, until one gets no answer), then their failures
+//! handed to the pipeline (`crate::pipeline`), which shrinks one per clause and writes it
 //! as a case file.
 
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
@@ -15,15 +15,12 @@ use rand::rngs::StdRng;
 
 use super::execute::{SequenceRun, execute};
 use super::generate::{Allowed, sequence};
-use super::{Sequence, StatefulReport, case_file, shrink};
+use super::input::first_id;
+use super::{Sequence, StatefulReport};
+use crate::pipeline::{Context, Failed, findings};
 use crate::send::Sender;
-use crate::{FoundInput, FuzzConfig, FuzzError, FuzzFinding};
-use harness_model::check::Redactor;
-
-/// JSON-RPC ids of sequence `k` start at `ID_BASE + k * ID_STRIDE`, apart from the
-/// stateless requests' ids (their index plus one).
-const ID_BASE: u64 = 1 << 40;
-const ID_STRIDE: u64 = 64;
+use crate::{FuzzConfig, FuzzError, FuzzFinding};
+use harness_model::check::{Redactor, SchemaSet};
 
 /// A sequence with its number in the seed's stream.
 type Numbered = (usize, Sequence);
@@ -31,15 +28,11 @@ type Numbered = (usize, Sequence);
 /// A sequence with its number in the seed's stream, and what running it gave.
 type NumberedRun = (usize, Sequence, SequenceRun);
 
-/// The JSON-RPC id of sequence `number`'s first step.
-fn first_id(number: usize) -> u64 {
-    ID_BASE + number as u64 * ID_STRIDE
-}
-
 /// Runs `budget` requests' worth of sequences (this shard's part of them): what they sent,
 /// and their findings.
 pub(crate) async fn run(
     sender: Arc<Sender>,
+    schemas: &SchemaSet,
     redactor: Arc<Redactor>,
     config: &FuzzConfig,
     budget: usize,
@@ -59,14 +52,14 @@ pub(crate) async fn run(
     };
     let mut runs = std::mem::take(&mut *runs.lock().unwrap_or_else(PoisonError::into_inner));
     runs.sort_by_key(|(number, ..)| *number);
-    let groups = count_and_group(&mut report, runs);
-    if let Some(dir) = &config.out {
-        std::fs::create_dir_all(dir).map_err(|source| FuzzError::Write {
-            path: dir.clone(),
-            source,
-        })?;
-    }
-    let findings = shrink_and_write(&sender, &redactor, config, groups, &mut report).await?;
+    let failed = count(&mut report, runs);
+    let context = Context {
+        sender: &sender,
+        schemas,
+        redactor: &redactor,
+    };
+    let (findings, shrink_requests) = findings(&context, config, failed).await?;
+    report.shrink_requests = shrink_requests;
     Ok((report, findings))
 }
 
@@ -181,13 +174,9 @@ async fn run_serial(
     not_run
 }
 
-/// Adds each run's counts to `report`, and returns the first failure of each clause with
-/// how many sequences failed that way, in sequence order.
-fn count_and_group(
-    report: &mut StatefulReport,
-    runs: Vec<NumberedRun>,
-) -> Vec<(NumberedRun, usize)> {
-    let mut groups: BTreeMap<String, (NumberedRun, usize)> = BTreeMap::new();
+/// Adds each run's counts to `report`, and gives back the failures, in sequence order.
+fn count(report: &mut StatefulReport, runs: Vec<NumberedRun>) -> Vec<Failed<Sequence>> {
+    let mut failed = Vec::new();
     for (number, sequence, run) in runs {
         report.sent += run.sent;
         report.expected_result += run.predicted[0];
@@ -198,63 +187,14 @@ fn count_and_group(
         report.unanswered += run.unanswered;
         report.paced_sent += run.paced[0];
         report.paced_skipped += run.paced[1];
-        if let Some((_, failure)) = &run.failure {
-            groups
-                .entry(failure.clause().to_owned())
-                .and_modify(|group| group.1 += 1)
-                .or_insert(((number, sequence, run), 1));
+        if let Some((_, failure)) = run.failure.clone() {
+            failed.push(Failed {
+                number,
+                input: sequence,
+                run,
+                failure,
+            });
         }
     }
-    let mut groups: Vec<_> = groups.into_values().collect();
-    groups.sort_by_key(|((number, ..), _)| *number);
-    groups
-}
-
-/// Shrinks each group's first failure (up to `max_findings`), writes it as a case file
-/// when the run has an `out` directory, and gives back the findings; the requests sent
-/// are counted into `report`.
-async fn shrink_and_write(
-    sender: &Sender,
-    redactor: &Redactor,
-    config: &FuzzConfig,
-    groups: Vec<(NumberedRun, usize)>,
-    report: &mut StatefulReport,
-) -> Result<Vec<FuzzFinding>, FuzzError> {
-    let mut findings = Vec::new();
-    let shrink_deadline = Instant::now() + config.run_timeout;
-    for ((number, sequence, run), occurrences) in groups.into_iter().take(config.max_findings) {
-        let deadline = match config.interrupt.reason() {
-            Some(_) => Instant::now(),
-            None => shrink_deadline,
-        };
-        let (shrunk, shrunk_run, sent) = shrink::shrink(
-            sender,
-            redactor,
-            (sequence.clone(), run),
-            first_id(number),
-            config.shrink_budget,
-            deadline,
-        )
-        .await;
-        report.shrink_requests += sent;
-        let Some((_, failure)) = shrunk_run.failure.clone() else {
-            continue;
-        };
-        let (clause, message) = (failure.clause().to_owned(), failure.message);
-        let mut case_path = None;
-        if let Some(dir) = &config.out {
-            let id = format!("fuzz.s{}.q{number}", config.seed);
-            let text = case_file::case_file(&id, &shrunk, &shrunk_run.outcomes, &clause, &message);
-            case_path = Some(crate::write_case_file(dir, &id, &text)?);
-        }
-        findings.push(FuzzFinding {
-            clause,
-            message,
-            first_index: number,
-            occurrences,
-            input: FoundInput::Sequence { sequence, shrunk },
-            case_file: case_path,
-        });
-    }
-    Ok(findings)
+    failed
 }

@@ -1,69 +1,121 @@
-//! Shrinking a failing request: try smaller variants one at a time (a parameter removed, a
-//! string emptied or halved, a number made 0 or 1 or halved, a signature or Basic header
-//! replaced by a bearer token) and keep the first that still breaks the same clause, until
-//! no variant does or the request budget is spent.
+//! A single request as an input of the pipeline (`pipeline.rs`): sent (or walked) and
+//! judged against the oracle's prediction (`execute.rs`), grouped by clause and method,
+//! shrunk by smaller variants one at a time (a parameter removed, a string emptied or
+//! halved, a number made 0 or 1 or halved, a signature or Basic header replaced by a bearer
+//! token), and written as a case file of one step (`case_file.rs`).
 //!
 //! The oracle judges each variant afresh, so removing a required parameter is kept only if
 //! the server then still breaks the same clause for the new reason.
 
-use std::time::{Duration, Instant};
-
+use harness_model::check::{Finding, Outcome};
+use harness_runner::transport::ClientSession;
 use serde_json::{Value, json};
 
-use super::execute::execute;
-use super::send::{Budget, Sender};
-use super::{FuzzRequest, RequestAuth};
+use super::execute::{Assessed, execute};
+use super::pipeline::{Context, Input};
+use super::prediction::Prediction;
+use super::rules;
+use super::send::Budget;
+use super::{FoundInput, FuzzRequest, RequestAuth, case_file};
 use harness_model::case::{Auth, Bearer, BearerLogin, BearerToken};
-use harness_model::check::{Finding, Redactor, SchemaSet};
 
 /// Ids of shrink requests start here, far from the generated requests' ids.
 const SHRINK_ID_BASE: u64 = 1 << 40;
 
-/// The shrunk request and the number of requests sent to find it.
-pub(crate) async fn shrink(
-    sender: &Sender,
-    schemas: &SchemaSet,
-    redactor: &Redactor,
-    request: &FuzzRequest,
-    failure: &Finding,
-    budget: usize,
-    run_timeout: Duration,
-) -> (FuzzRequest, usize) {
-    let deadline = Instant::now() + run_timeout;
-    let mut best = request.clone();
-    let mut sent = 0usize;
-    let mut ws = None;
-    'improve: loop {
-        for candidate in candidates(&best) {
-            if sent >= budget || Instant::now() > deadline {
-                break 'improve;
-            }
-            sent += 1;
-            let id = SHRINK_ID_BASE + sent as u64;
-            let finding = execute(
-                sender,
-                schemas,
-                redactor,
-                &candidate,
-                id,
-                &mut ws,
-                Budget::Wait,
-            )
-            .await
-            .finding;
-            if finding.is_some_and(|again| {
-                again.verdict == failure.verdict && again.clauses == failure.clauses
-            }) {
-                best = candidate;
-                continue 'improve;
-            }
+impl Input for FuzzRequest {
+    type Run = Assessed;
+    type Session = Option<ClientSession>;
+    const LETTER: char = 'r';
+
+    fn group(&self, failure: &Finding) -> (String, String) {
+        (failure.clause().to_owned(), self.method.clone())
+    }
+
+    async fn execute(
+        &self,
+        context: &Context<'_>,
+        id: u64,
+        session: &mut Self::Session,
+    ) -> Assessed {
+        execute(
+            context.sender,
+            context.schemas,
+            context.redactor,
+            self,
+            id,
+            session,
+            Budget::Wait,
+        )
+        .await
+    }
+
+    async fn close(session: Self::Session) {
+        if let Some(mut session) = session {
+            session.close().await;
         }
-        break;
     }
-    if let Some(mut session) = ws {
-        session.close().await;
+
+    fn shrink_id(_number: usize, tries: usize) -> u64 {
+        SHRINK_ID_BASE + tries as u64
     }
-    (best, sent)
+
+    fn sent(_run: &Assessed) -> usize {
+        1
+    }
+
+    fn fails_again(run: &Assessed, failure: &Finding) -> bool {
+        run.finding.as_ref().is_some_and(|again| {
+            again.verdict == failure.verdict && again.clauses == failure.clauses
+        })
+    }
+
+    fn cut(self, run: Assessed) -> (FuzzRequest, Assessed) {
+        (self, run)
+    }
+
+    fn candidates(&self) -> Vec<FuzzRequest> {
+        candidates(self)
+    }
+
+    fn reported(failure: Finding, _shrunk: &Assessed) -> Option<Finding> {
+        Some(failure)
+    }
+
+    fn case_file(
+        &self,
+        id: &str,
+        (first, _): (&Assessed, &Assessed),
+        failure: &Finding,
+        context: &Context<'_>,
+    ) -> String {
+        case_file(
+            id,
+            self,
+            &expect_offline(self, &first.prediction),
+            failure.clause(),
+            &failure.message,
+            &context.sender.target,
+        )
+    }
+
+    fn found(self, shrunk: FuzzRequest) -> FoundInput {
+        FoundInput::Request {
+            request: self,
+            shrunk,
+        }
+    }
+}
+
+/// The oracle's prediction of a shrunk request without sending it: the granted scope is
+/// taken from the original judgement when the credentials did not change.
+fn expect_offline(shrunk: &FuzzRequest, original: &Prediction) -> Prediction {
+    let knowledge = rules::OracleKnowledge::default();
+    match rules::expect(shrunk, &knowledge) {
+        shrunk if shrunk.outcome == Outcome::Result && original.outcome == Outcome::Error => {
+            original.clone()
+        }
+        other => other,
+    }
 }
 
 /// Smaller variants of a request, most promising first.
