@@ -14,7 +14,7 @@ use std::time::Instant;
 use clap::Args;
 use harness_model::check::{Catalog, Level, Side, Verdict};
 use harness_model::known_failures::Known;
-use harness_model::report::{Context, Summary};
+use harness_model::report::Context;
 use harness_model::results::RunReport;
 use harness_model::target_file::RateLimits;
 use harness_protocol::wire::TransportKind;
@@ -23,6 +23,7 @@ use harness_server::serve::TlsIdentity;
 
 use super::reporters::Reporters;
 use super::serve::TlsArgs;
+use super::summary;
 use super::{CliError, CorpusArgs, exit, runtime};
 
 #[derive(Debug, Args)]
@@ -148,9 +149,9 @@ pub(crate) fn judge(args: JudgeArgs) -> Result<u8, CliError> {
             extra_html: None,
         };
         let paths = super::write_reports(&args.out, &context)?;
-        print_judged(&run_report, &catalog, records.len(), recorder.dropped());
-        super::run::print_expectations(expectations.as_ref(), &outcomes);
-        super::run::print_report_paths(&paths);
+        summary::judged(&run_report, &catalog, records.len(), recorder.dropped());
+        summary::expectations(expectations.as_ref(), &outcomes);
+        summary::report_paths(&paths);
         Ok(exit_code(&run_report, &catalog))
     })
 }
@@ -202,24 +203,6 @@ async fn start_judge(
         running.target().ws_url.as_deref().unwrap_or_default()
     );
     Ok(running)
-}
-
-/// Prints each failing or warning result, then the session's counts: requests, those not
-/// kept, results by verdict.
-fn print_judged(run_report: &RunReport, catalog: &Catalog, requests: usize, dropped: usize) {
-    let summary = Summary::new(run_report, catalog);
-    super::print_failing_and_warning(run_report);
-    let counts: Vec<String> = Verdict::ALL
-        .iter()
-        .map(|verdict| format!("{} {verdict}", summary.count(*verdict)))
-        .collect();
-    outln!(
-        "{}: {} requests ({} not kept), {}",
-        run_report.target,
-        requests,
-        dropped,
-        counts.join(", ")
-    );
 }
 
 /// 1 when a result broke a client `must` clause, else 0.

@@ -32,6 +32,7 @@ mod run;
 mod selftest;
 mod serve;
 mod signals;
+mod summary;
 mod target;
 mod variants;
 
@@ -219,22 +220,4 @@ pub(crate) fn write_reports(
             dir.display()
         ))
     })
-}
-
-/// Prints each failing or warning result of a judged session, failures first, as
-/// `VERDICT case [transport]: message`, redacted (`harness judge` and `harness proxy`).
-pub(crate) fn print_failing_and_warning(run_report: &harness_model::results::RunReport) {
-    use harness_model::check::Verdict;
-    for result in harness_model::report::failures_first(run_report)
-        .into_iter()
-        .filter(|result| matches!(result.verdict, Verdict::Fail | Verdict::Warn))
-    {
-        outln!(
-            "{:5} {} [{}]: {}",
-            result.verdict.as_str().to_uppercase(),
-            result.case,
-            result.transport,
-            run_report.redactor.text(&result.message)
-        );
-    }
 }

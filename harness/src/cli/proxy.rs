@@ -12,12 +12,13 @@ use std::time::Instant;
 
 use clap::Args;
 use harness_model::check::{Catalog, Level, Verdict};
-use harness_model::report::{Context, Summary};
+use harness_model::report::Context;
 use harness_model::results::RunReport;
 use harness_model::target_file::Target;
 use harness_server::proxy::{self, report as proxy_report};
 
 use super::reporters::Reporters;
+use super::summary;
 use super::target::{Allowances, check_invalid_certs, check_plain_http};
 use super::{CliError, CorpusArgs, exit, runtime};
 
@@ -102,8 +103,13 @@ pub(crate) fn proxy(args: ProxyArgs) -> Result<u8, CliError> {
         if let Some(dir) = &args.record {
             record_session(dir, &session, &corpus.catalog)?;
         }
-        print_session(&run_report, &corpus.catalog, &session);
-        super::run::print_report_paths(&paths);
+        summary::proxied(
+            &run_report,
+            &corpus.catalog,
+            session.records.len(),
+            session.unjudged,
+        );
+        summary::report_paths(&paths);
         Ok(exit_code(&run_report, &corpus.catalog))
     })
 }
@@ -162,24 +168,6 @@ fn record_session(dir: &Path, session: &proxy::Session, catalog: &Catalog) -> Re
         dir.display()
     );
     Ok(())
-}
-
-/// Prints each failing or warning result, then the session's counts: requests, those not
-/// judged, results by verdict.
-fn print_session(run_report: &RunReport, catalog: &Catalog, session: &proxy::Session) {
-    super::print_failing_and_warning(run_report);
-    let summary = Summary::new(run_report, catalog);
-    let counts: Vec<String> = Verdict::ALL
-        .iter()
-        .map(|verdict| format!("{} {verdict}", summary.count(*verdict)))
-        .collect();
-    outln!(
-        "{}: {} requests ({} not judged), {}",
-        run_report.target,
-        session.records.len(),
-        session.unjudged,
-        counts.join(", ")
-    );
 }
 
 /// 1 when a result of either side broke a `must` clause, else 0.

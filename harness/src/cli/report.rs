@@ -14,7 +14,8 @@ use harness_model::events::RunCollector;
 use harness_model::report::Context;
 
 use super::reporters::Line;
-use super::run::{apply_expectations, known_for_run, load_expectations, print_report_paths};
+use super::run::{apply_expectations, known_for_run, load_expectations};
+use super::summary;
 use super::{CliError, CorpusArgs, exit};
 
 #[derive(Debug, Args)]
@@ -118,6 +119,6 @@ pub(crate) fn report(args: ReportArgs) -> Result<u8, CliError> {
             args.from_events.display()
         )));
     }
-    print_report_paths(&paths);
+    summary::report_paths(&paths);
     Ok(exit::PASS)
 }

@@ -13,7 +13,7 @@ use std::time::Duration;
 use clap::Args;
 use harness_model::check::Verdict;
 use harness_model::corpus::Corpus;
-use harness_model::known_failures::{self, EntryOutcome, EntryStatus, Known, KnownFailures};
+use harness_model::known_failures::{self, EntryOutcome, Known, KnownFailures};
 use harness_model::report::{self, Context, Summary};
 use harness_model::results::CaseResult;
 use harness_model::results::RunReport;
@@ -22,6 +22,7 @@ use harness_protocol::wire::TransportKind;
 use harness_runner::run::{self, Interrupt, RunError};
 
 use super::reporters::Reporters;
+use super::summary;
 use super::target::{TargetArgs, TargetChoice, Timeouts};
 use super::{CliError, CorpusArgs, exit, runtime};
 
@@ -147,14 +148,12 @@ pub(crate) fn run(args: RunArgs) -> Result<u8, CliError> {
     if let Some(dir) = &args.snapshots {
         write_snapshots(dir, &report)?;
     }
-    print_summary(&report, &Summary::new(&report, &catalog), &context);
-    let fixed = print_expectations(expectations.as_ref(), &outcomes);
-    print_report_paths(&paths);
+    summary::run(&report, &Summary::new(&report, &catalog), &context);
+    let fixed = summary::expectations(expectations.as_ref(), &outcomes);
+    summary::report_paths(&paths);
     let strict_fixed = args.strict_expect && fixed > 0;
     if strict_fixed {
-        outln!(
-            "--strict-expect: {fixed} known failure(s) fixed; the run fails until they are removed"
-        );
+        summary::strict_expect(fixed);
     }
     Ok(exit_code(&report, strict_fixed))
 }
@@ -180,7 +179,7 @@ async fn run_suite(
     let plan = run::paced_plan(&config);
     eprintln!("{plan}");
     let outcome = if args.plan {
-        print_plan(&plan);
+        summary::paced_plan(&plan);
         None
     } else {
         Some(run::run_until(config, interrupt, reporters.sink()).await)
@@ -252,26 +251,6 @@ fn write_snapshots(dir: &Path, report: &RunReport) -> Result<(), CliError> {
     Ok(())
 }
 
-/// `--plan`: each execution with paced calls, the costliest first, its calls by budget.
-fn print_plan(plan: &run::PacedPlan) {
-    let mut executions: Vec<&run::PlannedExecution> = plan.executions.iter().collect();
-    executions.sort_by_key(|execution| std::cmp::Reverse(execution.calls.values().sum::<usize>()));
-    for execution in executions {
-        let calls: Vec<String> = execution
-            .calls
-            .iter()
-            .map(|(budget, calls)| format!("{budget} {calls}"))
-            .collect();
-        outln!(
-            "{:>4}  {} [{}]: {}",
-            execution.calls.values().sum::<usize>(),
-            execution.case,
-            execution.transport,
-            calls.join(", ")
-        );
-    }
-}
-
 /// 3 if the harness could not run (an unreachable target) or the target stopped answering
 /// (the run's breaker stopped it); 1 if a check failed
 /// (or, `strict_fixed`, a known failure was fixed under `--strict-expect`); 3 if the
@@ -326,110 +305,4 @@ pub(crate) fn apply_expectations(
     expectations
         .map(|expectations| expectations.apply(results))
         .unwrap_or_default()
-}
-
-/// One line per fixed entry, and counts; returns how many entries are fixed.
-pub(crate) fn print_expectations(
-    expectations: Option<&KnownFailures>,
-    outcomes: &[EntryOutcome],
-) -> usize {
-    let Some(expectations) = expectations else {
-        return 0;
-    };
-    let file = expectations.path.display();
-    let count = |status| {
-        outcomes
-            .iter()
-            .filter(|outcome| outcome.status == status)
-            .count()
-    };
-    for outcome in outcomes
-        .iter()
-        .filter(|outcome| outcome.status == EntryStatus::Fixed)
-    {
-        let entry = &outcome.entry;
-        let over = entry
-            .transport
-            .map(|transport| format!(" [{transport}]"))
-            .unwrap_or_default();
-        outln!(
-            "FIXED {}{over} ({file}:{}): passes now: remove it from {file}",
-            entry.selector,
-            entry.line
-        );
-    }
-    outln!(
-        "{file}: {} known failure(s) still failing, {} fixed, {} not run",
-        count(EntryStatus::Failing),
-        count(EntryStatus::Fixed),
-        count(EntryStatus::NotRun)
-    );
-    count(EntryStatus::Fixed)
-}
-
-/// The terminal summary: results other than pass (failures first), then the counts.
-pub(crate) fn print_summary(report: &RunReport, summary: &Summary, context: &Context<'_>) {
-    for result in report::failures_first(report).into_iter().filter(|result| {
-        !matches!(
-            result.verdict,
-            Verdict::Pass | Verdict::Info | Verdict::Fixed
-        )
-    }) {
-        outln!(
-            "{:5} {} [{}] {{{}}}: {}",
-            result.verdict.as_str().to_uppercase(),
-            result.case,
-            result.transport,
-            result.clauses.join(", "),
-            report.redactor.text(&result.message)
-        );
-        if result.verdict == Verdict::Fail {
-            for line in report::reproduction(context, result).iter().take(1) {
-                outln!("      reproduce: {line}");
-            }
-        }
-    }
-    let counts: Vec<String> = Verdict::ALL
-        .iter()
-        .map(|verdict| format!("{} {}", summary.count(*verdict), verdict))
-        .collect();
-    outln!(
-        "{}: {} in {:.2} s; {} of {} server must clauses covered",
-        report.target,
-        counts.join(", "),
-        report.duration.as_secs_f64(),
-        summary.must_covered,
-        summary.must_total
-    );
-    let known = summary.count(Verdict::Xfail);
-    outln!(
-        "{} passed, {} failed{}",
-        summary.count(Verdict::Pass)
-            + summary.count(Verdict::Info)
-            + summary.count(Verdict::Warn)
-            + summary.count(Verdict::Fixed),
-        summary.count(Verdict::Fail),
-        if known > 0 {
-            format!(", {known} known failures")
-        } else {
-            String::new()
-        }
-    );
-    if let Some(reason) = &report.interrupted {
-        let not_run = report
-            .results
-            .iter()
-            .filter(|result| result.message.starts_with(run::NOT_RUN))
-            .count();
-        outln!("{reason}: {not_run} executions not run; the reports hold what ran");
-    }
-}
-
-/// The `reports: a, b, c` line of a command that wrote reports.
-pub(crate) fn print_report_paths(paths: &[std::path::PathBuf]) {
-    let paths: Vec<String> = paths
-        .iter()
-        .map(|path| path.display().to_string())
-        .collect();
-    eprintln!("reports: {}", paths.join(", "));
 }

@@ -7,11 +7,12 @@
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
-use harness::selftest::{self, FaultMatrix, VariantMatrix, VariantPlan};
+use harness::selftest::{self, VariantMatrix, VariantPlan};
 use harness_model::report::Context;
 
 use super::reporters::Reporters;
 use super::serve::{parse_faults, parse_variant_groups};
+use super::summary;
 use super::{CliError, CorpusArgs, exit, runtime};
 
 /// Which halves of the self-proof to run.
@@ -54,30 +55,6 @@ pub(crate) struct SelftestArgs {
     events: Option<PathBuf>,
 }
 
-/// Prints the fault matrix's summary; whether it proves every check can fail.
-fn fault_summary(matrix: &FaultMatrix, whole: bool) -> bool {
-    let clean_failures = matrix.clean_failures();
-    for failure in &clean_failures {
-        outln!("clean server: {failure}");
-    }
-    let killed = matrix.rows.iter().filter(|row| row.killed()).count();
-    outln!(
-        "mutation score {:.1}% ({killed} of {} faults caught) in {:.1} s; clean run {} failures; unkillable must clauses: {}",
-        matrix.mutation_score(),
-        matrix.rows.len(),
-        matrix.duration.as_secs_f64(),
-        clean_failures.len(),
-        if matrix.unkillable.is_empty() {
-            "none".to_owned()
-        } else {
-            matrix.unkillable.join(", ")
-        }
-    );
-    killed == matrix.rows.len()
-        && clean_failures.is_empty()
-        && (!whole || matrix.unkillable.is_empty())
-}
-
 pub(crate) fn selftest(args: SelftestArgs) -> Result<u8, CliError> {
     let corpus = args.corpus.load()?;
     let config = selftest::SelftestConfig {
@@ -114,7 +91,7 @@ pub(crate) fn selftest(args: SelftestArgs) -> Result<u8, CliError> {
     let mut html = String::new();
     let (clean, faults_proven) = if faults {
         html.push_str(&matrix.to_html());
-        let proven = fault_summary(&matrix, args.faults.is_empty());
+        let proven = summary::fault_matrix(&matrix, args.faults.is_empty());
         (matrix.clean, proven)
     } else {
         (matrix.clean, true)
@@ -123,12 +100,7 @@ pub(crate) fn selftest(args: SelftestArgs) -> Result<u8, CliError> {
         let matrix = runtime
             .block_on(selftest::variant_matrix(&config, &plan, &rows))
             .map_err(CliError::harness)?;
-        outln!(
-            "false failures {} over {} variant rows in {:.1} s",
-            matrix.false_failures(),
-            matrix.rows.len(),
-            matrix.duration.as_secs_f64()
-        );
+        summary::variant_matrix(&matrix);
         html.push_str(&matrix.to_html());
         Some(matrix)
     } else {

@@ -293,6 +293,14 @@ fn unreachable_target_is_a_harness_error() {
         let written = std::fs::read_to_string(dir.join(file)).unwrap_or_default();
         assert!(written.contains(says), "{file}: {written:.400}");
     }
+    // Folded from the run's events, the report lists the executions it attempted, none a
+    // pass.
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).unwrap()).unwrap();
+    let results = report["results"].as_array().unwrap();
+    assert!(!results.is_empty(), "{report:.400}");
+    assert!(results.iter().all(|result| result["verdict"] != "pass"));
+    assert_eq!(report["summary"]["pass"], 0);
 }
 
 #[test]

@@ -1,19 +1,12 @@
 //! The event stream (`harness_model::events`): `--events FILE` of `harness run` and
 //! `harness fuzz` parses line by line, starts with a start event and ends with a finish
-//! event whose counts equal the report's, the collector fed a run's lines read back folds
-//! them into the same `report.json` as the run's own report, and `harness report
-//! --from-events` writes that `report.json` from a run's file (the folds of fuzz and
-//! selftest: `events_fold.rs`).
+//! event whose counts equal the report's, and `harness report --from-events` writes that
+//! `report.json` from a run's file (the folds of fuzz and selftest: `events_fold.rs`). A
+//! run's report is the fold of its events, so no test holds two paths equal: the fold
+//! itself is tested in `model/src/events/tests.rs`.
 
 use std::path::Path;
-use std::sync::{Arc, Mutex};
 
-use harness::case;
-use harness::check::{Catalog, SchemaSet};
-use harness::events::{Event, EventSink, JsonLines, RunCollector};
-use harness::report::{Context, Summary, render_json};
-use harness::run;
-use harness::serve;
 use serde_json::Value;
 
 use crate::cli::{run as run_harness, temp_dir, text};
@@ -123,59 +116,6 @@ fn fuzz_events_count_the_requests_of_fuzz_json() {
         judged > 0 && judged as u64 <= first["planned"].as_u64().unwrap(),
         "{first}"
     );
-}
-
-#[tokio::test(flavor = "multi_thread")]
-#[ignore = "slow: .ci/run runs it (cargo test -- --include-ignored)"]
-async fn collector_folds_the_stream_into_the_same_report_json() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cases");
-    let catalog = Arc::new(Catalog::load(&root.join("clauses.toml")).unwrap());
-    let schemas = Arc::new(SchemaSet::load(&root.join("schemas")).unwrap());
-    let cases = case::discover(&root, &catalog, &schemas).unwrap();
-    let running = serve::start(serve::ServeConfig::loopback()).await.unwrap();
-    let config = run::RunConfig {
-        concurrency: 16,
-        ..run::RunConfig::new(running.target(), cases, catalog.clone(), schemas)
-    };
-    let lines = Arc::new(Mutex::new(JsonLines::new(Vec::new())));
-    let write = lines.clone();
-    let direct = tokio::time::timeout(
-        std::time::Duration::from_secs(120),
-        run::run(
-            config,
-            EventSink::new(move |event: &Event<'_>| write.lock().unwrap().observe(event)),
-        ),
-    )
-    .await
-    .expect("the run hung")
-    .expect("the run is carried out");
-    running.shutdown().await;
-    let lines = std::mem::replace(&mut *lines.lock().unwrap(), JsonLines::new(Vec::new()));
-    let stream = String::from_utf8(lines.finish().unwrap()).unwrap();
-    let mut collector = RunCollector::default();
-    for line in stream.lines() {
-        collector.observe(serde_json::from_str(line).expect("a line reads back as an event"));
-    }
-    let mut folded = collector
-        .report()
-        .expect("the stream holds a started and finished run");
-    // A stream read back is redacted already.
-    folded.redactor = direct.redactor.clone();
-    let render = |report| {
-        let context = Context {
-            report,
-            catalog: &catalog,
-            rerun: "harness run".to_owned(),
-            extra_html: None,
-        };
-        render_json(&context, &Summary::new(report, &catalog))
-    };
-    assert!(!direct.results.is_empty());
-    assert_eq!(
-        without_timings(&render(&folded)),
-        without_timings(&render(&direct))
-    );
-    assert_eq!(stream.lines().count(), direct.results.len() + 2);
 }
 
 /// A `report.json` with every timing (`duration_ms`, `elapsed_ms`) zeroed: a duration

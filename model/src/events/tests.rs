@@ -186,3 +186,57 @@ fn an_announced_report_reads_back_into_itself() {
         [("client.a", Verdict::Fail), ("client.b", Verdict::Pass)]
     );
 }
+
+#[test]
+fn a_live_fold_keeps_the_runs_redactor_and_hands_every_event_on() {
+    let redactor = Redactor::new(["s3cret-value".to_owned()]);
+    let results = vec![
+        result("a", Verdict::Pass, ""),
+        result("b", Verdict::Fail, "echoed s3cret-value"),
+    ];
+    let seen = Arc::new(Mutex::new(0));
+    let counter = seen.clone();
+    let (sink, collector) = collecting(EventSink::new(move |_| {
+        *counter.lock().unwrap() += 1;
+    }));
+    run_events(&redactor, &results, &mut |event| sink.emit(event));
+    assert_eq!(
+        *seen.lock().unwrap(),
+        5,
+        "start, two results, interrupt, end"
+    );
+    let report = folded(&collector).expect("a started and finished run");
+    let cases: Vec<&str> = report.results.iter().map(|r| r.case.as_str()).collect();
+    assert_eq!(cases, ["a", "b"]);
+    // The fold's redactor is the run's: its reports redact what the run saw.
+    assert!(
+        !report
+            .redactor
+            .text("echoed s3cret-value")
+            .contains("s3cret")
+    );
+    // The collector was taken: a second fold has nothing.
+    assert!(folded(&collector).is_none());
+}
+
+#[test]
+fn a_run_that_could_not_run_folds_into_a_report_saying_so_over_what_it_attempted() {
+    let redactor = Redactor::default();
+    let attempted = vec![
+        result("a", Verdict::Error, "connection refused"),
+        result("b", Verdict::Skip, "not run: target unreachable"),
+    ];
+    let reason = "the harness could not run (exit 3): target unreachable: refused";
+    let mut collector = RunCollector::default();
+    collector.observe(Event::started("t", 2, Side::Server, &redactor));
+    for (index, result) in attempted.iter().enumerate() {
+        collector.observe(Event::case(index, result));
+    }
+    collector.observe(Event::interrupted(reason));
+    collector.observe(Event::finished(&attempted, Duration::ZERO, Some(reason)));
+    let report = collector.report().expect("a started and finished run");
+    assert_eq!(report.interrupted.as_deref(), Some(reason));
+    assert_eq!(report.results.len(), 2);
+    assert_eq!(report.executed(), 0, "nothing ran: never a pass");
+    assert_eq!(report.count(Verdict::Pass), 0);
+}
