@@ -5,18 +5,22 @@
 #
 #   scripts/bench-side-by-side.sh [SECONDS] [SEED]        # defaults: 30 s, seed 1
 #
-# Prints, for each tool: the requests it sent, its seconds and requests per second (by its
-# own clock, and over the process's wall time), the paced method's requests against the
-# budget its account had, the throttled answers (HTTP 429 / error 10429), and the ratio of
-# the two rates (the issue's bound: the harness at 30 times Schemathesis or more, with the
-# paced method at its budget and 0 throttled answers to the harness). Its files stay in the
-# work directory it prints (fuzz.json and events of the harness; Schemathesis's HAR, JSON
-# report and output).
+# Prints, for each tool: the requests it sent in the shared window of SECONDS, by its own
+# count and clock (the harness: fuzz.json's single requests and the events' duration;
+# Schemathesis: its HAR's entries and its JSON report's running time), requests per
+# second, the paced method's requests against the budget of the account(s) it used, the
+# throttled answers (HTTP 429 / error 10429), and the ratio of the two rates (the issue's
+# bound: the harness at 30 times Schemathesis or more, with the paced method at its budget
+# and 0 throttled answers to the harness); then the harness's whole run (its token-state
+# sequences first, alone, then the window), and the server's own counts through a wrapper:
+# requests answered, transaction-log calls and throttles by account, sessions it evicted.
+# Its files stay in the work directory it prints (fuzz.json and events of the harness;
+# Schemathesis's HAR, JSON report and output; the server's counts.json).
 #
 # What each tool gets:
 #   - the harness: independent/python/target.toml on the run's port, all three accounts
 #     (main 70001, sub 70002, two_factor 70010); `--duration SECONDS` keeps the paced method
-#     at its budget the whole run; the stateless requests stop at `--run-timeout-s SECONDS`
+#     at its budget through the window; the single requests stop at `--run-timeout-s SECONDS`
 #     (there are more than it can send in that time: REQUESTS, default 6,000 a second), and
 #     STATEFUL percent of them (default 10, the harness's own) to the token-state sequences,
 #     sent first.
@@ -154,6 +158,16 @@ start=$(date +%s.%N)
 ) &
 pids+=($!)
 harness_job=$!
+# The harness sends its token-state sequences first, then its single requests for SECONDS
+# (`--run-timeout-s`, `--duration`); Schemathesis starts with the single requests (the
+# first request event), so the two windows of SECONDS are the same seconds.
+for _ in $(seq 1 $(((seconds + 120) * 20))); do
+    if grep -q '"type":"request"' "$work/harness-events.jsonl" 2>/dev/null || ! kill -0 "$harness_job" 2>/dev/null; then
+        break
+    fi
+    sleep 0.05
+done
+echo "Schemathesis starts $(python3 -c "import time; print(round(time.time() - $start, 1))") s after the harness (its sequences)"
 (
     cd "$work"
     began=$(date +%s.%N)
@@ -188,10 +202,9 @@ finished = [json.loads(line) for line in open(f"{work}/harness-events.jsonl") if
 finished = [event for event in finished if event.get("type") == "fuzz"][-1]
 stateful = fuzz.get("stateful", {})
 h_wall = json.load(open(f"{work}/harness.wall.json"))
-h_requests = fuzz["sent"] + fuzz.get("shrink_requests", 0) + stateful.get("sent", 0) + stateful.get("shrink_requests", 0)
-h_seconds = (finished["duration_ms"] + finished.get("stateful_duration_ms", 0)) / 1000
-h_process = h_wall["ended"] - h_wall["began"]
-h_paced = fuzz["paced_sent"] + stateful.get("paced_sent", 0)
+h_single, h_single_s = fuzz["sent"], finished["duration_ms"] / 1000
+h_all = fuzz["sent"] + fuzz.get("shrink_requests", 0) + stateful.get("sent", 0) + stateful.get("shrink_requests", 0)
+h_all_s = h_wall["ended"] - h_wall["began"]
 h_throttled = fuzz["rate_limited"] + stateful.get("throttled", 0)
 h_findings = len(fuzz.get("findings", [])) + len(stateful.get("findings", []))
 
@@ -211,8 +224,8 @@ try:
     counts = json.load(open(f"{work}/counts.json"))
 except OSError:
     counts = {"paced": {}, "throttled": {}, "answered": {}}
-window = max(h_process, s_process)
-budget = int(BURST + RATE * window)
+h_budget = int(BURST + RATE * h_all_s)
+s_budget = int(BURST + RATE * s_process)
 h_server_paced = sum(counts["paced"].get(user, 0) for user in HARNESS_USERS)
 h_server_throttled = sum(counts["throttled"].get(user, 0) for user in HARNESS_USERS)
 
@@ -220,32 +233,30 @@ def rate(n, s):
     return n / s if s and s > 0 else float("nan")
 
 rows = [
-    ("harness fuzz", h_requests, h_seconds, h_process,
-     f"{h_paced} ({h_server_paced} at the server) / {budget * len(HARNESS_USERS)} ({len(HARNESS_USERS)} accounts)",
-     h_throttled, f"{h_findings} findings, exit {h_wall['exit']}"),
-    ("Schemathesis", s_requests, s_seconds, s_process, f"{s_paced} / {budget} (1 account)",
-     s_throttled, f"{s_failures} unique failures, exit {st_wall['exit']}"),
+    ("harness fuzz: single requests (side by side)", h_single, h_single_s,
+     f"{fuzz['paced_sent']} (fuzz.json: one account allowed {fuzz['paced_allowed']})", fuzz["rate_limited"], ""),
+    ("Schemathesis (side by side)", s_requests, s_seconds, f"{s_paced} / {s_budget} (its account, 70011)", s_throttled,
+     f"{s_failures} unique failures, exit {st_wall['exit']}, {s_process:.1f} s process"),
+    ("harness fuzz: whole run (sequences, then the above)", h_all, h_all_s,
+     f"{h_server_paced} at the server / {h_budget} each for {len(HARNESS_USERS)} accounts", h_throttled,
+     f"{h_findings} findings, exit {h_wall['exit']}; {stateful.get('sent', 0):,} requests in {stateful.get('sequences', 0):,} sequences "
+     f"in {finished.get('stateful_duration_ms', 0) / 1000:.1f} s, {fuzz.get('shrink_requests', 0) + stateful.get('shrink_requests', 0)} shrink requests"),
 ]
 print()
-print("| tool | requests | seconds (own clock) | req/s | process wall s | req/s over wall | paced sent / budget | throttled | notes |")
-print("|---|---|---|---|---|---|---|---|---|")
-for name, n, s, p, paced, throttled, notes in rows:
-    print(f"| {name} | {n:,} | {s:.2f} | {rate(n, s):,.1f} | {p:.2f} | {rate(n, p):,.1f} | {paced} | {throttled} | {notes} |")
-ratio = rate(h_requests, h_seconds) / rate(s_requests, s_seconds)
-ratio_wall = rate(h_requests, h_process) / rate(s_requests, s_process)
+print("| run | requests | seconds | req/s | paced sent / budget | throttled | notes |")
+print("|---|---|---|---|---|---|---|")
+for name, n, s, paced, throttled, notes in rows:
+    print(f"| {name} | {n:,} | {s:.2f} | {rate(n, s):,.1f} | {paced} | {throttled} | {notes} |")
+ratio = rate(h_single, h_single_s) / rate(s_requests, s_seconds)
+ratio_all = rate(h_all, h_all_s) / rate(s_requests, s_seconds)
 print()
-print(f"ratio (harness / Schemathesis requests per second): {ratio:.1f}x by each tool's own clock, "
-      f"{ratio_wall:.1f}x over process wall time (bound: 30x)")
-print(f"harness: {fuzz['sent']:,} stateless requests in {finished['duration_ms'] / 1000:.2f} s, "
-      f"{stateful.get('sent', 0):,} in {stateful.get('sequences', 0)} sequences in {finished.get('stateful_duration_ms', 0) / 1000:.2f} s, "
-      f"{fuzz.get('shrink_requests', 0) + stateful.get('shrink_requests', 0)} shrink requests, {fuzz.get('unanswered', 0)} unanswered; "
-      f"paced: stateless {fuzz['paced_sent']} (fuzz.json: one account's budget allowed {fuzz['paced_allowed']}), "
-      f"in sequences {stateful.get('paced_sent', 0)} sent and {stateful.get('paced_skipped', 0)} skipped for the budget")
+print(f"ratio (requests per second, harness / Schemathesis): {ratio:.1f}x side by side, "
+      f"{ratio_all:.1f}x with the harness's whole run (bound: 30x)")
 per_user = ", ".join(f"{HARNESS_USERS.get(user, user)} {n} ({counts['throttled'].get(user, 0)} throttled)"
                      for user, n in sorted(counts["paced"].items()))
 answered = ", ".join(f"{k} {v:,}" for k, v in sorted(counts["answered"].items()))
 print(f"server: {sum(counts['answered'].values()):,} requests answered ({answered}); transaction-log calls its bucket "
-      f"counted, by account, over {window:.1f} s (budget {budget} each): {per_user or 'none'}")
+      f"counted by account: {per_user or 'none'}")
 evicted = counts.get("evicted", {})
 print(f"server: sessions evicted for a full key (16 slots a client id and user): {sum(evicted.values()):,}"
       + (f" ({', '.join(f'{k} {v:,}' for k, v in sorted(evicted.items()))})" if evicted else ""))
