@@ -40,8 +40,9 @@
 # missing), VENV (default /tmp/bench-side-by-side-venv), PYTHON (a CPython 3.12),
 # REQUESTS (the harness's --requests; default 6000 per second of the run), STATEFUL (its
 # --stateful), ST_WORKERS (Schemathesis's --workers).
-# Bounded: each tool is killed SECONDS + 120 s after its start at the latest; the server
-# listens on 127.0.0.1 only and every process started here is ended on exit.
+# Exit 0 when the bound is met, 1 when not. Bounded: each tool is killed SECONDS + 120 s
+# after its start at the latest; the server listens on 127.0.0.1 only and every process
+# started here is ended on exit.
 set -euo pipefail
 
 seconds=${1:-30}
@@ -82,6 +83,8 @@ pids=()
 cleanup() {
     local pid
     for pid in "${pids[@]}"; do
+        # A tool's subshell first passes the signal to its `timeout`, which ends the tool.
+        pkill -TERM -P "$pid" 2>/dev/null || true
         kill "$pid" 2>/dev/null || true
     done
     for pid in "${pids[@]}"; do
@@ -265,4 +268,5 @@ for finding in fuzz.get("findings", []) + stateful.get("findings", []):
 ok = ratio >= 30 and h_throttled == 0 and h_server_throttled == 0
 print("verdict: " + ("met" if ok else "NOT met")
       + f" (>= 30x: {ratio >= 30}; harness throttled 0: {h_throttled == 0 and h_server_throttled == 0})")
+sys.exit(0 if ok else 1)
 EOF
