@@ -138,6 +138,9 @@ impl FuzzCollector {
                 report,
             }) => {
                 let mut report = report.into_owned();
+                // An events file of before the one findings list holds the sequences'
+                // findings under `stateful`.
+                report.gather_older_findings();
                 report.elapsed = duration;
                 report.stateful.elapsed = stateful_duration;
                 self.report = Some(report);
@@ -246,6 +249,30 @@ mod tests {
         let finished: Value = serde_json::from_str(&lines(&report)[3]).unwrap();
         assert_eq!(finished["sent"], 12);
         assert_eq!(finished["duration_ms"], 2500.001);
+    }
+
+    #[test]
+    fn an_older_end_with_the_sequences_findings_apart_folds_into_one_list() {
+        let report = report();
+        let mut finished: Value = serde_json::from_str(&lines(&report)[3]).unwrap();
+        let mut sequence = serde_json::to_value(&report.findings[0]).unwrap();
+        let members = sequence.as_object_mut().unwrap();
+        members.remove("request");
+        members.insert("sequence".to_owned(), serde_json::json!({"steps": []}));
+        members.insert("shrunk".to_owned(), serde_json::json!({"steps": []}));
+        finished["stateful"]["findings"] = Value::Array(vec![sequence]);
+        let mut collector = FuzzCollector::default();
+        collector.observe(serde_json::from_value(finished).unwrap());
+        let folded = collector.report().expect("a finished run");
+        assert_eq!(folded.findings.len(), 2);
+        assert!(matches!(
+            folded.findings[1].input,
+            crate::FoundInput::Sequence { .. }
+        ));
+        // Written again, the one list holds both and `stateful` none.
+        let written = serde_json::to_value(&folded).unwrap();
+        assert_eq!(written["findings"].as_array().map(Vec::len), Some(2));
+        assert!(written["stateful"].get("findings").is_none());
     }
 
     #[test]

@@ -16,8 +16,9 @@ use super::pipeline::{Context, Input};
 use super::prediction::Prediction;
 use super::rules;
 use super::send::Budget;
-use super::{FoundInput, FuzzRequest, RequestAuth, case_file};
+use super::{FoundInput, FuzzConfig, FuzzRequest, RequestAuth, case_file, shard_requests};
 use harness_model::case::{Auth, Bearer, BearerLogin, BearerToken};
+use harness_model::target_file::Target;
 
 /// Ids of shrink requests start here, far from the generated requests' ids.
 const SHRINK_ID_BASE: u64 = 1 << 40;
@@ -26,6 +27,16 @@ impl Input for FuzzRequest {
     type Run = Assessed;
     type Session = Option<ClientSession>;
     const LETTER: char = 'r';
+
+    fn generate(config: &FuzzConfig, target: &Target, budget: usize) -> Vec<(usize, FuzzRequest)> {
+        shard_requests(
+            config.seed,
+            budget,
+            config.shard,
+            target,
+            &config.transports,
+        )
+    }
 
     fn group(&self, failure: &Finding) -> (String, String) {
         (failure.clause().to_owned(), self.method.clone())

@@ -321,6 +321,12 @@ impl FuzzReport {
         })
     }
 
+    /// Moves the sequences' findings of a report of before the one findings list (read
+    /// under `stateful`) into `findings`, after the single requests', where it holds them.
+    pub(crate) fn gather_older_findings(&mut self) {
+        self.findings.append(&mut self.stateful.older_findings);
+    }
+
     /// Whether the run stopped because the target stopped answering (`run::Breaker`).
     pub fn target_stopped_answering(&self) -> bool {
         self.interrupted

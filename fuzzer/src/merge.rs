@@ -14,7 +14,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use super::{FoundInput, FuzzFinding, FuzzReport, FuzzRequest, Shard};
 
@@ -190,23 +190,8 @@ pub fn load_run(dir: &Path) -> Result<FuzzReport, MergeError> {
         path: path.clone(),
     };
     let mut report: FuzzReport = serde_json::from_str(&text).map_err(parse_error)?;
-    let older: OlderLayout = serde_json::from_str(&text).map_err(parse_error)?;
-    report.findings.extend(older.stateful.findings);
+    report.gather_older_findings();
     Ok(report)
-}
-
-/// What a run's report held apart before the one findings list: its sequences' findings.
-#[derive(Default, Deserialize)]
-struct OlderLayout {
-    #[serde(default)]
-    stateful: OlderStateful,
-}
-
-/// The stateful part of an older report: its findings.
-#[derive(Default, Deserialize)]
-struct OlderStateful {
-    #[serde(default)]
-    findings: Vec<FuzzFinding>,
 }
 
 /// Merges `runs` (each with its `--out` directory); pure, case files are not touched.

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use harness_model::check::{Finding, Redactor, SchemaSet};
+use harness_model::target_file::Target;
 
 use crate::send::Sender;
 use crate::{FoundInput, FuzzConfig, FuzzError, FuzzFinding};
@@ -23,7 +24,8 @@ pub(crate) struct Context<'a> {
 }
 
 /// Something the fuzzer generates, sends, judges, shrinks and writes as a case file: a
-/// single request or a stateful sequence.
+/// single request or a stateful sequence. How a run sends them (the stateless crew and
+/// its schedule, the sequences' workers) is each kind's own.
 pub(crate) trait Input: Clone {
     /// What sending one gives: the verdict on it, and what its case file needs.
     type Run: Clone;
@@ -33,6 +35,9 @@ pub(crate) trait Input: Clone {
     /// The letter of a finding's case file id, `fuzz.s<seed>.<letter><first index>`.
     const LETTER: char;
 
+    /// This shard's part (`FuzzConfig::shard`) of what the seed generates for `budget`
+    /// requests, each with its number in the whole run.
+    fn generate(config: &FuzzConfig, target: &Target, budget: usize) -> Vec<(usize, Self)>;
     /// The failures one finding stands for: the same clause, for a request of the same
     /// method.
     fn group(&self, failure: &Finding) -> (String, String);

@@ -23,8 +23,8 @@ use super::execute::Assessed;
 use super::schedule::Schedule;
 use super::send::Sender;
 use super::state::StatefulReport;
-use super::{FuzzConfig, FuzzError, FuzzReport, FuzzRequest, shard_requests};
-use crate::pipeline::{Context, findings};
+use super::{FuzzConfig, FuzzError, FuzzReport, FuzzRequest};
+use crate::pipeline::{Context, Input, findings};
 use crew::Crew;
 use findings::tally;
 use health::{reach, stays_up};
@@ -61,12 +61,10 @@ pub async fn run(
         (StatefulReport::default(), Vec::new())
     };
     // This shard's requests, each with its index in the whole run.
-    let requests = Arc::new(shard_requests(
-        config.seed,
-        config.requests - stateful_budget,
-        config.shard,
+    let requests = Arc::new(FuzzRequest::generate(
+        config,
         &target,
-        &config.transports,
+        config.requests - stateful_budget,
     ));
     config.events.emit(&FuzzEvent::Fuzz(FuzzPhase::Started {
         seed: config.seed,

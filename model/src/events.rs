@@ -4,7 +4,8 @@
 //! the folds of a stream read back (`harness report --from-events`). Each layer has its
 //! family of events ([`Events`]): a run's ([`Event`], here, also sent by the judge and the
 //! proxy through [`announce`]), the fuzzer's (`harness_fuzz::FuzzEvent`) and the
-//! self-proofs' (`harness::selftest::MatrixEvent`). Every event derives its JSON form and
+//! self-proofs' (`harness::selftest::MatrixEvent`); every stream written ends with a
+//! [`SessionEvent`], so a whole stream is told from a cut one. Every event derives its JSON form and
 //! is read back from it by the same type: each line names its `type` and its `event`
 //! (serde's tags, one per level), and what it lends the reporters (a result holds every
 //! answer's text) is a `Cow`, borrowed when announced and owned when read back.
@@ -204,6 +205,43 @@ impl<'a> Event<'a> {
     }
 }
 
+/// The last line of every `--events FILE` (`type` `session`, `event` `ended`), written by
+/// the command's reporters when it ends: a consumer tells a whole stream from one cut short
+/// (a killed command, a truncated file) by it. It is no event of a run, a fuzz run or the
+/// self-proofs, and no fold takes it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum SessionEvent {
+    /// The command's session.
+    Session(SessionEnd),
+}
+
+/// A command's end (`type` `session`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum SessionEnd {
+    /// The command ended; the stream is whole.
+    Ended {
+        /// The command a reproduction of the stream's results reruns (`harness run
+        /// --target t.toml`), when the stream holds a run's.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rerun: Option<String>,
+    },
+}
+
+impl SessionEvent {
+    /// A command's end, whose results a reproduction reruns with `rerun`.
+    pub fn ended(rerun: Option<String>) -> SessionEvent {
+        SessionEvent::Session(SessionEnd::Ended { rerun })
+    }
+
+    /// The command a reproduction reruns, if the stream names one.
+    pub fn rerun(&self) -> Option<&str> {
+        let SessionEvent::Session(SessionEnd::Ended { rerun }) = self;
+        rerun.as_deref()
+    }
+}
+
 /// `duration_ms`: a [`Duration`] as milliseconds to the microsecond, for
 /// `#[serde(with = "duration_ms")]`; a negative or missing number reads as zero.
 pub mod duration_ms {
@@ -286,7 +324,13 @@ impl RunCollector {
                 duration,
                 interrupted,
                 ..
-            }) => self.finished = Some((duration, interrupted.map(Cow::into_owned))),
+            }) => {
+                // To the microsecond, as a stream keeps it: a report folded live and one
+                // folded from the stream read back are the same, byte for byte.
+                let duration =
+                    Duration::from_micros((precise_ms(&duration) * 1000.0).round() as u64);
+                self.finished = Some((duration, interrupted.map(Cow::into_owned)));
+            }
             Event::Interrupt(_) => {}
         }
     }

@@ -8,10 +8,15 @@
 
 use harness_model::check::Finding;
 
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+
 use super::execute::{SequenceRun, execute};
+use super::generate::{Allowed, sequence};
 use super::{Action, Sequence, case_file};
-use crate::FoundInput;
 use crate::pipeline::{Context, Input};
+use crate::{FoundInput, FuzzConfig};
+use harness_model::target_file::Target;
 
 /// JSON-RPC ids of sequence `k` start at `ID_BASE + k * ID_STRIDE`, apart from the
 /// stateless requests' ids (their index plus one).
@@ -28,6 +33,21 @@ impl Input for Sequence {
     type Run = SequenceRun;
     type Session = ();
     const LETTER: char = 'q';
+
+    /// The sequences generated from the seed until their steps fill `budget`, numbered,
+    /// that fall to this shard.
+    fn generate(config: &FuzzConfig, target: &Target, budget: usize) -> Vec<(usize, Sequence)> {
+        let allowed = Allowed::from_target(target);
+        // Another stream than the stateless requests', from the same seed.
+        let mut rng = StdRng::seed_from_u64(config.seed ^ 0x5eed_5e0e_57a7_e000);
+        let (mut all, mut generated) = (Vec::new(), 0);
+        while generated < budget {
+            let sequence = sequence(&mut rng, &allowed);
+            generated += sequence.steps.len();
+            all.push(sequence);
+        }
+        config.shard.select(all)
+    }
 
     fn group(&self, failure: &Finding) -> (String, String) {
         (failure.clause().to_owned(), String::new())

@@ -61,6 +61,11 @@ pub struct StatefulReport {
     pub paced_skipped: usize,
     /// Requests sent by the shrinker.
     pub shrink_requests: usize,
+    /// The sequences' findings as a report of before the one findings list held them,
+    /// apart: read, never written; [`FuzzReport`](crate::FuzzReport)'s are moved into its
+    /// `findings` where a report is read (`merge::load_run`, `FuzzCollector`).
+    #[serde(default, rename = "findings", skip_serializing)]
+    pub(crate) older_findings: Vec<crate::FuzzFinding>,
     /// Wall time of the sequences (shrinking excluded).
     #[serde(skip)]
     pub elapsed: Duration,

@@ -10,14 +10,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
-use rand::SeedableRng;
-use rand::rngs::StdRng;
-
 use super::execute::{SequenceRun, execute};
-use super::generate::{Allowed, sequence};
 use super::input::first_id;
 use super::{Sequence, StatefulReport};
-use crate::pipeline::{Context, Failed, findings};
+use crate::pipeline::{Context, Failed, Input, findings};
 use crate::send::Sender;
 use crate::{FuzzConfig, FuzzError, FuzzFinding};
 use harness_model::check::{Redactor, SchemaSet};
@@ -37,7 +33,7 @@ pub(crate) async fn run(
     config: &FuzzConfig,
     budget: usize,
 ) -> Result<(StatefulReport, Vec<FuzzFinding>), FuzzError> {
-    let mine = this_shards_sequences(&Allowed::from_target(&sender.target), config, budget);
+    let mine = Sequence::generate(config, &sender.target, budget);
     let (serial, parallel) = serial_and_parallel(&mine);
     let started = Instant::now();
     let deadline = started + config.run_timeout;
@@ -61,25 +57,6 @@ pub(crate) async fn run(
     let (findings, shrink_requests) = findings(&context, config, failed).await?;
     report.shrink_requests = shrink_requests;
     Ok((report, findings))
-}
-
-/// The sequences generated from the seed until their steps fill `budget`, numbered, that
-/// fall to this shard.
-fn this_shards_sequences(allowed: &Allowed, config: &FuzzConfig, budget: usize) -> Vec<Numbered> {
-    // Another stream than the stateless requests', from the same seed.
-    let mut rng = StdRng::seed_from_u64(config.seed ^ 0x5eed_5e0e_57a7_e000);
-    let mut generated = 0;
-    let mut mine: Vec<Numbered> = Vec::new();
-    let mut number = 0;
-    while generated < budget {
-        let sequence = sequence(&mut rng, allowed);
-        generated += sequence.steps.len();
-        if number % config.shard.count.max(1) == config.shard.index.saturating_sub(1) {
-            mine.push((number, sequence));
-        }
-        number += 1;
-    }
-    mine
 }
 
 /// The sequences that change state (run one at a time) and the others (run in parallel,

@@ -14,13 +14,13 @@ use std::time::Instant;
 use clap::Args;
 use harness_model::check::{Catalog, Level, Side, Verdict};
 use harness_model::known_failures::Known;
-use harness_model::report::Context;
 use harness_model::results::RunReport;
 use harness_model::target_file::RateLimits;
 use harness_protocol::wire::TransportKind;
 use harness_server::judge::{self, Judged, Scenario};
 use harness_server::serve::TlsIdentity;
 
+use super::outputs::{Outputs, write_outputs};
 use super::reporters::Reporters;
 use super::serve::TlsArgs;
 use super::summary;
@@ -139,16 +139,12 @@ pub(crate) fn judge(args: JudgeArgs) -> Result<u8, CliError> {
             filter: args.filter.as_deref(),
             transports: (!args.transports.is_empty()).then_some(args.transports.as_slice()),
         };
+        let rerun = format!("harness judge --scenario {}", scenario.name());
+        reporters.rerun(&rerun);
         let mut run_report = reporters.announce(&judge::to_run_report(&judged))?;
         let outcomes =
             super::run::apply_expectations(expectations.as_ref(), &mut run_report.results);
-        let context = Context {
-            report: &run_report,
-            catalog: &catalog,
-            rerun: format!("harness judge --scenario {}", scenario.name()),
-            extra_html: None,
-        };
-        let paths = super::write_reports(&args.out, &context)?;
+        let paths = write_outputs(&run_report, &catalog, Outputs::reports(&args.out, rerun))?;
         summary::judged(&run_report, &catalog, records.len(), recorder.dropped());
         summary::expectations(expectations.as_ref(), &outcomes);
         summary::report_paths(&paths);

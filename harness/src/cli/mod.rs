@@ -25,6 +25,7 @@ mod fuzz;
 mod judge;
 mod lint_response;
 mod out;
+mod outputs;
 mod proxy;
 mod report;
 mod reporters;
@@ -207,17 +208,4 @@ pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
         .enable_all()
         .build()
         .map_err(CliError::harness)
-}
-
-/// Writes the four report files, mapping failure to a harness error naming the directory.
-pub(crate) fn write_reports(
-    dir: &std::path::Path,
-    context: &harness_model::report::Context<'_>,
-) -> Result<Vec<PathBuf>, CliError> {
-    harness_model::report::write_all(dir, context).map_err(|error| {
-        CliError::harness(format!(
-            "failed to write reports to {}: {error}",
-            dir.display()
-        ))
-    })
 }

@@ -12,11 +12,11 @@ use std::time::Instant;
 
 use clap::Args;
 use harness_model::check::{Catalog, Level, Verdict};
-use harness_model::report::Context;
 use harness_model::results::RunReport;
 use harness_model::target_file::Target;
 use harness_server::proxy::{self, report as proxy_report};
 
+use super::outputs::{Outputs, write_outputs};
 use super::reporters::Reporters;
 use super::summary;
 use super::target::{Allowances, check_invalid_certs, check_plain_http};
@@ -87,19 +87,16 @@ pub(crate) fn proxy(args: ProxyArgs) -> Result<u8, CliError> {
             )));
         }
         let verdicts = proxy_report::judge_session(&session, &corpus.schemas, &corpus.catalog);
+        let rerun = format!("harness proxy --target {}", args.target.display());
+        reporters.rerun(&rerun);
         let run_report = reporters.announce(&proxy_report::to_run_report(
             &session,
             &verdicts,
             &corpus.catalog,
             started.elapsed(),
         ))?;
-        let context = Context {
-            report: &run_report,
-            catalog: &corpus.catalog,
-            rerun: format!("harness proxy --target {}", args.target.display()),
-            extra_html: None,
-        };
-        let paths = super::write_reports(&args.out, &context)?;
+        let outputs = Outputs::reports(&args.out, rerun);
+        let paths = write_outputs(&run_report, &corpus.catalog, outputs)?;
         if let Some(dir) = &args.record {
             record_session(dir, &session, &corpus.catalog)?;
         }

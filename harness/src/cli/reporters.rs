@@ -16,7 +16,7 @@ use harness::selftest::{MatrixEvent, MatrixSink, RowEvent};
 use harness_fuzz::{FuzzEvent, FuzzPhase, FuzzSink, RequestJudged};
 use harness_model::check::Verdict;
 use harness_model::events::{
-    CaseEvent, Event, EventSink, JsonLines, RunEvent, SharedCollector, folded,
+    CaseEvent, Event, EventSink, JsonLines, RunEvent, SessionEvent, SharedCollector, folded,
 };
 use harness_model::results::RunReport;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -39,6 +39,8 @@ pub(crate) enum Line<'a> {
     Fuzz(Cow<'a, FuzzEvent<'a>>),
     /// A matrix's.
     Matrix(Cow<'a, MatrixEvent<'a>>),
+    /// The command's end: the last line of every stream.
+    Session(Cow<'a, SessionEvent>),
 }
 
 /// The `--events FILE` writer: taken out when the stream is finished.
@@ -50,6 +52,8 @@ pub(crate) struct Reporters {
     events_file: Option<(PathBuf, EventsFile)>,
     /// The fold of the run's events: the report a command writes.
     run: SharedCollector,
+    /// The command a reproduction reruns, written in the stream's last line.
+    rerun: Mutex<Option<String>>,
 }
 
 impl Reporters {
@@ -77,6 +81,7 @@ impl Reporters {
             progress: progress_bar(quiet),
             events_file,
             run: SharedCollector::default(),
+            rerun: Mutex::default(),
         }))
     }
 
@@ -194,12 +199,26 @@ impl Reporters {
         folded(&self.run)
     }
 
-    /// Clears the bar and closes the events file.
+    /// Names the command a reproduction of this stream's results reruns (`harness run
+    /// --target t.toml`), for the stream's last line: `harness report --from-events` then
+    /// writes the reports the command wrote, byte for byte.
+    pub(crate) fn rerun(&self, rerun: &str) {
+        *self.rerun.lock().unwrap_or_else(PoisonError::into_inner) = Some(rerun.to_owned());
+    }
+
+    /// Clears the bar and closes the events file, after its last line: the session's end,
+    /// which tells a whole stream from one cut short.
     pub(crate) fn finish(&self) -> Result<(), CliError> {
         self.progress.finish_and_clear();
         if let Some((path, lines)) = &self.events_file
-            && let Some(lines) = lines.lock().unwrap_or_else(PoisonError::into_inner).take()
+            && let Some(mut lines) = lines.lock().unwrap_or_else(PoisonError::into_inner).take()
         {
+            let rerun = self
+                .rerun
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take();
+            lines.write(&Line::Session(Cow::Owned(SessionEvent::ended(rerun))));
             lines.finish().map_err(|error| {
                 CliError::harness(format!("failed to write {}: {error}", path.display()))
             })?;

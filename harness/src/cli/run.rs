@@ -14,13 +14,13 @@ use clap::Args;
 use harness_model::check::Verdict;
 use harness_model::corpus::Corpus;
 use harness_model::known_failures::{self, EntryOutcome, Known, KnownFailures};
-use harness_model::report::{self, Context, Summary};
 use harness_model::results::CaseResult;
 use harness_model::results::RunReport;
 use harness_model::target_file::Target;
 use harness_protocol::wire::TransportKind;
 use harness_runner::run::{self, Interrupt, RunError};
 
+use super::outputs::{Outputs, write_outputs};
 use super::reporters::Reporters;
 use super::summary;
 use super::target::{TargetArgs, TargetChoice, Timeouts};
@@ -131,24 +131,17 @@ pub(crate) fn run(args: RunArgs) -> Result<u8, CliError> {
     let catalog = Arc::clone(&corpus.catalog);
     let runtime = runtime()?;
     // `--plan`: printed, nothing sent.
-    let Some(mut report) = runtime.block_on(run_suite(&args, choice, corpus))? else {
+    let Some(mut report) = runtime.block_on(run_suite(&args, choice, corpus, &rerun))? else {
         return Ok(exit::PASS);
     };
     let outcomes = apply_expectations(expectations.as_ref(), &mut report.results);
-    let context = Context {
-        report: &report,
-        catalog: &catalog,
-        rerun,
-        extra_html: None,
+    let outputs = Outputs {
+        write_expect: (args.write_expect.as_deref()).map(|path| (path, outcomes.as_slice())),
+        snapshots: args.snapshots.as_deref(),
+        ..Outputs::reports(&args.out, rerun.clone())
     };
-    let paths = super::write_reports(&args.out, &context)?;
-    if let Some(path) = &args.write_expect {
-        write_expectations(path, &report, &outcomes)?;
-    }
-    if let Some(dir) = &args.snapshots {
-        write_snapshots(dir, &report)?;
-    }
-    summary::run(&report, &Summary::new(&report, &catalog), &context);
+    let paths = write_outputs(&report, &catalog, outputs)?;
+    summary::run(&report, &catalog, &rerun);
     let fixed = summary::expectations(expectations.as_ref(), &outcomes);
     summary::report_paths(&paths);
     let strict_fixed = args.strict_expect && fixed > 0;
@@ -166,6 +159,7 @@ async fn run_suite(
     args: &RunArgs,
     choice: TargetChoice,
     corpus: Corpus,
+    rerun: &str,
 ) -> Result<Option<RunReport>, CliError> {
     let interrupt = Interrupt::new();
     super::signals::Signals::new().fire_then_exit(
@@ -173,6 +167,7 @@ async fn run_suite(
         "finishing the executions in flight, then writing the reports",
     );
     let reporters = Reporters::new(args.quiet, args.events.as_deref())?;
+    reporters.rerun(rerun);
     let (target, reference) = choice.start().await?;
     let config = run_config(args, target, corpus, reference.is_some());
     // The plan goes to stderr, before the run: what the paced method will cost.
@@ -228,29 +223,6 @@ fn run_config(
     }
 }
 
-/// Writes `--snapshots DIR`: each result's record as an insta snapshot, and says how many
-/// are new, changed and unchanged.
-fn write_snapshots(dir: &Path, report: &RunReport) -> Result<(), CliError> {
-    let now_ms = harness_protocol::auth::clock::Clock::system().now_ms();
-    let stats = report::write_snapshots(dir, &report.results, &report.redactor, now_ms).map_err(
-        |error| {
-            CliError::harness(format!(
-                "failed to write snapshots to {}: {error}",
-                dir.display()
-            ))
-        },
-    )?;
-    eprintln!(
-        "snapshots in {}: {} new, {} changed (review the .snap.new files with `cargo insta review --workspace-root {}`), {} unchanged",
-        dir.display(),
-        stats.new,
-        stats.changed,
-        dir.display(),
-        stats.unchanged
-    );
-    Ok(())
-}
-
 /// 3 if the harness could not run (an unreachable target) or the target stopped answering
 /// (the run's breaker stopped it); 1 if a check failed
 /// (or, `strict_fixed`, a known failure was fixed under `--strict-expect`); 3 if the
@@ -274,26 +246,6 @@ pub(crate) fn exit_code(report: &RunReport, strict_fixed: bool) -> u8 {
     } else {
         exit::PASS
     }
-}
-
-/// Writes `--write-expect FILE`: entries still needed, then the failures of this run.
-pub(crate) fn write_expectations(
-    path: &Path,
-    report: &RunReport,
-    outcomes: &[EntryOutcome],
-) -> Result<(), CliError> {
-    let entries = known_failures::entries_for(&report.results, outcomes, &report.redactor);
-    let text = report.redactor.text(&known_failures::render(&entries));
-    std::fs::write(path, text).map_err(|error| {
-        CliError::harness(format!("failed to write {}: {error}", path.display()))
-    })?;
-    eprintln!(
-        "expectations: {} known failure(s) written to {} (replace each {} reason)",
-        entries.len(),
-        path.display(),
-        known_failures::PLACEHOLDER
-    );
-    Ok(())
 }
 
 /// The known failures of an expectations file applied to `results` (none without one),

@@ -8,8 +8,8 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use harness::selftest::{self, VariantMatrix, VariantPlan};
-use harness_model::report::Context;
 
+use super::outputs::{Outputs, write_outputs};
 use super::reporters::Reporters;
 use super::serve::{parse_faults, parse_variant_groups};
 use super::summary;
@@ -75,6 +75,7 @@ pub(crate) fn selftest(args: SelftestArgs) -> Result<u8, CliError> {
     let runtime = runtime()?;
     // The rows are printed as they end, by the one terminal reporter.
     let reporters = Reporters::new(true, args.events.as_deref())?;
+    reporters.rerun("harness run");
     let (events, rows) = (reporters.sink(), reporters.matrix_sink());
     let faults = matches!(args.matrix, Matrix::Faults | Matrix::Both);
     let variants = matches!(args.matrix, Matrix::Variants | Matrix::Both);
@@ -106,13 +107,11 @@ pub(crate) fn selftest(args: SelftestArgs) -> Result<u8, CliError> {
     } else {
         None
     };
-    let context = Context {
-        report: &clean,
-        catalog: &corpus.catalog,
-        rerun: "harness run".to_owned(),
+    let outputs = Outputs {
         extra_html: Some(html),
+        ..Outputs::reports(&args.out, "harness run".to_owned())
     };
-    super::write_reports(&args.out, &context)?;
+    write_outputs(&clean, &corpus.catalog, outputs)?;
     reporters.finish()?;
     let no_false_failures = variant_matrix.is_none_or(|matrix| matrix.false_failures() == 0);
     Ok(if faults_proven && no_false_failures {

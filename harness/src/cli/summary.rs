@@ -15,7 +15,14 @@ use harness_model::results::RunReport;
 use harness_runner::run;
 
 /// The terminal summary: results other than pass (failures first), then the counts.
-pub(crate) fn run(report: &RunReport, summary: &Summary, context: &Context<'_>) {
+pub(crate) fn run(report: &RunReport, catalog: &Catalog, rerun: &str) {
+    let summary = &Summary::new(report, catalog);
+    let context = &Context {
+        report,
+        catalog,
+        rerun: rerun.to_owned(),
+        extra_html: None,
+    };
     for result in report::failures_first(report).into_iter().filter(|result| {
         !matches!(
             result.verdict,

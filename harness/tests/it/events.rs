@@ -1,9 +1,10 @@
-//! The event stream (`harness_model::events`): `--events FILE` of `harness run` and
-//! `harness fuzz` parses line by line, starts with a start event and ends with a finish
-//! event whose counts equal the report's, and `harness report --from-events` writes that
-//! `report.json` from a run's file (the folds of fuzz and selftest: `events_fold.rs`). A
-//! run's report is the fold of its events, so no test holds two paths equal: the fold
-//! itself is tested in `model/src/events/tests.rs`.
+//! The event stream (`harness_model::events`): `--events FILE` of `harness run`, `fuzz`
+//! and `selftest` parses line by line, starts with a start event, ends with the session's
+//! end (after a finish event whose counts equal the report's), and `harness report
+//! --from-events` rebuilds from a run's file the four reports the run wrote, byte for byte
+//! (the folds of fuzz and selftest: `events_fold.rs`). A run's report is the fold of its
+//! events, so no test holds two paths equal: the fold is tested in
+//! `model/src/events/tests.rs`.
 
 use std::path::Path;
 
@@ -18,6 +19,17 @@ fn read_events(path: &Path) -> Vec<Value> {
         .lines()
         .map(|line| serde_json::from_str(line).unwrap_or_else(|error| panic!("{error}: {line}")))
         .collect()
+}
+
+/// The stream's last line is the session's end, naming the command a reproduction reruns;
+/// it is taken off.
+fn assert_session_ended(events: &mut Vec<Value>, rerun: Option<&str>) {
+    let last = events.pop().expect("a stream has lines");
+    assert_eq!(
+        (&last["type"], &last["event"]),
+        (&"session".into(), &"ended".into())
+    );
+    assert_eq!(last["rerun"].as_str(), rerun, "{last}");
 }
 
 fn read_json(path: &Path) -> Value {
@@ -38,9 +50,10 @@ fn run_events_start_end_and_agree_with_report_json() {
         events_path.to_str().unwrap(),
     ]);
     assert_eq!(output.status.code(), Some(0), "{}", text(&output));
-    let events = read_events(&events_path);
+    let mut events = read_events(&events_path);
     let report = read_json(&out.join("report.json"));
     let results = report["results"].as_array().unwrap();
+    assert_session_ended(&mut events, Some("harness run"));
     let (first, last) = (&events[0], events.last().unwrap());
     assert_eq!(
         (&first["type"], &first["event"]),
@@ -92,8 +105,9 @@ fn fuzz_events_count_the_requests_of_fuzz_json() {
         events_path.to_str().unwrap(),
     ]);
     assert_eq!(output.status.code(), Some(0), "{}", text(&output));
-    let events = read_events(&events_path);
+    let mut events = read_events(&events_path);
     let report = read_json(&out.join("fuzz.json"));
+    assert_session_ended(&mut events, None);
     let (first, last) = (&events[0], events.last().unwrap());
     assert_eq!(
         (&first["type"], &first["event"]),
@@ -118,38 +132,15 @@ fn fuzz_events_count_the_requests_of_fuzz_json() {
     );
 }
 
-/// A `report.json` with every timing (`duration_ms`, `elapsed_ms`) zeroed: a duration
-/// read back from a stream keeps the microsecond, not the nanosecond.
-pub(crate) fn without_timings(text: &str) -> Value {
-    fn zero(value: &mut Value) {
-        match value {
-            Value::Object(members) => {
-                for (key, member) in members.iter_mut() {
-                    if key == "duration_ms" || key == "elapsed_ms" {
-                        *member = Value::from(0);
-                    } else {
-                        zero(member);
-                    }
-                }
-            }
-            Value::Array(items) => items.iter_mut().for_each(zero),
-            _ => {}
-        }
-    }
-    let mut value: Value = serde_json::from_str(text).unwrap();
-    zero(&mut value);
-    value
-}
-
 #[test]
-fn report_from_events_writes_the_runs_report_json() {
+fn a_report_rebuilt_from_the_events_is_byte_identical_to_the_live_one() {
     let out = temp_dir("events-report");
     let events_path = out.join("events.jsonl");
     let output = run_harness(&[
         "run",
         "--quiet",
         "--filter",
-        "get_currencies",
+        "get_",
         "--out",
         out.join("run").to_str().unwrap(),
         "--events",
@@ -164,12 +155,40 @@ fn report_from_events_writes_the_runs_report_json() {
         out.join("read-back").to_str().unwrap(),
     ]);
     assert_eq!(output.status.code(), Some(0), "{}", text(&output));
-    let written = std::fs::read_to_string(out.join("run/report.json")).unwrap();
-    let read_back = std::fs::read_to_string(out.join("read-back/report.json")).unwrap();
-    assert_eq!(without_timings(&read_back), without_timings(&written));
-    for file in ["junit.xml", "report.md", "report.html"] {
-        assert!(out.join("read-back").join(file).exists(), "{file}");
+    assert!(!text(&output).contains("warning"), "{}", text(&output));
+    for file in ["report.json", "junit.xml", "report.md", "report.html"] {
+        let live = std::fs::read(out.join("run").join(file)).unwrap();
+        let read_back = std::fs::read(out.join("read-back").join(file)).unwrap();
+        assert!(live == read_back, "{file} differs once read back");
     }
+    // Cut before its session's end, the stream still folds, with a warning that it is
+    // incomplete.
+    let stream = std::fs::read_to_string(&events_path).unwrap();
+    let cut: Vec<&str> = stream.lines().collect();
+    std::fs::write(&events_path, cut[..cut.len() - 1].join("\n")).unwrap();
+    let output = run_harness(&[
+        "report",
+        "--from-events",
+        events_path.to_str().unwrap(),
+        "--out",
+        out.join("cut").to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    assert!(
+        text(&output).contains("the stream is incomplete"),
+        "{}",
+        text(&output)
+    );
+    // Cut before the run's end, it holds no finished run.
+    std::fs::write(&events_path, cut[..cut.len() - 2].join("\n")).unwrap();
+    let output = run_harness(&[
+        "report",
+        "--from-events",
+        events_path.to_str().unwrap(),
+        "--out",
+        out.join("cut-more").to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(3), "{}", text(&output));
     // A line that is no event is a usage error naming the file and line.
     std::fs::write(&events_path, "{\"type\":\"nonsense\"}\n").unwrap();
     let output = run_harness(&[
@@ -204,7 +223,8 @@ fn selftest_rows_are_events_and_terminal_lines() {
         events_path.to_str().unwrap(),
     ]);
     assert_eq!(output.status.code(), Some(0), "{}", text(&output));
-    let events = read_events(&events_path);
+    let mut events = read_events(&events_path);
+    assert_session_ended(&mut events, Some("harness run"));
     // The clean run (the reports' body), then the row, then the matrix's end.
     let rows: Vec<&Value> = events
         .iter()

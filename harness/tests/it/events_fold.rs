@@ -72,6 +72,8 @@ fn fold(lines: &[String]) -> Folds {
             "fuzz" | "request" | "finding" | "interrupt" => folds
                 .fuzz
                 .observe(serde_json::from_str::<FuzzEvent<'_>>(line).unwrap()),
+            // The session's end: the stream is whole.
+            "session" => {}
             other => panic!("no event has type {other}"),
         }
     }

@@ -324,10 +324,17 @@ fn the_judge_judges_what_it_recorded_when_interrupted() {
         .map(|line| serde_json::from_str(line).unwrap())
         .collect();
     let results = report["results"].as_array().unwrap();
-    assert_eq!(events.len(), results.len() + 2, "{events:?}");
+    assert_eq!(events.len(), results.len() + 3, "{events:?}");
     assert_eq!(events[0]["event"], "started");
     assert_eq!(events[0]["total"], results.len());
-    let last = events.last().unwrap();
+    // Then the session's end, naming the command a reproduction reruns.
+    let ended = events.last().unwrap();
+    assert_eq!(
+        (&ended["type"], &ended["event"]),
+        (&"session".into(), &"ended".into())
+    );
+    assert_eq!(ended["rerun"], "harness judge --scenario default");
+    let last = &events[events.len() - 2];
     assert_eq!(last["event"], "finished");
     assert_eq!(last["summary"], report["summary"]);
 }
