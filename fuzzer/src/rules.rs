@@ -7,7 +7,8 @@
 //! only for a request built from the stated types and listed values, with what SPEC.md
 //! marks required. Where the spec is silent (unknown extra parameters, a string where an
 //! integer is declared, an unknown instrument, an empty string, a scope value 5.4 does not
-//! list, a timestamp past any bound or a window that ends before it starts, two filters
+//! list, a string longer than any length SPEC.md states (RFC 8259 9 lets a parser limit it), a
+//! timestamp past any bound or a window that ends before it starts, two filters
 //! SPEC.md does not relate given together, a state changed by an earlier request) it says
 //! "either", and only the envelope and, for a result, the
 //! schema are checked: a server may refuse what SPEC.md does not require it to accept.

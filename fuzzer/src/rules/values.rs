@@ -154,14 +154,24 @@ fn plainly_written(text: &str, parsed: &Value) -> bool {
     }
 }
 
+/// The longest string length SPEC.md states anywhere: a member's name, "up to 64
+/// characters" (section 8's table). A string parameter has no length stated, and RFC 8259
+/// section 9 lets a server's parser limit it: "An implementation may set limits on the
+/// length and character contents of strings."
+const LONGEST_STATED_LENGTH: usize = 64;
+
 /// A value of a parameter SPEC.md gives a type but no list: valid only where nothing but
 /// the type is asked. An empty string (but the `mmp_group` SPEC.md 4.6 says may be empty),
 /// a scope naming a value 5.4 does not list, an instrument filter other than the fixture's,
-/// or a group SPEC.md does not name may be refused.
+/// a group SPEC.md does not name, or a string longer than any length SPEC.md states
+/// ([`LONGEST_STATED_LENGTH`]) may be refused.
 fn free_value(name: &str, value: &Value, knowledge: &OracleKnowledge) -> ValueValidity {
     let Some(text) = value.as_str() else {
         return ValueValidity::Valid;
     };
+    if text.chars().count() > LONGEST_STATED_LENGTH {
+        return ValueValidity::Unsure;
+    }
     let valid = match name {
         "mmp_group" => text.is_empty(),
         "scope" => !text.trim().is_empty() && Scope::parse(text).listed(),
@@ -188,4 +198,38 @@ pub(super) fn window_reversed(request: &FuzzRequest, query: bool) -> bool {
         (timestamp("start_timestamp"), timestamp("end_timestamp")),
         (Some(start), Some(end)) if end < start
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_free_string_past_any_length_spec_md_states_may_be_refused() {
+        let knowledge = OracleKnowledge::default();
+        let judged = |length: usize| {
+            let text = "x".repeat(length);
+            free_value("data", &json!(text), &knowledge)
+        };
+        assert!(matches!(judged(1), ValueValidity::Valid));
+        assert!(matches!(
+            judged(LONGEST_STATED_LENGTH),
+            ValueValidity::Valid
+        ));
+        // A signed login's `data` of 4,097 characters, refused by the independent Python
+        // server (RFC 8259 9): not a finding.
+        assert!(matches!(judged(4097), ValueValidity::Unsure));
+        assert!(matches!(
+            judged(LONGEST_STATED_LENGTH + 1),
+            ValueValidity::Unsure
+        ));
+        // Characters, not bytes: 64 two-byte characters are still within it.
+        let accented = "é".repeat(LONGEST_STATED_LENGTH);
+        assert!(matches!(
+            free_value("label", &json!(accented), &knowledge),
+            ValueValidity::Valid
+        ));
+    }
 }
