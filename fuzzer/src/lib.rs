@@ -351,25 +351,6 @@ pub enum FuzzError {
     },
 }
 
-/// Writes the case file of finding `id` into `dir` (created when missing), returning its
-/// path: the one place findings of single requests and of sequences become files.
-pub(crate) fn write_case_file(
-    dir: &std::path::Path,
-    id: &str,
-    text: &str,
-) -> Result<PathBuf, FuzzError> {
-    std::fs::create_dir_all(dir).map_err(|source| FuzzError::Write {
-        path: dir.to_path_buf(),
-        source,
-    })?;
-    let path = dir.join(format!("{id}.toml"));
-    std::fs::write(&path, text).map_err(|source| FuzzError::Write {
-        path: path.clone(),
-        source,
-    })?;
-    Ok(path)
-}
-
 impl fmt::Display for FuzzError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

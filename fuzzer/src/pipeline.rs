@@ -8,6 +8,7 @@
 //! its schedule, the sequences' workers) stays with each kind's run.
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use harness_model::check::{Finding, Redactor, SchemaSet};
@@ -56,8 +57,8 @@ pub(crate) trait Input: Clone {
     fn sent(run: &Self::Run) -> usize;
     /// Whether `run` fails the way `failure` did.
     fn fails_again(run: &Self::Run, failure: &Finding) -> bool;
-    /// It and its run cut after what failed (a sequence's failing step); as they are
-    /// where nothing comes after it.
+    /// It and its run cut after what failed (a sequence's failing step), or as they are
+    /// where nothing follows what failed (a request).
     fn cut(self, run: Self::Run) -> (Self, Self::Run);
     /// Smaller variants of it, most promising first; none larger than it.
     fn candidates(&self) -> Vec<Self>;
@@ -148,7 +149,7 @@ pub(crate) async fn findings<I: Input>(
         if let Some(dir) = &config.out {
             let id = format!("fuzz.s{}.{}{number}", config.seed, I::LETTER);
             let text = shrunk.case_file(&id, (&run, &shrunk_run), &failure, context);
-            case_file = Some(crate::write_case_file(dir, &id, &text)?);
+            case_file = Some(write_case_file(dir, &id, &text)?);
         }
         findings.push(FuzzFinding {
             clause: failure.clause().to_owned(),
@@ -160,6 +161,21 @@ pub(crate) async fn findings<I: Input>(
         });
     }
     Ok((findings, shrink_requests))
+}
+
+/// Writes the case file of finding `id` into `dir` (created when missing), returning its
+/// path.
+fn write_case_file(dir: &Path, id: &str, text: &str) -> Result<PathBuf, FuzzError> {
+    std::fs::create_dir_all(dir).map_err(|source| FuzzError::Write {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let path = dir.join(format!("{id}.toml"));
+    std::fs::write(&path, text).map_err(|source| FuzzError::Write {
+        path: path.clone(),
+        source,
+    })?;
+    Ok(path)
 }
 
 /// The first failure of each group (by [`Input::group`]) with how many failed that way,

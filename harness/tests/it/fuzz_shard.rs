@@ -196,3 +196,76 @@ fn merge_of_clean_runs_passes_and_of_no_run_is_a_usage_error() {
         text(&bad_shard)
     );
 }
+
+/// A run's `fuzz.json` of before the one findings list (its sequences' findings apart,
+/// under `stateful`) merges with the same run's of today: every finding, a sequence's
+/// included, is one found by both runs.
+#[test]
+fn merge_reads_an_older_fuzz_json_with_the_sequence_findings_apart() {
+    use serde_json::Value;
+    let dir = temp_dir("older");
+    let (today, older) = (dir.join("today"), dir.join("older"));
+    let run = harness(
+        &[
+            "fuzz",
+            "--requests",
+            "300",
+            "--stateful",
+            "50",
+            "--seed",
+            "1",
+            "--fault",
+            "refresh-same-token",
+            "--fault",
+            "envelope-id-as-string",
+            "--quiet",
+        ],
+        &today,
+    );
+    assert_eq!(run.status.code(), Some(1), "{}", text(&run));
+    let mut report: Value =
+        serde_json::from_str(&std::fs::read_to_string(today.join("fuzz.json")).unwrap()).unwrap();
+    let (sequences, requests): (Vec<Value>, Vec<Value>) = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .cloned()
+        .partition(|finding| finding.get("sequence").is_some());
+    assert!(!sequences.is_empty() && !requests.is_empty(), "{report}");
+    let found = sequences.len() + requests.len();
+    report["findings"] = Value::Array(requests);
+    report["stateful"]["findings"] = Value::Array(sequences);
+    std::fs::create_dir_all(&older).unwrap();
+    std::fs::write(older.join("fuzz.json"), report.to_string()).unwrap();
+    for entry in std::fs::read_dir(&today).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|ext| ext == "toml") {
+            std::fs::copy(&path, older.join(path.file_name().unwrap())).unwrap();
+        }
+    }
+    let merged = harness(
+        &[
+            "fuzz",
+            "merge",
+            today.to_str().unwrap(),
+            older.to_str().unwrap(),
+        ],
+        &dir.join("merged"),
+    );
+    assert_eq!(merged.status.code(), Some(1), "{}", text(&merged));
+    let json: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("merged").join(merge::MERGED_REPORT)).unwrap(),
+    )
+    .unwrap();
+    let kept = json["findings"].as_array().unwrap();
+    assert_eq!(kept.len(), found, "{json}");
+    assert_eq!(json["run_findings"], 2 * found);
+    assert!(
+        kept.iter()
+            .all(|kept| kept["runs"].as_array().unwrap().len() == 2)
+    );
+    assert!(
+        kept.iter()
+            .any(|kept| kept["finding"]["sequence"].is_object())
+    );
+}
