@@ -10,6 +10,7 @@
 //! it has room ([`Budget::Taken`]), so no worker sleeps behind the budget while other work
 //! is ready.
 
+use crate::state::slots::{SLOTS_SPEC_GUARANTEES, SessionsOpened};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -70,6 +71,10 @@ pub(crate) struct Sender {
     session: ClientSession,
     /// How long a paced call may wait for its budget (`FuzzConfig::paced_wait`).
     pub(crate) paced_wait: Duration,
+    /// The sessions the run's sequences opened, per account, and how many of one key the
+    /// target keeps at least (`[limits] session_slots`, else what SPEC.md 4.3 implies).
+    pub(crate) sessions: SessionsOpened,
+    pub(crate) session_slots: u32,
 }
 
 impl std::fmt::Debug for Sender {
@@ -96,10 +101,13 @@ impl Sender {
             breaker,
         )?;
         let session = shared.session();
+        let session_slots = target.limits.session_slots.unwrap_or(SLOTS_SPEC_GUARANTEES);
         Ok(Sender {
             shared,
             session,
             paced_wait,
+            sessions: SessionsOpened::default(),
+            session_slots,
             target,
         })
     }

@@ -66,7 +66,7 @@ pub(crate) async fn execute(
         outcomes: vec![None; sequence.steps.len()],
         ..SequenceRun::default()
     };
-    let mut model = Model::new();
+    let mut model = Model::new(sender.session_slots);
     let mut held: Vec<Option<Held>> = vec![None; sequence.steps.len()];
     let case = sequence_steps(sequence);
     let mut execution = Execution::unjudged(
@@ -79,6 +79,7 @@ pub(crate) async fn execute(
     execution.first_id(first_id);
     for (index, (step, case_step)) in sequence.steps.iter().zip(&case.steps).enumerate() {
         let connection = names[index].as_deref();
+        model.sessions_opened(sender.sessions.now());
         let prediction = model.predict(step, connection);
         // A step whose token never came (its issuing step was refused) is skipped.
         let token = step
@@ -115,6 +116,9 @@ pub(crate) async fn execute(
             break;
         }
         model.apply(index, step, connection, &judged.observed);
+        if let Some(owner) = model.opens_session(index, step) {
+            model.opened_session(index, sender.sessions.open(owner));
+        }
         if matches!(step.action, Action::Logout { .. })
             && let Some(name) = &case_step.connection
         {

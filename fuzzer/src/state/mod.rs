@@ -19,6 +19,7 @@ pub mod generate;
 mod input;
 pub mod model;
 mod run;
+pub mod slots;
 
 pub(crate) use run::run;
 

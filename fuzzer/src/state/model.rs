@@ -15,6 +15,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::slots;
 use super::{Action, SeqStep, Who};
 use harness_protocol::auth::scope::Scope;
 use harness_protocol::spec;
@@ -75,6 +76,9 @@ pub struct TokenState {
     /// closed). SPEC.md 5.4 names the scope `connection` without saying more, so a
     /// connection-scoped token may be bound to the connection that issued it.
     pub issued_on: Option<String>,
+    /// For a token of a session it opened (a session login, a fork, an exchange): the
+    /// count of sessions its owner had opened in the run with it ([`slots::SessionsOpened`]).
+    pub opened: Option<u64>,
 }
 
 /// What [`TokenState::issued_on`] becomes when its connection closes: no connection's name.
@@ -101,15 +105,63 @@ pub struct Model {
     sub_disabled: Option<bool>,
     /// Steps whose nonce went out (signed logins and signed headers).
     nonces_used: BTreeSet<usize>,
+    /// The sessions of one key the target keeps at least ([`slots::SLOTS_SPEC_GUARANTEES`] unless the target file says).
+    slots: u32,
+    /// The sessions each account has opened in the run so far ([`slots::SessionsOpened::now`]).
+    sessions_now: [u64; 2],
 }
 
 impl Model {
-    /// A model with no token and the subaccount's login enabled.
-    pub fn new() -> Model {
+    /// A model with no token and the subaccount's login enabled, of a target that keeps
+    /// at least `slots` sessions of one key ([`slots::SLOTS_SPEC_GUARANTEES`] where its
+    /// target file does not say).
+    pub fn new(slots: u32) -> Model {
         Model {
             sub_disabled: Some(false),
+            slots,
             ..Model::default()
         }
+    }
+
+    /// Learns how many sessions each account has opened in the run so far (by every
+    /// sequence), before the next prediction.
+    pub fn sessions_opened(&mut self, now: [u64; 2]) {
+        self.sessions_now = now;
+    }
+
+    /// Notes that step `index`'s token opened a session, the `count`-th of its owner's.
+    pub fn opened_session(&mut self, index: usize, count: u64) {
+        if let Some(token) = self.tokens.get_mut(&index) {
+            token.opened = Some(count);
+        }
+    }
+
+    /// Whether step `index`'s token opened a session (a session login, a fork, or an
+    /// exchange, whose kind is not shown): the steps the run counts ([`slots::SessionsOpened`]).
+    pub fn opens_session(&self, index: usize, step: &SeqStep) -> Option<Who> {
+        let token = self.tokens.get(&index)?;
+        let opens = match &step.action {
+            Action::Login { .. } => matches!(token.kind, TokenKind::Session(_)),
+            Action::Fork { .. } | Action::Exchange { .. } => true,
+            _ => false,
+        };
+        opens.then_some(token.owner)
+    }
+
+    /// Either, where the session of step `token`'s token may have been ended for a newer
+    /// one: its owner opened at least as many sessions since as the target may not keep
+    /// beside it (SPEC.md 8: "the number of session slots: not shown").
+    fn maybe_ended_for_newer(&self, token: usize) -> Option<Prediction> {
+        let state = self.tokens.get(&token)?;
+        let opened = state.opened?;
+        let newer = self.sessions_now[slots::slot(state.owner)].saturating_sub(opened);
+        (newer >= u64::from(self.slots)).then(|| {
+            Prediction::either(format!(
+                "{newer} newer sessions of its account were opened since the session of step {}; a target keeps at least {} (SPEC.md 8: \"the number of session slots: not shown\"; 4.3: \"both sessions can run concurrently under one key\"; [limits] session_slots)",
+                token + 1,
+                self.slots
+            ))
+        })
     }
 
     /// Whether the subaccount's login is disabled (`None`: not known).
@@ -131,6 +183,9 @@ impl Model {
                 "the connection-scoped token of step {} was issued on another WebSocket connection, to which it may be bound (5.4 names the scope connection without saying more)",
                 token + 1
             ));
+        }
+        if let Some(either) = used_token(step).and_then(|token| self.maybe_ended_for_newer(token)) {
+            return either;
         }
         match &step.action {
             Action::Login { who, grant, .. } => self.predict_login(*who, *grant),
@@ -356,12 +411,14 @@ impl Model {
                     "auth.private.requires_token",
                     "no token, and none the connection remembers",
                 ),
-                Some(token) => self.predict_with_token(*token, method, |why| {
-                    Prediction::new(
-                        Outcome::Result,
-                        "auth.ws.session_memory",
-                        format!("the connection remembers its session token: {why}"),
-                    )
+                Some(token) => self.maybe_ended_for_newer(*token).unwrap_or_else(|| {
+                    self.predict_with_token(*token, method, |why| {
+                        Prediction::new(
+                            Outcome::Result,
+                            "auth.ws.session_memory",
+                            format!("the connection remembers its session token: {why}"),
+                        )
+                    })
                 }),
             })
             .collect();

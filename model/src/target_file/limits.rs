@@ -28,6 +28,14 @@ pub struct RateLimits {
     /// target names its own.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub session_limit_codes: Vec<i64>,
+    /// How many sessions of one key the target keeps at least: a session goes on until
+    /// this many newer sessions of its account were opened. SPEC.md 8 does not show the
+    /// number ("the number of session slots: not shown") and a server may end an older
+    /// session for a new one; without it `harness fuzz` counts on the two a fork implies
+    /// (4.3: "both sessions can run concurrently under one key") and predicts either for a
+    /// session token past them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_slots: Option<u32>,
     /// How far the target's clock may differ from the harness's, in ms: a signature
     /// timestamp meant to be just inside the 60 s window (SPEC.md 5.5, 5.6) moves this much
     /// closer to now, one meant to be just outside this much further back.
@@ -56,6 +64,7 @@ impl Default for RateLimits {
             transaction_log_counted_per: CountedPer::Account,
             throttle_codes: RateLimits::default_throttle_codes(),
             session_limit_codes: Vec::new(),
+            session_slots: None,
             clock_skew_ms: 0,
         }
     }

@@ -69,6 +69,7 @@
 //! transaction_log_counted_per = "account"        # or "token": what one budget covers
 //! throttle_codes = [10028]                       # error codes that mean "slow down": retried
 //! session_limit_codes = [13040]                  # "session slots full": such a step is skipped
+//! session_slots = 16                            # sessions of one key kept at least (fuzz: else 2)
 //! clock_skew_ms = 0                              # how far the target's clock may be off ours
 //!
 //! [param_names."public/fork_token"]              # names SPEC.md does not show (4.3); cases

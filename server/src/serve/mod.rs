@@ -137,6 +137,7 @@ impl ServeConfig {
                 transaction_log_counted_per: CountedPer::Token,
                 throttle_codes: vec![harness_protocol::jsonrpc::code::TOO_MANY_REQUESTS],
                 session_limit_codes: Vec::new(),
+                session_slots: None,
                 clock_skew_ms: 0,
             },
             clock: Clock::system(),

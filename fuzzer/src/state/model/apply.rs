@@ -242,6 +242,7 @@ impl Model {
                 refresh,
                 through_main: false,
                 issued_on: connection.map(str::to_owned),
+                opened: None,
             },
         );
         // A token issued on a connection may be remembered by it (whether a connection
@@ -274,11 +275,15 @@ impl Model {
             TokenKind::Session(_) | TokenKind::Unknown => Validity::Unknown,
         };
         let (owner, kind, old_granted) = (old.owner, old.kind.clone(), old.granted.clone());
-        let through_main = old.through_main;
+        let (through_main, opened) = (old.through_main, old.opened);
         let validity = self.owner_validity(owner);
         let granted = granted.or(old_granted);
         self.issue(index, owner, kind, granted, validity, observed, connection);
         self.inherit_through_main(index, through_main);
+        // "For a session-scoped token the session stays the same" (5.3): as old as before.
+        if let Some(token) = self.tokens.get_mut(&index) {
+            token.opened = opened;
+        }
     }
 
     /// A token refreshed or forked from one the main account obtained for the subaccount

@@ -75,7 +75,7 @@ fn ok() -> Observed {
 
 /// Runs `steps` through a model, each answered as `answers` says, and returns the model.
 fn run(steps: &[(SeqStep, Observed)], connection: Option<&str>) -> Model {
-    let mut model = Model::new();
+    let mut model = Model::new(slots::SLOTS_SPEC_GUARANTEES);
     for (index, (step, observed)) in steps.iter().enumerate() {
         let on = (step.transport == TransportKind::Ws)
             .then_some(connection)
@@ -333,7 +333,7 @@ fn a_replayed_nonce_is_refused_only_once_it_went_out() {
         predicted(&model, &signed(Some(0))),
         (Outcome::Error, "auth.signed.nonce_single_use")
     );
-    let fresh = Model::new();
+    let fresh = Model::new(slots::SLOTS_SPEC_GUARANTEES);
     assert_eq!(fresh.predict(&signed(Some(0)), None).outcome, Outcome::Any);
 }
 
@@ -346,7 +346,7 @@ fn exchange_by_the_main_account_gives_a_subaccount_token_of_open_kind() {
         ],
         None,
     );
-    let before = Model::new();
+    let before = Model::new(slots::SLOTS_SPEC_GUARANTEES);
     assert_eq!(
         http_outcome(&before, Action::Exchange { of: 0 }),
         Outcome::Any
@@ -387,4 +387,67 @@ fn a_token_the_connection_may_remember_names_the_clause_when_all_agree() {
         (call.outcome, call.clause),
         (Outcome::Error, "auth.logout.invalidates")
     );
+}
+
+#[test]
+fn a_session_token_past_the_slots_a_target_keeps_may_have_ended() {
+    let mut model = Model::new(2);
+    let session = http(login(Who::Main, Some("a")));
+    model.apply(0, &session, None, &token_set(Some("a")));
+    model.opened_session(0, 1);
+    // One newer session of the account (a fork's pair): both go on (4.3).
+    model.sessions_opened([2, 0]);
+    assert_eq!(
+        predicted(&model, &http(mmp(Some(0)))),
+        (Outcome::Result, "auth.http.bearer")
+    );
+    assert_eq!(
+        http_outcome(&model, Action::Refresh { of: 0 }),
+        Outcome::Result
+    );
+    // Two newer ones (here opened by other sequences): SPEC.md 8 does not show how many a
+    // target keeps.
+    model.sessions_opened([3, 0]);
+    let either = model.predict(&http(mmp(Some(0))), None);
+    assert_eq!(either.outcome, Outcome::Any);
+    assert!(either.why.contains("session slots"), "{}", either.why);
+    assert_eq!(
+        http_outcome(&model, Action::Refresh { of: 0 }),
+        Outcome::Any
+    );
+    assert_eq!(http_outcome(&model, fork(0, "b")), Outcome::Any);
+    // The subaccount's sessions are counted apart.
+    model.sessions_opened([1, 5]);
+    assert_eq!(http_outcome(&model, mmp(Some(0))), Outcome::Result);
+    // A target that says it keeps 16 keeps the prediction strict up to 15 newer ones.
+    let mut sixteen = Model::new(16);
+    sixteen.apply(0, &session, None, &token_set(Some("a")));
+    sixteen.opened_session(0, 1);
+    sixteen.sessions_opened([16, 0]);
+    assert_eq!(http_outcome(&sixteen, mmp(Some(0))), Outcome::Result);
+    sixteen.sessions_opened([17, 0]);
+    assert_eq!(http_outcome(&sixteen, mmp(Some(0))), Outcome::Any);
+}
+
+#[test]
+fn a_refreshed_session_token_is_as_old_as_its_session() {
+    let mut model = Model::new(2);
+    model.apply(
+        0,
+        &http(login(Who::Main, Some("a"))),
+        None,
+        &token_set(Some("a")),
+    );
+    model.opened_session(0, 1);
+    assert_eq!(
+        model.opens_session(0, &http(login(Who::Main, Some("a")))),
+        Some(Who::Main)
+    );
+    let refresh = http(Action::Refresh { of: 0 });
+    model.apply(1, &refresh, None, &token_set(Some("a")));
+    // "The session stays the same and uses no extra session slot" (5.3).
+    assert_eq!(model.opens_session(1, &refresh), None);
+    assert_eq!(model.token(1).and_then(|token| token.opened), Some(1));
+    model.sessions_opened([3, 0]);
+    assert_eq!(http_outcome(&model, mmp(Some(1))), Outcome::Any);
 }
