@@ -187,15 +187,27 @@ impl<'a> Event<'a> {
         duration: Duration,
         interrupted: Option<&'a str>,
     ) -> Self {
+        Event::finished_with(
+            results.iter().map(|result| result.verdict),
+            duration,
+            interrupted,
+        )
+    }
+
+    /// A run's end, with the counts of its results' `verdicts` (a producer that kept only
+    /// the verdicts of the results it announced).
+    pub fn finished_with(
+        verdicts: impl IntoIterator<Item = Verdict>,
+        duration: Duration,
+        interrupted: Option<&'a str>,
+    ) -> Self {
         let mut summary: BTreeMap<Verdict, usize> =
             Verdict::ALL.iter().map(|verdict| (*verdict, 0)).collect();
-        for result in results {
-            *summary.entry(result.verdict).or_default() += 1;
+        let mut executed = 0;
+        for verdict in verdicts {
+            *summary.entry(verdict).or_default() += 1;
+            executed += usize::from(!matches!(verdict, Verdict::Skip | Verdict::Error));
         }
-        let executed = results
-            .iter()
-            .filter(|result| !matches!(result.verdict, Verdict::Skip | Verdict::Error))
-            .count();
         Event::Run(RunEvent::Finished {
             duration,
             interrupted: interrupted.map(Cow::Borrowed),
