@@ -5,10 +5,11 @@
 //! family of events ([`Events`]): a run's ([`Event`], here, also sent by the judge and the
 //! proxy through [`announce`]), the fuzzer's (`harness_fuzz::FuzzEvent`) and the
 //! self-proofs' (`harness::selftest::MatrixEvent`); every stream written ends with a
-//! [`SessionEvent`], so a whole stream is told from a cut one. Every event derives its JSON form and
-//! is read back from it by the same type: each line names its `type` and its `event`
-//! (serde's tags, one per level), and what it lends the reporters (a result holds every
-//! answer's text) is a `Cow`, borrowed when announced and owned when read back.
+//! [`SessionEvent`], so a whole stream is told from a cut one. Every event derives its
+//! JSON form and is read back from it by the same type: each line names its `type` and
+//! its `event` (serde's tags, one per level), and what it lends the reporters (a result
+//! holds every answer's text) is a `Cow`, borrowed when announced and owned when read
+//! back.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
