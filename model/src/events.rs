@@ -5,10 +5,11 @@
 //! family of events ([`Events`]): a run's ([`Event`], here, also sent by the judge and the
 //! proxy through [`announce`]), the fuzzer's (`harness_fuzz::FuzzEvent`) and the
 //! self-proofs' (`harness::selftest::MatrixEvent`); every stream written ends with a
-//! [`SessionEvent`], so a whole stream is told from a cut one. Every event derives its JSON form and
-//! is read back from it by the same type: each line names its `type` and its `event`
-//! (serde's tags, one per level), and what it lends the reporters (a result holds every
-//! answer's text) is a `Cow`, borrowed when announced and owned when read back.
+//! [`SessionEvent`], so a whole stream is told from a cut one. Every event derives its
+//! JSON form and is read back from it by the same type: each line names its `type` and
+//! its `event` (serde's tags, one per level), and what it lends the reporters (a result
+//! holds every answer's text) is a `Cow`, borrowed when announced and owned when read
+//! back.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -187,15 +188,27 @@ impl<'a> Event<'a> {
         duration: Duration,
         interrupted: Option<&'a str>,
     ) -> Self {
+        Event::finished_with(
+            results.iter().map(|result| result.verdict),
+            duration,
+            interrupted,
+        )
+    }
+
+    /// A run's end, with the counts of its results' `verdicts` (a producer that kept only
+    /// the verdicts of the results it announced).
+    pub fn finished_with(
+        verdicts: impl IntoIterator<Item = Verdict>,
+        duration: Duration,
+        interrupted: Option<&'a str>,
+    ) -> Self {
         let mut summary: BTreeMap<Verdict, usize> =
             Verdict::ALL.iter().map(|verdict| (*verdict, 0)).collect();
-        for result in results {
-            *summary.entry(result.verdict).or_default() += 1;
+        let mut executed = 0;
+        for verdict in verdicts {
+            *summary.entry(verdict).or_default() += 1;
+            executed += usize::from(!matches!(verdict, Verdict::Skip | Verdict::Error));
         }
-        let executed = results
-            .iter()
-            .filter(|result| !matches!(result.verdict, Verdict::Skip | Verdict::Error))
-            .count();
         Event::Run(RunEvent::Finished {
             duration,
             interrupted: interrupted.map(Cow::Borrowed),

@@ -12,7 +12,9 @@ use std::io::{BufWriter, IsTerminal};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use harness::selftest::{MatrixEvent, MatrixSink, RowEvent};
+use harness::selftest::{
+    FaultMatrix, MatrixCollector, MatrixEvent, MatrixSink, RowEvent, VariantMatrix,
+};
 use harness_fuzz::{FuzzEvent, FuzzPhase, FuzzSink, RequestJudged};
 use harness_model::check::Verdict;
 use harness_model::events::{
@@ -54,6 +56,8 @@ pub(crate) struct Reporters {
     run: SharedCollector,
     /// The command a reproduction reruns, written in the stream's last line.
     rerun: Mutex<Option<String>>,
+    /// The fold of the self-proofs' rows: the matrices `selftest` prints and writes.
+    matrices: Mutex<MatrixCollector>,
 }
 
 impl Reporters {
@@ -82,6 +86,7 @@ impl Reporters {
             events_file,
             run: SharedCollector::default(),
             rerun: Mutex::default(),
+            matrices: Mutex::default(),
         }))
     }
 
@@ -116,6 +121,11 @@ impl Reporters {
     pub(crate) fn matrix_sink(self: &Arc<Reporters>) -> MatrixSink {
         let reporters = Arc::clone(self);
         MatrixSink::new(move |event| {
+            reporters
+                .matrices
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .observe(event.clone());
             if let MatrixEvent::Row(RowEvent::Finished { line, .. }) = event {
                 reporters.progress.suspend(|| outln!("{line}"));
             }
@@ -191,6 +201,25 @@ impl Reporters {
         self.finish()?;
         self.run_report()
             .ok_or_else(|| CliError::harness("the session's events hold no finished run"))
+    }
+
+    /// The fault matrix the rows announced so far fold into, over `clean` (the clean run's
+    /// fold), once the matrix has finished.
+    pub(crate) fn fault_matrix(&self, clean: RunReport) -> Result<FaultMatrix, CliError> {
+        self.matrices
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .fault_matrix(clean)
+            .map_err(CliError::harness)
+    }
+
+    /// The variant matrix the rows announced so far fold into, once it has finished.
+    pub(crate) fn variant_matrix(&self) -> Result<VariantMatrix, CliError> {
+        self.matrices
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .variant_matrix()
+            .map_err(CliError::harness)
     }
 
     /// The report the run's events fold into, once the run has started and finished: the

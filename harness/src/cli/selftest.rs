@@ -2,7 +2,9 @@
 //! allows. The fault matrix runs the suite against the clean reference server and against
 //! it with each fault switched on (mutation score); the false-failure matrix runs the
 //! suite, the fuzzer and judge self-play against each spec-open variant and all at once.
-//! Both are printed and written into `report.html` beside the clean run's reports.
+//! Both are printed and written into `report.html` beside the clean run's reports, from
+//! the folds of the events the producers announce (`reporters.rs`), never from what they
+//! return: the terminal, the reports and `harness report --from-events` read one record.
 
 use std::path::PathBuf;
 
@@ -79,8 +81,10 @@ pub(crate) fn selftest(args: SelftestArgs) -> Result<u8, CliError> {
     let (events, rows) = (reporters.sink(), reporters.matrix_sink());
     let faults = matches!(args.matrix, Matrix::Faults | Matrix::Both);
     let variants = matches!(args.matrix, Matrix::Variants | Matrix::Both);
-    // The clean run is the body of the reports, whichever matrices run.
-    let matrix = runtime
+    // The clean run is the body of the reports, whichever matrices run. What the producers
+    // return is dropped: the reports, the summaries and the exit code are the folds of
+    // their events (`reporters.rs`), as `harness report --from-events` folds them.
+    runtime
         .block_on(async {
             if faults {
                 selftest::fault_matrix(&config, &events, &rows).await
@@ -89,18 +93,23 @@ pub(crate) fn selftest(args: SelftestArgs) -> Result<u8, CliError> {
             }
         })
         .map_err(CliError::harness)?;
+    let clean = reporters
+        .run_report()
+        .ok_or_else(|| CliError::harness("the clean run's events hold no finished run"))?;
     let mut html = String::new();
     let (clean, faults_proven) = if faults {
+        let matrix = reporters.fault_matrix(clean)?;
         html.push_str(&matrix.to_html());
         let proven = summary::fault_matrix(&matrix, args.faults.is_empty());
         (matrix.clean, proven)
     } else {
-        (matrix.clean, true)
+        (clean, true)
     };
     let variant_matrix: Option<VariantMatrix> = if variants {
-        let matrix = runtime
+        runtime
             .block_on(selftest::variant_matrix(&config, &plan, &rows))
             .map_err(CliError::harness)?;
+        let matrix = reporters.variant_matrix()?;
         summary::variant_matrix(&matrix);
         html.push_str(&matrix.to_html());
         Some(matrix)

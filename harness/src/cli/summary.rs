@@ -1,9 +1,10 @@
 //! Every final summary a command prints, in one place: the lines of standard output a
 //! person reads once a run, a judged or proxied session, or a self-proof has ended (results
 //! other than a pass, the counts, known failures, where the reports went), and the plan of
-//! `harness run --plan`. Each is printed from the report folded from the command's events
-//! (`reporters.rs`), never from a value its producer returned; the command files start
-//! producers and call these, and print no summary of their own.
+//! `harness run --plan`. A run's, a judged or a proxied session's summary is printed from
+//! the report folded from its events (`reporters.rs`), never from a value a producer
+//! returned; the command files start producers and call these, and print no summary of
+//! their own.
 
 use std::path::PathBuf;
 

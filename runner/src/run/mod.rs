@@ -1,5 +1,6 @@
 //! The runner: runs cases over transports against a target and reports each outcome as an
-//! [`Event`], collecting them into a [`RunReport`].
+//! [`Event`], its only output ([`run_until`]); a [`RunReport`] is the fold of those events
+//! ([`run`], `harness_model::events::RunCollector`), whoever reads them.
 //!
 //! Each (case, transport) pair is one execution with its own session (HTTP client state,
 //! WebSocket connection, tokens and captures). Executions run in parallel up to
@@ -394,7 +395,7 @@ pub async fn run_until(
     let mut results = execute_plan(&shared, plan, &lanes, &interrupt, &events).await;
     timer.abort();
     results.sort_by_key(|(index, _)| *index);
-    let results: Vec<CaseResult> = results.into_iter().map(|(_, result)| result).collect();
+    let results: Vec<Ended> = results.into_iter().map(|(_, ended)| ended).collect();
     if let Some(error) = refused(first, &results, &redactor).await {
         return Err(could_not_run(error, &results, started, &events));
     }
@@ -402,19 +403,43 @@ pub async fn run_until(
     if let Some(reason) = &interrupted {
         events.emit(&Event::interrupted(reason));
     }
-    events.emit(&Event::finished(
-        &results,
+    events.emit(&Event::finished_with(
+        results.iter().map(|ended| ended.verdict),
         started.elapsed(),
         interrupted.as_deref(),
     ));
     Ok(())
 }
 
+/// What the run keeps of an execution once it has announced the result: enough to end the
+/// run (its counts, whether the target was reached, whether it ran), not the exchanges,
+/// which the reporters hold.
+struct Ended {
+    verdict: Verdict,
+    /// Its message starts with [`NOT_RUN`].
+    not_run: bool,
+    /// The first failure of its exchanges, if one failed.
+    failure: Option<TransportError>,
+}
+
+impl Ended {
+    fn of(result: &CaseResult) -> Ended {
+        Ended {
+            verdict: result.verdict,
+            not_run: result.message.starts_with(NOT_RUN),
+            failure: result
+                .exchanges
+                .iter()
+                .find_map(|exchange| exchange.failure.clone()),
+        }
+    }
+}
+
 /// The run's first call, if it could not connect, or else the connection failure of a
 /// run none of whose executions got further ([`unreachable`]), redacted.
 async fn refused(
     first: Option<tokio::task::JoinHandle<Option<TransportError>>>,
-    results: &[CaseResult],
+    results: &[Ended],
     redactor: &Redactor,
 ) -> Option<RunError> {
     let refused = match first {
@@ -442,13 +467,17 @@ async fn refused(
 /// error back.
 fn could_not_run(
     error: RunError,
-    results: &[CaseResult],
+    results: &[Ended],
     started: Instant,
     events: &EventSink,
 ) -> RunError {
     let reason = format!("{COULD_NOT_RUN}{error}");
     events.emit(&Event::interrupted(&reason));
-    events.emit(&Event::finished(results, started.elapsed(), Some(&reason)));
+    events.emit(&Event::finished_with(
+        results.iter().map(|ended| ended.verdict),
+        started.elapsed(),
+        Some(&reason),
+    ));
     error
 }
 
@@ -535,7 +564,7 @@ async fn execute_plan(
     lanes: &Lanes,
     interrupt: &Interrupt,
     events: &EventSink,
-) -> Vec<(usize, CaseResult)> {
+) -> Vec<(usize, Ended)> {
     let (serial, mut parallel): (Vec<_>, Vec<_>) = plan
         .into_iter()
         .enumerate()
@@ -560,7 +589,7 @@ async fn execute_plan(
                 Err(reason) => interrupt::not_run(&case, transport, &reason, false),
             };
             events.emit(&Event::case(index, &result));
-            (index, result)
+            (index, Ended::of(&result))
         }));
     }
     let mut results = Vec::new();
@@ -572,7 +601,7 @@ async fn execute_plan(
     for (index, (case, transport)) in serial {
         let result = execute_interruptible(shared, case, transport, interrupt).await;
         events.emit(&Event::case(index, &result));
-        results.push((index, result));
+        results.push((index, Ended::of(&result)));
     }
     results
 }
@@ -581,35 +610,27 @@ async fn execute_plan(
 /// error or a skip, at least one error, and a request that could not connect. A target
 /// that was reached and gave no answer (the breaker's "stopped answering", or a few
 /// time-outs) keeps its report, which says so.
-fn unreachable(results: &[CaseResult]) -> Option<TransportError> {
+fn unreachable(results: &[Ended]) -> Option<TransportError> {
     let reached_nothing = results
         .iter()
-        .all(|result| result.verdict == Verdict::Error || result.verdict == Verdict::Skip)
-        && results
-            .iter()
-            .any(|result| result.verdict == Verdict::Error);
+        .all(|ended| ended.verdict == Verdict::Error || ended.verdict == Verdict::Skip)
+        && results.iter().any(|ended| ended.verdict == Verdict::Error);
     if !reached_nothing {
         return None;
     }
     results
         .iter()
-        .flat_map(|result| &result.exchanges)
-        .find_map(|exchange| exchange.failure.clone())
+        .find_map(|ended| ended.failure.clone())
         .filter(|failure| failure.kind == harness_protocol::wire::TransportErrorKind::Connect)
 }
 
 /// Why the run was cut short, if it was: an interrupt fired after the last execution ended
 /// (the timer racing the end) stopped nothing, but the breaker's reason stays even then
 /// (the last requests went unanswered).
-fn interruption(interrupt: &Interrupt, results: &[CaseResult]) -> Option<String> {
+fn interruption(interrupt: &Interrupt, results: &[Ended]) -> Option<String> {
     interrupt
         .reason()
-        .filter(|reason| {
-            reason.is_stopped_answering()
-                || results
-                    .iter()
-                    .any(|result| result.message.starts_with(NOT_RUN))
-        })
+        .filter(|reason| reason.is_stopped_answering() || results.iter().any(|ended| ended.not_run))
         .map(|reason| reason.to_string())
 }
 
