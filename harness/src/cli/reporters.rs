@@ -3,8 +3,9 @@
 //! terminal, the matrix rows as lines) and the `--events FILE` writer, one [`Line`] per
 //! event. A run's reporters also fold its events ([`Reporters::run_report`]): `run`,
 //! `judge` and `proxy` write their reports from that fold, never from a value their
-//! producer returns, and `harness report --from-events` folds the same lines read back
-//! (`report.rs`).
+//! producer returns, `fuzz` writes `fuzz.json` from its own fold of the same sink
+//! (`FuzzCollector`, `fuzz.rs`), and `harness report --from-events` folds the lines read
+//! back (`report.rs`).
 
 use std::borrow::Cow;
 use std::fs::File;
