@@ -255,7 +255,7 @@ impl Sender {
             client_id: None,
             account: account_of(&request.auth).map(str::to_owned),
             connection_holds_token: request.transport == TransportKind::Ws
-                && session.carried_access_token(),
+                && session.may_remember_token(),
         }
     }
 

@@ -354,12 +354,10 @@ impl ClientSession {
         self.ws.as_mut()
     }
 
-    /// Whether a request on the session's WebSocket has carried `params.access_token`, so
-    /// the connection may remember a token (SPEC.md 5.2).
-    pub fn carried_access_token(&self) -> bool {
-        self.ws
-            .as_ref()
-            .is_some_and(WsSession::carried_access_token)
+    /// Whether a request on the session's WebSocket has carried `params.access_token` or
+    /// asked for a token, so the connection may remember one (SPEC.md 5.2).
+    pub fn may_remember_token(&self) -> bool {
+        self.ws.as_ref().is_some_and(WsSession::may_remember_token)
     }
 
     /// Closes the session's WebSocket, if one is open.

@@ -19,7 +19,7 @@
 use std::time::{Duration, Instant};
 
 use futures_util::{SinkExt, StreamExt};
-use serde_json::Value;
+use serde_json::{Map, Value};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::Message;
@@ -29,6 +29,7 @@ use super::dial::{Dialer, authority};
 use super::{Outgoing, RequestLimits, tls};
 use frames::{FrameCounted, FrameFlood, MAX_FRAMES_PER_MESSAGE};
 use harness_protocol::jsonrpc;
+use harness_protocol::spec;
 use harness_protocol::wire::Exchange;
 use harness_protocol::wire::Received;
 use harness_protocol::wire::SentRequest;
@@ -51,8 +52,9 @@ pub struct WsSession {
     limits: RequestLimits,
     /// Notifications seen while waiting for answers.
     pub notifications: usize,
-    /// Whether a request on this connection has carried `params.access_token`.
-    carried_access_token: bool,
+    /// Whether a request on this connection has carried `params.access_token` or asked for
+    /// a token ([`may_give_a_token`]).
+    may_remember_token: bool,
 }
 
 impl WsSession {
@@ -107,7 +109,7 @@ impl WsSession {
                 local,
                 limits,
                 notifications: 0,
-                carried_access_token: false,
+                may_remember_token: false,
             }),
             Ok(Err(message)) => Err(TransportError::new(TransportErrorKind::Connect, message)),
             // Connected, or still connecting, but no answer: the target's silence, not a
@@ -119,19 +121,16 @@ impl WsSession {
         }
     }
 
-    /// Whether a request on this connection has carried `params.access_token`, which a
-    /// server may remember for the connection (SPEC.md 5.2).
-    pub fn carried_access_token(&self) -> bool {
-        self.carried_access_token
+    /// Whether a request on this connection has carried `params.access_token` or asked
+    /// for a token (a login, an exchange, a fork): a token the server may remember for
+    /// the connection (SPEC.md 5.2 says so of a session token; whether of another is open).
+    pub fn may_remember_token(&self) -> bool {
+        self.may_remember_token
     }
 
     /// The frame of a request, and how it is recorded.
     fn frame(&mut self, id: u64, outgoing: &Outgoing) -> (String, SentRequest) {
-        self.carried_access_token |= outgoing.params.contains_key("access_token")
-            || outgoing
-                .raw
-                .as_deref()
-                .is_some_and(|raw| raw.contains("\"access_token\""));
+        self.may_remember_token |= may_give_a_token(outgoing);
         let text = outgoing
             .raw
             .clone()
@@ -483,4 +482,84 @@ fn is_notification(value: &Value) -> bool {
         && value.get("id").is_none()
         && value.get("result").is_none()
         && value.get("error").is_none()
+}
+
+/// Whether `outgoing` hands the connection a token it may remember: it carries
+/// `params.access_token`, or calls a method that issues one (`public/auth`,
+/// `public/exchange_token`, `public/fork_token`). A raw text is read as JSON where it
+/// parses (its `\u` escapes decoded), else searched as text; the method it was made for
+/// counts too.
+fn may_give_a_token(outgoing: &Outgoing) -> bool {
+    const ISSUERS: [&str; 3] = [
+        spec::AUTH_METHOD,
+        spec::EXCHANGE_TOKEN_METHOD,
+        spec::FORK_TOKEN_METHOD,
+    ];
+    let gives = |method: &str, params: Option<&Map<String, Value>>| {
+        ISSUERS.contains(&method)
+            || params.is_some_and(|params| params.contains_key("access_token"))
+    };
+    if gives(&outgoing.method, Some(&outgoing.params)) {
+        return true;
+    }
+    let Some(raw) = outgoing.raw.as_deref() else {
+        return false;
+    };
+    match serde_json::from_str::<Value>(raw) {
+        Ok(Value::Object(body)) => gives(
+            body.get("method")
+                .and_then(Value::as_str)
+                .unwrap_or_default(),
+            body.get("params").and_then(Value::as_object),
+        ),
+        _ => raw.contains("access_token") || ISSUERS.iter().any(|method| raw.contains(method)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn outgoing(method: &str, params: Value, raw: Option<&str>) -> Outgoing {
+        Outgoing {
+            method: method.to_owned(),
+            params: params.as_object().cloned().unwrap_or_default(),
+            raw: raw.map(str::to_owned),
+            authorization: None,
+        }
+    }
+
+    #[test]
+    fn a_token_passed_or_asked_for_may_be_remembered() {
+        let private = "private/get_mmp_status";
+        assert!(!may_give_a_token(&outgoing(private, json!({}), None)));
+        assert!(may_give_a_token(&outgoing(
+            private,
+            json!({"access_token": "t"}),
+            None
+        )));
+        // A login on the connection: a server may remember the token it issues there
+        // (the `ws-remembers-any-token` variant does, whatever its scope).
+        for issuer in [
+            spec::AUTH_METHOD,
+            spec::EXCHANGE_TOKEN_METHOD,
+            spec::FORK_TOKEN_METHOD,
+        ] {
+            assert!(may_give_a_token(&outgoing(issuer, json!({}), None)));
+        }
+        // Raw texts: read as JSON, escapes decoded; else as text.
+        let escaped = r#"{"jsonrpc":"2.0","id":1,"method":"public\/\u0061uth","params":{}}"#;
+        assert!(may_give_a_token(&outgoing("", json!({}), Some(escaped))));
+        let token = r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"\u0061ccess_token":"t"}}"#;
+        assert!(may_give_a_token(&outgoing("", json!({}), Some(token))));
+        let plain = r#"{"jsonrpc":"2.0","id":1,"method":"private/get_mmp_status","params":{}}"#;
+        assert!(!may_give_a_token(&outgoing("", json!({}), Some(plain))));
+        assert!(may_give_a_token(&outgoing(
+            "",
+            json!({}),
+            Some("{\"access_token\": [1,")
+        )));
+    }
 }
