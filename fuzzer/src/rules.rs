@@ -72,9 +72,9 @@ pub struct OracleKnowledge {
     pub client_id: Option<String>,
     /// The account role the request's credentials belong to.
     pub account: Option<String>,
-    /// The request goes over a WebSocket connection that has carried an access token
-    /// before; the server may remember it (5.2 says so for a session token and does not say
-    /// for another).
+    /// The request goes over a WebSocket connection that has carried an access token or
+    /// asked for one (a login, an exchange, a fork) before; the server may remember it (5.2
+    /// says so for a session token and does not say for another).
     pub connection_holds_token: bool,
 }
 

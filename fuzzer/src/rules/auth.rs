@@ -112,7 +112,7 @@ fn private_auth_refusal(
         )
     {
         if knowledge.connection_holds_token {
-            // The connection may remember a token it carried before (5.2).
+            // The connection may remember a token it carried, or one it asked for (5.2).
             return Some(Prediction::either(""));
         }
         return Some(error(
