@@ -55,19 +55,8 @@ stateful=${STATEFUL:-10}
 venv=${VENV:-/tmp/bench-side-by-side-venv}
 schemathesis_version=4.32.5
 
-find_python() {
-    local candidate
-    for candidate in "${PYTHON:-}" python3.12 "$(pyenv root 2>/dev/null)"/versions/3.12*/bin/python3.12 \
-        /root/.pyenv/versions/3.12*/bin/python3.12 /usr/local/bin/python3.12 /usr/bin/python3.12; do
-        [ -n "$candidate" ] || continue
-        if "$candidate" -c 'import sys; assert sys.version_info[:2] == (3, 12)' 2>/dev/null; then
-            echo "$candidate"
-            return 0
-        fi
-    done
-    echo "no CPython 3.12 found: set PYTHON to one" >&2
-    return 1
-}
+# find_python: a CPython 3.12 interpreter (scripts/find-python.sh).
+source "$root/scripts/find-python.sh"
 
 harness=${HARNESS:-$root/target/release/harness}
 if [ ! -x "$harness" ]; then
