@@ -183,4 +183,9 @@ fn a_direct_access_body_naming_another_method_than_its_path_fails() {
             "{body:?}"
         );
     }
+    // A body-less call is direct.rs's to judge, even one to the interface's own path.
+    assert_eq!(
+        judged(TransportKind::Rest, "/direct/api/v2/", &[], ""),
+        Vec::<String>::new()
+    );
 }
