@@ -324,6 +324,8 @@ mod tests {
                 "id=\"nobody\" names no client id",
             ],
         );
+        // The failure says it all: no note that the signature went unchecked.
+        assert_eq!(tally.describe_notes(), Vec::<String>::new());
         let mut tally = Tally::default();
         check_signed_header(&record, &knowledge(Some("deri-hmac-sha256")), &mut tally);
         assert_eq!(tally.describe(), Vec::<String>::new());
